@@ -1,0 +1,40 @@
+# One command surface. Every target creates .venv when it is missing.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: demo test lint typecheck unit synth bench clean
+
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/ecr-retention plan --config retention.yaml --snapshot examples/snapshot.json \
+		--manifests examples/in-use --now 2026-11-30T06:00:00Z --format table; \
+		code=$$?; [ $$code -le 1 ] || exit $$code
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy lambdas/ecr_retention
+
+test: lint typecheck
+	$(BIN)/python -m pytest -q
+
+synth: $(STAMP)
+	$(BIN)/python app.py
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/plan_bench.py
+
+clean:
+	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache

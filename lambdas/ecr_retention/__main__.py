@@ -1,0 +1,5 @@
+import sys
+
+from ecr_retention.cli import main
+
+sys.exit(main())

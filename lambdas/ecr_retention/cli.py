@@ -1,0 +1,51 @@
+"""The operator CLI: `ecr-retention <command>`. Each command lives in ecr_retention.commands."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from ecr_retention import __version__
+from ecr_retention.domain.errors import InputError
+
+# Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
+COMMAND_MODULES = (
+    "ecr_retention.commands.plan",
+    "ecr_retention.commands.validate",
+)
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="ecr-retention",
+        description="Prune and tag Amazon ECR images beyond lifecycle policies, never deleting what runs.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except InputError as error:
+        print(f"ecr-retention {args.command}: error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `ecr-retention plan | head` is not an error
+        return EXIT_OK
+    return code

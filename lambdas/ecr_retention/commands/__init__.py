@@ -1,0 +1,1 @@
+"""CLI commands: each module registers one subcommand and returns an exit code."""

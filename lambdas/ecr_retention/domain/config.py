@@ -1,0 +1,165 @@
+"""The rules file (`retention.yaml`): one pydantic model, validated at synth time and at run time."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Self
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    PositiveInt,
+    StrictBool,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
+
+from ecr_retention.domain.durations import Duration, parse_duration
+from ecr_retention.domain.errors import InputError, describe_validation_error
+from ecr_retention.domain.inventory import ClusterName
+
+TagPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*?-]{1,300}$")]
+RepositoryPattern = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/*?-]{1,256}$")]
+Patterns = Annotated[tuple[TagPattern, ...], Field(min_length=1)]
+RepositoryPatterns = Annotated[tuple[RepositoryPattern, ...], Field(min_length=1)]
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Selector(StrictModel):
+    """Which images of a repository a rule looks at. Several selectors combine with AND."""
+
+    tags: Patterns | None = None
+    untagged: StrictBool = False
+    tag_in_repositories: RepositoryPatterns | None = None
+
+    @model_validator(mode="after")
+    def _untagged_excludes_tags(self) -> Self:
+        if self.untagged and (self.tags or self.tag_in_repositories):
+            raise ValueError("untagged: true cannot be combined with tags or tag_in_repositories")
+        return self
+
+    @property
+    def has_tag_selector(self) -> bool:
+        return self.untagged or self.tags is not None or self.tag_in_repositories is not None
+
+
+class KeepRule(Selector):
+    pulled_within: Duration | None = None
+    newest: PositiveInt | None = None
+
+
+class DeleteRule(Selector):
+    older_than: Duration | None = None
+    not_pulled_within: Duration | None = None
+    keep_newest: NonNegativeInt = 0
+    archive: StrictBool = False
+
+    @model_validator(mode="after")
+    def _selects_something(self) -> Self:
+        if not self.has_tag_selector and self.older_than is None and self.not_pulled_within is None:
+            raise ValueError(
+                "a delete rule needs a selector (tags, untagged, tag_in_repositories) "
+                "or a condition (older_than, not_pulled_within)"
+            )
+        return self
+
+
+class Rule(StrictModel):
+    keep: KeepRule | None = None
+    delete: DeleteRule | None = None
+    description: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_kind(self) -> Self:
+        if (self.keep is None) == (self.delete is None):
+            raise ValueError("a rule has exactly one of keep or delete")
+        return self
+
+
+class Policy(StrictModel):
+    repositories: RepositoryPatterns
+    rules: Annotated[tuple[Rule, ...], Field(min_length=1)]
+
+
+class Safety(StrictModel):
+    min_age: Duration = parse_duration("1d")
+    max_delete_fraction: Annotated[float, Field(gt=0, le=1)] = 0.5
+    inventory_max_age: Duration = parse_duration("6h")
+    clusters: tuple[ClusterName, ...] = Field(
+        description="Clusters whose fresh in-use manifests every run needs; [] runs without in-use protection."
+    )
+
+
+class TaggingRule(StrictModel):
+    clusters: Annotated[tuple[ClusterName, ...], Field(min_length=1)]
+    namespaces: Patterns = ("*",)
+    tag_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}$")]
+
+
+class RetentionConfig(StrictModel):
+    version: Literal[1]
+    dry_run: StrictBool = True
+    safety: Safety
+    tagging: tuple[TaggingRule, ...] = ()
+    policies: Annotated[tuple[Policy, ...], Field(min_length=1)]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _explain_missing_clusters(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "safety" not in data:
+            raise ValueError(
+                "safety.clusters is required: list the clusters whose in-use manifests must be fresh, "
+                "or write clusters: [] to run without in-use protection"
+            )
+        return data
+
+
+def rule_name(policy_index: int, rule_index: int, rule: Rule) -> str:
+    """How plans name a rule: its description, or its position in the file."""
+    return rule.description or f"policies[{policy_index}].rules[{rule_index}]"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects a key written twice in one mapping (PyYAML silently keeps the last)."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} appears twice in one mapping", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise InputError(f"{source}: invalid YAML{where}: {problem}") from None
+
+
+def parse_config(text: str, source: str = "retention.yaml") -> RetentionConfig:
+    """Parse and validate a rules file; raises InputError with one line naming the field and the problem."""
+    data = load_yaml(text, source)
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: the rules file must be a YAML mapping with version, safety and policies")
+    try:
+        return RetentionConfig.model_validate(data)
+    except ValidationError as error:
+        raise InputError(f"{source}: {describe_validation_error(error, RetentionConfig)}") from None

@@ -1,0 +1,82 @@
+"""Bad input becomes one line that names the file, the field and the problem."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+
+class InputError(ValueError):
+    """Input that a user must fix: a rules file, a snapshot, a manifest, an event, a CLI argument."""
+
+
+def format_location(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "(top level)"
+
+
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model class that holds the field at `loc`, for listing the keys it allows."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        current = _unwrap(field.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Strip Optional, tuple[...] and Annotated down to the model class inside, if any."""
+    for _ in range(5):
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType, tuple, list):
+            models = [arg for arg in typing.get_args(annotation) if arg is not type(None) and arg is not Ellipsis]
+            annotation = models[0] if models else annotation
+        else:
+            break
+    return annotation
+
+
+def describe_validation_error(error: ValidationError, model: type[BaseModel] | None = None) -> str:
+    details = error.errors(include_url=False)
+    first = details[0]
+    loc = tuple(part for part in first["loc"] if not (isinstance(part, str) and part.startswith("function-")))
+    where = format_location(loc)
+    kind = first["type"]
+    message = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if kind == "extra_forbidden":
+        parent = _model_at(model, loc[:-1]) if model else None
+        if parent is not None:
+            allowed = sorted(name for name in parent.model_fields)
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            hint = f"did you mean {close[0]}? " if close else ""
+            message = f"unknown key; {hint}allowed keys: {', '.join(allowed)}"
+        else:
+            message = "unknown key"
+    elif kind == "missing":
+        message = "required but missing"
+    elif kind == "literal_error" and loc == ("version",):
+        message = f"unsupported version {first.get('input')!r}; this release reads version 1"
+    elif kind == "greater_than_equal" or kind == "greater_than":
+        message = f"{first.get('input')!r}: {message.lower()}"
+    more = len(details) - 1
+    suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    if where == "(top level)":
+        return f"{message}{suffix}"
+    return f"{where}: {message}{suffix}"

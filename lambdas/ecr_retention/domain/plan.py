@@ -1,0 +1,120 @@
+"""A plan: for every image, keep, delete or archive, with every reason."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ecr_retention.domain.timestamps import UtcDatetime
+
+ReasonKind = Literal[
+    "delete-rule",
+    "keep-rule",
+    "keep-newest",
+    "in-use",
+    "index-child",
+    "referrer",
+    "min-age",
+    "no-delete-rule",
+    "no-policy",
+    "blocked",
+    "skipped",
+    "tag-changed",
+    "delete-failed",
+]
+Action = Literal["keep", "delete", "archive"]
+
+# The order in which a kept image's main reason is chosen for one-line summaries.
+PROTECTION_ORDER: tuple[ReasonKind, ...] = (
+    "blocked",
+    "skipped",
+    "in-use",
+    "keep-rule",
+    "min-age",
+    "index-child",
+    "referrer",
+    "keep-newest",
+    "tag-changed",
+    "delete-failed",
+    "no-delete-rule",
+    "no-policy",
+)
+
+
+class PlanModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class Reason(PlanModel):
+    kind: ReasonKind
+    rule: str | None = None
+    detail: str
+
+
+class Decision(PlanModel):
+    image_digest: str
+    image_tags: tuple[str, ...]
+    image_pushed_at: UtcDatetime
+    image_size_in_bytes: int | None = None
+    action: Action
+    reasons: tuple[Reason, ...]
+
+    @property
+    def main_reason(self) -> Reason:
+        if self.action != "keep":
+            return next((r for r in self.reasons if r.kind == "delete-rule"), self.reasons[0])
+        ranked = sorted(
+            self.reasons,
+            key=lambda r: PROTECTION_ORDER.index(r.kind) if r.kind in PROTECTION_ORDER else len(PROTECTION_ORDER),
+        )
+        return ranked[0]
+
+
+class RepositorySummary(PlanModel):
+    images: int
+    kept: int
+    deleted: int
+    archived: int
+    bytes_reclaimed: int
+
+
+class RepositoryPlan(PlanModel):
+    repository_name: str
+    policy: str | None = Field(default=None, description="The policy that applies, e.g. policies[0].")
+    skipped: str | None = None
+    images: tuple[Decision, ...]
+
+    @property
+    def summary(self) -> RepositorySummary:
+        deleted = [d for d in self.images if d.action == "delete"]
+        archived = [d for d in self.images if d.action == "archive"]
+        return RepositorySummary(
+            images=len(self.images),
+            kept=len(self.images) - len(deleted) - len(archived),
+            deleted=len(deleted),
+            archived=len(archived),
+            bytes_reclaimed=sum(d.image_size_in_bytes or 0 for d in deleted),
+        )
+
+
+class Plan(PlanModel):
+    generated_at: UtcDatetime
+    dry_run: bool
+    registry_id: str | None = None
+    region: str | None = None
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    repositories: tuple[RepositoryPlan, ...]
+
+    @property
+    def has_problems(self) -> bool:
+        """Blocked or any repository skipped: the CLI exits 1."""
+        return bool(self.blocked) or any(repo.skipped for repo in self.repositories)
+
+    def to_json_dict(self) -> dict[str, object]:
+        data = self.model_dump(mode="json", by_alias=True)
+        for repo_data, repo in zip(data["repositories"], self.repositories, strict=True):
+            repo_data["summary"] = repo.summary.model_dump(mode="json", by_alias=True)
+        return data

@@ -1,0 +1,506 @@
+"""The retention engine: registry snapshot + in-use inventory + rules -> a plan with every reason.
+
+Pure: no AWS calls, no clock (the caller passes `now`), no input order dependence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+from ecr_retention.domain.config import (
+    DeleteRule,
+    KeepRule,
+    Policy,
+    RetentionConfig,
+    Safety,
+    Selector,
+    rule_name,
+)
+from ecr_retention.domain.durations import format_duration, humanize_age
+from ecr_retention.domain.inventory import InUseManifest, Inventory
+from ecr_retention.domain.patterns import compile_globs, matches_any
+from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
+from ecr_retention.domain.references import InvalidReference, parse_reference
+from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot, Snapshot, is_index
+
+DependentKind = Literal["index-child", "referrer"]
+
+# A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
+CLOCK_SKEW = timedelta(minutes=5)
+COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
+MAX_USAGES_IN_DETAIL = 3
+MAX_WARNINGS_PER_CLUSTER = 20
+
+
+def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
+    """Decide keep, delete or archive for every image of every repository that a policy matches."""
+    warnings: list[str] = []
+    blocked = inventory_blockers(config.safety, inventory, now, warnings)
+    registry_id, region = snapshot.effective_registry_id, snapshot.region
+    in_use = InUseIndex.build(inventory.manifests, registry_id, region, warnings)
+    tags_by_repository = {repo.repository_name: repo_tags(repo) for repo in snapshot.repositories}
+    repositories: list[RepositoryPlan] = []
+    for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name):
+        match = first_matching_policy(config.policies, repository.repository_name)
+        if match is None:
+            repositories.append(unmanaged_repository(repository))
+            continue
+        policy_index, policy = match
+        planner = RepositoryPlanner(
+            repository=repository,
+            policy=policy,
+            policy_index=policy_index,
+            safety=config.safety,
+            in_use=in_use,
+            tags_by_repository=tags_by_repository,
+            now=now,
+            warnings=warnings,
+        )
+        repositories.append(planner.plan())
+    if blocked:
+        repositories = [block_repository(repo, blocked) for repo in repositories]
+    return Plan(
+        generated_at=now,
+        dry_run=config.dry_run,
+        registry_id=registry_id,
+        region=region,
+        blocked=tuple(blocked),
+        warnings=tuple(dict.fromkeys(warnings)),
+        repositories=tuple(repositories),
+    )
+
+
+def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime, warnings: list[str]) -> list[str]:
+    """Why this run may delete nothing: each expected cluster needs a fresh, complete, readable manifest."""
+    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    expected = sorted(set(safety.clusters))
+    blockers: list[str] = []
+    for cluster in expected:
+        manifest = manifests.get(cluster)
+        if cluster in inventory.problems:
+            blockers.append(f"cluster {cluster}: in-use manifest unusable: {inventory.problems[cluster]}")
+        elif manifest is None:
+            blockers.append(f"cluster {cluster}: no in-use manifest")
+        elif not manifest.complete:
+            blockers.append(f"cluster {cluster}: in-use manifest is incomplete (complete: false)")
+        elif now - manifest.generated_at > safety.inventory_max_age:
+            age = humanize_age(now - manifest.generated_at)
+            blockers.append(
+                f"cluster {cluster}: in-use manifest is {age} old, older than inventory_max_age "
+                f"{format_duration(safety.inventory_max_age)}"
+            )
+        elif manifest.generated_at - now > CLOCK_SKEW:
+            blockers.append(
+                f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
+                "in the future; check the exporter's clock"
+            )
+    for cluster, problem in sorted(inventory.problems.items()):
+        if cluster not in expected:
+            warnings.append(f"cluster {cluster} (not in safety.clusters): in-use manifest unusable: {problem}")
+    return blockers
+
+
+@dataclass(frozen=True)
+class Usage:
+    cluster: str
+    namespace: str
+    workload: str
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.cluster}: {self.namespace}/{self.workload} ({self.source})"
+
+
+@dataclass
+class InUseIndex:
+    """In-use references resolved for one registry: by digest anywhere, and by repository and tag."""
+
+    by_digest: dict[str, list[Usage]] = field(default_factory=lambda: defaultdict(list))
+    by_tag: dict[tuple[str, str], list[Usage]] = field(default_factory=lambda: defaultdict(list))
+
+    @classmethod
+    def build(
+        cls,
+        manifests: Iterable[InUseManifest],
+        registry_id: str | None,
+        region: str | None,
+        warnings: list[str],
+    ) -> InUseIndex:
+        index = cls()
+        for manifest in sorted(manifests, key=lambda m: m.cluster):
+            invalid = 0
+            for entry in manifest.images:
+                usage = Usage(manifest.cluster, entry.namespace, entry.workload, entry.source)
+                if entry.digest:
+                    index.by_digest[entry.digest].append(usage)
+                try:
+                    reference = parse_reference(entry.image)
+                except InvalidReference as error:
+                    invalid += 1
+                    if invalid <= MAX_WARNINGS_PER_CLUSTER:
+                        warnings.append(f"cluster {manifest.cluster}: {error}; protected by digest only")
+                    continue
+                if reference.digest:
+                    index.by_digest[reference.digest].append(usage)
+                if reference.tag and reference.in_registry(registry_id, region):
+                    index.by_tag[(reference.repository, reference.tag)].append(usage)
+            if invalid > MAX_WARNINGS_PER_CLUSTER:
+                warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
+        return index
+
+    def usages(self, repository: str, image: ImageDetail) -> list[Usage]:
+        found = list(self.by_digest.get(image.image_digest, ()))
+        for tag in image.image_tags:
+            found.extend(self.by_tag.get((repository, tag), ()))
+        return found
+
+
+def repo_tags(repository: RepositorySnapshot) -> frozenset[str]:
+    return frozenset(tag for image in repository.image_details for tag in image.image_tags)
+
+
+def first_matching_policy(policies: Sequence[Policy], repository_name: str) -> tuple[int, Policy] | None:
+    for index, policy in enumerate(policies):
+        if matches_any(repository_name, policy.repositories):
+            return index, policy
+    return None
+
+
+def newest_first(images: Iterable[ImageDetail]) -> list[ImageDetail]:
+    """Push time descending, ties by digest ascending: the one order every "newest" count uses."""
+    by_digest = sorted(images, key=lambda image: image.image_digest)
+    return sorted(by_digest, key=lambda image: image.image_pushed_at, reverse=True)
+
+
+def unmanaged_repository(repository: RepositorySnapshot) -> RepositoryPlan:
+    reason = (Reason(kind="no-policy", detail="no policy's repositories match this repository"),)
+    return RepositoryPlan(
+        repository_name=repository.repository_name,
+        images=tuple(decision(image, "keep", reason) for image in newest_first(repository.image_details)),
+    )
+
+
+def decision(image: ImageDetail, action: Action, reasons: Sequence[Reason]) -> Decision:
+    return Decision(
+        image_digest=image.image_digest,
+        image_tags=tuple(sorted(image.image_tags)),
+        image_pushed_at=image.image_pushed_at,
+        image_size_in_bytes=image.image_size_in_bytes,
+        action=action,
+        reasons=tuple(reasons),
+    )
+
+
+def block_repository(repository: RepositoryPlan, blocked: Sequence[str]) -> RepositoryPlan:
+    """A blocked run keeps everything; what would have happened stays visible in the reasons."""
+    reason = Reason(kind="blocked", detail="; ".join(blocked))
+    images = tuple(
+        image.model_copy(update={"action": "keep", "reasons": (reason, *image.reasons)}) for image in repository.images
+    )
+    return repository.model_copy(update={"images": images})
+
+
+def short(digest: str) -> str:
+    return digest.split(":", 1)[-1][:12]
+
+
+@dataclass
+class ImageState:
+    """What the rules and guards found for one image, before its final action is decided."""
+
+    image: ImageDetail
+    protections: list[Reason] = field(default_factory=list)
+    marks: list[tuple[Reason, bool]] = field(default_factory=list)  # (delete-rule reason, archive?)
+    notes: list[Reason] = field(default_factory=list)  # keep-newest: spared by a delete rule
+    misses: list[tuple[str, str]] = field(default_factory=list)  # (rule, why it did not mark)
+    parents: list[tuple[str, DependentKind]] = field(default_factory=list)
+
+
+class RepositoryPlanner:
+    def __init__(
+        self,
+        *,
+        repository: RepositorySnapshot,
+        policy: Policy,
+        policy_index: int,
+        safety: Safety,
+        in_use: InUseIndex,
+        tags_by_repository: Mapping[str, frozenset[str]],
+        now: datetime,
+        warnings: list[str],
+    ) -> None:
+        self.repository = repository
+        self.name = repository.repository_name
+        self.policy = policy
+        self.policy_index = policy_index
+        self.safety = safety
+        self.in_use = in_use
+        self.tags_by_repository = tags_by_repository
+        self.now = now
+        self.warnings = warnings
+        self.ordered = newest_first(repository.image_details)
+        self.states = {image.image_digest: ImageState(image) for image in self.ordered}
+
+    def plan(self) -> RepositoryPlan:
+        for rule_index, rule in enumerate(self.policy.rules):
+            name = rule_name(self.policy_index, rule_index, rule)
+            if rule.keep is not None:
+                self.apply_keep(name, rule.keep)
+            elif rule.delete is not None:
+                self.apply_delete(name, rule.delete)
+        self.apply_guards()
+        self.link_dependents()
+        actions: dict[str, tuple[Action, list[Reason]]] = {}
+        for image in self.ordered:
+            self.decide(image.image_digest, actions, visiting=set())
+        decisions = [decision(image, *actions[image.image_digest]) for image in self.ordered]
+        removed = sum(1 for d in decisions if d.action != "keep")
+        skipped = None
+        if decisions and removed / len(decisions) > self.safety.max_delete_fraction:
+            skipped = (
+                f"the plan removes {removed} of {len(decisions)} images ({removed / len(decisions):.0%}), "
+                f"more than max_delete_fraction {self.safety.max_delete_fraction:g}; nothing is deleted here"
+            )
+            reason = Reason(kind="skipped", detail=skipped)
+            decisions = [
+                d.model_copy(update={"action": "keep", "reasons": (reason, *d.reasons)}) if d.action != "keep" else d
+                for d in decisions
+            ]
+        return RepositoryPlan(
+            repository_name=self.name,
+            policy=f"policies[{self.policy_index}]",
+            skipped=skipped,
+            images=tuple(decisions),
+        )
+
+    # --- rules -------------------------------------------------------------------------------
+
+    def select(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
+        """Images the selector's tag conditions select, newest first. `unknown_means` answers for
+        tag_in_repositories when a named repository is not in the snapshot (keep: True, delete: False)."""
+        if selector.untagged:
+            return [image for image in self.ordered if not image.image_tags]
+        if selector.tags is None and selector.tag_in_repositories is None:
+            return list(self.ordered)
+        pattern = compile_globs(selector.tags) if selector.tags is not None else None
+        other_tags: frozenset[str] | None = None
+        if selector.tag_in_repositories is not None:
+            other_tags = self.tags_in_other_repositories(selector.tag_in_repositories)
+            if other_tags is None and not unknown_means:
+                return []
+        selected = []
+        for image in self.ordered:
+            for tag in image.image_tags:
+                if (pattern is None or pattern.fullmatch(tag)) and (other_tags is None or tag in other_tags):
+                    selected.append(image)
+                    break
+        return selected
+
+    def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> frozenset[str] | None:
+        """Tags present in the other repositories the patterns name, or None when a pattern names none
+        that the snapshot holds (then nothing can be known about those tags)."""
+        tags: set[str] = set()
+        for pattern in patterns:
+            names = [n for n in self.tags_by_repository if n != self.name and matches_any(n, (pattern,))]
+            if not names:
+                self.warnings.append(
+                    f"{self.name}: tag_in_repositories {pattern!r} names no other repository in the snapshot; "
+                    "keep rules that use it keep every image they select, delete rules that use it select none"
+                )
+                return None
+            for n in names:
+                tags |= self.tags_by_repository[n]
+        return frozenset(tags)
+
+    def apply_keep(self, name: str, keep: KeepRule) -> None:
+        selected = self.select(keep, unknown_means=True)
+        if keep.pulled_within is not None:
+            window = keep.pulled_within
+            selected = [image for image in selected if self.now - image.last_activity < window]
+        if keep.newest is not None:
+            selected = selected[: keep.newest]
+        detail = describe_keep(keep)
+        for image in selected:
+            self.states[image.image_digest].protections.append(Reason(kind="keep-rule", rule=name, detail=detail))
+
+    def apply_delete(self, name: str, rule: DeleteRule) -> None:
+        selected = self.select(rule, unknown_means=False)
+        detail = describe_delete(rule)
+        for rank, image in enumerate(selected):
+            state = self.states[image.image_digest]
+            miss = self.unmet_condition(rule, image)
+            if miss is not None:
+                state.misses.append((name, miss))
+            elif rank < rule.keep_newest:
+                state.notes.append(
+                    Reason(
+                        kind="keep-newest",
+                        rule=name,
+                        detail=f"one of the {rule.keep_newest} newest images this rule selects",
+                    )
+                )
+            else:
+                state.marks.append((Reason(kind="delete-rule", rule=name, detail=detail), rule.archive))
+
+    def unmet_condition(self, rule: DeleteRule, image: ImageDetail) -> str | None:
+        if image.image_status == "ACTIVATING":
+            return "being restored from archive"
+        if rule.archive and image.image_status == "ARCHIVED":
+            return "already archived"
+        if rule.older_than is not None and not self.now - image.image_pushed_at > rule.older_than:
+            return f"pushed {humanize_age(self.now - image.image_pushed_at)} ago, not older than " + format_duration(
+                rule.older_than
+            )
+        if rule.not_pulled_within is not None and not self.now - image.last_activity > rule.not_pulled_within:
+            return (
+                f"last pulled or pushed {humanize_age(self.now - image.last_activity)} ago, within "
+                + format_duration(rule.not_pulled_within)
+            )
+        return None
+
+    # --- guards --------------------------------------------------------------------------------
+
+    def apply_guards(self) -> None:
+        for image in self.ordered:
+            state = self.states[image.image_digest]
+            usages = self.in_use.usages(self.name, image)
+            if usages:
+                unique = sorted(set(usages), key=str)
+                shown = ", ".join(str(u) for u in unique[:MAX_USAGES_IN_DETAIL])
+                more = len(unique) - MAX_USAGES_IN_DETAIL
+                state.protections.append(
+                    Reason(kind="in-use", detail=shown + (f" and {more} more" if more > 0 else ""))
+                )
+            age = self.now - image.image_pushed_at
+            if not age > self.safety.min_age:
+                state.protections.append(
+                    Reason(
+                        kind="min-age",
+                        detail=f"pushed {humanize_age(age)} ago, within min_age {format_duration(self.safety.min_age)}",
+                    )
+                )
+
+    def link_dependents(self) -> None:
+        """Children of indexes and referrers of subjects live and die with their parents."""
+        unknown_indexes = []
+        for image in self.ordered:
+            if not is_index(image, self.repository):
+                continue
+            children = self.repository.children_of(image.image_digest)
+            if children is None:
+                unknown_indexes.append(image.image_digest)
+                continue
+            for child in children:
+                if child in self.states and child != image.image_digest:
+                    self.states[child].parents.append((image.image_digest, "index-child"))
+        for image in self.ordered:
+            subject = image.subject_manifest_digest or cosign_subject(image.image_tags)
+            if subject and subject in self.states and subject != image.image_digest:
+                self.states[image.image_digest].parents.append((subject, "referrer"))
+        if unknown_indexes:
+            listed = ", ".join(short(d) for d in unknown_indexes[:3])
+            for image in self.ordered:
+                if not is_index(image, self.repository):
+                    self.states[image.image_digest].protections.append(
+                        Reason(
+                            kind="index-child",
+                            detail=f"the snapshot lacks the manifest of index {listed}, so any image here "
+                            "may be its child",
+                        )
+                    )
+
+    # --- decisions -----------------------------------------------------------------------------
+
+    def decide(self, digest: str, actions: dict[str, tuple[Action, list[Reason]]], visiting: set[str]) -> Action:
+        if digest in actions:
+            return actions[digest][0]
+        state = self.states[digest]
+        if digest in visiting:  # a reference cycle cannot come from a real registry; keep and say so
+            actions[digest] = (
+                "keep",
+                [Reason(kind="index-child", detail="manifest references form a cycle")],
+            )
+            return "keep"
+        visiting.add(digest)
+        protections = list(state.protections)
+        followed: list[Reason] = []
+        removed_with: list[Action] = []
+        for parent, kind in state.parents:
+            parent_action = self.decide(parent, actions, visiting)
+            tags = self.states[parent].image.image_tags
+            label = f"{'index' if kind == 'index-child' else 'subject'} {short(parent)}"
+            label += f" ({', '.join(sorted(tags)[:3])})" if tags else ""
+            if parent_action == "keep":
+                protections.append(Reason(kind=kind, detail=f"{label} is kept"))
+            else:
+                verb = "archived" if parent_action == "archive" else "deleted"
+                followed.append(Reason(kind=kind, detail=f"goes with {label}, which is {verb}"))
+                removed_with.append(parent_action)
+        visiting.discard(digest)
+        marks = [reason for reason, _ in state.marks]
+        action: Action = "keep"
+        if not protections:
+            if removed_with:
+                action = "archive" if "archive" in removed_with else "delete"
+            elif state.marks:
+                action = "archive" if all(archive for _, archive in state.marks) else "delete"
+        if action != "keep":
+            reasons = [*marks, *followed]
+        else:
+            reasons = [*protections, *marks, *state.notes]
+            if not reasons:
+                reasons = [self.no_delete_rule(state)]
+        actions[digest] = (action, reasons)
+        return action
+
+    def no_delete_rule(self, state: ImageState) -> Reason:
+        if not state.misses:
+            return Reason(kind="no-delete-rule", detail="no delete rule selects it")
+        rule, why = state.misses[0]
+        more = f" (and {len(state.misses) - 1} more rules)" if len(state.misses) > 1 else ""
+        return Reason(kind="no-delete-rule", rule=rule, detail=f"no delete rule marks it: {why}{more}")
+
+
+def cosign_subject(tags: Iterable[str]) -> str | None:
+    """cosign's tag scheme names the subject: sha256-<hex>.sig / .att / .sbom -> sha256:<hex>."""
+    for tag in tags:
+        match = COSIGN_TAG.match(tag)
+        if match:
+            return f"{match.group(1)}:{match.group(2)}"
+    return None
+
+
+def describe_selector(selector: Selector) -> list[str]:
+    parts = []
+    if selector.untagged:
+        parts.append("untagged")
+    if selector.tags is not None:
+        parts.append("tags " + ", ".join(selector.tags))
+    if selector.tag_in_repositories is not None:
+        parts.append("a tag also in " + ", ".join(selector.tag_in_repositories))
+    return parts
+
+
+def describe_keep(keep: KeepRule) -> str:
+    parts = describe_selector(keep) or ["every image"]
+    if keep.pulled_within is not None:
+        parts.append(f"pulled within {format_duration(keep.pulled_within)}")
+    if keep.newest is not None:
+        parts.append(f"the {keep.newest} newest")
+    return "keep " + ", ".join(parts)
+
+
+def describe_delete(rule: DeleteRule) -> str:
+    parts = describe_selector(rule) or ["every image"]
+    if rule.older_than is not None:
+        parts.append(f"older than {format_duration(rule.older_than)}")
+    if rule.not_pulled_within is not None:
+        parts.append(f"not pulled within {format_duration(rule.not_pulled_within)}")
+    if rule.keep_newest:
+        parts.append(f"beyond the {rule.keep_newest} newest")
+    return ("archive " if rule.archive else "delete ") + ", ".join(parts)

@@ -1,0 +1,84 @@
+"""Container image references (`host/path:tag@digest`) and the ECR registries they point at."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# <account>.dkr.ecr[-fips].<region>.<dns suffix of any partition>, and the dual-stack <account>.dkr-ecr.<region>.on.aws
+_ECR_HOST = re.compile(
+    r"^(?P<account>\d{12})\."
+    r"(?:dkr\.ecr(?:-fips)?\.(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+)\."
+    r"(?:amazonaws\.com(?:\.cn)?|amazonaws\.eu|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)"
+    r"|dkr-ecr(?:-fips)?\.(?P<ds_region>[a-z]{2}(?:-[a-z]+)+-\d+)\.on\.aws)$"
+)
+_PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,299}")
+_DIGEST = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}")
+_HOST = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9a-fA-F:]+\])(?::\d+)?")
+
+
+class InvalidReference(ValueError):
+    """A string that is not an image reference."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImageReference:
+    host: str
+    repository: str
+    tag: str | None
+    digest: str | None
+    account: str | None = None
+    region: str | None = None
+
+    @property
+    def is_ecr(self) -> bool:
+        return self.account is not None
+
+    def in_registry(self, account: str | None, region: str | None) -> bool:
+        """True when this is an ECR reference of the given registry; an unknown account or region matches."""
+        return (
+            self.is_ecr and (account is None or account == self.account) and (region is None or region == self.region)
+        )
+
+
+def parse_reference(text: str) -> ImageReference:
+    """Parse a reference the way container runtimes do; Docker Hub short names are expanded."""
+    original = text
+    text = text.strip()
+    if not text or any(c.isspace() for c in text):
+        raise InvalidReference(f"{original!r} is not an image reference")
+    name, _, digest = text.partition("@")
+    if digest and not _DIGEST.fullmatch(digest):
+        raise InvalidReference(f"{original!r}: invalid digest {digest!r}")
+    tag: str | None = None
+    last_slash = name.rfind("/")
+    colon = name.rfind(":")
+    if colon > last_slash:
+        name, tag = name[:colon], name[colon + 1 :]
+        if not _TAG.fullmatch(tag):
+            raise InvalidReference(f"{original!r}: invalid tag {tag!r}")
+    first, _, rest = name.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        host, path = first, rest
+        if not _HOST.fullmatch(host):
+            raise InvalidReference(f"{original!r}: invalid registry host {host!r}")
+    else:
+        host, path = "docker.io", name
+        if "/" not in path:
+            path = f"library/{path}"
+    if not path or not all(_PATH_COMPONENT.fullmatch(part) for part in path.split("/")):
+        raise InvalidReference(f"{original!r}: invalid repository path {path!r}")
+    if tag is None and not digest:
+        tag = "latest"
+    match = _ECR_HOST.match(host.lower())
+    if match:
+        return ImageReference(
+            host=host.lower(),
+            repository=path,
+            tag=tag,
+            digest=digest or None,
+            account=match.group("account"),
+            region=match.group("region") or match.group("ds_region"),
+        )
+    return ImageReference(host=host, repository=path, tag=tag, digest=digest or None)

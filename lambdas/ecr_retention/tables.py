@@ -1,0 +1,87 @@
+"""Plans for people: one row per image, one summary line per repository."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.plan import Decision, Plan, Reason
+
+COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "ACTION", "REASON")
+MAX_TAGS_WIDTH = 40
+MAX_REASON_WIDTH = 100
+
+
+def human_bytes(size: int | None) -> str:
+    if size is None:
+        return "-"
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def describe_reason(reason: Reason) -> str:
+    rule = f" [{reason.rule}]" if reason.rule else ""
+    return f"{reason.kind}{rule}: {reason.detail}"
+
+
+def row(repository: str, image: Decision, plan: Plan) -> tuple[str, ...]:
+    return (
+        repository,
+        image.image_digest.split(":", 1)[-1][:12],
+        clip(",".join(image.image_tags) or "<untagged>", MAX_TAGS_WIDTH),
+        humanize_age(plan.generated_at - image.image_pushed_at),
+        human_bytes(image.image_size_in_bytes),
+        image.action,
+        clip(describe_reason(image.main_reason), MAX_REASON_WIDTH),
+    )
+
+
+def format_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def render_plan_table(plan: Plan) -> str:
+    lines: list[str] = []
+    managed = [repo for repo in plan.repositories if repo.policy is not None]
+    unmanaged = [repo for repo in plan.repositories if repo.policy is None]
+    rows: list[tuple[str, ...]] = [COLUMNS]
+    for repo in managed:
+        rows.extend(row(repo.repository_name, image, plan) for image in repo.images)
+    if len(rows) > 1:
+        lines.extend(format_rows(rows))
+        lines.append("")
+    total_deleted = total_archived = total_bytes = 0
+    for repo in managed:
+        s = repo.summary
+        total_deleted += s.deleted
+        total_archived += s.archived
+        total_bytes += s.bytes_reclaimed
+        line = (
+            f"{repo.repository_name} ({repo.policy}): {s.images} images, kept {s.kept}, "
+            f"delete {s.deleted}, archive {s.archived}, reclaims {human_bytes(s.bytes_reclaimed)}"
+        )
+        if repo.skipped:
+            line += f"; SKIPPED: {repo.skipped}"
+        lines.append(line)
+    for repo in unmanaged:
+        lines.append(f"{repo.repository_name}: {len(repo.images)} images, untouched (no policy matches)")
+    mode = "dry run: nothing will be deleted" if plan.dry_run else "live: deletions will run"
+    lines.append(
+        f"total: delete {total_deleted}, archive {total_archived}, reclaims {human_bytes(total_bytes)} ({mode})"
+    )
+    for warning in plan.warnings:
+        lines.append(f"warning: {warning}")
+    for blocker in plan.blocked:
+        lines.append(f"BLOCKED: {blocker}")
+    if plan.blocked:
+        lines.append("BLOCKED: no image is deleted anywhere in this run")
+    return "\n".join(lines)
