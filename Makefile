@@ -25,7 +25,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy lambdas/ecr_retention
+	$(BIN)/mypy lambdas/ecr_retention app.py infra
 
 test: lint typecheck
 	$(BIN)/python -m pytest -q

@@ -88,7 +88,9 @@ class Repository:
                 for child, platform in zip(children, PLATFORMS, strict=False)
             ],
         }
-        digest = self.push(seed, pushed, tags, media_type=OCI_INDEX, size=0)  # ECR reports the largest child; 0 avoids counting layers twice
+        digest = self.push(
+            seed, pushed, tags, media_type=OCI_INDEX, size=0
+        )  # ECR reports the largest child; 0 avoids counting layers twice
         self.manifests[digest] = manifest
         return digest
 
@@ -136,7 +138,7 @@ def build_releases(rng: random.Random) -> tuple[Repository, Repository]:
     """Seed 003: backend releases are kept while the frontend carries the same tag."""
     frontend, backend = Repository("frontend", rng), Repository("backend", rng)
     moment = NOW - timedelta(days=360)
-    for minor in range(0, 40):
+    for minor in range(40):
         moment += timedelta(days=rng.randint(6, 10))
         tag = f"v2.{minor // 10}.{minor % 10}"
         backend.push(tag, moment, [tag])

@@ -54,7 +54,12 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def describe_validation_error(error: ValidationError, model: type[BaseModel] | None = None) -> str:
-    details = error.errors(include_url=False)
+    every = error.errors(include_url=False)
+    # A failed item also fails its container's length check; report the item, not the echo.
+    locations = [tuple(d["loc"]) for d in every]
+    details = [
+        d for d in every if not any(len(o) > len(d["loc"]) and o[: len(d["loc"])] == tuple(d["loc"]) for o in locations)
+    ]
     first = details[0]
     loc = tuple(part for part in first["loc"] if not (isinstance(part, str) and part.startswith("function-")))
     where = format_location(loc)

@@ -209,7 +209,7 @@ def short(digest: str) -> str:
     return digest.split(":", 1)[-1][:12]
 
 
-@dataclass
+@dataclass(slots=True)
 class ImageState:
     """What the rules and guards found for one image, before its final action is decided."""
 
@@ -217,7 +217,7 @@ class ImageState:
     protections: list[Reason] = field(default_factory=list)
     marks: list[tuple[Reason, bool]] = field(default_factory=list)  # (delete-rule reason, archive?)
     notes: list[Reason] = field(default_factory=list)  # keep-newest: spared by a delete rule
-    misses: list[tuple[str, str]] = field(default_factory=list)  # (rule, why it did not mark)
+    misses: list[tuple[str, DeleteRule]] = field(default_factory=list)  # delete rules that select it, unmet
     parents: list[tuple[str, DependentKind]] = field(default_factory=list)
 
 
@@ -244,6 +244,7 @@ class RepositoryPlanner:
         self.now = now
         self.warnings = warnings
         self.ordered = newest_first(repository.image_details)
+        self.rank_by_tag = {tag: rank for rank, image in enumerate(self.ordered) for tag in image.image_tags}
         self.states = {image.image_digest: ImageState(image) for image in self.ordered}
 
     def plan(self) -> RepositoryPlan:
@@ -287,19 +288,16 @@ class RepositoryPlanner:
             return [image for image in self.ordered if not image.image_tags]
         if selector.tags is None and selector.tag_in_repositories is None:
             return list(self.ordered)
-        pattern = compile_globs(selector.tags) if selector.tags is not None else None
-        other_tags: frozenset[str] | None = None
+        candidates: Iterable[str] = self.rank_by_tag
+        if selector.tags is not None:
+            candidates = filter(compile_globs(selector.tags).fullmatch, candidates)
         if selector.tag_in_repositories is not None:
             other_tags = self.tags_in_other_repositories(selector.tag_in_repositories)
-            if other_tags is None and not unknown_means:
+            if other_tags is not None:
+                candidates = other_tags.intersection(candidates)
+            elif not unknown_means:
                 return []
-        selected = []
-        for image in self.ordered:
-            for tag in image.image_tags:
-                if (pattern is None or pattern.fullmatch(tag)) and (other_tags is None or tag in other_tags):
-                    selected.append(image)
-                    break
-        return selected
+        return [self.ordered[i] for i in sorted({self.rank_by_tag[tag] for tag in candidates})]
 
     def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> frozenset[str] | None:
         """Tags present in the other repositories the patterns name, or None when a pattern names none
@@ -324,28 +322,32 @@ class RepositoryPlanner:
             selected = [image for image in selected if self.now - image.last_activity < window]
         if keep.newest is not None:
             selected = selected[: keep.newest]
-        detail = describe_keep(keep)
+        reason = Reason(kind="keep-rule", rule=name, detail=describe_keep(keep))
         for image in selected:
-            self.states[image.image_digest].protections.append(Reason(kind="keep-rule", rule=name, detail=detail))
+            self.states[image.image_digest].protections.append(reason)
 
     def apply_delete(self, name: str, rule: DeleteRule) -> None:
         selected = self.select(rule, unknown_means=False)
-        detail = describe_delete(rule)
+        mark = (Reason(kind="delete-rule", rule=name, detail=describe_delete(rule)), rule.archive)
+        spared = Reason(
+            kind="keep-newest", rule=name, detail=f"one of the {rule.keep_newest} newest images this rule selects"
+        )
         for rank, image in enumerate(selected):
             state = self.states[image.image_digest]
-            miss = self.unmet_condition(rule, image)
-            if miss is not None:
-                state.misses.append((name, miss))
+            if not self.meets_conditions(rule, image):
+                state.misses.append((name, rule))
             elif rank < rule.keep_newest:
-                state.notes.append(
-                    Reason(
-                        kind="keep-newest",
-                        rule=name,
-                        detail=f"one of the {rule.keep_newest} newest images this rule selects",
-                    )
-                )
+                state.notes.append(spared)
             else:
-                state.marks.append((Reason(kind="delete-rule", rule=name, detail=detail), rule.archive))
+                state.marks.append(mark)
+
+    def meets_conditions(self, rule: DeleteRule, image: ImageDetail) -> bool:
+        return (
+            image.image_status != "ACTIVATING"
+            and not (rule.archive and image.image_status == "ARCHIVED")
+            and (rule.older_than is None or self.now - image.image_pushed_at > rule.older_than)
+            and (rule.not_pulled_within is None or self.now - image.last_activity > rule.not_pulled_within)
+        )
 
     def unmet_condition(self, rule: DeleteRule, image: ImageDetail) -> str | None:
         if image.image_status == "ACTIVATING":
@@ -461,7 +463,8 @@ class RepositoryPlanner:
     def no_delete_rule(self, state: ImageState) -> Reason:
         if not state.misses:
             return Reason(kind="no-delete-rule", detail="no delete rule selects it")
-        rule, why = state.misses[0]
+        rule, delete = state.misses[0]
+        why = self.unmet_condition(delete, state.image)
         more = f" (and {len(state.misses) - 1} more rules)" if len(state.misses) > 1 else ""
         return Reason(kind="no-delete-rule", rule=rule, detail=f"no delete rule marks it: {why}{more}")
 

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 # <account>.dkr.ecr[-fips].<region>.<dns suffix of any partition>, and the dual-stack <account>.dkr-ecr.<region>.on.aws
 _ECR_HOST = re.compile(
     r"^(?P<account>\d{12})\."
-    r"(?:dkr\.ecr(?:-fips)?\.(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+)\."
+    r"(?:dkr\.ecr(?:-fips)?\.(?P<region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\."
     r"(?:amazonaws\.com(?:\.cn)?|amazonaws\.eu|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)"
-    r"|dkr-ecr(?:-fips)?\.(?P<ds_region>[a-z]{2}(?:-[a-z]+)+-\d+)\.on\.aws)$"
+    r"|dkr-ecr(?:-fips)?\.(?P<ds_region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\.on\.aws)$"
 )
 _PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,299}")
 _DIGEST = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}")
+_WHITESPACE = re.compile(r"\s")
 _HOST = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9a-fA-F:]+\])(?::\d+)?")
 
 
@@ -46,7 +47,7 @@ def parse_reference(text: str) -> ImageReference:
     """Parse a reference the way container runtimes do; Docker Hub short names are expanded."""
     original = text
     text = text.strip()
-    if not text or any(c.isspace() for c in text):
+    if not text or _WHITESPACE.search(text):
         raise InvalidReference(f"{original!r} is not an image reference")
     name, _, digest = text.partition("@")
     if digest and not _DIGEST.fullmatch(digest):

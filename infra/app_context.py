@@ -1,0 +1,20 @@
+"""The context of cdk.json, for apps that the CDK CLI does not start (`python app.py`, tests).
+
+The CLI passes cdk.json's context to the app itself; reading it here as App defaults makes
+`python app.py`, `cdk synth` and the infra tests synthesize with the same feature flags.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+CDK_JSON = Path(__file__).resolve().parent.parent / "cdk.json"
+
+
+def cdk_json_context() -> dict[str, Any]:
+    context = json.loads(CDK_JSON.read_text(encoding="utf-8")).get("context", {})
+    if not isinstance(context, dict):
+        raise ValueError(f"{CDK_JSON}: context must be a JSON object")
+    return context

@@ -1,0 +1,59 @@
+"""`python app.py` as operators and CI run it: offline, no Docker, and one clear line for a bad rules file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+def run_app(rules_file: Path, outdir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CDK_CONTEXT_JSON": json.dumps({"config": str(rules_file)}), "CDK_OUTDIR": str(outdir)}
+    return subprocess.run(
+        [sys.executable, str(APP)], env=env, cwd=APP.parent, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+@pytest.mark.slow
+def test_app_synthesizes_the_stack_under_cdk_nag(tmp_path: Path, minimal_rules_text: str) -> None:
+    rules_file = tmp_path / "retention.yaml"
+    rules_file.write_text(minimal_rules_text)
+
+    result = run_app(rules_file, tmp_path / "cdk.out")
+
+    assert result.returncode == 0, result.stderr
+    template = json.loads((tmp_path / "cdk.out" / "EcrRetention.template.json").read_text())
+    assert set(template["Outputs"]) == {"InventoryBucketName", "ReportTopicArn", "ExporterRoleArn"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("rules", "expected"),
+    [
+        pytest.param(
+            "version: 1\nsafety: {clusters: [prod], max_delete_fraction: 2}\n"
+            "policies: [{repositories: [app], rules: [{delete: {untagged: true}}]}]\n",
+            "safety.max_delete_fraction",
+            id="invalid-field",
+        ),
+        pytest.param(None, "no such file", id="missing-file"),
+    ],
+)
+def test_app_rejects_a_bad_rules_file_with_one_line(tmp_path: Path, rules: str | None, expected: str) -> None:
+    rules_file = tmp_path / "retention.yaml"
+    if rules is not None:
+        rules_file.write_text(rules)
+
+    result = run_app(rules_file, tmp_path / "cdk.out")
+
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [result.stderr.strip()], result.stderr
+    assert str(rules_file) in result.stderr
+    assert expected in result.stderr
+    assert not (tmp_path / "cdk.out" / "EcrRetention.template.json").exists()

@@ -1,0 +1,152 @@
+"""Realistic test data: describe-images shapes, OCI index manifests, in-use manifests, rules files."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import yaml
+
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.inventory import InUseManifest, Inventory
+from ecr_retention.domain.plan import Decision, Plan
+from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.registry import Snapshot
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+ACCOUNT = "123456789012"
+REGION = "eu-west-1"
+HOST = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
+OCI_INDEX = "application/vnd.oci.image.index.v1+json"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+
+
+def digest(seed: str) -> str:
+    return "sha256:" + hashlib.sha256(seed.encode()).hexdigest()
+
+
+def image(
+    seed: str,
+    *tags: str,
+    age: timedelta = timedelta(days=100),
+    pulled_ago: timedelta | None = None,
+    media_type: str = OCI_MANIFEST,
+    subject: str | None = None,
+    status: str = "ACTIVE",
+    size: int = 100 * 1024 * 1024,
+) -> dict[str, Any]:
+    """One describe-images entry; `seed` names the image (its digest is derived from it)."""
+    detail: dict[str, Any] = {
+        "registryId": ACCOUNT,
+        "imageDigest": digest(seed),
+        "imageSizeInBytes": size,
+        "imagePushedAt": (NOW - age).isoformat(),
+        "imageManifestMediaType": media_type,
+        "imageStatus": status,
+    }
+    if tags:
+        detail["imageTags"] = list(tags)
+    if pulled_ago is not None:
+        detail["lastRecordedPullTime"] = (NOW - pulled_ago).isoformat()
+    if subject is not None:
+        detail["subjectManifestDigest"] = digest(subject)
+    return detail
+
+
+def index_manifest(*children: str) -> dict[str, Any]:
+    return {
+        "schemaVersion": 2,
+        "mediaType": OCI_INDEX,
+        "manifests": [
+            {"mediaType": OCI_MANIFEST, "digest": digest(child), "size": 500, "platform": {"os": "linux"}}
+            for child in children
+        ],
+    }
+
+
+def repository(name: str, *images: dict[str, Any], manifests: dict[str, Any] | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"repositoryName": name, "imageDetails": [{**i, "repositoryName": name} for i in images]}
+    if manifests:
+        data["manifests"] = {digest(seed): manifest for seed, manifest in manifests.items()}
+    return data
+
+
+def snapshot(*repositories: dict[str, Any], registry_id: str | None = ACCOUNT, region: str | None = REGION) -> Snapshot:
+    return Snapshot.model_validate({"registryId": registry_id, "region": region, "repositories": list(repositories)})
+
+
+def config(
+    rules: list[dict[str, Any]] | None = None,
+    *,
+    repositories: tuple[str, ...] = ("app",),
+    policies: list[dict[str, Any]] | None = None,
+    **safety: Any,
+) -> RetentionConfig:
+    safety.setdefault("clusters", [])
+    safety.setdefault("max_delete_fraction", 1.0)
+    data = {
+        "version": 1,
+        "safety": safety,
+        "policies": policies if policies is not None else [{"repositories": list(repositories), "rules": rules}],
+    }
+    return RetentionConfig.model_validate(yaml.safe_load(yaml.safe_dump(data)))
+
+
+def in_use(
+    cluster: str,
+    *entries: tuple[str, str | None],
+    age: timedelta = timedelta(minutes=5),
+    complete: bool = True,
+) -> InUseManifest:
+    """entries: (image reference, digest seed or None)."""
+    return InUseManifest.model_validate(
+        {
+            "schemaVersion": 1,
+            "cluster": cluster,
+            "generatedAt": (NOW - age).isoformat(),
+            "complete": complete,
+            "images": [
+                {
+                    "image": ref,
+                    "digest": digest(seed) if seed else None,
+                    "namespace": "default",
+                    "workload": "Deployment/web",
+                    "container": "web",
+                    "source": "pod",
+                }
+                for ref, seed in entries
+            ],
+        }
+    )
+
+
+def plan(
+    cfg: RetentionConfig,
+    snap: Snapshot,
+    *manifests: InUseManifest,
+    problems: dict[str, str] | None = None,
+    now: datetime = NOW,
+) -> Plan:
+    return plan_registry(cfg, snap, Inventory(manifests=manifests, problems=problems or {}), now)
+
+
+def decision_of(result: Plan, repo: str, seed: str) -> Decision:
+    for repository in result.repositories:
+        if repository.repository_name == repo:
+            for decision in repository.images:
+                if decision.image_digest == digest(seed):
+                    return decision
+    raise AssertionError(f"{seed} not planned in {repo}")
+
+
+def action_of(result: Plan, repo: str, seed: str) -> str:
+    return decision_of(result, repo, seed).action
+
+
+def kinds_of(result: Plan, repo: str, seed: str) -> list[str]:
+    return [reason.kind for reason in decision_of(result, repo, seed).reasons]
+
+
+def removed(result: Plan) -> set[str]:
+    return {d.image_digest for repo in result.repositories for d in repo.images if d.action != "keep"}
