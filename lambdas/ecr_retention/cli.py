@@ -15,6 +15,8 @@ from ecr_retention.domain.errors import InputError
 COMMAND_MODULES = (
     "ecr_retention.commands.plan",
     "ecr_retention.commands.validate",
+    "ecr_retention.commands.lifecycle_preview",
+    "ecr_retention.commands.doctor",
 )
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2

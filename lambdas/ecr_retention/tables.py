@@ -32,6 +32,15 @@ def describe_reason(reason: Reason) -> str:
     return f"{reason.kind}{rule}: {reason.detail}"
 
 
+def summarize_reasons(image: Decision) -> str:
+    """The main reason. A blocked or skipped run names the block (explained below the table), then what
+    the plan would otherwise have done and why."""
+    main = image.main_reason
+    if main.kind in ("blocked", "skipped") and len(image.reasons) > 1:
+        return f"{main.kind} | {describe_reason(image.reasons[1])}"
+    return describe_reason(main)
+
+
 def row(repository: str, image: Decision, plan: Plan) -> tuple[str, ...]:
     return (
         repository,
@@ -40,12 +49,13 @@ def row(repository: str, image: Decision, plan: Plan) -> tuple[str, ...]:
         humanize_age(plan.generated_at - image.image_pushed_at),
         human_bytes(image.image_size_in_bytes),
         image.action,
-        clip(describe_reason(image.main_reason), MAX_REASON_WIDTH),
+        clip(summarize_reasons(image), MAX_REASON_WIDTH),
     )
 
 
 def format_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
+    """Left-aligned columns two spaces apart; the first row is usually the header."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip() for r in rows]
 
 

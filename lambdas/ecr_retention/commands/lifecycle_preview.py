@@ -1,0 +1,158 @@
+"""`ecr-retention lifecycle-preview`: what ECR's lifecycle policy preview would say, offline and at once."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ecr_retention.commands.inputs import parse_now, read_json, read_text, validate_as
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.lifecycle import (
+    ImagesDocument,
+    LifecyclePolicyPreview,
+    PolicyDocument,
+    build_preview,
+    evaluate,
+    parse_policy_document,
+)
+from ecr_retention.domain.registry import ImageDetail, Snapshot
+from ecr_retention.tables import format_rows
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "lifecycle-preview",
+        help="simulate a native ECR lifecycle policy offline",
+        description="Evaluate a native ECR lifecycle policy against `aws ecr describe-images` output with ECR's "
+        "semantics and print what `aws ecr get-lifecycle-policy-preview` would return. Exit 0, or 2 on bad input.",
+    )
+    add_policy_and_images(parser)
+    parser.add_argument("--now", help="evaluate as of this ISO 8601 time (default: the current time)")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.set_defaults(run=run)
+
+
+def add_policy_and_images(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--policy", required=True, help="lifecycle policy JSON, or `aws ecr get-lifecycle-policy` output"
+    )
+    parser.add_argument(
+        "--images",
+        required=True,
+        help="`aws ecr describe-images` output (optionally with a `manifests` map), or an ecr-retention snapshot",
+    )
+    parser.add_argument("--repository", help="which repository of a snapshot file (and the name for references)")
+
+
+@dataclass(frozen=True)
+class RepositoryImages:
+    """One repository's images as read from the images file."""
+
+    images: tuple[ImageDetail, ...]
+    manifests: dict[str, dict[str, Any]]
+    repository_name: str | None
+    registry_id: str | None
+    region: str | None
+
+
+def load_policy(path: str | Path) -> PolicyDocument:
+    return parse_policy_document(read_text(path), str(path))
+
+
+def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
+    data = read_json(path)
+    if isinstance(data, dict) and "repositories" in data:
+        snapshot = validate_as(Snapshot, data, path)
+        names = [repo.repository_name for repo in snapshot.repositories]
+        if repository is None and len(names) != 1:
+            raise InputError(f"{path}: a snapshot of {len(names)} repositories; pick one with --repository")
+        chosen = next((repo for repo in snapshot.repositories if repository in (None, repo.repository_name)), None)
+        if chosen is None:
+            raise InputError(f"{path}: no repository {repository} in the snapshot (it has: {', '.join(names)})")
+        return RepositoryImages(
+            images=chosen.image_details,
+            manifests=dict(chosen.manifests),
+            repository_name=chosen.repository_name,
+            registry_id=snapshot.effective_registry_id,
+            region=snapshot.region,
+        )
+    if not isinstance(data, dict) or "imageDetails" not in data:
+        raise InputError(f"{path}: expected `aws ecr describe-images` output, a JSON object with an imageDetails list")
+    document = validate_as(ImagesDocument, data, path)
+    return RepositoryImages(
+        images=document.image_details,
+        manifests=dict(document.manifests),
+        repository_name=repository or document.repository_name,
+        registry_id=document.registry_id,
+        region=None,
+    )
+
+
+def warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
+def index_warnings(unknown: Sequence[str]) -> list[str]:
+    if not unknown:
+        return []
+    return [
+        f"{len(unknown)} image indexes have no manifest in the images file, so their children are treated as "
+        "ordinary images; add a `manifests` map (index digest -> manifest JSON) for ECR's manifest-list guard"
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    document = load_policy(args.policy)
+    found = load_images(args.images, args.repository)
+    now = parse_now(args.now)
+    evaluation = evaluate(document.policy, found.images, now, found.manifests)
+    warn(index_warnings(evaluation.indexes_without_manifest))
+    result = build_preview(
+        evaluation,
+        repository_name=found.repository_name or document.repository_name,
+        registry_id=found.registry_id or document.registry_id,
+        policy_text=document.text,
+    )
+    if args.format == "json":
+        json.dump(result.to_json_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(render_preview_table(result, now, total=len(found.images)))
+    return 0
+
+
+def render_preview_table(result: LifecyclePolicyPreview, now: datetime, *, total: int) -> str:
+    transitioning = sum(count.image_total_count for count in result.summary.transitioning_image_total_counts)
+    name = f" for {result.repository_name}" if result.repository_name else ""
+    lines = [
+        f"lifecycle preview{name} at {now.isoformat().replace('+00:00', 'Z')}: "
+        f"{result.summary.expiring_image_total_count} of {total} images expire, {transitioning} transition to archive"
+    ]
+    if result.preview_results:
+        rows: list[tuple[str, ...]] = [("RULE", "ACTION", "DIGEST", "STORAGE", "AGE", "TAGS")]
+        for item in result.preview_results:
+            rows.append(
+                (
+                    str(item.applied_rule_priority),
+                    item.action.type,
+                    item.image_digest.split(":", 1)[-1][:12],
+                    item.storage_class,
+                    humanize_age(now - item.image_pushed_at),
+                    ", ".join(item.image_tags) or "<untagged>",
+                )
+            )
+        lines.extend(format_rows(rows))
+    for referrer in result.cascaded_referrers:
+        lines.append(
+            f"also {referrer.action.type} with its subject {referrer.subject_manifest_digest.split(':', 1)[-1][:12]}: "
+            f"referrer {referrer.image_digest.split(':', 1)[-1][:12]} {', '.join(referrer.image_tags) or '<untagged>'}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,275 @@
+"""The lifecycle doctor: each finding, its severity and its concrete fix."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from ecr_retention.domain.doctor import (
+    Finding,
+    RepositoryDiagnosis,
+    comparable_config,
+    diagnose,
+    diagnose_repository,
+    is_mutable_tag,
+)
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.lifecycle import LifecyclePolicy, evaluate, parse_policy
+from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
+from support.builders import HOST, NOW, OCI_INDEX, config, digest, image, in_use, index_manifest, repository, snapshot
+
+DAY = timedelta(days=1)
+
+
+def rule(priority: int, selection: dict[str, Any]) -> dict[str, Any]:
+    return {"rulePriority": priority, "selection": selection, "action": {"type": "expire"}}
+
+
+def count(n: int, *patterns: str) -> dict[str, Any]:
+    lists = {"tagStatus": "tagged", "tagPatternList": list(patterns)} if patterns else {"tagStatus": "any"}
+    return {**lists, "countType": "imageCountMoreThan", "countNumber": n}
+
+
+UNTAGGED_1D = {"tagStatus": "untagged", "countType": "sinceImagePushed", "countUnit": "days", "countNumber": 1}
+
+
+def policy(*rules: dict[str, Any]) -> LifecyclePolicy:
+    return parse_policy(json.dumps({"rules": list(rules)}, indent=2))
+
+
+INCIDENT = policy(rule(1, count(3, "*.*")), rule(2, UNTAGGED_1D))
+FIXED = policy(
+    rule(1, count(1, "latest")),
+    rule(2, count(1, "dev")),
+    rule(3, count(3, "*.*")),
+    rule(4, UNTAGGED_1D),
+)
+
+
+def repo(*details: dict[str, Any]) -> list[ImageDetail]:
+    return [ImageDetail.model_validate({**d, "repositoryName": "app"}) for d in details]
+
+
+INCIDENT_IMAGES = repo(
+    image("dev", "dev", "1.12.350-dev", age=27 * DAY),
+    image("v352", "1.12.352", age=23 * DAY),
+    image("v355", "1.12.355", age=16 * DAY),
+    image("v359", "1.12.359", age=9 * DAY),
+    image("v362", "latest", "1.12.362", age=2 * DAY),
+)
+
+
+def run(pol: LifecyclePolicy, images: list[ImageDetail], **kwargs: Any) -> RepositoryDiagnosis:
+    return diagnose(
+        pol, images, now=NOW, repository_name="app", registry_id="123456789012", region="eu-west-1", **kwargs
+    )
+
+
+def findings(diagnosis: RepositoryDiagnosis, code: str) -> list[Finding]:
+    return [f for f in diagnosis.findings if f.code == code]
+
+
+def test_mutable_tags_are_tags_without_a_digit() -> None:
+    assert [t for t in ["latest", "dev", "main", "1.12.370-dev", "v2", "3f2c1a9", "pr-12"] if is_mutable_tag(t)] == [
+        "latest",
+        "dev",
+        "main",
+    ]
+
+
+def test_seed_002_incident_reports_dev_expiring_with_its_version_tag_as_error() -> None:
+    diagnosis = run(INCIDENT, INCIDENT_IMAGES)
+    [expires] = findings(diagnosis, "mutable-tag-expires")
+    assert expires.severity == "error"
+    assert expires.image_digest == digest("dev")
+    assert expires.rule_priority == 1
+    assert "through its other tags (1.12.350-dev)" in expires.message
+    assert "the mutable tag dev goes with it" in expires.message
+    [at_risk] = findings(diagnosis, "mutable-tag-at-risk")
+    assert at_risk.severity == "warning"
+    assert at_risk.image_digest == digest("v362")
+    assert diagnosis.has_errors
+
+
+def test_seed_002_fix_is_written_out_as_policy_json_with_a_keep_1_rule_per_mutable_tag() -> None:
+    [expires] = findings(run(INCIDENT, INCIDENT_IMAGES), "mutable-tag-expires")
+    assert expires.fix_policy is not None
+    rules = expires.fix_policy["rules"]
+    assert [
+        (r["rulePriority"], r["selection"].get("tagPatternList"), r["selection"]["countNumber"]) for r in rules
+    ] == [
+        (1, ["dev"], 1),
+        (2, ["latest"], 1),
+        (3, ["*.*"], 3),
+        (4, None, 1),
+    ]
+    fixed = parse_policy(json.dumps(expires.fix_policy, indent=2))
+    assert evaluate(fixed, INCIDENT_IMAGES, NOW).action_of(digest("dev")) is None
+    assert not findings(run(fixed, INCIDENT_IMAGES), "mutable-tag-expires")
+    assert not findings(run(fixed, INCIDENT_IMAGES), "mutable-tag-at-risk")
+
+
+def test_seed_002_preview_count_reduced_by_protected_images_with_raised_count_as_fix() -> None:
+    images = repo(
+        image("v359", "1.12.359", age=20 * DAY),
+        image("v365", "1.12.365", age=12 * DAY),
+        image("v368", "1.12.368", "latest", age=6 * DAY),
+        image("v370", "1.12.370-dev", "dev", age=3 * DAY),
+    )
+    diagnosis = run(FIXED, images)
+    [reduced] = findings(diagnosis, "count-reduced")
+    assert reduced.severity == "warning"
+    assert reduced.rule_priority == 3
+    assert "2 of those 3 slots" in reduced.message
+    assert "1.12.359" in reduced.message
+    assert reduced.fix_policy is not None
+    assert reduced.fix_policy["rules"][2]["selection"]["countNumber"] == 5
+    fixed = parse_policy(json.dumps(reduced.fix_policy, indent=2))
+    assert evaluate(fixed, images, NOW).verdicts == {}
+    assert not diagnosis.has_errors
+
+
+def test_policy_that_expires_an_in_use_image_names_cluster_namespace_and_workload() -> None:
+    inventory = Inventory(manifests=(in_use("dev", (f"{HOST}/app:dev", None)),))
+    diagnosis = run(INCIDENT, INCIDENT_IMAGES, inventory=inventory)
+    [finding] = findings(diagnosis, "expires-in-use")
+    assert finding.severity == "error"
+    assert finding.image_digest == digest("dev")
+    assert "cluster dev, namespace default, Deployment/web (pod)" in finding.message
+    assert [w.cluster for w in finding.in_use_by] == ["dev"]
+    assert finding.fix_policy is not None
+    assert finding.fix_policy["rules"][0]["selection"]["tagPatternList"] == ["dev"]  # the tag the pod uses
+
+
+def test_in_use_by_digest_only_pins_a_build_tag() -> None:
+    inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app@{digest('v352')}", "v352")),))
+    [finding] = findings(run(INCIDENT, INCIDENT_IMAGES, inventory=inventory), "expires-in-use")
+    assert finding.image_digest == digest("v352")
+    assert finding.fix_policy is not None
+    assert finding.fix_policy["rules"][0]["selection"]["tagPatternList"] == ["1.12.352"]
+
+
+def test_in_use_untagged_image_has_no_policy_fix() -> None:
+    images = repo(image("old", age=5 * DAY))
+    inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app@{digest('old')}", "old")),))
+    [finding] = findings(run(INCIDENT, images, inventory=inventory), "expires-in-use")
+    assert finding.fix_policy is None
+    assert "untagged image cannot be protected" in finding.fix
+
+
+def test_image_kept_by_the_policy_is_not_reported_in_use() -> None:
+    inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app:1.12.362", None)),))
+    assert not findings(run(INCIDENT, INCIDENT_IMAGES, inventory=inventory), "expires-in-use")
+
+
+def test_keep_1_rule_per_mutable_tag_protects_them() -> None:
+    assert not run(FIXED, INCIDENT_IMAGES).has_errors
+
+
+def test_mutable_tag_under_an_any_rule_is_at_risk() -> None:
+    images = repo(image("a", "latest", age=DAY), image("b", "1.0", age=2 * DAY))
+    [finding] = findings(run(policy(rule(1, count(5))), images), "mutable-tag-at-risk")
+    assert "selects every image" in finding.message
+
+
+def test_shadowed_rule_can_never_act_and_the_fix_removes_it() -> None:
+    pol = policy(rule(1, count(10, "v*")), rule(2, count(2, "v1*")), rule(3, count(2, "prod*")))
+    [finding] = findings(run(pol, INCIDENT_IMAGES), "rule-shadowed")
+    assert finding.rule_priority == 2
+    assert "every image it selects is selected first by rule 1" in finding.message
+    assert finding.fix_policy is not None
+    assert [r["rulePriority"] for r in finding.fix_policy["rules"]] == [1, 3]
+
+
+def test_rule_with_more_patterns_is_shadowed_by_one_with_fewer() -> None:
+    pol = policy(rule(1, count(10, "alpha*")), rule(2, count(2, "alpha*", "beta*")))
+    assert [f.rule_priority for f in findings(run(pol, []), "rule-shadowed")] == [2]
+
+
+def test_untagged_rule_with_multi_arch_images_is_a_warning() -> None:
+    images = repo(image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY), image("child", age=5 * DAY))
+    diagnosis = run(INCIDENT, images, manifests={digest("idx"): index_manifest("child")})
+    [finding] = findings(diagnosis, "untagged-rule-multi-arch")
+    assert finding.severity == "warning"
+    assert finding.rule_priority == 2
+    assert finding.fix_policy is not None
+    assert [r["rulePriority"] for r in finding.fix_policy["rules"]] == [1]
+    assert not findings(run(INCIDENT, INCIDENT_IMAGES), "untagged-rule-multi-arch")
+
+
+def repository_plan(rules: list[dict[str, Any]], images: list[dict[str, Any]], *manifests: Any) -> Any:
+    cfg = comparable_config(config(rules, clusters=["prod"], max_delete_fraction=0.1))
+    result = plan_registry(cfg, snapshot(repository("app", *images)), Inventory(manifests=manifests), NOW)
+    return result.repositories[0]
+
+
+def test_count_rule_that_removes_what_the_plan_keeps_differs_from_plan() -> None:
+    details = [
+        image("dev", "dev", "1.12.350-dev", age=27 * DAY),
+        image("v352", "1.12.352", age=23 * DAY),
+        image("v355", "1.12.355", age=16 * DAY),
+        image("v359", "1.12.359", age=9 * DAY),
+        image("v362", "latest", "1.12.362", age=2 * DAY),
+    ]
+    plan = repository_plan([{"delete": {"tags": ["*.*"], "older_than": "25d"}}], details)
+    diagnosis = run(INCIDENT, repo(*details), plan=plan)
+    [finding] = findings(diagnosis, "differs-from-plan")
+    assert finding.severity == "warning"
+    assert "would remove 1 that the pipeline's plan keeps" in finding.message
+    assert finding.fix_policy is not None
+    assert finding.fix_policy["rules"][0]["selection"]["countNumber"] == 4
+    stricter = repository_plan([{"delete": {"tags": ["*.*"], "older_than": "5d"}}], details)
+    [info] = findings(run(INCIDENT, repo(*details), plan=stricter), "differs-from-plan")
+    assert info.severity == "info"
+    assert info.message.startswith("rule 1 keeps 2 images that the pipeline's plan removes")
+
+
+def test_policy_that_expires_an_image_the_rules_file_keeps_is_an_error() -> None:
+    details = [
+        image("dev", "dev", "1.12.350-dev", age=27 * DAY),
+        image("v352", "1.12.352", age=23 * DAY),
+        image("v355", "1.12.355", age=16 * DAY),
+        image("v359", "1.12.359", age=9 * DAY),
+    ]
+    plan = repository_plan(
+        [{"keep": {"tags": ["dev"]}, "description": "dev stays"}, {"delete": {"tags": ["*"], "older_than": "1d"}}],
+        details,
+    )
+    [finding] = findings(run(INCIDENT, repo(*details), plan=plan), "expires-kept-image")
+    assert finding.severity == "error"
+    assert "which the rules file keeps (dev stays)" in finding.message
+
+
+def test_blocked_plan_is_not_compared() -> None:
+    details = [image("a", "1.0", age=5 * DAY)]
+    cfg = config([{"delete": {"tags": ["*"], "older_than": "1d"}}], clusters=["prod"])
+    plan = plan_registry(cfg, snapshot(repository("app", *details)), Inventory(), NOW).repositories[0]
+    diagnosis = run(INCIDENT, repo(*details), plan=plan)
+    assert [f.code for f in diagnosis.findings] == ["plan-not-compared"]
+
+
+def test_pipeline_entry_point_reads_the_policy_text_and_diagnoses_the_repository() -> None:
+    snapshot_repo = RepositorySnapshot.model_validate(
+        repository("app", *[i.model_dump(mode="json", by_alias=True) for i in INCIDENT_IMAGES])
+    )
+    text = json.dumps(INCIDENT.to_json_dict(), indent=2)
+    diagnosis = diagnose_repository(text, snapshot_repo, now=NOW, inventory=Inventory())
+    assert diagnosis.repository_name == "app"
+    assert diagnosis.has_errors
+    data = diagnosis.to_json_dict()
+    assert data["summary"] == {"errors": 1, "warnings": 1, "infos": 0}
+    assert data["findings"][0]["code"] == "mutable-tag-expires"
+
+
+def test_pipeline_entry_point_turns_an_unreadable_policy_into_a_finding() -> None:
+    snapshot_repo = RepositorySnapshot.model_validate(repository("app"))
+    diagnosis = diagnose_repository('{"rules": []}' + " " * 100, snapshot_repo, now=NOW, inventory=Inventory())
+    assert [(f.code, f.severity) for f in diagnosis.findings] == [("policy-invalid", "warning")]
+    assert "lifecycle policy of app: rules: needs at least 1" in diagnosis.findings[0].message
+
+
+def test_findings_are_ordered_errors_first() -> None:
+    severities = [f.severity for f in run(INCIDENT, INCIDENT_IMAGES).findings]
+    assert severities == sorted(severities, key=["error", "warning", "info"].index)

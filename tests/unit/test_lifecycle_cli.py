@@ -1,0 +1,258 @@
+"""`ecr-retention lifecycle-preview` and `doctor` on real describe-images files: output, exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecr_retention.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "lifecycle"
+NOW = "2026-11-30T06:00:00Z"
+INCIDENT = str(EXAMPLES / "policy-incident.json")
+FIXED = str(EXAMPLES / "policy-fixed.json")
+IMAGES = str(EXAMPLES / "describe-images.json")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def preview_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    code, out, err = run(capsys, "lifecycle-preview", *argv, "--now", NOW, "--format", "json")
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+def test_preview_of_the_seed_002_incident_expires_the_dev_image(capsys: pytest.CaptureFixture[str]) -> None:
+    data = preview_json(capsys, "--policy", INCIDENT, "--images", IMAGES)
+    assert [(r["imageTags"], r["appliedRulePriority"]) for r in data["previewResults"]] == [
+        (["1.12.345"], 1),
+        (["dev", "1.12.350-dev"], 1),
+        (["1.12.352"], 1),
+        ([], 2),
+    ]
+    assert data["summary"] == {"expiringImageTotalCount": 4}
+    assert data["repositoryName"] == "app"
+    assert data["status"] == "COMPLETE"
+
+
+def test_preview_of_the_seed_002_fix_keeps_dev(capsys: pytest.CaptureFixture[str]) -> None:
+    data = preview_json(capsys, "--policy", FIXED, "--images", IMAGES)
+    assert [(r["imageTags"], r["appliedRulePriority"]) for r in data["previewResults"]] == [
+        (["1.12.345"], 3),
+        (["1.12.352"], 3),
+        ([], 4),
+    ]
+
+
+def test_preview_reads_get_lifecycle_policy_output(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    wrapped = tmp_path / "get-lifecycle-policy.json"
+    wrapped.write_text(
+        json.dumps(
+            {
+                "registryId": "123456789012",
+                "repositoryName": "app",
+                "lifecyclePolicyText": (EXAMPLES / "policy-incident.json").read_text(),
+            }
+        )
+    )
+    direct = preview_json(capsys, "--policy", INCIDENT, "--images", IMAGES)
+    assert preview_json(capsys, "--policy", str(wrapped), "--images", IMAGES) == direct
+
+
+def test_preview_table_is_for_people(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "lifecycle-preview", "--policy", INCIDENT, "--images", IMAGES, "--now", NOW)
+    assert code == 0
+    lines = out.splitlines()
+    assert (
+        lines[0] == "lifecycle preview for app at 2026-11-30T06:00:00Z: 4 of 8 images expire, 0 transition to archive"
+    )
+    assert lines[1].split() == ["RULE", "ACTION", "DIGEST", "STORAGE", "AGE", "TAGS"]
+    assert "dev, 1.12.350-dev" in lines[3]
+
+
+def test_preview_reads_a_snapshot_repository(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    details = json.loads(Path(IMAGES).read_text())["imageDetails"]
+    snap = tmp_path / "snapshot.json"
+    snap.write_text(
+        json.dumps(
+            {
+                "repositories": [
+                    {"repositoryName": "app", "imageDetails": details},
+                    {"repositoryName": "other", "imageDetails": []},
+                ]
+            }
+        )
+    )
+    data = preview_json(capsys, "--policy", INCIDENT, "--images", str(snap), "--repository", "app")
+    assert data["summary"] == {"expiringImageTotalCount": 4}
+    code, _, err = run(capsys, "lifecycle-preview", "--policy", INCIDENT, "--images", str(snap))
+    assert code == 2
+    assert err.strip().endswith("a snapshot of 2 repositories; pick one with --repository")
+
+
+def test_preview_warns_about_indexes_without_manifest(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    images = tmp_path / "images.json"
+    images.write_text(
+        json.dumps(
+            {
+                "imageDetails": [
+                    {
+                        "imageDigest": "sha256:" + "a" * 64,
+                        "imageTags": ["v1.0"],
+                        "imagePushedAt": 1764000000,
+                        "imageManifestMediaType": "application/vnd.oci.image.index.v1+json",
+                    }
+                ]
+            }
+        )
+    )
+    code, _, err = run(capsys, "lifecycle-preview", "--policy", INCIDENT, "--images", str(images), "--now", NOW)
+    assert code == 0
+    assert err.startswith("warning: 1 image indexes have no manifest")
+
+
+def write(tmp_path: Path, name: str, content: Any) -> str:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content, indent=2))
+    return str(path)
+
+
+BAD_RULE = {
+    "rules": [
+        {
+            "rulePriority": 1,
+            "selection": {
+                "tagStatus": "tagged",
+                "tagPatternList": ["v*"],
+                "countType": "imageCountMoreThan",
+                "countNumber": 3,
+            },
+            "action": {"type": "expire"},
+        },
+        {
+            "rulePriority": 2,
+            "selection": {"tagStatus": "untagged", "countType": "sinceImagePushed", "countNumber": 1},
+            "action": {"type": "expire"},
+        },
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("policy", "images", "now", "expected"),
+    [
+        (
+            BAD_RULE,
+            None,
+            NOW,
+            "policy.json: rule 2 (rules[1]): selection: countUnit (days) is required with countType sinceImagePushed",
+        ),
+        ("{not json", None, NOW, "policy.json: invalid JSON (line 1, column 2)"),
+        (None, {"images": []}, NOW, "images.json: expected `aws ecr describe-images` output"),
+        (
+            None,
+            {"imageDetails": [{"imageDigest": "sha256:" + "a" * 64}]},
+            NOW,
+            "images.json: imageDetails[0].imagePushedAt",
+        ),
+        (None, None, "yesterday", "--now: invalid timestamp 'yesterday'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    policy: Any,
+    images: Any,
+    now: str,
+    expected: str,
+) -> None:
+    policy_path = write(tmp_path, "policy.json", policy) if policy is not None else INCIDENT
+    images_path = write(tmp_path, "images.json", images) if images is not None else IMAGES
+    for command in ("lifecycle-preview", "doctor"):
+        code, out, err = run(capsys, command, "--policy", policy_path, "--images", images_path, "--now", now)
+        assert code == 2
+        assert out == ""
+        assert len(err.strip().splitlines()) == 1
+        assert expected in err, err
+        assert err.startswith(f"ecr-retention {command}: error: ")
+
+
+def test_missing_file_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "lifecycle-preview", "--policy", "nope.json", "--images", IMAGES)
+    assert code == 2
+    assert "nope.json: no such file" in err
+
+
+def test_doctor_exits_1_on_the_seed_002_incident(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "doctor",
+        "--policy",
+        INCIDENT,
+        "--images",
+        IMAGES,
+        "--manifests",
+        str(EXAMPLES / "in-use"),
+        "--now",
+        NOW,
+        "--format",
+        "json",
+    )
+    assert code == 1
+    data = json.loads(out)
+    codes = [(f["severity"], f["code"]) for f in data["findings"]]
+    assert ("error", "expires-in-use") in codes
+    assert ("error", "mutable-tag-expires") in codes
+    [in_use] = [f for f in data["findings"] if f["code"] == "expires-in-use"]
+    assert in_use["inUseBy"] == [{"cluster": "dev", "namespace": "dev", "workload": "Deployment/app", "source": "pod"}]
+
+
+def test_doctor_exits_0_on_the_seed_002_fix_and_prints_a_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "doctor", "--policy", FIXED, "--images", IMAGES, "--manifests", str(EXAMPLES / "in-use"), "--now", NOW
+    )
+    assert code == 0
+    assert out.startswith("lifecycle doctor for app: 0 errors, 1 warnings, 0 notes")
+    assert "WARNING  count-reduced: rule 3" in out
+    assert '"countNumber": 4' in out
+
+
+RULES = """
+version: 1
+safety: {clusters: [prod, dev]}
+policies:
+  - repositories: [app]
+    rules:
+      - keep: {tags: [latest, dev]}
+      - delete: {tags: ["*.*"], older_than: 30d}
+"""
+
+
+def test_doctor_compares_count_rules_with_the_plan(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rules = write(tmp_path, "retention.yaml", RULES)
+    code, out, _ = run(
+        capsys,
+        "doctor",
+        "--policy",
+        INCIDENT,
+        "--images",
+        IMAGES,
+        "--config",
+        rules,
+        "--now",
+        NOW,
+        "--format",
+        "json",
+    )
+    assert code == 1
+    codes = {f["code"] for f in json.loads(out)["findings"]}
+    assert {"expires-kept-image", "differs-from-plan"} <= codes
