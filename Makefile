@@ -16,7 +16,7 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/ecr-retention plan --config retention.yaml --snapshot examples/snapshot.json \
+	@$(BIN)/ecr-retention plan --config retention.yaml --snapshot examples/snapshot.json \
 		--manifests examples/in-use --now 2026-11-30T06:00:00Z --format table; \
 		code=$$?; [ $$code -le 1 ] || exit $$code
 

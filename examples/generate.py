@@ -255,7 +255,7 @@ def in_use(
     }
 
 
-def main() -> None:
+def main(out: Path = HERE) -> None:
     rng = random.Random(20261130)
     app, app_builds = build_app(rng)
     frontend, backend = build_releases(rng)
@@ -265,7 +265,7 @@ def main() -> None:
     sandbox = build_sandbox(rng)
     repositories = [app, backend, frontend, nginx, api, worker, sandbox]
     snapshot = {"registryId": ACCOUNT, "region": REGION, "repositories": [r.snapshot() for r in repositories]}
-    (HERE / "snapshot.json").write_text(json.dumps(snapshot, indent=1) + "\n")
+    (out / "snapshot.json").write_text(json.dumps(snapshot, indent=1) + "\n")
 
     prod_app = sorted(app_builds)[-14]  # production runs a build well behind latest
     rollback = sorted(app_builds)[-40]  # an old ReplicaSet that `kubectl rollout undo` returns to
@@ -291,10 +291,11 @@ def main() -> None:
             ("docker.io/library/busybox:1.36", None, "tcn-personal-1", "Deployment/nginx", "init", "pod"),
         ],
     )
+    (out / "in-use").mkdir(exist_ok=True)
     for manifest in (prod, dev):
-        (HERE / "in-use" / f"{manifest['cluster']}.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        (out / "in-use" / f"{manifest['cluster']}.json").write_text(json.dumps(manifest, indent=2) + "\n")
     total = sum(len(r.images) for r in repositories)
-    print(f"wrote examples/snapshot.json ({total} images in {len(repositories)} repositories) and examples/in-use/")
+    print(f"wrote {out}/snapshot.json ({total} images in {len(repositories)} repositories) and {out}/in-use/")
 
 
 if __name__ == "__main__":
