@@ -360,6 +360,24 @@ def test_unparseable_in_use_reference_is_a_warning_not_a_crash() -> None:
     assert any("not an image!" in warning for warning in result.warnings)
 
 
+def test_unparseable_ecr_reference_without_digest_blocks_its_expected_cluster() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    broken = f"{HOST}/app:has space"
+    result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), in_use("prod", (broken, None)))
+    assert result.blocked == (
+        f"cluster prod: in-use image {broken!r} looks like ECR but is not a valid reference and has no digest, "
+        "so it cannot be protected",
+    )
+    assert removed(result) == set()
+
+
+def test_unparseable_ecr_reference_of_an_unexpected_cluster_is_a_warning() -> None:
+    cfg = config([DELETE_OLD], clusters=[])
+    result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), in_use("lab", (f"{HOST}/app:bad tag", None)))
+    assert not result.blocked
+    assert any("cannot be protected" in warning for warning in result.warnings)
+
+
 def test_stale_manifest_of_an_unexpected_cluster_still_protects() -> None:
     cfg = config([DELETE_OLD], clusters=["prod"])
     snap = snapshot(repository("app", image("a", "1.0")))

@@ -43,6 +43,7 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
     blocked = inventory_blockers(config.safety, inventory, now, warnings)
     registry_id, region = snapshot.effective_registry_id, snapshot.region
     in_use = InUseIndex.build(inventory.manifests, registry_id, region, warnings)
+    blocked += in_use.unresolved_blockers(config.safety.clusters, warnings)
     tags_by_repository = {repo.repository_name: repo_tags(repo) for repo in snapshot.repositories}
     repositories: list[RepositoryPlan] = []
     for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name):
@@ -122,6 +123,9 @@ class InUseIndex:
 
     by_digest: dict[str, list[Usage]] = field(default_factory=lambda: defaultdict(list))
     by_tag: dict[tuple[str, str], list[Usage]] = field(default_factory=lambda: defaultdict(list))
+    # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
+    # images this run cannot protect, so an expected cluster that has them blocks the run.
+    unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
     @classmethod
     def build(
@@ -141,9 +145,13 @@ class InUseIndex:
                 try:
                     reference = parse_reference(entry.image)
                 except InvalidReference as error:
+                    if not entry.digest and looks_like_ecr(entry.image, registry_id):
+                        index.unresolved[manifest.cluster].append(entry.image)
+                        continue
                     invalid += 1
                     if invalid <= MAX_WARNINGS_PER_CLUSTER:
-                        warnings.append(f"cluster {manifest.cluster}: {error}; protected by digest only")
+                        kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
+                        warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
                     continue
                 if reference.digest:
                     index.by_digest[reference.digest].append(usage)
@@ -153,11 +161,29 @@ class InUseIndex:
                 warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
         return index
 
+    def unresolved_blockers(self, expected: Iterable[str], warnings: list[str]) -> list[str]:
+        blockers = []
+        for cluster, images in sorted(self.unresolved.items()):
+            problem = (
+                f"cluster {cluster}: in-use image {images[0]!r}"
+                + (f" and {len(images) - 1} more" if len(images) > 1 else "")
+                + " looks like ECR but is not a valid reference and has no digest, so it cannot be protected"
+            )
+            if cluster in expected:
+                blockers.append(problem)
+            else:
+                warnings.append(problem)
+        return blockers
+
     def usages(self, repository: str, image: ImageDetail) -> list[Usage]:
         found = list(self.by_digest.get(image.image_digest, ()))
         for tag in image.image_tags:
             found.extend(self.by_tag.get((repository, tag), ()))
         return found
+
+
+def looks_like_ecr(text: str, registry_id: str | None) -> bool:
+    return ".dkr.ecr" in text or ".dkr-ecr" in text or bool(registry_id and registry_id in text)
 
 
 def repo_tags(repository: RepositorySnapshot) -> frozenset[str]:
