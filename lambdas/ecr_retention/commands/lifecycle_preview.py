@@ -15,14 +15,13 @@ from ecr_retention.commands.inputs import parse_now, read_json, read_text, valid
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle import (
-    ImagesDocument,
     LifecyclePolicyPreview,
     PolicyDocument,
     build_preview,
     evaluate,
     parse_policy_document,
 )
-from ecr_retention.domain.registry import ImageDetail, Snapshot
+from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
 from ecr_retention.tables import format_rows
 
 
@@ -89,8 +88,8 @@ def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
     return RepositoryImages(
         images=document.image_details,
         manifests=dict(document.manifests),
-        repository_name=repository or document.repository_name,
-        registry_id=document.registry_id,
+        repository_name=repository or document.image_repository_name,
+        registry_id=document.image_registry_id,
         region=None,
     )
 

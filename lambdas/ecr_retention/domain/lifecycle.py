@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError, format_location
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, Digest, ImageDetail
+from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.timestamps import UtcDatetime
 
 MAX_RULES = 50  # service quota, not adjustable
@@ -279,41 +279,6 @@ def parse_policy_document(text: str, source: str = "policy") -> PolicyDocument:
             registry_id=registry if isinstance(registry, str) else None,
         )
     return PolicyDocument(policy=parse_policy(text, source), text=text)
-
-
-class ImagesDocument(BaseModel):
-    """`aws ecr describe-images` output; `manifests` (index digest -> manifest JSON) is our optional extra,
-    as in a snapshot, so that the children of image indexes are known offline."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
-
-    image_details: tuple[ImageDetail, ...]
-    manifests: dict[Digest, dict[str, Any]] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _digests_are_unique(self) -> Self:
-        seen: set[str] = set()
-        for index, image in enumerate(self.image_details):
-            if image.image_digest in seen:
-                raise ValueError(f"imageDetails[{index}]: digest {image.image_digest} appears twice")
-            seen.add(image.image_digest)
-        for digest, manifest in self.manifests.items():
-            children = manifest.get("manifests", [])
-            if not isinstance(children, list) or not all(
-                isinstance(child, dict) and isinstance(child.get("digest"), str) for child in children
-            ):
-                raise ValueError(f"manifests[{digest}]: 'manifests' must be a list of objects with a digest")
-        return self
-
-    @property
-    def repository_name(self) -> str | None:
-        names = {image.repository_name for image in self.image_details if image.repository_name}
-        return names.pop() if len(names) == 1 else None
-
-    @property
-    def registry_id(self) -> str | None:
-        ids = {image.registry_id for image in self.image_details if image.registry_id}
-        return ids.pop() if len(ids) == 1 else None
 
 
 # --- matching -------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -64,35 +64,51 @@ class ImageDetail(AwsShape):
         return self.last_recorded_pull_time or self.image_pushed_at
 
 
-class RepositorySnapshot(AwsShape):
-    repository_name: Annotated[str, StringConstraints(min_length=2, max_length=256)]
+class ImagesDocument(AwsShape):
+    """`aws ecr describe-images` output. `manifests` (image index digest -> its manifest JSON) is our
+    optional addition, so that the children of indexes are known offline."""
+
     image_details: tuple[ImageDetail, ...] = ()
-    manifests: dict[Digest, dict[str, Any]] = Field(
-        default_factory=dict,
-        description="Image index digest -> its manifest JSON, so that children are known offline.",
-    )
+    manifests: dict[Digest, dict[str, Any]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
-    def _digests_are_unique(self) -> RepositorySnapshot:
+    def _digests_are_unique(self) -> Self:
         seen: set[str] = set()
-        for image in self.image_details:
+        for index, image in enumerate(self.image_details):
             if image.image_digest in seen:
-                raise ValueError(f"digest {image.image_digest} appears twice in {self.repository_name}")
+                raise ValueError(f"imageDetails[{index}]: digest {image.image_digest} appears twice")
             seen.add(image.image_digest)
         for digest, manifest in self.manifests.items():
             children = manifest.get("manifests", [])
             if not isinstance(children, list) or not all(
                 isinstance(child, dict) and isinstance(child.get("digest"), str) for child in children
             ):
-                raise ValueError(f"manifest of {digest}: 'manifests' must be a list of objects with a digest")
+                raise ValueError(f"manifests[{digest}]: 'manifests' must be a list of objects with a digest")
         return self
 
     def children_of(self, index_digest: str) -> tuple[str, ...] | None:
-        """Digests an index references, or None when its manifest is not in the snapshot."""
+        """Digests an index references, or None when its manifest is not in the document."""
         manifest = self.manifests.get(index_digest)
         if manifest is None:
             return None
         return tuple(child["digest"] for child in manifest.get("manifests", []))
+
+    @property
+    def image_repository_name(self) -> str | None:
+        """The repository the image details name, when they all name the same one."""
+        names = {image.repository_name for image in self.image_details if image.repository_name}
+        return names.pop() if len(names) == 1 else None
+
+    @property
+    def image_registry_id(self) -> str | None:
+        ids = {image.registry_id for image in self.image_details if image.registry_id}
+        return ids.pop() if len(ids) == 1 else None
+
+
+class RepositorySnapshot(ImagesDocument):
+    """One repository of a snapshot: its name and its describe-images output."""
+
+    repository_name: Annotated[str, StringConstraints(min_length=2, max_length=256)]
 
 
 def is_index(image: ImageDetail, repository: RepositorySnapshot) -> bool:
