@@ -18,7 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.inventory import Inventory, Workload
 from ecr_retention.domain.lifecycle import (
     LifecycleEvaluation,
     LifecyclePolicy,
@@ -29,7 +29,7 @@ from ecr_retention.domain.lifecycle import (
     tags_selected,
 )
 from ecr_retention.domain.plan import Decision, RepositoryPlan
-from ecr_retention.domain.planner import InUseIndex, Usage
+from ecr_retention.domain.planner import InUseIndex
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot
 
 Severity = Literal["error", "warning", "info"]
@@ -57,18 +57,6 @@ PROTECTIVE_KINDS = frozenset({"keep-rule", "in-use"})
 
 class DoctorModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
-
-
-class Workload(DoctorModel):
-    """Where an in-use image runs."""
-
-    cluster: str
-    namespace: str
-    workload: str
-    source: str
-
-    def __str__(self) -> str:
-        return f"cluster {self.cluster}, namespace {self.namespace}, {self.workload} ({self.source})"
 
 
 class Finding(DoctorModel):
@@ -208,7 +196,7 @@ class Doctor:
         self.manifests = manifests
         self.findings: list[Finding] = []
 
-    def usages(self, image: ImageDetail) -> list[Usage]:
+    def usages(self, image: ImageDetail) -> list[Workload]:
         if self.repository_name is not None:
             return self.in_use.usages(self.repository_name, image)
         return list(self.in_use.by_digest.get(image.image_digest, ()))
@@ -233,16 +221,11 @@ class Doctor:
             usages = self.usages(image)
             if action is None or not usages:
                 continue
-            workloads = tuple(
-                dict.fromkeys(
-                    Workload(cluster=u.cluster, namespace=u.namespace, workload=u.workload, source=u.source)
-                    for u in usages
-                )
-            )
+            workloads = tuple(dict.fromkeys(usages))
             rule = self._rule_for(image)
-            where = "; ".join(str(w) for w in workloads[:3]) + (
-                f" and {len(workloads) - 3} more" if len(workloads) > 3 else ""
-            )
+            where = "; ".join(
+                f"cluster {w.cluster}, namespace {w.namespace}, {w.workload} ({w.source})" for w in workloads[:3]
+            ) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
             verb = _removes(action)
             if image.image_tags:
                 fix = (

@@ -27,6 +27,20 @@ class InUseImage(BaseModel):
     source: InUseSource
 
 
+class Workload(BaseModel):
+    """Where an in-use image runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cluster: str
+    namespace: str
+    workload: str
+    source: InUseSource
+
+    def __str__(self) -> str:
+        return f"{self.cluster}: {self.namespace}/{self.workload} ({self.source})"
+
+
 class InUseManifest(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
 

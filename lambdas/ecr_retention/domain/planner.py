@@ -22,7 +22,7 @@ from ecr_retention.domain.config import (
     rule_name,
 )
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.inventory import InUseManifest, Inventory
+from ecr_retention.domain.inventory import InUseManifest, Inventory, Workload
 from ecr_retention.domain.patterns import compile_globs, matches_any
 from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
 from ecr_retention.domain.references import InvalidReference, parse_reference
@@ -106,23 +106,12 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime, warn
     return blockers
 
 
-@dataclass(frozen=True)
-class Usage:
-    cluster: str
-    namespace: str
-    workload: str
-    source: str
-
-    def __str__(self) -> str:
-        return f"{self.cluster}: {self.namespace}/{self.workload} ({self.source})"
-
-
 @dataclass
 class InUseIndex:
     """In-use references resolved for one registry: by digest anywhere, and by repository and tag."""
 
-    by_digest: dict[str, list[Usage]] = field(default_factory=lambda: defaultdict(list))
-    by_tag: dict[tuple[str, str], list[Usage]] = field(default_factory=lambda: defaultdict(list))
+    by_digest: dict[str, list[Workload]] = field(default_factory=lambda: defaultdict(list))
+    by_tag: dict[tuple[str, str], list[Workload]] = field(default_factory=lambda: defaultdict(list))
     # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
     # images this run cannot protect, so an expected cluster that has them blocks the run.
     unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
@@ -139,7 +128,9 @@ class InUseIndex:
         for manifest in sorted(manifests, key=lambda m: m.cluster):
             invalid = 0
             for entry in manifest.images:
-                usage = Usage(manifest.cluster, entry.namespace, entry.workload, entry.source)
+                usage = Workload(
+                    cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
+                )
                 if entry.digest:
                     index.by_digest[entry.digest].append(usage)
                 try:
@@ -175,7 +166,7 @@ class InUseIndex:
                 warnings.append(problem)
         return blockers
 
-    def usages(self, repository: str, image: ImageDetail) -> list[Usage]:
+    def usages(self, repository: str, image: ImageDetail) -> list[Workload]:
         found = list(self.by_digest.get(image.image_digest, ()))
         for tag in image.image_tags:
             found.extend(self.by_tag.get((repository, tag), ()))
