@@ -226,18 +226,6 @@ def short(digest: str) -> str:
     return digest.split(":", 1)[-1][:12]
 
 
-@dataclass(slots=True)
-class ImageState:
-    """What the rules and guards found for one image, before its final action is decided."""
-
-    image: ImageDetail
-    protections: list[Reason] = field(default_factory=list)
-    marks: list[tuple[Reason, bool]] = field(default_factory=list)  # (delete-rule reason, archive?)
-    notes: list[Reason] = field(default_factory=list)  # keep-newest: spared by a delete rule
-    misses: list[tuple[str, DeleteRule]] = field(default_factory=list)  # delete rules that select it, unmet
-    parents: list[tuple[str, DependentKind]] = field(default_factory=list)
-
-
 class RepositoryPlanner:
     def __init__(
         self,
@@ -262,7 +250,13 @@ class RepositoryPlanner:
         self.warnings = warnings
         self.ordered = newest_first(repository.image_details)
         self.rank_by_tag = {tag: rank for rank, image in enumerate(self.ordered) for tag in image.image_tags}
-        self.states = {image.image_digest: ImageState(image) for image in self.ordered}
+        self.by_digest = {image.image_digest: image for image in self.ordered}
+        # What rules and guards find, per digest; lists exist only for images something applies to.
+        self.protections: defaultdict[str, list[Reason]] = defaultdict(list)
+        self.marks: defaultdict[str, list[tuple[Reason, bool]]] = defaultdict(list)  # (reason, archive?)
+        self.notes: defaultdict[str, list[Reason]] = defaultdict(list)  # keep-newest: spared by a delete rule
+        self.misses: defaultdict[str, list[tuple[str, DeleteRule]]] = defaultdict(list)  # selected, unmet
+        self.parents: defaultdict[str, list[tuple[str, DependentKind]]] = defaultdict(list)
 
     def plan(self) -> RepositoryPlan:
         for rule_index, rule in enumerate(self.policy.rules):
@@ -274,8 +268,9 @@ class RepositoryPlanner:
         self.apply_guards()
         self.link_dependents()
         actions: dict[str, tuple[Action, list[Reason]]] = {}
+        visiting: set[str] = set()
         for image in self.ordered:
-            self.decide(image.image_digest, actions, visiting=set())
+            self.decide(image.image_digest, actions, visiting)
         decisions = [decision(image, *actions[image.image_digest]) for image in self.ordered]
         removed = sum(1 for d in decisions if d.action != "keep")
         skipped = None
@@ -341,7 +336,7 @@ class RepositoryPlanner:
             selected = selected[: keep.newest]
         reason = Reason(kind="keep-rule", rule=name, detail=describe_keep(keep))
         for image in selected:
-            self.states[image.image_digest].protections.append(reason)
+            self.protections[image.image_digest].append(reason)
 
     def apply_delete(self, name: str, rule: DeleteRule) -> None:
         selected = self.select(rule, unknown_means=False)
@@ -350,13 +345,12 @@ class RepositoryPlanner:
             kind="keep-newest", rule=name, detail=f"one of the {rule.keep_newest} newest images this rule selects"
         )
         for rank, image in enumerate(selected):
-            state = self.states[image.image_digest]
             if not self.meets_conditions(rule, image):
-                state.misses.append((name, rule))
+                self.misses[image.image_digest].append((name, rule))
             elif rank < rule.keep_newest:
-                state.notes.append(spared)
+                self.notes[image.image_digest].append(spared)
             else:
-                state.marks.append(mark)
+                self.marks[image.image_digest].append(mark)
 
     def meets_conditions(self, rule: DeleteRule, image: ImageDetail) -> bool:
         return (
@@ -386,18 +380,17 @@ class RepositoryPlanner:
 
     def apply_guards(self) -> None:
         for image in self.ordered:
-            state = self.states[image.image_digest]
             usages = self.in_use.usages(self.name, image)
             if usages:
                 unique = sorted(set(usages), key=str)
                 shown = ", ".join(str(u) for u in unique[:MAX_USAGES_IN_DETAIL])
                 more = len(unique) - MAX_USAGES_IN_DETAIL
-                state.protections.append(
+                self.protections[image.image_digest].append(
                     Reason(kind="in-use", detail=shown + (f" and {more} more" if more > 0 else ""))
                 )
             age = self.now - image.image_pushed_at
             if not age > self.safety.min_age:
-                state.protections.append(
+                self.protections[image.image_digest].append(
                     Reason(
                         kind="min-age",
                         detail=f"pushed {humanize_age(age)} ago, within min_age {format_duration(self.safety.min_age)}",
@@ -415,17 +408,17 @@ class RepositoryPlanner:
                 unknown_indexes.append(image.image_digest)
                 continue
             for child in children:
-                if child in self.states and child != image.image_digest:
-                    self.states[child].parents.append((image.image_digest, "index-child"))
+                if child in self.by_digest and child != image.image_digest:
+                    self.parents[child].append((image.image_digest, "index-child"))
         for image in self.ordered:
             subject = image.subject_manifest_digest or cosign_subject(image.image_tags)
-            if subject and subject in self.states and subject != image.image_digest:
-                self.states[image.image_digest].parents.append((subject, "referrer"))
+            if subject and subject in self.by_digest and subject != image.image_digest:
+                self.parents[image.image_digest].append((subject, "referrer"))
         if unknown_indexes:
             listed = ", ".join(short(d) for d in unknown_indexes[:3])
             for image in self.ordered:
                 if not is_index(image, self.repository):
-                    self.states[image.image_digest].protections.append(
+                    self.protections[image.image_digest].append(
                         Reason(
                             kind="index-child",
                             detail=f"the snapshot lacks the manifest of index {listed}, so any image here "
@@ -438,51 +431,52 @@ class RepositoryPlanner:
     def decide(self, digest: str, actions: dict[str, tuple[Action, list[Reason]]], visiting: set[str]) -> Action:
         if digest in actions:
             return actions[digest][0]
-        state = self.states[digest]
         if digest in visiting:  # a reference cycle cannot come from a real registry; keep and say so
-            actions[digest] = (
-                "keep",
-                [Reason(kind="index-child", detail="manifest references form a cycle")],
-            )
+            actions[digest] = ("keep", [Reason(kind="index-child", detail="manifest references form a cycle")])
             return "keep"
-        visiting.add(digest)
-        protections = list(state.protections)
+        protections: list[Reason] = self.protections.get(digest, [])
+        marks = self.marks.get(digest, ())
         followed: list[Reason] = []
         removed_with: list[Action] = []
-        for parent, kind in state.parents:
-            parent_action = self.decide(parent, actions, visiting)
-            tags = self.states[parent].image.image_tags
-            label = f"{'index' if kind == 'index-child' else 'subject'} {short(parent)}"
-            label += f" ({', '.join(sorted(tags)[:3])})" if tags else ""
-            if parent_action == "keep":
-                protections.append(Reason(kind=kind, detail=f"{label} is kept"))
-            else:
-                verb = "archived" if parent_action == "archive" else "deleted"
-                followed.append(Reason(kind=kind, detail=f"goes with {label}, which is {verb}"))
-                removed_with.append(parent_action)
-        visiting.discard(digest)
-        marks = [reason for reason, _ in state.marks]
+        parents = self.parents.get(digest, ())
+        if parents:
+            visiting.add(digest)
+            protections = list(protections)
+            for parent, kind in parents:
+                parent_action = self.decide(parent, actions, visiting)
+                tags = self.by_digest[parent].image_tags
+                label = f"{'index' if kind == 'index-child' else 'subject'} {short(parent)}"
+                label += f" ({', '.join(sorted(tags)[:3])})" if tags else ""
+                if parent_action == "keep":
+                    protections.append(Reason(kind=kind, detail=f"{label} is kept"))
+                else:
+                    verb = "archived" if parent_action == "archive" else "deleted"
+                    followed.append(Reason(kind=kind, detail=f"goes with {label}, which is {verb}"))
+                    removed_with.append(parent_action)
+            visiting.discard(digest)
         action: Action = "keep"
         if not protections:
             if removed_with:
                 action = "archive" if "archive" in removed_with else "delete"
-            elif state.marks:
-                action = "archive" if all(archive for _, archive in state.marks) else "delete"
+            elif marks:
+                action = "archive" if all(archive for _, archive in marks) else "delete"
+        marked = [reason for reason, _ in marks]
         if action != "keep":
-            reasons = [*marks, *followed]
+            reasons = [*marked, *followed]
         else:
-            reasons = [*protections, *marks, *state.notes]
+            reasons = [*protections, *marked, *self.notes.get(digest, ())]
             if not reasons:
-                reasons = [self.no_delete_rule(state)]
+                reasons = [self.no_delete_rule(digest)]
         actions[digest] = (action, reasons)
         return action
 
-    def no_delete_rule(self, state: ImageState) -> Reason:
-        if not state.misses:
+    def no_delete_rule(self, digest: str) -> Reason:
+        misses = self.misses.get(digest)
+        if not misses:
             return Reason(kind="no-delete-rule", detail="no delete rule selects it")
-        rule, delete = state.misses[0]
-        why = self.unmet_condition(delete, state.image)
-        more = f" (and {len(state.misses) - 1} more rules)" if len(state.misses) > 1 else ""
+        rule, delete = misses[0]
+        why = self.unmet_condition(delete, self.by_digest[digest])
+        more = f" (and {len(misses) - 1} more rules)" if len(misses) > 1 else ""
         return Reason(kind="no-delete-rule", rule=rule, detail=f"no delete rule marks it: {why}{more}")
 
 
