@@ -10,6 +10,7 @@ import gc
 import hashlib
 import random
 import resource
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -164,22 +165,48 @@ def case(label: str, repositories: list[dict[str, Any]], references: int, config
     return per_image
 
 
-def main() -> None:
+def run_case(name: str) -> None:
     config = parse_config(RULES, "benchmark rules")
-    rules = sum(len(p.rules) for p in config.policies)
     rng = random.Random(42)
-    print(f"python {sys.version.split()[0]}, {rules} rules")
     shared = {"repositoryName": "shared", "imageDetails": [], "manifests": {}}
-    big = case("1 repository x 10,000", [repository("app", 10_000, rng), shared], 1_000, config)
-    many = case(
-        "100 repositories x 1,000",
-        [repository(f"team-{i // 10}/svc-{i}", 1_000, rng) for i in range(100)] + [shared],
-        1_000,
-        config,
-    )
-    print(f"time per image, 100k-image registry / 10k-image repository: {many / big:.2f} (1.00 = linear)")
+    if name == "big":
+        per_image = case("1 repository x 10,000", [repository("app", 10_000, rng), shared], 1_000, config)
+    else:
+        repositories = [repository(f"team-{i // 10}/svc-{i}", 1_000, rng) for i in range(100)]
+        per_image = case("100 repositories x 1,000", [*repositories, shared], 1_000, config)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"process peak RSS (whole run, including both registries in memory): {rss:.0f} MiB")
+    print(f"{'':<44} process peak RSS {rss:.0f} MiB (inputs, plan and interpreter)")
+    print(f"PER_IMAGE {per_image!r}")
+
+
+def main() -> None:
+    """Each case runs in its own process, so that its peak RSS is its own."""
+    if len(sys.argv) > 1:
+        run_case(sys.argv[1])
+        return
+    rules = sum(len(p.rules) for p in parse_config(RULES, "benchmark rules").policies)
+    print(f"python {sys.version.split()[0]}, {rules} rules, 1,000 in-use references")
+    per_image = {}
+    for name in ("big", "many"):
+        done = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True)
+        for line in done.stdout.splitlines():
+            if line.startswith("PER_IMAGE "):
+                per_image[name] = float(line.split()[1])
+            else:
+                print(line)
+    ratio = per_image["many"] / per_image["big"]
+    print(f"time per image, 100,000-image registry / 10,000-image repository: {ratio:.2f} (1.00 = linear)")
+    for module in ("ecr_retention.domain.planner", "ecr_retention.cli"):
+        print(f"cold import of {module}: {import_time(module) * 1000:.0f} ms (best of 5, interpreter start included)")
+
+
+def import_time(module: str) -> float:
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 if __name__ == "__main__":
