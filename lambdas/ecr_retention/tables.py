@@ -15,12 +15,14 @@ MAX_REASON_WIDTH = 100
 def human_bytes(size: int | None) -> str:
     if size is None:
         return "-"
+    if size < 1024:
+        return f"{size} B"
     value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    for unit in ("KiB", "MiB", "GiB"):
         value /= 1024
-    raise AssertionError("unreachable")
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+    return f"{value / 1024:.1f} TiB"
 
 
 def clip(text: str, width: int) -> str:
