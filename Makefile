@@ -35,6 +35,7 @@ synth: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/plan_bench.py
+	$(BIN)/python benchmarks/export_bench.py
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache

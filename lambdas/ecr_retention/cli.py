@@ -13,6 +13,7 @@ from ecr_retention.domain.errors import InputError
 
 # Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
 COMMAND_MODULES = (
+    "ecr_retention.commands.export",
     "ecr_retention.commands.plan",
     "ecr_retention.commands.validate",
     "ecr_retention.commands.lifecycle_preview",

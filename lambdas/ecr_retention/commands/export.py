@@ -1,0 +1,107 @@
+"""`ecr-retention export`: write the in-use manifest of one Kubernetes cluster to S3 or a file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory import ClusterName, manifest_key
+
+DEFAULT_PREFIX = "in-use/"
+EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "export",
+        help="export the images a Kubernetes cluster uses (the in-use manifest)",
+        description="List pods, workloads, ReplicaSets, Jobs and CronJobs in every namespace and write the "
+        "cluster's in-use manifest in one piece. In a pod it uses the service account; elsewhere the "
+        "kubeconfig (KUBECONFIG honoured). Exit 0 when written, 1 when any list or the upload failed "
+        "(nothing is written then), 2 on bad input.",
+    )
+    parser.add_argument("--cluster", required=True, help="cluster name, as listed in safety.clusters")
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)")
+    parser.add_argument("--context", help="kubeconfig context (default: the current context)")
+    destination = parser.add_mutually_exclusive_group(required=True)
+    destination.add_argument("--out", type=Path, help="write the manifest to this file")
+    destination.add_argument("--bucket", help="upload the manifest to s3://BUCKET/PREFIX<cluster>.json")
+    parser.add_argument("--prefix", help=f"key prefix in the bucket (default: {DEFAULT_PREFIX})")
+    parser.add_argument(
+        "--include-namespace",
+        action="append",
+        metavar="GLOB",
+        help="export only namespaces matching a glob; repeatable (default: every namespace)",
+    )
+    parser.add_argument(
+        "--exclude-namespace",
+        action="append",
+        metavar="GLOB",
+        default=[],
+        help="skip namespaces matching a glob; repeatable. Images used only there lose in-use protection",
+    )
+    parser.add_argument("--page-size", type=_positive_int, default=None, help="objects per list request")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here so that the other commands start without the Kubernetes client and boto3.
+    from ecr_retention.exporter.errors import ExportFailed
+    from ecr_retention.exporter.kube import DEFAULT_PAGE_SIZE, ClusterLister, connect
+    from ecr_retention.exporter.service import Destination, FileDestination, S3Destination, export_inventory
+    from ecr_retention.exporter.storage import new_s3_client
+    from ecr_retention.exporter.workloads import NamespaceFilter
+
+    cluster = _cluster_name(args.cluster)
+    namespaces = NamespaceFilter(include=tuple(args.include_namespace or ("*",)), exclude=tuple(args.exclude_namespace))
+    destination: Destination
+    if args.out is not None:
+        if args.prefix is not None:
+            raise InputError("--prefix applies to --bucket, not to --out")
+        destination = FileDestination(args.out)
+    else:
+        destination = S3Destination(args.bucket, _bucket_key(cluster, args.prefix), new_s3_client())
+    lister = ClusterLister(connect(args.kubeconfig, args.context), page_size=args.page_size or DEFAULT_PAGE_SIZE)
+    try:
+        summary = export_inventory(cluster, lister, destination, namespaces=namespaces)
+    except ExportFailed as error:
+        print(f"ecr-retention export: error: cluster {cluster}: {error}; nothing was written", file=sys.stderr)
+        return EXIT_FAILED
+    counts = ", ".join(f"{count} {plural}" for plural, count in summary.objects_by_kind.items())
+    print(f"cluster {cluster}: {len(summary.manifest.images)} image references from {counts}; wrote {destination}")
+    return EXIT_OK
+
+
+def _cluster_name(name: str) -> str:
+    try:
+        return TypeAdapter(ClusterName).validate_python(name)
+    except ValidationError:
+        raise InputError(
+            f"--cluster {name!r}: a cluster name is 1-100 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        ) from None
+
+
+def _bucket_key(cluster: str, prefix: str | None) -> str:
+    prefix = DEFAULT_PREFIX if prefix is None else prefix
+    # The pipeline reads `<prefix><cluster>.json`; a prefix without its slash would hide the manifest.
+    if prefix and not prefix.endswith("/"):
+        raise InputError(f"--prefix {prefix!r}: must end with '/' (or be empty)")
+    if prefix.startswith("/") or "//" in prefix:
+        raise InputError(f"--prefix {prefix!r}: an S3 key prefix has no leading or doubled '/'")
+    return manifest_key(cluster, prefix)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value

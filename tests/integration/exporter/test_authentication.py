@@ -1,0 +1,142 @@
+"""How the exporter authenticates: kubeconfig exec plugins (`aws eks get-token`), the in-cluster service
+account over TLS, and bad configuration reported as one line."""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import json
+import ssl
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from ecr_retention.cli import main
+from ecr_retention.domain.errors import InputError
+from ecr_retention.exporter.kube import ClusterLister, connect
+from ecr_retention.exporter.workloads import POD
+from tests.integration.exporter.fake_apiserver import LOOPBACK, FakeApiServer, FakeCluster
+
+# What `aws eks get-token` prints; a kubeconfig from `aws eks update-kubeconfig` runs it as an exec plugin.
+EXEC_CREDENTIAL = {
+    "kind": "ExecCredential",
+    "apiVersion": "client.authentication.k8s.io/v1beta1",
+    "spec": {},
+    "status": {"expirationTimestamp": "2099-01-01T00:00:00Z", "token": "k8s-aws-v1.exec-token"},
+}
+
+
+def pod_names(api_client: Any) -> list[str]:
+    return ClusterLister(api_client).list_all(POD, lambda item: item["metadata"]["name"])
+
+
+def test_exec_plugin_token_is_sent(cluster: FakeCluster, make_kubeconfig: Any) -> None:
+    exec_plugin = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": sys.executable,
+            "args": ["-c", f"print({json.dumps(json.dumps(EXEC_CREDENTIAL))})"],
+        }
+    }
+    with FakeApiServer(cluster, token="k8s-aws-v1.exec-token") as server:
+        api_client = connect(str(make_kubeconfig(server.url, user=exec_plugin)))
+
+        assert len(pod_names(api_client)) == 9
+
+
+def test_context_option_selects_the_cluster(
+    cluster: FakeCluster, api_server: FakeApiServer, tmp_path: Path, make_kubeconfig: Any
+) -> None:
+    kubeconfig = make_kubeconfig(api_server.url)
+    document = yaml.safe_load(kubeconfig.read_text())
+    document["clusters"].append({"name": "elsewhere", "cluster": {"server": "http://127.0.0.1:9"}})
+    document["contexts"].append({"name": "elsewhere", "context": {"cluster": "elsewhere", "user": "exporter"}})
+    document["current-context"] = "elsewhere"
+    kubeconfig.write_text(json.dumps(document))
+
+    assert len(pod_names(connect(str(kubeconfig), "fake"))) == 9
+
+
+@pytest.fixture
+def tls_server(cluster: FakeCluster, tmp_path: Path) -> Iterator[tuple[FakeApiServer, Path]]:
+    """The fake API server over HTTPS with a self-signed certificate for 127.0.0.1, and that CA file."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(LOOPBACK))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = tmp_path / "apiserver.crt", tmp_path / "apiserver.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    with FakeApiServer(cluster, token="service-account-token", tls_context=context) as server:
+        yield server, cert_file
+
+
+def test_in_cluster_service_account_token_and_ca(tls_server: tuple[FakeApiServer, Path], tmp_path: Path) -> None:
+    server, ca_file = tls_server
+    service_account = tmp_path / "serviceaccount"
+    service_account.mkdir()
+    (service_account / "token").write_text("service-account-token")
+    (service_account / "ca.crt").write_bytes(ca_file.read_bytes())
+    environ = {"KUBERNETES_SERVICE_HOST": LOOPBACK, "KUBERNETES_SERVICE_PORT": str(server.port)}
+
+    api_client = connect(environ=environ, service_account_dir=service_account)
+
+    assert api_client.configuration.host == server.url
+    assert len(pod_names(api_client)) == 9
+
+
+def test_in_cluster_without_token_is_bad_input(tmp_path: Path) -> None:
+    environ = {"KUBERNETES_SERVICE_HOST": LOOPBACK, "KUBERNETES_SERVICE_PORT": "443"}
+
+    with pytest.raises(InputError, match=r"^in-cluster service account \(.*\): Service token file does not exist"):
+        connect(environ=environ, service_account_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("contents", "message"),
+    [
+        (None, "no such file"),
+        ("clusters: [", "while parsing a flow node"),
+        ("apiVersion: v1\nkind: Config\ncontexts: []\n", "Expected key current-context"),
+    ],
+    ids=["missing", "not yaml", "no context"],
+)
+def test_unusable_kubeconfig_exits_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], contents: str | None, message: str
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    if contents is not None:
+        kubeconfig.write_text(contents)
+
+    code = main(["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "m.json")])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"ecr-retention export: error: kubeconfig {kubeconfig}: ")
+    assert message in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "m.json").exists()
