@@ -15,6 +15,8 @@ DEFAULT_RULES_FILE = "retention.yaml"
 
 # Object key layout of the inventory bucket, shared with the exporter and the pruner.
 IN_USE_PREFIX = "in-use/"
+# The session tag EKS Pod Identity sets to the cluster's name; the exporter writes in-use/<that name>.json.
+EKS_CLUSTER_NAME_TAG = "eks-cluster-name"
 REPORTS_PREFIX = "reports/"
 ACCESS_LOGS_PREFIX = "inventory-bucket/"
 

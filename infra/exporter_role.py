@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from typing import cast
-
-from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -13,7 +10,7 @@ from infra import constants
 
 
 class ExporterRole(Construct):
-    """Writes `in-use/<cluster>.json` and nothing else: no read, no delete, no other prefix.
+    """Writes `in-use/<EKS cluster name>.json` and nothing else: no read, no delete, no other key.
 
     One role serves every cluster; each cluster gets its own Pod Identity association to it.
     """
@@ -39,16 +36,9 @@ class ExporterRole(Construct):
             assumed_by=pod_identity,
             description="ecr-retention exporter: writes the in-use manifest of its cluster",
         )
-        manifest_keys = inventory_bucket.arn_for_objects(f"{constants.IN_USE_PREFIX}*")
-        self.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[manifest_keys]))
-
-        bucket_resource = cast(s3.CfnBucket, inventory_bucket.node.default_child)
-        bucket_logical_id = Stack.of(self).resolve(bucket_resource.logical_id)
-        Validations.of(self.role).acknowledge(
-            Acknowledgment(
-                # cdk-nag names the finding after the rendered ARN; only the key under in-use/ varies.
-                id=f"AwsSolutions-IAM5[Resource::<{bucket_logical_id}.Arn>/{constants.IN_USE_PREFIX}*]",
-                reason="Each cluster writes in-use/<cluster>.json and clusters come and go without a "
-                "redeploy; the wildcard is limited to that prefix and to s3:PutObject.",
-            )
+        # Pod Identity tags each session with the EKS cluster's name: a cluster can write its own manifest
+        # and no other, so a compromised cluster cannot hide what another cluster runs.
+        own_manifest = inventory_bucket.arn_for_objects(
+            constants.IN_USE_PREFIX + "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}.json"
         )
+        self.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[own_manifest]))

@@ -13,11 +13,11 @@ from ecr_retention.domain.errors import InputError
 
 # Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
 COMMAND_MODULES = (
-    "ecr_retention.commands.export",
     "ecr_retention.commands.plan",
     "ecr_retention.commands.validate",
     "ecr_retention.commands.lifecycle_preview",
     "ecr_retention.commands.doctor",
+    "ecr_retention.commands.export",
 )
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2

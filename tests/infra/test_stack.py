@@ -181,7 +181,15 @@ def test_exporter_role_may_only_put_objects_under_in_use(
             {
                 "Effect": "Allow",
                 "Action": "s3:PutObject",
-                "Resource": {"Fn::Join": ["", [{"Fn::GetAtt": [inventory_bucket_id, "Arn"]}, "/in-use/*"]]},
+                "Resource": {
+                    "Fn::Join": [
+                        "",
+                        [
+                            {"Fn::GetAtt": [inventory_bucket_id, "Arn"]},
+                            "/in-use/${aws:PrincipalTag/eks-cluster-name}.json",
+                        ],
+                    ]
+                },
             }
         ]
     ]
