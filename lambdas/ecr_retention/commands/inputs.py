@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -10,7 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.errors import InputError, describe_validation_error
+from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.inventory import InUseManifest, Inventory
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
@@ -30,11 +29,7 @@ def read_text(path: str | Path) -> str:
 
 
 def read_json(path: str | Path) -> Any:
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
+    return parse_json(read_text(path), str(path))
 
 
 def validate_as(model: type[Model], data: Any, source: str | Path) -> Model:

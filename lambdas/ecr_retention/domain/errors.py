@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import types
 import typing
 from typing import Any
@@ -12,6 +13,13 @@ from pydantic import BaseModel, ValidationError
 
 class InputError(ValueError):
     """Input that a user must fix: a rules file, a snapshot, a manifest, an event, a CLI argument."""
+
+
+def parse_json(text: str, source: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise InputError(f"{source}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
 
 
 def format_location(loc: tuple[int | str, ...]) -> str:

@@ -10,7 +10,6 @@ child of an image index that is still present is never acted on in the same eval
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from ecr_retention.domain.errors import InputError, format_location
+from ecr_retention.domain.errors import InputError, format_location, parse_json
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.timestamps import UtcDatetime
 
@@ -248,10 +247,7 @@ def parse_policy(text: str, source: str = "policy") -> LifecyclePolicy:
         raise InputError(
             f"{source}: the policy text is {len(text)} characters; ECR accepts {MIN_POLICY_TEXT} to {MAX_POLICY_TEXT}"
         )
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{source}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
+    data = parse_json(text, source)
     if not isinstance(data, dict):
         raise InputError(f'{source}: a lifecycle policy is a JSON object {{"rules": [...]}}')
     try:
@@ -262,10 +258,7 @@ def parse_policy(text: str, source: str = "policy") -> LifecyclePolicy:
 
 def parse_policy_document(text: str, source: str = "policy") -> PolicyDocument:
     """A raw policy, or `aws ecr get-lifecycle-policy` output whose `lifecyclePolicyText` holds one."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{source}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
+    data = parse_json(text, source)
     if isinstance(data, dict) and "lifecyclePolicyText" in data:
         inner = data["lifecyclePolicyText"]
         if not isinstance(inner, str):
