@@ -273,3 +273,35 @@ def test_pipeline_entry_point_turns_an_unreadable_policy_into_a_finding() -> Non
 def test_findings_are_ordered_errors_first() -> None:
     severities = [f.severity for f in run(INCIDENT, INCIDENT_IMAGES).findings]
     assert severities == sorted(severities, key=["error", "warning", "info"].index)
+
+
+def test_count_reduced_fix_also_counts_protected_images_just_beyond_the_window() -> None:
+    """rule 3 keeps 1 but `latest` holds the slot; `dev` is next in line, so the fix must reach 3, not 2."""
+    pol = policy(rule(1, count(1, "latest")), rule(2, count(1, "dev")), rule(3, count(1, "*.*")))
+    images = repo(
+        image("a", "1.0.5", "latest", age=1 * DAY),
+        image("b", "1.0.4", "dev", age=2 * DAY),
+        image("c", "1.0.3", age=3 * DAY),
+        image("d", "1.0.2", age=4 * DAY),
+    )
+    [reduced] = findings(run(pol, images), "count-reduced")
+    assert "raise countNumber to 3" in reduced.fix
+    assert reduced.fix_policy is not None
+    fixed = parse_policy(json.dumps(reduced.fix_policy, indent=2))
+    evaluation = evaluate(fixed, images, NOW)
+    assert set(evaluation.verdicts) == {digest("d")}  # 1.0.3 is rule 3's one own image, kept
+
+
+def test_in_use_referrer_removed_with_its_subject_is_fixed_by_protecting_the_subject() -> None:
+    images = repo(
+        image("a", "v2", age=1 * DAY),
+        image("b", "v1", age=5 * DAY),
+        image("sig", "sig-1", subject="b", age=5 * DAY),
+    )
+    inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app:sig-1", None)),))
+    [finding] = findings(run(policy(rule(1, count(1, "v*"))), images, inventory=inventory), "expires-in-use")
+    assert finding.image_digest == digest("sig")
+    assert finding.fix_policy is not None
+    assert finding.fix_policy["rules"][0]["selection"]["tagPatternList"] == ["v1"]
+    fixed = parse_policy(json.dumps(finding.fix_policy, indent=2))
+    assert evaluate(fixed, images, NOW).action_of(digest("sig")) is None

@@ -473,3 +473,10 @@ def test_preview_lists_results_by_priority_then_oldest_first() -> None:
 )
 def test_pattern_inclusion_is_sound(outer: str, inner: str, included: bool) -> None:
     assert pattern_includes(outer, inner) is included
+
+
+def test_age_rule_with_a_count_number_beyond_any_date_range_acts_on_nothing() -> None:
+    """countNumber has no documented maximum; one too large for a timedelta must not crash."""
+    repo = images(image("A", "x", age=400 * DAY))
+    for days in (999_999_999, 1_000_000_000, 10**40):
+        assert acted(policy(rule(1, since(days, "any"))), repo) == {}

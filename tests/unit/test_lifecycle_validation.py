@@ -255,3 +255,8 @@ def test_get_lifecycle_policy_output_with_an_invalid_policy_names_the_inner_text
     inner = json.dumps({"rules": [rule(0)]})
     with pytest.raises(InputError, match=r"policy.json: lifecyclePolicyText: rule 0 \(rules\[0\]\): rulePriority"):
         parse_policy_document(json.dumps({"lifecyclePolicyText": inner}), "policy.json")
+
+
+def test_boolean_rule_priority_is_not_named_as_a_rule() -> None:
+    message = error_of(rule(True))  # type: ignore[arg-type]
+    assert "policy.json: rules[0]: rulePriority: True: input should be a valid integer" in message

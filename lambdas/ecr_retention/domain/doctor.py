@@ -227,14 +227,16 @@ class Doctor:
                 f"cluster {w.cluster}, namespace {w.namespace}, {w.workload} ({w.source})" for w in workloads[:3]
             ) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
             verb = _removes(action)
-            if image.image_tags:
+            target = self._acted_image(image)  # a referrer goes with its subject: protect the subject
+            if target.image_tags:
+                which = "this image" if target is image else f"its subject {describe_image(target)}"
                 fix = (
-                    f"add a higher-priority rule that selects this image by its tag, so that no later rule can "
+                    f"add a higher-priority rule that selects {which} by its tag, so that no later rule can "
                     f"{verb} it (policy below). Native rules cannot see clusters: a durable fix is to drop the "
                     f"rule and let ecr-retention prune this repository, which keeps in-use images"
                 )
-                used_tags = [t for t in image.image_tags if (self.repository_name, t) in self.in_use.by_tag]
-                fix_policy = with_keep_rules(self.policy, used_tags or [protective_tag(image)])
+                used_tags = [t for t in target.image_tags if (self.repository_name, t) in self.in_use.by_tag]
+                fix_policy = with_keep_rules(self.policy, used_tags or [protective_tag(target)])
             else:
                 fix = (
                     "an untagged image cannot be protected by a native rule: tag deployed images (ecr-retention "
@@ -270,6 +272,7 @@ class Doctor:
             keeps = [r for r in found.reasons if r.kind == "keep-rule"]
             if not keeps:
                 continue
+            target = self._acted_image(image)  # a referrer goes with its subject: protect the subject
             rules = ", ".join(dict.fromkeys(r.rule or r.detail for r in keeps))
             self.findings.append(
                 Finding(
@@ -282,14 +285,14 @@ class Doctor:
                     fix=(
                         "protect the image's tag with a higher-priority keep-1 rule (policy below), or drop the "
                         "native rule and let ecr-retention apply the rules file"
-                        if image.image_tags
+                        if target.image_tags
                         else "an untagged image cannot be protected by a native rule; drop the native rule "
                         "and let ecr-retention apply the rules file"
                     ),
                     rule_priority=self._priority_for(image),
                     image_digest=image.image_digest,
                     image_tags=image.image_tags,
-                    fix_policy=with_keep_rules(self.policy, [protective_tag(image)]) if image.image_tags else None,
+                    fix_policy=with_keep_rules(self.policy, [protective_tag(target)]) if target.image_tags else None,
                 )
             )
 
@@ -404,6 +407,18 @@ class Doctor:
             )
             own = number - len(blocked)
             acted = rule_evaluation.acted
+            # Images it can never act on may also sit just beyond the window: count up to its number-th own image.
+            never = {image.image_digest for image, _ in blocked} | {
+                image.image_digest
+                for image in (
+                    *rule_evaluation.already_acted,
+                    *(image for image, _ in rule_evaluation.claimed),
+                    *rule_evaluation.index_children,
+                )
+            }
+            own_ranks = [n + 1 for n, image in enumerate(rule_evaluation.selected) if image.image_digest not in never]
+            selected = len(rule_evaluation.selected)
+            raised = own_ranks[number - 1] if len(own_ranks) >= number else max(selected, number + len(blocked))
             consequence = (
                 f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only {own} "
                 f"of its own images are kept"
@@ -419,11 +434,11 @@ class Doctor:
                         f"taken by images it can never act on: {taken}. Protected images still occupy a lower rule's count{consequence}"
                     ),
                     fix=(
-                        f"to keep {number} images of its own, raise countNumber to {number + len(blocked)} "
-                        f"(one more per protected image, e.g. per mutable tag with a keep-1 rule; policy below)"
+                        f"to keep {number} images of its own, raise countNumber to {raised} "
+                        f"(one more per protected image it ranks, e.g. per mutable tag with a keep-1 rule; policy below)"
                     ),
                     rule_priority=rule.rule_priority,
-                    fix_policy=with_count(self.policy, rule.rule_priority, number + len(blocked)),
+                    fix_policy=with_count(self.policy, rule.rule_priority, raised),
                 )
             )
 
@@ -531,6 +546,14 @@ class Doctor:
                         rule_priority=rule.rule_priority,
                     )
                 )
+
+    def _acted_image(self, image: ImageDetail) -> ImageDetail:
+        """The image a rule acts on to remove `image`: itself, or the subject a referrer goes with."""
+        digest = image.image_digest
+        while digest in self.evaluation.cascaded:
+            digest = self.evaluation.cascaded[digest]
+        verdict = self.evaluation.verdicts.get(digest)
+        return verdict.image if verdict else image
 
     def _priority_for(self, image: ImageDetail) -> int | None:
         digest = image.image_digest

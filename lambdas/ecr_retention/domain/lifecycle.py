@@ -234,7 +234,7 @@ def _describe_policy_error(error: ValidationError, data: Any) -> str:
         rules = data.get("rules") if isinstance(data, dict) else None
         raw = rules[loc[1]] if isinstance(rules, list) and loc[1] < len(rules) else None
         priority = raw.get("rulePriority") if isinstance(raw, dict) else None
-        name = f"rule {priority} (rules[{loc[1]}])" if isinstance(priority, int) else f"rules[{loc[1]}]"
+        name = f"rule {priority} (rules[{loc[1]}])" if type(priority) is int else f"rules[{loc[1]}]"
         rest = format_location(loc[2:]) if len(loc) > 2 else ""
         return f"{name}: {rest}: {message}" if rest else f"{name}: {message}"
     where = format_location(loc)
@@ -359,7 +359,8 @@ def age_reference(image: ImageDetail, count_type: CountType) -> datetime | None:
 
 def is_older_than(moment: datetime | None, days: int, now: datetime) -> bool:
     """Strictly more than `days` exact 24-hour periods before `now` (house convention)."""
-    return moment is not None and now - moment > days * DAY
+    # No datetime is more than timedelta.max before another, and `days * DAY` would overflow past it.
+    return moment is not None and days <= timedelta.max.days and now - moment > days * DAY
 
 
 def rank(images: Iterable[ImageDetail]) -> list[ImageDetail]:
