@@ -131,6 +131,7 @@ def bad_input(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
             "repositories[0].repositoryName",
         ),
         (lambda w: w["snapshot"].write_text("{not json"), "invalid JSON (line 1"),
+        (lambda w: w["snapshot"].write_text("[" * 100_000), "nested too deeply"),
         (lambda w: (w["manifests"] / "prod.json").write_text('{"schemaVersion": 2}'), "prod.json: schemaVersion"),
         (lambda w: (w["manifests"] / "prod.json").write_bytes(b"\xff\xfe"), "prod.json: cannot read"),
         (lambda w: w["config"].unlink(), "retention.yaml: no such file"),
@@ -151,6 +152,7 @@ def test_bad_input_gets_one_line_naming_file_and_field_and_exit_2(
     [
         (["--now", "yesterday"], "--now: invalid timestamp 'yesterday'"),
         (["--now", "2026-11-30T06:00:00"], "--now: timestamp '2026-11-30T06:00:00' has no UTC offset"),
+        (["--now", "0001-01-01T00:00:00+01:00"], "is out of range"),
     ],
 )
 def test_bad_now_gets_one_line_and_exit_2(

@@ -67,3 +67,9 @@ def test_index_manifest_children_must_name_digests() -> None:
     bad = {"repositoryName": "app", "manifests": {DIGEST: {"manifests": [{"size": 1}]}}}
     with pytest.raises(ValidationError, match="must be a list of objects with a digest"):
         Snapshot.model_validate({"repositories": [bad]})
+
+
+@pytest.mark.parametrize("pushed", [1e20, -1e20, "0001-01-01T00:00:00+01:00"])
+def test_timestamps_out_of_range_are_a_validation_error_not_a_crash(pushed: object) -> None:
+    with pytest.raises(ValidationError, match="out of range"):
+        detail(imagePushedAt=pushed)

@@ -20,6 +20,8 @@ def parse_json(text: str, source: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise InputError(f"{source}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
+    except RecursionError:
+        raise InputError(f"{source}: JSON nested too deeply to read") from None
 
 
 def format_location(loc: tuple[int | str, ...]) -> str:

@@ -14,7 +14,10 @@ def parse_timestamp(value: Any) -> datetime:
     elif isinstance(value, bool):
         raise ValueError(f"invalid timestamp {value!r}")
     elif isinstance(value, int | float):
-        parsed = datetime.fromtimestamp(value, tz=UTC)
+        try:
+            parsed = datetime.fromtimestamp(value, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"timestamp {value!r} is out of range") from None
     elif isinstance(value, str):
         text = value.strip()
         try:
@@ -25,7 +28,10 @@ def parse_timestamp(value: Any) -> datetime:
         raise ValueError(f"invalid timestamp {value!r}: expected ISO 8601 or epoch seconds")
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         raise ValueError(f"timestamp {value!r} has no UTC offset; add one, such as Z or +00:00")
-    return parsed.astimezone(UTC)
+    try:
+        return parsed.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"timestamp {value!r} is out of range") from None
 
 
 def format_timestamp(value: datetime) -> str:
