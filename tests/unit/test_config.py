@@ -142,3 +142,12 @@ def test_durations_parse_and_format(text: str, expected: timedelta) -> None:
 def test_invalid_durations_are_rejected(text: str) -> None:
     with pytest.raises(ValueError, match="duration"):
         parse_duration(text)
+
+
+def test_a_string_where_a_list_belongs_is_named_in_words_a_user_knows() -> None:
+    text = rules_file("- delete: {untagged: true}").replace("repositories: [app]", "repositories: app")
+    assert error_of(text) == "retention.yaml: policies[0].repositories: should be a list, not a string"
+
+
+def test_null_where_an_object_belongs_is_named() -> None:
+    assert "policies[0].rules[0]: should be an object, not null" in error_of(rules_file("- null"))

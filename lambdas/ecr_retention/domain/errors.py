@@ -63,6 +63,21 @@ def _unwrap(annotation: Any) -> Any:
     return annotation
 
 
+def _json_type(value: Any) -> str:
+    """What a JSON or YAML reader would call the value's type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
 def describe_validation_error(error: ValidationError, model: type[BaseModel] | None = None) -> str:
     every = error.errors(include_url=False)
     # A failed item also fails its container's length check; report the item, not the echo.
@@ -86,6 +101,10 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel] | N
             message = "unknown key"
     elif kind == "missing":
         message = "required but missing"
+    elif kind in ("tuple_type", "list_type"):
+        message = f"should be a list, not {_json_type(first.get('input'))}"
+    elif kind in ("model_type", "dict_type", "model_attributes_type"):
+        message = f"should be an object, not {_json_type(first.get('input'))}"
     elif kind == "literal_error" and loc == ("version",):
         message = f"unsupported version {first.get('input')!r}; this release reads version 1"
     elif kind == "greater_than_equal" or kind == "greater_than":
