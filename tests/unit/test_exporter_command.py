@@ -17,6 +17,9 @@ from ecr_retention.cli import main
         (["--cluster", "prod", "--bucket", "b", "--prefix", "/in-use/"], "no leading or doubled '/'"),
         (["--cluster", "prod", "--out", "m.json", "--prefix", "in-use/"], "--prefix applies to --bucket"),
         (["--cluster", "prod", "--out", "m.json", "--kubeconfig", "absent"], "kubeconfig absent: no such file"),
+        (["--cluster", "prod", "--bucket", "s3://inventory"], "--bucket 's3://inventory': not a bucket name"),
+        (["--cluster", "prod", "--bucket", "my inventory"], "--bucket 'my inventory': not a bucket name"),
+        (["--cluster", "prod", "--bucket", ""], "--bucket '': not a bucket name"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import ClusterName, manifest_key
 
 DEFAULT_PREFIX = "in-use/"
+_BUCKET_NAME = re.compile(r"[a-zA-Z0-9._-]{1,255}")
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--prefix applies to --bucket, not to --out")
         destination = FileDestination(args.out)
     else:
-        destination = S3Destination(args.bucket, _bucket_key(cluster, args.prefix), new_s3_client())
+        destination = S3Destination(_bucket_name(args.bucket), _bucket_key(cluster, args.prefix), new_s3_client())
     lister = ClusterLister(connect(args.kubeconfig, args.context), page_size=args.page_size or DEFAULT_PAGE_SIZE)
     try:
         summary = export_inventory(cluster, lister, destination, namespaces=namespaces)
@@ -85,6 +87,13 @@ def _cluster_name(name: str) -> str:
             f"--cluster {name!r}: a cluster name is 1-100 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
         ) from None
+
+
+def _bucket_name(bucket: str) -> str:
+    # What botocore accepts as a plain bucket name; a URL or ARN would otherwise fail only after every list.
+    if not _BUCKET_NAME.fullmatch(bucket):
+        raise InputError(f"--bucket {bucket!r}: not a bucket name (letters, digits, '.', '-', '_'; no s3:// or ARN)")
+    return bucket
 
 
 def _bucket_key(cluster: str, prefix: str | None) -> str:

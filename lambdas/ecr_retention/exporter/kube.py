@@ -10,6 +10,7 @@ needs a handful of fields per object, and the models cost seconds of import and 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -85,6 +86,10 @@ def _load_service_account(configuration: Any, environ: Mapping[str, str], direct
 def _load_kubeconfig(configuration: Any, path: str, context: str | None) -> None:
     if not any(Path(part).expanduser().is_file() for part in path.split(os.pathsep) if part):
         raise InputError(f"kubeconfig {path}: no such file")
+    # The client only logs (on the root logger) an exec plugin that fails, and goes on without credentials.
+    exec_errors = _ErrorRecords()
+    root_logger = logging.getLogger()
+    root_logger.addHandler(exec_errors)
     try:
         # A path list (`a:b`) is merged as kubectl does; the client expands `~` in each path.
         config.load_kube_config(  # type: ignore[no-untyped-call]
@@ -95,6 +100,21 @@ def _load_kubeconfig(configuration: Any, path: str, context: str | None) -> None
         )
     except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as error:
         raise InputError(f"kubeconfig {path}: {_one_line(str(error))}") from None
+    except (TypeError, AttributeError):  # the client indexes into whatever YAML it was given
+        raise InputError(f"kubeconfig {path}: not a kubeconfig: an entry has the wrong type") from None
+    finally:
+        root_logger.removeHandler(exec_errors)
+    if exec_errors.messages:
+        raise InputError(f"kubeconfig {path}: exec plugin failed: {_one_line(exec_errors.messages[0])}")
+
+
+class _ErrorRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
 
 
 def in_cluster(environ: Mapping[str, str]) -> bool:
@@ -178,7 +198,8 @@ class ClusterLister:
             page: Any = json.loads(body)
         except ValueError as error:
             raise ExportFailed(f"listing {resource.plural} failed: the response is not JSON: {error}") from None
-        items = page.get("items") or [] if isinstance(page, dict) else None  # an empty list may come as null
+        # An empty list may come as null; an answer without `items` is not a list at all.
+        items = page.get("items") or [] if isinstance(page, dict) and "items" in page else None
         if not isinstance(items, list):
             raise ExportFailed(f"listing {resource.plural} failed: the response is not a {resource.kind}List")
         return {**page, "items": items}

@@ -7,6 +7,7 @@ import datetime as dt
 import ipaddress
 import json
 import ssl
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,8 +123,15 @@ def test_in_cluster_without_token_is_bad_input(tmp_path: Path) -> None:
         (None, "no such file"),
         ("clusters: [", "while parsing a flow node"),
         ("apiVersion: v1\nkind: Config\ncontexts: []\n", "Expected key current-context"),
+        ("- a list, not a mapping\n", "not a kubeconfig"),
+        (
+            "clusters: [{name: f, cluster: {server: 'http://127.0.0.1:9'}}]\n"
+            "contexts: [{name: f, context: {cluster: f, user: u}}]\ncurrent-context: f\n"
+            "users: [{name: u, user: a-string}]\n",
+            "not a kubeconfig",
+        ),
     ],
-    ids=["missing", "not yaml", "no context"],
+    ids=["missing", "not yaml", "no context", "a list", "user is a string"],
 )
 def test_unusable_kubeconfig_exits_2_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], contents: str | None, message: str
@@ -140,3 +148,30 @@ def test_unusable_kubeconfig_exits_2_with_one_line(
     assert message in err
     assert err.count("\n") == 1
     assert not (tmp_path / "m.json").exists()
+
+
+def test_failing_exec_plugin_exits_2_with_one_line(
+    api_server: FakeApiServer, make_kubeconfig: Any, tmp_path: Path
+) -> None:
+    """The client only logs a failed exec plugin and goes on without credentials; the run must stop there."""
+    missing_command = tmp_path / "no-such-aws"
+    exec_plugin = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(missing_command)}}
+    kubeconfig = make_kubeconfig(api_server.url, user=exec_plugin)
+    out = tmp_path / "m.json"
+
+    # A process of its own: the failure showed as a root-logger line that pytest's log capture would hide.
+    command = ["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), "--out", str(out)]
+    result = subprocess.run(
+        [sys.executable, "-m", "ecr_retention", *command],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"ecr-retention export: error: kubeconfig {kubeconfig}: exec plugin failed: ")
+    assert str(missing_command) in result.stderr
+    assert result.stderr.count("\n") == 1
+    assert api_server.requests == []  # no list was sent without credentials
+    assert not out.exists()

@@ -103,9 +103,10 @@ class TestRealisticCluster:
     ) -> None:
         api_server.inject("pods", Fault(410, page=3))
 
-        export_to_bucket(kubeconfig, s3)
+        summary = export_to_bucket(kubeconfig, s3)
 
-        assert stored_manifest(s3)["images"] == EXPECTED_IMAGES  # nothing lost, nothing counted twice
+        assert stored_manifest(s3)["images"] == EXPECTED_IMAGES  # nothing lost
+        assert summary.objects_by_kind["pods"] == 9  # nothing counted twice: equal entries would merge unseen
         first_pages = [page for page in api_server.requested_pages("pods") if "continue" not in page]
         assert len(first_pages) == 2
 
@@ -197,6 +198,26 @@ class TestEveryFailureStoresNothing:
         assert err.endswith("; nothing was written\n")
         assert err.count("\n") == 1
         assert s3.get_object(Bucket=BUCKET, Key=KEY)["Body"].read() == previous
+
+    def test_ok_answer_that_is_not_a_list_uploads_nothing(
+        self, kubeconfig: Path, s3: Any, api_server: FakeApiServer, stored_keys: Callable[[], list[str]]
+    ) -> None:
+        """A 200 without `items` (a proxy's or another server's JSON) is no evidence of an empty kind."""
+        answer = api_server.answer
+        not_a_list = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Success", "code": 200}).encode()
+
+        def answer_daemonsets_with_a_status(
+            path: str, query: dict[str, str], authorization: str | None
+        ) -> tuple[int, dict[str, str], bytes]:
+            if path == "/apis/apps/v1/daemonsets":
+                return 200, {}, not_a_list
+            return answer(path, query, authorization)
+
+        api_server.answer = answer_daemonsets_with_a_status  # type: ignore[method-assign]
+
+        with pytest.raises(ExportFailed, match=r"^listing daemonsets failed: the response is not a DaemonSetList$"):
+            export_to_bucket(kubeconfig, s3)
+        assert stored_keys() == []
 
     def test_wrong_token_uploads_nothing(
         self, api_server: FakeApiServer, make_kubeconfig: Any, s3: Any, stored_keys: Callable[[], list[str]]
