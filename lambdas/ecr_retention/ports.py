@@ -1,0 +1,131 @@
+"""What the services need from the outside world, as Protocols. Adapters in `aws/` implement them with
+boto3; tests hand in in-memory fakes (tests/support/fakes.py) or the real adapters against moto."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ecr_retention.domain.registry import ImageDetail
+
+
+class RepositoryGone(Exception):
+    """The repository does not exist (any more): deleted between listing and evaluation."""
+
+
+@dataclass(frozen=True)
+class ImageFailure:
+    """One image a batch call did not act on. `code` is ECR's failureCode (ImageReferencedByManifestList, ...)
+    or, when the whole call failed after its retries, the error code of the call (ThrottlingException, ...)."""
+
+    image_digest: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What a delete or archive call did, image by image. Nothing is counted as done unless ECR said so."""
+
+    done: tuple[str, ...] = ()  # digests ECR confirmed deleted (or archived)
+    already_gone: tuple[str, ...] = ()  # ImageNotFound: absent before this call
+    failed: tuple[ImageFailure, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImageManifest:
+    """A manifest exactly as ECR returned it: `text` is byte-for-byte what PutImage must send back."""
+
+    image_digest: str
+    media_type: str
+    text: str
+
+
+TagStatus = Literal["tagged", "already-tagged", "immutable", "failed"]
+
+
+@dataclass(frozen=True)
+class TagOutcome:
+    status: TagStatus
+    detail: str = ""
+
+
+class Registry(Protocol):
+    """One ECR registry (an account in a region)."""
+
+    @property
+    def registry_id(self) -> str: ...
+
+    @property
+    def region(self) -> str: ...
+
+    def repository_names(self) -> list[str]:
+        """Every repository of the registry (DescribeRepositories, all pages)."""
+        ...
+
+    def describe_images(self, repository: str) -> list[ImageDetail]:
+        """Every image of a repository in any storage status (DescribeImages, all pages of 1,000).
+        Raises RepositoryGone."""
+        ...
+
+    def describe_image_ids(self, repository: str, digests: Sequence[str]) -> dict[str, ImageDetail]:
+        """Re-read these images now (DescribeImages by imageIds, 100 a call); a digest that no longer exists
+        is absent from the result. Raises RepositoryGone."""
+        ...
+
+    def get_manifests(
+        self, repository: str, digests: Sequence[str], media_types: Sequence[str]
+    ) -> dict[str, ImageManifest]:
+        """BatchGetImage (100 ids a call) with these accepted media types; a digest ECR cannot return is
+        absent. Every call counts as a pull, so callers ask only for what they do not have cached."""
+        ...
+
+    def lifecycle_policy(self, repository: str) -> str | None:
+        """The repository's native lifecycle policy text, or None when it has none."""
+        ...
+
+    def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        """BatchDeleteImage by digest, in the given order, 100 a call. When a call fails after its retries,
+        that call's images and every later one are failed and nothing further is attempted."""
+        ...
+
+    def archive_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        """UpdateImageStorageClass to ARCHIVE, one image a call (ECR has no batch form); same failure rule."""
+        ...
+
+    def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:
+        """PutImage with the byte-identical manifest, its media type and its digest, under a new tag."""
+        ...
+
+
+class Bucket(Protocol):
+    """The inventory bucket: in-use manifests, the manifest cache, run state and reports."""
+
+    @property
+    def name(self) -> str: ...
+
+    def list_objects(self, prefix: str) -> dict[str, int]:
+        """Every key under the prefix with its size in bytes (ListObjectsV2, all pages)."""
+        ...
+
+    def read(self, key: str, *, max_bytes: int) -> bytes | None:
+        """The object's bytes, or None when it does not exist. Raises InputError when it is larger than
+        max_bytes (checked before the body is read)."""
+        ...
+
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None: ...
+
+
+class Notifier(Protocol):
+    def publish(self, subject: str, message: str, attributes: Mapping[str, str]) -> None: ...
+
+
+class LeaseStore(Protocol):
+    """One evaluation per repository at a time, across Lambdas and CLI runs."""
+
+    def acquire(self, repository: str, holder: str, seconds: int) -> bool:
+        """True when this holder now has the lease; False when another holder's lease has not expired."""
+        ...
+
+    def release(self, repository: str, holder: str) -> None: ...
