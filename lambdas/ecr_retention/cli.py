@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ecr_retention import __version__
+from ecr_retention.commands.aws_session import AwsFailure
 from ecr_retention.domain.errors import InputError
 
 # Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
@@ -18,6 +19,9 @@ COMMAND_MODULES = (
     "ecr_retention.commands.lifecycle_preview",
     "ecr_retention.commands.doctor",
     "ecr_retention.commands.export",
+    "ecr_retention.commands.snapshot",
+    "ecr_retention.commands.run",
+    "ecr_retention.commands.tag",
 )
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
@@ -49,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as error:
         print(f"ecr-retention {args.command}: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except AwsFailure as error:
+        print(f"ecr-retention {args.command}: AWS error: {error}", file=sys.stderr)
+        return EXIT_PROBLEMS
     except BrokenPipeError:  # `ecr-retention plan | head` is not an error
         return EXIT_OK
     return code

@@ -6,6 +6,9 @@ from collections.abc import Sequence
 
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.plan import Decision, Plan, Reason
+from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.summary import render_summary
+from ecr_retention.domain.tagging import TagReport
 
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "ACTION", "REASON")
 MAX_TAGS_WIDTH = 40
@@ -96,4 +99,56 @@ def render_plan_table(plan: Plan) -> str:
         lines.append(f"BLOCKED: {blocker}")
     if plan.blocked:
         lines.append("BLOCKED: no image is deleted anywhere in this run")
+    return "\n".join(lines)
+
+
+RUN_COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "RESULT", "REASON")
+
+
+def render_run_report(report: RunReport) -> str:
+    """Every image the run acted on (or would have), then the summary subscribers receive."""
+    verb = {"deleted": "would delete", "archived": "would archive"} if report.dry_run else {}
+    rows: list[tuple[str, ...]] = [RUN_COLUMNS]
+    for repo in report.repositories:
+        for result, entries in (
+            ("deleted", repo.deleted),
+            ("archived", repo.archived),
+            ("cancelled", repo.cancelled),
+            ("failed", repo.failed),
+        ):
+            for entry in entries:
+                reason = f"{entry.kind}" + (f" [{entry.rule}]" if entry.rule else "") + f": {entry.detail}"
+                if entry.error_code:
+                    reason = f"{entry.error_code}: {entry.detail}"
+                rows.append(
+                    (
+                        repo.repository_name,
+                        entry.image_digest.split(":", 1)[-1][:12],
+                        clip(",".join(entry.image_tags) or "<untagged>", MAX_TAGS_WIDTH),
+                        humanize_age(report.started_at - entry.image_pushed_at),
+                        human_bytes(entry.image_size_in_bytes),
+                        verb.get(result, result),
+                        clip(reason, MAX_REASON_WIDTH),
+                    )
+                )
+    lines = [*format_rows(rows), ""] if len(rows) > 1 else []
+    lines.append(render_summary(report)[1].rstrip("\n"))
+    return "\n".join(lines)
+
+
+def render_tag_report(report: TagReport) -> str:
+    rows: list[tuple[str, ...]] = [("REPOSITORY", "DIGEST", "TAG", "RESULT", "DETAIL")]
+    rows.extend(
+        (e.repository_name, e.image_digest.split(":", 1)[-1][:12], e.tag, e.status, clip(e.detail, MAX_REASON_WIDTH))
+        for e in report.entries
+    )
+    lines = format_rows(rows) if report.entries else ["no deployed image of this registry to tag"]
+    counts = ", ".join(
+        f"{status} {report.count(status)}"
+        for status in ("tagged", "would-tag", "already-tagged", "immutable", "gone", "failed")
+        if report.count(status)
+    )
+    mode = "dry run: nothing tagged" if report.dry_run else "live"
+    lines.append(f"total: {counts or 'nothing to do'} ({mode})")
+    lines.extend(f"note: {note}" for note in report.notes)
     return "\n".join(lines)

@@ -1,0 +1,93 @@
+"""What the pipeline commands share: the adapters built from the standard AWS environment (credentials,
+region, `AWS_ENDPOINT_URL`), and AWS failures turned into one line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ecr_retention.domain.errors import InputError
+
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
+
+
+class AwsFailure(Exception):
+    """An AWS call failed after its retries (credentials, permissions, the network): exit 1, one line."""
+
+
+def bucket_name(text: str) -> str:
+    if not BUCKET_NAME.match(text):
+        raise InputError(f"--bucket: {text!r} is not an S3 bucket name")
+    return text
+
+
+def topic_arn(text: str) -> str:
+    if not TOPIC_ARN.match(text):
+        raise InputError(f"--topic-arn: {text!r} is not an SNS topic ARN")
+    return text
+
+
+@dataclass(frozen=True)
+class AwsSession:
+    """Adapters over one boto3 session; imported lazily so that offline commands never load boto3."""
+
+    region: str
+    registry_id: str
+
+    @classmethod
+    def from_environment(cls) -> AwsSession:
+        from ecr_retention.aws.clients import client, default_region
+
+        region = default_region()
+        if not region:
+            raise InputError("no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's region)")
+        with aws_errors():
+            account = client("sts", region=region).get_caller_identity()["Account"]
+        return cls(region=region, registry_id=account)
+
+    def registry(self) -> Any:
+        from ecr_retention.aws.clients import client
+        from ecr_retention.aws.ecr_registry import EcrRegistry
+
+        return EcrRegistry(client("ecr", region=self.region), self.registry_id, self.region)
+
+    def bucket(self, name: str) -> Any:
+        from ecr_retention.aws.clients import client
+        from ecr_retention.aws.s3_bucket import S3Bucket
+
+        return S3Bucket(name, client("s3", region=self.region))
+
+    def notifier(self, arn: str | None) -> Any:
+        if arn is None:
+            return None
+        from ecr_retention.aws.clients import client
+        from ecr_retention.aws.sns_notifier import SnsNotifier
+
+        return SnsNotifier(arn, client("sns", region=self.region))
+
+    def leases(self, table: str | None) -> Any:
+        if table is None:
+            return None
+        from ecr_retention.aws.clients import client
+        from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
+
+        return DynamoDbLeases(table, client("dynamodb", region=self.region))
+
+
+class aws_errors:
+    """Turn botocore's exceptions into AwsFailure with one line naming the operation and the error."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
+        if error is None:
+            return False
+        from ecr_retention.aws.clients import describe_aws_error
+
+        message = describe_aws_error(error)
+        if message is None:
+            return False
+        raise AwsFailure(message) from None

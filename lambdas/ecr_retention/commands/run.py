@@ -1,0 +1,54 @@
+"""`ecr-retention run`: one whole pipeline run in this process, through the services the Lambdas call."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, topic_arn
+from ecr_retention.loading import load_config
+from ecr_retention.services.run import Dependencies, run_pipeline
+from ecr_retention.tables import render_run_report
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "run",
+        help="run the whole pipeline once, in this process (reads in-use manifests, plans, deletes, reports)",
+        description="One whole run through the same services the Lambdas call: reads in-use/*.json from the "
+        "bucket, plans every repository a policy matches, re-checks and deletes or archives (never when the "
+        "rules file says dry_run: true or --dry-run is given), writes the report under reports/ and publishes "
+        "the summary. Uses the standard AWS credentials, region and AWS_ENDPOINT_URL. "
+        "Exit 0 ok, 1 blocked/skipped/partial/failed, 2 bad input.",
+    )
+    parser.add_argument("--config", required=True, help="the rules file (retention.yaml)")
+    parser.add_argument("--bucket", required=True, help="the inventory bucket (in-use/, reports/)")
+    parser.add_argument("--topic-arn", help="publish the run summary to this SNS topic")
+    parser.add_argument("--repositories", nargs="+", metavar="PATTERN", help="only repositories matching these globs")
+    parser.add_argument("--dry-run", action="store_true", help="report only, whatever the rules file says")
+    parser.add_argument("--lease-table", help="DynamoDB lease table of a deployed stack, so runs never overlap")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    bucket = bucket_name(args.bucket)
+    topic = topic_arn(args.topic_arn) if args.topic_arn else None
+    session = AwsSession.from_environment()
+    deps = Dependencies(
+        registry=session.registry(),
+        bucket=session.bucket(bucket),
+        notifier=session.notifier(topic),
+        leases=session.leases(args.lease_table),
+    )
+    with aws_errors():
+        report = run_pipeline(config, deps, trigger="cli", patterns=args.repositories, force_dry_run=args.dry_run)
+    if args.format == "json":
+        json.dump(report.to_json_dict(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(render_run_report(report))
+    return 1 if report.has_problems else 0

@@ -1,0 +1,48 @@
+"""`ecr-retention snapshot`: read a live registry (read-only) into the snapshot `plan` reads."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ecr_retention.commands.aws_session import AwsSession, aws_errors
+from ecr_retention.domain.errors import InputError
+from ecr_retention.loading import check_output_file, write_file_atomically
+from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "snapshot",
+        help="read a live registry into a snapshot file for `plan` (read-only)",
+        description="Reads every repository (or those matching --repositories) with DescribeRepositories, "
+        "DescribeImages (all storage classes) and BatchGetImage for image indexes, and writes the snapshot "
+        "format that `plan --snapshot` reads. Read-only. Progress goes to stderr.",
+    )
+    parser.add_argument("--out", required=True, type=Path, help="the snapshot file to write")
+    parser.add_argument("--repositories", nargs="+", metavar="PATTERN", help="only repositories matching these globs")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_output_file(args.out, "--out")
+    session = AwsSession.from_environment()
+
+    def progress(number: int, total: int, name: str) -> None:
+        if total >= 20 and (number % 10 == 0 or number == total):
+            print(f"snapshot: {number}/{total} repositories ({name})", file=sys.stderr)
+
+    with aws_errors():
+        snapshot = snapshot_registry(
+            session.registry(), MemoryManifestCache(), patterns=args.repositories, progress=progress
+        )
+    if args.repositories and not snapshot.repositories:
+        raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
+    body = json.dumps(snapshot.model_dump(mode="json", by_alias=True, exclude_none=True), indent=1)
+    write_file_atomically(args.out, body.encode())
+    images = sum(len(repo.image_details) for repo in snapshot.repositories)
+    print(f"snapshot: {len(snapshot.repositories)} repositories, {images} images -> {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,182 @@
+"""What a run did (or, in dry run, would do): one JSON report per run, schema in docs/report.md.
+
+Pure: built from the plans and from what the registry answered; no I/O. A report never lists an image
+under `deleted` or `archived` unless ECR confirmed the action (or, in dry run, the plan would take it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field
+
+from ecr_retention.domain.doctor import Finding
+from ecr_retention.domain.plan import Decision, PlanModel, ReasonKind
+from ecr_retention.domain.timestamps import UtcDatetime
+
+Trigger = Literal["schedule", "push", "cli"]
+RunOutcome = Literal["ok", "blocked", "partial", "failed"]
+# ok: evaluated, every planned action done or not needed; blocked: the inventory stopped every deletion;
+# skipped: over max_delete_fraction; partial: some actions failed or were cancelled for a reason other than
+# a tag change; busy: another evaluation holds the repository; gone: the repository no longer exists;
+# failed: the evaluation itself failed (error names why); unmanaged: no policy matches it.
+RepositoryOutcome = Literal["ok", "blocked", "skipped", "partial", "busy", "gone", "failed", "unmanaged"]
+
+REPORT_SCHEMA_VERSION = 1
+
+
+class ImageEntry(PlanModel):
+    """One image the run acted on, would act on, cancelled or failed on."""
+
+    image_digest: str
+    image_tags: tuple[str, ...]
+    image_pushed_at: UtcDatetime
+    image_size_in_bytes: int | None = None
+    kind: ReasonKind
+    rule: str | None = None
+    detail: str
+    error_code: str | None = None
+
+    @classmethod
+    def from_decision(
+        cls,
+        decision: Decision,
+        *,
+        kind: ReasonKind | None = None,
+        detail: str | None = None,
+        error_code: str | None = None,
+    ) -> ImageEntry:
+        main = decision.main_reason
+        return cls(
+            image_digest=decision.image_digest,
+            image_tags=decision.image_tags,
+            image_pushed_at=decision.image_pushed_at,
+            image_size_in_bytes=decision.image_size_in_bytes,
+            kind=kind or main.kind,
+            rule=main.rule,
+            detail=detail if detail is not None else main.detail,
+            error_code=error_code,
+        )
+
+
+class RepositoryReport(PlanModel):
+    repository_name: str
+    outcome: RepositoryOutcome
+    policy: str | None = None
+    evaluated_at: UtcDatetime | None = None
+    images: int = 0
+    kept: int = 0
+    protected_in_use: int = 0
+    deleted: tuple[ImageEntry, ...] = ()
+    archived: tuple[ImageEntry, ...] = ()
+    cancelled: tuple[ImageEntry, ...] = ()
+    failed: tuple[ImageEntry, ...] = ()
+    skipped: str | None = None
+    blocked: tuple[str, ...] = ()
+    bytes_reclaimed: int = 0
+    lifecycle_findings: tuple[Finding, ...] = ()
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+
+
+class RunTotals(PlanModel):
+    repositories: int = 0
+    images: int = 0
+    kept: int = 0
+    deleted: int = 0
+    archived: int = 0
+    cancelled: int = 0
+    failed: int = 0
+    protected_in_use: int = 0
+    bytes_reclaimed: int = 0
+
+
+class RunReport(PlanModel):
+    schema_version: Literal[1] = REPORT_SCHEMA_VERSION
+    run_id: str
+    trigger: Trigger
+    dry_run: bool
+    started_at: UtcDatetime
+    finished_at: UtcDatetime
+    outcome: RunOutcome
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    registry_id: str | None = None
+    region: str | None = None
+    report_key: str | None = None
+    totals: RunTotals = Field(default_factory=RunTotals)
+    repositories: tuple[RepositoryReport, ...] = ()
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    @property
+    def has_problems(self) -> bool:
+        """The CLI exits 1: blocked, failed or partial, or any repository skipped or busy."""
+        return self.outcome != "ok"
+
+
+def run_outcome(repositories: Sequence[RepositoryReport], blocked: Sequence[str]) -> RunOutcome:
+    if blocked:
+        return "blocked"
+    if repositories and all(repo.outcome == "failed" for repo in repositories):
+        return "failed"
+    if any(repo.outcome in ("failed", "partial", "skipped", "busy") for repo in repositories):
+        return "partial"
+    return "ok"
+
+
+def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
+    totals = RunTotals()
+    values = totals.model_dump()
+    for repo in repositories:
+        values["repositories"] += 1
+        values["images"] += repo.images
+        values["kept"] += repo.kept
+        values["deleted"] += len(repo.deleted)
+        values["archived"] += len(repo.archived)
+        values["cancelled"] += len(repo.cancelled)
+        values["failed"] += len(repo.failed)
+        values["protected_in_use"] += repo.protected_in_use
+        values["bytes_reclaimed"] += repo.bytes_reclaimed
+    return RunTotals(**values)
+
+
+def build_run_report(
+    *,
+    run_id: str,
+    trigger: Trigger,
+    dry_run: bool,
+    started_at: datetime,
+    finished_at: datetime,
+    repositories: Sequence[RepositoryReport],
+    registry_id: str | None = None,
+    region: str | None = None,
+    report_key: str | None = None,
+    run_warnings: Sequence[str] = (),
+) -> RunReport:
+    ordered = sorted(repositories, key=lambda repo: repo.repository_name)
+    blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
+    warnings = tuple(dict.fromkeys([*run_warnings, *(w for repo in ordered for w in repo.warnings)]))
+    return RunReport(
+        run_id=run_id,
+        trigger=trigger,
+        dry_run=dry_run,
+        started_at=started_at,
+        finished_at=finished_at,
+        outcome=run_outcome(ordered, blocked),
+        blocked=blocked,
+        warnings=warnings,
+        registry_id=registry_id,
+        region=region,
+        report_key=report_key,
+        totals=totals_of(ordered),
+        repositories=tuple(ordered),
+    )
+
+
+def report_key(run_id: str, started_at: datetime, prefix: str = "reports/") -> str:
+    """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC)."""
+    return f"{prefix}{started_at:%Y/%m/%d}/{run_id}.json"

@@ -1,0 +1,121 @@
+"""The run summary people read: an SNS subject under 100 characters and a plain-text body for e-mail."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
+
+SUBJECT_LIMIT = 99
+LARGEST_SHOWN = 10
+REPOSITORY_LINES = 50
+
+
+def human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def subject_line(report: RunReport) -> str:
+    mode = "dry run" if report.dry_run else "run"
+    totals = report.totals
+    verb = "would delete" if report.dry_run else "deleted"
+    if report.outcome == "blocked":
+        text = f"ecr-retention {mode} BLOCKED: nothing deleted in {totals.repositories} repositories"
+    else:
+        text = (
+            f"ecr-retention {mode} {report.outcome}: {verb} {totals.deleted} images "
+            f"({human_bytes(totals.bytes_reclaimed)}) in {totals.repositories} repositories"
+        )
+        if totals.failed:
+            text += f", {totals.failed} failed"
+    return text if len(text) <= SUBJECT_LIMIT else text[: SUBJECT_LIMIT - 1] + "…"
+
+
+def repository_line(repo: RepositoryReport, dry_run: bool) -> str:
+    verb = "would delete" if dry_run else "deleted"
+    parts = [f"{repo.repository_name}: {repo.outcome}"]
+    if repo.outcome in ("busy", "gone", "failed", "unmanaged"):
+        return parts[0] + (f" ({repo.error})" if repo.error else "")
+    parts.append(f"{repo.images} images, kept {repo.kept}, {verb} {len(repo.deleted)}")
+    if repo.archived:
+        parts.append(f"{'would archive' if dry_run else 'archived'} {len(repo.archived)}")
+    if repo.cancelled:
+        parts.append(f"cancelled {len(repo.cancelled)}")
+    if repo.failed:
+        parts.append(f"FAILED {len(repo.failed)}")
+    if repo.bytes_reclaimed:
+        parts.append(human_bytes(repo.bytes_reclaimed))
+    line = ", ".join(parts)
+    if repo.skipped:
+        line += f"\n    skipped: {repo.skipped}"
+    return line
+
+
+def entry_line(repository: str, entry: ImageEntry, now: datetime) -> str:
+    tags = ", ".join(entry.image_tags[:3]) or "<untagged>"
+    if len(entry.image_tags) > 3:
+        tags += f" (+{len(entry.image_tags) - 3})"
+    size = human_bytes(entry.image_size_in_bytes or 0)
+    age = humanize_age(now - entry.image_pushed_at)
+    rule = entry.rule or entry.kind
+    return f"  {size:>10}  {repository}  {tags}  {age} old  [{rule}]"
+
+
+def render_summary(report: RunReport) -> tuple[str, str]:
+    """(subject, body). The body names the run, the mode, each repository, why anything was blocked or
+    skipped, the largest removals, and where the full JSON report is."""
+    lines = [
+        f"Run {report.run_id} ({report.trigger}), {report.started_at:%Y-%m-%d %H:%M} UTC",
+        "DRY RUN: nothing was deleted; the lists show what a real run would delete."
+        if report.dry_run
+        else "Deletion run: the lists show what was deleted.",
+        f"Outcome: {report.outcome}",
+    ]
+    if report.blocked:
+        lines += ["", "BLOCKED, nothing was deleted anywhere:"] + [f"  - {reason}" for reason in report.blocked]
+    totals = report.totals
+    lines += [
+        "",
+        f"Totals: {totals.repositories} repositories, {totals.images} images, kept {totals.kept} "
+        f"({totals.protected_in_use} in use), {'would delete' if report.dry_run else 'deleted'} {totals.deleted}, "
+        f"archived {totals.archived}, cancelled {totals.cancelled}, failed {totals.failed}, "
+        f"reclaims {human_bytes(totals.bytes_reclaimed)}",
+        "",
+        "Repositories:",
+    ]
+    shown = [repo for repo in report.repositories if repo.outcome != "unmanaged"]
+    lines += [f"  {repository_line(repo, report.dry_run)}" for repo in shown[:REPOSITORY_LINES]]
+    if len(shown) > REPOSITORY_LINES:
+        lines.append(f"  ... and {len(shown) - REPOSITORY_LINES} more repositories (see the report)")
+    failed = [(repo.repository_name, entry) for repo in report.repositories for entry in repo.failed]
+    if failed:
+        lines += ["", "Failures:"]
+        lines += [
+            f"  {name}  {entry.image_digest[:19]}  {entry.error_code}: {entry.detail}" for name, entry in failed[:20]
+        ]
+    largest = sorted(
+        ((repo.repository_name, entry) for repo in report.repositories for entry in repo.deleted),
+        key=lambda item: (-(item[1].image_size_in_bytes or 0), item[0], item[1].image_digest),
+    )[:LARGEST_SHOWN]
+    if largest:
+        lines += ["", f"Largest {'would-be deletions' if report.dry_run else 'deletions'}:"]
+        lines += [entry_line(name, entry, report.started_at) for name, entry in largest]
+    findings = sum(1 for repo in report.repositories for f in repo.lifecycle_findings if f.severity == "error")
+    if findings:
+        lines += ["", f"Native lifecycle policies: {findings} findings that would break running images (see report)."]
+    if report.warnings:
+        lines += ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:10]]
+    lines += ["", f"Full report: {report.report_key or '(not written)'}"]
+    return subject_line(report), "\n".join(lines) + "\n"
+
+
+def failure_summary(run_id: str, problem: str) -> tuple[str, str]:
+    """What is published when the report itself could not be written or built."""
+    subject = f"ecr-retention run {run_id[:40]} FAILED"
+    return subject[:SUBJECT_LIMIT], f"Run {run_id} failed before its report was stored:\n  {problem}\n"

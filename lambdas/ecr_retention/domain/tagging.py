@@ -1,0 +1,105 @@
+"""The tagger's decisions (the kube-ecr-tagger idea, serverless): which images of this registry run in the
+clusters and namespaces a `tagging` rule selects, and the tag each one gets: `<tag_prefix><unix seconds>`,
+once per image and prefix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.inventory import InUseManifest
+from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.references import InvalidReference, parse_reference
+from ecr_retention.domain.timestamps import UtcDatetime
+
+TagEntryStatus = Literal["tagged", "would-tag", "already-tagged", "immutable", "gone", "failed"]
+
+
+@dataclass(frozen=True, order=True)
+class TagCandidate:
+    repository: str
+    image_digest: str
+    tag_prefix: str
+    tag: str
+
+
+@dataclass(frozen=True)
+class TagSelection:
+    candidates: tuple[TagCandidate, ...]
+    notes: tuple[str, ...]  # references that could not be tagged, and why
+
+
+def select_for_tagging(
+    config: RetentionConfig,
+    manifests: Iterable[InUseManifest],
+    *,
+    registry_id: str,
+    region: str,
+    now: datetime,
+) -> TagSelection:
+    """Only images of this registry (account and region both match) with a known digest: a pod's resolved
+    image ID or a digest-pinned reference. A tag-only reference names what a template asks for, not what
+    runs, so it is noted and left alone."""
+    stamp = str(int(now.timestamp()))
+    found: set[TagCandidate] = set()
+    notes: list[str] = []
+    by_cluster: dict[str, list[InUseManifest]] = {}
+    for manifest in manifests:
+        by_cluster.setdefault(manifest.cluster, []).append(manifest)
+    for rule in config.tagging:
+        for cluster in rule.clusters:
+            if cluster not in by_cluster:
+                notes.append(f"tagging {rule.tag_prefix}*: cluster {cluster} has no readable in-use manifest")
+            for manifest in by_cluster.get(cluster, ()):
+                for entry in manifest.images:
+                    if not matches_any(entry.namespace, rule.namespaces):
+                        continue
+                    try:
+                        reference = parse_reference(entry.image)
+                    except InvalidReference:
+                        continue
+                    if not (reference.account == registry_id and reference.region == region):
+                        continue
+                    digest = entry.digest or reference.digest
+                    if digest is None:
+                        notes.append(f"{cluster}: {entry.image} has no resolved digest; not tagged")
+                        continue
+                    found.add(TagCandidate(reference.repository, digest, rule.tag_prefix, rule.tag_prefix + stamp))
+    return TagSelection(candidates=tuple(sorted(found)), notes=tuple(dict.fromkeys(notes)))
+
+
+def already_marked(tags: Sequence[str], prefix: str) -> bool:
+    return any(tag.startswith(prefix) for tag in tags)
+
+
+class TagModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class TagEntry(TagModel):
+    repository_name: str
+    image_digest: str
+    tag: str
+    status: TagEntryStatus
+    detail: str = ""
+
+
+class TagReport(TagModel):
+    run_id: str
+    dry_run: bool
+    generated_at: UtcDatetime
+    entries: tuple[TagEntry, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def has_problems(self) -> bool:
+        return any(entry.status in ("immutable", "failed") for entry in self.entries)
+
+    def count(self, status: TagEntryStatus) -> int:
+        return sum(1 for entry in self.entries if entry.status == status)

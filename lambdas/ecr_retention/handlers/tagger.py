@@ -1,0 +1,47 @@
+"""The tagger: on its schedule and whenever an in-use manifest lands, tag what runs in production."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ecr_retention.handlers.dependencies import runtime
+from ecr_retention.handlers.events import parse_event
+from ecr_retention.handlers.observability import logger, metrics, tracer
+from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.run import new_run_id
+from ecr_retention.services.tagger import tag_deployed
+
+
+@logger.inject_lambda_context(log_event=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
+    trigger = parse_event(event, EventBridgeModel, "tagger event")  # a Scheduled Event or an S3 Object Created
+    rt = runtime()
+    now = rt.deps.clock()
+    report = tag_deployed(
+        rt.config,
+        read_inventory_from_bucket(rt.deps.bucket),
+        registry=rt.deps.registry,
+        run_id=new_run_id(now, "schedule" if trigger.source == "aws.scheduler" else "push"),
+        now=now,
+        dry_run=rt.config.dry_run,
+    )
+    metrics.add_metric(name="ImagesTagged", unit=MetricUnit.Count, value=report.count("tagged"))
+    metrics.add_metric(
+        name="TagFailures", unit=MetricUnit.Count, value=report.count("failed") + report.count("immutable")
+    )
+    for entry in report.entries:
+        if entry.status in ("failed", "immutable"):
+            logger.warning("image not tagged", extra=entry.model_dump(mode="json"))
+    return {
+        "runId": report.run_id,
+        "tagged": report.count("tagged"),
+        "alreadyTagged": report.count("already-tagged"),
+        "wouldTag": report.count("would-tag"),
+        "problems": report.count("failed") + report.count("immutable"),
+    }

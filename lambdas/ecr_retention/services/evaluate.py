@@ -1,0 +1,299 @@
+"""Evaluate one repository: snapshot it, plan it, re-check the candidates, then delete or archive them
+(nothing mutating in dry run, in a blocked run, or in a skipped repository), and report what happened.
+
+The one code path that deletes: the evaluate Lambda and `ecr-retention run` both call
+`evaluate_repository`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.doctor import diagnose_repository
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.plan import Decision, RepositoryPlan
+from ecr_retention.domain.planner import (
+    build_run_context,
+    cosign_subject,
+    first_matching_policy,
+    plan_repository,
+    short,
+    tag_sources,
+)
+from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.report import ImageEntry, RepositoryReport
+from ecr_retention.ports import BatchOutcome, LeaseStore, Registry, RepositoryGone
+from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
+
+logger = logging.getLogger(__name__)
+
+GLOB_CHARACTERS = frozenset("*?[")
+# Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
+DEFAULT_LEASE_SECONDS = 15 * 60
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What every repository of one run is evaluated with."""
+
+    run_id: str
+    config: RetentionConfig
+    inventory: Inventory
+    dry_run: bool  # the rules file's dry_run, or forced by the caller; never weaker than the file
+
+    def __post_init__(self) -> None:
+        if self.config.dry_run and not self.dry_run:
+            raise ValueError("a run cannot delete when the rules file says dry_run: true")
+
+
+@dataclass
+class Execution:
+    """What the registry did with the candidates, digest by digest."""
+
+    deleted: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    cancelled: dict[str, str] = field(default_factory=dict)  # digest -> why (tag-changed)
+    failed: dict[str, tuple[str, str]] = field(default_factory=dict)  # digest -> (error code, detail)
+
+
+def evaluate_repository(
+    repository: str,
+    evaluation: Evaluation,
+    *,
+    registry: Registry,
+    cache: ManifestCache,
+    leases: LeaseStore | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    lease_seconds: int = DEFAULT_LEASE_SECONDS,
+) -> RepositoryReport:
+    if leases is not None and not leases.acquire(repository, evaluation.run_id, lease_seconds):
+        return RepositoryReport(
+            repository_name=repository,
+            outcome="busy",
+            error="another evaluation holds this repository's lease; it is evaluated by that run",
+        )
+    try:
+        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock)
+    except RepositoryGone:
+        return RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
+    except Exception as error:  # one repository's failure must not stop a sweep; it is reported, not hidden
+        logger.exception("evaluating %s failed", repository)
+        return RepositoryReport(repository_name=repository, outcome="failed", error=f"{type(error).__name__}: {error}")
+    finally:
+        if leases is not None:
+            leases.release(repository, evaluation.run_id)
+
+
+def _evaluate(
+    repository: str,
+    evaluation: Evaluation,
+    *,
+    registry: Registry,
+    cache: ManifestCache,
+    clock: Callable[[], datetime],
+) -> RepositoryReport:
+    config = evaluation.config
+    if first_matching_policy(config.policies, repository) is None:
+        return RepositoryReport(repository_name=repository, outcome="unmanaged")
+    snapshot = snapshot_repository(registry, repository, cache)
+    tags = referenced_tags(registry, config, repository)
+    now = clock()
+    run = build_run_context(
+        config,
+        evaluation.inventory,
+        now,
+        registry_id=registry.registry_id,
+        region=registry.region,
+        tags_by_repository=tags,
+    )
+    plan, warnings = plan_repository(snapshot, run)
+    policy_text = registry.lifecycle_policy(repository)
+    findings = ()
+    if policy_text is not None:
+        diagnosis = diagnose_repository(
+            policy_text,
+            snapshot,
+            now=now,
+            inventory=evaluation.inventory,
+            plan=plan,
+            registry_id=registry.registry_id,
+            region=registry.region,
+        )
+        findings = diagnosis.findings
+    base = RepositoryReport(
+        repository_name=repository,
+        outcome="ok",
+        policy=plan.policy,
+        evaluated_at=now,
+        images=len(plan.images),
+        kept=sum(1 for d in plan.images if d.action == "keep"),
+        protected_in_use=sum(1 for d in plan.images if any(r.kind == "in-use" for r in d.reasons)),
+        lifecycle_findings=findings,
+        warnings=tuple(warnings),
+    )
+    if run.blocked:
+        return base.model_copy(update={"outcome": "blocked", "blocked": tuple(run.blocked)})
+    if plan.skipped:
+        return base.model_copy(update={"outcome": "skipped", "skipped": plan.skipped})
+    candidates = [d for d in plan.images if d.action != "keep"]
+    if evaluation.dry_run or not candidates:
+        return with_actions(
+            base,
+            candidates,
+            Execution(
+                deleted=[d.image_digest for d in candidates if d.action == "delete"],
+                archived=[d.image_digest for d in candidates if d.action == "archive"],
+            ),
+        )
+    execution = execute(registry, snapshot, plan, candidates)
+    return with_actions(base, candidates, execution)
+
+
+def referenced_tags(registry: Registry, config: RetentionConfig, repository: str) -> dict[str, frozenset[str]]:
+    """The tags of the other repositories that the policy's tag_in_repositories name. A name that does not
+    exist stays out of the mapping, which the planner reads as "unknown" (keep rules keep, deletes select none)."""
+    patterns = tag_sources(config, repository)
+    if not patterns:
+        return {}
+    if all(GLOB_CHARACTERS.isdisjoint(pattern) for pattern in patterns):
+        names = sorted(set(patterns))
+    else:
+        names = [name for name in registry.repository_names() if matches_any(name, patterns)]
+    tags = {}
+    for name in names:
+        if name == repository:
+            continue
+        try:
+            tags[name] = repository_tags(registry, name)
+        except RepositoryGone:
+            continue
+    return tags
+
+
+def dependencies(snapshot: RepositorySnapshot) -> dict[str, set[str]]:
+    """digest -> the digests it lives and dies with: the indexes that list it, the subject it refers to."""
+    parents: dict[str, set[str]] = defaultdict(set)
+    present = {image.image_digest for image in snapshot.image_details}
+    for image in snapshot.image_details:
+        for child in snapshot.children_of(image.image_digest) or ():
+            if child in present and child != image.image_digest:
+                parents[child].add(image.image_digest)
+        subject = image.subject_manifest_digest or cosign_subject(image.image_tags)
+        if subject and subject in present and subject != image.image_digest:
+            parents[image.image_digest].add(subject)
+    return parents
+
+
+def recheck(registry: Registry, repository: str, candidates: Sequence[Decision]) -> dict[str, str]:
+    """Re-read the candidates right before acting: an image whose tags changed since the plan (or that is
+    gone, or being restored) is not touched in this run. Returns digest -> why it is cancelled."""
+    current = registry.describe_image_ids(repository, [d.image_digest for d in candidates])
+    cancelled = {}
+    for decision in candidates:
+        image: ImageDetail | None = current.get(decision.image_digest)
+        if image is None:
+            cancelled[decision.image_digest] = "no longer in the repository: removed by someone else since the plan"
+        elif set(image.image_tags) != set(decision.image_tags):
+            before = ", ".join(decision.image_tags) or "<untagged>"
+            after = ", ".join(sorted(image.image_tags)) or "<untagged>"
+            cancelled[decision.image_digest] = f"tags changed since the plan ({before} -> {after}); kept this run"
+        elif image.image_status == "ACTIVATING":
+            cancelled[decision.image_digest] = "being restored from archive since the plan; kept this run"
+    return cancelled
+
+
+def execute(
+    registry: Registry, snapshot: RepositorySnapshot, plan: RepositoryPlan, candidates: Sequence[Decision]
+) -> Execution:
+    """Delete or archive in waves: indexes before their children and subjects before their referrers, so
+    that nothing a kept image needs is removed when its parent's removal was cancelled or failed."""
+    repository = plan.repository_name
+    execution = Execution(cancelled=recheck(registry, repository, candidates))
+    by_digest = {d.image_digest: d for d in candidates}
+    parents = {digest: ps & by_digest.keys() for digest, ps in dependencies(snapshot).items() if digest in by_digest}
+    remaining = [d.image_digest for d in candidates]
+    while remaining:
+        wave, later = [], []
+        for digest in remaining:
+            if digest in execution.cancelled or digest in execution.failed:
+                continue
+            pending = [p for p in parents.get(digest, ()) if p in remaining]
+            if pending:
+                later.append(digest)
+            else:
+                wave.append(digest)
+        if not wave:  # only cycles left; a real registry has none, and keeping is the safe answer
+            for digest in later:
+                execution.failed[digest] = ("DependencyCycle", "manifest references form a cycle; kept")
+            break
+        stop = set(wave)
+        for digest in later:
+            blocked_by = [p for p in parents.get(digest, ()) if p in execution.cancelled or p in execution.failed]
+            if blocked_by:
+                stop.add(digest)
+                execution.failed[digest] = (
+                    "ParentNotRemoved",
+                    f"{short(blocked_by[0])} was not removed, so this image stays with it",
+                )
+        apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "delete"], execution, "delete")
+        apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "archive"], execution, "archive")
+        remaining = [d for d in later if d not in stop]
+    return execution
+
+
+def apply_wave(registry: Registry, repository: str, digests: list[str], execution: Execution, action: str) -> None:
+    if not digests:
+        return
+    outcome: BatchOutcome = (
+        registry.delete_images(repository, digests)
+        if action == "delete"
+        else registry.archive_images(repository, digests)
+    )
+    (execution.deleted if action == "delete" else execution.archived).extend(outcome.done)
+    for digest in outcome.already_gone:
+        execution.cancelled[digest] = "already gone when the registry was asked to remove it"
+    for failure in outcome.failed:
+        execution.failed[failure.image_digest] = (failure.code, failure.message)
+    answered = set(outcome.done) | set(outcome.already_gone) | {f.image_digest for f in outcome.failed}
+    for digest in digests:  # an adapter that forgets an image must not make it look done
+        if digest not in answered:
+            execution.failed[digest] = ("NoAnswer", "the registry's answer did not mention this image")
+
+
+def with_actions(base: RepositoryReport, candidates: Sequence[Decision], execution: Execution) -> RepositoryReport:
+    by_digest: Mapping[str, Decision] = {d.image_digest: d for d in candidates}
+    deleted = tuple(ImageEntry.from_decision(by_digest[d]) for d in execution.deleted)
+    archived = tuple(ImageEntry.from_decision(by_digest[d]) for d in execution.archived)
+    cancelled = tuple(
+        ImageEntry.from_decision(by_digest[d], kind="tag-changed", detail=why)
+        for d, why in sorted(execution.cancelled.items())
+        if d in by_digest
+    )
+    failed = tuple(
+        ImageEntry.from_decision(by_digest[d], kind="delete-failed", detail=detail, error_code=code)
+        for d, (code, detail) in sorted(execution.failed.items())
+        if d in by_digest
+    )
+    outcome = "partial" if failed else "ok"
+    untouched = len(by_digest) - len(deleted) - len(archived)
+    return base.model_copy(
+        update={
+            "outcome": outcome,
+            "kept": base.kept + untouched,
+            "deleted": deleted,
+            "archived": archived,
+            "cancelled": cancelled,
+            "failed": failed,
+            "bytes_reclaimed": sum(entry.image_size_in_bytes or 0 for entry in deleted),
+        }
+    )

@@ -1,0 +1,108 @@
+"""Report a run: the JSON report in the bucket, then one SNS summary. A run whose report cannot be written
+still publishes a failure message, so silence never means success."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+
+from pydantic import ValidationError
+
+from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger, build_run_report, report_key
+from ecr_retention.domain.summary import failure_summary, render_summary
+from ecr_retention.ports import Bucket, Notifier
+
+logger = logging.getLogger(__name__)
+
+RUNS_PREFIX = "runs/"
+MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
+READ_THREADS = 16
+
+
+def run_prefix(run_id: str) -> str:
+    return f"{RUNS_PREFIX}{run_id}/"
+
+
+def repository_report_key(run_id: str, repository: str) -> str:
+    # Repository names hold slashes; a hash keeps one flat, collision-free object per repository.
+    name = hashlib.sha256(repository.encode()).hexdigest()[:32]
+    return f"{run_prefix(run_id)}repositories/{name}.json"
+
+
+def store_repository_report(bucket: Bucket, run_id: str, report: RepositoryReport) -> str:
+    key = repository_report_key(run_id, report.repository_name)
+    bucket.write(key, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
+    return key
+
+
+def load_repository_reports(bucket: Bucket, run_id: str) -> list[RepositoryReport]:
+    """Every repository report a run's workers stored. A report that cannot be read is an error: the run
+    report must not leave out what a worker did."""
+    keys = sorted(bucket.list_objects(f"{run_prefix(run_id)}repositories/"))
+
+    def load(key: str) -> RepositoryReport:
+        body = bucket.read(key, max_bytes=MAX_REPOSITORY_REPORT_BYTES)
+        if body is None:
+            raise InputError(f"s3://{bucket.name}/{key}: listed but missing")
+        data = parse_json(body.decode("utf-8", errors="replace"), f"s3://{bucket.name}/{key}")
+        try:
+            return RepositoryReport.model_validate(data)
+        except ValidationError as error:
+            detail = describe_validation_error(error, RepositoryReport)
+            raise InputError(f"s3://{bucket.name}/{key}: unreadable repository report: {detail}") from None
+
+    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        return list(pool.map(load, keys))
+
+
+def report_run(
+    *,
+    run_id: str,
+    trigger: Trigger,
+    dry_run: bool,
+    started_at: datetime,
+    finished_at: datetime,
+    repositories: Sequence[RepositoryReport],
+    bucket: Bucket,
+    notifier: Notifier | None,
+    registry_id: str | None = None,
+    region: str | None = None,
+    run_warnings: Sequence[str] = (),
+) -> RunReport:
+    key = report_key(run_id, started_at)
+    report = build_run_report(
+        run_id=run_id,
+        trigger=trigger,
+        dry_run=dry_run,
+        started_at=started_at,
+        finished_at=finished_at,
+        repositories=repositories,
+        registry_id=registry_id,
+        region=region,
+        report_key=f"s3://{bucket.name}/{key}",
+        run_warnings=run_warnings,
+    )
+    try:
+        bucket.write(key, json.dumps(report.to_json_dict(), indent=1).encode())
+    except Exception as error:  # the summary must still go out, saying the report is missing
+        logger.exception("writing the run report failed")
+        if notifier is not None:
+            subject, body = failure_summary(run_id, f"the report could not be written to {key}: {error}")
+            notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})
+        raise
+    if notifier is not None:
+        subject, body = render_summary(report)
+        notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": report.outcome})
+    return report
+
+
+def publish_failure(notifier: Notifier | None, run_id: str, dry_run: bool, problem: str) -> None:
+    if notifier is None:
+        return
+    subject, body = failure_summary(run_id, problem)
+    notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})

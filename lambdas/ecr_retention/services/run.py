@@ -1,0 +1,171 @@
+"""A whole run: choose the targets, evaluate each repository, report. The CLI runs it in one process;
+the Lambdas run the same steps as a Step Functions workflow (targets -> Map(evaluate) -> report)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.planner import first_matching_policy
+from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
+from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry
+from ecr_retention.services.evaluate import Evaluation, evaluate_repository, utc_now
+from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.report import load_repository_reports, report_run, run_prefix, store_repository_report
+from ecr_retention.services.snapshot import BucketManifestCache
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    registry: Registry
+    bucket: Bucket
+    notifier: Notifier | None = None
+    leases: LeaseStore | None = None
+    clock: Callable[[], datetime] = utc_now
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What the targets step hands the workflow: small, whatever the number of repositories."""
+
+    run_id: str
+    trigger: Trigger
+    dry_run: bool
+    started_at: datetime
+    targets_key: str
+    count: int
+
+    def to_json_dict(self) -> dict[str, object]:
+        return {
+            "runId": self.run_id,
+            "trigger": self.trigger,
+            "dryRun": self.dry_run,
+            "startedAt": self.started_at.isoformat(),
+            "targetsKey": self.targets_key,
+            "count": self.count,
+        }
+
+
+def new_run_id(started_at: datetime, trigger: Trigger) -> str:
+    return f"{started_at:%Y%m%dT%H%M%SZ}-{trigger}-{uuid.uuid4().hex[:8]}"
+
+
+def sweep_targets(
+    config: RetentionConfig,
+    registry: Registry,
+    *,
+    patterns: Sequence[str] | None = None,
+    repositories: Sequence[str] | None = None,
+) -> list[str]:
+    """The repositories a run evaluates: those a policy matches, among the given ones (a push) or all
+    of the registry (a schedule), narrowed by the operator's patterns. Never one no policy matches."""
+    names = set(repositories) if repositories is not None else set(registry.repository_names())
+    return sorted(
+        name
+        for name in names
+        if first_matching_policy(config.policies, name) is not None
+        and (not patterns or matches_any(name, tuple(patterns)))
+    )
+
+
+def run_dry(config: RetentionConfig, force_dry_run: bool) -> bool:
+    """Nothing can force deletion past the rules file's dry_run."""
+    return config.dry_run or force_dry_run
+
+
+def start_run(
+    config: RetentionConfig,
+    deps: Dependencies,
+    *,
+    trigger: Trigger,
+    repositories: Sequence[str] | None = None,
+    force_dry_run: bool = False,
+) -> RunStart:
+    """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read."""
+    started_at = deps.clock()
+    run_id = new_run_id(started_at, trigger)
+    dry_run = run_dry(config, force_dry_run)
+    targets = sweep_targets(config, deps.registry, repositories=repositories)
+    items = [{"runId": run_id, "repository": name, "trigger": trigger, "dryRun": dry_run} for name in targets]
+    key = f"{run_prefix(run_id)}targets.json"
+    deps.bucket.write(key, json.dumps(items).encode())
+    return RunStart(run_id, trigger, dry_run, started_at, key, len(targets))
+
+
+def evaluate_target(
+    config: RetentionConfig, deps: Dependencies, *, run_id: str, repository: str, dry_run: bool
+) -> RepositoryReport:
+    """The worker step: evaluate one repository with the inventory as it is now, and store its report."""
+    evaluation = Evaluation(
+        run_id=run_id,
+        config=config,
+        inventory=read_inventory_from_bucket(deps.bucket),
+        dry_run=run_dry(config, dry_run),
+    )
+    report = evaluate_repository(
+        repository,
+        evaluation,
+        registry=deps.registry,
+        cache=BucketManifestCache(deps.bucket),
+        leases=deps.leases,
+        clock=deps.clock,
+    )
+    store_repository_report(deps.bucket, run_id, report)
+    return report
+
+
+def finish_run(deps: Dependencies, start: RunStart) -> RunReport:
+    """The report step: gather what the workers stored, write the run report, publish the summary."""
+    return report_run(
+        run_id=start.run_id,
+        trigger=start.trigger,
+        dry_run=start.dry_run,
+        started_at=start.started_at,
+        finished_at=deps.clock(),
+        repositories=load_repository_reports(deps.bucket, start.run_id),
+        bucket=deps.bucket,
+        notifier=deps.notifier,
+        registry_id=deps.registry.registry_id,
+        region=deps.registry.region,
+    )
+
+
+def run_pipeline(
+    config: RetentionConfig,
+    deps: Dependencies,
+    *,
+    trigger: Trigger = "cli",
+    patterns: Sequence[str] | None = None,
+    force_dry_run: bool = False,
+) -> RunReport:
+    """One whole run in this process, through the same services as the workflow."""
+    started_at = deps.clock()
+    run_id = new_run_id(started_at, trigger)
+    evaluation = Evaluation(
+        run_id=run_id,
+        config=config,
+        inventory=read_inventory_from_bucket(deps.bucket),
+        dry_run=run_dry(config, force_dry_run),
+    )
+    cache = BucketManifestCache(deps.bucket)
+    reports = [
+        evaluate_repository(name, evaluation, registry=deps.registry, cache=cache, leases=deps.leases, clock=deps.clock)
+        for name in sweep_targets(config, deps.registry, patterns=patterns)
+    ]
+    return report_run(
+        run_id=run_id,
+        trigger=trigger,
+        dry_run=evaluation.dry_run,
+        started_at=started_at,
+        finished_at=deps.clock(),
+        repositories=reports,
+        bucket=deps.bucket,
+        notifier=deps.notifier,
+        registry_id=deps.registry.registry_id,
+        region=deps.registry.region,
+    )

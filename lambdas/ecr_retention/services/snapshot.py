@@ -1,0 +1,156 @@
+"""Snapshot a repository (or a registry) as the planner reads it: describe-images output plus the
+manifests of its image indexes, so that the children of every index are known.
+
+Index manifests are read with BatchGetImage only when the manifest cache lacks them: a digest's manifest
+never changes, and every BatchGetImage counts as a pull (it would refresh `lastRecordedPullTime`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
+
+from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
+from ecr_retention.ports import Bucket, Registry, RepositoryGone
+
+MANIFEST_CACHE_PREFIX = "manifests/"
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
+# Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
+INDEX_ACCEPTED_MEDIA_TYPES = tuple(sorted(INDEX_MEDIA_TYPES))
+
+
+class ManifestCache(Protocol):
+    def get(self, digest: str) -> str | None: ...
+
+    def put(self, digest: str, text: str) -> None: ...
+
+
+class MemoryManifestCache:
+    """For one CLI snapshot: nothing persists between runs."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+
+    def get(self, digest: str) -> str | None:
+        return self._texts.get(digest)
+
+    def put(self, digest: str, text: str) -> None:
+        self._texts[digest] = text
+
+
+class BucketManifestCache:
+    """`manifests/<digest>.json` in the inventory bucket, plus what this process has already read.
+
+    What the bucket returns is untrusted: a cached text is used only when its sha256 is the digest it is
+    stored under, so a corrupted or planted entry is read again from ECR instead of hiding a child."""
+
+    def __init__(self, bucket: Bucket, prefix: str = MANIFEST_CACHE_PREFIX) -> None:
+        self.bucket = bucket
+        self.prefix = prefix
+        self._texts: dict[str, str] = {}
+
+    def key(self, digest: str) -> str:
+        return f"{self.prefix}{digest}.json"
+
+    def get(self, digest: str) -> str | None:
+        if digest in self._texts:
+            return self._texts[digest]
+        body = self.bucket.read(self.key(digest), max_bytes=MAX_MANIFEST_BYTES)
+        if body is None or not digest_matches(digest, body):
+            return None
+        text = body.decode("utf-8")
+        self._texts[digest] = text
+        return text
+
+    def put(self, digest: str, text: str) -> None:
+        self.bucket.write(self.key(digest), text.encode("utf-8"))
+        self._texts[digest] = text
+
+
+def digest_matches(digest: str, body: bytes) -> bool:
+    algorithm, _, expected = digest.partition(":")
+    return algorithm == "sha256" and hashlib.sha256(body).hexdigest() == expected
+
+
+def index_digests(images: Iterable[ImageDetail]) -> list[str]:
+    return sorted(image.image_digest for image in images if image.image_manifest_media_type in INDEX_MEDIA_TYPES)
+
+
+def read_index_manifest(digest: str, text: str) -> dict[str, Any] | None:
+    """The index manifest as the snapshot holds it, or None when the text is not a usable index
+    (then the planner treats the index as unknown and protects every image it could reference)."""
+    if not digest_matches(digest, text.encode("utf-8")):
+        return None
+    try:
+        manifest = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    children = manifest.get("manifests") if isinstance(manifest, dict) else None
+    if not isinstance(children, list) or not all(
+        isinstance(child, dict) and isinstance(child.get("digest"), str) for child in children
+    ):
+        return None
+    return manifest
+
+
+def index_manifests(
+    registry: Registry, repository: str, digests: Sequence[str], cache: ManifestCache
+) -> dict[str, dict[str, Any]]:
+    texts: dict[str, str] = {}
+    missing = []
+    for digest in digests:
+        cached = cache.get(digest)
+        if cached is not None:
+            texts[digest] = cached
+        else:
+            missing.append(digest)
+    if missing:
+        for digest, manifest in registry.get_manifests(repository, missing, INDEX_ACCEPTED_MEDIA_TYPES).items():
+            if read_index_manifest(digest, manifest.text) is not None:
+                cache.put(digest, manifest.text)
+                texts[digest] = manifest.text
+    manifests = {}
+    for digest, text in texts.items():
+        parsed = read_index_manifest(digest, text)
+        if parsed is not None:
+            manifests[digest] = parsed
+    return manifests
+
+
+def snapshot_repository(registry: Registry, repository: str, cache: ManifestCache) -> RepositorySnapshot:
+    """Raises ports.RepositoryGone when the repository does not exist."""
+    images = registry.describe_images(repository)
+    manifests = index_manifests(registry, repository, index_digests(images), cache)
+    return RepositorySnapshot(repository_name=repository, image_details=tuple(images), manifests=manifests)
+
+
+def repository_tags(registry: Registry, repository: str) -> frozenset[str]:
+    return frozenset(tag for image in registry.describe_images(repository) for tag in image.image_tags)
+
+
+def select_repositories(names: Iterable[str], patterns: Sequence[str] | None) -> list[str]:
+    """The repositories whose names match any pattern (every repository when no pattern is given)."""
+    return sorted(name for name in names if not patterns or matches_any(name, tuple(patterns)))
+
+
+def snapshot_registry(
+    registry: Registry,
+    cache: ManifestCache,
+    *,
+    patterns: Sequence[str] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> Snapshot:
+    """Read-only: DescribeRepositories, DescribeImages and BatchGetImage for uncached indexes."""
+    names = select_repositories(registry.repository_names(), patterns)
+    repositories = []
+    for number, name in enumerate(names, start=1):
+        try:
+            repositories.append(snapshot_repository(registry, name, cache))
+        except RepositoryGone:  # deleted while we read the registry: nothing of it to snapshot
+            name = f"{name} (deleted meanwhile, left out)"
+        if progress is not None:
+            progress(number, len(names), name)
+    return Snapshot(registry_id=registry.registry_id, region=registry.region, repositories=tuple(repositories))

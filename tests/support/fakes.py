@@ -1,0 +1,233 @@
+"""In-memory implementations of the ports, for service tests: a registry that behaves like ECR where it
+matters to a pruner (an index's children cannot be deleted while it exists, failures per image, every call
+recorded), a bucket, a notifier and leases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.ports import BatchOutcome, ImageFailure, ImageManifest, RepositoryGone, TagOutcome
+
+MUTATING = frozenset({"delete_images", "archive_images", "put_tag"})
+
+
+@dataclass
+class StoredImage:
+    detail: ImageDetail
+    manifest: str
+
+
+@dataclass
+class FakeRegistry:
+    registry_id: str = "123456789012"
+    region: str = "eu-west-1"
+    repositories: dict[str, dict[str, StoredImage]] = field(default_factory=dict)
+    immutable: set[str] = field(default_factory=set)
+    lifecycle_policies: dict[str, str] = field(default_factory=dict)
+    calls: list[tuple[str, str]] = field(default_factory=list)  # (operation, repository)
+    # digest -> failure code that delete_images reports for it (e.g. KmsError)
+    delete_failures: dict[str, str] = field(default_factory=dict)
+    # called before each operation, e.g. to move a tag between the plan and the delete
+    before: dict[str, Any] = field(default_factory=dict)
+
+    # --- seeding -------------------------------------------------------------------------------
+
+    def add_image(
+        self,
+        repository: str,
+        *,
+        tags: Sequence[str] = (),
+        pushed_at: datetime,
+        manifest: Mapping[str, Any] | None = None,
+        size: int = 1000,
+        media_type: str = "application/vnd.oci.image.manifest.v1+json",
+        seed: str = "",
+    ) -> str:
+        body = manifest or {
+            "schemaVersion": 2,
+            "mediaType": media_type,
+            "config": {"digest": "sha256:" + hashlib.sha256(f"config {repository} {seed} {tags}".encode()).hexdigest()},
+            "layers": [],
+        }
+        text = json.dumps(body, sort_keys=True)
+        digest = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        detail = ImageDetail(
+            registry_id=self.registry_id,
+            repository_name=repository,
+            image_digest=digest,
+            image_tags=tuple(tags),
+            image_size_in_bytes=size,
+            image_pushed_at=pushed_at,
+            image_manifest_media_type=str(body.get("mediaType", media_type)),
+        )
+        self.repositories.setdefault(repository, {})[digest] = StoredImage(detail, text)
+        return digest
+
+    def add_index(self, repository: str, children: Sequence[str], *, tags: Sequence[str], pushed_at: datetime) -> str:
+        media_type = "application/vnd.oci.image.index.v1+json"
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": media_type,
+            "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": c} for c in children],
+        }
+        return self.add_image(repository, tags=tags, pushed_at=pushed_at, manifest=manifest, media_type=media_type)
+
+    def set_tags(self, repository: str, digest: str, tags: Sequence[str]) -> None:
+        stored = self.repositories[repository][digest]
+        stored.detail = stored.detail.model_copy(update={"image_tags": tuple(tags)})
+
+    def digests(self, repository: str) -> set[str]:
+        return set(self.repositories.get(repository, {}))
+
+    def count(self, operation: str) -> int:
+        return sum(1 for op, _ in self.calls if op == operation)
+
+    @property
+    def mutating_calls(self) -> list[tuple[str, str]]:
+        return [call for call in self.calls if call[0] in MUTATING]
+
+    def operations(self) -> Counter[str]:
+        return Counter(op for op, _ in self.calls)
+
+    # --- ports.Registry ------------------------------------------------------------------------
+
+    def _record(self, operation: str, repository: str) -> dict[str, StoredImage]:
+        self.calls.append((operation, repository))
+        hook = self.before.pop(operation, None)
+        if hook is not None:
+            hook(self)
+        if repository not in self.repositories:
+            raise RepositoryGone(repository)
+        return self.repositories[repository]
+
+    def repository_names(self) -> list[str]:
+        self.calls.append(("repository_names", ""))
+        return sorted(self.repositories)
+
+    def describe_images(self, repository: str) -> list[ImageDetail]:
+        images = self._record("describe_images", repository)
+        return [stored.detail for stored in images.values()]
+
+    def describe_image_ids(self, repository: str, digests: Sequence[str]) -> dict[str, ImageDetail]:
+        images = self._record("describe_image_ids", repository)
+        return {d: images[d].detail for d in digests if d in images}
+
+    def get_manifests(
+        self, repository: str, digests: Sequence[str], media_types: Sequence[str]
+    ) -> dict[str, ImageManifest]:
+        images = self._record("get_manifests", repository)
+        found = {}
+        for digest in digests:
+            stored = images.get(digest)
+            if stored is not None and stored.detail.image_manifest_media_type in media_types:
+                found[digest] = ImageManifest(digest, stored.detail.image_manifest_media_type or "", stored.manifest)
+        return found
+
+    def lifecycle_policy(self, repository: str) -> str | None:
+        self._record("lifecycle_policy", repository)
+        return self.lifecycle_policies.get(repository)
+
+    def _referenced(self, images: dict[str, StoredImage], digest: str) -> bool:
+        for other_digest, stored in images.items():
+            if other_digest != digest and stored.detail.image_manifest_media_type in INDEX_MEDIA_TYPES:
+                children = json.loads(stored.manifest).get("manifests", [])
+                if any(child["digest"] == digest for child in children):
+                    return True
+        return False
+
+    def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        done, gone, failed = [], [], []
+        for start in range(0, len(digests), 100):
+            images = self._record("delete_images", repository)
+            for digest in digests[start : start + 100]:
+                if digest not in images:
+                    gone.append(digest)
+                elif digest in self.delete_failures:
+                    failed.append(ImageFailure(digest, self.delete_failures[digest], "injected"))
+                elif self._referenced(images, digest):
+                    failed.append(ImageFailure(digest, "ImageReferencedByManifestList", "referenced by an index"))
+                else:
+                    del images[digest]
+                    done.append(digest)
+        return BatchOutcome(tuple(done), tuple(gone), tuple(failed))
+
+    def archive_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        done, gone = [], []
+        for digest in digests:
+            images = self._record("archive_images", repository)
+            if digest not in images:
+                gone.append(digest)
+                continue
+            stored = images[digest]
+            stored.detail = stored.detail.model_copy(update={"image_status": "ARCHIVED"})
+            done.append(digest)
+        return BatchOutcome(tuple(done), tuple(gone), ())
+
+    def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:
+        images = self._record("put_tag", repository)
+        stored = images.get(manifest.image_digest)
+        if stored is None or stored.manifest != manifest.text:
+            return TagOutcome("failed", "ImageDigestDoesNotMatchException")
+        if tag in stored.detail.image_tags:
+            return TagOutcome("already-tagged", "ImageAlreadyExistsException")
+        if repository in self.immutable:
+            return TagOutcome("immutable", "ImageTagAlreadyExistsException: the repository's tags are immutable")
+        for other in images.values():  # a tag moves to its new image, as in a mutable repository
+            if tag in other.detail.image_tags:
+                other.detail = other.detail.model_copy(
+                    update={"image_tags": tuple(t for t in other.detail.image_tags if t != tag)}
+                )
+        stored.detail = stored.detail.model_copy(update={"image_tags": (*stored.detail.image_tags, tag)})
+        return TagOutcome("tagged")
+
+
+@dataclass
+class MemoryBucket:
+    name: str = "inventory"
+    objects: dict[str, bytes] = field(default_factory=dict)
+
+    def list_objects(self, prefix: str) -> dict[str, int]:
+        return {key: len(body) for key, body in sorted(self.objects.items()) if key.startswith(prefix)}
+
+    def read(self, key: str, *, max_bytes: int) -> bytes | None:
+        body = self.objects.get(key)
+        if body is not None and len(body) > max_bytes:
+            raise InputError(f"s3://{self.name}/{key}: {len(body)} bytes is larger than the {max_bytes} byte limit")
+        return body
+
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
+        self.objects[key] = body
+
+    def write_json(self, key: str, data: Any) -> None:
+        self.objects[key] = json.dumps(data).encode()
+
+
+@dataclass
+class RecordingNotifier:
+    messages: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+
+    def publish(self, subject: str, message: str, attributes: Mapping[str, str]) -> None:
+        self.messages.append((subject, message, dict(attributes)))
+
+
+@dataclass
+class MemoryLeases:
+    held: dict[str, str] = field(default_factory=dict)
+
+    def acquire(self, repository: str, holder: str, seconds: int) -> bool:
+        if self.held.get(repository, holder) != holder:
+            return False
+        self.held[repository] = holder
+        return True
+
+    def release(self, repository: str, holder: str) -> None:
+        if self.held.get(repository) == holder:
+            del self.held[repository]

@@ -1,0 +1,278 @@
+"""evaluate_repository against the in-memory registry: the one code path that deletes.
+
+Given a registry and an inventory, when a repository is evaluated, then exactly the planned images go,
+nothing protected is touched, and the report says exactly what happened."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from ecr_retention.domain.config import parse_config
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.services.evaluate import Evaluation, evaluate_repository
+from ecr_retention.services.snapshot import MemoryManifestCache
+from support.builders import ACCOUNT, NOW, REGION
+from support.fakes import FakeRegistry, MemoryLeases
+
+HOST = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
+
+RULES = """
+version: 1
+dry_run: {dry_run}
+safety: {{min_age: 1d, max_delete_fraction: 0.9, inventory_max_age: 6h, clusters: [prod]}}
+policies:
+  - repositories: ["app"]
+    rules:
+      - keep: {{tags: [latest]}}
+      - delete: {{tags: ["v*"], older_than: 30d, keep_newest: 1}}
+      - delete: {{untagged: true, older_than: 1d}}
+"""
+
+
+def config(dry_run: bool = False):  # type: ignore[no-untyped-def]
+    return parse_config(RULES.format(dry_run=str(dry_run).lower()))
+
+
+def manifest(*images: str, generated_ago: timedelta = timedelta(minutes=10), digests: tuple[str, ...] = ()) -> bytes:
+    entries = [
+        {"image": image, "namespace": "prod", "workload": "Deployment/app", "container": "app", "source": "pod"}
+        for image in images
+    ]
+    entries += [
+        {
+            "image": f"{HOST}/app@{d}",
+            "digest": d,
+            "namespace": "prod",
+            "workload": "Deployment/app",
+            "container": "app",
+            "source": "pod",
+        }
+        for d in digests
+    ]
+    return json.dumps(
+        {
+            "schemaVersion": 1,
+            "cluster": "prod",
+            "generatedAt": (NOW - generated_ago).isoformat(),
+            "complete": True,
+            "images": entries,
+        }
+    ).encode()
+
+
+def inventory(*documents: bytes) -> Inventory:
+    from ecr_retention.domain.inventory import read_inventory
+
+    return read_inventory([("in-use/prod.json", body) for body in documents])
+
+
+@pytest.fixture
+def registry() -> FakeRegistry:
+    return FakeRegistry(registry_id=ACCOUNT, region=REGION)
+
+
+def evaluate(registry: FakeRegistry, inv: Inventory, *, dry_run: bool = False, leases: MemoryLeases | None = None):  # type: ignore[no-untyped-def]
+    evaluation = Evaluation(run_id="run-1", config=config(dry_run), inventory=inv, dry_run=dry_run)
+    return evaluate_repository(
+        "app", evaluation, registry=registry, cache=MemoryManifestCache(), leases=leases, clock=lambda: NOW
+    )
+
+
+def seed_app(registry: FakeRegistry) -> dict[str, str]:
+    days = lambda n: NOW - timedelta(days=n)  # noqa: E731
+    return {
+        "v1": registry.add_image("app", tags=["v1"], pushed_at=days(90), size=500, seed="v1"),
+        "v2": registry.add_image("app", tags=["v2"], pushed_at=days(80), size=400, seed="v2"),
+        "v3": registry.add_image("app", tags=["v3"], pushed_at=days(70), size=300, seed="v3"),
+        "latest": registry.add_image("app", tags=["v0", "latest"], pushed_at=days(100), seed="latest"),
+        "v4": registry.add_image("app", tags=["v4"], pushed_at=days(60), seed="v4"),
+        "young": registry.add_image("app", pushed_at=NOW - timedelta(hours=2), seed="young"),
+        "old-untagged": registry.add_image("app", pushed_at=days(5), size=50, seed="untagged"),
+    }
+
+
+def test_run_deletes_exactly_the_planned_images_and_nothing_in_use(registry: FakeRegistry) -> None:
+    images = seed_app(registry)
+    inv = inventory(manifest(f"{HOST}/app:v2"))
+
+    report = evaluate(registry, inv)
+
+    gone = {images["v1"], images["v3"], images["old-untagged"]}
+    assert {e.image_digest for e in report.deleted} == gone
+    assert registry.digests("app") == set(images.values()) - gone
+    assert report.outcome == "ok"
+    assert report.bytes_reclaimed == 500 + 300 + 50
+    assert report.protected_in_use == 1
+    assert report.kept == 4
+    assert not report.failed
+    assert not report.cancelled
+
+
+def test_dry_run_makes_no_mutating_call_and_lists_what_would_go(registry: FakeRegistry) -> None:
+    images = seed_app(registry)
+
+    report = evaluate(registry, inventory(manifest()), dry_run=True)
+
+    assert registry.mutating_calls == []
+    assert registry.count("describe_image_ids") == 0
+    assert {e.image_digest for e in report.deleted} == {
+        images["v1"],
+        images["v2"],
+        images["v3"],
+        images["old-untagged"],
+    }
+    assert registry.digests("app") == set(images.values())
+
+
+def test_rules_file_dry_run_cannot_be_overridden_by_the_caller(registry: FakeRegistry) -> None:
+    with pytest.raises(ValueError, match="dry_run: true"):
+        Evaluation(run_id="r", config=config(dry_run=True), inventory=Inventory(), dry_run=False)
+
+
+def test_stale_inventory_blocks_every_deletion(registry: FakeRegistry) -> None:
+    images = seed_app(registry)
+
+    report = evaluate(registry, inventory(manifest(generated_ago=timedelta(hours=7))))
+
+    assert report.outcome == "blocked"
+    assert report.blocked
+    assert "prod" in report.blocked[0]
+    assert registry.mutating_calls == []
+    assert registry.digests("app") == set(images.values())
+
+
+def test_missing_inventory_blocks_every_deletion(registry: FakeRegistry) -> None:
+    seed_app(registry)
+
+    report = evaluate(registry, Inventory())
+
+    assert report.outcome == "blocked"
+    assert registry.mutating_calls == []
+
+
+def test_tag_moved_between_plan_and_delete_cancels_that_deletion(registry: FakeRegistry) -> None:
+    images = seed_app(registry)
+    # Someone tags v1 `latest-good` after the plan, right before the re-check.
+    registry.before["describe_image_ids"] = lambda r: r.set_tags("app", images["v1"], ["v1", "latest-good"])
+
+    report = evaluate(registry, inventory(manifest()))
+
+    assert images["v1"] in registry.digests("app")
+    cancelled = {e.image_digest: e for e in report.cancelled}
+    assert cancelled[images["v1"]].kind == "tag-changed"
+    assert "latest-good" in cancelled[images["v1"]].detail
+    assert images["v1"] not in {e.image_digest for e in report.deleted}
+
+
+def test_partial_failure_is_reported_and_never_counted_as_deleted(registry: FakeRegistry) -> None:
+    images = seed_app(registry)
+    registry.delete_failures[images["v3"]] = "KmsError"
+
+    report = evaluate(registry, inventory(manifest()))
+
+    assert report.outcome == "partial"
+    assert [(e.image_digest, e.error_code, e.kind) for e in report.failed] == [
+        (images["v3"], "KmsError", "delete-failed")
+    ]
+    assert images["v3"] not in {e.image_digest for e in report.deleted}
+    assert images["v3"] in registry.digests("app")
+    assert report.bytes_reclaimed == 500 + 400 + 50
+
+
+def test_repository_deleted_before_evaluation_is_reported_gone(registry: FakeRegistry) -> None:
+    report = evaluate(registry, inventory(manifest()))
+
+    assert report.outcome == "gone"
+    assert registry.mutating_calls == []
+
+
+def test_repository_deleted_between_plan_and_delete_deletes_nothing_and_says_so(registry: FakeRegistry) -> None:
+    seed_app(registry)
+    registry.before["describe_image_ids"] = lambda r: r.repositories.pop("app")
+
+    report = evaluate(registry, inventory(manifest()))
+
+    assert report.outcome == "gone"
+    assert not report.deleted
+
+
+def test_held_lease_reports_busy_and_touches_nothing(registry: FakeRegistry) -> None:
+    seed_app(registry)
+    leases = MemoryLeases(held={"app": "another-run"})
+
+    report = evaluate(registry, inventory(manifest()), leases=leases)
+
+    assert report.outcome == "busy"
+    assert registry.calls == []
+    assert leases.held == {"app": "another-run"}
+
+
+def test_lease_is_released_after_the_evaluation(registry: FakeRegistry) -> None:
+    seed_app(registry)
+    leases = MemoryLeases()
+
+    evaluate(registry, inventory(manifest()), leases=leases)
+
+    assert leases.held == {}
+
+
+MULTI_ARCH_RULES = """
+version: 1
+dry_run: false
+safety: {min_age: 1d, max_delete_fraction: 1, inventory_max_age: 6h, clusters: []}
+policies:
+  - repositories: ["app"]
+    rules:
+      - keep: {tags: [stable]}
+      - delete: {tags: ["v*"], older_than: 30d}
+"""
+
+
+def test_index_goes_before_its_children_and_a_shared_child_stays_with_the_kept_index(registry: FakeRegistry) -> None:
+    old = NOW - timedelta(days=90)
+    amd, arm, shared = (registry.add_image("app", pushed_at=old, seed=s) for s in ("amd", "arm", "shared"))
+    old_index = registry.add_index("app", [amd, shared], tags=["v1"], pushed_at=old)
+    kept_index = registry.add_index("app", [arm, shared], tags=["stable"], pushed_at=old)
+    signature = registry.add_image("app", tags=[f"sha256-{old_index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
+    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert {e.image_digest for e in report.deleted} == {old_index, amd, signature}
+    assert registry.digests("app") == {kept_index, arm, shared}
+    assert not report.failed
+    # indexes and subjects first, in their own call; then what goes with them
+    assert registry.count("delete_images") == 2
+
+
+def test_a_failed_index_deletion_keeps_its_children_and_referrers(registry: FakeRegistry) -> None:
+    old = NOW - timedelta(days=90)
+    amd = registry.add_image("app", pushed_at=old, seed="amd")
+    index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
+    signature = registry.add_image("app", tags=[f"sha256-{index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
+    registry.delete_failures[index] = "KmsError"
+    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert registry.digests("app") == {index, amd, signature}
+    assert {e.image_digest: e.error_code for e in report.failed} == {
+        index: "KmsError",
+        amd: "ParentNotRemoved",
+        signature: "ParentNotRemoved",
+    }
+    assert report.deleted == ()
+    assert report.outcome == "partial"
+
+
+def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:
+    registry.add_image("other", tags=["v1"], pushed_at=NOW - timedelta(days=90))
+    evaluation = Evaluation(run_id="r", config=config(), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("other", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert report.outcome == "unmanaged"
+    assert registry.calls == []

@@ -1,0 +1,165 @@
+"""A whole run in one process (the CLI door) and through the workflow's three steps (the Lambda door):
+both reach the same registry state and the same report."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from ecr_retention.domain.config import parse_config
+from ecr_retention.domain.report import RunReport
+from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
+from support.builders import ACCOUNT, NOW, REGION
+from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
+
+HOST = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
+RULES = """
+version: 1
+dry_run: {dry_run}
+safety: {{min_age: 1d, max_delete_fraction: 0.9, inventory_max_age: 6h, clusters: [prod]}}
+policies:
+  - repositories: ["app", "team-*/*"]
+    rules:
+      - keep: {{tags: [latest]}}
+      - delete: {{tags: ["v*"], older_than: 30d, keep_newest: 1}}
+"""
+
+
+def seeded() -> tuple[FakeRegistry, MemoryBucket]:
+    registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
+    for repository in ("app", "team-a/api", "unmanaged"):
+        for n in range(1, 6):
+            registry.add_image(
+                repository, tags=[f"v{n}"], pushed_at=NOW - timedelta(days=100 - n), size=n * 1000, seed=f"{n}"
+            )
+    bucket = MemoryBucket(name="inventory")
+    bucket.write_json(
+        "in-use/prod.json",
+        {
+            "schemaVersion": 1,
+            "cluster": "prod",
+            "generatedAt": (NOW - timedelta(minutes=5)).isoformat(),
+            "complete": True,
+            "images": [
+                {
+                    "image": f"{HOST}/app:v2",
+                    "namespace": "prod",
+                    "workload": "Deployment/app",
+                    "container": "app",
+                    "source": "pod",
+                }
+            ],
+        },
+    )
+    return registry, bucket
+
+
+def rules(dry_run: bool):  # type: ignore[no-untyped-def]
+    return parse_config(RULES.format(dry_run=str(dry_run).lower()))
+
+
+def test_cli_run_deletes_reports_and_publishes() -> None:
+    registry, bucket = seeded()
+    notifier = RecordingNotifier()
+    deps = Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+
+    report = run_pipeline(rules(dry_run=False), deps)
+
+    assert report.outcome == "ok"
+    assert [r.repository_name for r in report.repositories] == ["app", "team-a/api"]
+    assert report.totals.deleted == 3 + 4  # app keeps v5 (newest) and v2 (in use); team-a/api keeps v5
+    assert len(registry.digests("unmanaged")) == 5
+    assert report.report_key == f"s3://inventory/reports/2026/11/30/{report.run_id}.json"
+    stored = json.loads(bucket.objects[f"reports/2026/11/30/{report.run_id}.json"])
+    assert RunReport.model_validate(stored) == report
+    [(subject, body, attributes)] = notifier.messages
+    assert len(subject) < 100
+    assert attributes == {"dry_run": "false", "outcome": "ok"}
+    assert report.run_id in body
+    assert "reports/2026/11/30" in body
+    assert "app: ok" in body
+
+
+def test_forced_dry_run_deletes_nothing_and_says_so() -> None:
+    registry, bucket = seeded()
+    notifier = RecordingNotifier()
+    deps = Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+
+    report = run_pipeline(rules(dry_run=False), deps, force_dry_run=True)
+
+    assert report.dry_run
+    assert registry.mutating_calls == []
+    assert report.totals.deleted == 7
+    subject, body, attributes = notifier.messages[0]
+    assert "dry run" in subject
+    assert "would delete 7" in subject
+    assert "DRY RUN" in body
+    assert attributes["dry_run"] == "true"
+
+
+def test_workflow_steps_reach_the_same_result_as_the_cli_run() -> None:
+    cli_registry, cli_bucket = seeded()
+    cli = run_pipeline(rules(False), Dependencies(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
+    registry, bucket = seeded()
+    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
+
+    start = start_run(rules(False), deps, trigger="schedule")
+    items = json.loads(bucket.objects[start.targets_key])
+    for item in items:
+        evaluate_target(rules(False), deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+    report = finish_run(deps, start)
+
+    assert [item["repository"] for item in items] == ["app", "team-a/api"]
+    assert {name: registry.digests(name) for name in registry.repositories} == {
+        name: cli_registry.digests(name) for name in cli_registry.repositories
+    }
+    assert report.totals == cli.totals
+    assert report.trigger == "schedule"
+
+
+def test_push_run_evaluates_only_the_pushed_repositories_that_a_policy_matches() -> None:
+    registry, bucket = seeded()
+    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
+
+    start = start_run(rules(False), deps, trigger="push", repositories=["team-a/api", "unmanaged", "team-a/api"])
+
+    assert [i["repository"] for i in json.loads(bucket.objects[start.targets_key])] == ["team-a/api"]
+    assert start.count == 1
+
+
+class FailingBucket(MemoryBucket):
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
+        if key.startswith("reports/"):
+            raise OSError("AccessDenied")
+        super().write(key, body, content_type=content_type)
+
+
+def test_a_report_that_cannot_be_written_still_publishes_a_failure() -> None:
+    registry, good = seeded()
+    bucket = FailingBucket(name="inventory", objects=good.objects)
+    notifier = RecordingNotifier()
+
+    with pytest.raises(OSError, match="AccessDenied"):
+        run_pipeline(rules(True), Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+
+    [(subject, body, attributes)] = notifier.messages
+    assert "FAILED" in subject
+    assert "could not be written" in body
+    assert attributes["outcome"] == "failed"
+
+
+def test_blocked_run_is_reported_blocked_and_deletes_nothing() -> None:
+    registry, bucket = seeded()
+    del bucket.objects["in-use/prod.json"]
+    notifier = RecordingNotifier()
+
+    report = run_pipeline(
+        rules(False), Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    )
+
+    assert report.outcome == "blocked"
+    assert registry.mutating_calls == []
+    assert "BLOCKED" in notifier.messages[0][0]
+    assert any("prod" in reason for reason in report.blocked)
