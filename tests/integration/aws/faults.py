@@ -50,3 +50,14 @@ def count_calls(client: Any) -> Counter[str]:
 def _event_service(client: Any) -> str:
     """The service's name in botocore event names (sfn, s3, dynamodb...)."""
     return str(client.meta.service_model.service_id.hyphenize())
+
+
+def record_requests(client: Any, operation: str) -> list[dict[str, Any]]:
+    """The parameters of every `operation` call, as the caller passed them to boto3."""
+    requests: list[dict[str, Any]] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        requests.append(dict(params))
+
+    client.meta.events.register(f"provide-client-params.{_event_service(client)}.{operation}", record)
+    return requests

@@ -63,7 +63,7 @@ class TestStart:
     ) -> None:
         first = starter.start("push-1", PAYLOAD)
 
-        assert starter.start("push-1", dict(reversed(PAYLOAD.items()))) == first  # same input, keys in any order
+        assert starter.start("push-1", PAYLOAD) == first  # a redelivered batch: same name, same input
         assert len(executions(sfn, machine_arn)) == 1
 
     def test_a_repeated_start_of_a_finished_execution_returns_it(

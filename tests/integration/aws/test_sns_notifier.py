@@ -16,7 +16,7 @@ from ecr_retention.aws.sns_notifier import (
     sns_subject,
 )
 from tests.integration.aws.conftest import REGION
-from tests.integration.aws.faults import fail_with
+from tests.integration.aws.faults import fail_with, record_requests
 
 REPORT = "s3://inventory-123456789012-eu-west-1/reports/2026/11/30/run-1.json"
 ATTRIBUTES = {"dry_run": "false", "outcome": "partial"}
@@ -78,6 +78,17 @@ class TestPublish:
         SnsNotifier(topic_arn, sns).publish("ecr-retention run-1:\nblocked\r\n", "body", ATTRIBUTES)
 
         assert subscriber()["Subject"] == "ecr-retention run-1: blocked"
+
+    def test_a_subject_of_nothing_printable_is_left_out(self, sns: Any, topic_arn: str, subscriber: Any) -> None:
+        # SNS refuses an empty Subject; without one, email subscribers see the topic's display name.
+        requests = record_requests(sns, "Publish")
+
+        SnsNotifier(topic_arn, sns).publish("\r\n", "body", ATTRIBUTES)
+
+        assert "Subject" not in requests[0]  # moto would accept an empty one: check the request itself
+        envelope = subscriber()
+        assert "Subject" not in envelope
+        assert envelope["Message"] == "body"
 
     def test_a_300_kb_message_is_cut_under_the_limit_with_a_pointer_to_the_report(
         self, sns: Any, topic_arn: str, subscriber: Any
