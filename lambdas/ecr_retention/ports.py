@@ -118,7 +118,12 @@ class Bucket(Protocol):
 
 
 class Notifier(Protocol):
-    def publish(self, subject: str, message: str, attributes: Mapping[str, str]) -> None: ...
+    def publish(
+        self, subject: str, message: str, attributes: Mapping[str, str], *, report_location: str | None = None
+    ) -> None:
+        """A message over the channel's size limit is cut and ends with a line pointing at report_location
+        (where the full report is, e.g. s3://bucket/reports/...)."""
+        ...
 
 
 class LeaseStore(Protocol):

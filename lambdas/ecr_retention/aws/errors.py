@@ -1,0 +1,30 @@
+"""One exception family for AWS calls that failed after botocore's retries, so callers never see a bare
+ClientError and every message names the resource, the operation and AWS's error code."""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+
+class AwsCallFailed(Exception):
+    """An AWS call failed for a reason the caller cannot fix by retrying at once (retries already happened)."""
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code  # AWS's error code (AccessDenied, ...) or the botocore exception's class name
+
+
+def error_code(error: ClientError) -> str:
+    code = error.response.get("Error", {}).get("Code")
+    return str(code) if code else "UnknownError"
+
+
+def describe_failure(operation: str, error: ClientError | BotoCoreError) -> tuple[str, str]:
+    """(code, "<Operation> failed: <Code>: <message>") for an exception message."""
+    if isinstance(error, ClientError):
+        code = error_code(error)
+        detail = error.response.get("Error", {}).get("Message") or ""
+    else:
+        code = type(error).__name__  # EndpointConnectionError, ReadTimeoutError, ...
+        detail = str(error)
+    return code, f"{operation} failed: {code}: {detail}".rstrip(": ")

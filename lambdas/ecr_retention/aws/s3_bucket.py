@@ -1,0 +1,94 @@
+"""The inventory bucket on S3 (ports.Bucket): list, capped reads, whole-object writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from ecr_retention.aws.errors import AwsCallFailed, describe_failure, error_code
+from ecr_retention.domain.errors import InputError
+from ecr_retention.tables import human_bytes
+
+# GetObject answers NoSuchKey for a missing key only when the caller may ListBucket; without that permission
+# S3 answers AccessDenied, which is reported as a StorageError rather than mistaken for "absent".
+MISSING_KEY_CODES = frozenset({"NoSuchKey", "404"})
+READ_CHUNK_BYTES = 1024 * 1024
+
+
+class StorageError(AwsCallFailed):
+    """An S3 call on the bucket failed (after botocore's retries)."""
+
+
+class S3Bucket:
+    """One bucket through an injected boto3 S3 client (the client's Config carries the retry policy)."""
+
+    def __init__(self, name: str, s3_client: Any) -> None:
+        self._name = name
+        self._client = s3_client
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def list_objects(self, prefix: str) -> dict[str, int]:
+        objects: dict[str, int] = {}
+        try:
+            for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self._name, Prefix=prefix):
+                for entry in page.get("Contents", []):
+                    objects[entry["Key"]] = int(entry["Size"])
+        except (ClientError, BotoCoreError) as error:
+            raise self._failure("ListObjectsV2", prefix, error) from None
+        return objects
+
+    def read(self, key: str, *, max_bytes: int) -> bytes | None:
+        if max_bytes < 0:
+            raise ValueError(f"max_bytes must not be negative, not {max_bytes}")
+        try:
+            response = self._client.get_object(Bucket=self._name, Key=key)
+        except ClientError as error:
+            if error_code(error) in MISSING_KEY_CODES:
+                return None
+            raise self._failure("GetObject", key, error) from None
+        except BotoCoreError as error:
+            raise self._failure("GetObject", key, error) from None
+        body = response["Body"]
+        try:
+            length = response.get("ContentLength")
+            if length is not None and length > max_bytes:
+                raise self._too_large(key, human_bytes(length), max_bytes)
+            data = self._read_at_most(body, max_bytes + 1)
+        except BotoCoreError as error:  # the connection broke or timed out while streaming the body
+            raise self._failure("GetObject", key, error) from None
+        finally:
+            body.close()
+        if len(data) > max_bytes:  # ContentLength absent or wrong: never hold more than the cap plus one byte
+            raise self._too_large(key, "the body", max_bytes)
+        return data
+
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
+        try:
+            self._client.put_object(Bucket=self._name, Key=key, Body=body, ContentType=content_type)
+        except (ClientError, BotoCoreError) as error:
+            raise self._failure("PutObject", key, error) from None
+
+    @staticmethod
+    def _read_at_most(body: Any, limit: int) -> bytes:
+        """Up to `limit` bytes; read(amt) may return less than asked before the end, so read until either."""
+        chunks: list[bytes] = []
+        total = 0
+        while total < limit:
+            chunk = body.read(min(READ_CHUNK_BYTES, limit - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
+
+    def _too_large(self, key: str, what: str, max_bytes: int) -> InputError:
+        limit = human_bytes(max_bytes).replace(".0 ", " ")
+        return InputError(f"s3://{self._name}/{key}: {what} is larger than the {limit} limit; not read")
+
+    def _failure(self, operation: str, key: str, error: ClientError | BotoCoreError) -> StorageError:
+        code, description = describe_failure(operation, error)
+        return StorageError(f"s3://{self._name}/{key}: {description}", code=code)
