@@ -213,9 +213,13 @@ class MemoryBucket:
 @dataclass
 class RecordingNotifier:
     messages: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    report_locations: list[str | None] = field(default_factory=list)
 
-    def publish(self, subject: str, message: str, attributes: Mapping[str, str]) -> None:
+    def publish(
+        self, subject: str, message: str, attributes: Mapping[str, str], *, report_location: str | None = None
+    ) -> None:
         self.messages.append((subject, message, dict(attributes)))
+        self.report_locations.append(report_location)
 
 
 @dataclass

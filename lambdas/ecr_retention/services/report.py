@@ -97,7 +97,12 @@ def report_run(
         raise
     if notifier is not None:
         subject, body = render_summary(report)
-        notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": report.outcome})
+        notifier.publish(
+            subject,
+            body,
+            {"dry_run": str(dry_run).lower(), "outcome": report.outcome},
+            report_location=report.report_key,
+        )
     return report
 
 
