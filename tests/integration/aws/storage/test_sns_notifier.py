@@ -16,7 +16,7 @@ from ecr_retention.aws.sns_notifier import (
     sns_subject,
 )
 from tests.integration.aws.conftest import REGION
-from tests.integration.aws.faults import fail_with, record_requests
+from tests.integration.aws.storage.faults import fail_with, record_requests
 
 REPORT = "s3://inventory-123456789012-eu-west-1/reports/2026/11/30/run-1.json"
 ATTRIBUTES = {"dry_run": "false", "outcome": "partial"}

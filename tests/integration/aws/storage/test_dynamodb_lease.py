@@ -10,7 +10,7 @@ import pytest
 
 from ecr_retention.aws.dynamodb_lease import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE, DynamoDbLeases, LeaseError
 from tests.integration.aws.conftest import REGION
-from tests.integration.aws.faults import fail_with
+from tests.integration.aws.storage.faults import fail_with
 
 TABLE = "ecr-retention-leases"
 START = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)

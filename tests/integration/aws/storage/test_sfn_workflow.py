@@ -16,7 +16,7 @@ from ecr_retention.aws.sfn_workflow import (
     execution_name,
 )
 from tests.integration.aws.conftest import REGION
-from tests.integration.aws.faults import count_calls
+from tests.integration.aws.storage.faults import count_calls
 
 ACCOUNT = "123456789012"
 PASS_MACHINE = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}})

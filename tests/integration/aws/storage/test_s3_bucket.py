@@ -10,7 +10,7 @@ import pytest
 from ecr_retention.aws.s3_bucket import S3Bucket, StorageError
 from ecr_retention.domain.errors import InputError
 from tests.integration.aws.conftest import REGION
-from tests.integration.aws.faults import count_calls, disconnect, fail_with
+from tests.integration.aws.storage.faults import count_calls, disconnect, fail_with
 
 BUCKET = "inventory-123456789012-eu-west-1"
 KIB = 1024

@@ -1,0 +1,100 @@
+"""boto3 clients for the adapters: created on first use, cached per (service, region), all with one botocore Config.
+
+Endpoints come from boto3's own configuration (`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_<SERVICE>`, profiles), which
+is how the CLI and the tests point every client at a moto server; nothing here reads the environment.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from ecr_retention import __version__
+
+# Total attempts per API call, the first included. Standard mode backs off with jitter, rand(0,1) x 2^attempt
+# seconds capped at 20 s, on throttling and transient errors only (never on ImageTagAlreadyExists and the like),
+# and stops early when the client's retry quota runs dry. Eight attempts ride out about 70 s of throttling at
+# worst (35 s on average): ECR publishes no rate for DescribeImages, BatchDeleteImage or UpdateImageStorageClass
+# and PutImage allows 10 a second, so concurrent repository workers do get throttled, and a burst passes in
+# seconds. Beyond that the call fails, the images it covers are reported as failed and the next run retries
+# them. Bounded, because standard mode also retries ECR's LimitExceededException, which is a quota, not a burst.
+MAX_ATTEMPTS = 8
+
+CLIENT_CONFIG = Config(
+    # `total_max_attempts` counts the first attempt; botocore's client `max_attempts` would count retries only.
+    retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
+    connect_timeout=5,
+    # The slowest call we make is a BatchDeleteImage of 100 images or a DescribeImages page of 1,000: seconds.
+    read_timeout=30,
+    user_agent_extra=f"ecr-retention/{__version__}",
+)
+
+
+class ClientFactory:
+    """One boto3 session; each (service, region) client created once, on first use, and then shared
+    (boto3 clients are thread-safe; creating them from one session is not, hence the lock).
+
+    `on_create` sees every client this factory creates (tests attach an API-call recorder with it);
+    `inject` makes `client()` return a given client (tests hand in one they built)."""
+
+    def __init__(
+        self,
+        session: boto3.session.Session | None = None,
+        *,
+        config: Config = CLIENT_CONFIG,
+        on_create: Callable[[Any], object] | None = None,
+    ) -> None:
+        self._session = session
+        self._config = config
+        self._on_create = on_create
+        self._clients: dict[tuple[str, str | None], Any] = {}
+        self._lock = threading.Lock()
+
+    def client(self, service: str, region: str | None = None) -> Any:
+        """The client for this service in this region (None: the session's region, from the environment)."""
+        key = (service, region)
+        with self._lock:
+            existing = self._clients.get(key)
+            if existing is not None:
+                return existing
+            if self._session is None:
+                self._session = boto3.session.Session()
+            created = self._session.client(service, region_name=region, config=self._config)
+            if self._on_create is not None:
+                self._on_create(created)
+            self._clients[key] = created
+            return created
+
+    def inject(self, service: str, client: Any, region: str | None = None) -> None:
+        """From now on, `client(service, region)` returns this client."""
+        with self._lock:
+            self._clients[(service, region)] = client
+
+
+_default_factory: ClientFactory | None = None
+_default_lock = threading.Lock()
+
+
+def default_factory() -> ClientFactory:
+    """The process-wide factory (a Lambda container keeps its clients between invocations)."""
+    global _default_factory
+    with _default_lock:
+        if _default_factory is None:
+            _default_factory = ClientFactory()
+        return _default_factory
+
+
+def set_default_factory(factory: ClientFactory | None) -> None:
+    """Install this factory as the process-wide one; None drops the current one (a new one on next use)."""
+    global _default_factory
+    with _default_lock:
+        _default_factory = factory
+
+
+def client(service: str, region: str | None = None) -> Any:
+    """A client from the process-wide factory."""
+    return default_factory().client(service, region)

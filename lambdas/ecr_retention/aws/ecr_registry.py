@@ -1,0 +1,345 @@
+"""ports.Registry over Amazon ECR: one boto3 ECR client, batch calls wherever ECR has them, every failure read.
+
+Facts this relies on (shared/reference/ecr-lifecycle.md, section 4, and the botocore model):
+- DescribeImages returns only ACTIVE images unless `filter.imageStatus` says otherwise; we always send ANY.
+- DescribeImages by `imageIds` takes 100 ids and fails as a whole (ImageNotFoundException) when one is missing.
+- BatchGetImage resolves an index to one platform's manifest unless the index media types are accepted.
+- BatchDeleteImage takes 100 ids and reports per image in `imageIds` (deleted) and `failures[]`.
+- UpdateImageStorageClass has no batch form.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from ecr_retention.aws.clients import ClientFactory, default_factory
+from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.ports import BatchOutcome, ImageFailure, ImageManifest, RepositoryGone, TagOutcome
+
+logger = logging.getLogger(__name__)
+
+PAGE_SIZE = 1000  # DescribeImages and DescribeRepositories maximum
+BATCH_SIZE = 100  # imageIds per DescribeImages, BatchGetImage and BatchDeleteImage call
+ANY_STATUS = {"imageStatus": "ANY"}  # archived and activating images too
+
+# What a digest is reported as when no call was made for it (an earlier call failed) or when ECR's answer
+# names it neither as deleted nor as failed.
+NOT_ATTEMPTED = "NotAttempted"
+NOT_CONFIRMED = "NotConfirmed"
+
+# UpdateImageStorageClass errors about the one image asked for. Any other error is about the call (throttling
+# after the retries, access, network) and stops the remaining images, as a failed batch call does.
+IMAGE_LEVEL_ARCHIVE_ERRORS = frozenset(
+    {"ImageStorageClassUpdateNotSupportedException", "InvalidParameterException", "ValidationException"}
+)
+
+
+class EcrRegistry:
+    """One registry (an account in a region) through one ECR client. Every request names the registry id, so
+    this adapter never reads or changes another account's repositories."""
+
+    def __init__(self, ecr_client: Any, registry_id: str, region: str) -> None:
+        self._ecr = ecr_client
+        self._registry_id = registry_id
+        self._region = region
+
+    @classmethod
+    def connect(
+        cls,
+        *,
+        region: str | None = None,
+        registry_id: str | None = None,
+        clients: ClientFactory | None = None,
+    ) -> EcrRegistry:
+        """The registry of the given account, or of the caller's account (STS GetCallerIdentity) when the
+        configuration names none, in the given region or the environment's."""
+        factory = clients or default_factory()
+        ecr = factory.client("ecr", region)
+        resolved_region: str = ecr.meta.region_name
+        if registry_id is None:
+            registry_id = str(factory.client("sts", resolved_region).get_caller_identity()["Account"])
+        return cls(ecr, registry_id, resolved_region)
+
+    @property
+    def registry_id(self) -> str:
+        return self._registry_id
+
+    @property
+    def region(self) -> str:
+        return self._region
+
+    def repository_names(self) -> list[str]:
+        pages = self._ecr.get_paginator("describe_repositories").paginate(
+            registryId=self._registry_id, PaginationConfig={"PageSize": PAGE_SIZE}
+        )
+        return [repository["repositoryName"] for page in pages for repository in page.get("repositories", [])]
+
+    def describe_images(self, repository: str) -> list[ImageDetail]:
+        pages = self._ecr.get_paginator("describe_images").paginate(
+            registryId=self._registry_id,
+            repositoryName=repository,
+            filter=ANY_STATUS,
+            PaginationConfig={"PageSize": PAGE_SIZE},
+        )
+        try:
+            return [ImageDetail.model_validate(detail) for page in pages for detail in page.get("imageDetails", [])]
+        except ClientError as error:
+            _raise_if_gone(error, repository)
+            raise
+
+    def describe_image_ids(self, repository: str, digests: Sequence[str]) -> dict[str, ImageDetail]:
+        """Re-read these images now, 100 a call, archived ones included. DescribeImages fails as a whole when
+        one of the ids no longer exists, so such a batch is split in halves until the missing ids are alone:
+        one call a batch when nothing is missing, about 2 x log2(100) more for each missing image."""
+        found: dict[str, ImageDetail] = {}
+        for batch in _batches(_unique(digests)):
+            for detail in self._describe_existing(repository, batch):
+                found[detail.image_digest] = detail
+        return found
+
+    def _describe_existing(self, repository: str, digests: list[str]) -> list[ImageDetail]:
+        try:
+            response = self._ecr.describe_images(
+                registryId=self._registry_id,
+                repositoryName=repository,
+                imageIds=[{"imageDigest": digest} for digest in digests],
+                filter=ANY_STATUS,
+            )
+        except ClientError as error:
+            if _code(error) != "ImageNotFoundException":
+                _raise_if_gone(error, repository)
+                raise
+            if len(digests) == 1:
+                return []
+            middle = len(digests) // 2
+            return self._describe_existing(repository, digests[:middle]) + self._describe_existing(
+                repository, digests[middle:]
+            )
+        wanted = set(digests)
+        details = [ImageDetail.model_validate(detail) for detail in response.get("imageDetails", [])]
+        return [detail for detail in details if detail.image_digest in wanted]
+
+    def get_manifests(
+        self, repository: str, digests: Sequence[str], media_types: Sequence[str]
+    ) -> dict[str, ImageManifest]:
+        """The manifests of these digests exactly as stored. A manifest ECR answers under another digest (an
+        index resolved to one platform because its media type was not accepted) is not the one asked for and
+        is left out, as are the failures, whose codes are logged."""
+        manifests: dict[str, ImageManifest] = {}
+        failure_codes: Counter[str] = Counter()
+        for batch in _batches(_unique(digests)):
+            try:
+                response = self._ecr.batch_get_image(
+                    registryId=self._registry_id,
+                    repositoryName=repository,
+                    imageIds=[{"imageDigest": digest} for digest in batch],
+                    acceptedMediaTypes=list(media_types),
+                )
+            except ClientError as error:
+                _raise_if_gone(error, repository)
+                raise
+            wanted = set(batch)
+            for image in response.get("images", []):
+                digest = image.get("imageId", {}).get("imageDigest")
+                text = image.get("imageManifest")
+                if digest not in wanted or not isinstance(text, str):
+                    failure_codes["OtherDigestReturned"] += 1
+                    continue
+                media_type = image.get("imageManifestMediaType") or _declared_media_type(text)
+                manifests[digest] = ImageManifest(image_digest=digest, media_type=media_type, text=text)
+            failure_codes.update(failure.get("failureCode", "Unknown") for failure in response.get("failures", []))
+        if failure_codes:
+            logger.warning(
+                "BatchGetImage in %s returned no manifest for some images: %s", repository, dict(failure_codes)
+            )
+        return manifests
+
+    def lifecycle_policy(self, repository: str) -> str | None:
+        """The native lifecycle policy text, None when the repository has none. Raises RepositoryGone."""
+        try:
+            response = self._ecr.get_lifecycle_policy(registryId=self._registry_id, repositoryName=repository)
+        except ClientError as error:
+            if _code(error) == "LifecyclePolicyNotFoundException":
+                return None
+            _raise_if_gone(error, repository)
+            raise
+        text = response.get("lifecyclePolicyText")
+        return text if isinstance(text, str) else None
+
+    def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        """BatchDeleteImage by digest, in the caller's order (indexes before their children, subjects before
+        their referrers), 100 a call; a digest given twice is sent once.
+
+        Image by image: `done` only when ECR lists the digest in the response's `imageIds`; `already_gone` when
+        its failure is ImageNotFound; `failed` with ECR's failureCode for every other failure
+        (ImageReferencedByManifestList, KmsError, ...) and with NotConfirmed when ECR names it nowhere.
+        When a call raises after botocore's retries, its images are failed with the error's code
+        (ThrottlingException, ReadTimeoutError, ...) and every later one with NotAttempted: nothing further is
+        sent, and nothing of that call is claimed, because a timed-out call may or may not have deleted.
+        A repository that no longer exists fails its images and every later one with
+        RepositoryNotFoundException: they are gone, but not deleted by this run, and the report must not claim
+        them."""
+        outcome = _OutcomeBuilder()
+        batches = list(_batches(_unique(digests)))
+        for position, batch in enumerate(batches):
+            try:
+                response = self._ecr.batch_delete_image(
+                    registryId=self._registry_id,
+                    repositoryName=repository,
+                    imageIds=[{"imageDigest": digest} for digest in batch],
+                )
+            except (ClientError, BotoCoreError) as error:
+                later = [digest for rest in batches[position + 1 :] for digest in rest]
+                outcome.stop(batch, later, error)
+                break
+            outcome.read_batch_response(batch, response)
+        return outcome.build()
+
+    def archive_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        """UpdateImageStorageClass to ARCHIVE, one call an image (ECR has no batch form), in the caller's order.
+
+        `done` when ECR answers the image is ARCHIVED; `already_gone` on ImageNotFoundException; `failed` with the
+        code of an error about that image (ImageStorageClassUpdateNotSupportedException, ...), and the next image
+        is tried. Any other error (after botocore's retries) fails that image with its code and every later one
+        with NotAttempted, as in delete_images; RepositoryNotFoundException fails them all with that code."""
+        outcome = _OutcomeBuilder()
+        ordered = _unique(digests)
+        for position, digest in enumerate(ordered):
+            try:
+                response = self._ecr.update_image_storage_class(
+                    registryId=self._registry_id,
+                    repositoryName=repository,
+                    imageId={"imageDigest": digest},
+                    targetStorageClass="ARCHIVE",
+                )
+            except ClientError as error:
+                code = _code(error)
+                if code == "ImageNotFoundException":
+                    outcome.already_gone.append(digest)
+                    continue
+                if code in IMAGE_LEVEL_ARCHIVE_ERRORS:
+                    outcome.failed.append(ImageFailure(digest, code, _message(error)))
+                    continue
+                outcome.stop([digest], ordered[position + 1 :], error)
+                break
+            except BotoCoreError as error:
+                outcome.stop([digest], ordered[position + 1 :], error)
+                break
+            status = response.get("imageStatus")
+            if status == "ARCHIVED" and response.get("imageId", {}).get("imageDigest", digest) == digest:
+                outcome.done.append(digest)
+            else:
+                outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, f"ECR answered imageStatus {status!r}"))
+        return outcome.build()
+
+    def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:
+        """PutImage with the manifest text exactly as BatchGetImage returned it, its media type and its digest
+        (ECR refuses a manifest whose digest differs rather than creating a new image).
+
+        ImageAlreadyExistsException (the tag is on this image already) is `already-tagged`;
+        ImageTagAlreadyExistsException (an immutable repository, the tag on another image) is `immutable`, and
+        botocore does not retry it; every other error is `failed` with its code."""
+        request: dict[str, Any] = {
+            "registryId": self._registry_id,
+            "repositoryName": repository,
+            "imageManifest": manifest.text,
+            "imageTag": tag,
+            "imageDigest": manifest.image_digest,
+        }
+        if manifest.media_type:
+            request["imageManifestMediaType"] = manifest.media_type
+        try:
+            response = self._ecr.put_image(**request)
+        except ClientError as error:
+            code = _code(error)
+            if code == "ImageAlreadyExistsException":
+                return TagOutcome("already-tagged")
+            if code == "ImageTagAlreadyExistsException":
+                return TagOutcome("immutable", _message(error))
+            return TagOutcome("failed", f"{code}: {_message(error)}")
+        except BotoCoreError as error:
+            return TagOutcome("failed", f"{type(error).__name__}: {error}")
+        tagged_digest = response.get("image", {}).get("imageId", {}).get("imageDigest")
+        if tagged_digest != manifest.image_digest:
+            return TagOutcome("failed", f"ECR tagged {tagged_digest}, not {manifest.image_digest}")
+        return TagOutcome("tagged")
+
+
+class _OutcomeBuilder:
+    """Collects one delete or archive run, image by image, into a BatchOutcome."""
+
+    def __init__(self) -> None:
+        self.done: list[str] = []
+        self.already_gone: list[str] = []
+        self.failed: list[ImageFailure] = []
+
+    def read_batch_response(self, batch: Sequence[str], response: dict[str, Any]) -> None:
+        confirmed = {image_id.get("imageDigest") for image_id in response.get("imageIds", [])}
+        failures: dict[str, tuple[str, str]] = {}
+        for failure in response.get("failures", []):
+            digest = failure.get("imageId", {}).get("imageDigest")
+            if digest is not None:
+                failures[digest] = (failure.get("failureCode", "Unknown"), failure.get("failureReason", ""))
+        for digest in batch:
+            # A failure wins over a confirmation: when ECR says both, the report must not claim the deletion.
+            if digest in failures:
+                code, reason = failures[digest]
+                if code == "ImageNotFound":
+                    self.already_gone.append(digest)
+                else:
+                    self.failed.append(ImageFailure(digest, code, reason))
+            elif digest in confirmed:
+                self.done.append(digest)
+            else:
+                self.failed.append(ImageFailure(digest, NOT_CONFIRMED, "ECR neither confirmed nor refused it"))
+
+    def stop(self, current: Sequence[str], later: Sequence[str], error: ClientError | BotoCoreError) -> None:
+        code = _code(error) if isinstance(error, ClientError) else type(error).__name__
+        message = _message(error) if isinstance(error, ClientError) else str(error)
+        self.failed.extend(ImageFailure(digest, code, message) for digest in current)
+        if code == "RepositoryNotFoundException":
+            self.failed.extend(ImageFailure(digest, code, message) for digest in later)
+        else:
+            reason = f"not attempted: an earlier call failed with {code}"
+            self.failed.extend(ImageFailure(digest, NOT_ATTEMPTED, reason) for digest in later)
+
+    def build(self) -> BatchOutcome:
+        return BatchOutcome(done=tuple(self.done), already_gone=tuple(self.already_gone), failed=tuple(self.failed))
+
+
+def _unique(digests: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(digests))
+
+
+def _batches(digests: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(digests), BATCH_SIZE):
+        yield digests[start : start + BATCH_SIZE]
+
+
+def _code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", "Unknown"))
+
+
+def _message(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Message", ""))
+
+
+def _raise_if_gone(error: ClientError, repository: str) -> None:
+    if _code(error) == "RepositoryNotFoundException":
+        raise RepositoryGone(f"repository {repository} does not exist: {_message(error)}") from None
+
+
+def _declared_media_type(text: str) -> str:
+    """The manifest's own `mediaType`, for the rare answer without imageManifestMediaType ("" when absent)."""
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return ""
+    media_type = document.get("mediaType") if isinstance(document, dict) else None
+    return media_type if isinstance(media_type, str) else ""
