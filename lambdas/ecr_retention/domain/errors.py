@@ -15,13 +15,34 @@ class InputError(ValueError):
     """Input that a user must fix: a rules file, a snapshot, a manifest, an event, a CLI argument."""
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads keeps the last of two equal keys; a second, empty `images` would then win silently."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
 def parse_json(text: str, source: str) -> Any:
+    """Parse JSON input strictly: a key written twice in one object is an error, as in the rules file."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_object_without_duplicate_keys)
     except json.JSONDecodeError as error:
         raise InputError(f"{source}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
     except RecursionError:
         raise InputError(f"{source}: JSON nested too deeply to read") from None
+    except _DuplicateKey as duplicate:
+        raise InputError(f"{source}: key {duplicate.key!r} appears twice in one object") from None
 
 
 def format_location(loc: tuple[int | str, ...]) -> str:
