@@ -99,6 +99,15 @@ def _json_type(value: Any) -> str:
     return "an object" if isinstance(value, dict) else type(value).__name__
 
 
+# Wrong-type errors of strict fields, in the words of JSON and YAML.
+_SCALAR_TYPES = {
+    "string_type": "a string",
+    "bool_type": "a boolean",
+    "int_type": "a whole number",
+    "float_type": "a number",
+}
+
+
 def describe_validation_error(error: ValidationError, model: type[BaseModel] | None = None) -> str:
     every = error.errors(include_url=False)
     # A failed item also fails its container's length check; report the item, not the echo.
@@ -122,6 +131,8 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel] | N
             message = "unknown key"
     elif kind == "missing":
         message = "required but missing"
+    elif kind in _SCALAR_TYPES:
+        message = f"should be {_SCALAR_TYPES[kind]}, not {_json_type(first.get('input'))}"
     elif kind in ("tuple_type", "list_type"):
         message = f"should be a list, not {_json_type(first.get('input'))}"
     elif kind in ("model_type", "dict_type", "model_attributes_type"):
