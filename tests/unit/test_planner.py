@@ -315,6 +315,15 @@ def test_in_use_reference_without_tag_means_latest() -> None:
     assert action_of(result, "app", "a") == "keep"
 
 
+def test_in_use_tag_reference_with_an_explicit_port_protects_its_tag() -> None:
+    cfg = config([DELETE_OLD])
+    snap = snapshot(repository("app", image("a", "1.0"), image("b", "0.9")))
+    result = plan(cfg, snap, in_use("prod", (f"{HOST}:443/app:1.0", None)))
+    assert action_of(result, "app", "a") == "keep"
+    assert kinds_of(result, "app", "a")[0] == "in-use"
+    assert action_of(result, "app", "b") == "delete"
+
+
 def test_image_swapper_cache_path_is_an_ecr_image_like_any_other() -> None:
     """Seed 000: the cached docker.io/library/nginx:1.14.2 still runs; deleting it means ImagePullBackOff."""
     cfg = config([{"delete": {"tags": ["*"], "not_pulled_within": "90d"}}], repositories=("docker.io/*",))
