@@ -121,6 +121,11 @@ def in_use(
     )
 
 
+def manifest_bytes(manifest: InUseManifest) -> bytes:
+    """A manifest as the exporter stores it."""
+    return manifest.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
 def plan(
     cfg: RetentionConfig,
     snap: Snapshot,

@@ -6,6 +6,9 @@ from datetime import timedelta
 
 import pytest
 
+from ecr_retention.domain.inventory import read_inventory
+from ecr_retention.domain.plan import Plan
+from ecr_retention.domain.planner import plan_registry
 from support.builders import (
     ACCOUNT,
     HOST,
@@ -19,6 +22,7 @@ from support.builders import (
     in_use,
     index_manifest,
     kinds_of,
+    manifest_bytes,
     plan,
     removed,
     repository,
@@ -557,7 +561,11 @@ def old_app() -> object:
         ((in_use("prod", age=timedelta(hours=7)),), {}, "older than inventory_max_age 6h"),
         ((in_use("prod", complete=False),), {}, "incomplete"),
         ((in_use("prod", age=-timedelta(hours=1)),), {}, "in the future"),
-        ((), {"prod": "invalid JSON"}, "unusable: invalid JSON"),
+        (
+            (),
+            {"in-use/prod.json": "images: required but missing"},
+            "in-use/prod.json: unreadable in-use manifest: images: required but missing",
+        ),
     ],
 )
 def test_expected_cluster_without_a_usable_manifest_blocks_every_deletion(
@@ -571,6 +579,49 @@ def test_expected_cluster_without_a_usable_manifest_blocks_every_deletion(
     assert decision.action == "keep"
     assert [r.kind for r in decision.reasons] == ["blocked", "delete-rule"]
     assert result.has_problems
+
+
+def plan_files(cfg: object, snap: object, *documents: tuple[str, bytes]) -> Plan:
+    return plan_registry(cfg, snap, read_inventory(documents), NOW)  # type: ignore[arg-type]
+
+
+def test_unreadable_manifest_of_a_cluster_nobody_expects_still_blocks_and_names_the_file() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    broken = manifest_bytes(in_use("staging", (f"{HOST}/app:v1", None))).replace(b'"images"', b'"imagez"')
+    result = plan_files(
+        cfg, old_app(), ("in-use/prod.json", manifest_bytes(in_use("prod"))), ("in-use/staging.json", broken)
+    )
+    assert result.blocked == ("in-use/staging.json: unreadable in-use manifest: images: required but missing",)
+    assert removed(result) == set()
+    assert kinds_of(result, "app", "a") == ["blocked", "delete-rule"]
+
+
+def test_unreadable_manifest_of_an_expected_cluster_is_named_once() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    result = plan_files(cfg, old_app(), ("in-use/prod.json", b"{not json"))
+    assert result.blocked == (
+        "in-use/prod.json: unreadable in-use manifest: invalid JSON (line 1, column 2): "
+        "Expecting property name enclosed in double quotes",
+    )
+
+
+def test_manifest_whose_file_names_another_cluster_protects_but_satisfies_neither() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    misfiled = manifest_bytes(in_use("staging", (f"{HOST}/app:v1", None)))
+    result = plan_files(cfg, old_app(), ("in-use/prod.json", misfiled))
+    assert result.blocked == ("cluster prod: no in-use manifest (in-use/prod.json declares cluster staging)",)
+    assert kinds_of(result, "app", "a") == ["blocked", "in-use", "delete-rule"]
+
+    result = plan_files(config([DELETE_OLD], clusters=["staging"]), old_app(), ("in-use/prod.json", misfiled))
+    assert result.blocked == ("cluster staging: no in-use manifest (in-use/prod.json declares cluster staging)",)
+
+
+def test_misfiled_manifest_of_clusters_nobody_expects_protects_with_a_warning() -> None:
+    misfiled = manifest_bytes(in_use("staging", (f"{HOST}/app:v1", None)))
+    result = plan_files(config([DELETE_OLD]), old_app(), ("in-use/lab.json", misfiled))
+    assert not result.blocked
+    assert action_of(result, "app", "a") == "keep"
+    assert "in-use/lab.json declares cluster staging" in " ".join(result.warnings)
 
 
 def test_manifest_exactly_inventory_max_age_old_is_fresh() -> None:

@@ -22,7 +22,7 @@ from ecr_retention.domain.config import (
     rule_name,
 )
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.inventory import InUseManifest, Inventory, Workload
+from ecr_retention.domain.inventory import InUseManifest, Inventory, Workload, cluster_of_source
 from ecr_retention.domain.patterns import compile_globs, matches_any
 from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
 from ecr_retention.domain.references import InvalidReference, parse_reference
@@ -42,7 +42,7 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
     warnings: list[str] = []
     blocked = inventory_blockers(config.safety, inventory, now, warnings)
     registry_id, region = snapshot.effective_registry_id, snapshot.region
-    in_use = InUseIndex.build(inventory.manifests, registry_id, region, warnings)
+    in_use = InUseIndex.build(inventory.protecting, registry_id, region, warnings)
     blocked += in_use.unresolved_blockers(config.safety.clusters, warnings)
     tags_by_repository = {repo.repository_name: repo_tags(repo) for repo in snapshot.repositories}
     repositories: list[RepositoryPlan] = []
@@ -77,16 +77,17 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
 
 
 def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime, warnings: list[str]) -> list[str]:
-    """Why this run may delete nothing: each expected cluster needs a fresh, complete, readable manifest."""
+    """Why this run may delete nothing: any manifest file that cannot be read (whichever cluster it is
+    for: its images may run), and each expected cluster without a fresh, complete manifest."""
+    blockers = [
+        f"{source}: unreadable in-use manifest: {problem}" for source, problem in sorted(inventory.problems.items())
+    ]
+    unreadable = {cluster_of_source(source) for source in inventory.problems}
     manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
-    expected = sorted(set(safety.clusters))
-    blockers: list[str] = []
-    for cluster in expected:
+    for cluster in sorted(set(safety.clusters) - unreadable):
         manifest = manifests.get(cluster)
-        if cluster in inventory.problems:
-            blockers.append(f"cluster {cluster}: in-use manifest unusable: {inventory.problems[cluster]}")
-        elif manifest is None:
-            blockers.append(f"cluster {cluster}: no in-use manifest")
+        if manifest is None:
+            blockers.append(f"cluster {cluster}: no in-use manifest" + misfiled_note(inventory, cluster))
         elif not manifest.complete:
             blockers.append(f"cluster {cluster}: in-use manifest is incomplete (complete: false)")
         elif now - manifest.generated_at > safety.inventory_max_age:
@@ -100,10 +101,22 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime, warn
                 f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
                 "in the future; check the exporter's clock"
             )
-    for cluster, problem in sorted(inventory.problems.items()):
-        if cluster not in expected:
-            warnings.append(f"cluster {cluster} (not in safety.clusters): in-use manifest unusable: {problem}")
+    for source, manifest in sorted(inventory.misfiled.items()):
+        warnings.append(
+            f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
+            "stands for no cluster; its images still protect"
+        )
     return blockers
+
+
+def misfiled_note(inventory: Inventory, cluster: str) -> str:
+    """(in-use/prod.json declares cluster staging): the file a user would look for, or its declaration."""
+    notes = [
+        f"{source} declares cluster {manifest.cluster}"
+        for source, manifest in sorted(inventory.misfiled.items())
+        if cluster in (cluster_of_source(source), manifest.cluster)
+    ]
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 @dataclass
