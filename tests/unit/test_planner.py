@@ -14,6 +14,7 @@ from support.builders import (
     HOST,
     NOW,
     OCI_INDEX,
+    REGION,
     action_of,
     config,
     decision_of,
@@ -348,6 +349,28 @@ def test_tag_reference_to_another_registry_does_not_protect(reference: str) -> N
     cfg = config([DELETE_OLD])
     result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), in_use("prod", (reference, None)))
     assert action_of(result, "app", "a") == "delete"
+
+
+def test_manifest_of_another_registry_than_the_snapshot_is_a_loud_warning() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    other = "210987654321.dkr.ecr.us-east-1.amazonaws.com"
+    manifest = in_use(
+        "prod", (f"{other}/app:1.0", None), (f"{other}/web:2.0", None), ("docker.io/library/nginx:1", None)
+    )
+    result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), manifest)
+    assert action_of(result, "app", "a") == "delete"  # the reference is of another registry: it protects nothing here
+    assert (
+        f"cluster prod: the snapshot is of registry {ACCOUNT} in {REGION}, but the in-use manifest references only "
+        "ECR registry 210987654321 in us-east-1; no tag reference of this cluster protects anything in this run "
+        "(digests still do): is the snapshot of the right account and region?"
+    ) in result.warnings
+
+
+def test_manifest_with_one_reference_to_the_snapshot_registry_is_not_warned_about() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    manifest = in_use("prod", ("210987654321.dkr.ecr.us-east-1.amazonaws.com/app:1.0", None), (f"{HOST}/app:2", None))
+    result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), manifest)
+    assert not [warning for warning in result.warnings if "right account" in warning]
 
 
 def test_tag_reference_resolves_by_repository_when_the_snapshot_names_no_registry() -> None:

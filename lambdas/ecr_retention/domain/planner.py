@@ -44,6 +44,7 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
     registry_id, region = snapshot.effective_registry_id, snapshot.region
     in_use = InUseIndex.build(inventory.protecting, registry_id, region, warnings)
     blocked += in_use.unresolved_blockers(config.safety.clusters, warnings)
+    warnings += in_use.foreign_registry_warnings(config.safety.clusters, registry_id, region)
     tags_by_repository = {repo.repository_name: repo_tags(repo) for repo in snapshot.repositories}
     repositories: list[RepositoryPlan] = []
     for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name):
@@ -128,6 +129,11 @@ class InUseIndex:
     # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
     # images this run cannot protect, so an expected cluster that has them blocks the run.
     unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # cluster -> the ECR registries (account, region) its references name, and the clusters of which at
+    # least one ECR reference is of the planned registry: a cluster with references but none of this
+    # registry was exported from another account or region than the snapshot.
+    registries: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
+    in_this_registry: set[str] = field(default_factory=set)
 
     @classmethod
     def build(
@@ -159,6 +165,10 @@ class InUseIndex:
                     continue
                 if reference.digest:
                     index.by_digest[reference.digest].append(usage)
+                if reference.account is not None and reference.region is not None:
+                    index.registries[manifest.cluster].add((reference.account, reference.region))
+                    if reference.in_registry(registry_id, region):
+                        index.in_this_registry.add(manifest.cluster)
                 if reference.tag and reference.in_registry(registry_id, region):
                     index.by_tag[(reference.repository, reference.tag)].append(usage)
             if invalid > MAX_WARNINGS_PER_CLUSTER:
@@ -178,6 +188,26 @@ class InUseIndex:
             else:
                 warnings.append(problem)
         return blockers
+
+    def foreign_registry_warnings(
+        self, expected: Iterable[str], registry_id: str | None, region: str | None
+    ) -> list[str]:
+        """An expected cluster whose ECR references all name other registries than the snapshot's: its tag
+        references cannot protect anything here, which nobody would notice without a word."""
+        warnings = []
+        for cluster in sorted(set(expected)):
+            registries = sorted(self.registries.get(cluster, ()))
+            if not registries or cluster in self.in_this_registry:
+                continue
+            named = ", ".join(f"{account} in {where}" for account, where in registries[:3])
+            more = f" and {len(registries) - 3} more" if len(registries) > 3 else ""
+            warnings.append(
+                f"cluster {cluster}: the snapshot is of registry {registry_id or 'unknown'} in {region or 'unknown'}, "
+                f"but the in-use manifest references only ECR registr{'y' if len(registries) == 1 else 'ies'} "
+                f"{named}{more}; no tag reference of this cluster protects anything in this run (digests still "
+                "do): is the snapshot of the right account and region?"
+            )
+        return warnings
 
     def usages(self, repository: str, image: ImageDetail) -> list[Workload]:
         found = list(self.by_digest.get(image.image_digest, ()))
