@@ -434,6 +434,50 @@ def test_image_younger_than_min_age_is_kept_even_when_marked() -> None:
     assert action_of(result, "app", "old") == "delete"
 
 
+def test_image_pushed_in_the_future_is_young_and_named_in_a_warning() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d"}}])
+    result = plan(cfg, snapshot(repository("app", image("future", "v9", age=-DAY * 2), image("old", "v1"))))
+    assert kinds_of(result, "app", "future") == ["min-age"]
+    assert decision_of(result, "app", "future").reasons[0].detail == (
+        "pushed 2d in the future, so counted as 0s old: within min_age 1d"
+    )
+    assert result.warnings == (
+        f"app: image {digest('future')[7:19]} (v9) was pushed 2d after the plan's time "
+        "(2026-12-02T06:00:00Z); it ranks as the newest image and counts as 0s old: kept as young, "
+        "and it takes keep_newest slots",
+    )
+
+
+def test_image_a_few_minutes_ahead_is_clock_skew_without_a_warning() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d"}}])
+    result = plan(cfg, snapshot(repository("app", image("soon", "v9", age=-timedelta(minutes=4)))))
+    assert result.warnings == ()
+
+
+def test_future_image_taking_a_keep_newest_slot_says_which_image_is_deleted_in_its_place() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d", "keep_newest": 1}}])
+    images = [image("future", "v3", age=-DAY * 2), image("b", "v2", age=DAY * 40), image("c", "v1", age=DAY * 50)]
+    result = plan(cfg, snapshot(repository("app", *images)))
+    assert removed(result) == {digest("b"), digest("c")}  # b would have been the one newest kept
+    assert (
+        f"app: policies[0].rules[0]: the future image {digest('future')[7:19]} (v3) takes one of its 1 keep_newest "
+        f"slots, so {digest('b')[7:19]} (v2) is deleted in its place"
+    ) in result.warnings
+
+
+def test_future_images_taking_several_slots_name_every_image_deleted_in_their_place() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d", "keep_newest": 3}}])
+    images = [image("f1", "v5", age=-DAY), image("f2", "v6", age=-DAY * 2)]
+    images += [image("a", "v3", age=DAY * 40), image("b", "v2", age=DAY * 50), image("c", "v1", age=DAY * 60)]
+    result = plan(cfg, snapshot(repository("app", *images)))
+    assert removed(result) == {digest("b"), digest("c")}
+    f1, f2, b, c = (digest(seed)[7:19] for seed in ("f1", "f2", "b", "c"))
+    assert (
+        f"app: policies[0].rules[0]: the future images {f2} (v6), {f1} (v5) take 2 of its 3 keep_newest slots, "
+        f"so {b} (v2), {c} (v1) are deleted in their place"
+    ) in result.warnings
+
+
 # --- multi-arch ------------------------------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ from ecr_retention.domain.patterns import compile_globs, matches_any
 from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
 from ecr_retention.domain.references import InvalidReference, parse_reference
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot, Snapshot, is_index
+from ecr_retention.domain.timestamps import format_timestamp
 
 DependentKind = Literal["index-child", "referrer"]
 
@@ -35,6 +36,7 @@ CLOCK_SKEW = timedelta(minutes=5)
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 MAX_USAGES_IN_DETAIL = 3
 MAX_WARNINGS_PER_CLUSTER = 20
+MAX_FUTURE_IMAGES_NAMED = 5
 
 
 def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
@@ -269,6 +271,12 @@ def short(digest: str) -> str:
     return digest.split(":", 1)[-1][:12]
 
 
+def image_label(image: ImageDetail) -> str:
+    """`1a2b3c4d5e6f (v1, latest)`: how warnings and reasons name an image."""
+    tags = sorted(image.image_tags)[:3]
+    return f"{short(image.image_digest)} ({', '.join(tags)})" if tags else short(image.image_digest)
+
+
 class RepositoryPlanner:
     def __init__(
         self,
@@ -300,6 +308,10 @@ class RepositoryPlanner:
         self.notes: defaultdict[str, list[Reason]] = defaultdict(list)  # keep-newest: spared by a delete rule
         self.misses: defaultdict[str, list[tuple[str, DeleteRule]]] = defaultdict(list)  # selected, unmet
         self.parents: defaultdict[str, list[tuple[str, DependentKind]]] = defaultdict(list)
+        # Pushed after `now` (beyond clock skew): the newest by rank, 0 s old by age. Such an image takes
+        # keep_newest slots; `displaced` records, per delete rule, which older images lose theirs to it.
+        self.future = [image for image in self.ordered if image.image_pushed_at - now > CLOCK_SKEW]
+        self.displaced: list[tuple[str, int, list[ImageDetail], list[ImageDetail]]] = []
 
     def plan(self) -> RepositoryPlan:
         for rule_index, rule in enumerate(self.policy.rules):
@@ -327,6 +339,7 @@ class RepositoryPlanner:
                 d.model_copy(update={"action": "keep", "reasons": (reason, *d.reasons)}) if d.action != "keep" else d
                 for d in decisions
             ]
+        self.warn_about_future_images({d.image_digest: d.action for d in decisions})
         return RepositoryPlan(
             repository_name=self.name,
             policy=f"policies[{self.policy_index}]",
@@ -394,6 +407,45 @@ class RepositoryPlanner:
                 self.notes[image.image_digest].append(spared)
             else:
                 self.marks[image.image_digest].append(mark)
+        if rule.keep_newest and self.future:
+            self.record_displaced(name, rule.keep_newest, selected)
+
+    def record_displaced(self, name: str, keep_newest: int, selected: list[ImageDetail]) -> None:
+        """The older images that would hold the rule's keep_newest slots if future images took none."""
+        future = {image.image_digest for image in self.future}
+        in_slots = [image for image in selected[:keep_newest] if image.image_digest in future]
+        if in_slots:
+            present = [image for image in selected if image.image_digest not in future][:keep_newest]
+            slotted = {image.image_digest for image in selected[:keep_newest]}
+            displaced = [image for image in present if image.image_digest not in slotted]
+            self.displaced.append((name, keep_newest, in_slots, displaced))
+
+    def warn_about_future_images(self, actions: Mapping[str, Action]) -> None:
+        for image in self.future[:MAX_FUTURE_IMAGES_NAMED]:
+            self.warnings.append(
+                f"{self.name}: image {image_label(image)} was pushed {humanize_age(image.image_pushed_at - self.now)} "
+                f"after the plan's time ({format_timestamp(image.image_pushed_at)}); it ranks as the newest image "
+                "and counts as 0s old: kept as young, and it takes keep_newest slots"
+            )
+        if len(self.future) > MAX_FUTURE_IMAGES_NAMED:
+            self.warnings.append(
+                f"{self.name}: {len(self.future) - MAX_FUTURE_IMAGES_NAMED} more images were pushed after the plan's time"
+            )
+        for name, keep_newest, in_slots, displaced in self.displaced:
+            removed = [image for image in displaced if actions[image.image_digest] != "keep"]
+            if not removed:
+                continue
+            verbs = {actions[image.image_digest] for image in removed}
+            verb = "archived" if verbs == {"archive"} else "deleted" if verbs == {"delete"} else "removed"
+            takers = ", ".join(image_label(image) for image in in_slots)
+            taken = (
+                f"the future image {takers} takes one"
+                if len(in_slots) == 1
+                else f"the future images {takers} take {len(in_slots)}"
+            )
+            losers = ", ".join(image_label(image) for image in removed)
+            lost = f"{losers} is {verb} in its place" if len(removed) == 1 else f"{losers} are {verb} in their place"
+            self.warnings.append(f"{self.name}: {name}: {taken} of its {keep_newest} keep_newest slots, so {lost}")
 
     def meets_conditions(self, rule: DeleteRule, image: ImageDetail) -> bool:
         return (
@@ -433,11 +485,13 @@ class RepositoryPlanner:
                 )
             age = self.now - image.image_pushed_at
             if not age > self.safety.min_age:
+                pushed = (
+                    f"pushed {humanize_age(-age)} in the future, so counted as 0s old:"
+                    if age < timedelta(0)
+                    else f"pushed {humanize_age(age)} ago,"
+                )
                 self.protections[image.image_digest].append(
-                    Reason(
-                        kind="min-age",
-                        detail=f"pushed {humanize_age(age)} ago, within min_age {format_duration(self.safety.min_age)}",
-                    )
+                    Reason(kind="min-age", detail=f"{pushed} within min_age {format_duration(self.safety.min_age)}")
                 )
 
     def link_dependents(self) -> None:
@@ -487,9 +541,7 @@ class RepositoryPlanner:
             protections = list(protections)
             for parent, kind in parents:
                 parent_action = self.decide(parent, actions, visiting)
-                tags = self.by_digest[parent].image_tags
-                label = f"{'index' if kind == 'index-child' else 'subject'} {short(parent)}"
-                label += f" ({', '.join(sorted(tags)[:3])})" if tags else ""
+                label = f"{'index' if kind == 'index-child' else 'subject'} {image_label(self.by_digest[parent])}"
                 if parent_action == "keep":
                     protections.append(Reason(kind=kind, detail=f"{label} is kept"))
                 else:
