@@ -585,7 +585,7 @@ def diagnose(
     repository (unblocked: see `comparable_config`), or None to skip the rules-file checks."""
     manifests = manifests or {}
     evaluation = evaluate(policy, images, now, manifests)
-    in_use = InUseIndex.build((inventory or Inventory()).protecting, registry_id, region, [])
+    in_use = InUseIndex.build((inventory or Inventory()).protecting, registry_id, region)
     doctor = Doctor(
         policy,
         evaluation,

@@ -22,7 +22,28 @@ CLOCK_SKEW = timedelta(minutes=5)
 MAX_WARNINGS_PER_CLUSTER = 20
 
 
-def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime, warnings: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class InventoryCheck:
+    """What the in-use inventory means for a run: why it may delete nothing, and what people should know."""
+
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __add__(self, other: InventoryCheck) -> InventoryCheck:
+        return InventoryCheck(blocked=self.blocked + other.blocked, warnings=self.warnings + other.warnings)
+
+
+def check_inventory(safety: Safety, inventory: Inventory, in_use: InUseIndex, now: datetime) -> InventoryCheck:
+    """Every reason the inventory blocks a run, and every warning about it, in a stable order."""
+    return (
+        inventory_blockers(safety, inventory, now)
+        + InventoryCheck(warnings=in_use.warnings)
+        + in_use.unresolved_blockers(safety.clusters)
+        + InventoryCheck(warnings=in_use.foreign_registry_warnings(safety.clusters))
+    )
+
+
+def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> InventoryCheck:
     """Why this run may delete nothing: any manifest file that cannot be read (whichever cluster it is
     for: its images may run), and each expected cluster without a fresh, complete manifest."""
     blockers = [
@@ -47,12 +68,12 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime, warn
                 f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
                 "in the future; check the exporter's clock"
             )
-    for source, manifest in sorted(inventory.misfiled.items()):
-        warnings.append(
-            f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
-            "stands for no cluster; its images still protect"
-        )
-    return blockers
+    warnings = tuple(
+        f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
+        "stands for no cluster; its images still protect"
+        for source, manifest in sorted(inventory.misfiled.items())
+    )
+    return InventoryCheck(blocked=tuple(blockers), warnings=warnings)
 
 
 def misfiled_note(inventory: Inventory, cluster: str) -> str:
@@ -67,8 +88,11 @@ def misfiled_note(inventory: Inventory, cluster: str) -> str:
 
 @dataclass
 class InUseIndex:
-    """In-use references resolved for one registry: by digest anywhere, and by repository and tag."""
+    """In-use references resolved for one registry: by digest anywhere, and by repository and tag.
+    Built once per run and only read afterwards."""
 
+    registry_id: str | None = None
+    region: str | None = None
     by_digest: dict[str, list[Workload]] = field(default_factory=lambda: defaultdict(list))
     by_tag: dict[tuple[str, str], list[Workload]] = field(default_factory=lambda: defaultdict(list))
     # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
@@ -79,6 +103,7 @@ class InUseIndex:
     # registry was exported from another account or region than the snapshot.
     registries: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
     in_this_registry: set[str] = field(default_factory=set)
+    warnings: tuple[str, ...] = ()  # image strings of the manifests that are not references
 
     @classmethod
     def build(
@@ -86,9 +111,9 @@ class InUseIndex:
         manifests: Iterable[InUseManifest],
         registry_id: str | None,
         region: str | None,
-        warnings: list[str],
     ) -> InUseIndex:
-        index = cls()
+        index = cls(registry_id=registry_id, region=region)
+        warnings: list[str] = []
         for manifest in sorted(manifests, key=lambda m: m.cluster):
             invalid = 0
             for entry in manifest.images:
@@ -118,10 +143,13 @@ class InUseIndex:
                     index.by_tag[(reference.repository, reference.tag)].append(usage)
             if invalid > MAX_WARNINGS_PER_CLUSTER:
                 warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
+        index.warnings = tuple(warnings)
         return index
 
-    def unresolved_blockers(self, expected: Iterable[str], warnings: list[str]) -> list[str]:
-        blockers = []
+    def unresolved_blockers(self, expected: Iterable[str]) -> InventoryCheck:
+        """Images no guard could protect: they block an expected cluster's run, and are a warning otherwise."""
+        expected = set(expected)
+        blockers, warnings = [], []
         for cluster, images in sorted(self.unresolved.items()):
             problem = (
                 f"cluster {cluster}: in-use image {images[0]!r}"
@@ -132,13 +160,12 @@ class InUseIndex:
                 blockers.append(problem)
             else:
                 warnings.append(problem)
-        return blockers
+        return InventoryCheck(blocked=tuple(blockers), warnings=tuple(warnings))
 
-    def foreign_registry_warnings(
-        self, expected: Iterable[str], registry_id: str | None, region: str | None
-    ) -> list[str]:
+    def foreign_registry_warnings(self, expected: Iterable[str]) -> tuple[str, ...]:
         """An expected cluster whose ECR references all name other registries than the snapshot's: its tag
         references cannot protect anything here, which nobody would notice without a word."""
+        registry_id, region = self.registry_id, self.region
         warnings = []
         for cluster in sorted(set(expected)):
             registries = sorted(self.registries.get(cluster, ()))
@@ -152,7 +179,7 @@ class InUseIndex:
                 f"{named}{more}; no tag reference of this cluster protects anything in this run (digests still "
                 "do): is the snapshot of the right account and region?"
             )
-        return warnings
+        return tuple(warnings)
 
     def usages(self, repository: str, image: ImageDetail) -> list[Workload]:
         found = list(self.by_digest.get(image.image_digest, ()))

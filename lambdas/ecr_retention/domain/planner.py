@@ -21,7 +21,7 @@ from ecr_retention.domain.config import (
     rule_name,
 )
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.in_use import CLOCK_SKEW, InUseIndex, inventory_blockers
+from ecr_retention.domain.in_use import CLOCK_SKEW, InUseIndex, check_inventory
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import compile_globs, matches_any
 from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
@@ -37,12 +37,10 @@ MAX_FUTURE_IMAGES_NAMED = 5
 
 def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches."""
-    warnings: list[str] = []
-    blocked = inventory_blockers(config.safety, inventory, now, warnings)
     registry_id, region = snapshot.effective_registry_id, snapshot.region
-    in_use = InUseIndex.build(inventory.protecting, registry_id, region, warnings)
-    blocked += in_use.unresolved_blockers(config.safety.clusters, warnings)
-    warnings += in_use.foreign_registry_warnings(config.safety.clusters, registry_id, region)
+    in_use = InUseIndex.build(inventory.protecting, registry_id, region)
+    check = check_inventory(config.safety, inventory, in_use, now)
+    blocked, warnings = check.blocked, list(check.warnings)
     tags_by_repository = {repo.repository_name: repo_tags(repo) for repo in snapshot.repositories}
     repositories: list[RepositoryPlan] = []
     for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name):
@@ -59,9 +57,10 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
             in_use=in_use,
             tags_by_repository=tags_by_repository,
             now=now,
-            warnings=warnings,
         )
-        repositories.append(planner.plan())
+        repository_plan, repository_warnings = planner.plan()
+        repositories.append(repository_plan)
+        warnings += repository_warnings
     if blocked:
         repositories = [block_repository(repo, blocked) for repo in repositories]
     return Plan(
@@ -69,7 +68,7 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
         dry_run=config.dry_run,
         registry_id=registry_id,
         region=region,
-        blocked=tuple(blocked),
+        blocked=blocked,
         warnings=tuple(dict.fromkeys(warnings)),
         repositories=tuple(repositories),
     )
@@ -141,7 +140,6 @@ class RepositoryPlanner:
         in_use: InUseIndex,
         tags_by_repository: Mapping[str, frozenset[str]],
         now: datetime,
-        warnings: list[str],
     ) -> None:
         self.repository = repository
         self.name = repository.repository_name
@@ -151,7 +149,7 @@ class RepositoryPlanner:
         self.in_use = in_use
         self.tags_by_repository = tags_by_repository
         self.now = now
-        self.warnings = warnings
+        self.warnings: list[str] = []  # this repository's, returned by plan()
         self.ordered = newest_first(repository.image_details)
         self.rank_by_tag = {tag: rank for rank, image in enumerate(self.ordered) for tag in image.image_tags}
         self.by_digest = {image.image_digest: image for image in self.ordered}
@@ -166,7 +164,8 @@ class RepositoryPlanner:
         self.future = [image for image in self.ordered if image.image_pushed_at - now > CLOCK_SKEW]
         self.displaced: list[tuple[str, int, list[ImageDetail], list[ImageDetail]]] = []
 
-    def plan(self) -> RepositoryPlan:
+    def plan(self) -> tuple[RepositoryPlan, tuple[str, ...]]:
+        """The repository's plan, and the warnings about it."""
         for rule_index, rule in enumerate(self.policy.rules):
             name = rule_name(self.policy_index, rule_index, rule)
             if rule.keep is not None:
@@ -193,12 +192,13 @@ class RepositoryPlanner:
                 for d in decisions
             ]
         self.warn_about_future_images({d.image_digest: d.action for d in decisions})
-        return RepositoryPlan(
+        plan = RepositoryPlan(
             repository_name=self.name,
             policy=f"policies[{self.policy_index}]",
             skipped=skipped,
             images=tuple(decisions),
         )
+        return plan, tuple(self.warnings)
 
     # --- rules -------------------------------------------------------------------------------
 
