@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -37,40 +38,112 @@ MAX_FUTURE_IMAGES_NAMED = 5
 
 def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches."""
-    registry_id, region = snapshot.effective_registry_id, snapshot.region
+    run = build_run_context(
+        config,
+        inventory,
+        now,
+        registry_id=snapshot.effective_registry_id,
+        region=snapshot.region,
+        tags_by_repository={repo.repository_name: repo_tags(repo) for repo in snapshot.repositories},
+    )
+    planned = [
+        plan_repository(repository, run)
+        for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
+    ]
+    warnings = [*run.warnings, *(warning for repository in planned for warning in repository.warnings)]
+    return Plan(
+        generated_at=now,
+        dry_run=config.dry_run,
+        registry_id=run.registry_id,
+        region=run.region,
+        blocked=run.blocked,
+        warnings=tuple(dict.fromkeys(warnings)),
+        repositories=tuple(repository.plan for repository in planned),
+    )
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every repository of one run is planned against, built once per run by build_run_context, so
+    that one repository planned alone (a Lambda worker) gets the plan it would get inside plan_registry."""
+
+    config: RetentionConfig
+    inventory: Inventory
+    now: datetime
+    registry_id: str | None
+    region: str | None
+    in_use: InUseIndex
+    blocked: tuple[str, ...]  # why the run may delete nothing; every repository plan is blocked then
+    warnings: tuple[str, ...]  # about the run as a whole (the inventory); repositories return their own
+    # Tags of the repositories that tag_in_repositories names (see tag_sources). A name missing here is not
+    # known: a keep rule naming only unknown repositories keeps what it selects, a delete rule selects none.
+    tags_by_repository: Mapping[str, frozenset[str]]
+
+
+def build_run_context(
+    config: RetentionConfig,
+    inventory: Inventory,
+    now: datetime,
+    *,
+    registry_id: str | None,
+    region: str | None,
+    tags_by_repository: Mapping[str, frozenset[str]],
+) -> RunContext:
     in_use = InUseIndex.build(inventory.protecting, registry_id, region)
     check = check_inventory(config.safety, inventory, in_use, now)
-    blocked, warnings = check.blocked, list(check.warnings)
-    tags_by_repository = {repo.repository_name: repo_tags(repo) for repo in snapshot.repositories}
-    repositories: list[RepositoryPlan] = []
-    for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name):
-        match = first_matching_policy(config.policies, repository.repository_name)
-        if match is None:
-            repositories.append(unmanaged_repository(repository))
-            continue
+    return RunContext(
+        config=config,
+        inventory=inventory,
+        now=now,
+        registry_id=registry_id,
+        region=region,
+        in_use=in_use,
+        blocked=check.blocked,
+        warnings=check.warnings,
+        tags_by_repository=dict(tags_by_repository),
+    )
+
+
+@dataclass(frozen=True)
+class PlannedRepository:
+    """One repository's plan, and the warnings about it (the run's own are in RunContext.warnings)."""
+
+    plan: RepositoryPlan
+    warnings: tuple[str, ...] = ()
+
+
+def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedRepository:
+    """Decide keep, delete or archive for every image of one repository; a blocked run keeps everything."""
+    match = first_matching_policy(run.config.policies, repository.repository_name)
+    if match is None:
+        planned = PlannedRepository(plan=unmanaged_repository(repository))
+    else:
         policy_index, policy = match
         planner = RepositoryPlanner(
             repository=repository,
             policy=policy,
             policy_index=policy_index,
-            safety=config.safety,
-            in_use=in_use,
-            tags_by_repository=tags_by_repository,
-            now=now,
+            safety=run.config.safety,
+            in_use=run.in_use,
+            tags_by_repository=run.tags_by_repository,
+            now=run.now,
         )
-        repository_plan, repository_warnings = planner.plan()
-        repositories.append(repository_plan)
-        warnings += repository_warnings
-    if blocked:
-        repositories = [block_repository(repo, blocked) for repo in repositories]
-    return Plan(
-        generated_at=now,
-        dry_run=config.dry_run,
-        registry_id=registry_id,
-        region=region,
-        blocked=blocked,
-        warnings=tuple(dict.fromkeys(warnings)),
-        repositories=tuple(repositories),
+        plan, warnings = planner.plan()
+        planned = PlannedRepository(plan=plan, warnings=warnings)
+    if run.blocked:
+        return PlannedRepository(plan=block_repository(planned.plan, run.blocked), warnings=planned.warnings)
+    return planned
+
+
+def tag_sources(config: RetentionConfig, repository_name: str) -> tuple[str, ...]:
+    """The repository patterns that the tag_in_repositories rules of the repository's policy name: the
+    repositories whose tags a worker must read to plan this one. Empty when none (or no policy) does."""
+    match = first_matching_policy(config.policies, repository_name)
+    if match is None:
+        return ()
+    selectors = (rule.keep or rule.delete for rule in match[1].rules)
+    return tuple(
+        dict.fromkeys(pattern for selector in selectors if selector for pattern in selector.tag_in_repositories or ())
     )
 
 
