@@ -7,7 +7,6 @@ import json
 import sys
 from typing import Any
 
-from ecr_retention.commands.inputs import load_config, load_manifests, parse_now
 from ecr_retention.commands.lifecycle_preview import (
     add_policy_and_images,
     index_warnings,
@@ -21,6 +20,7 @@ from ecr_retention.domain.lifecycle import index_children
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
+from ecr_retention.loading import load_config, load_manifests, parse_now
 
 
 def register(subparsers: Any) -> None:

@@ -1,4 +1,5 @@
-"""Reading the CLI's input files; every problem becomes an InputError naming the file."""
+"""Reading input files (rules, snapshot, manifests) for the CLI, the services and app.py; every problem becomes an
+InputError naming the file. File I/O lives here, not in the domain."""
 
 from __future__ import annotations
 
