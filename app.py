@@ -13,8 +13,8 @@ from pathlib import Path
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
-from ecr_retention.commands.inputs import load_config
 from ecr_retention.domain.errors import InputError
+from ecr_retention.loading import load_config
 from infra import constants
 from infra.app_context import cdk_json_context
 from infra.stack import EcrRetentionStack

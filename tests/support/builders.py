@@ -10,8 +10,16 @@ import yaml
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory import InUseManifest, Inventory
+from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.plan import Decision, Plan
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.planner import (
+    PlannedRepository,
+    build_run_context,
+    plan_registry,
+    plan_repository,
+    repo_tags,
+    tag_sources,
+)
 from ecr_retention.domain.registry import Snapshot
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -121,6 +129,11 @@ def in_use(
     )
 
 
+def manifest_bytes(manifest: InUseManifest) -> bytes:
+    """A manifest as the exporter stores it."""
+    return manifest.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
 def plan(
     cfg: RetentionConfig,
     snap: Snapshot,
@@ -129,6 +142,36 @@ def plan(
     now: datetime = NOW,
 ) -> Plan:
     return plan_registry(cfg, snap, Inventory(manifests=manifests, problems=problems or {}), now)
+
+
+def plan_one_by_one(cfg: RetentionConfig, snap: Snapshot, inventory: Inventory, now: datetime = NOW) -> Plan:
+    """As the pipeline does it: a run context per worker, holding only the tags of the repositories the
+    repository's policy names in tag_in_repositories."""
+    planned: list[PlannedRepository] = []
+    run_warnings: list[str] = []
+    blocked: tuple[str, ...] = ()
+    for repo in sorted(snap.repositories, key=lambda r: r.repository_name):
+        sources = tag_sources(cfg, repo.repository_name)
+        tags = {
+            other.repository_name: repo_tags(other)
+            for other in snap.repositories
+            if matches_any(other.repository_name, sources)
+        }
+        run = build_run_context(
+            cfg, inventory, now, registry_id=snap.effective_registry_id, region=snap.region, tags_by_repository=tags
+        )
+        planned.append(plan_repository(repo, run))
+        run_warnings, blocked = list(run.warnings), run.blocked
+    warnings = [*run_warnings, *(w for p in planned for w in p.warnings)]
+    return Plan(
+        generated_at=now,
+        dry_run=cfg.dry_run,
+        registry_id=snap.effective_registry_id,
+        region=snap.region,
+        blocked=blocked,
+        warnings=tuple(dict.fromkeys(warnings)),
+        repositories=tuple(p.plan for p in planned),
+    )
 
 
 def decision_of(result: Plan, repo: str, seed: str) -> Decision:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ecr_retention.commands.inputs import load_config, load_manifests, load_snapshot
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.timestamps import parse_timestamp
+from ecr_retention.loading import load_config, load_manifests, load_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

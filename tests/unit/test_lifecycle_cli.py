@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +225,20 @@ def test_doctor_exits_0_on_the_seed_002_fix_and_prints_a_table(capsys: pytest.Ca
     assert out.startswith("lifecycle doctor for app: 0 errors, 1 warnings, 0 notes")
     assert "WARNING  count-reduced: rule 3" in out
     assert '"countNumber": 4' in out
+
+
+def test_doctor_warns_that_an_unreadable_manifest_is_not_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifests = tmp_path / "in-use"
+    shutil.copytree(EXAMPLES / "in-use", manifests)
+    (manifests / "lab.json").write_text('{"schemaVersion": 1, "cluster": "lab"}')
+    code, _, err = run(capsys, "doctor", "--policy", INCIDENT, "--images", IMAGES, "--manifests", str(manifests))
+    assert code == 1  # the readable manifests still find the incident
+    assert (
+        f"warning: {manifests / 'lab.json'}: unreadable in-use manifest: generatedAt: required but missing "
+        "(and 2 more problems); the in-use check cannot see its images"
+    ) in err
 
 
 RULES = """

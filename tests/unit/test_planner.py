@@ -6,11 +6,15 @@ from datetime import timedelta
 
 import pytest
 
+from ecr_retention.domain.inventory import read_inventory
+from ecr_retention.domain.plan import Plan
+from ecr_retention.domain.planner import plan_registry
 from support.builders import (
     ACCOUNT,
     HOST,
     NOW,
     OCI_INDEX,
+    REGION,
     action_of,
     config,
     decision_of,
@@ -19,6 +23,7 @@ from support.builders import (
     in_use,
     index_manifest,
     kinds_of,
+    manifest_bytes,
     plan,
     removed,
     repository,
@@ -315,6 +320,15 @@ def test_in_use_reference_without_tag_means_latest() -> None:
     assert action_of(result, "app", "a") == "keep"
 
 
+def test_in_use_tag_reference_with_an_explicit_port_protects_its_tag() -> None:
+    cfg = config([DELETE_OLD])
+    snap = snapshot(repository("app", image("a", "1.0"), image("b", "0.9")))
+    result = plan(cfg, snap, in_use("prod", (f"{HOST}:443/app:1.0", None)))
+    assert action_of(result, "app", "a") == "keep"
+    assert kinds_of(result, "app", "a")[0] == "in-use"
+    assert action_of(result, "app", "b") == "delete"
+
+
 def test_image_swapper_cache_path_is_an_ecr_image_like_any_other() -> None:
     """Seed 000: the cached docker.io/library/nginx:1.14.2 still runs; deleting it means ImagePullBackOff."""
     cfg = config([{"delete": {"tags": ["*"], "not_pulled_within": "90d"}}], repositories=("docker.io/*",))
@@ -335,6 +349,28 @@ def test_tag_reference_to_another_registry_does_not_protect(reference: str) -> N
     cfg = config([DELETE_OLD])
     result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), in_use("prod", (reference, None)))
     assert action_of(result, "app", "a") == "delete"
+
+
+def test_manifest_of_another_registry_than_the_snapshot_is_a_loud_warning() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    other = "210987654321.dkr.ecr.us-east-1.amazonaws.com"
+    manifest = in_use(
+        "prod", (f"{other}/app:1.0", None), (f"{other}/web:2.0", None), ("docker.io/library/nginx:1", None)
+    )
+    result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), manifest)
+    assert action_of(result, "app", "a") == "delete"  # the reference is of another registry: it protects nothing here
+    assert (
+        f"cluster prod: the snapshot is of registry {ACCOUNT} in {REGION}, but the in-use manifest references only "
+        "ECR registry 210987654321 in us-east-1; no tag reference of this cluster protects anything in this run "
+        "(digests still do): is the snapshot of the right account and region?"
+    ) in result.warnings
+
+
+def test_manifest_with_one_reference_to_the_snapshot_registry_is_not_warned_about() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    manifest = in_use("prod", ("210987654321.dkr.ecr.us-east-1.amazonaws.com/app:1.0", None), (f"{HOST}/app:2", None))
+    result = plan(cfg, snapshot(repository("app", image("a", "1.0"))), manifest)
+    assert not [warning for warning in result.warnings if "right account" in warning]
 
 
 def test_tag_reference_resolves_by_repository_when_the_snapshot_names_no_registry() -> None:
@@ -396,6 +432,50 @@ def test_image_younger_than_min_age_is_kept_even_when_marked() -> None:
     assert kinds_of(result, "app", "young") == ["min-age", "delete-rule"]
     assert action_of(result, "app", "exact") == "keep"
     assert action_of(result, "app", "old") == "delete"
+
+
+def test_image_pushed_in_the_future_is_young_and_named_in_a_warning() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d"}}])
+    result = plan(cfg, snapshot(repository("app", image("future", "v9", age=-DAY * 2), image("old", "v1"))))
+    assert kinds_of(result, "app", "future") == ["min-age"]
+    assert decision_of(result, "app", "future").reasons[0].detail == (
+        "pushed 2d in the future, so counted as 0s old: within min_age 1d"
+    )
+    assert result.warnings == (
+        f"app: image {digest('future')[7:19]} (v9) was pushed 2d after the plan's time "
+        "(2026-12-02T06:00:00Z); it ranks as the newest image and counts as 0s old: kept as young, "
+        "and it takes keep_newest slots",
+    )
+
+
+def test_image_a_few_minutes_ahead_is_clock_skew_without_a_warning() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d"}}])
+    result = plan(cfg, snapshot(repository("app", image("soon", "v9", age=-timedelta(minutes=4)))))
+    assert result.warnings == ()
+
+
+def test_future_image_taking_a_keep_newest_slot_says_which_image_is_deleted_in_its_place() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d", "keep_newest": 1}}])
+    images = [image("future", "v3", age=-DAY * 2), image("b", "v2", age=DAY * 40), image("c", "v1", age=DAY * 50)]
+    result = plan(cfg, snapshot(repository("app", *images)))
+    assert removed(result) == {digest("b"), digest("c")}  # b would have been the one newest kept
+    assert (
+        f"app: policies[0].rules[0]: the future image {digest('future')[7:19]} (v3) takes one of its 1 keep_newest "
+        f"slots, so {digest('b')[7:19]} (v2) is deleted in its place"
+    ) in result.warnings
+
+
+def test_future_images_taking_several_slots_name_every_image_deleted_in_their_place() -> None:
+    cfg = config([{"delete": {"tags": ["v*"], "older_than": "30d", "keep_newest": 3}}])
+    images = [image("f1", "v5", age=-DAY), image("f2", "v6", age=-DAY * 2)]
+    images += [image("a", "v3", age=DAY * 40), image("b", "v2", age=DAY * 50), image("c", "v1", age=DAY * 60)]
+    result = plan(cfg, snapshot(repository("app", *images)))
+    assert removed(result) == {digest("b"), digest("c")}
+    f1, f2, b, c = (digest(seed)[7:19] for seed in ("f1", "f2", "b", "c"))
+    assert (
+        f"app: policies[0].rules[0]: the future images {f2} (v6), {f1} (v5) take 2 of its 3 keep_newest slots, "
+        f"so {b} (v2), {c} (v1) are deleted in their place"
+    ) in result.warnings
 
 
 # --- multi-arch ------------------------------------------------------------------------------------
@@ -548,7 +628,11 @@ def old_app() -> object:
         ((in_use("prod", age=timedelta(hours=7)),), {}, "older than inventory_max_age 6h"),
         ((in_use("prod", complete=False),), {}, "incomplete"),
         ((in_use("prod", age=-timedelta(hours=1)),), {}, "in the future"),
-        ((), {"prod": "invalid JSON"}, "unusable: invalid JSON"),
+        (
+            (),
+            {"in-use/prod.json": "images: required but missing"},
+            "in-use/prod.json: unreadable in-use manifest: images: required but missing",
+        ),
     ],
 )
 def test_expected_cluster_without_a_usable_manifest_blocks_every_deletion(
@@ -562,6 +646,49 @@ def test_expected_cluster_without_a_usable_manifest_blocks_every_deletion(
     assert decision.action == "keep"
     assert [r.kind for r in decision.reasons] == ["blocked", "delete-rule"]
     assert result.has_problems
+
+
+def plan_files(cfg: object, snap: object, *documents: tuple[str, bytes]) -> Plan:
+    return plan_registry(cfg, snap, read_inventory(documents), NOW)  # type: ignore[arg-type]
+
+
+def test_unreadable_manifest_of_a_cluster_nobody_expects_still_blocks_and_names_the_file() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    broken = manifest_bytes(in_use("staging", (f"{HOST}/app:v1", None))).replace(b'"images"', b'"imagez"')
+    result = plan_files(
+        cfg, old_app(), ("in-use/prod.json", manifest_bytes(in_use("prod"))), ("in-use/staging.json", broken)
+    )
+    assert result.blocked == ("in-use/staging.json: unreadable in-use manifest: images: required but missing",)
+    assert removed(result) == set()
+    assert kinds_of(result, "app", "a") == ["blocked", "delete-rule"]
+
+
+def test_unreadable_manifest_of_an_expected_cluster_is_named_once() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    result = plan_files(cfg, old_app(), ("in-use/prod.json", b"{not json"))
+    assert result.blocked == (
+        "in-use/prod.json: unreadable in-use manifest: invalid JSON (line 1, column 2): "
+        "Expecting property name enclosed in double quotes",
+    )
+
+
+def test_manifest_whose_file_names_another_cluster_protects_but_satisfies_neither() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod"])
+    misfiled = manifest_bytes(in_use("staging", (f"{HOST}/app:v1", None)))
+    result = plan_files(cfg, old_app(), ("in-use/prod.json", misfiled))
+    assert result.blocked == ("cluster prod: no in-use manifest (in-use/prod.json declares cluster staging)",)
+    assert kinds_of(result, "app", "a") == ["blocked", "in-use", "delete-rule"]
+
+    result = plan_files(config([DELETE_OLD], clusters=["staging"]), old_app(), ("in-use/prod.json", misfiled))
+    assert result.blocked == ("cluster staging: no in-use manifest (in-use/prod.json declares cluster staging)",)
+
+
+def test_misfiled_manifest_of_clusters_nobody_expects_protects_with_a_warning() -> None:
+    misfiled = manifest_bytes(in_use("staging", (f"{HOST}/app:v1", None)))
+    result = plan_files(config([DELETE_OLD]), old_app(), ("in-use/lab.json", misfiled))
+    assert not result.blocked
+    assert action_of(result, "app", "a") == "keep"
+    assert "in-use/lab.json declares cluster staging" in " ".join(result.warnings)
 
 
 def test_manifest_exactly_inventory_max_age_old_is_fresh() -> None:

@@ -11,10 +11,23 @@ from hypothesis import strategies as st
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.durations import format_duration
-from ecr_retention.domain.inventory import InUseManifest
+from ecr_retention.domain.inventory import InUseManifest, Inventory
 from ecr_retention.domain.plan import Plan
+from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import Snapshot
-from support.builders import HOST, OCI_INDEX, config, digest, image, in_use, plan, removed, snapshot
+from support.builders import (
+    HOST,
+    NOW,
+    OCI_INDEX,
+    config,
+    digest,
+    image,
+    in_use,
+    plan,
+    plan_one_by_one,
+    removed,
+    snapshot,
+)
 
 TAGS = ["v1", "v2", "1.0", "1.1", "latest", "dev", "pr-1", "pr-2", "deployed-prod-1", "deployed-prod-2", "x"]
 PATTERNS = ["v*", "*.*", "latest", "dev", "pr-*", "deployed-prod-*", "*", "?"]
@@ -182,3 +195,13 @@ def test_children_of_kept_indexes_and_referrers_of_kept_subjects_are_never_remov
     for detail in app.image_details:
         if detail.subject_manifest_digest in kept:
             assert detail.image_digest not in gone
+
+
+@FAST
+@given(scenarios())
+def test_plan_registry_equals_plan_repository_per_repository(
+    scenario: tuple[RetentionConfig, Snapshot, tuple[InUseManifest, ...]],
+) -> None:
+    cfg, snap, manifests = scenario
+    inventory = Inventory(manifests=manifests)
+    assert plan_one_by_one(cfg, snap, inventory) == plan_registry(cfg, snap, inventory, NOW)

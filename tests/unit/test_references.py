@@ -92,3 +92,18 @@ def test_in_registry_compares_account_and_region() -> None:
 def test_strings_that_are_not_references_raise_invalid_reference(text: str) -> None:
     with pytest.raises(InvalidReference):
         parse_reference(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "123456789012.dkr.ecr.eu-west-1.amazonaws.com:443/app:1.0",
+        "123456789012.DKR.ECR.eu-west-1.amazonaws.com:443/app:1.0",
+        "123456789012.dkr-ecr.eu-west-1.on.aws:443/app:1.0",
+    ],
+)
+def test_ecr_host_with_an_explicit_port_is_the_same_registry(text: str) -> None:
+    reference = parse_reference(text)
+    assert (reference.is_ecr, reference.account, reference.region) == (True, "123456789012", "eu-west-1")
+    assert (reference.repository, reference.tag) == ("app", "1.0")
+    assert reference.in_registry("123456789012", "eu-west-1")

@@ -7,7 +7,6 @@ import json
 import sys
 from typing import Any
 
-from ecr_retention.commands.inputs import load_config, load_manifests, parse_now
 from ecr_retention.commands.lifecycle_preview import (
     add_policy_and_images,
     index_warnings,
@@ -21,6 +20,7 @@ from ecr_retention.domain.lifecycle import index_children
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
+from ecr_retention.loading import load_config, load_manifests, parse_now
 
 
 def register(subparsers: Any) -> None:
@@ -43,6 +43,12 @@ def run(args: argparse.Namespace) -> int:
     document = load_policy(args.policy)
     found = load_images(args.images, args.repository)
     inventory = load_manifests(args.manifests)
+    warn(
+        [
+            f"{source}: unreadable in-use manifest: {problem}; the in-use check cannot see its images"
+            for source, problem in sorted(inventory.problems.items())
+        ]
+    )
     now = parse_now(args.now)
     repository_name = found.repository_name or document.repository_name
     registry_id = found.registry_id or document.registry_id
@@ -64,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         plan = next((p for p in plans if p.repository_name == repository_name and p.policy is not None), None)
         if plan is None:
             warn([f"{args.config}: no policy matches repository {repository_name}; the plan is not compared"])
-    if repository_name is None and inventory.manifests:
+    if repository_name is None and inventory.protecting:
         warn(["the images do not name their repository: in-use tag references are not matched (pass --repository)"])
     diagnosis = diagnose(
         document.policy,

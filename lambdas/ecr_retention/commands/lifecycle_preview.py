@@ -11,7 +11,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ecr_retention.commands.inputs import parse_now, read_json, read_text, validate_as
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle import (
@@ -22,6 +21,7 @@ from ecr_retention.domain.lifecycle import (
     parse_policy_document,
 )
 from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
+from ecr_retention.loading import parse_now, read_json, read_text, validate_as
 from ecr_retention.tables import format_rows
 
 

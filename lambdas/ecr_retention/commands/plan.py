@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from ecr_retention.commands.inputs import load_config, load_manifests, load_snapshot, parse_now
 from ecr_retention.domain.planner import plan_registry
+from ecr_retention.loading import load_config, load_manifests, load_snapshot, parse_now
 from ecr_retention.tables import render_plan_table
 
 

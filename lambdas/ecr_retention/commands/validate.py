@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ecr_retention.commands.inputs import load_config
+from ecr_retention.loading import load_config
 
 
 def register(subparsers: Any) -> None:

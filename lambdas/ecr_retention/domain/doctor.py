@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Inventory, Workload
 from ecr_retention.domain.lifecycle import (
     LifecycleEvaluation,
@@ -29,7 +30,6 @@ from ecr_retention.domain.lifecycle import (
     tags_selected,
 )
 from ecr_retention.domain.plan import Decision, RepositoryPlan
-from ecr_retention.domain.planner import InUseIndex
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot
 
 Severity = Literal["error", "warning", "info"]
@@ -585,7 +585,7 @@ def diagnose(
     repository (unblocked: see `comparable_config`), or None to skip the rules-file checks."""
     manifests = manifests or {}
     evaluation = evaluate(policy, images, now, manifests)
-    in_use = InUseIndex.build((inventory or Inventory()).manifests, registry_id, region, [])
+    in_use = InUseIndex.build((inventory or Inventory()).protecting, registry_id, region)
     doctor = Doctor(
         policy,
         evaluation,

@@ -15,13 +15,34 @@ class InputError(ValueError):
     """Input that a user must fix: a rules file, a snapshot, a manifest, an event, a CLI argument."""
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads keeps the last of two equal keys; a second, empty `images` would then win silently."""
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return result
+
+
 def parse_json(text: str, source: str) -> Any:
+    """Parse JSON input strictly: a key written twice in one object is an error, as in the rules file."""
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_object_without_duplicate_keys)
     except json.JSONDecodeError as error:
         raise InputError(f"{source}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}") from None
     except RecursionError:
         raise InputError(f"{source}: JSON nested too deeply to read") from None
+    except _DuplicateKey as duplicate:
+        raise InputError(f"{source}: key {duplicate.key!r} appears twice in one object") from None
 
 
 def format_location(loc: tuple[int | str, ...]) -> str:
@@ -78,6 +99,15 @@ def _json_type(value: Any) -> str:
     return "an object" if isinstance(value, dict) else type(value).__name__
 
 
+# Wrong-type errors of strict fields, in the words of JSON and YAML.
+_SCALAR_TYPES = {
+    "string_type": "a string",
+    "bool_type": "a boolean",
+    "int_type": "a whole number",
+    "float_type": "a number",
+}
+
+
 def describe_validation_error(error: ValidationError, model: type[BaseModel] | None = None) -> str:
     every = error.errors(include_url=False)
     # A failed item also fails its container's length check; report the item, not the echo.
@@ -101,6 +131,8 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel] | N
             message = "unknown key"
     elif kind == "missing":
         message = "required but missing"
+    elif kind in _SCALAR_TYPES:
+        message = f"should be {_SCALAR_TYPES[kind]}, not {_json_type(first.get('input'))}"
     elif kind in ("tuple_type", "list_type"):
         message = f"should be a list, not {_json_type(first.get('input'))}"
     elif kind in ("model_type", "dict_type", "model_attributes_type"):

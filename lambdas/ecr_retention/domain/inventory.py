@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints, ValidationError
 from pydantic.alias_generators import to_camel
 
+from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.registry import Digest
 from ecr_retention.domain.timestamps import UtcDatetime
 
@@ -16,8 +18,19 @@ ClusterName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_
 InUseSource = Literal["pod", "template", "replicaset", "cronjob"]
 
 
+def _supported_schema_version(version: int) -> int:
+    if version != 1:
+        raise ValueError(f"unsupported schemaVersion {version}; this release reads 1")
+    return version
+
+
+# Strict: a manifest decides what must not be deleted, so `"complete": "true"` or `"schemaVersion": "1"`
+# is a manifest nobody should trust, not a value to coerce (StrictInt also refuses true and 1.0).
+SchemaVersion = Annotated[StrictInt, AfterValidator(_supported_schema_version)]
+
+
 class InUseImage(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
 
     image: Annotated[str, StringConstraints(min_length=1)]
     digest: Digest | None = None
@@ -42,13 +55,15 @@ class Workload(BaseModel):
 
 
 class InUseManifest(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore")
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore", strict=True)
 
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     cluster: ClusterName
-    generated_at: UtcDatetime
+    generated_at: UtcDatetime  # ISO 8601 or epoch seconds, through the one timestamp parser
     complete: bool
-    images: tuple[InUseImage, ...] = Field(default=())
+    # Required: a manifest without its list is not "nothing runs". Lax only to take a JSON list as a
+    # tuple; the entries are strict InUseImage models.
+    images: tuple[InUseImage, ...] = Field(strict=False)
 
 
 def manifest_key(cluster: str, prefix: str = "in-use/") -> str:
@@ -58,7 +73,69 @@ def manifest_key(cluster: str, prefix: str = "in-use/") -> str:
 
 @dataclass(frozen=True)
 class Inventory:
-    """Every in-use manifest a run could read, and why any expected one could not be read."""
+    """Every in-use manifest a run could read, and every file under in-use/ it could not.
 
-    manifests: tuple[InUseManifest, ...] = ()
-    problems: Mapping[str, str] = field(default_factory=dict)  # cluster -> why its manifest is unusable
+    A manifest stands for the cluster its file is named after (`<cluster>.json`: the key is what the
+    exporter's IAM policy lets each cluster write) when it declares that same cluster. One that declares
+    another is misfiled: its images still protect, but it stands for no cluster."""
+
+    manifests: tuple[InUseManifest, ...] = ()  # at most one per cluster
+    misfiled: Mapping[str, InUseManifest] = field(default_factory=dict)  # source -> manifest naming another cluster
+    problems: Mapping[str, str] = field(default_factory=dict)  # source (file name or key) -> why it is unreadable
+
+    @property
+    def protecting(self) -> tuple[InUseManifest, ...]:
+        """Every readable manifest: all of them protect their images, whatever they stand for."""
+        return (*self.manifests, *self.misfiled.values())
+
+
+ManifestDocument = tuple[str, bytes | InputError]
+
+
+def cluster_of_source(source: str) -> str:
+    """The cluster a file or key stands for: `in-use/prod.json` -> `prod`."""
+    return PurePosixPath(source).name.removesuffix(".json")
+
+
+def read_inventory(documents: Iterable[ManifestDocument]) -> Inventory:
+    """Read every document under in-use/, whatever the door (a CLI directory, an S3 prefix): each is its
+    source (file name or key) and its bytes, or the InputError that stopped its reader (too large, I/O).
+
+    Fail closed, one rule: a document that cannot be read for any reason is a problem named by its
+    source, never skipped, because the images it lists may be running; the planner blocks on it."""
+    manifests: dict[str, tuple[str, InUseManifest]] = {}
+    misfiled: dict[str, InUseManifest] = {}
+    problems: dict[str, str] = {}
+    for source, raw in sorted(documents, key=lambda document: document[0]):
+        try:
+            manifest = parse_manifest(source, raw)
+        except InputError as error:
+            problems[source] = str(error).removeprefix(f"{source}: ")
+            continue
+        cluster = cluster_of_source(source)
+        if manifest.cluster != cluster:
+            misfiled[source] = manifest
+        elif cluster in manifests:
+            problems[source] = f"cluster {cluster} already has a manifest in {manifests[cluster][0]}"
+        else:
+            manifests[cluster] = (source, manifest)
+    return Inventory(
+        manifests=tuple(manifest for _, manifest in manifests.values()), misfiled=misfiled, problems=problems
+    )
+
+
+def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:
+    """One manifest, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
+    if isinstance(raw, InputError):
+        raise raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{source}: not UTF-8 text (byte {error.start})") from None
+    data = parse_json(text, source)
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: an in-use manifest is a JSON object with schemaVersion, cluster and images")
+    try:
+        return InUseManifest.model_validate(data)
+    except ValidationError as error:
+        raise InputError(f"{source}: {describe_validation_error(error, InUseManifest)}") from None

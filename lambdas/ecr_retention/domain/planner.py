@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -22,159 +22,129 @@ from ecr_retention.domain.config import (
     rule_name,
 )
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.inventory import InUseManifest, Inventory, Workload
+from ecr_retention.domain.in_use import CLOCK_SKEW, InUseIndex, check_inventory
+from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import compile_globs, matches_any
 from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
-from ecr_retention.domain.references import InvalidReference, parse_reference
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot, Snapshot, is_index
+from ecr_retention.domain.timestamps import format_timestamp
 
 DependentKind = Literal["index-child", "referrer"]
 
-# A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
-CLOCK_SKEW = timedelta(minutes=5)
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 MAX_USAGES_IN_DETAIL = 3
-MAX_WARNINGS_PER_CLUSTER = 20
+MAX_FUTURE_IMAGES_NAMED = 5
 
 
 def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches."""
-    warnings: list[str] = []
-    blocked = inventory_blockers(config.safety, inventory, now, warnings)
-    registry_id, region = snapshot.effective_registry_id, snapshot.region
-    in_use = InUseIndex.build(inventory.manifests, registry_id, region, warnings)
-    blocked += in_use.unresolved_blockers(config.safety.clusters, warnings)
-    tags_by_repository = {repo.repository_name: repo_tags(repo) for repo in snapshot.repositories}
-    repositories: list[RepositoryPlan] = []
-    for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name):
-        match = first_matching_policy(config.policies, repository.repository_name)
-        if match is None:
-            repositories.append(unmanaged_repository(repository))
-            continue
+    run = build_run_context(
+        config,
+        inventory,
+        now,
+        registry_id=snapshot.effective_registry_id,
+        region=snapshot.region,
+        tags_by_repository={repo.repository_name: repo_tags(repo) for repo in snapshot.repositories},
+    )
+    planned = [
+        plan_repository(repository, run)
+        for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
+    ]
+    warnings = [*run.warnings, *(warning for repository in planned for warning in repository.warnings)]
+    return Plan(
+        generated_at=now,
+        dry_run=config.dry_run,
+        registry_id=run.registry_id,
+        region=run.region,
+        blocked=run.blocked,
+        warnings=tuple(dict.fromkeys(warnings)),
+        repositories=tuple(repository.plan for repository in planned),
+    )
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every repository of one run is planned against, built once per run by build_run_context, so
+    that one repository planned alone (a Lambda worker) gets the plan it would get inside plan_registry."""
+
+    config: RetentionConfig
+    inventory: Inventory
+    now: datetime
+    registry_id: str | None
+    region: str | None
+    in_use: InUseIndex
+    blocked: tuple[str, ...]  # why the run may delete nothing; every repository plan is blocked then
+    warnings: tuple[str, ...]  # about the run as a whole (the inventory); repositories return their own
+    # Tags of the repositories that tag_in_repositories names (see tag_sources). A name missing here is not
+    # known: a keep rule naming only unknown repositories keeps what it selects, a delete rule selects none.
+    tags_by_repository: Mapping[str, frozenset[str]]
+
+
+def build_run_context(
+    config: RetentionConfig,
+    inventory: Inventory,
+    now: datetime,
+    *,
+    registry_id: str | None,
+    region: str | None,
+    tags_by_repository: Mapping[str, frozenset[str]],
+) -> RunContext:
+    in_use = InUseIndex.build(inventory.protecting, registry_id, region)
+    check = check_inventory(config.safety, inventory, in_use, now)
+    return RunContext(
+        config=config,
+        inventory=inventory,
+        now=now,
+        registry_id=registry_id,
+        region=region,
+        in_use=in_use,
+        blocked=check.blocked,
+        warnings=check.warnings,
+        tags_by_repository=dict(tags_by_repository),
+    )
+
+
+@dataclass(frozen=True)
+class PlannedRepository:
+    """One repository's plan, and the warnings about it (the run's own are in RunContext.warnings)."""
+
+    plan: RepositoryPlan
+    warnings: tuple[str, ...] = ()
+
+
+def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedRepository:
+    """Decide keep, delete or archive for every image of one repository; a blocked run keeps everything."""
+    match = first_matching_policy(run.config.policies, repository.repository_name)
+    if match is None:
+        planned = PlannedRepository(plan=unmanaged_repository(repository))
+    else:
         policy_index, policy = match
         planner = RepositoryPlanner(
             repository=repository,
             policy=policy,
             policy_index=policy_index,
-            safety=config.safety,
-            in_use=in_use,
-            tags_by_repository=tags_by_repository,
-            now=now,
-            warnings=warnings,
+            safety=run.config.safety,
+            in_use=run.in_use,
+            tags_by_repository=run.tags_by_repository,
+            now=run.now,
         )
-        repositories.append(planner.plan())
-    if blocked:
-        repositories = [block_repository(repo, blocked) for repo in repositories]
-    return Plan(
-        generated_at=now,
-        dry_run=config.dry_run,
-        registry_id=registry_id,
-        region=region,
-        blocked=tuple(blocked),
-        warnings=tuple(dict.fromkeys(warnings)),
-        repositories=tuple(repositories),
+        plan, warnings = planner.plan()
+        planned = PlannedRepository(plan=plan, warnings=warnings)
+    if run.blocked:
+        return PlannedRepository(plan=block_repository(planned.plan, run.blocked), warnings=planned.warnings)
+    return planned
+
+
+def tag_sources(config: RetentionConfig, repository_name: str) -> tuple[str, ...]:
+    """The repository patterns that the tag_in_repositories rules of the repository's policy name: the
+    repositories whose tags a worker must read to plan this one. Empty when none (or no policy) does."""
+    match = first_matching_policy(config.policies, repository_name)
+    if match is None:
+        return ()
+    selectors = (rule.keep or rule.delete for rule in match[1].rules)
+    return tuple(
+        dict.fromkeys(pattern for selector in selectors if selector for pattern in selector.tag_in_repositories or ())
     )
-
-
-def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime, warnings: list[str]) -> list[str]:
-    """Why this run may delete nothing: each expected cluster needs a fresh, complete, readable manifest."""
-    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
-    expected = sorted(set(safety.clusters))
-    blockers: list[str] = []
-    for cluster in expected:
-        manifest = manifests.get(cluster)
-        if cluster in inventory.problems:
-            blockers.append(f"cluster {cluster}: in-use manifest unusable: {inventory.problems[cluster]}")
-        elif manifest is None:
-            blockers.append(f"cluster {cluster}: no in-use manifest")
-        elif not manifest.complete:
-            blockers.append(f"cluster {cluster}: in-use manifest is incomplete (complete: false)")
-        elif now - manifest.generated_at > safety.inventory_max_age:
-            age = humanize_age(now - manifest.generated_at)
-            blockers.append(
-                f"cluster {cluster}: in-use manifest is {age} old, older than inventory_max_age "
-                f"{format_duration(safety.inventory_max_age)}"
-            )
-        elif manifest.generated_at - now > CLOCK_SKEW:
-            blockers.append(
-                f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
-                "in the future; check the exporter's clock"
-            )
-    for cluster, problem in sorted(inventory.problems.items()):
-        if cluster not in expected:
-            warnings.append(f"cluster {cluster} (not in safety.clusters): in-use manifest unusable: {problem}")
-    return blockers
-
-
-@dataclass
-class InUseIndex:
-    """In-use references resolved for one registry: by digest anywhere, and by repository and tag."""
-
-    by_digest: dict[str, list[Workload]] = field(default_factory=lambda: defaultdict(list))
-    by_tag: dict[tuple[str, str], list[Workload]] = field(default_factory=lambda: defaultdict(list))
-    # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
-    # images this run cannot protect, so an expected cluster that has them blocks the run.
-    unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-
-    @classmethod
-    def build(
-        cls,
-        manifests: Iterable[InUseManifest],
-        registry_id: str | None,
-        region: str | None,
-        warnings: list[str],
-    ) -> InUseIndex:
-        index = cls()
-        for manifest in sorted(manifests, key=lambda m: m.cluster):
-            invalid = 0
-            for entry in manifest.images:
-                usage = Workload(
-                    cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
-                )
-                if entry.digest:
-                    index.by_digest[entry.digest].append(usage)
-                try:
-                    reference = parse_reference(entry.image)
-                except InvalidReference as error:
-                    if not entry.digest and looks_like_ecr(entry.image, registry_id):
-                        index.unresolved[manifest.cluster].append(entry.image)
-                        continue
-                    invalid += 1
-                    if invalid <= MAX_WARNINGS_PER_CLUSTER:
-                        kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
-                        warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
-                    continue
-                if reference.digest:
-                    index.by_digest[reference.digest].append(usage)
-                if reference.tag and reference.in_registry(registry_id, region):
-                    index.by_tag[(reference.repository, reference.tag)].append(usage)
-            if invalid > MAX_WARNINGS_PER_CLUSTER:
-                warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
-        return index
-
-    def unresolved_blockers(self, expected: Iterable[str], warnings: list[str]) -> list[str]:
-        blockers = []
-        for cluster, images in sorted(self.unresolved.items()):
-            problem = (
-                f"cluster {cluster}: in-use image {images[0]!r}"
-                + (f" and {len(images) - 1} more" if len(images) > 1 else "")
-                + " looks like ECR but is not a valid reference and has no digest, so it cannot be protected"
-            )
-            if cluster in expected:
-                blockers.append(problem)
-            else:
-                warnings.append(problem)
-        return blockers
-
-    def usages(self, repository: str, image: ImageDetail) -> list[Workload]:
-        found = list(self.by_digest.get(image.image_digest, ()))
-        for tag in image.image_tags:
-            found.extend(self.by_tag.get((repository, tag), ()))
-        return found
-
-
-def looks_like_ecr(text: str, registry_id: str | None) -> bool:
-    return ".dkr.ecr" in text or ".dkr-ecr" in text or bool(registry_id and registry_id in text)
 
 
 def repo_tags(repository: RepositorySnapshot) -> frozenset[str]:
@@ -226,6 +196,12 @@ def short(digest: str) -> str:
     return digest.split(":", 1)[-1][:12]
 
 
+def image_label(image: ImageDetail) -> str:
+    """`1a2b3c4d5e6f (v1, latest)`: how warnings and reasons name an image."""
+    tags = sorted(image.image_tags)[:3]
+    return f"{short(image.image_digest)} ({', '.join(tags)})" if tags else short(image.image_digest)
+
+
 class RepositoryPlanner:
     def __init__(
         self,
@@ -237,7 +213,6 @@ class RepositoryPlanner:
         in_use: InUseIndex,
         tags_by_repository: Mapping[str, frozenset[str]],
         now: datetime,
-        warnings: list[str],
     ) -> None:
         self.repository = repository
         self.name = repository.repository_name
@@ -247,7 +222,7 @@ class RepositoryPlanner:
         self.in_use = in_use
         self.tags_by_repository = tags_by_repository
         self.now = now
-        self.warnings = warnings
+        self.warnings: list[str] = []  # this repository's, returned by plan()
         self.ordered = newest_first(repository.image_details)
         self.rank_by_tag = {tag: rank for rank, image in enumerate(self.ordered) for tag in image.image_tags}
         self.by_digest = {image.image_digest: image for image in self.ordered}
@@ -257,8 +232,13 @@ class RepositoryPlanner:
         self.notes: defaultdict[str, list[Reason]] = defaultdict(list)  # keep-newest: spared by a delete rule
         self.misses: defaultdict[str, list[tuple[str, DeleteRule]]] = defaultdict(list)  # selected, unmet
         self.parents: defaultdict[str, list[tuple[str, DependentKind]]] = defaultdict(list)
+        # Pushed after `now` (beyond clock skew): the newest by rank, 0 s old by age. Such an image takes
+        # keep_newest slots; `displaced` records, per delete rule, which older images lose theirs to it.
+        self.future = [image for image in self.ordered if image.image_pushed_at - now > CLOCK_SKEW]
+        self.displaced: list[tuple[str, int, list[ImageDetail], list[ImageDetail]]] = []
 
-    def plan(self) -> RepositoryPlan:
+    def plan(self) -> tuple[RepositoryPlan, tuple[str, ...]]:
+        """The repository's plan, and the warnings about it."""
         for rule_index, rule in enumerate(self.policy.rules):
             name = rule_name(self.policy_index, rule_index, rule)
             if rule.keep is not None:
@@ -284,12 +264,14 @@ class RepositoryPlanner:
                 d.model_copy(update={"action": "keep", "reasons": (reason, *d.reasons)}) if d.action != "keep" else d
                 for d in decisions
             ]
-        return RepositoryPlan(
+        self.warn_about_future_images({d.image_digest: d.action for d in decisions})
+        plan = RepositoryPlan(
             repository_name=self.name,
             policy=f"policies[{self.policy_index}]",
             skipped=skipped,
             images=tuple(decisions),
         )
+        return plan, tuple(self.warnings)
 
     # --- rules -------------------------------------------------------------------------------
 
@@ -351,6 +333,45 @@ class RepositoryPlanner:
                 self.notes[image.image_digest].append(spared)
             else:
                 self.marks[image.image_digest].append(mark)
+        if rule.keep_newest and self.future:
+            self.record_displaced(name, rule.keep_newest, selected)
+
+    def record_displaced(self, name: str, keep_newest: int, selected: list[ImageDetail]) -> None:
+        """The older images that would hold the rule's keep_newest slots if future images took none."""
+        future = {image.image_digest for image in self.future}
+        in_slots = [image for image in selected[:keep_newest] if image.image_digest in future]
+        if in_slots:
+            present = [image for image in selected if image.image_digest not in future][:keep_newest]
+            slotted = {image.image_digest for image in selected[:keep_newest]}
+            displaced = [image for image in present if image.image_digest not in slotted]
+            self.displaced.append((name, keep_newest, in_slots, displaced))
+
+    def warn_about_future_images(self, actions: Mapping[str, Action]) -> None:
+        for image in self.future[:MAX_FUTURE_IMAGES_NAMED]:
+            self.warnings.append(
+                f"{self.name}: image {image_label(image)} was pushed {humanize_age(image.image_pushed_at - self.now)} "
+                f"after the plan's time ({format_timestamp(image.image_pushed_at)}); it ranks as the newest image "
+                "and counts as 0s old: kept as young, and it takes keep_newest slots"
+            )
+        if len(self.future) > MAX_FUTURE_IMAGES_NAMED:
+            self.warnings.append(
+                f"{self.name}: {len(self.future) - MAX_FUTURE_IMAGES_NAMED} more images were pushed after the plan's time"
+            )
+        for name, keep_newest, in_slots, displaced in self.displaced:
+            removed = [image for image in displaced if actions[image.image_digest] != "keep"]
+            if not removed:
+                continue
+            verbs = {actions[image.image_digest] for image in removed}
+            verb = "archived" if verbs == {"archive"} else "deleted" if verbs == {"delete"} else "removed"
+            takers = ", ".join(image_label(image) for image in in_slots)
+            taken = (
+                f"the future image {takers} takes one"
+                if len(in_slots) == 1
+                else f"the future images {takers} take {len(in_slots)}"
+            )
+            losers = ", ".join(image_label(image) for image in removed)
+            lost = f"{losers} is {verb} in its place" if len(removed) == 1 else f"{losers} are {verb} in their place"
+            self.warnings.append(f"{self.name}: {name}: {taken} of its {keep_newest} keep_newest slots, so {lost}")
 
     def meets_conditions(self, rule: DeleteRule, image: ImageDetail) -> bool:
         return (
@@ -390,11 +411,13 @@ class RepositoryPlanner:
                 )
             age = self.now - image.image_pushed_at
             if not age > self.safety.min_age:
+                pushed = (
+                    f"pushed {humanize_age(-age)} in the future, so counted as 0s old:"
+                    if age < timedelta(0)
+                    else f"pushed {humanize_age(age)} ago,"
+                )
                 self.protections[image.image_digest].append(
-                    Reason(
-                        kind="min-age",
-                        detail=f"pushed {humanize_age(age)} ago, within min_age {format_duration(self.safety.min_age)}",
-                    )
+                    Reason(kind="min-age", detail=f"{pushed} within min_age {format_duration(self.safety.min_age)}")
                 )
 
     def link_dependents(self) -> None:
@@ -444,9 +467,7 @@ class RepositoryPlanner:
             protections = list(protections)
             for parent, kind in parents:
                 parent_action = self.decide(parent, actions, visiting)
-                tags = self.by_digest[parent].image_tags
-                label = f"{'index' if kind == 'index-child' else 'subject'} {short(parent)}"
-                label += f" ({', '.join(sorted(tags)[:3])})" if tags else ""
+                label = f"{'index' if kind == 'index-child' else 'subject'} {image_label(self.by_digest[parent])}"
                 if parent_action == "keep":
                     protections.append(Reason(kind=kind, detail=f"{label} is kept"))
                 else:

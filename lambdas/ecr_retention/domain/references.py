@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# <account>.dkr.ecr[-fips].<region>.<dns suffix of any partition>, and the dual-stack <account>.dkr-ecr.<region>.on.aws
+# <account>.dkr.ecr[-fips].<region>.<dns suffix of any partition>, and the dual-stack <account>.dkr-ecr.<region>.on.aws,
+# with an optional port: `...amazonaws.com:443/app:1.0` pulls from the same registry, so it must protect the same
+# image (any port is taken as the same registry: reading too much as in use keeps more, never less).
 _ECR_HOST = re.compile(
     r"^(?P<account>\d{12})\."
     r"(?:dkr\.ecr(?:-fips)?\.(?P<region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\."
     r"(?:amazonaws\.com(?:\.cn)?|amazonaws\.eu|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)"
-    r"|dkr-ecr(?:-fips)?\.(?P<ds_region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\.on\.aws)$"
+    r"|dkr-ecr(?:-fips)?\.(?P<ds_region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\.on\.aws)(?::\d{1,5})?$"
 )
 _PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,299}")

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from ecr_retention.cli import main
-from ecr_retention.commands.inputs import load_manifests
 from ecr_retention.domain.inventory import InUseManifest, manifest_key
 from ecr_retention.exporter.errors import ExportFailed
 from ecr_retention.exporter.kube import ClusterLister, connect
 from ecr_retention.exporter.service import ExportSummary, S3Destination, export_inventory
 from ecr_retention.exporter.workloads import NamespaceFilter
+from ecr_retention.loading import load_manifests
 from tests.integration.exporter.conftest import BUCKET
 from tests.integration.exporter.fake_apiserver import FakeApiServer, FakeCluster, Fault
 from tests.integration.exporter.realistic_cluster import EXPECTED_IMAGES

@@ -1,4 +1,5 @@
-"""Reading the CLI's input files; every problem becomes an InputError naming the file."""
+"""Reading input files (rules, snapshot, manifests) for the CLI, the services and app.py; every problem becomes an
+InputError naming the file. File I/O lives here, not in the domain."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.inventory import InUseManifest, Inventory
+from ecr_retention.domain.inventory import Inventory, read_inventory
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
 
@@ -51,19 +52,21 @@ def load_snapshot(path: str | Path) -> Snapshot:
 
 
 def load_manifests(directory: str | Path | None) -> Inventory:
-    """Every `*.json` in the directory is one cluster's in-use manifest; a bad one is bad input."""
+    """Every `*.json` in the directory is an in-use manifest, named `<cluster>.json`. A manifest that
+    cannot be read is not bad input here: it is a problem of the inventory, which blocks the plan."""
     if directory is None:
         return Inventory()
     folder = Path(directory)
     if not folder.is_dir():
         raise InputError(f"{directory}: not a directory of in-use manifests")
-    manifests: dict[str, InUseManifest] = {}
-    for path in sorted(folder.glob("*.json")):
-        manifest = validate_as(InUseManifest, read_json(path), path)
-        if manifest.cluster in manifests:
-            raise InputError(f"{path}: cluster {manifest.cluster} already has a manifest in {directory}")
-        manifests[manifest.cluster] = manifest
-    return Inventory(manifests=tuple(manifests.values()))
+    return read_inventory((str(path), read_manifest_file(path)) for path in sorted(folder.glob("*.json")))
+
+
+def read_manifest_file(path: Path) -> bytes | InputError:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        return InputError(f"{path}: cannot read: {error.strerror or error}")
 
 
 def parse_now(text: str | None) -> datetime:

@@ -1,0 +1,192 @@
+"""In-use protection for one run: which images the inventory protects in one registry, and why the
+inventory blocks a run (an unreadable manifest anywhere, or an expected cluster without a fresh one).
+
+Pure, like the planner: the planner and the lifecycle doctor both read in-use protection from here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from ecr_retention.domain.config import Safety
+from ecr_retention.domain.durations import format_duration, humanize_age
+from ecr_retention.domain.inventory import InUseManifest, Inventory, Workload, cluster_of_source
+from ecr_retention.domain.references import InvalidReference, parse_reference
+from ecr_retention.domain.registry import ImageDetail
+
+# A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
+CLOCK_SKEW = timedelta(minutes=5)
+MAX_WARNINGS_PER_CLUSTER = 20
+
+
+@dataclass(frozen=True)
+class InventoryCheck:
+    """What the in-use inventory means for a run: why it may delete nothing, and what people should know."""
+
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __add__(self, other: InventoryCheck) -> InventoryCheck:
+        return InventoryCheck(blocked=self.blocked + other.blocked, warnings=self.warnings + other.warnings)
+
+
+def check_inventory(safety: Safety, inventory: Inventory, in_use: InUseIndex, now: datetime) -> InventoryCheck:
+    """Every reason the inventory blocks a run, and every warning about it, in a stable order."""
+    return (
+        inventory_blockers(safety, inventory, now)
+        + InventoryCheck(warnings=in_use.warnings)
+        + in_use.unresolved_blockers(safety.clusters)
+        + InventoryCheck(warnings=in_use.foreign_registry_warnings(safety.clusters))
+    )
+
+
+def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> InventoryCheck:
+    """Why this run may delete nothing: any manifest file that cannot be read (whichever cluster it is
+    for: its images may run), and each expected cluster without a fresh, complete manifest."""
+    blockers = [
+        f"{source}: unreadable in-use manifest: {problem}" for source, problem in sorted(inventory.problems.items())
+    ]
+    unreadable = {cluster_of_source(source) for source in inventory.problems}
+    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    for cluster in sorted(set(safety.clusters) - unreadable):
+        manifest = manifests.get(cluster)
+        if manifest is None:
+            blockers.append(f"cluster {cluster}: no in-use manifest" + misfiled_note(inventory, cluster))
+        elif not manifest.complete:
+            blockers.append(f"cluster {cluster}: in-use manifest is incomplete (complete: false)")
+        elif now - manifest.generated_at > safety.inventory_max_age:
+            age = humanize_age(now - manifest.generated_at)
+            blockers.append(
+                f"cluster {cluster}: in-use manifest is {age} old, older than inventory_max_age "
+                f"{format_duration(safety.inventory_max_age)}"
+            )
+        elif manifest.generated_at - now > CLOCK_SKEW:
+            blockers.append(
+                f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
+                "in the future; check the exporter's clock"
+            )
+    warnings = tuple(
+        f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
+        "stands for no cluster; its images still protect"
+        for source, manifest in sorted(inventory.misfiled.items())
+    )
+    return InventoryCheck(blocked=tuple(blockers), warnings=warnings)
+
+
+def misfiled_note(inventory: Inventory, cluster: str) -> str:
+    """(in-use/prod.json declares cluster staging): the file a user would look for, or its declaration."""
+    notes = [
+        f"{source} declares cluster {manifest.cluster}"
+        for source, manifest in sorted(inventory.misfiled.items())
+        if cluster in (cluster_of_source(source), manifest.cluster)
+    ]
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+@dataclass
+class InUseIndex:
+    """In-use references resolved for one registry: by digest anywhere, and by repository and tag.
+    Built once per run and only read afterwards."""
+
+    registry_id: str | None = None
+    region: str | None = None
+    by_digest: dict[str, list[Workload]] = field(default_factory=lambda: defaultdict(list))
+    by_tag: dict[tuple[str, str], list[Workload]] = field(default_factory=lambda: defaultdict(list))
+    # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
+    # images this run cannot protect, so an expected cluster that has them blocks the run.
+    unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # cluster -> the ECR registries (account, region) its references name, and the clusters of which at
+    # least one ECR reference is of the planned registry: a cluster with references but none of this
+    # registry was exported from another account or region than the snapshot.
+    registries: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
+    in_this_registry: set[str] = field(default_factory=set)
+    warnings: tuple[str, ...] = ()  # image strings of the manifests that are not references
+
+    @classmethod
+    def build(
+        cls,
+        manifests: Iterable[InUseManifest],
+        registry_id: str | None,
+        region: str | None,
+    ) -> InUseIndex:
+        index = cls(registry_id=registry_id, region=region)
+        warnings: list[str] = []
+        for manifest in sorted(manifests, key=lambda m: m.cluster):
+            invalid = 0
+            for entry in manifest.images:
+                usage = Workload(
+                    cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
+                )
+                if entry.digest:
+                    index.by_digest[entry.digest].append(usage)
+                try:
+                    reference = parse_reference(entry.image)
+                except InvalidReference as error:
+                    if not entry.digest and looks_like_ecr(entry.image, registry_id):
+                        index.unresolved[manifest.cluster].append(entry.image)
+                        continue
+                    invalid += 1
+                    if invalid <= MAX_WARNINGS_PER_CLUSTER:
+                        kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
+                        warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
+                    continue
+                if reference.digest:
+                    index.by_digest[reference.digest].append(usage)
+                if reference.account is not None and reference.region is not None:
+                    index.registries[manifest.cluster].add((reference.account, reference.region))
+                    if reference.in_registry(registry_id, region):
+                        index.in_this_registry.add(manifest.cluster)
+                if reference.tag and reference.in_registry(registry_id, region):
+                    index.by_tag[(reference.repository, reference.tag)].append(usage)
+            if invalid > MAX_WARNINGS_PER_CLUSTER:
+                warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
+        index.warnings = tuple(warnings)
+        return index
+
+    def unresolved_blockers(self, expected: Iterable[str]) -> InventoryCheck:
+        """Images no guard could protect: they block an expected cluster's run, and are a warning otherwise."""
+        expected = set(expected)
+        blockers, warnings = [], []
+        for cluster, images in sorted(self.unresolved.items()):
+            problem = (
+                f"cluster {cluster}: in-use image {images[0]!r}"
+                + (f" and {len(images) - 1} more" if len(images) > 1 else "")
+                + " looks like ECR but is not a valid reference and has no digest, so it cannot be protected"
+            )
+            if cluster in expected:
+                blockers.append(problem)
+            else:
+                warnings.append(problem)
+        return InventoryCheck(blocked=tuple(blockers), warnings=tuple(warnings))
+
+    def foreign_registry_warnings(self, expected: Iterable[str]) -> tuple[str, ...]:
+        """An expected cluster whose ECR references all name other registries than the snapshot's: its tag
+        references cannot protect anything here, which nobody would notice without a word."""
+        registry_id, region = self.registry_id, self.region
+        warnings = []
+        for cluster in sorted(set(expected)):
+            registries = sorted(self.registries.get(cluster, ()))
+            if not registries or cluster in self.in_this_registry:
+                continue
+            named = ", ".join(f"{account} in {where}" for account, where in registries[:3])
+            more = f" and {len(registries) - 3} more" if len(registries) > 3 else ""
+            warnings.append(
+                f"cluster {cluster}: the snapshot is of registry {registry_id or 'unknown'} in {region or 'unknown'}, "
+                f"but the in-use manifest references only ECR registr{'y' if len(registries) == 1 else 'ies'} "
+                f"{named}{more}; no tag reference of this cluster protects anything in this run (digests still "
+                "do): is the snapshot of the right account and region?"
+            )
+        return tuple(warnings)
+
+    def usages(self, repository: str, image: ImageDetail) -> list[Workload]:
+        found = list(self.by_digest.get(image.image_digest, ()))
+        for tag in image.image_tags:
+            found.extend(self.by_tag.get((repository, tag), ()))
+        return found
+
+
+def looks_like_ecr(text: str, registry_id: str | None) -> bool:
+    return ".dkr.ecr" in text or ".dkr-ecr" in text or bool(registry_id and registry_id in text)
