@@ -100,6 +100,8 @@ def _load_kubeconfig(configuration: Any, path: str, context: str | None) -> None
         )
     except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as error:
         raise InputError(f"kubeconfig {path}: {_one_line(str(error))}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise InputError(f"kubeconfig {path}: YAML nested too deeply to read") from None
     except (TypeError, AttributeError):  # the client indexes into whatever YAML it was given
         raise InputError(f"kubeconfig {path}: not a kubeconfig: an entry has the wrong type") from None
     finally:
