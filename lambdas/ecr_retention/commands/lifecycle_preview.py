@@ -21,6 +21,7 @@ from ecr_retention.domain.lifecycle import (
     evaluate,
     parse_policy_document,
 )
+from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
 from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
 from ecr_retention.tables import format_rows
 
@@ -62,11 +63,11 @@ class RepositoryImages:
 
 
 def load_policy(path: str | Path) -> PolicyDocument:
-    return parse_policy_document(read_text(path), str(path))
+    return parse_policy_document(read_text(path, LIFECYCLE_POLICY), str(path))
 
 
 def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
-    data = read_json(path)
+    data = read_json(path, IMAGES_FILE)
     if isinstance(data, dict) and "repositories" in data:
         snapshot = validate_as(Snapshot, data, path)
         names = [repo.repository_name for repo in snapshot.repositories]
