@@ -10,6 +10,7 @@ from typing import NoReturn
 
 from ecr_retention import __version__
 from ecr_retention.domain.errors import InputError
+from ecr_retention.tables import printable
 
 # Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
 COMMAND_MODULES = (
@@ -47,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except InputError as error:
-        print(f"ecr-retention {args.command}: error: {error}", file=sys.stderr)
+        print(printable(f"ecr-retention {args.command}: error: {error}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `ecr-retention plan | head` is not an error
         return EXIT_OK

@@ -23,7 +23,7 @@ from ecr_retention.domain.lifecycle import (
 )
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
 from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
-from ecr_retention.tables import format_rows
+from ecr_retention.tables import format_rows, printable
 
 
 def register(subparsers: Any) -> None:
@@ -97,7 +97,7 @@ def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
 
 def warn(lines: Sequence[str]) -> None:
     for line in lines:
-        print(f"warning: {line}", file=sys.stderr)
+        print(f"warning: {printable(line)}", file=sys.stderr)
 
 
 def index_warnings(unknown: Sequence[str]) -> list[str]:
@@ -155,4 +155,4 @@ def render_preview_table(result: LifecyclePolicyPreview, now: datetime, *, total
             f"also {referrer.action.type} with its subject {referrer.subject_manifest_digest.split(':', 1)[-1][:12]}: "
             f"referrer {referrer.image_digest.split(':', 1)[-1][:12]} {', '.join(referrer.image_tags) or '<untagged>'}"
         )
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
