@@ -11,6 +11,7 @@ from typing import NoReturn
 from ecr_retention import __version__
 from ecr_retention.commands.aws_session import AwsFailure
 from ecr_retention.domain.errors import InputError
+from ecr_retention.tables import printable
 
 # Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
 COMMAND_MODULES = (
@@ -51,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.run(args)
     except InputError as error:
-        print(f"ecr-retention {args.command}: error: {error}", file=sys.stderr)
+        print(printable(f"ecr-retention {args.command}: error: {error}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except AwsFailure as error:
         print(f"ecr-retention {args.command}: AWS error: {error}", file=sys.stderr)

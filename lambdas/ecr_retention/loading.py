@@ -3,6 +3,8 @@ InputError naming the file. File I/O lives here, not in the domain."""
 
 from __future__ import annotations
 
+import os
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -12,25 +14,54 @@ from pydantic import BaseModel, ValidationError
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.inventory import Inventory, read_inventory
+from ecr_retention.domain.limits import IN_USE_MANIFEST, RULES_FILE, SNAPSHOT, SizeLimit
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
 
 Model = TypeVar("Model", bound=BaseModel)
 
 
-def read_text(path: str | Path) -> str:
+def read_limited(path: str | Path, limit: SizeLimit) -> bytes:
+    """The bytes of a regular file no larger than `limit`. A FIFO, a device or a directory is refused
+    without reading from it (opened non-blocking, so that a FIFO without a writer cannot hang us), and at
+    most `limit.max_bytes + 1` bytes are read, because the file can grow after it was measured."""
     try:
-        return Path(path).read_text(encoding="utf-8")
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, expected a file") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise InputError(f"{path}: not a regular file")
+        if status.st_size > limit.max_bytes:
+            raise InputError(f"{path}: {limit.too_large(status.st_size)}")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            # Sized by the measurement (a read allocates what it asks for), then to the cap if it grew.
+            data = file.read(min(status.st_size, limit.max_bytes) + 1)
+            if len(data) > status.st_size:
+                data += file.read(limit.max_bytes + 1 - len(data))
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+    finally:
+        os.close(descriptor)
+    if len(data) > limit.max_bytes:
+        raise InputError(f"{path}: {limit.too_large()}")
+    return data
+
+
+def read_text(path: str | Path, limit: SizeLimit) -> str:
+    try:
+        text = read_limited(path, limit).decode("utf-8")
+    except UnicodeDecodeError as error:
         raise InputError(f"{path}: cannot read: {error}") from None
+    # Universal newlines, as text mode reads them, so that line numbers in errors match an editor's.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_json(path: str | Path) -> Any:
-    return parse_json(read_text(path), str(path))
+def read_json(path: str | Path, limit: SizeLimit) -> Any:
+    return parse_json(read_text(path, limit), str(path))
 
 
 def validate_as(model: type[Model], data: Any, source: str | Path) -> Model:
@@ -41,11 +72,11 @@ def validate_as(model: type[Model], data: Any, source: str | Path) -> Model:
 
 
 def load_config(path: str | Path) -> RetentionConfig:
-    return parse_config(read_text(path), str(path))
+    return parse_config(read_text(path, RULES_FILE), str(path))
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
-    data = read_json(path)
+    data = read_json(path, SNAPSHOT)
     if not isinstance(data, dict) or "repositories" not in data:
         raise InputError(f"{path}: a snapshot is a JSON object with a repositories list")
     return validate_as(Snapshot, data, path)
@@ -63,10 +94,11 @@ def load_manifests(directory: str | Path | None) -> Inventory:
 
 
 def read_manifest_file(path: Path) -> bytes | InputError:
+    """A manifest that cannot be read is handed on as its error: it blocks the run, named by its file."""
     try:
-        return path.read_bytes()
-    except OSError as error:
-        return InputError(f"{path}: cannot read: {error.strerror or error}")
+        return read_limited(path, IN_USE_MANIFEST)
+    except InputError as error:
+        return error
 
 
 def parse_now(text: str | None) -> datetime:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from ecr_retention.domain.durations import humanize_age
@@ -13,6 +14,19 @@ from ecr_retention.domain.tagging import TagReport
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "ACTION", "REASON")
 MAX_TAGS_WIDTH = 40
 MAX_REASON_WIDTH = 100
+
+# Characters that would let text from a snapshot, a manifest or a file name rewrite what a person reads:
+# C0 and C1 controls and DEL (a newline splits a row, an escape sequence drives the terminal), the line
+# and paragraph separators, and the Unicode bidirectional controls (U+202E shows `gnp.exe` as `exe.png`).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """Text for human output with every unsafe character written as an escape (`\\n`, `\\u202e`), so one
+    value stays on one line and reads in its true order. The result has no unsafe character left, so
+    escaping twice changes nothing, and inside a JSON string the escape means the same character."""
+    return _UNSAFE.sub(lambda match: _NAMED_ESCAPES.get(match[0]) or f"\\u{ord(match[0]):04x}", text)
 
 
 def human_bytes(size: int | None) -> str:
@@ -29,6 +43,7 @@ def human_bytes(size: int | None) -> str:
 
 
 def clip(text: str, width: int) -> str:
+    text = printable(text)  # before measuring, so that escapes count in the width
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -59,7 +74,9 @@ def row(repository: str, image: Decision, plan: Plan) -> tuple[str, ...]:
 
 
 def format_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
-    """Left-aligned columns two spaces apart; the first row is usually the header."""
+    """Left-aligned columns two spaces apart; the first row is usually the header. Cells are escaped
+    (`printable`) before they are measured."""
+    rows = [tuple(printable(cell) for cell in r) for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.ljust(width) for cell, width in zip(r, widths, strict=True)).rstrip() for r in rows]
 
@@ -99,7 +116,7 @@ def render_plan_table(plan: Plan) -> str:
         lines.append(f"BLOCKED: {blocker}")
     if plan.blocked:
         lines.append("BLOCKED: no image is deleted anywhere in this run")
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 RUN_COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "RESULT", "REASON")
@@ -133,7 +150,7 @@ def render_run_report(report: RunReport) -> str:
                 )
     lines = [*format_rows(rows), ""] if len(rows) > 1 else []
     lines.append(render_summary(report)[1].rstrip("\n"))
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)
 
 
 def render_tag_report(report: TagReport) -> str:
@@ -151,4 +168,4 @@ def render_tag_report(report: TagReport) -> str:
     mode = "dry run: nothing tagged" if report.dry_run else "live"
     lines.append(f"total: {counts or 'nothing to do'} ({mode})")
     lines.extend(f"note: {note}" for note in report.notes)
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)

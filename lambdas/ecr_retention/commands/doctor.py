@@ -21,6 +21,7 @@ from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
 from ecr_retention.loading import load_config, load_manifests, parse_now
+from ecr_retention.tables import printable
 
 
 def register(subparsers: Any) -> None:
@@ -112,4 +113,5 @@ def render_diagnosis(diagnosis: RepositoryDiagnosis) -> str:
                 lines.extend(
                     "    " + line for line in json.dumps(finding.fix_policy, indent=2, ensure_ascii=False).splitlines()
                 )
-    return "\n".join(lines)
+    # Escapes keep the policy JSON valid: `\u202e` in a JSON string is the character itself.
+    return "\n".join(printable(line) for line in lines)

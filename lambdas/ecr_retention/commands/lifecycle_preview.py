@@ -20,9 +20,10 @@ from ecr_retention.domain.lifecycle import (
     evaluate,
     parse_policy_document,
 )
+from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
 from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as
-from ecr_retention.tables import format_rows
+from ecr_retention.tables import format_rows, printable
 
 
 def register(subparsers: Any) -> None:
@@ -62,11 +63,11 @@ class RepositoryImages:
 
 
 def load_policy(path: str | Path) -> PolicyDocument:
-    return parse_policy_document(read_text(path), str(path))
+    return parse_policy_document(read_text(path, LIFECYCLE_POLICY), str(path))
 
 
 def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
-    data = read_json(path)
+    data = read_json(path, IMAGES_FILE)
     if isinstance(data, dict) and "repositories" in data:
         snapshot = validate_as(Snapshot, data, path)
         names = [repo.repository_name for repo in snapshot.repositories]
@@ -96,7 +97,7 @@ def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
 
 def warn(lines: Sequence[str]) -> None:
     for line in lines:
-        print(f"warning: {line}", file=sys.stderr)
+        print(f"warning: {printable(line)}", file=sys.stderr)
 
 
 def index_warnings(unknown: Sequence[str]) -> list[str]:
@@ -154,4 +155,4 @@ def render_preview_table(result: LifecyclePolicyPreview, now: datetime, *, total
             f"also {referrer.action.type} with its subject {referrer.subject_manifest_digest.split(':', 1)[-1][:12]}: "
             f"referrer {referrer.image_digest.split(':', 1)[-1][:12]} {', '.join(referrer.image_tags) or '<untagged>'}"
         )
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ecr_retention.loading import load_config
+from ecr_retention.tables import printable
 
 
 def register(subparsers: Any) -> None:
@@ -24,6 +25,9 @@ def run(args: argparse.Namespace) -> int:
     mode = "dry run (report only)" if config.dry_run else "live (deletes)"
     clusters = ", ".join(config.safety.clusters) or "none (no in-use protection)"
     print(
-        f"{args.config}: valid: {len(config.policies)} policies, {rules} rules, {mode}; expected clusters: {clusters}"
+        printable(
+            f"{args.config}: valid: {len(config.policies)} policies, {rules} rules, {mode}; "
+            f"expected clusters: {clusters}"
+        )
     )
     return 0

@@ -152,6 +152,8 @@ def load_yaml(text: str, source: str) -> Any:
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise InputError(f"{source}: invalid YAML{where}: {problem}") from None
+    except RecursionError:  # PyYAML composes and constructs nested collections recursively
+        raise InputError(f"{source}: YAML nested too deeply to read") from None
 
 
 def parse_config(text: str, source: str = "retention.yaml") -> RetentionConfig:

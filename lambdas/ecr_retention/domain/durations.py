@@ -8,23 +8,44 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"(\d+)([smhdw])")
+# No retention window is longer than a century; a larger number is a typo, and one beyond timedelta's
+# range (999999999 days) would fail as an OverflowError. The planner compares ages (`now - pushed_at`)
+# with durations and never computes `now - duration`, which could fall before year 1 with an old --now.
+MAX_DURATION = timedelta(days=36500)
+_MAX_DIGITS = len(str(int(MAX_DURATION.total_seconds())))  # more digits than this is too long in any unit
 
 
 def parse_duration(text: object) -> timedelta:
-    """Parse `<positive integer><unit>`; units s, m, h, d, w. Rejects zero and anything else."""
+    """Parse `<positive integer><unit>`; units s, m, h, d, w. Rejects zero, more than MAX_DURATION
+    (100 years) and anything else."""
     if isinstance(text, timedelta):
         value = text
     elif isinstance(text, str) and (match := _DURATION.fullmatch(text.strip())):
-        value = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        number, unit = match.groups()
+        if len(number.lstrip("0")) > _MAX_DIGITS:  # checked first: int() refuses numbers of 4,300+ digits
+            value = timedelta.max
+        else:
+            seconds = int(number) * _UNIT_SECONDS[unit]
+            value = timedelta.max if seconds > MAX_DURATION.total_seconds() else timedelta(seconds=seconds)
     else:
         raise ValueError(
-            f"invalid duration {text!r}: write a whole number and a unit (s, m, h, d, w), such as 90m, 6h or 30d"
+            f"invalid duration {_shown(text)}: write a whole number and a unit (s, m, h, d, w), such as 90m, 6h or 30d"
         )
     if value <= timedelta(0):
-        raise ValueError(f"duration {text!r} must be longer than zero")
+        raise ValueError(f"duration {_shown(text)} must be longer than zero")
+    if value > MAX_DURATION:
+        raise ValueError(
+            f"duration {_shown(text)} is longer than the maximum of 100 years ({format_duration(MAX_DURATION)})"
+        )
     return value
+
+
+def _shown(text: object) -> str:
+    """The value as an error line quotes it, cut short: the line must stay one readable line."""
+    shown = repr(text)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
 
 
 def format_duration(value: timedelta) -> str:

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -28,6 +29,7 @@ from kubernetes.config.incluster_config import (
 )
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.limits import KUBECONFIG
 from ecr_retention.exporter.errors import ExportFailed
 from ecr_retention.exporter.workloads import Resource
 
@@ -84,8 +86,7 @@ def _load_service_account(configuration: Any, environ: Mapping[str, str], direct
 
 
 def _load_kubeconfig(configuration: Any, path: str, context: str | None) -> None:
-    if not any(Path(part).expanduser().is_file() for part in path.split(os.pathsep) if part):
-        raise InputError(f"kubeconfig {path}: no such file")
+    _check_kubeconfig_files(path)
     # The client only logs (on the root logger) an exec plugin that fails, and goes on without credentials.
     exec_errors = _ErrorRecords()
     root_logger = logging.getLogger()
@@ -100,12 +101,40 @@ def _load_kubeconfig(configuration: Any, path: str, context: str | None) -> None
         )
     except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as error:
         raise InputError(f"kubeconfig {path}: {_one_line(str(error))}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise InputError(f"kubeconfig {path}: YAML nested too deeply to read") from None
     except (TypeError, AttributeError):  # the client indexes into whatever YAML it was given
         raise InputError(f"kubeconfig {path}: not a kubeconfig: an entry has the wrong type") from None
     finally:
         root_logger.removeHandler(exec_errors)
     if exec_errors.messages:
         raise InputError(f"kubeconfig {path}: exec plugin failed: {_one_line(exec_errors.messages[0])}")
+
+
+def _check_kubeconfig_files(path: str) -> None:
+    """Refuse, before the client opens them, kubeconfig files it would block on (a FIFO) or read without
+    end (`/dev/zero`), and files over the kubeconfig size limit. The client reads the files itself (it
+    merges path lists and resolves certificate paths against each file), so the limit is checked by
+    size; a local kubeconfig growing between this check and the client's read is not a threat we guard.
+    """
+    present = 0
+    for part in path.split(os.pathsep):
+        if not part:
+            continue
+        candidate = Path(part).expanduser()
+        try:
+            status = candidate.stat()
+        except FileNotFoundError:
+            continue  # kubectl skips the missing files of a path list, and so does the client
+        except OSError as error:
+            raise InputError(f"kubeconfig {candidate}: cannot read: {error.strerror or error}") from None
+        if not stat.S_ISREG(status.st_mode):
+            raise InputError(f"kubeconfig {candidate}: not a regular file")
+        if status.st_size > KUBECONFIG.max_bytes:
+            raise InputError(f"kubeconfig {candidate}: {KUBECONFIG.too_large(status.st_size)}")
+        present += 1
+    if not present:
+        raise InputError(f"kubeconfig {path}: no such file")
 
 
 class _ErrorRecords(logging.Handler):
