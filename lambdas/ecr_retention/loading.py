@@ -108,3 +108,28 @@ def parse_now(text: str | None) -> datetime:
         return parse_timestamp(text)
     except ValueError as error:
         raise InputError(f"--now: {error}") from None
+
+
+def check_output_file(path: Path, option: str) -> None:
+    """Refuse an output path that cannot be written before any work is done: empty, a directory, or in a
+    directory that does not exist or is not writable."""
+    if not str(path):
+        raise InputError(f"{option}: empty path")
+    if path.is_dir():
+        raise InputError(f"{option}: {path} is a directory, expected a file")
+    parent = path.parent
+    if not parent.is_dir():
+        raise InputError(f"{option}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise InputError(f"{option}: directory {parent} is not writable")
+
+
+def write_file_atomically(path: Path, body: bytes) -> None:
+    """Write beside the target, then rename over it, so a reader never sees half a file."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(body)
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write: {error.strerror or error}") from None

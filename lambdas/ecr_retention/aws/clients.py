@@ -98,3 +98,9 @@ def set_default_factory(factory: ClientFactory | None) -> None:
 def client(service: str, region: str | None = None) -> Any:
     """A client from the process-wide factory."""
     return default_factory().client(service, region)
+
+
+def default_region() -> str | None:
+    """The region the standard AWS configuration names (AWS_REGION, AWS_DEFAULT_REGION, the profile)."""
+    region: str | None = boto3.session.Session().region_name
+    return region

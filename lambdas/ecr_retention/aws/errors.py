@@ -28,3 +28,15 @@ def describe_failure(operation: str, error: ClientError | BotoCoreError) -> tupl
         code = type(error).__name__  # EndpointConnectionError, ReadTimeoutError, ...
         detail = str(error)
     return code, f"{operation} failed: {code}: {detail}".rstrip(": ")
+
+
+def describe_aws_error(error: BaseException) -> str | None:
+    """One line for an AWS failure that reached the CLI, or None when the exception is not about AWS."""
+    if isinstance(error, AwsCallFailed):
+        return str(error)
+    if isinstance(error, ClientError):
+        operation = error.operation_name or "AWS call"
+        return describe_failure(operation, error)[1]
+    if isinstance(error, BotoCoreError):
+        return f"{type(error).__name__}: {error}"
+    return None

@@ -4,6 +4,8 @@ region, `AWS_ENDPOINT_URL`), and AWS failures turned into one line."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,18 +78,15 @@ class AwsSession:
         return DynamoDbLeases(table, client("dynamodb", region=self.region))
 
 
-class aws_errors:
-    """Turn botocore's exceptions into AwsFailure with one line naming the operation and the error."""
+@contextmanager
+def aws_errors() -> Iterator[None]:
+    """Turn an AWS failure (after botocore's retries) into AwsFailure: one line naming the operation and error."""
+    from ecr_retention.aws.errors import describe_aws_error
 
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
-        if error is None:
-            return False
-        from ecr_retention.aws.clients import describe_aws_error
-
+    try:
+        yield
+    except Exception as error:
         message = describe_aws_error(error)
         if message is None:
-            return False
+            raise
         raise AwsFailure(message) from None

@@ -24,8 +24,6 @@ RunOutcome = Literal["ok", "blocked", "partial", "failed"]
 # failed: the evaluation itself failed (error names why); unmanaged: no policy matches it.
 RepositoryOutcome = Literal["ok", "blocked", "skipped", "partial", "busy", "gone", "failed", "unmanaged"]
 
-REPORT_SCHEMA_VERSION = 1
-
 
 class ImageEntry(PlanModel):
     """One image the run acted on, would act on, cancelled or failed on."""
@@ -94,7 +92,7 @@ class RunTotals(PlanModel):
 
 
 class RunReport(PlanModel):
-    schema_version: Literal[1] = REPORT_SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     run_id: str
     trigger: Trigger
     dry_run: bool

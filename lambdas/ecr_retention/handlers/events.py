@@ -46,6 +46,7 @@ class RunStarted(WorkflowInput):
     started_at: datetime
     targets_key: str
     count: int = Field(ge=0)
+    bucket: str | None = None  # where targets_key is, for the Distributed Map's ItemReader
 
 
 class EcrPushDetail(BaseModel):
@@ -61,7 +62,7 @@ class EcrPushDetail(BaseModel):
 class EcrPushEvent(EventBridgeModel):
     source: Literal["aws.ecr"]
     detail_type: Literal["ECR Image Action"] = Field(alias="detail-type")
-    detail: EcrPushDetail  # type: ignore[assignment]
+    detail: EcrPushDetail
 
 
 def parse_event(event: Any, model: type[Model], what: str) -> Model:

@@ -36,4 +36,4 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         name = batch_execution_name("push", [record["messageId"] for record in event["Records"]])
         arn = runtime().starter().start(name, {"trigger": "push", "repositories": repositories})
         logger.info("run started for pushes", extra={"repositories": repositories, "execution": arn})
-    return processor.response()
+    return dict(processor.response())

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.doctor import diagnose_repository
+from ecr_retention.domain.doctor import Finding, diagnose_repository
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.plan import Decision, RepositoryPlan
@@ -116,9 +116,10 @@ def _evaluate(
         region=registry.region,
         tags_by_repository=tags,
     )
-    plan, warnings = plan_repository(snapshot, run)
+    planned = plan_repository(snapshot, run)
+    plan, warnings = planned.plan, (*run.warnings, *planned.warnings)
     policy_text = registry.lifecycle_policy(repository)
-    findings = ()
+    findings: tuple[Finding, ...] = ()
     if policy_text is not None:
         diagnosis = diagnose_repository(
             policy_text,
@@ -223,31 +224,28 @@ def execute(
     parents = {digest: ps & by_digest.keys() for digest, ps in dependencies(snapshot).items() if digest in by_digest}
     remaining = [d.image_digest for d in candidates]
     while remaining:
+        pending = set(remaining)
         wave, later = [], []
         for digest in remaining:
             if digest in execution.cancelled or digest in execution.failed:
                 continue
-            pending = [p for p in parents.get(digest, ()) if p in remaining]
-            if pending:
+            stayed = [p for p in parents.get(digest, ()) if p in execution.cancelled or p in execution.failed]
+            if stayed:
+                execution.failed[digest] = (
+                    "ParentNotRemoved",
+                    f"{short(stayed[0])} was not removed, so this image stays with it",
+                )
+            elif any(p in pending for p in parents.get(digest, ())):
                 later.append(digest)
             else:
                 wave.append(digest)
-        if not wave:  # only cycles left; a real registry has none, and keeping is the safe answer
-            for digest in later:
+        if not wave:
+            for digest in later:  # only cycles left; a real registry has none, and keeping is the safe answer
                 execution.failed[digest] = ("DependencyCycle", "manifest references form a cycle; kept")
             break
-        stop = set(wave)
-        for digest in later:
-            blocked_by = [p for p in parents.get(digest, ()) if p in execution.cancelled or p in execution.failed]
-            if blocked_by:
-                stop.add(digest)
-                execution.failed[digest] = (
-                    "ParentNotRemoved",
-                    f"{short(blocked_by[0])} was not removed, so this image stays with it",
-                )
         apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "delete"], execution, "delete")
         apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "archive"], execution, "archive")
-        remaining = [d for d in later if d not in stop]
+        remaining = later
     return execution
 
 

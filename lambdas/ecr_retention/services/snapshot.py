@@ -85,7 +85,7 @@ def read_index_manifest(digest: str, text: str) -> dict[str, Any] | None:
     if not digest_matches(digest, text.encode("utf-8")):
         return None
     try:
-        manifest = json.loads(text)
+        manifest: Any = json.loads(text)
     except (ValueError, RecursionError):
         return None
     children = manifest.get("manifests") if isinstance(manifest, dict) else None
@@ -93,7 +93,7 @@ def read_index_manifest(digest: str, text: str) -> dict[str, Any] | None:
         isinstance(child, dict) and isinstance(child.get("digest"), str) for child in children
     ):
         return None
-    return manifest
+    return dict(manifest)
 
 
 def index_manifests(

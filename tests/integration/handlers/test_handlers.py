@@ -76,8 +76,18 @@ def push(ecr: Any, repository: str, tag: str, age: timedelta) -> str:
         {
             "schemaVersion": 2,
             "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "size": 7, "digest": "sha256:" + hashlib.sha256(tag.encode()).hexdigest()},
-            "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "size": 1000, "digest": "sha256:" + hashlib.sha256(f"layer {tag}".encode()).hexdigest()}],
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "size": 7,
+                "digest": "sha256:" + hashlib.sha256(tag.encode()).hexdigest(),
+            },
+            "layers": [
+                {
+                    "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                    "size": 1000,
+                    "digest": "sha256:" + hashlib.sha256(f"layer {tag}".encode()).hexdigest(),
+                }
+            ],
         }
     )
     digest = "sha256:" + hashlib.sha256(manifest.encode()).hexdigest()  # moto needs it given (env-probe §3)
@@ -126,8 +136,14 @@ def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
                     "generatedAt": datetime.now(UTC).isoformat(),
                     "complete": True,
                     "images": [
-                        {"image": f"{HOST}/app@{images['v2']}", "digest": images["v2"], "namespace": "prod",
-                         "workload": "Deployment/app", "container": "app", "source": "pod"}
+                        {
+                            "image": f"{HOST}/app@{images['v2']}",
+                            "digest": images["v2"],
+                            "namespace": "prod",
+                            "workload": "Deployment/app",
+                            "container": "app",
+                            "source": "pod",
+                        }
                     ],
                 }
             ),
@@ -176,7 +192,9 @@ def test_malformed_workflow_input_is_refused_with_one_line(stack: Stack) -> None
     from ecr_retention.handlers import evaluate
 
     with pytest.raises(InputError, match="work item: repository"):
-        evaluate.lambda_handler({"runId": "r", "repository": "../etc", "trigger": "schedule", "dryRun": False}, FakeContext())
+        evaluate.lambda_handler(
+            {"runId": "r", "repository": "../etc", "trigger": "schedule", "dryRun": False}, FakeContext()
+        )
     assert len(stack.digests("app")) == 4
 
 
@@ -212,7 +230,7 @@ def sqs_record(body: str, message_id: str) -> dict[str, Any]:
             "ApproximateFirstReceiveTimestamp": "1764467674000",
         },
         "messageAttributes": {},
-        "md5OfBody": hashlib.md5(body.encode()).hexdigest(),  # noqa: S324 - SQS's own checksum
+        "md5OfBody": hashlib.md5(body.encode()).hexdigest(),
         "eventSource": "aws:sqs",
         "eventSourceARN": f"arn:aws:sqs:{REGION}:{DEFAULT_ACCOUNT_ID}:pushes",
         "awsRegion": REGION,
