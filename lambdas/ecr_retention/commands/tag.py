@@ -11,7 +11,7 @@ from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_na
 from ecr_retention.loading import load_config
 from ecr_retention.services.evaluate import utc_now
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.tagger import tag_deployed
+from ecr_retention.services.tagger import tag_deployed, tag_run_id
 from ecr_retention.tables import render_tag_report
 
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             config,
             read_inventory_from_bucket(session.bucket(bucket_arg)),
             registry=session.registry(),
-            run_id=f"tag-{now:%Y%m%dT%H%M%SZ}",
+            run_id=tag_run_id(now),
             now=now,
             dry_run=config.dry_run or args.dry_run,
         )

@@ -12,8 +12,7 @@ from ecr_retention.handlers.dependencies import runtime
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.run import new_run_id
-from ecr_retention.services.tagger import tag_deployed
+from ecr_retention.services.tagger import tag_deployed, tag_run_id
 
 
 @logger.inject_lambda_context(log_event=True)
@@ -21,13 +20,14 @@ from ecr_retention.services.tagger import tag_deployed
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
     trigger = parse_event(event, EventBridgeModel, "tagger event")  # a Scheduled Event or an S3 Object Created
+    logger.info("tagging", extra={"source": trigger.source, "detail_type": trigger.detail_type})
     rt = runtime()
     now = rt.deps.clock()
     report = tag_deployed(
         rt.config,
         read_inventory_from_bucket(rt.deps.bucket),
         registry=rt.deps.registry,
-        run_id=new_run_id(now, "schedule" if trigger.source == "aws.scheduler" else "push"),
+        run_id=tag_run_id(now),
         now=now,
         dry_run=rt.config.dry_run,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from datetime import datetime
 
@@ -20,6 +21,10 @@ ACCEPTED_MEDIA_TYPES = (
     "application/vnd.docker.distribution.manifest.v2+json",
     "application/vnd.oci.image.manifest.v1+json",
 )
+
+
+def tag_run_id(now: datetime) -> str:
+    return f"tag-{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 def tag_deployed(
