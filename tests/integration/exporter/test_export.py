@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -13,10 +14,11 @@ import pytest
 
 from ecr_retention.cli import main
 from ecr_retention.commands.inputs import load_manifests
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import InUseManifest, manifest_key
 from ecr_retention.exporter.errors import ExportFailed
 from ecr_retention.exporter.kube import ClusterLister, connect
-from ecr_retention.exporter.service import ExportSummary, S3Destination, export_inventory
+from ecr_retention.exporter.service import ExportSummary, FileDestination, S3Destination, export_inventory
 from ecr_retention.exporter.workloads import NamespaceFilter
 from tests.integration.exporter.conftest import BUCKET
 from tests.integration.exporter.fake_apiserver import FakeApiServer, FakeCluster, Fault
@@ -315,3 +317,94 @@ class TestCommandLine:
 
         assert code == 0
         assert {image["namespace"] for image in stored_manifest(s3)["images"]} == {"shop"}
+
+
+class TestUnusableDestinationIsRefusedBeforeAnyList:
+    """A destination that can never take the manifest is bad input: exit 2 before the cluster is read."""
+
+    @pytest.mark.parametrize(
+        ("out", "message"),
+        [
+            ("", "--out '': no file name given"),
+            ("{tmp}/absent/prod.json", "--out '{tmp}/absent/prod.json': directory {tmp}/absent does not exist"),
+            ("{tmp}", "--out '{tmp}': is a directory, not a file"),
+            ("{tmp}/", "--out '{tmp}/': is a directory, not a file"),
+            ("{tmp}/new/", "--out '{tmp}/new/': ends with '/', so it names a directory, not a file"),
+            ("{tmp}/file.txt/prod.json", "--out '{tmp}/file.txt/prod.json': {tmp}/file.txt is not a directory"),
+        ],
+        ids=[
+            "empty",
+            "missing directory",
+            "a directory",
+            "a directory with slash",
+            "new directory",
+            "parent is a file",
+        ],
+    )
+    def test_bad_out_exits_2_and_lists_nothing(
+        self,
+        kubeconfig: Path,
+        api_server: FakeApiServer,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        out: str,
+        message: str,
+    ) -> None:
+        (tmp_path / "file.txt").write_text("not a directory")
+
+        code = main(["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), "--out", out.format(tmp=tmp_path)])
+
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err == f"ecr-retention export: error: {message.format(tmp=tmp_path)}\n"
+        assert api_server.requests == []
+
+    def test_unwritable_directory_exits_2_and_lists_nothing(
+        self,
+        kubeconfig: Path,
+        api_server: FakeApiServer,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        access = os.access
+        # root may write into a 0555 directory; ask the kernel's answer for an ordinary user instead
+        monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked and access(path, mode))
+
+        code = main(["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), "--out", str(locked / "p.json")])
+
+        assert code == 2
+        assert capsys.readouterr().err.endswith(f"directory {locked} is not writable\n")
+        assert api_server.requests == []
+
+    def test_service_checks_the_destination_before_listing(
+        self, kubeconfig: Path, api_server: FakeApiServer, tmp_path: Path
+    ) -> None:
+        lister = ClusterLister(connect(str(kubeconfig)))
+
+        with pytest.raises(InputError, match="is a directory, not a file"):
+            export_inventory("prod", lister, FileDestination(tmp_path))
+        assert api_server.requests == []
+
+    @pytest.mark.parametrize(
+        ("arguments", "message"),
+        [
+            (["--bucket", "s3://inventory"], "--bucket 's3://inventory': not a bucket name"),
+            (["--bucket", BUCKET, "--prefix", "in-use"], "--prefix 'in-use': must end with '/'"),
+        ],
+    )
+    def test_bad_bucket_or_prefix_exits_2_and_lists_nothing(
+        self,
+        kubeconfig: Path,
+        api_server: FakeApiServer,
+        capsys: pytest.CaptureFixture[str],
+        arguments: list[str],
+        message: str,
+    ) -> None:
+        code = main(["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), *arguments])
+
+        assert code == 2
+        assert message in capsys.readouterr().err
+        assert api_server.requests == []
