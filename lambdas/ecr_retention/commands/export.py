@@ -23,7 +23,7 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "export",
         help="export the images a Kubernetes cluster uses (the in-use manifest)",
-        description="List pods, workloads, ReplicaSets, Jobs and CronJobs in every namespace and write the "
+        description="List pods, workloads, ReplicaSets, ControllerRevisions, Jobs and CronJobs in every namespace and write the "
         "cluster's in-use manifest in one piece. In a pod it uses the service account; elsewhere the "
         "kubeconfig (KUBECONFIG honoured). Exit 0 when written, 1 when any list or the upload failed "
         "(nothing is written then), 2 on bad input.",

@@ -22,7 +22,7 @@ from ecr_retention.exporter.service import ExportSummary, FileDestination, S3Des
 from ecr_retention.exporter.workloads import NamespaceFilter
 from tests.integration.exporter.conftest import BUCKET
 from tests.integration.exporter.fake_apiserver import FakeApiServer, FakeCluster, Fault
-from tests.integration.exporter.realistic_cluster import EXPECTED_IMAGES
+from tests.integration.exporter.realistic_cluster import CACHE_304, EXPECTED_IMAGES
 
 GENERATED_AT = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 KEY = "in-use/prod.json"
@@ -69,11 +69,12 @@ class TestRealisticCluster:
         summary = export_to_bucket(kubeconfig, s3)
 
         assert summary.objects_by_kind == {
-            "pods": 9,
+            "pods": 10,
             "deployments": 2,
-            "statefulsets": 1,
+            "statefulsets": 2,
             "daemonsets": 2,
             "replicasets": 3,
+            "controllerrevisions": 5,
             "jobs": 1,
             "cronjobs": 2,
         }
@@ -84,9 +85,26 @@ class TestRealisticCluster:
         export_to_bucket(kubeconfig, s3, page_size=2)
 
         pages = api_server.requested_pages("pods")
-        assert [page["limit"] for page in pages] == ["2"] * 5  # 9 pods
+        assert [page["limit"] for page in pages] == ["2"] * 5  # 10 pods
         assert "continue" not in pages[0]
         assert all("continue" in page for page in pages[1:])
+
+    def test_old_stateful_set_revision_whose_pods_are_gone_stays_in_the_manifest(
+        self, kubeconfig: Path, s3: Any
+    ) -> None:
+        """`kubectl rollout undo statefulset/cache` restores 3.0.4 from its ControllerRevision: keep that image."""
+        export_to_bucket(kubeconfig, s3)
+
+        entries = [entry for entry in stored_manifest(s3)["images"] if entry["image"] == CACHE_304]
+        assert entries == [
+            {
+                "image": CACHE_304,
+                "namespace": "shop",
+                "workload": "StatefulSet/cache",
+                "container": "redis",
+                "source": "controllerrevision",
+            }
+        ]
 
     def test_page_size_does_not_change_the_manifest(self, kubeconfig: Path, s3: Any) -> None:
         one_by_one = export_to_bucket(kubeconfig, s3, page_size=1).manifest
@@ -108,7 +126,7 @@ class TestRealisticCluster:
         summary = export_to_bucket(kubeconfig, s3)
 
         assert stored_manifest(s3)["images"] == EXPECTED_IMAGES  # nothing lost
-        assert summary.objects_by_kind["pods"] == 9  # nothing counted twice: equal entries would merge unseen
+        assert summary.objects_by_kind["pods"] == 10  # nothing counted twice: equal entries would merge unseen
         first_pages = [page for page in api_server.requested_pages("pods") if "continue" not in page]
         assert len(first_pages) == 2
 
@@ -268,8 +286,8 @@ class TestCommandLine:
         assert before - timedelta(seconds=1) <= manifest.generated_at <= datetime.now(UTC)
         assert [image.model_dump(exclude_none=True) for image in manifest.images] == EXPECTED_IMAGES
         assert capsys.readouterr().out == (
-            "cluster prod: 24 image references from 9 pods, 2 deployments, 1 statefulsets, 2 daemonsets, "
-            f"3 replicasets, 1 jobs, 2 cronjobs; wrote s3://{BUCKET}/in-use/prod.json\n"
+            "cluster prod: 31 image references from 10 pods, 2 deployments, 2 statefulsets, 2 daemonsets, "
+            f"3 replicasets, 5 controllerrevisions, 1 jobs, 2 cronjobs; wrote s3://{BUCKET}/in-use/prod.json\n"
         )
 
     def test_prefix_sets_the_key(self, kubeconfig: Path, s3: Any, stored_keys: Callable[[], list[str]]) -> None:
