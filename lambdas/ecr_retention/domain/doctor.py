@@ -1,5 +1,7 @@
 """The lifecycle doctor: what a native ECR lifecycle policy would break, each finding with a severity and
-a concrete fix (policy JSON written out where a policy change fixes it).
+a concrete fix. Where a policy change fixes a finding, the finding names the edit, and the diagnosis
+holds one fixed policy per repository with every edit applied, checked to leave nothing the doctor
+could fix by another edit.
 
 Pure: the caller passes the policy, the images, the in-use inventory and, optionally, the plan that the
 pipeline makes for the same repository. The pipeline calls `diagnose_repository` for each repository
@@ -9,11 +11,13 @@ that has a native policy and puts the result in its run report.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.config import RetentionConfig
@@ -23,9 +27,11 @@ from ecr_retention.domain.lifecycle import (
     LifecycleEvaluation,
     LifecyclePolicy,
     LifecycleRule,
+    LifecycleSelection,
     evaluate,
     parse_policy,
     selection_includes,
+    storage_class_of,
     tags_selected,
 )
 from ecr_retention.domain.plan import Decision, RepositoryPlan
@@ -59,6 +65,43 @@ class DoctorModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
 
+class KeepTags(DoctorModel):
+    """Add a keep-1 rule per tag ahead of every rule: the image carrying the tag is selected first by a rule
+    that never acts on it, and a lower rule cannot act on an image that a higher rule selects."""
+
+    kind: Literal["keep-tags"] = "keep-tags"
+    tags: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "a keep-1 rule ahead of every rule for " + ", ".join(f"tag {tag}" for tag in self.tags)
+
+
+class RemoveRule(DoctorModel):
+    kind: Literal["remove-rule"] = "remove-rule"
+    rule_priority: int
+
+    def __str__(self) -> str:
+        return f"rule {self.rule_priority} removed"
+
+
+class RaiseCount(DoctorModel):
+    """Raise a count rule's countNumber. `own_images` is set when the raise makes room for images that the
+    rule ranks but can never act on: the fixed policy then records, in the rule's description, how many
+    images of its own the rule is meant to keep, so that the added slots are not read as its own."""
+
+    kind: Literal["raise-count"] = "raise-count"
+    rule_priority: int
+    count_number: int
+    own_images: int | None = None
+
+    def __str__(self) -> str:
+        own = f", keeping {self.own_images} of its own images" if self.own_images is not None else ""
+        return f"rule {self.rule_priority} with countNumber {self.count_number} or more{own}"
+
+
+PolicyEdit = Annotated[KeepTags | RemoveRule | RaiseCount, Field(discriminator="kind")]
+
+
 class Finding(DoctorModel):
     severity: Severity
     code: FindingCode
@@ -68,12 +111,19 @@ class Finding(DoctorModel):
     image_digest: str | None = None
     image_tags: tuple[str, ...] = ()
     in_use_by: tuple[Workload, ...] = ()
-    fix_policy: dict[str, Any] | None = None
+    policy_edit: PolicyEdit | None = None  # the change to the policy that fixes it; all are merged per repository
 
 
 class RepositoryDiagnosis(DoctorModel):
     repository_name: str | None = None
     findings: tuple[Finding, ...]
+    in_use_checked: bool = True  # False: no in-use manifest was given, so no image was checked against one
+    # Every policy edit of the findings applied together, re-checked until the doctor finds nothing left
+    # that a policy edit fixes. None when no finding has an edit, or when `fixed_policy_problem` says why not.
+    fixed_policy: dict[str, Any] | None = None
+    fixed_policy_problem: str | None = None
+    # What the doctor still finds with the fixed policy: findings that no policy edit can fix.
+    fixed_policy_findings: tuple[Finding, ...] = ()
 
     def count(self, severity: Severity) -> int:
         return sum(1 for finding in self.findings if finding.severity == severity)
@@ -82,14 +132,39 @@ class RepositoryDiagnosis(DoctorModel):
     def has_errors(self) -> bool:
         return self.count("error") > 0
 
+    @property
+    def notes(self) -> tuple[str, ...]:
+        if self.in_use_checked:
+            return ()
+        return (IN_USE_SKIPPED,)
+
     def to_json_dict(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        for finding in data["findings"]:
+        for finding in (*data["findings"], *data["fixedPolicyFindings"]):
             for key in ("imageTags", "inUseBy"):
                 if not finding[key]:
                     del finding[key]
+        if not data["fixedPolicyFindings"]:
+            del data["fixedPolicyFindings"]
+        data["notes"] = list(self.notes)
         data["summary"] = {severity + "s": self.count(severity) for severity in SEVERITY_ORDER}
         return data
+
+
+_ARCHIVED_FIX = (
+    "the image is archived, and a keep rule sees one storage class: a rule for archived images can only "
+    "expire them (sinceImageTransitioned), so no native rule keeps it; restore it if it is needed, or drop "
+    "the rule and let ecr-retention prune this repository"
+)
+_UNTAGGED_FIX = (
+    "an untagged image cannot be protected by a native rule (here the image or a subject it goes with): tag "
+    "deployed images (ecr-retention tagging adds deployed-<cluster>-<time>) and protect that tag pattern with a "
+    "higher-priority rule, or drop the rule and let ecr-retention prune this repository"
+)
+IN_USE_SKIPPED = (
+    "in-use check skipped: no in-use manifest was given, so the doctor cannot tell whether the policy "
+    "would remove an image that runs in a cluster (pass --manifests DIR)"
+)
 
 
 # --- helpers --------------------------------------------------------------------------------------
@@ -116,6 +191,30 @@ def protective_tag(image: ImageDetail) -> str:
     return min(image.image_tags, key=lambda tag: (is_mutable_tag(tag), tag))
 
 
+def selects_one_image_at_most(selection: LifecycleSelection) -> bool:
+    """A tagged selection with a pattern without `*` names one tag, and a tag is on one image at most."""
+    return selection.tag_status == "tagged" and any("*" not in pattern for pattern in selection.patterns)
+
+
+def never_acts(rule: LifecycleRule) -> bool:
+    """A count rule that selects one image at most keeps it: countNumber is at least 1."""
+    return rule.is_count_rule and selects_one_image_at_most(rule.selection)
+
+
+_OWN_IMAGES = re.compile(r"keep (\d+) of its own images, plus one slot per image a higher rule keeps")
+
+
+def own_images_marker(count: int) -> str:
+    return f"keep {count} of its own images, plus one slot per image a higher rule keeps"
+
+
+def intended_own_images(rule: LifecycleRule) -> int:
+    """How many images of its own a count rule is meant to keep: what a fixed policy wrote in the rule's
+    description when it raised countNumber for images the rule ranks but cannot act on, else countNumber."""
+    found = _OWN_IMAGES.search(rule.description or "")
+    return int(found.group(1)) if found else rule.selection.count_number
+
+
 def keep_one_rule(priority: int, tag: str) -> dict[str, Any]:
     """Seed 002's fix: a rule that selects the one image carrying `tag` and keeps it (count 1)."""
     return {
@@ -131,47 +230,76 @@ def keep_one_rule(priority: int, tag: str) -> dict[str, Any]:
     }
 
 
-def _checked(policy: dict[str, Any]) -> dict[str, Any] | None:
-    """The fix as policy JSON, or None when ECR would reject it (for example more than 50 rules)."""
-    try:
-        parse_policy(json.dumps(policy, indent=2))
-    except InputError:
-        return None
-    return policy
-
-
-def with_keep_rules(policy: LifecyclePolicy, tags: Iterable[str]) -> dict[str, Any] | None:
-    """The policy with a keep-1 rule per tag ahead of every existing rule; existing priorities shift."""
-    tags = sorted(set(tags))
-    rules = [keep_one_rule(index + 1, tag) for index, tag in enumerate(tags)]
-    for rule in policy.ordered_rules:
-        data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
-        data["rulePriority"] = rule.rule_priority + len(tags)
-        rules.append(data)
-    return _checked({"rules": rules})
-
-
-def with_count(policy: LifecyclePolicy, priority: int, count: int) -> dict[str, Any] | None:
-    data = policy.to_json_dict()
-    for rule in data["rules"]:
-        if rule["rulePriority"] == priority:
-            rule["selection"]["countNumber"] = count
-    return _checked(data)
-
-
-def without_rules(policy: LifecyclePolicy, priorities: Iterable[int]) -> dict[str, Any] | None:
-    drop = set(priorities)
-    data = policy.to_json_dict()
-    data["rules"] = [rule for rule in data["rules"] if rule["rulePriority"] not in drop]
-    return _checked(data) if data["rules"] else None
-
-
 def _removes(action: str | None) -> str:
     return "archive" if action == "TRANSITION" else "expire"
 
 
 def _plan_keep_reasons(decision: Decision) -> tuple[str, ...]:
     return tuple(reason.kind for reason in decision.reasons if reason.kind in PROTECTIVE_KINDS)
+
+
+# --- the merged fix -------------------------------------------------------------------------------
+
+# Each round applies what the previous round's findings ask for; edits only add keep rules, remove rules
+# and raise counts, so rounds are few (two or three in practice) and the limit is never the answer.
+MAX_FIX_ROUNDS = 20
+
+
+@dataclass
+class PolicyFixes:
+    """Every edit asked for so far, keyed by the original policy's rule priorities."""
+
+    keep_tags: set[str] = field(default_factory=set)
+    removed: set[int] = field(default_factory=set)
+    counts: dict[int, int] = field(default_factory=dict)
+    own_images: dict[int, int] = field(default_factory=dict)
+
+    def add(self, edit: KeepTags | RemoveRule | RaiseCount, original_priority: Mapping[int, int]) -> bool:
+        """Record one edit made against the fixed policy whose priorities map back through
+        `original_priority`; True when it changes anything."""
+        if isinstance(edit, KeepTags):
+            new = set(edit.tags) - self.keep_tags
+            self.keep_tags |= new
+            return bool(new)
+        if edit.rule_priority not in original_priority:  # one of our keep rules: never edited
+            return False
+        priority = original_priority[edit.rule_priority]
+        if isinstance(edit, RemoveRule):
+            changed = priority not in self.removed
+            self.removed.add(priority)
+            return changed
+        changed = edit.count_number > self.counts.get(priority, 0)
+        self.counts[priority] = max(self.counts.get(priority, 0), edit.count_number)
+        if edit.own_images is not None and priority not in self.own_images:
+            self.own_images[priority] = edit.own_images
+            changed = True
+        return changed
+
+    def apply(self, policy: LifecyclePolicy) -> tuple[dict[str, Any] | None, dict[int, int]]:
+        """The policy with every edit, and the map from its priorities to the original ones; None for the
+        policy when every rule is removed."""
+        tags = sorted(self.keep_tags)
+        rules = [keep_one_rule(index + 1, tag) for index, tag in enumerate(tags)]
+        original_priority: dict[int, int] = {}
+        for rule in policy.ordered_rules:
+            if rule.rule_priority in self.removed:
+                continue
+            data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
+            data["rulePriority"] = rule.rule_priority + len(tags)
+            original_priority[data["rulePriority"]] = rule.rule_priority
+            if rule.rule_priority in self.counts:
+                data["selection"]["countNumber"] = max(rule.selection.count_number, self.counts[rule.rule_priority])
+            if rule.rule_priority in self.own_images:
+                data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
+            rules.append(data)
+        return ({"rules": rules} if rules else None), original_priority
+
+
+def _with_marker(description: str | None, own_images: int) -> str:
+    marker = own_images_marker(own_images)
+    if description and _OWN_IMAGES.search(description):
+        return _OWN_IMAGES.sub(marker, description)
+    return f"{description}; {marker}" if description else marker
 
 
 # --- the checks -----------------------------------------------------------------------------------
@@ -195,6 +323,8 @@ class Doctor:
         self.plan = plan
         self.manifests = manifests
         self.findings: list[Finding] = []
+        self.by_digest = {image.image_digest: image for image in evaluation.images}
+        self.decisions = {decision.image_digest: decision for decision in plan.images} if plan else {}
 
     def usages(self, image: ImageDetail) -> list[Workload]:
         if self.repository_name is not None:
@@ -227,23 +357,22 @@ class Doctor:
                 f"cluster {w.cluster}, namespace {w.namespace}, {w.workload} ({w.source})" for w in workloads[:3]
             ) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
             verb = _removes(action)
-            target = self._acted_image(image)  # a referrer goes with its subject: protect the subject
-            if target.image_tags:
-                which = "this image" if target is image else f"its subject {describe_image(target)}"
+            used_tags = [t for t in image.image_tags if (self.repository_name, t) in self.in_use.by_tag]
+            protection = self._protection(image, used_tags or [protective_tag(image)] if image.image_tags else [])
+            edit: KeepTags | None = None
+            if isinstance(protection, KeepTags):
+                which = " and ".join(
+                    "this image" if member is image else f"its subject {describe_image(member)}"
+                    for member in self._removed_by_rules(image)
+                )
                 fix = (
                     f"add a higher-priority rule that selects {which} by its tag, so that no later rule can "
-                    f"{verb} it (policy below). Native rules cannot see clusters: a durable fix is to drop the "
-                    f"rule and let ecr-retention prune this repository, which keeps in-use images"
+                    f"{verb} it (in the fixed policy). Native rules cannot see clusters: a durable fix is to drop "
+                    f"the rule and let ecr-retention prune this repository, which keeps in-use images"
                 )
-                used_tags = [t for t in target.image_tags if (self.repository_name, t) in self.in_use.by_tag]
-                fix_policy = with_keep_rules(self.policy, used_tags or [protective_tag(target)])
+                edit = protection
             else:
-                fix = (
-                    "an untagged image cannot be protected by a native rule: tag deployed images (ecr-retention "
-                    "tagging adds deployed-<cluster>-<time>) and protect that tag pattern with a higher-priority "
-                    "rule, or drop the rule and let ecr-retention prune this repository"
-                )
-                fix_policy = None
+                fix = protection
             self.findings.append(
                 Finding(
                     severity="error",
@@ -254,7 +383,7 @@ class Doctor:
                     image_digest=image.image_digest,
                     image_tags=image.image_tags,
                     in_use_by=workloads,
-                    fix_policy=fix_policy,
+                    policy_edit=edit,
                 )
             )
 
@@ -272,7 +401,7 @@ class Doctor:
             keeps = [r for r in found.reasons if r.kind == "keep-rule"]
             if not keeps:
                 continue
-            target = self._acted_image(image)  # a referrer goes with its subject: protect the subject
+            protection = self._protection(image, [protective_tag(image)] if image.image_tags else [])
             rules = ", ".join(dict.fromkeys(r.rule or r.detail for r in keeps))
             self.findings.append(
                 Finding(
@@ -283,16 +412,15 @@ class Doctor:
                         f"which the rules file keeps ({rules})"
                     ),
                     fix=(
-                        "protect the image's tag with a higher-priority keep-1 rule (policy below), or drop the "
-                        "native rule and let ecr-retention apply the rules file"
-                        if target.image_tags
-                        else "an untagged image cannot be protected by a native rule; drop the native rule "
-                        "and let ecr-retention apply the rules file"
+                        "protect the image's tag with a higher-priority keep-1 rule (in the fixed policy), or drop "
+                        "the native rule and let ecr-retention apply the rules file"
+                        if isinstance(protection, KeepTags)
+                        else protection
                     ),
                     rule_priority=self._priority_for(image),
                     image_digest=image.image_digest,
                     image_tags=image.image_tags,
-                    fix_policy=with_keep_rules(self.policy, [protective_tag(target)]) if target.image_tags else None,
+                    policy_edit=protection if isinstance(protection, KeepTags) else None,
                 )
             )
 
@@ -309,6 +437,8 @@ class Doctor:
             rule = self.evaluation.rule(first).rule
             others = tuple(tag for tag in image.image_tags if tag not in mutable)
             acted = self.evaluation.action_of(image.image_digest) is not None
+            if not acted and never_acts(rule):
+                continue  # a keep-1 rule for one of its tags: the image stays while that tag is on it
             if acted or tags_selected(rule.selection, others):
                 # Removed now, or selected first by a rule that does not need the mutable tag to see it.
                 # Otherwise the first rule to see the image selects it through the mutable tag itself
@@ -316,15 +446,15 @@ class Doctor:
                 at_risk.append((image, mutable, rule))
         if not at_risk:
             return
-        all_mutable = sorted({tag for _, mutable, _ in at_risk for tag in mutable})
-        fix_policy = with_keep_rules(self.policy, all_mutable)
         fix = (
             "give each mutable tag its own keep-1 rule (tagPatternList [tag], imageCountMoreThan 1) at a higher "
-            "priority than every other rule (policy below): the image carrying the tag is then selected first "
+            "priority than every other rule (in the fixed policy): the image carrying the tag is then selected first "
             "by that rule, which never expires it, and lower rules cannot act on it; when the tag moves on, "
             "the old image falls back to the other rules. Add a rule whenever you add a mutable tag."
         )
         for image, mutable, rule in at_risk:
+            # A keep-1 rule per mutable tag, and one for each subject the image would go with.
+            protection = self._protection(image, mutable, always=True)
             action = self.evaluation.action_of(image.image_digest)
             verdict_rule = self._rule_for(image) if action is not None else rule.label
             tags = ", ".join(mutable)
@@ -353,11 +483,11 @@ class Doctor:
                     severity=severity,
                     code=code,
                     message=message,
-                    fix=fix,
                     rule_priority=self._priority_for(image) or rule.rule_priority,
                     image_digest=image.image_digest,
                     image_tags=image.image_tags,
-                    fix_policy=fix_policy,
+                    fix=fix if isinstance(protection, KeepTags) else protection,
+                    policy_edit=protection if isinstance(protection, KeepTags) else None,
                 )
             )
 
@@ -367,6 +497,10 @@ class Doctor:
         if rule.is_count_rule:
             return f"count of {number} (newer images selected by it)"
         return f"limit of {number} days since the image was {_AGE_WORD[rule.selection.count_type]}"
+
+    def _shadowed(self, rule: LifecycleRule) -> bool:
+        higher = (r for r in self.policy.ordered_rules if r.rule_priority < rule.rule_priority)
+        return any(selection_includes(h.selection, rule.selection) for h in higher)
 
     # 3a. rules that can never act
     def check_shadowed_rules(self) -> None:
@@ -384,30 +518,42 @@ class Doctor:
                             f"{higher.label}, and a lower rule cannot act on an image a higher rule selects"
                         ),
                         fix=(
-                            f"remove {lower.label} (same outcome; policy below), or, if it is meant to act, give it "
-                            f"a lower rulePriority number than {higher.label}"
+                            f"remove {lower.label} (same outcome; the fixed policy does), or, if it is meant to act, "
+                            f"give it a lower rulePriority number than {higher.label}"
                         ),
                         rule_priority=lower.rule_priority,
-                        fix_policy=without_rules(self.policy, [lower.rule_priority]),
+                        policy_edit=RemoveRule(rule_priority=lower.rule_priority),
                     )
                 )
                 break
 
     # 3b. count rules whose kept slots are taken by images they cannot act on
     def check_count_reduced(self) -> None:
+        """A count rule ranks every image it selects, also those a higher rule selects (or an index guards),
+        which it can never act on: they take slots that a reader expects to hold the rule's own images.
+
+        The rule is meant to keep `intended_own_images` of its own: countNumber, or what a fixed policy
+        recorded in its description when it raised countNumber to make room. So a raised count, applied,
+        is not reported again, while a change in the images that takes more slots still is.
+        """
         for rule_evaluation in self.evaluation.rules:
             rule = rule_evaluation.rule
             blocked = rule_evaluation.window_blocked
-            if not rule.is_count_rule or not blocked:
+            if not rule.is_count_rule or not blocked or selects_one_image_at_most(rule.selection):
                 continue
+            if self._shadowed(rule):
+                continue  # it can never act at all: reported as rule-shadowed, and removed by the fix
             number = rule.selection.count_number
+            wanted = intended_own_images(rule)
+            room = number - len(blocked)  # slots left for images it can act on
+            if room >= wanted:
+                continue
             taken = ", ".join(
                 describe_image(image) + (f" (selected by rule {by})" if by is not None else " (index child)")
                 for image, by in blocked
             )
-            own = number - len(blocked)
             acted = rule_evaluation.acted
-            # Images it can never act on may also sit just beyond the window: count up to its number-th own image.
+            # Images it can never act on may also sit just beyond the window: count up to its wanted-th own image.
             never = {image.image_digest for image, _ in blocked} | {
                 image.image_digest
                 for image in (
@@ -417,10 +563,11 @@ class Doctor:
                 )
             }
             own_ranks = [n + 1 for n, image in enumerate(rule_evaluation.selected) if image.image_digest not in never]
-            selected = len(rule_evaluation.selected)
-            raised = own_ranks[number - 1] if len(own_ranks) >= number else max(selected, number + len(blocked))
+            never_selected = len(rule_evaluation.selected) - len(own_ranks)
+            # Fewer own images than wanted: room for the wanted number beside every image it cannot act on.
+            raised = own_ranks[wanted - 1] if len(own_ranks) >= wanted else wanted + never_selected
             consequence = (
-                f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only {own} "
+                f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only {room} "
                 f"of its own images are kept"
                 if acted
                 else ""
@@ -431,14 +578,16 @@ class Doctor:
                     code="count-reduced",
                     message=(
                         f"{rule.label} keeps {number} images by count, but {len(blocked)} of those {number} slots are "
-                        f"taken by images it can never act on: {taken}. Protected images still occupy a lower rule's count{consequence}"
+                        f"taken by images it can never act on: {taken}. Protected images still occupy a lower "
+                        f"rule's count{consequence}"
                     ),
                     fix=(
-                        f"to keep {number} images of its own, raise countNumber to {raised} "
-                        f"(one more per protected image it ranks, e.g. per mutable tag with a keep-1 rule; policy below)"
+                        f"to keep {wanted} images of its own, raise countNumber to {raised} (one more per protected "
+                        f"image it ranks, e.g. per mutable tag with a keep-1 rule); the fixed policy does, and says "
+                        f"in the rule's description that it keeps {wanted} of its own"
                     ),
                     rule_priority=rule.rule_priority,
-                    fix_policy=with_count(self.policy, rule.rule_priority, raised),
+                    policy_edit=RaiseCount(rule_priority=rule.rule_priority, count_number=raised, own_images=wanted),
                 )
             )
 
@@ -460,6 +609,20 @@ class Doctor:
             else ""
         )
         for rule in untagged:
+            endangered = self._endangered_without(rule)
+            if endangered:
+                fix = (
+                    f"removing {rule.label} would let a lower rule remove untagged images it keeps now, and with "
+                    f"them {', '.join(describe_image(image) for image in endangered[:3])}, which must stay (in use, "
+                    f"a mutable tag, or kept by the rules file): narrow the lower rules first, or stop using native "
+                    f"rules for this repository and let ecr-retention prune it (it keeps every child of a kept index)"
+                )
+            else:
+                fix = (
+                    f"remove {rule.label} from the native policy (the fixed policy does) and let ecr-retention delete "
+                    f"untagged images (`delete: {{untagged: true, older_than: 1d}}`): it keeps every child of a "
+                    f"kept index; or build with --provenance=false --sbom=false to avoid attestation children"
+                )
             self.findings.append(
                 Finding(
                     severity="warning",
@@ -470,13 +633,9 @@ class Doctor:
                         f"guard applies only while the index exists, and untagged rules are reported to have "
                         f"removed children of live indexes (aws/containers-roadmap#2613)"
                     ),
-                    fix=(
-                        f"remove {rule.label} from the native policy (policy below) and let ecr-retention delete "
-                        f"untagged images (`delete: {{untagged: true, older_than: 1d}}`): it keeps every child of a "
-                        f"kept index; or build with --provenance=false --sbom=false to avoid attestation children"
-                    ),
+                    fix=fix,
                     rule_priority=rule.rule_priority,
-                    fix_policy=without_rules(self.policy, [rule.rule_priority]),
+                    policy_edit=None if endangered else RemoveRule(rule_priority=rule.rule_priority),
                 )
             )
 
@@ -526,10 +685,10 @@ class Doctor:
                         ),
                         fix=(
                             f"raise countNumber to {needed} so that every image the plan keeps stays within the "
-                            f"rule's count (policy below), or drop the rule and let ecr-retention prune"
+                            f"rule's count (in the fixed policy), or drop the rule and let ecr-retention prune"
                         ),
                         rule_priority=rule.rule_priority,
-                        fix_policy=with_count(self.policy, rule.rule_priority, needed),
+                        policy_edit=RaiseCount(rule_priority=rule.rule_priority, count_number=needed),
                     )
                 )
             if extra:
@@ -547,13 +706,78 @@ class Doctor:
                     )
                 )
 
-    def _acted_image(self, image: ImageDetail) -> ImageDetail:
-        """The image a rule acts on to remove `image`: itself, or the subject a referrer goes with."""
-        digest = image.image_digest
-        while digest in self.evaluation.cascaded:
-            digest = self.evaluation.cascaded[digest]
-        verdict = self.evaluation.verdicts.get(digest)
-        return verdict.image if verdict else image
+    def _must_stay(self, image: ImageDetail) -> bool:
+        """In use, carrying a mutable tag, or kept by the rules file (or the in-use guard) in the plan."""
+        if self.usages(image) or any(is_mutable_tag(tag) for tag in image.image_tags):
+            return True
+        decision = self.decisions.get(image.image_digest)
+        return decision is not None and decision.action == "keep" and bool(_plan_keep_reasons(decision))
+
+    def _endangered_without(self, rule: LifecycleRule) -> list[ImageDetail]:
+        """Images that must stay and that removing `rule` would endanger. A rule's selection protects what
+        it does not act on; without the rule, lower rules may act on those images, and on every image that
+        goes with one of them (a referrer with its subject). Every other fix only adds protection."""
+        rest = [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in self.policy.rules if r != rule]
+        if not rest:
+            return []
+        without = evaluate(
+            LifecyclePolicy.model_validate({"rules": rest}), self.evaluation.images, self.evaluation.now, self.manifests
+        )
+        this_rule = self.evaluation.rule(rule.rule_priority)
+        acted = {image.image_digest for image in this_rule.acted}
+        handed_over = {
+            image.image_digest
+            for image in this_rule.selected
+            if image.image_digest not in acted and image.image_digest in without.verdicts
+        }
+        endangered = []
+        for image in self.evaluation.images:
+            if not self._must_stay(image):
+                continue
+            current: ImageDetail | None = image
+            seen: set[str] = set()
+            while current is not None and current.image_digest not in seen:
+                if current.image_digest in handed_over:
+                    endangered.append(image)
+                    break
+                seen.add(current.image_digest)
+                subject = current.subject_manifest_digest
+                current = self.by_digest.get(subject) if subject is not None else None
+        return endangered
+
+    def _removed_by_rules(self, image: ImageDetail) -> list[ImageDetail]:
+        """Every image a rule acts on that takes `image` with it: the image itself when a rule acts on it,
+        and each subject it goes with (a referrer goes with its subject, transitively) that a rule acts on."""
+        removed: list[ImageDetail] = []
+        seen: set[str] = set()
+        current: ImageDetail | None = image
+        while current is not None and current.image_digest not in seen:
+            seen.add(current.image_digest)
+            if current.image_digest in self.evaluation.verdicts:
+                removed.append(current)
+            subject = current.subject_manifest_digest
+            gone = subject is not None and self.evaluation.action_of(subject) is not None
+            current = self.by_digest.get(subject) if gone and subject is not None else None
+        return removed
+
+    def _protection(self, image: ImageDetail, own_tags: Sequence[str], *, always: bool = False) -> KeepTags | str:
+        """The keep-1 rules that stop every removal of `image`, or why no native rule can.
+
+        `own_tags` pin the image itself, when a rule acts on it (or `always`); each subject it would go with
+        is pinned by a build tag. A keep rule sees only standard (ACTIVE) images, and only tagged ones.
+        """
+        removed = self._removed_by_rules(image)
+        pinned = [image] if always or any(member is image for member in removed) else []
+        pinned += [member for member in removed if member is not image]
+        tags: list[str] = []
+        for member in pinned:
+            member_tags = list(own_tags) if member is image else [protective_tag(member)] if member.image_tags else []
+            if not member_tags:
+                return _UNTAGGED_FIX
+            if storage_class_of(member) != "standard":
+                return _ARCHIVED_FIX
+            tags.extend(member_tags)
+        return KeepTags(tags=tuple(dict.fromkeys(tags)))
 
     def _priority_for(self, image: ImageDetail) -> int | None:
         digest = image.image_digest
@@ -581,20 +805,77 @@ def diagnose(
     inventory: Inventory | None = None,
     plan: RepositoryPlan | None = None,
 ) -> RepositoryDiagnosis:
-    """Every finding for one repository's native policy. `plan` is the pipeline's plan for the same
-    repository (unblocked: see `comparable_config`), or None to skip the rules-file checks."""
-    manifests = manifests or {}
-    evaluation = evaluate(policy, images, now, manifests)
-    in_use = InUseIndex.build((inventory or Inventory()).manifests, registry_id, region, [])
-    doctor = Doctor(
-        policy,
-        evaluation,
+    """Every finding for one repository's native policy, and one fixed policy with every policy edit of
+    the findings applied. `plan` is the pipeline's plan for the same repository (unblocked: see
+    `comparable_config`), or None to skip the rules-file checks."""
+    known_manifests = manifests or {}
+    inventory = inventory or Inventory()
+    in_use = InUseIndex.build(inventory.manifests, registry_id, region, [])
+
+    def find(candidate: LifecyclePolicy) -> list[Finding]:
+        evaluation = evaluate(candidate, images, now, known_manifests)
+        doctor = Doctor(
+            candidate,
+            evaluation,
+            repository_name=repository_name,
+            in_use=in_use,
+            plan=plan,
+            manifests=known_manifests,
+        )
+        return doctor.run()
+
+    findings = find(policy)
+    fixed = merge_fixes(policy, findings, find)
+    return RepositoryDiagnosis(
         repository_name=repository_name,
-        in_use=in_use,
-        plan=plan,
-        manifests=manifests,
+        findings=tuple(findings),
+        in_use_checked=bool(inventory.manifests),
+        fixed_policy=fixed.policy,
+        fixed_policy_problem=fixed.problem,
+        fixed_policy_findings=fixed.findings,
     )
-    return RepositoryDiagnosis(repository_name=repository_name, findings=tuple(doctor.run()))
+
+
+@dataclass(frozen=True)
+class MergedFix:
+    policy: dict[str, Any] | None = None
+    problem: str | None = None
+    findings: tuple[Finding, ...] = ()  # what the doctor finds in `policy`: nothing a policy edit fixes
+
+
+def merge_fixes(
+    policy: LifecyclePolicy, findings: Sequence[Finding], find: Callable[[LifecyclePolicy], list[Finding]]
+) -> MergedFix:
+    """Apply every policy edit together, check the result, and repeat with what that check still asks
+    for, until the doctor finds nothing left that a policy edit fixes.
+
+    One edit can call for another: a keep rule makes a lower count rule rank one more image it cannot act
+    on, or shadows a rule that selects the same tag. Edits only add keep rules, remove rules and raise
+    counts, so the rounds end.
+    """
+    fixes = PolicyFixes()
+    original_priority = {rule.rule_priority: rule.rule_priority for rule in policy.rules}
+    fixed: dict[str, Any] | None = None
+    for _ in range(MAX_FIX_ROUNDS):
+        edits = [finding.policy_edit for finding in findings if finding.policy_edit is not None]
+        if not edits:
+            return MergedFix(policy=fixed, findings=tuple(findings)) if fixed is not None else MergedFix()
+        changes = [fixes.add(edit, original_priority) for edit in edits]
+        if not any(changes):
+            codes = ", ".join(sorted({finding.code for finding in findings if finding.policy_edit is not None}))
+            return MergedFix(problem=f"the policy edits, applied together, still leave {codes}")
+        fixed, original_priority = fixes.apply(policy)
+        if fixed is None:
+            return MergedFix(
+                problem="every rule is removed: delete the lifecycle policy (aws ecr delete-lifecycle-policy) "
+                "and let ecr-retention prune this repository"
+            )
+        try:
+            candidate = parse_policy(json.dumps(fixed, indent=2), "the fixed policy")
+        except InputError as error:  # for example more than 50 rules
+            return MergedFix(problem=f"no policy that ECR accepts holds every fix: {error}")
+        findings = find(candidate)
+    return MergedFix(problem=f"the policy edits did not settle in {MAX_FIX_ROUNDS} rounds")
 
 
 def comparable_config(config: RetentionConfig) -> RetentionConfig:
