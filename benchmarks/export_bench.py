@@ -29,6 +29,7 @@ from ecr_retention.exporter.service import FileDestination, export_inventory
 from tests.integration.exporter.fake_apiserver import (
     FakeApiServer,
     FakeCluster,
+    controller_revision,
     cron_job,
     daemon_set,
     deployment,
@@ -85,6 +86,13 @@ def build_cluster(pods: int) -> FakeCluster:
     for index in range(NAMESPACES):
         namespace = f"team-{index:03d}"
         cluster.add("statefulsets", stateful_set(namespace, "cache", [("redis", "redis:7.4.1")]))
+        for revision, redis in enumerate(("redis:7.2.5", "redis:7.4.1"), start=1):
+            cluster.add(
+                "controllerrevisions",
+                controller_revision(
+                    namespace, "StatefulSet", "cache", f"{revision:09x}", [("redis", redis)], revision=revision
+                ),
+            )
         cluster.add("cronjobs", cron_job(namespace, "report", "0 * * * *", [("report", f"{ECR}/{namespace}/report:2")]))
         for run in range(3):
             cluster.add(

@@ -8,6 +8,9 @@ from typing import Any
 
 from ecr_retention.domain.doctor import (
     Finding,
+    KeepTags,
+    RaiseCount,
+    RemoveRule,
     RepositoryDiagnosis,
     comparable_config,
     diagnose,
@@ -71,6 +74,18 @@ def findings(diagnosis: RepositoryDiagnosis, code: str) -> list[Finding]:
     return [f for f in diagnosis.findings if f.code == code]
 
 
+def fixed_policy(diagnosis: RepositoryDiagnosis) -> LifecyclePolicy:
+    assert diagnosis.fixed_policy is not None, diagnosis.fixed_policy_problem
+    return parse_policy(json.dumps(diagnosis.fixed_policy, indent=2))
+
+
+def rule_summary(policy: LifecyclePolicy) -> list[tuple[int, list[str] | None, int]]:
+    return [
+        (r.rule_priority, list(r.selection.tag_pattern_list or []) or None, r.selection.count_number)
+        for r in policy.ordered_rules
+    ]
+
+
 def test_mutable_tags_are_tags_without_a_digit() -> None:
     assert [t for t in ["latest", "dev", "main", "1.12.370-dev", "v2", "3f2c1a9", "pr-12"] if is_mutable_tag(t)] == [
         "latest",
@@ -94,21 +109,20 @@ def test_seed_002_incident_reports_dev_expiring_with_its_version_tag_as_error() 
 
 
 def test_seed_002_fix_is_written_out_as_policy_json_with_a_keep_1_rule_per_mutable_tag() -> None:
-    [expires] = findings(run(INCIDENT, INCIDENT_IMAGES), "mutable-tag-expires")
-    assert expires.fix_policy is not None
-    rules = expires.fix_policy["rules"]
-    assert [
-        (r["rulePriority"], r["selection"].get("tagPatternList"), r["selection"]["countNumber"]) for r in rules
-    ] == [
+    diagnosis = run(INCIDENT, INCIDENT_IMAGES)
+    [expires] = findings(diagnosis, "mutable-tag-expires")
+    [at_risk] = findings(diagnosis, "mutable-tag-at-risk")
+    assert expires.policy_edit == KeepTags(tags=("dev",))
+    assert at_risk.policy_edit == KeepTags(tags=("latest",))
+    fixed = fixed_policy(diagnosis)
+    assert rule_summary(fixed) == [
         (1, ["dev"], 1),
         (2, ["latest"], 1),
-        (3, ["*.*"], 3),
+        (3, ["*.*"], 4),  # the latest image now takes one of rule 3's slots: count-reduced, fixed with it
         (4, None, 1),
     ]
-    fixed = parse_policy(json.dumps(expires.fix_policy, indent=2))
     assert evaluate(fixed, INCIDENT_IMAGES, NOW).action_of(digest("dev")) is None
-    assert not findings(run(fixed, INCIDENT_IMAGES), "mutable-tag-expires")
-    assert not findings(run(fixed, INCIDENT_IMAGES), "mutable-tag-at-risk")
+    assert run(fixed, INCIDENT_IMAGES).findings == ()
 
 
 def test_seed_002_preview_count_reduced_by_protected_images_with_raised_count_as_fix() -> None:
@@ -124,9 +138,9 @@ def test_seed_002_preview_count_reduced_by_protected_images_with_raised_count_as
     assert reduced.rule_priority == 3
     assert "2 of those 3 slots" in reduced.message
     assert "1.12.359" in reduced.message
-    assert reduced.fix_policy is not None
-    assert reduced.fix_policy["rules"][2]["selection"]["countNumber"] == 5
-    fixed = parse_policy(json.dumps(reduced.fix_policy, indent=2))
+    assert reduced.policy_edit == RaiseCount(rule_priority=3, count_number=5, own_images=3)
+    fixed = fixed_policy(diagnosis)
+    assert fixed.ordered_rules[2].selection.count_number == 5
     assert evaluate(fixed, images, NOW).verdicts == {}
     assert not diagnosis.has_errors
 
@@ -139,23 +153,24 @@ def test_policy_that_expires_an_in_use_image_names_cluster_namespace_and_workloa
     assert finding.image_digest == digest("dev")
     assert "cluster dev, namespace default, Deployment/web (pod)" in finding.message
     assert [w.cluster for w in finding.in_use_by] == ["dev"]
-    assert finding.fix_policy is not None
-    assert finding.fix_policy["rules"][0]["selection"]["tagPatternList"] == ["dev"]  # the tag the pod uses
+    assert finding.policy_edit == KeepTags(tags=("dev",))  # the tag the pod uses
+    assert fixed_policy(diagnosis).ordered_rules[0].selection.tag_pattern_list == ("dev",)
 
 
 def test_in_use_by_digest_only_pins_a_build_tag() -> None:
     inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app@{digest('v352')}", "v352")),))
     [finding] = findings(run(INCIDENT, INCIDENT_IMAGES, inventory=inventory), "expires-in-use")
     assert finding.image_digest == digest("v352")
-    assert finding.fix_policy is not None
-    assert finding.fix_policy["rules"][0]["selection"]["tagPatternList"] == ["1.12.352"]
+    assert finding.policy_edit == KeepTags(tags=("1.12.352",))
 
 
 def test_in_use_untagged_image_has_no_policy_fix() -> None:
     images = repo(image("old", age=5 * DAY))
     inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app@{digest('old')}", "old")),))
-    [finding] = findings(run(INCIDENT, images, inventory=inventory), "expires-in-use")
-    assert finding.fix_policy is None
+    diagnosis = run(INCIDENT, images, inventory=inventory)
+    [finding] = findings(diagnosis, "expires-in-use")
+    assert finding.policy_edit is None
+    assert diagnosis.fixed_policy is None
     assert "untagged image cannot be protected" in finding.fix
 
 
@@ -176,11 +191,12 @@ def test_mutable_tag_under_an_any_rule_is_at_risk() -> None:
 
 def test_shadowed_rule_can_never_act_and_the_fix_removes_it() -> None:
     pol = policy(rule(1, count(10, "v*")), rule(2, count(2, "v1*")), rule(3, count(2, "prod*")))
-    [finding] = findings(run(pol, INCIDENT_IMAGES), "rule-shadowed")
+    diagnosis = run(pol, INCIDENT_IMAGES)
+    [finding] = findings(diagnosis, "rule-shadowed")
     assert finding.rule_priority == 2
     assert "every image it selects is selected first by rule 1" in finding.message
-    assert finding.fix_policy is not None
-    assert [r["rulePriority"] for r in finding.fix_policy["rules"]] == [1, 3]
+    assert finding.policy_edit == RemoveRule(rule_priority=2)
+    assert [r.rule_priority for r in fixed_policy(diagnosis).ordered_rules] == [1, 3]
 
 
 def test_rule_with_more_patterns_is_shadowed_by_one_with_fewer() -> None:
@@ -194,8 +210,8 @@ def test_untagged_rule_with_multi_arch_images_is_a_warning() -> None:
     [finding] = findings(diagnosis, "untagged-rule-multi-arch")
     assert finding.severity == "warning"
     assert finding.rule_priority == 2
-    assert finding.fix_policy is not None
-    assert [r["rulePriority"] for r in finding.fix_policy["rules"]] == [1]
+    assert finding.policy_edit == RemoveRule(rule_priority=2)
+    assert [r.rule_priority for r in fixed_policy(diagnosis).ordered_rules] == [1]
     assert not findings(run(INCIDENT, INCIDENT_IMAGES), "untagged-rule-multi-arch")
 
 
@@ -218,8 +234,7 @@ def test_count_rule_that_removes_what_the_plan_keeps_differs_from_plan() -> None
     [finding] = findings(diagnosis, "differs-from-plan")
     assert finding.severity == "warning"
     assert "would remove 1 that the pipeline's plan keeps" in finding.message
-    assert finding.fix_policy is not None
-    assert finding.fix_policy["rules"][0]["selection"]["countNumber"] == 4
+    assert finding.policy_edit == RaiseCount(rule_priority=1, count_number=4)
     stricter = repository_plan([{"delete": {"tags": ["*.*"], "older_than": "5d"}}], details)
     [info] = findings(run(INCIDENT, repo(*details), plan=stricter), "differs-from-plan")
     assert info.severity == "info"
@@ -284,10 +299,10 @@ def test_count_reduced_fix_also_counts_protected_images_just_beyond_the_window()
         image("c", "1.0.3", age=3 * DAY),
         image("d", "1.0.2", age=4 * DAY),
     )
-    [reduced] = findings(run(pol, images), "count-reduced")
+    diagnosis = run(pol, images)
+    [reduced] = findings(diagnosis, "count-reduced")
     assert "raise countNumber to 3" in reduced.fix
-    assert reduced.fix_policy is not None
-    fixed = parse_policy(json.dumps(reduced.fix_policy, indent=2))
+    fixed = fixed_policy(diagnosis)
     evaluation = evaluate(fixed, images, NOW)
     assert set(evaluation.verdicts) == {digest("d")}  # 1.0.3 is rule 3's one own image, kept
 
@@ -299,9 +314,187 @@ def test_in_use_referrer_removed_with_its_subject_is_fixed_by_protecting_the_sub
         image("sig", "sig-1", subject="b", age=5 * DAY),
     )
     inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app:sig-1", None)),))
-    [finding] = findings(run(policy(rule(1, count(1, "v*"))), images, inventory=inventory), "expires-in-use")
+    diagnosis = run(policy(rule(1, count(1, "v*"))), images, inventory=inventory)
+    [finding] = findings(diagnosis, "expires-in-use")
     assert finding.image_digest == digest("sig")
-    assert finding.fix_policy is not None
-    assert finding.fix_policy["rules"][0]["selection"]["tagPatternList"] == ["v1"]
-    fixed = parse_policy(json.dumps(finding.fix_policy, indent=2))
+    assert finding.policy_edit == KeepTags(tags=("v1",))
+    fixed = fixed_policy(diagnosis)
+    assert fixed.ordered_rules[0].selection.tag_pattern_list == ("v1",)
     assert evaluate(fixed, images, NOW).action_of(digest("sig")) is None
+
+
+# --- item 14: a suggested fix, applied, clears its finding ------------------------------------------------
+
+SEED_002_PREVIEW_IMAGES = repo(
+    image("v359", "1.12.359", age=20 * DAY),
+    image("v365", "1.12.365", age=12 * DAY),
+    image("v368", "1.12.368", "latest", age=6 * DAY),
+    image("v370", "1.12.370-dev", "dev", age=3 * DAY),
+)
+
+
+def test_count_reduced_fix_applied_is_not_reported_again() -> None:
+    """Raising rule 3 from 3 to 5 made room for the latest and dev images; 5 is not then read as 5 of its own."""
+    fixed = fixed_policy(run(FIXED, SEED_002_PREVIEW_IMAGES))
+
+    again = run(fixed, SEED_002_PREVIEW_IMAGES)
+
+    assert findings(again, "count-reduced") == []
+    assert again.fixed_policy is None  # nothing left to fix
+    rule_3 = fixed.ordered_rules[2]
+    assert rule_3.selection.count_number == 5
+    assert rule_3.description == "keep 3 of its own images, plus one slot per image a higher rule keeps"
+
+
+def test_count_reduced_returns_when_more_protected_images_take_the_rules_slots() -> None:
+    """The intent recorded in the description (3 of its own) still holds when a third tag is pinned."""
+    fixed = fixed_policy(run(FIXED, SEED_002_PREVIEW_IMAGES))
+    pinned = policy(
+        rule(1, count(1, "1.12.365")),
+        *(
+            {**r.model_dump(mode="json", by_alias=True, exclude_none=True), "rulePriority": r.rule_priority + 1}
+            for r in fixed.ordered_rules
+        ),
+    )
+    more = repo(
+        *(i.model_dump(mode="json", by_alias=True) for i in SEED_002_PREVIEW_IMAGES),
+        image("v350", "1.12.350", age=30 * DAY),
+    )
+
+    [reduced] = findings(run(pinned, more), "count-reduced")
+
+    assert reduced.policy_edit == RaiseCount(rule_priority=4, count_number=6, own_images=3)
+    assert "to keep 3 images of its own, raise countNumber to 6" in reduced.fix
+
+
+def test_keep_1_rules_for_two_tags_of_one_image_are_neither_reduced_nor_at_risk() -> None:
+    """`dev` and `latest` on one image: rule 2 ranks an image rule 1 selects, but a keep-1 rule never acts."""
+    images = repo(image("a", "latest", "dev", "1.0.1", age=DAY), image("b", "1.0.0", age=2 * DAY))
+    pol = policy(rule(1, count(1, "dev")), rule(2, count(1, "latest")), rule(3, count(5, "*.*")))
+
+    diagnosis = run(pol, images)
+
+    assert [f.rule_priority for f in findings(diagnosis, "count-reduced")] == [3]  # *.* ranks the image, rightly
+    assert findings(diagnosis, "mutable-tag-at-risk") == []
+
+
+def test_keep_rule_added_for_an_in_use_build_tag_settles_the_mutable_tag_on_the_same_image() -> None:
+    """The keep rule for 1.12.352 is the first to select that image; `dev` on it is then safe, not at risk."""
+    images = [*repo(image("a", "1.12.352", "dev", age=20 * DAY)), *INCIDENT_IMAGES[2:]]
+    inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app@{digest('a')}", "a")),))
+
+    diagnosis = run(INCIDENT, images, inventory=inventory)
+
+    fixed = fixed_policy(diagnosis)
+    assert [f.code for f in run(fixed, images, inventory=inventory).findings if f.policy_edit] == []
+
+
+# --- item 15: one fixed policy per repository, and a word when the in-use check was skipped --------------
+
+
+def test_one_fixed_policy_merges_every_fix_of_the_repository() -> None:
+    images = repo(
+        image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY),
+        image("child", age=5 * DAY),
+        image("dev", "dev", "1.12.350-dev", age=27 * DAY),
+        image("v352", "1.12.352", age=23 * DAY),
+        image("v362", "latest", "1.12.362", age=2 * DAY),
+    )
+    pol = policy(rule(1, count(3, "*.*")), rule(2, count(2, "1.*")), rule(3, UNTAGGED_1D))
+
+    diagnosis = run(pol, images, manifests={digest("idx"): index_manifest("child")})
+
+    edits = {f.code: f.policy_edit for f in diagnosis.findings if f.policy_edit is not None}
+    assert edits == {
+        "mutable-tag-expires": KeepTags(tags=("dev",)),
+        "mutable-tag-at-risk": KeepTags(tags=("latest",)),
+        "rule-shadowed": RemoveRule(rule_priority=2),
+        "untagged-rule-multi-arch": RemoveRule(rule_priority=3),
+    }
+    fixed = fixed_policy(diagnosis)
+    assert rule_summary(fixed) == [(1, ["dev"], 1), (2, ["latest"], 1), (3, ["*.*"], 5)]  # 3 own + dev + latest
+    assert [
+        f for f in run(fixed, images, manifests={digest("idx"): index_manifest("child")}).findings if f.policy_edit
+    ] == []
+    assert diagnosis.fixed_policy_findings == ()
+
+
+def test_fixed_policy_drops_a_rule_that_a_new_keep_rule_shadows() -> None:
+    """The keep-1 rule for `latest` selects all that the user's own `latest` rule selects: that rule goes too."""
+    latest_30d = {
+        "tagStatus": "tagged",
+        "tagPatternList": ["latest"],
+        "countType": "sinceImagePushed",
+        "countUnit": "days",
+        "countNumber": 1,
+    }
+    images = repo(image("a", "latest", "1.0.1", age=5 * DAY), image("b", "1.0.0", age=6 * DAY))
+
+    fixed = fixed_policy(run(policy(rule(1, latest_30d), rule(2, count(5, "*.*"))), images))
+
+    assert rule_summary(fixed) == [(1, ["latest"], 1), (3, ["*.*"], 6)]  # 5 of its own beside the latest image
+    assert fixed.ordered_rules[0].description == "keep the image tagged latest"
+
+
+def test_fix_that_removes_every_rule_says_to_delete_the_policy() -> None:
+    images = repo(image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY), image("child", age=5 * DAY))
+
+    diagnosis = run(policy(rule(1, UNTAGGED_1D)), images, manifests={digest("idx"): index_manifest("child")})
+
+    assert diagnosis.fixed_policy is None
+    assert diagnosis.fixed_policy_problem is not None
+    assert "delete the lifecycle policy (aws ecr delete-lifecycle-policy)" in diagnosis.fixed_policy_problem
+
+
+def test_fix_beyond_ecrs_50_rules_is_a_problem_not_a_policy() -> None:
+    tags = [f"m{chr(97 + n // 26)}{chr(97 + n % 26)}" for n in range(40)]  # mutable: no digit
+    images = repo(*(image(tag, tag, f"1.0.{n}", age=(n + 1) * DAY) for n, tag in enumerate(tags)))
+    pol = policy(*(rule(n + 1, count(1, f"1.0.{n}*")) for n in range(12)), rule(13, count(1)))
+
+    diagnosis = run(pol, images)
+
+    assert diagnosis.fixed_policy is None
+    assert diagnosis.fixed_policy_problem is not None
+    assert "rules: at most 50 allowed" in diagnosis.fixed_policy_problem
+
+
+def test_in_use_check_skipped_without_manifests_is_said() -> None:
+    without = run(INCIDENT, INCIDENT_IMAGES)
+    with_manifests = run(INCIDENT, INCIDENT_IMAGES, inventory=Inventory(manifests=(in_use("prod"),)))
+
+    assert without.in_use_checked is False
+    assert without.notes == (
+        "in-use check skipped: no in-use manifest was given, so the doctor cannot tell whether the policy "
+        "would remove an image that runs in a cluster (pass --manifests DIR)",
+    )
+    assert without.to_json_dict()["inUseChecked"] is False
+    assert with_manifests.in_use_checked is True
+    assert with_manifests.notes == ()
+
+
+def test_pipeline_entry_point_carries_the_findings_and_the_fixed_policy() -> None:
+    snapshot_repo = RepositorySnapshot.model_validate(
+        repository("app", *[i.model_dump(mode="json", by_alias=True) for i in INCIDENT_IMAGES])
+    )
+    inventory = Inventory(manifests=(in_use("dev", (f"{HOST}/app:dev", None)),))
+
+    diagnosis = diagnose_repository(
+        json.dumps(INCIDENT.to_json_dict(), indent=2),
+        snapshot_repo,
+        now=NOW,
+        inventory=inventory,
+        registry_id="123456789012",
+        region="eu-west-1",
+    )
+
+    data = diagnosis.to_json_dict()
+    assert [f["code"] for f in data["findings"]] == ["expires-in-use", "mutable-tag-expires", "mutable-tag-at-risk"]
+    assert data["findings"][0]["policyEdit"] == {"kind": "keep-tags", "tags": ["dev"]}
+    assert all("fixPolicy" not in f for f in data["findings"])
+    assert [r["selection"].get("tagPatternList") for r in data["fixedPolicy"]["rules"]] == [
+        ["dev"],
+        ["latest"],
+        ["*.*"],
+        None,
+    ]
+    assert data["inUseChecked"] is True

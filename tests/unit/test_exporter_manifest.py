@@ -57,6 +57,29 @@ class TestWorkloads:
 
         assert [workload for workload, *_ in entries(build_manifest("prod", NOW, objects))] == ["CronJob/cleanup"] * 3
 
+    def test_controller_revision_belongs_to_its_stateful_set(self) -> None:
+        objects = [
+            obj("StatefulSet", "cache", ContainerImage("redis", "redis:7.4")),
+            obj(
+                "ControllerRevision",
+                "cache-7f9",
+                ContainerImage("redis", "redis:7.4"),
+                controller=Owner("StatefulSet", "cache"),
+            ),
+            obj(
+                "ControllerRevision",
+                "cache-5d8",
+                ContainerImage("redis", "redis:7.2"),
+                controller=Owner("StatefulSet", "cache"),
+            ),
+        ]
+
+        assert entries(build_manifest("prod", NOW, objects)) == [
+            ("StatefulSet/cache", "controllerrevision", "redis", "redis:7.2", None),
+            ("StatefulSet/cache", "controllerrevision", "redis", "redis:7.4", None),
+            ("StatefulSet/cache", "template", "redis", "redis:7.4", None),
+        ]
+
     def test_owners_are_resolved_within_the_namespace(self) -> None:
         objects = [
             obj("ReplicaSet", "web-1", controller=Owner("Deployment", "web"), namespace="other"),
@@ -93,10 +116,20 @@ class TestSourcesAndMerging:
         image = ContainerImage("c", "i:1")
         objects = [
             obj(kind, "x", image)
-            for kind in ("Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob")
+            for kind in (
+                "Pod",
+                "Deployment",
+                "StatefulSet",
+                "DaemonSet",
+                "ReplicaSet",
+                "ControllerRevision",
+                "Job",
+                "CronJob",
+            )
         ]
 
         assert sorted({i.source for i in build_manifest("prod", NOW, objects).images}) == [
+            "controllerrevision",
             "cronjob",
             "pod",
             "replicaset",

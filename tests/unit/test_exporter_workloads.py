@@ -8,6 +8,7 @@ import pytest
 
 from ecr_retention.exporter.workloads import (
     COLLECTED_RESOURCES,
+    CONTROLLER_REVISION,
     CRON_JOB,
     DEPLOYMENT,
     POD,
@@ -16,6 +17,7 @@ from ecr_retention.exporter.workloads import (
     NamespaceFilter,
     Owner,
     manifest_digest_from_image_id,
+    read_controller_revision,
     read_cron_job,
     read_object,
     read_pod,
@@ -186,6 +188,75 @@ class TestReadTemplates:
         assert cron.containers == (ContainerImage("c", "i:1"),)
 
 
+def controller_revision(owner_kind: str, name: str, data: Any) -> dict[str, Any]:
+    """As `kubectl get controllerrevisions -o json` lists it: `data` patches the whole pod template."""
+    return {
+        "metadata": {
+            "name": name,
+            "namespace": "data",
+            "labels": {"controller-revision-hash": name.rpartition("-")[2]},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": owner_kind,
+                    "name": name.rpartition("-")[0],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "data": data,
+        "revision": 1,
+    }
+
+
+class TestReadControllerRevisions:
+    def test_stateful_set_revision_yields_its_template_images_owned_by_the_stateful_set(self) -> None:
+        data = {
+            "spec": {
+                "template": {
+                    "$patch": "replace",
+                    "metadata": {"labels": {"app": "cache"}},
+                    "spec": {
+                        "containers": [{"name": "redis", "image": f"{ECR}/data/redis:7.2.4"}],
+                        "initContainers": [{"name": "init", "image": f"{ECR}/data/redis-init:1.0"}],
+                    },
+                }
+            }
+        }
+
+        images = read_controller_revision(controller_revision("StatefulSet", "cache-5d8f9b7c6", data))
+
+        assert images.kind == "ControllerRevision"
+        assert (images.namespace, images.name) == ("data", "cache-5d8f9b7c6")
+        assert images.controller == Owner("StatefulSet", "cache")
+        assert images.containers == (
+            ContainerImage("redis", f"{ECR}/data/redis:7.2.4"),
+            ContainerImage("init", f"{ECR}/data/redis-init:1.0"),
+        )
+
+    def test_daemon_set_revision_is_read_the_same_way(self) -> None:
+        data = {"spec": {"template": {"$patch": "replace", "spec": {"containers": [{"name": "n", "image": "n:1"}]}}}}
+
+        images = read_object(CONTROLLER_REVISION, controller_revision("DaemonSet", "proxy-6b7d", data))
+
+        assert images.controller == Owner("DaemonSet", "proxy")
+        assert images.containers == (ContainerImage("n", "n:1"),)
+
+    @pytest.mark.parametrize(
+        "data",
+        [
+            None,
+            "opaque",
+            {"spec": {"replicas": 3}},  # another controller's free-form revision data
+            {"spec": {"template": "x"}},
+            {"spec": {"template": {"spec": {"containers": ["not-a-container", {"name": "c", "image": 7}]}}}},
+        ],
+    )
+    def test_revision_without_a_pod_template_names_no_image(self, data: Any) -> None:
+        assert read_controller_revision(controller_revision("StatefulSet", "cache-1", data)).containers == ()
+
+
 def test_collected_resources_and_their_list_paths() -> None:
     assert [(resource.kind, resource.list_path) for resource in COLLECTED_RESOURCES] == [
         ("Pod", "/api/v1/pods"),
@@ -193,6 +264,7 @@ def test_collected_resources_and_their_list_paths() -> None:
         ("StatefulSet", "/apis/apps/v1/statefulsets"),
         ("DaemonSet", "/apis/apps/v1/daemonsets"),
         ("ReplicaSet", "/apis/apps/v1/replicasets"),
+        ("ControllerRevision", "/apis/apps/v1/controllerrevisions"),
         ("Job", "/apis/batch/v1/jobs"),
         ("CronJob", "/apis/batch/v1/cronjobs"),
     ]

@@ -14,7 +14,6 @@ from types import FrameType
 import pytest
 
 from ecr_retention.cli import main
-from ecr_retention.commands.inputs import read_limited
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.limits import (
     IMAGES_FILE,
@@ -27,6 +26,7 @@ from ecr_retention.domain.limits import (
     SizeLimit,
     format_limit,
 )
+from ecr_retention.loading import read_limited
 
 ROOT = Path(__file__).resolve().parents[2]
 LIFECYCLE = ROOT / "examples" / "lifecycle"

@@ -271,3 +271,51 @@ def test_doctor_compares_count_rules_with_the_plan(capsys: pytest.CaptureFixture
     assert code == 1
     codes = {f["code"] for f in json.loads(out)["findings"]}
     assert {"expires-kept-image", "differs-from-plan"} <= codes
+
+
+def test_doctor_prints_one_fixed_policy_for_the_repository(capsys: pytest.CaptureFixture[str]) -> None:
+    """Three findings, three edits, one policy with all of them: not a whole policy per finding."""
+    argv = ["doctor", "--policy", INCIDENT, "--images", IMAGES, "--manifests", str(EXAMPLES / "in-use"), "--now", NOW]
+
+    code, out, _ = run(capsys, *argv)
+
+    assert code == 1
+    assert out.count('"rules": [') == 1
+    assert out.count("  in the fixed policy: ") == 3
+    assert "fixed policy for app: every fix above applied together, and checked again" in out
+    code, out, _ = run(capsys, *argv, "--format", "json")
+    data = json.loads(out)
+    assert [r["selection"].get("tagPatternList") for r in data["fixedPolicy"]["rules"]] == [
+        ["dev"],
+        ["latest"],
+        ["*.*"],
+        None,
+    ]
+    assert all("fixPolicy" not in finding for finding in data["findings"])
+
+
+def test_doctor_says_when_the_in_use_check_was_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "doctor", "--policy", INCIDENT, "--images", IMAGES, "--now", NOW)
+
+    assert code == 1
+    assert out.splitlines()[1] == (
+        "note: in-use check skipped: no in-use manifest was given, so the doctor cannot tell whether the policy "
+        "would remove an image that runs in a cluster (pass --manifests DIR)"
+    )
+    code, out, _ = run(capsys, "doctor", "--policy", INCIDENT, "--images", IMAGES, "--now", NOW, "--format", "json")
+    data = json.loads(out)
+    assert data["inUseChecked"] is False
+    assert data["notes"][0].startswith("in-use check skipped")
+    _, out, _ = run(
+        capsys,
+        "doctor",
+        "--policy",
+        INCIDENT,
+        "--images",
+        IMAGES,
+        "--manifests",
+        str(EXAMPLES / "in-use"),
+        "--now",
+        NOW,
+    )
+    assert "in-use check skipped" not in out

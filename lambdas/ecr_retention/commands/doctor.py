@@ -99,19 +99,24 @@ def render_diagnosis(diagnosis: RepositoryDiagnosis) -> str:
         f"lifecycle doctor{name}: {diagnosis.count('error')} errors, {diagnosis.count('warning')} warnings, "
         f"{diagnosis.count('info')} notes"
     ]
-    shown: list[dict[str, Any]] = []
+    lines.extend(f"note: {note}" for note in diagnosis.notes)
     for finding in diagnosis.findings:
         lines.append("")
         lines.append(f"{finding.severity.upper()}  {finding.code}: {finding.message}")
         lines.append(f"  fix: {finding.fix}")
-        if finding.fix_policy is not None:
-            if finding.fix_policy in shown:
-                lines.append(f"  (the policy is the same as in fix {shown.index(finding.fix_policy) + 1} above)")
-            else:
-                shown.append(finding.fix_policy)
-                lines.append(f"  fix {len(shown)}, policy JSON:")
-                lines.extend(
-                    "    " + line for line in json.dumps(finding.fix_policy, indent=2, ensure_ascii=False).splitlines()
-                )
+        if finding.policy_edit is not None:
+            lines.append(f"  in the fixed policy: {finding.policy_edit}")
+    if diagnosis.fixed_policy is not None:
+        lines.append("")
+        lines.append(
+            f"fixed policy{name}: every fix above applied together, and checked again: "
+            "nothing is left that a policy change fixes"
+        )
+        lines.extend(json.dumps(diagnosis.fixed_policy, indent=2, ensure_ascii=False).splitlines())
+        for finding in diagnosis.fixed_policy_findings:
+            lines.append(f"still, with the fixed policy: {finding.severity.upper()}  {finding.code}: {finding.message}")
+    elif diagnosis.fixed_policy_problem is not None:
+        lines.append("")
+        lines.append(f"no fixed policy{name}: {diagnosis.fixed_policy_problem}")
     # Escapes keep the policy JSON valid: `\u202e` in a JSON string is the character itself.
     return "\n".join(printable(line) for line in lines)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "export",
         help="export the images a Kubernetes cluster uses (the in-use manifest)",
-        description="List pods, workloads, ReplicaSets, Jobs and CronJobs in every namespace and write the "
+        description="List pods, workloads, ReplicaSets, ControllerRevisions, Jobs and CronJobs in every namespace and write the "
         "cluster's in-use manifest in one piece. In a pod it uses the service account; elsewhere the "
         "kubeconfig (KUBECONFIG honoured). Exit 0 when written, 1 when any list or the upload failed "
         "(nothing is written then), 2 on bad input.",
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--kubeconfig", help="kubeconfig file (default: KUBECONFIG, in-cluster, ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context (default: the current context)")
     destination = parser.add_mutually_exclusive_group(required=True)
-    destination.add_argument("--out", type=Path, help="write the manifest to this file")
+    destination.add_argument("--out", help="write the manifest to this file (its directory must exist)")
     destination.add_argument("--bucket", help="upload the manifest to s3://BUCKET/PREFIX<cluster>.json")
     parser.add_argument("--prefix", help=f"key prefix in the bucket (default: {DEFAULT_PREFIX})")
     parser.add_argument(
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         if args.prefix is not None:
             raise InputError("--prefix applies to --bucket, not to --out")
-        destination = FileDestination(args.out)
+        destination = FileDestination(_out_path(args.out))
     else:
         destination = S3Destination(_bucket_name(args.bucket), _bucket_key(cluster, args.prefix), new_s3_client())
     lister = ClusterLister(connect(args.kubeconfig, args.context), page_size=args.page_size or DEFAULT_PAGE_SIZE)
@@ -87,6 +88,21 @@ def _cluster_name(name: str) -> str:
             f"--cluster {name!r}: a cluster name is 1-100 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
         ) from None
+
+
+def _out_path(text: str) -> Path:
+    """The --out file, checked before the kubeconfig is read: listing a large cluster takes minutes."""
+    from ecr_retention.exporter.storage import check_manifest_path
+
+    label = f"--out {text!r}"
+    if not text.strip():
+        raise InputError(f"{label}: no file name given")
+    path = Path(text)
+    # Path drops a trailing '/', which would turn `--out dir/` into a file named `dir`.
+    if text.endswith(("/", os.sep)) and not path.is_dir():
+        raise InputError(f"{label}: ends with '/', so it names a directory, not a file")
+    check_manifest_path(path, label)
+    return path
 
 
 def _bucket_name(bucket: str) -> str:

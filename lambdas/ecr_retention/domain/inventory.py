@@ -15,7 +15,7 @@ from ecr_retention.domain.registry import Digest
 from ecr_retention.domain.timestamps import UtcDatetime
 
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
-InUseSource = Literal["pod", "template", "replicaset", "cronjob"]
+InUseSource = Literal["pod", "template", "replicaset", "controllerrevision", "cronjob"]
 
 
 def _supported_schema_version(version: int) -> int:

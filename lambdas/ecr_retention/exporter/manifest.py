@@ -12,6 +12,7 @@ from ecr_retention.exporter.workloads import ObjectImages, Owner
 SOURCE_BY_KIND: Mapping[str, InUseSource] = {
     "Pod": "pod",
     "ReplicaSet": "replicaset",
+    "ControllerRevision": "controllerrevision",
     "CronJob": "cronjob",
     "Deployment": "template",
     "StatefulSet": "template",

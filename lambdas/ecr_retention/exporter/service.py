@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from ecr_retention.domain.inventory import InUseManifest
 from ecr_retention.exporter.kube import ClusterLister
 from ecr_retention.exporter.manifest import build_manifest, check_key_names_cluster, manifest_json
-from ecr_retention.exporter.storage import put_manifest, write_manifest_file
+from ecr_retention.exporter.storage import check_manifest_path, put_manifest, write_manifest_file
 from ecr_retention.exporter.workloads import (
     COLLECTED_RESOURCES,
     NamespaceFilter,
@@ -22,6 +22,10 @@ from ecr_retention.exporter.workloads import (
 
 
 class Destination(Protocol):
+    def check(self, cluster: str) -> None:
+        """Raise when this destination can never take the cluster's manifest; called before any list."""
+        ...
+
     def store(self, cluster: str, body: bytes) -> None: ...
 
 
@@ -30,6 +34,9 @@ class S3Destination:
     bucket: str
     key: str
     s3_client: Any = field(repr=False)
+
+    def check(self, cluster: str) -> None:
+        check_key_names_cluster(self.key, cluster)
 
     def store(self, cluster: str, body: bytes) -> None:
         check_key_names_cluster(self.key, cluster)
@@ -42,6 +49,9 @@ class S3Destination:
 @dataclass(frozen=True)
 class FileDestination:
     path: Path
+
+    def check(self, cluster: str) -> None:
+        check_manifest_path(self.path, f"manifest file {self.path}")
 
     def store(self, cluster: str, body: bytes) -> None:
         write_manifest_file(self.path, body)
@@ -64,7 +74,9 @@ def export_inventory(
     namespaces: NamespaceFilter | None = None,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
 ) -> ExportSummary:
-    """Raises ExportFailed, having stored nothing, when any list or the upload fails."""
+    """Raises InputError, having listed nothing, when the destination can never take the manifest, and
+    ExportFailed, having stored nothing, when any list or the upload fails."""
+    destination.check(cluster)
     # Taken before the first list, so that the manifest never claims to be fresher than its oldest data.
     generated_at = clock()
     objects, objects_by_kind = collect_objects(lister, namespaces or NamespaceFilter())

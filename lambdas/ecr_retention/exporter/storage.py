@@ -11,6 +11,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ecr_retention.domain.errors import InputError
 from ecr_retention.exporter.errors import ExportFailed
 
 # Standard retry mode backs off on throttling and transient errors, with a retry quota, unlike legacy.
@@ -37,6 +38,26 @@ def put_manifest(s3_client: Any, bucket: str, key: str, body: bytes) -> None:
         ) from None
     except BotoCoreError as error:
         raise ExportFailed(f"upload to s3://{bucket}/{key} failed: {error}") from None
+
+
+def check_manifest_path(path: Path, label: str) -> None:
+    """InputError when `path` can never take the manifest, so that it is said before the cluster is read.
+
+    The manifest is written beside the target and renamed over it: the directory must exist and be
+    writable, and the target must be a regular file or absent. A later failure (a full disk, a directory
+    removed meanwhile) is still an ExportFailed from `write_manifest_file`.
+    """
+    if path.is_dir():
+        raise InputError(f"{label}: is a directory, not a file")
+    if path.exists() and not path.is_file():
+        raise InputError(f"{label}: is not a regular file")
+    directory = path.parent
+    if not directory.exists():
+        raise InputError(f"{label}: directory {directory} does not exist")
+    if not directory.is_dir():
+        raise InputError(f"{label}: {directory} is not a directory")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise InputError(f"{label}: directory {directory} is not writable")
 
 
 def write_manifest_file(path: str | Path, body: bytes) -> None:

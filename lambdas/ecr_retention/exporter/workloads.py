@@ -37,6 +37,8 @@ DEPLOYMENT = Resource("Deployment", "apps", "v1", "deployments")
 STATEFUL_SET = Resource("StatefulSet", "apps", "v1", "statefulsets")
 DAEMON_SET = Resource("DaemonSet", "apps", "v1", "daemonsets")
 REPLICA_SET = Resource("ReplicaSet", "apps", "v1", "replicasets")
+# StatefulSet and DaemonSet rollback history: `kubectl rollout undo` restores a revision's pod template.
+CONTROLLER_REVISION = Resource("ControllerRevision", "apps", "v1", "controllerrevisions")
 JOB = Resource("Job", "batch", "v1", "jobs")
 CRON_JOB = Resource("CronJob", "batch", "v1", "cronjobs")
 
@@ -47,6 +49,7 @@ COLLECTED_RESOURCES: tuple[Resource, ...] = (
     STATEFUL_SET,
     DAEMON_SET,
     REPLICA_SET,
+    CONTROLLER_REVISION,
     JOB,
     CRON_JOB,
 )
@@ -132,11 +135,24 @@ def read_cron_job(cron_job: Mapping[str, Any]) -> ObjectImages:
     return _object_images("CronJob", cron_job, _template_images(template_spec))
 
 
+def read_controller_revision(revision: Mapping[str, Any]) -> ObjectImages:
+    """A ControllerRevision: the images of the pod template it records, owned by its StatefulSet or DaemonSet.
+
+    Both controllers store `data` as a patch of the whole pod template (`{"spec": {"template": {...,
+    "$patch": "replace"}}}`), so the containers listed there are all the revision runs. `data` is free-form
+    for other controllers that keep ControllerRevisions; one without a pod template names no image.
+    """
+    template = _mapping(_mapping(_mapping(revision.get("data")).get("spec")).get("template"))
+    return _object_images("ControllerRevision", revision, _template_images(_mapping(template.get("spec"))))
+
+
 def read_object(resource: Resource, item: Mapping[str, Any]) -> ObjectImages:
     if resource is POD:
         return read_pod(item)
     if resource is CRON_JOB:
         return read_cron_job(item)
+    if resource is CONTROLLER_REVISION:
+        return read_controller_revision(item)
     return read_workload(resource.kind, item)
 
 
@@ -145,10 +161,17 @@ def _template_images(pod_spec: Mapping[str, Any]) -> tuple[ContainerImage, ...]:
     return tuple(ContainerImage(name, image) for name, image in _containers(pod_spec, ("containers", "initContainers")))
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _containers(pod_spec: Mapping[str, Any], keys: Sequence[str]) -> Iterator[tuple[str, str]]:
     for key in keys:
         for container in pod_spec.get(key) or ():
-            image = (container.get("image") or "").strip()
+            if not isinstance(container, Mapping):  # a ControllerRevision's `data` is not validated by the API
+                continue
+            image = container.get("image")
+            image = image.strip() if isinstance(image, str) else ""
             # A template may leave the image to an admission webhook; there is nothing to protect yet.
             if image:
                 yield container.get("name") or "", image

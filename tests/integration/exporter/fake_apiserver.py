@@ -32,6 +32,7 @@ LIST_PATHS: Mapping[str, tuple[str, str, str]] = {
     "/apis/apps/v1/statefulsets": ("statefulsets", "StatefulSetList", "apps/v1"),
     "/apis/apps/v1/daemonsets": ("daemonsets", "DaemonSetList", "apps/v1"),
     "/apis/apps/v1/replicasets": ("replicasets", "ReplicaSetList", "apps/v1"),
+    "/apis/apps/v1/controllerrevisions": ("controllerrevisions", "ControllerRevisionList", "apps/v1"),
     "/apis/batch/v1/jobs": ("jobs", "JobList", "batch/v1"),
     "/apis/batch/v1/cronjobs": ("cronjobs", "CronJobList", "batch/v1"),
 }
@@ -385,16 +386,18 @@ def replica_set(
     }
 
 
-def stateful_set(namespace: str, name: str, containers: Sequence[tuple[str, str]]) -> dict[str, Any]:
+def stateful_set(
+    namespace: str, name: str, containers: Sequence[tuple[str, str]], *, replicas: int = 1
+) -> dict[str, Any]:
     return {
         "metadata": _metadata(namespace, name),
         "spec": {
-            "replicas": 1,
+            "replicas": replicas,
             "serviceName": name,
             "selector": {"matchLabels": {"app.kubernetes.io/name": name}},
             "template": _template(name, containers),
         },
-        "status": {"replicas": 1, "readyReplicas": 1},
+        "status": {"replicas": replicas, "readyReplicas": replicas},
     }
 
 
@@ -407,6 +410,29 @@ def daemon_set(namespace: str, name: str, containers: Sequence[tuple[str, str]])
             "updateStrategy": {"type": "RollingUpdate"},
         },
         "status": {"currentNumberScheduled": 2, "desiredNumberScheduled": 2, "numberReady": 2},
+    }
+
+
+def controller_revision(
+    namespace: str,
+    owner_kind: str,
+    owner_name: str,
+    revision_hash: str,
+    containers: Sequence[tuple[str, str]],
+    *,
+    revision: int,
+) -> dict[str, Any]:
+    """A StatefulSet's or DaemonSet's revision: `data` is a patch that replaces the whole pod template."""
+    template: dict[str, Any] = {"$patch": "replace", **_template(owner_name, containers)}
+    return {
+        "metadata": _metadata(
+            namespace,
+            f"{owner_name}-{revision_hash}",
+            owner=owner_reference(owner_kind, owner_name, namespace),
+            labels={"app.kubernetes.io/name": owner_name, "controller-revision-hash": revision_hash},
+        ),
+        "data": {"spec": {"template": template}},
+        "revision": revision,
     }
 
 

@@ -9,6 +9,8 @@
 - an image-swapper style ECR path (ingress/edge-proxy), on two nodes: Docker and containerd imageIDs
 - a non-ECR image (data/postgres)
 - a bare `sha256:` imageID, which is a config digest and yields no digest (kube-system/aws-node)
+- a StatefulSet whose old revision's pods are gone, its image kept only by the ControllerRevision that
+  `kubectl rollout undo` restores (shop/cache), and a DaemonSet's old revision (ingress/edge-proxy)
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from tests.integration.exporter.fake_apiserver import (
     FakeCluster,
+    controller_revision,
     cron_job,
     daemon_set,
     deployment,
@@ -37,6 +40,9 @@ WORKER = f"{ECR}/shop/worker:2.0.1"
 REPORT = f"{ECR}/batch/report:0.9.0"
 CLEANUP = f"{ECR}/batch/cleanup:2.1.0"
 NGINX_SWAPPED = f"{ECR}/docker.io/library/nginx:1.14.2"
+NGINX_SWAPPED_OLD = f"{ECR}/docker.io/library/nginx:1.14.1"
+CACHE_310 = f"{ECR}/shop/cache:3.1.0"
+CACHE_304 = f"{ECR}/shop/cache:3.0.4"
 NETSHOOT = f"{ECR}/tools/netshoot:0.13"
 BUSYBOX = "busybox:1.36"
 POSTGRES = "postgres:16.4"
@@ -50,6 +56,7 @@ NETSHOOT_DIGEST = "sha256:" + "e5" * 32
 BUSYBOX_DIGEST = "sha256:" + "f6" * 32
 POSTGRES_DIGEST = "sha256:" + "07" * 32
 AWS_NODE_CONFIG_DIGEST = "sha256:" + "18" * 32
+CACHE_310_DIGEST = "sha256:" + "29" * 32
 
 
 def build() -> FakeCluster:
@@ -93,6 +100,12 @@ def build() -> FakeCluster:
                     containers=[("aws-node", AWS_NODE, AWS_NODE_CONFIG_DIGEST)],
                     owner=owner_reference("DaemonSet", "aws-node", "kube-system"),
                 ),
+                pod(  # the StatefulSet's pod was replaced by the rollout to 3.1.0: nothing runs 3.0.4
+                    "shop",
+                    "cache-0",
+                    containers=[("redis", CACHE_310, f"{ECR}/shop/cache@{CACHE_310_DIGEST}")],
+                    owner=owner_reference("StatefulSet", "cache", "shop"),
+                ),
                 pod(
                     "shop",
                     "debug-shell",
@@ -133,7 +146,21 @@ def build() -> FakeCluster:
         replica_set("shop", web_current, "web", [("web", WEB_140)], [("migrate", MIGRATE_140)], replicas=3, revision=3),
         replica_set("shop", "worker-6c9f8d7b5", "worker", [("worker", WORKER)], replicas=0),
     )
-    cluster.add("statefulsets", stateful_set("data", "postgres", [("postgres", POSTGRES)]))
+    cluster.add(
+        "statefulsets",
+        stateful_set("data", "postgres", [("postgres", POSTGRES)]),
+        stateful_set("shop", "cache", [("redis", CACHE_310)]),
+    )
+    cluster.add(
+        "controllerrevisions",
+        controller_revision("data", "StatefulSet", "postgres", "6d4f8b9c7", [("postgres", POSTGRES)], revision=1),
+        controller_revision(
+            "ingress", "DaemonSet", "edge-proxy", "5c8d7f9b6", [("nginx", NGINX_SWAPPED_OLD)], revision=1
+        ),
+        controller_revision("ingress", "DaemonSet", "edge-proxy", "7b9f6d8c5", [("nginx", NGINX_SWAPPED)], revision=2),
+        controller_revision("shop", "StatefulSet", "cache", "5f7c9d8b4", [("redis", CACHE_304)], revision=1),
+        controller_revision("shop", "StatefulSet", "cache", "8d6b4c7f9", [("redis", CACHE_310)], revision=2),
+    )
     cluster.add(
         "daemonsets",
         daemon_set("ingress", "edge-proxy", [("nginx", NGINX_SWAPPED)]),
@@ -163,8 +190,11 @@ EXPECTED_IMAGES: list[dict[str, Any]] = [
     _entry("batch", "CronJob/cleanup", "pod", "cleanup", CLEANUP, CLEANUP_DIGEST),
     _entry("batch", "CronJob/cleanup", "template", "cleanup", CLEANUP),
     _entry("batch", "CronJob/nightly-report", "cronjob", "report", REPORT),
+    _entry("data", "StatefulSet/postgres", "controllerrevision", "postgres", POSTGRES),
     _entry("data", "StatefulSet/postgres", "pod", "postgres", POSTGRES, POSTGRES_DIGEST),
     _entry("data", "StatefulSet/postgres", "template", "postgres", POSTGRES),
+    _entry("ingress", "DaemonSet/edge-proxy", "controllerrevision", "nginx", NGINX_SWAPPED_OLD),
+    _entry("ingress", "DaemonSet/edge-proxy", "controllerrevision", "nginx", NGINX_SWAPPED),
     _entry("ingress", "DaemonSet/edge-proxy", "pod", "nginx", NGINX_SWAPPED, NGINX_DIGEST),
     _entry("ingress", "DaemonSet/edge-proxy", "template", "nginx", NGINX_SWAPPED),
     _entry("kube-system", "DaemonSet/aws-node", "pod", "aws-node", AWS_NODE),
@@ -183,4 +213,8 @@ EXPECTED_IMAGES: list[dict[str, Any]] = [
     _entry("shop", "Deployment/worker", "template", "worker", WORKER),
     _entry("shop", "Pod/debug-shell", "pod", "debugger-x2b4", NETSHOOT, NETSHOOT_DIGEST),
     _entry("shop", "Pod/debug-shell", "pod", "shell", BUSYBOX, BUSYBOX_DIGEST),
+    _entry("shop", "StatefulSet/cache", "controllerrevision", "redis", CACHE_304),
+    _entry("shop", "StatefulSet/cache", "controllerrevision", "redis", CACHE_310),
+    _entry("shop", "StatefulSet/cache", "pod", "redis", CACHE_310, CACHE_310_DIGEST),
+    _entry("shop", "StatefulSet/cache", "template", "redis", CACHE_310),
 ]

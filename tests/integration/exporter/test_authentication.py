@@ -50,7 +50,7 @@ def test_exec_plugin_token_is_sent(cluster: FakeCluster, make_kubeconfig: Any) -
     with FakeApiServer(cluster, token="k8s-aws-v1.exec-token") as server:
         api_client = connect(str(make_kubeconfig(server.url, user=exec_plugin)))
 
-        assert len(pod_names(api_client)) == 9
+        assert len(pod_names(api_client)) == 10
 
 
 def test_context_option_selects_the_cluster(
@@ -63,7 +63,7 @@ def test_context_option_selects_the_cluster(
     document["current-context"] = "elsewhere"
     kubeconfig.write_text(json.dumps(document))
 
-    assert len(pod_names(connect(str(kubeconfig), "fake"))) == 9
+    assert len(pod_names(connect(str(kubeconfig), "fake"))) == 10
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ def test_in_cluster_service_account_token_and_ca(tls_server: tuple[FakeApiServer
     api_client = connect(environ=environ, service_account_dir=service_account)
 
     assert api_client.configuration.host == server.url
-    assert len(pod_names(api_client)) == 9
+    assert len(pod_names(api_client)) == 10
 
 
 def test_in_cluster_without_token_is_bad_input(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -12,15 +13,16 @@ from typing import Any
 import pytest
 
 from ecr_retention.cli import main
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import InUseManifest, manifest_key
 from ecr_retention.exporter.errors import ExportFailed
 from ecr_retention.exporter.kube import ClusterLister, connect
-from ecr_retention.exporter.service import ExportSummary, S3Destination, export_inventory
+from ecr_retention.exporter.service import ExportSummary, FileDestination, S3Destination, export_inventory
 from ecr_retention.exporter.workloads import NamespaceFilter
 from ecr_retention.loading import load_manifests
 from tests.integration.exporter.conftest import BUCKET
 from tests.integration.exporter.fake_apiserver import FakeApiServer, FakeCluster, Fault
-from tests.integration.exporter.realistic_cluster import EXPECTED_IMAGES
+from tests.integration.exporter.realistic_cluster import CACHE_304, EXPECTED_IMAGES
 
 GENERATED_AT = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 KEY = "in-use/prod.json"
@@ -67,11 +69,12 @@ class TestRealisticCluster:
         summary = export_to_bucket(kubeconfig, s3)
 
         assert summary.objects_by_kind == {
-            "pods": 9,
+            "pods": 10,
             "deployments": 2,
-            "statefulsets": 1,
+            "statefulsets": 2,
             "daemonsets": 2,
             "replicasets": 3,
+            "controllerrevisions": 5,
             "jobs": 1,
             "cronjobs": 2,
         }
@@ -82,9 +85,26 @@ class TestRealisticCluster:
         export_to_bucket(kubeconfig, s3, page_size=2)
 
         pages = api_server.requested_pages("pods")
-        assert [page["limit"] for page in pages] == ["2"] * 5  # 9 pods
+        assert [page["limit"] for page in pages] == ["2"] * 5  # 10 pods
         assert "continue" not in pages[0]
         assert all("continue" in page for page in pages[1:])
+
+    def test_old_stateful_set_revision_whose_pods_are_gone_stays_in_the_manifest(
+        self, kubeconfig: Path, s3: Any
+    ) -> None:
+        """`kubectl rollout undo statefulset/cache` restores 3.0.4 from its ControllerRevision: keep that image."""
+        export_to_bucket(kubeconfig, s3)
+
+        entries = [entry for entry in stored_manifest(s3)["images"] if entry["image"] == CACHE_304]
+        assert entries == [
+            {
+                "image": CACHE_304,
+                "namespace": "shop",
+                "workload": "StatefulSet/cache",
+                "container": "redis",
+                "source": "controllerrevision",
+            }
+        ]
 
     def test_page_size_does_not_change_the_manifest(self, kubeconfig: Path, s3: Any) -> None:
         one_by_one = export_to_bucket(kubeconfig, s3, page_size=1).manifest
@@ -106,7 +126,7 @@ class TestRealisticCluster:
         summary = export_to_bucket(kubeconfig, s3)
 
         assert stored_manifest(s3)["images"] == EXPECTED_IMAGES  # nothing lost
-        assert summary.objects_by_kind["pods"] == 9  # nothing counted twice: equal entries would merge unseen
+        assert summary.objects_by_kind["pods"] == 10  # nothing counted twice: equal entries would merge unseen
         first_pages = [page for page in api_server.requested_pages("pods") if "continue" not in page]
         assert len(first_pages) == 2
 
@@ -266,8 +286,8 @@ class TestCommandLine:
         assert before - timedelta(seconds=1) <= manifest.generated_at <= datetime.now(UTC)
         assert [image.model_dump(exclude_none=True) for image in manifest.images] == EXPECTED_IMAGES
         assert capsys.readouterr().out == (
-            "cluster prod: 24 image references from 9 pods, 2 deployments, 1 statefulsets, 2 daemonsets, "
-            f"3 replicasets, 1 jobs, 2 cronjobs; wrote s3://{BUCKET}/in-use/prod.json\n"
+            "cluster prod: 31 image references from 10 pods, 2 deployments, 2 statefulsets, 2 daemonsets, "
+            f"3 replicasets, 5 controllerrevisions, 1 jobs, 2 cronjobs; wrote s3://{BUCKET}/in-use/prod.json\n"
         )
 
     def test_prefix_sets_the_key(self, kubeconfig: Path, s3: Any, stored_keys: Callable[[], list[str]]) -> None:
@@ -315,3 +335,94 @@ class TestCommandLine:
 
         assert code == 0
         assert {image["namespace"] for image in stored_manifest(s3)["images"]} == {"shop"}
+
+
+class TestUnusableDestinationIsRefusedBeforeAnyList:
+    """A destination that can never take the manifest is bad input: exit 2 before the cluster is read."""
+
+    @pytest.mark.parametrize(
+        ("out", "message"),
+        [
+            ("", "--out '': no file name given"),
+            ("{tmp}/absent/prod.json", "--out '{tmp}/absent/prod.json': directory {tmp}/absent does not exist"),
+            ("{tmp}", "--out '{tmp}': is a directory, not a file"),
+            ("{tmp}/", "--out '{tmp}/': is a directory, not a file"),
+            ("{tmp}/new/", "--out '{tmp}/new/': ends with '/', so it names a directory, not a file"),
+            ("{tmp}/file.txt/prod.json", "--out '{tmp}/file.txt/prod.json': {tmp}/file.txt is not a directory"),
+        ],
+        ids=[
+            "empty",
+            "missing directory",
+            "a directory",
+            "a directory with slash",
+            "new directory",
+            "parent is a file",
+        ],
+    )
+    def test_bad_out_exits_2_and_lists_nothing(
+        self,
+        kubeconfig: Path,
+        api_server: FakeApiServer,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        out: str,
+        message: str,
+    ) -> None:
+        (tmp_path / "file.txt").write_text("not a directory")
+
+        code = main(["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), "--out", out.format(tmp=tmp_path)])
+
+        err = capsys.readouterr().err
+        assert code == 2
+        assert err == f"ecr-retention export: error: {message.format(tmp=tmp_path)}\n"
+        assert api_server.requests == []
+
+    def test_unwritable_directory_exits_2_and_lists_nothing(
+        self,
+        kubeconfig: Path,
+        api_server: FakeApiServer,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        access = os.access
+        # root may write into a 0555 directory; ask the kernel's answer for an ordinary user instead
+        monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != locked and access(path, mode))
+
+        code = main(["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), "--out", str(locked / "p.json")])
+
+        assert code == 2
+        assert capsys.readouterr().err.endswith(f"directory {locked} is not writable\n")
+        assert api_server.requests == []
+
+    def test_service_checks_the_destination_before_listing(
+        self, kubeconfig: Path, api_server: FakeApiServer, tmp_path: Path
+    ) -> None:
+        lister = ClusterLister(connect(str(kubeconfig)))
+
+        with pytest.raises(InputError, match="is a directory, not a file"):
+            export_inventory("prod", lister, FileDestination(tmp_path))
+        assert api_server.requests == []
+
+    @pytest.mark.parametrize(
+        ("arguments", "message"),
+        [
+            (["--bucket", "s3://inventory"], "--bucket 's3://inventory': not a bucket name"),
+            (["--bucket", BUCKET, "--prefix", "in-use"], "--prefix 'in-use': must end with '/'"),
+        ],
+    )
+    def test_bad_bucket_or_prefix_exits_2_and_lists_nothing(
+        self,
+        kubeconfig: Path,
+        api_server: FakeApiServer,
+        capsys: pytest.CaptureFixture[str],
+        arguments: list[str],
+        message: str,
+    ) -> None:
+        code = main(["export", "--cluster", "prod", "--kubeconfig", str(kubeconfig), *arguments])
+
+        assert code == 2
+        assert message in capsys.readouterr().err
+        assert api_server.requests == []

@@ -1,0 +1,102 @@
+"""Rules that the rules above them stop: a rule that can never act, and count slots held by images a
+rule can never act on."""
+
+from __future__ import annotations
+
+from ecr_retention.domain.doctor.context import DoctorContext, describe_image, selects_one_image_at_most
+from ecr_retention.domain.doctor.fixes import intended_own_images
+from ecr_retention.domain.doctor.models import Finding, RaiseCount, RemoveRule
+from ecr_retention.domain.lifecycle import selection_includes
+
+
+def check_shadowed_rules(context: DoctorContext) -> list[Finding]:
+    findings: list[Finding] = []
+    rules = context.policy.ordered_rules
+    for position, lower in enumerate(rules):
+        for higher in rules[:position]:
+            if not selection_includes(higher.selection, lower.selection):
+                continue
+            findings.append(
+                Finding(
+                    severity="warning",
+                    code="rule-shadowed",
+                    message=(
+                        f"{lower.label} can never act: every image it selects is selected first by "
+                        f"{higher.label}, and a lower rule cannot act on an image a higher rule selects"
+                    ),
+                    fix=(
+                        f"remove {lower.label} (same outcome; the fixed policy does), or, if it is meant to act, "
+                        f"give it a lower rulePriority number than {higher.label}"
+                    ),
+                    rule_priority=lower.rule_priority,
+                    policy_edit=RemoveRule(rule_priority=lower.rule_priority),
+                )
+            )
+            break
+    return findings
+
+
+def check_count_reduced(context: DoctorContext) -> list[Finding]:
+    """A count rule ranks every image it selects, also those a higher rule selects (or an index guards),
+    which it can never act on: they take slots that a reader expects to hold the rule's own images.
+
+    The rule is meant to keep `intended_own_images` of its own: countNumber, or what a fixed policy
+    recorded in its description when it raised countNumber to make room. So a raised count, applied,
+    is not reported again, while a change in the images that takes more slots still is.
+    """
+    findings: list[Finding] = []
+    for rule_evaluation in context.evaluation.rules:
+        rule = rule_evaluation.rule
+        blocked = rule_evaluation.window_blocked
+        if not rule.is_count_rule or not blocked or selects_one_image_at_most(rule.selection):
+            continue
+        if context.shadowed(rule):
+            continue  # it can never act at all: reported as rule-shadowed, and removed by the fix
+        number = rule.selection.count_number
+        wanted = intended_own_images(rule)
+        room = number - len(blocked)  # slots left for images it can act on
+        if room >= wanted:
+            continue
+        taken = ", ".join(
+            describe_image(image) + (f" (selected by rule {by})" if by is not None else " (index child)")
+            for image, by in blocked
+        )
+        acted = rule_evaluation.acted
+        # Images it can never act on may also sit just beyond the window: count up to its wanted-th own image.
+        never = {image.image_digest for image, _ in blocked} | {
+            image.image_digest
+            for image in (
+                *rule_evaluation.already_acted,
+                *(image for image, _ in rule_evaluation.claimed),
+                *rule_evaluation.index_children,
+            )
+        }
+        own_ranks = [n + 1 for n, image in enumerate(rule_evaluation.selected) if image.image_digest not in never]
+        never_selected = len(rule_evaluation.selected) - len(own_ranks)
+        # Fewer own images than wanted: room for the wanted number beside every image it cannot act on.
+        raised = own_ranks[wanted - 1] if len(own_ranks) >= wanted else wanted + never_selected
+        consequence = (
+            f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only {room} "
+            f"of its own images are kept"
+            if acted
+            else ""
+        )
+        findings.append(
+            Finding(
+                severity="warning" if acted else "info",
+                code="count-reduced",
+                message=(
+                    f"{rule.label} keeps {number} images by count, but {len(blocked)} of those {number} slots are "
+                    f"taken by images it can never act on: {taken}. Protected images still occupy a lower "
+                    f"rule's count{consequence}"
+                ),
+                fix=(
+                    f"to keep {wanted} images of its own, raise countNumber to {raised} (one more per protected "
+                    f"image it ranks, e.g. per mutable tag with a keep-1 rule); the fixed policy does, and says "
+                    f"in the rule's description that it keeps {wanted} of its own"
+                ),
+                rule_priority=rule.rule_priority,
+                policy_edit=RaiseCount(rule_priority=rule.rule_priority, count_number=raised, own_images=wanted),
+            )
+        )
+    return findings

@@ -1,0 +1,205 @@
+"""What every check reads, and the questions several checks ask of it: which rule removes an image,
+which keep rules would stop that, which images must stay."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ecr_retention.domain.doctor.models import KeepTags
+from ecr_retention.domain.in_use import InUseIndex
+from ecr_retention.domain.inventory import Workload
+from ecr_retention.domain.lifecycle import (
+    LifecycleEvaluation,
+    LifecyclePolicy,
+    LifecycleRule,
+    LifecycleSelection,
+    evaluate,
+    selection_includes,
+    storage_class_of,
+)
+from ecr_retention.domain.plan import Decision, RepositoryPlan
+from ecr_retention.domain.registry import ImageDetail
+
+AGE_WORD = {
+    "imageCountMoreThan": "pushed",
+    "sinceImagePushed": "pushed",
+    "sinceImagePulled": "last pulled",
+    "sinceImageTransitioned": "archived",
+}
+PROTECTIVE_KINDS = frozenset({"keep-rule", "in-use"})
+
+ARCHIVED_FIX = (
+    "the image is archived, and a keep rule sees one storage class: a rule for archived images can only "
+    "expire them (sinceImageTransitioned), so no native rule keeps it; restore it if it is needed, or drop "
+    "the rule and let ecr-retention prune this repository"
+)
+UNTAGGED_FIX = (
+    "an untagged image cannot be protected by a native rule (here the image or a subject it goes with): tag "
+    "deployed images (ecr-retention tagging adds deployed-<cluster>-<time>) and protect that tag pattern with a "
+    "higher-priority rule, or drop the rule and let ecr-retention prune this repository"
+)
+
+
+def short(digest: str) -> str:
+    algorithm, _, hexdigits = digest.partition(":")
+    return f"{algorithm}:{hexdigits[:12]}"
+
+
+def describe_image(image: ImageDetail) -> str:
+    tags = f" [{', '.join(image.image_tags)}]" if image.image_tags else " (untagged)"
+    return short(image.image_digest) + tags
+
+
+def is_mutable_tag(tag: str) -> bool:
+    """House heuristic: a tag without a digit (latest, dev, main, stable) names a moving target; a tag
+    with one (1.12.370, v2, 3f2c1a9, sha256-....sig, pr-123) names a build."""
+    return not any(character.isdigit() for character in tag)
+
+
+def protective_tag(image: ImageDetail) -> str:
+    """The tag to pin an image by: a build tag stays on it, a mutable tag moves on."""
+    return min(image.image_tags, key=lambda tag: (is_mutable_tag(tag), tag))
+
+
+def selects_one_image_at_most(selection: LifecycleSelection) -> bool:
+    """A tagged selection with a pattern without `*` names one tag, and a tag is on one image at most."""
+    return selection.tag_status == "tagged" and any("*" not in pattern for pattern in selection.patterns)
+
+
+def never_acts(rule: LifecycleRule) -> bool:
+    """A count rule that selects one image at most keeps it: countNumber is at least 1."""
+    return rule.is_count_rule and selects_one_image_at_most(rule.selection)
+
+
+def removes(action: str | None) -> str:
+    return "archive" if action == "TRANSITION" else "expire"
+
+
+def plan_keep_reasons(decision: Decision) -> tuple[str, ...]:
+    return tuple(reason.kind for reason in decision.reasons if reason.kind in PROTECTIVE_KINDS)
+
+
+def rule_limit(rule: LifecycleRule) -> str:
+    number = rule.selection.count_number
+    if rule.is_count_rule:
+        return f"count of {number} (newer images selected by it)"
+    return f"limit of {number} days since the image was {AGE_WORD[rule.selection.count_type]}"
+
+
+class DoctorContext:
+    """One policy's evaluation against one repository, with the in-use index and the pipeline's plan."""
+
+    def __init__(
+        self,
+        policy: LifecyclePolicy,
+        evaluation: LifecycleEvaluation,
+        *,
+        repository_name: str | None,
+        in_use: InUseIndex,
+        plan: RepositoryPlan | None,
+        manifests: Mapping[str, Mapping[str, Any]],
+    ) -> None:
+        self.policy = policy
+        self.evaluation = evaluation
+        self.repository_name = repository_name
+        self.in_use = in_use
+        self.plan = plan
+        self.manifests = manifests
+        self.by_digest = {image.image_digest: image for image in evaluation.images}
+        self.decisions = {decision.image_digest: decision for decision in plan.images} if plan else {}
+
+    def usages(self, image: ImageDetail) -> list[Workload]:
+        if self.repository_name is not None:
+            return self.in_use.usages(self.repository_name, image)
+        return list(self.in_use.by_digest.get(image.image_digest, ()))
+
+    def must_stay(self, image: ImageDetail) -> bool:
+        """In use, carrying a mutable tag, or kept by the rules file (or the in-use guard) in the plan."""
+        if self.usages(image) or any(is_mutable_tag(tag) for tag in image.image_tags):
+            return True
+        decision = self.decisions.get(image.image_digest)
+        return decision is not None and decision.action == "keep" and bool(plan_keep_reasons(decision))
+
+    def endangered_without(self, rule: LifecycleRule) -> list[ImageDetail]:
+        """Images that must stay and that removing `rule` would endanger. A rule's selection protects what
+        it does not act on; without the rule, lower rules may act on those images, and on every image that
+        goes with one of them (a referrer with its subject). Every other fix only adds protection."""
+        rest = [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in self.policy.rules if r != rule]
+        if not rest:
+            return []
+        without = evaluate(
+            LifecyclePolicy.model_validate({"rules": rest}), self.evaluation.images, self.evaluation.now, self.manifests
+        )
+        this_rule = self.evaluation.rule(rule.rule_priority)
+        acted = {image.image_digest for image in this_rule.acted}
+        handed_over = {
+            image.image_digest
+            for image in this_rule.selected
+            if image.image_digest not in acted and image.image_digest in without.verdicts
+        }
+        endangered = []
+        for image in self.evaluation.images:
+            if not self.must_stay(image):
+                continue
+            current: ImageDetail | None = image
+            seen: set[str] = set()
+            while current is not None and current.image_digest not in seen:
+                if current.image_digest in handed_over:
+                    endangered.append(image)
+                    break
+                seen.add(current.image_digest)
+                subject = current.subject_manifest_digest
+                current = self.by_digest.get(subject) if subject is not None else None
+        return endangered
+
+    def removed_by_rules(self, image: ImageDetail) -> list[ImageDetail]:
+        """Every image a rule acts on that takes `image` with it: the image itself when a rule acts on it,
+        and each subject it goes with (a referrer goes with its subject, transitively) that a rule acts on."""
+        removed: list[ImageDetail] = []
+        seen: set[str] = set()
+        current: ImageDetail | None = image
+        while current is not None and current.image_digest not in seen:
+            seen.add(current.image_digest)
+            if current.image_digest in self.evaluation.verdicts:
+                removed.append(current)
+            subject = current.subject_manifest_digest
+            gone = subject is not None and self.evaluation.action_of(subject) is not None
+            current = self.by_digest.get(subject) if gone and subject is not None else None
+        return removed
+
+    def protection(self, image: ImageDetail, own_tags: Sequence[str], *, always: bool = False) -> KeepTags | str:
+        """The keep-1 rules that stop every removal of `image`, or why no native rule can.
+
+        `own_tags` pin the image itself, when a rule acts on it (or `always`); each subject it would go with
+        is pinned by a build tag. A keep rule sees only standard (ACTIVE) images, and only tagged ones.
+        """
+        removed = self.removed_by_rules(image)
+        pinned = [image] if always or any(member is image for member in removed) else []
+        pinned += [member for member in removed if member is not image]
+        tags: list[str] = []
+        for member in pinned:
+            member_tags = list(own_tags) if member is image else [protective_tag(member)] if member.image_tags else []
+            if not member_tags:
+                return UNTAGGED_FIX
+            if storage_class_of(member) != "standard":
+                return ARCHIVED_FIX
+            tags.extend(member_tags)
+        return KeepTags(tags=tuple(dict.fromkeys(tags)))
+
+    def priority_for(self, image: ImageDetail) -> int | None:
+        digest = image.image_digest
+        while digest in self.evaluation.cascaded:
+            digest = self.evaluation.cascaded[digest]
+        verdict = self.evaluation.verdicts.get(digest)
+        return verdict.rule.rule_priority if verdict else None
+
+    def rule_for(self, image: ImageDetail) -> str:
+        priority = self.priority_for(image)
+        if image.image_digest in self.evaluation.cascaded:
+            return f"rule {priority} (through the referrer's subject)"
+        return f"rule {priority}"
+
+    def shadowed(self, rule: LifecycleRule) -> bool:
+        higher = (r for r in self.policy.ordered_rules if r.rule_priority < rule.rule_priority)
+        return any(selection_includes(h.selection, rule.selection) for h in higher)

@@ -1,0 +1,146 @@
+"""One fixed policy per repository: every policy edit of the findings applied together, and checked
+again until nothing is left that a policy edit fixes."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.lifecycle import LifecyclePolicy, LifecycleRule, parse_policy
+
+_OWN_IMAGES = re.compile(r"keep (\d+) of its own images, plus one slot per image a higher rule keeps")
+
+
+def own_images_marker(count: int) -> str:
+    return f"keep {count} of its own images, plus one slot per image a higher rule keeps"
+
+
+def intended_own_images(rule: LifecycleRule) -> int:
+    """How many images of its own a count rule is meant to keep: what a fixed policy wrote in the rule's
+    description when it raised countNumber for images the rule ranks but cannot act on, else countNumber."""
+    found = _OWN_IMAGES.search(rule.description or "")
+    return int(found.group(1)) if found else rule.selection.count_number
+
+
+def keep_one_rule(priority: int, tag: str) -> dict[str, Any]:
+    """Seed 002's fix: a rule that selects the one image carrying `tag` and keeps it (count 1)."""
+    return {
+        "rulePriority": priority,
+        "description": f"keep the image tagged {tag}",
+        "selection": {
+            "tagStatus": "tagged",
+            "tagPatternList": [tag],
+            "countType": "imageCountMoreThan",
+            "countNumber": 1,
+        },
+        "action": {"type": "expire"},
+    }
+
+
+# Each round applies what the previous round's findings ask for; edits only add keep rules, remove rules
+# and raise counts, so rounds are few (two or three in practice) and the limit is never the answer.
+MAX_FIX_ROUNDS = 20
+
+
+@dataclass
+class PolicyFixes:
+    """Every edit asked for so far, keyed by the original policy's rule priorities."""
+
+    keep_tags: set[str] = field(default_factory=set)
+    removed: set[int] = field(default_factory=set)
+    counts: dict[int, int] = field(default_factory=dict)
+    own_images: dict[int, int] = field(default_factory=dict)
+
+    def add(self, edit: KeepTags | RemoveRule | RaiseCount, original_priority: Mapping[int, int]) -> bool:
+        """Record one edit made against the fixed policy whose priorities map back through
+        `original_priority`; True when it changes anything."""
+        if isinstance(edit, KeepTags):
+            new = set(edit.tags) - self.keep_tags
+            self.keep_tags |= new
+            return bool(new)
+        if edit.rule_priority not in original_priority:  # one of our keep rules: never edited
+            return False
+        priority = original_priority[edit.rule_priority]
+        if isinstance(edit, RemoveRule):
+            changed = priority not in self.removed
+            self.removed.add(priority)
+            return changed
+        changed = edit.count_number > self.counts.get(priority, 0)
+        self.counts[priority] = max(self.counts.get(priority, 0), edit.count_number)
+        if edit.own_images is not None and priority not in self.own_images:
+            self.own_images[priority] = edit.own_images
+            changed = True
+        return changed
+
+    def apply(self, policy: LifecyclePolicy) -> tuple[dict[str, Any] | None, dict[int, int]]:
+        """The policy with every edit, and the map from its priorities to the original ones; None for the
+        policy when every rule is removed."""
+        tags = sorted(self.keep_tags)
+        rules = [keep_one_rule(index + 1, tag) for index, tag in enumerate(tags)]
+        original_priority: dict[int, int] = {}
+        for rule in policy.ordered_rules:
+            if rule.rule_priority in self.removed:
+                continue
+            data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
+            data["rulePriority"] = rule.rule_priority + len(tags)
+            original_priority[data["rulePriority"]] = rule.rule_priority
+            if rule.rule_priority in self.counts:
+                data["selection"]["countNumber"] = max(rule.selection.count_number, self.counts[rule.rule_priority])
+            if rule.rule_priority in self.own_images:
+                data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
+            rules.append(data)
+        return ({"rules": rules} if rules else None), original_priority
+
+
+def _with_marker(description: str | None, own_images: int) -> str:
+    marker = own_images_marker(own_images)
+    if description and _OWN_IMAGES.search(description):
+        return _OWN_IMAGES.sub(marker, description)
+    return f"{description}; {marker}" if description else marker
+
+
+@dataclass(frozen=True)
+class MergedFix:
+    policy: dict[str, Any] | None = None
+    problem: str | None = None
+    findings: tuple[Finding, ...] = ()  # what the doctor finds in `policy`: nothing a policy edit fixes
+
+
+def merge_fixes(
+    policy: LifecyclePolicy, findings: Sequence[Finding], find: Callable[[LifecyclePolicy], list[Finding]]
+) -> MergedFix:
+    """Apply every policy edit together, check the result, and repeat with what that check still asks
+    for, until the doctor finds nothing left that a policy edit fixes.
+
+    One edit can call for another: a keep rule makes a lower count rule rank one more image it cannot act
+    on, or shadows a rule that selects the same tag. Edits only add keep rules, remove rules and raise
+    counts, so the rounds end.
+    """
+    fixes = PolicyFixes()
+    original_priority = {rule.rule_priority: rule.rule_priority for rule in policy.rules}
+    fixed: dict[str, Any] | None = None
+    for _ in range(MAX_FIX_ROUNDS):
+        edits = [finding.policy_edit for finding in findings if finding.policy_edit is not None]
+        if not edits:
+            return MergedFix(policy=fixed, findings=tuple(findings)) if fixed is not None else MergedFix()
+        changes = [fixes.add(edit, original_priority) for edit in edits]
+        if not any(changes):
+            codes = ", ".join(sorted({finding.code for finding in findings if finding.policy_edit is not None}))
+            return MergedFix(problem=f"the policy edits, applied together, still leave {codes}")
+        fixed, original_priority = fixes.apply(policy)
+        if fixed is None:
+            return MergedFix(
+                problem="every rule is removed: delete the lifecycle policy (aws ecr delete-lifecycle-policy) "
+                "and let ecr-retention prune this repository"
+            )
+        try:
+            candidate = parse_policy(json.dumps(fixed, indent=2), "the fixed policy")
+        except InputError as error:  # for example more than 50 rules
+            return MergedFix(problem=f"no policy that ECR accepts holds every fix: {error}")
+        findings = find(candidate)
+    return MergedFix(problem=f"the policy edits did not settle in {MAX_FIX_ROUNDS} rounds")

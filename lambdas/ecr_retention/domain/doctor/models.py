@@ -1,0 +1,121 @@
+"""What the doctor reports: findings, the policy edit that fixes each, and one repository's diagnosis."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from ecr_retention.domain.inventory import Workload
+
+Severity = Literal["error", "warning", "info"]
+FindingCode = Literal[
+    "policy-invalid",
+    "expires-in-use",
+    "expires-kept-image",
+    "mutable-tag-expires",
+    "mutable-tag-at-risk",
+    "rule-shadowed",
+    "count-reduced",
+    "untagged-rule-multi-arch",
+    "differs-from-plan",
+    "plan-not-compared",
+]
+SEVERITY_ORDER: tuple[Severity, ...] = ("error", "warning", "info")
+
+
+class DoctorModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class KeepTags(DoctorModel):
+    """Add a keep-1 rule per tag ahead of every rule: the image carrying the tag is selected first by a rule
+    that never acts on it, and a lower rule cannot act on an image that a higher rule selects."""
+
+    kind: Literal["keep-tags"] = "keep-tags"
+    tags: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "a keep-1 rule ahead of every rule for " + ", ".join(f"tag {tag}" for tag in self.tags)
+
+
+class RemoveRule(DoctorModel):
+    kind: Literal["remove-rule"] = "remove-rule"
+    rule_priority: int
+
+    def __str__(self) -> str:
+        return f"rule {self.rule_priority} removed"
+
+
+class RaiseCount(DoctorModel):
+    """Raise a count rule's countNumber. `own_images` is set when the raise makes room for images that the
+    rule ranks but can never act on: the fixed policy then records, in the rule's description, how many
+    images of its own the rule is meant to keep, so that the added slots are not read as its own."""
+
+    kind: Literal["raise-count"] = "raise-count"
+    rule_priority: int
+    count_number: int
+    own_images: int | None = None
+
+    def __str__(self) -> str:
+        own = f", keeping {self.own_images} of its own images" if self.own_images is not None else ""
+        return f"rule {self.rule_priority} with countNumber {self.count_number} or more{own}"
+
+
+PolicyEdit = Annotated[KeepTags | RemoveRule | RaiseCount, Field(discriminator="kind")]
+
+
+class Finding(DoctorModel):
+    severity: Severity
+    code: FindingCode
+    message: str
+    fix: str
+    rule_priority: int | None = None
+    image_digest: str | None = None
+    image_tags: tuple[str, ...] = ()
+    in_use_by: tuple[Workload, ...] = ()
+    policy_edit: PolicyEdit | None = None  # the change to the policy that fixes it; all are merged per repository
+
+
+class RepositoryDiagnosis(DoctorModel):
+    repository_name: str | None = None
+    findings: tuple[Finding, ...]
+    in_use_checked: bool = True  # False: no in-use manifest was given, so no image was checked against one
+    # Every policy edit of the findings applied together, re-checked until the doctor finds nothing left
+    # that a policy edit fixes. None when no finding has an edit, or when `fixed_policy_problem` says why not.
+    fixed_policy: dict[str, Any] | None = None
+    fixed_policy_problem: str | None = None
+    # What the doctor still finds with the fixed policy: findings that no policy edit can fix.
+    fixed_policy_findings: tuple[Finding, ...] = ()
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for finding in self.findings if finding.severity == severity)
+
+    @property
+    def has_errors(self) -> bool:
+        return self.count("error") > 0
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        if self.in_use_checked:
+            return ()
+        return (IN_USE_SKIPPED,)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for finding in (*data["findings"], *data["fixedPolicyFindings"]):
+            for key in ("imageTags", "inUseBy"):
+                if not finding[key]:
+                    del finding[key]
+        if not data["fixedPolicyFindings"]:
+            del data["fixedPolicyFindings"]
+        data["notes"] = list(self.notes)
+        data["summary"] = {severity + "s": self.count(severity) for severity in SEVERITY_ORDER}
+        return data
+
+
+IN_USE_SKIPPED = (
+    "in-use check skipped: no in-use manifest was given, so the doctor cannot tell whether the policy "
+    "would remove an image that runs in a cluster (pass --manifests DIR)"
+)
