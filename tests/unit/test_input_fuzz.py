@@ -5,6 +5,7 @@ than it says without being reported."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from ecr_retention.cli import main
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import read_inventory
-from ecr_retention.domain.registry import Snapshot
 
 FUZZ = settings(
     max_examples=300,
@@ -55,6 +55,15 @@ VALID = {
 }
 
 
+def refusal(action: Callable[[], object]) -> str | None:
+    """The InputError's message when the action refuses its input, else None."""
+    try:
+        action()
+    except InputError as error:
+        return str(error)
+    return None
+
+
 def mutated(base: dict[str, Any], path: list[str], value: Any) -> dict[str, Any]:
     """The valid rules file with one value replaced deep inside it."""
     document = json.loads(json.dumps(base))
@@ -70,11 +79,8 @@ def mutated(base: dict[str, Any], path: list[str], value: Any) -> dict[str, Any]
 @given(document=VALUES)
 def test_any_yaml_document_is_a_rules_file_or_one_line(document: Any) -> None:
     text = yaml.safe_dump(document, allow_unicode=True)
-    try:
-        parse_config(text, "fuzz.yaml")
-    except InputError as error:
-        assert "\n" not in str(error)
-        assert str(error).startswith("fuzz.yaml")
+    message = refusal(lambda: parse_config(text, "fuzz.yaml"))
+    assert message is None or ("\n" not in message and message.startswith("fuzz.yaml"))
 
 
 @FUZZ
@@ -83,10 +89,8 @@ def test_any_yaml_document_is_a_rules_file_or_one_line(document: Any) -> None:
     value=VALUES,
 )
 def test_a_valid_rules_file_with_one_hostile_value_is_valid_or_one_line(path: list[str], value: Any) -> None:
-    try:
-        parse_config(yaml.safe_dump(mutated(VALID, path, value)), "fuzz.yaml")
-    except InputError as error:
-        assert "\n" not in str(error)
+    message = refusal(lambda: parse_config(yaml.safe_dump(mutated(VALID, path, value)), "fuzz.yaml"))
+    assert message is None or "\n" not in message
 
 
 @FUZZ
@@ -189,9 +193,5 @@ def test_any_snapshot_document_validates_or_fails_with_one_line(tmp_path: Path, 
 
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(document, allow_nan=True))
-    try:
-        snapshot = load_snapshot(path)
-    except InputError as error:
-        assert "\n" not in str(error)
-    else:
-        assert isinstance(snapshot, Snapshot)
+    message = refusal(lambda: load_snapshot(path))
+    assert message is None or "\n" not in message
