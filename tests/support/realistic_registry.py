@@ -12,7 +12,7 @@ governs them, and the in-use manifests of two clusters.
 - `platform/runtime`: three multi-arch indexes (a Docker manifest list, an OCI index with a BuildKit attestation,
   an OCI index sharing its amd64 child with the previous one), each with a cosign signature.
 - `release/payments`: IMMUTABLE, two releases running in prod (the tagger's target); nothing is old enough to go.
-- `team-data/etl-jobs`: 1,150 hourly builds (more than one DescribeImages page), every second one tagged.
+- `team-data/etl-jobs`: 1,050 hourly builds (more than one DescribeImages page), every second one tagged.
 - `team-data/new-service`: empty. `sandbox/scratch`: no policy matches it, so it is never touched.
 
 Every image has a label (`"app v1.0.5"`) so that tests assert on what a person would name. Ages are relative to
@@ -42,7 +42,7 @@ HOUR = timedelta(hours=1)
 MINUTE = timedelta(minutes=1)
 
 BULK_REPOSITORY = "team-data/etl-jobs"
-BULK_IMAGES = 1_150
+BULK_IMAGES = 1_050
 UNMANAGED_REPOSITORY = "sandbox/scratch"
 EMPTY_REPOSITORY = "team-data/new-service"
 
