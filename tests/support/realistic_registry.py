@@ -300,8 +300,10 @@ def in_use_manifests(
     """`in-use/prod.json` and `in-use/dev.json` as the exporter writes them (key -> body)."""
     payments = {version: seeded.digest(f"payments {version}") for version in ("v3.1.0", "v3.2.0")}
     prod = [
-        in_use_entry(f"{HOST}/app:v1.0.5", "shop", "Deployment/app"),  # a tag reference, resolved at plan time
+        # a rollout under way: the old and the new release of app, both resolved by the exporter
+        in_use_entry(f"{HOST}/app:v1.0.5", "shop", "Deployment/app", digest=seeded.digest("app v1.0.5")),
         in_use_entry(f"{HOST}/app:v1.0.11", "shop", "Deployment/app", digest=seeded.digest("app v1.0.11")),
+        # a tag reference without a digest (a template): protects what the tag names at plan time
         in_use_entry(f"{HOST}/platform/runtime:3.0.0", "shop", "Deployment/worker"),
         in_use_entry(f"{HOST}/release/payments:v3.2.0", "payments", "Deployment/payments", digest=payments["v3.2.0"]),
         # a canary still on the previous release, pinned by digest

@@ -99,7 +99,7 @@ def test_nothing_in_use_young_kept_by_a_rule_or_referenced_is_removed(pipeline: 
 
     after = pipeline.state()
     protected = {
-        # running: by tag in prod, by digest in dev, a preview environment, the image-swapper cache, a canary
+        # running: in prod, by digest in dev, a preview by tag, the image-swapper cache, a canary, a template by tag
         "in-use": ["app v1.0.5", "app v1.0.2", "app pr-104", "nginx 1.14.2", "payments v3.1.0", "runtime 3.0.0"],
         "min-age": ["app untagged young"],
         "keep-rule": ["app dev", "app v1.0.11", "nginx 1.21", "backend v2.0", "backend v2.4"],
