@@ -16,11 +16,10 @@ from moto import mock_aws
 from ecr_retention.aws.clients import MAX_ATTEMPTS
 from ecr_retention.domain.report import RepositoryReport, RunReport
 from ecr_retention.services.run import run_pipeline
+from support.expectations import State, assert_registry_is, candidates, expected_after, planned, without_archive_time
 from support.moto_ecr import EcrFidelity, MotoEcr
 from support.pipeline_harness import Pipeline, build_pipeline, run_cli, write_rules
 from support.realistic_registry import BUCKET, BULK_REPOSITORY
-
-from .expected import State, assert_registry_is, candidates, expected_after, planned, without_archive_time
 
 
 def comparable(state: State) -> State:
