@@ -197,7 +197,7 @@ def test_ecr_retention_run_against_moto_server_deletes_exactly_what_the_plan_say
     body = message["Message"]
     assert body.startswith(f"Run {report['runId']} (cli), ")
     assert "Deletion run: the lists show what was deleted." in body
-    assert "  app: ok, 28 images, kept 13, deleted 10, archived 5, 315.0 MiB" in body
+    assert "  app: ok, 29 images, kept 13, deleted 10, archived 6, 315.0 MiB" in body
     assert body.endswith(f"Full report: {report['reportKey']}\n")
 
     print("\n===== SNS message (real run) =====")

@@ -4,13 +4,14 @@ governs them, and the in-use manifests of two clusters.
 
 - `app`: weekly releases `v1.0.0`..`v1.0.11` (`latest` on the newest), a `dev` image, old and young untagged
   builds, pull-request builds `pr-101`..`pr-108` under an archive rule (plus `pr-100`, archived already), cosign
-  signatures on the newest release (kept) and the oldest (deleted with it), and a native lifecycle policy (the
-  seed-002 incident policy) for the doctor.
+  signatures on the newest release (kept), the oldest (deleted with it) and `pr-101` (archived with it), and a
+  native lifecycle policy (the seed-002 incident policy) for the doctor.
 - `docker.io/library/nginx`: an image-swapper cache repository with pull times; `1.14.2` still runs in dev.
 - `frontend` and `backend`: the same release tags; `backend` keeps what `frontend` still has
   (`tag_in_repositories`), and has hotfix tags of its own.
 - `platform/runtime`: three multi-arch indexes (a Docker manifest list, an OCI index with a BuildKit attestation,
-  an OCI index sharing its amd64 child with the previous one), each with a cosign signature.
+  an OCI index sharing its amd64 child with the previous one), each with a cosign signature; the oldest and the
+  newest with an SPDX SBOM attached as an OCI 1.1 referrer.
 - `release/payments`: IMMUTABLE, two releases running in prod (the tagger's target); nothing is old enough to go.
 - `team-data/etl-jobs`: 1,050 hourly builds (more than one DescribeImages page), every second one tagged.
 - `team-data/new-service`: empty. `sandbox/scratch`: no policy matches it, so it is never touched.
@@ -200,6 +201,8 @@ def _seed_app(ecr: MotoEcr, seeded: SeededRegistry) -> None:
         pushed = now - ((12 - minor) * 7 + 1) * DAY + 5 * MINUTE
         signature = ecr.push_signature(repo, seeded.images[f"app v1.0.{minor}"], pushed_at=pushed)
         seeded.add(f"app v1.0.{minor} signature", signature)
+    signature = ecr.push_signature(repo, seeded.images["app pr-101"], pushed_at=now - 40 * DAY + 5 * MINUTE)
+    seeded.add("app pr-101 signature", signature)  # archived with its subject
 
 
 def _seed_nginx(ecr: MotoEcr, seeded: SeededRegistry) -> None:
@@ -262,6 +265,9 @@ def _seed_platform(ecr: MotoEcr, seeded: SeededRegistry) -> None:
     for version, days in (("2.0.0", 100), ("2.1.0", 60), ("3.0.0", 10)):
         signature = ecr.push_signature(repo, seeded.indexes[f"runtime {version}"], pushed_at=now - days * DAY + HOUR)
         seeded.add(f"runtime {version} signature", signature)
+    for version, days in (("2.0.0", 100), ("3.0.0", 10)):  # OCI 1.1 referrers: ECR reports subjectManifestDigest
+        sbom = ecr.push_referrer(repo, seeded.indexes[f"runtime {version}"], pushed_at=now - days * DAY + HOUR)
+        seeded.add(f"runtime {version} sbom", sbom)
 
 
 def _seed_release(ecr: MotoEcr, seeded: SeededRegistry) -> None:

@@ -201,7 +201,7 @@ def test_a_snapshot_file_plans_exactly_as_the_services_snapshot_and_progress_goe
         "snapshot: 10/29 repositories (team-web/service-01)",
         "snapshot: 20/29 repositories (team-web/service-11)",
         "snapshot: 29/29 repositories (team-web/service-20)",
-        f"snapshot: 29 repositories, 1126 images -> {out}",
+        f"snapshot: 29 repositories, 1129 images -> {out}",
     ]
     services = snapshot_registry(EcrRegistry(pipeline.ecr, ACCOUNT, REGION), MemoryManifestCache())
     assert Snapshot.model_validate_json(out.read_text()) == services

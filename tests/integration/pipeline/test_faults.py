@@ -101,17 +101,18 @@ def test_a_throttling_storm_on_batch_delete_image_fails_the_rest_and_claims_noth
     # app: the first wave went (and its archives, another operation); the signature of v1.0.0 did not.
     assert codes("app") == {"app v1.0.0 signature": "ThrottlingException"}
     assert len(by_name["app"].deleted) == 9
-    assert len(by_name["app"].archived) == 5
+    assert len(by_name["app"].archived) == 6
     for name in ("backend", "docker.io/library/nginx", "frontend"):
         assert set(codes(name).values()) == {"ThrottlingException"}, name
         assert by_name[name].deleted == ()
-    # platform/runtime: the indexes were refused, so their children and signatures were never sent.
+    # platform/runtime: the indexes were refused, so their children, signatures and SBOM were never sent.
     assert codes("platform/runtime") == {
         "runtime 2.0.0": "ThrottlingException",
         "runtime 2.1.0": "ThrottlingException",
         "runtime 2.0.0 amd64": "ParentNotRemoved",
         "runtime 2.0.0 arm64": "ParentNotRemoved",
         "runtime 2.0.0 signature": "ParentNotRemoved",
+        "runtime 2.0.0 sbom": "ParentNotRemoved",
         "runtime 2.1.0 arm64": "ParentNotRemoved",
         "runtime 2.1.0 attestation": "ParentNotRemoved",
         "runtime 2.1.0 signature": "ParentNotRemoved",

@@ -72,15 +72,15 @@ def test_a_run_changes_the_registry_exactly_as_planned(pipeline: Pipeline) -> No
 
     removals = candidates(plan)
     assert all(removals[name] for name in managed(plan) if name not in ("release/payments", EMPTY_REPOSITORY))
-    assert sum(len(r) for r in removals.values()) == 749  # 744 deletions, 5 archives: far from a vacuous check
+    assert sum(len(r) for r in removals.values()) == 751  # 745 deletions, 6 archives: far from a vacuous check
     assert_registry_is(pipeline.state(), expected_after(before, plan), archived=planned(plan, "archive"))
     assert report.outcome == "ok"
     assert_report_follows_plan(report, plan)
-    assert report.totals.deleted == 744
-    assert report.totals.archived == 5
+    assert report.totals.deleted == 745
+    assert report.totals.archived == 6
     assert pipeline.report(report.report_key or "") == report.to_json_dict()
     [message] = pipeline.messages()
-    assert message["Subject"] == "ecr-retention run ok: deleted 744 images (14.2 GiB) in 8 repositories"
+    assert message["Subject"] == "ecr-retention run ok: deleted 745 images (14.2 GiB) in 8 repositories"
     assert {name: value["Value"] for name, value in message["MessageAttributes"].items()} == {
         "dry_run": "false",
         "outcome": "ok",
@@ -104,11 +104,11 @@ def test_nothing_in_use_young_kept_by_a_rule_or_referenced_is_removed(pipeline: 
         "keep-rule": ["app dev", "app v1.0.11", "nginx 1.21", "backend v2.0", "backend v2.4"],
         # the amd64 child listed by a kept index and by a deleted one; the kept index's own child
         "index-child": ["runtime shared amd64", "runtime 3.0.0 arm64"],
-        "referrer": ["app v1.0.11 signature", "runtime 3.0.0 signature"],
+        "referrer": ["app v1.0.11 signature", "runtime 3.0.0 signature", "runtime 3.0.0 sbom"],
     }
     # Each of these a delete or archive rule marks: only the guard or keep rule saved it.
     marked = {"app v1.0.5", "app v1.0.2", "app pr-104", "nginx 1.14.2", "app dev", "backend v2.0", "backend v2.4"}
-    marked |= {"runtime shared amd64", "runtime 3.0.0 arm64"}
+    marked |= {"runtime shared amd64", "runtime 3.0.0 arm64", "runtime 3.0.0 sbom"}
     for kind, labels in protected.items():
         for label in labels:
             planned_for = decision(plan, pipeline, label)
@@ -125,9 +125,12 @@ def test_nothing_in_use_young_kept_by_a_rule_or_referenced_is_removed(pipeline: 
         "runtime 2.1.0 arm64",
         "runtime 2.1.0 attestation",
         "runtime 2.0.0 signature",
+        "runtime 2.0.0 sbom",
         "app v1.0.0 signature",
     ):
         assert pipeline.seeded.digest(label) not in after[pipeline.seeded.repository_of(label)], label
+    for label in ("app pr-101", "app pr-101 signature"):  # a signature goes to the archive with its subject
+        assert after["app"][pipeline.seeded.digest(label)]["imageStatus"] == "ARCHIVED", label
     # An archived image is not archived again; a repository no policy matches is never read or changed.
     assert after["app"][pipeline.seeded.digest("app pr-100")] == before["app"][pipeline.seeded.digest("app pr-100")]
     assert pipeline.seeded.digest("app pr-100") not in {
@@ -229,7 +232,7 @@ def test_dry_run_by_the_rules_file_changes_nothing_in_ecr_and_reports_what_would
     assert report.dry_run
     assert_report_follows_plan(report, plan)
     [message] = pipeline.messages()
-    assert message["Subject"].startswith("ecr-retention dry run ok: would delete 744 images")
+    assert message["Subject"].startswith("ecr-retention dry run ok: would delete 745 images")
     assert message["MessageAttributes"]["dry_run"]["Value"] == "true"
 
 
