@@ -305,6 +305,7 @@ def in_use_manifests(
 ) -> dict[str, bytes]:
     """`in-use/prod.json` and `in-use/dev.json` as the exporter writes them (key -> body)."""
     payments = {version: seeded.digest(f"payments {version}") for version in ("v3.1.0", "v3.2.0")}
+    v109 = seeded.digest("app v1.0.9")
     prod = [
         # a rollout under way: the old and the new release of app, both resolved by the exporter
         in_use_entry(f"{HOST}/app:v1.0.5", "shop", "Deployment/app", digest=seeded.digest("app v1.0.5")),
@@ -314,7 +315,11 @@ def in_use_manifests(
         in_use_entry(f"{HOST}/release/payments:v3.2.0", "payments", "Deployment/payments", digest=payments["v3.2.0"]),
         # a canary still on the previous release, pinned by digest
         in_use_entry(f"{HOST}/release/payments@{payments['v3.1.0']}", "payments", "Deployment/payments-canary"),
-        in_use_entry("docker.io/library/redis:7.2", "shop", "StatefulSet/redis"),  # another registry: ignored
+        in_use_entry("docker.io/library/redis:7.2", "shop", "StatefulSet/redis"),  # another registry
+        # The same image content pulled from another account's and another region's registry: the tagger must
+        # not touch this registry's copy (a digest names content, not where it was pulled from).
+        in_use_entry(f"210987654321.dkr.ecr.{REGION}.amazonaws.com/app@{v109}", "mirror", "Deployment/app-mirror"),
+        in_use_entry(f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/app@{v109}", "dr", "Deployment/app-dr"),
     ]
     dev = [
         in_use_entry(f"{HOST}/app@{seeded.digest('app v1.0.2')}", "qa", "Deployment/app-regression"),
