@@ -36,6 +36,10 @@ logger = logging.getLogger(__name__)
 GLOB_CHARACTERS = frozenset("*?[")
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
 DEFAULT_LEASE_SECONDS = 15 * 60
+# No removal call starts with less time than this left: one BatchDeleteImage with all its retries takes
+# at most about 70 s (aws/clients.py), and the worker must still store its report.
+DEADLINE_MARGIN_SECONDS = 90.0
+REMOVAL_BATCH = 100  # BatchDeleteImage's limit; the deadline is checked between batches
 
 
 def utc_now() -> datetime:
@@ -50,6 +54,9 @@ class Evaluation:
     config: RetentionConfig
     inventory: Inventory
     dry_run: bool  # the rules file's dry_run, or forced by the caller; never weaker than the file
+    # Every repository of the registry, when the caller has listed them already (the CLI run): spares a
+    # DescribeRepositories per repository whose policy names tag_in_repositories with a glob.
+    repository_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
@@ -75,7 +82,10 @@ def evaluate_repository(
     leases: LeaseStore | None = None,
     clock: Callable[[], datetime] = utc_now,
     lease_seconds: int = DEFAULT_LEASE_SECONDS,
+    seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
+    """`seconds_left` (a Lambda's remaining time): no removal starts when less than DEADLINE_MARGIN_SECONDS
+    remain; what was not attempted is reported failed (DeadlineReached) and the next run takes it up."""
     if leases is not None and not leases.acquire(repository, evaluation.run_id, lease_seconds):
         return RepositoryReport(
             repository_name=repository,
@@ -83,7 +93,7 @@ def evaluate_repository(
             error="another evaluation holds this repository's lease; it is evaluated by that run",
         )
     try:
-        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock)
+        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock, seconds_left=seconds_left)
     except RepositoryGone:
         return RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
     except Exception as error:  # one repository's failure must not stop a sweep; it is reported, not hidden
@@ -101,12 +111,13 @@ def _evaluate(
     registry: Registry,
     cache: ManifestCache,
     clock: Callable[[], datetime],
+    seconds_left: Callable[[], float] | None,
 ) -> RepositoryReport:
     config = evaluation.config
     if first_matching_policy(config.policies, repository) is None:
         return RepositoryReport(repository_name=repository, outcome="unmanaged")
     snapshot = snapshot_repository(registry, repository, cache)
-    tags = referenced_tags(registry, config, repository)
+    tags = referenced_tags(registry, config, repository, evaluation.repository_names)
     now = clock()
     run = build_run_context(
         config,
@@ -156,11 +167,13 @@ def _evaluate(
                 archived=[d.image_digest for d in candidates if d.action == "archive"],
             ),
         )
-    execution = execute(registry, snapshot, plan, candidates)
+    execution = execute(registry, snapshot, plan, candidates, seconds_left=seconds_left)
     return with_actions(base, candidates, execution)
 
 
-def referenced_tags(registry: Registry, config: RetentionConfig, repository: str) -> dict[str, frozenset[str]]:
+def referenced_tags(
+    registry: Registry, config: RetentionConfig, repository: str, all_names: Sequence[str] | None = None
+) -> dict[str, frozenset[str]]:
     """The tags of the other repositories that the policy's tag_in_repositories name. A name that does not
     exist stays out of the mapping, which the planner reads as "unknown" (keep rules keep, deletes select none)."""
     patterns = tag_sources(config, repository)
@@ -169,7 +182,8 @@ def referenced_tags(registry: Registry, config: RetentionConfig, repository: str
     if all(GLOB_CHARACTERS.isdisjoint(pattern) for pattern in patterns):
         names = sorted(set(patterns))
     else:
-        names = [name for name in registry.repository_names() if matches_any(name, patterns)]
+        listed = registry.repository_names() if all_names is None else all_names
+        names = [name for name in listed if matches_any(name, patterns)]
     tags = {}
     for name in names:
         if name == repository:
@@ -214,7 +228,12 @@ def recheck(registry: Registry, repository: str, candidates: Sequence[Decision])
 
 
 def execute(
-    registry: Registry, snapshot: RepositorySnapshot, plan: RepositoryPlan, candidates: Sequence[Decision]
+    registry: Registry,
+    snapshot: RepositorySnapshot,
+    plan: RepositoryPlan,
+    candidates: Sequence[Decision],
+    *,
+    seconds_left: Callable[[], float] | None = None,
 ) -> Execution:
     """Delete or archive in waves: indexes before their children and subjects before their referrers, so
     that nothing a kept image needs is removed when its parent's removal was cancelled or failed."""
@@ -243,8 +262,18 @@ def execute(
             for digest in later:  # only cycles left; a real registry has none, and keeping is the safe answer
                 execution.failed[digest] = ("DependencyCycle", "manifest references form a cycle; kept")
             break
-        apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "delete"], execution, "delete")
-        apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "archive"], execution, "archive")
+        for action in ("delete", "archive"):
+            chosen = [d for d in wave if by_digest[d].action == action]
+            for start in range(0, len(chosen), REMOVAL_BATCH):
+                batch = chosen[start : start + REMOVAL_BATCH]
+                if seconds_left is not None and seconds_left() < DEADLINE_MARGIN_SECONDS:
+                    for digest in batch:
+                        execution.failed[digest] = (
+                            "DeadlineReached",
+                            "not attempted: the evaluation ran out of time; the next run takes it up",
+                        )
+                    continue
+                apply_wave(registry, repository, batch, execution, action)
         remaining = later
     return execution
 

@@ -276,3 +276,52 @@ def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:
 
     assert report.outcome == "unmanaged"
     assert registry.calls == []
+
+
+BULK_RULES = """
+version: 1
+dry_run: false
+safety: {min_age: 1d, max_delete_fraction: 1, inventory_max_age: 6h, clusters: []}
+policies:
+  - repositories: ["app"]
+    rules:
+      - delete: {tags: ["v*"], older_than: 30d}
+"""
+
+
+def test_a_worker_near_its_deadline_stops_deleting_and_the_next_run_converges(registry: FakeRegistry) -> None:
+    digests = {
+        registry.add_image("app", tags=[f"v{n}"], pushed_at=NOW - timedelta(days=40 + n), seed=str(n))
+        for n in range(250)
+    }
+    evaluation = Evaluation(run_id="r1", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False)
+    budget = iter([600.0, 30.0, 30.0])  # time enough for the first batch of 100, then under the margin
+
+    first = evaluate_repository(
+        "app",
+        evaluation,
+        registry=registry,
+        cache=MemoryManifestCache(),
+        clock=lambda: NOW,
+        seconds_left=lambda: next(budget),
+    )
+
+    assert len(first.deleted) == 100
+    assert {e.error_code for e in first.failed} == {"DeadlineReached"}
+    assert len(first.failed) == 150
+    assert registry.count("delete_images") == 1
+    assert registry.digests("app") == digests - {e.image_digest for e in first.deleted}
+    assert first.outcome == "partial"
+
+    second = evaluate_repository(
+        "app",
+        Evaluation(run_id="r2", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False),
+        registry=registry,
+        cache=MemoryManifestCache(),
+        clock=lambda: NOW,
+        seconds_left=lambda: 600.0,
+    )
+
+    assert len(second.deleted) == 150
+    assert second.outcome == "ok"
+    assert registry.digests("app") == set()
