@@ -71,6 +71,9 @@ class Execution:
     archived: list[str] = field(default_factory=list)
     cancelled: dict[str, str] = field(default_factory=dict)  # digest -> why (tag-changed)
     failed: dict[str, tuple[str, str]] = field(default_factory=dict)  # digest -> (error code, detail)
+    # action -> (code, why), set when a call of that action failed after its retries (nothing further of it
+    # is attempted in this run), or for both actions when time ran out.
+    stopped: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def evaluate_repository(
@@ -267,13 +270,15 @@ def execute(
             for start in range(0, len(chosen), REMOVAL_BATCH):
                 batch = chosen[start : start + REMOVAL_BATCH]
                 if seconds_left is not None and seconds_left() < DEADLINE_MARGIN_SECONDS:
-                    for digest in batch:
-                        execution.failed[digest] = (
-                            "DeadlineReached",
-                            "not attempted: the evaluation ran out of time; the next run takes it up",
-                        )
-                    continue
-                apply_wave(registry, repository, batch, execution, action)
+                    out_of_time = (
+                        "DeadlineReached",
+                        "not attempted: the evaluation ran out of time; the next run takes it up",
+                    )
+                    execution.stopped.update(delete=out_of_time, archive=out_of_time)
+                if action in execution.stopped:
+                    execution.failed.update(dict.fromkeys(batch, execution.stopped[action]))
+                else:
+                    apply_wave(registry, repository, batch, execution, action)
         remaining = later
     return execution
 
@@ -291,6 +296,9 @@ def apply_wave(registry: Registry, repository: str, digests: list[str], executio
         execution.cancelled[digest] = "already gone when the registry was asked to remove it"
     for failure in outcome.failed:
         execution.failed[failure.image_digest] = (failure.code, failure.message)
+    if outcome.stopped and action not in execution.stopped:
+        code = next((f.code for f in outcome.failed if f.code != "NotAttempted"), "NotAttempted")
+        execution.stopped[action] = ("NotAttempted", f"not attempted: an earlier {action} call failed with {code}")
     answered = set(outcome.done) | set(outcome.already_gone) | {f.image_digest for f in outcome.failed}
     for digest in digests:  # an adapter that forgets an image must not make it look done
         if digest not in answered:
