@@ -132,19 +132,8 @@ def _evaluate(
     )
     planned = plan_repository(snapshot, run)
     plan, warnings = planned.plan, (*run.warnings, *planned.warnings)
-    policy_text = registry.lifecycle_policy(repository)
-    findings: tuple[Finding, ...] = ()
-    if policy_text is not None:
-        diagnosis = diagnose_repository(
-            policy_text,
-            snapshot,
-            now=now,
-            inventory=evaluation.inventory,
-            plan=plan,
-            registry_id=registry.registry_id,
-            region=registry.region,
-        )
-        findings = diagnosis.findings
+    findings, diagnosis_warnings = lifecycle_findings(registry, snapshot, evaluation.inventory, plan, now)
+    warnings = (*warnings, *diagnosis_warnings)
     base = RepositoryReport(
         repository_name=repository,
         outcome="ok",
@@ -172,6 +161,31 @@ def _evaluate(
         )
     execution = execute(registry, snapshot, plan, candidates, seconds_left=seconds_left)
     return with_actions(base, candidates, execution)
+
+
+def lifecycle_findings(
+    registry: Registry, snapshot: RepositorySnapshot, inventory: Inventory, plan: RepositoryPlan, now: datetime
+) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
+    """The doctor's findings on the repository's native lifecycle policy, for the report. The diagnosis only
+    informs: when it fails, the run goes on and the report says so."""
+    repository = snapshot.repository_name
+    policy_text = registry.lifecycle_policy(repository)
+    if policy_text is None:
+        return (), ()
+    try:
+        diagnosis = diagnose_repository(
+            policy_text,
+            snapshot,
+            now=now,
+            inventory=inventory,
+            plan=plan,
+            registry_id=registry.registry_id,
+            region=registry.region,
+        )
+    except Exception as error:  # a doctor defect must not stop pruning; it is logged and reported
+        logger.exception("diagnosing the lifecycle policy of %s failed", repository)
+        return (), (f"{repository}: the native lifecycle policy could not be diagnosed: {type(error).__name__}",)
+    return diagnosis.findings, ()
 
 
 def referenced_tags(
@@ -278,7 +292,13 @@ def execute(
                 if action in execution.stopped:
                     execution.failed.update(dict.fromkeys(batch, execution.stopped[action]))
                 else:
-                    apply_wave(registry, repository, batch, execution, action)
+                    try:
+                        apply_wave(registry, repository, batch, execution, action)
+                    except Exception as error:  # keep what was done on record; this batch's fate is unknown
+                        logger.exception("removing images of %s failed", repository)
+                        unknown = (type(error).__name__, "the call failed; whether it removed them is unknown")
+                        execution.failed.update(dict.fromkeys(batch, unknown))
+                        execution.stopped.update(delete=unknown, archive=unknown)
         remaining = later
     return execution
 
