@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "ecr_retention.commands.lifecycle_preview",
     "ecr_retention.commands.doctor",
     "ecr_retention.commands.export",
+    "ecr_retention.commands.export_aws",
     "ecr_retention.commands.snapshot",
     "ecr_retention.commands.run",
     "ecr_retention.commands.tag",

@@ -7,6 +7,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from ecr_retention.domain.aws_inventory import (
+    EcsService,
+    EcsTask,
+    FunctionAlias,
+    FunctionCode,
+    ScheduledTask,
+    TaskDefinition,
+)
 from ecr_retention.domain.registry import ImageDetail
 
 
@@ -136,3 +144,81 @@ class LeaseStore(Protocol):
         ...
 
     def release(self, repository: str, holder: str) -> None: ...
+
+
+# The AWS inventory collector (services/aws_inventory.py): what it reads in one account and region. Every method
+# raises ReadFailed when a call fails after its retries, or answers what cannot be used; the collector then marks
+# the manifest incomplete and goes on with the rest. Something deleted between a list and a read is absent.
+
+
+class ReadFailed(Exception):
+    """Part of an account could not be read: whatever it runs is missing from the collection."""
+
+
+class EcsReader(Protocol):
+    def cluster_arns(self) -> list[str]: ...
+
+    def services(self, cluster_arn: str) -> list[EcsService]:
+        """ListServices, then DescribeServices 10 at a time."""
+        ...
+
+    def tasks(self, cluster_arn: str) -> list[EcsTask]:
+        """ListTasks (desired status RUNNING: running and pending tasks), then DescribeTasks 100 at a time."""
+        ...
+
+    def active_task_definition_arns(self) -> list[str]: ...
+
+    def task_definition(self, arn: str) -> TaskDefinition:
+        """DescribeTaskDefinition, once per ARN for the reader's lifetime."""
+        ...
+
+
+class ScheduledTaskReader(Protocol):
+    def event_buses(self) -> list[str]: ...
+
+    def rules(self, bus: str) -> list[str]: ...
+
+    def rule_tasks(self, bus: str, rule: str) -> list[ScheduledTask]:
+        """The rule's targets that run an ECS task (EcsParameters)."""
+        ...
+
+    def schedules(self) -> list[tuple[str, str]]:
+        """(group, name) of every EventBridge Scheduler schedule whose target can run an ECS task."""
+        ...
+
+    def schedule_task(self, group: str, name: str) -> ScheduledTask | None:
+        """GetSchedule: the ECS task it runs, or None when it runs none (or is gone)."""
+        ...
+
+
+class FunctionReader(Protocol):
+    def image_functions(self) -> dict[str, list[str]]:
+        """Function name -> its qualifiers ($LATEST and every published version), container-image functions only."""
+        ...
+
+    def aliases(self, function: str) -> list[FunctionAlias]: ...
+
+    def code(self, function: str, qualifier: str) -> FunctionCode | None:
+        """GetFunction's Code for one version (or alias); None when it is gone."""
+        ...
+
+
+@dataclass(frozen=True)
+class AccountReaders:
+    """Everything the collector reads in one account and region."""
+
+    account: str
+    region: str
+    ecs: EcsReader
+    scheduled: ScheduledTaskReader
+    functions: FunctionReader
+
+
+class AccountAccess(Protocol):
+    """The accounts to collect and a way into each (the caller's own credentials, or an assumed role)."""
+
+    def accounts(self) -> list[str]: ...
+
+    def readers(self, account: str, region: str) -> AccountReaders:
+        """Raises ReadFailed when the account cannot be entered (AssumeRole refused)."""
+        ...

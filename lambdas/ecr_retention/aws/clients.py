@@ -69,6 +69,10 @@ class ClientFactory:
             self._clients[key] = created
             return created
 
+    def for_session(self, session: boto3.session.Session) -> ClientFactory:
+        """A factory over other credentials (an assumed role's), with this factory's Config and on_create."""
+        return ClientFactory(session, config=self._config, on_create=self._on_create)
+
     def inject(self, service: str, client: Any, region: str | None = None) -> None:
         """From now on, `client(service, region)` returns this client."""
         with self._lock:

@@ -15,7 +15,11 @@ from ecr_retention.domain.registry import Digest
 from ecr_retention.domain.timestamps import UtcDatetime
 
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
-InUseSource = Literal["pod", "template", "replicaset", "controllerrevision", "cronjob"]
+# Kubernetes (the exporter): pod, template, replicaset, controllerrevision, cronjob.
+# AWS (the inventory collector, docs/aws-inventory.md): ecs-service, ecs-task, lambda.
+InUseSource = Literal[
+    "pod", "template", "replicaset", "controllerrevision", "cronjob", "ecs-service", "ecs-task", "lambda"
+]
 
 
 def _supported_schema_version(version: int) -> int:

@@ -1,0 +1,80 @@
+"""The AWS inventory collector: on its schedule, before the sweep, what ECS and Lambda use in each configured
+account and region, written to `in-use/aws-<account>-<region>.json` in the inventory bucket."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ecr_retention.aws.accounts import AwsAccounts
+from ecr_retention.aws.clients import client, default_factory
+from ecr_retention.aws.s3_bucket import S3Bucket
+from ecr_retention.handlers.events import RunRequest, parse_event
+from ecr_retention.handlers.observability import logger, metrics, tracer
+from ecr_retention.handlers.settings import CollectorSettings
+from ecr_retention.services.aws_inventory import BucketManifestStore, export_aws_inventory
+
+
+class ManifestsNotStored(RuntimeError):
+    """Some manifests could not be written: they go stale, and the function fails so that its alarm fires."""
+
+
+@lru_cache(maxsize=1)
+def collector_settings() -> CollectorSettings:
+    return CollectorSettings.from_environ()
+
+
+def parse_trigger(event: Any) -> str:
+    """A scheduled EventBridge event (Scheduler or a rule), or the workflow's input when the collector runs as
+    the first state of a sweep; anything else is refused with one line."""
+    if isinstance(event, dict) and "detail-type" in event:
+        return parse_event(event, EventBridgeModel, "collector event").source
+    parse_event(event, RunRequest, "collector input")
+    return "workflow"
+
+
+@logger.inject_lambda_context(log_event=True)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
+    trigger = parse_trigger(event)
+    settings = collector_settings()
+    # A new AwsAccounts per invocation: assumed-role credentials last an hour, a warm container much longer.
+    accounts = AwsAccounts(default_factory(), settings.role_arns)
+    store = BucketManifestStore(S3Bucket(settings.bucket_name, client("s3")))
+    collections = export_aws_inventory(accounts, settings.collect_regions, store, revisions=settings.revisions)
+    for collection in collections:
+        details = {"manifest": collection.name, "images": len(collection.manifest.images), **collection.counts}
+        if collection.problems:
+            logger.warning("incomplete collection", extra={**details, "problems": list(collection.problems)})
+        else:
+            logger.info("collected", extra={**details, "location": collection.location})
+    stored = [c for c in collections if c.store_error is None]
+    metrics.add_metric(name="InUseManifestsWritten", unit=MetricUnit.Count, value=len(stored))
+    metrics.add_metric(
+        name="IncompleteInUseManifests", unit=MetricUnit.Count, value=sum(1 for c in collections if c.problems)
+    )
+    metrics.add_metric(
+        name="InUseImageReferences", unit=MetricUnit.Count, value=sum(len(c.manifest.images) for c in collections)
+    )
+    unstored = [c for c in collections if c.store_error is not None]
+    if unstored:
+        raise ManifestsNotStored("; ".join(f"{c.name}: {c.store_error}" for c in unstored))
+    logger.info("collection finished", extra={"trigger": trigger, "manifests": len(collections)})
+    return {
+        "manifests": [
+            {
+                "name": c.name,
+                "complete": c.manifest.complete,
+                "images": len(c.manifest.images),
+                "location": c.location,
+                "problems": len(c.problems),
+            }
+            for c in collections
+        ],
+        "incomplete": sum(1 for c in collections if c.problems),
+    }

@@ -1,0 +1,243 @@
+"""The AWS inventory collector: what ECS and Lambda use in each account and region, stored as one ordinary in-use
+manifest per account and region, `in-use/aws-<account>-<region>.json` (docs/aws-inventory.md).
+
+Unlike the cluster exporter, which stores nothing when any list fails, the collector stores what it could read
+with `complete: false`, and names every part it could not read: an incomplete manifest of a source listed in
+`safety.clusters` blocks every deletion at once, and meanwhile still protects what was read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import ParamSpec, Protocol, TypeVar
+
+from ecr_retention.domain.aws_inventory import (
+    DEFAULT_REVISIONS,
+    REVISIONS_NAMESPACE,
+    ImageUse,
+    ScheduledTask,
+    build_aws_manifest,
+    cluster_name,
+    function_use,
+    inventory_name,
+    newest_revisions,
+    revision_workload,
+    task_definition_use,
+    task_use,
+)
+from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_key
+from ecr_retention.exporter.manifest import manifest_json
+from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ReadFailed
+from ecr_retention.services.evaluate import utc_now
+from ecr_retention.services.inventory import IN_USE_PREFIX
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+class ManifestStore(Protocol):
+    def store(self, name: str, body: bytes) -> str:
+        """Store the manifest of `name` whole; return where it went."""
+        ...
+
+
+@dataclass(frozen=True)
+class BucketManifestStore:
+    """`in-use/<name>.json` in the inventory bucket, where the pipeline reads every manifest."""
+
+    bucket: Bucket
+    prefix: str = IN_USE_PREFIX
+
+    def store(self, name: str, body: bytes) -> str:
+        key = manifest_key(name, self.prefix)
+        self.bucket.write(key, body)
+        return f"s3://{self.bucket.name}/{key}"
+
+
+@dataclass(frozen=True)
+class AwsCollection:
+    manifest: InUseManifest
+    problems: tuple[str, ...] = ()  # every part that could not be read; any makes the manifest incomplete
+    counts: Mapping[str, int] = field(default_factory=dict)  # what was read: "services" -> 12, ...
+    location: str | None = None  # where the manifest was stored
+    store_error: str | None = None  # why it could not be stored
+
+    @property
+    def name(self) -> str:
+        return self.manifest.cluster
+
+
+@dataclass
+class _Collection:
+    """One account and region being read: the images found, and every part that could not be read."""
+
+    readers: AccountReaders
+    uses: list[ImageUse] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("clusters", "services", "tasks", "scheduled tasks", "task definitions", "functions", "function versions"),
+            0,
+        )
+    )
+
+    def attempt(self, read: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | None:
+        """`read(*args)`, or None when it failed: the failure is a problem of the collection."""
+        try:
+            return read(*args, **kwargs)
+        except ReadFailed as error:
+            if str(error) not in self.problems:  # one unreadable definition named by many services: said once
+                self.problems.append(str(error))
+            return None
+
+    def add_task_definition(self, namespace: str, workload: str, source: InUseSource, arn: str) -> None:
+        definition = self.attempt(self.readers.ecs.task_definition, arn)
+        if definition is not None:
+            self.uses.append(task_definition_use(namespace, workload, source, definition))
+
+
+def collect_aws_inventory(
+    readers: AccountReaders, *, generated_at: datetime, revisions: int = DEFAULT_REVISIONS
+) -> AwsCollection:
+    """Read one account in one region. Never raises for AWS failures: each becomes a problem and makes the
+    manifest incomplete; everything else that could be read is in it."""
+    collection = _Collection(readers)
+    _collect_ecs(collection)
+    _collect_scheduled_tasks(collection)
+    _collect_revisions(collection, revisions)
+    _collect_functions(collection)
+    manifest = build_aws_manifest(
+        inventory_name(readers.account, readers.region),
+        generated_at,
+        collection.uses,
+        complete=not collection.problems,
+    )
+    return AwsCollection(manifest=manifest, problems=tuple(collection.problems), counts=dict(collection.counts))
+
+
+def _collect_ecs(collection: _Collection) -> None:
+    """Services (every live deployment and task set: a rollout or rollback in progress keeps both sides) and
+    running or pending tasks (with the digests ECS resolved)."""
+    ecs = collection.readers.ecs
+    clusters = collection.attempt(ecs.cluster_arns) or []
+    collection.counts["clusters"] = len(clusters)
+    for cluster_arn in clusters:
+        namespace = cluster_name(cluster_arn)
+        services = collection.attempt(ecs.services, cluster_arn) or []
+        collection.counts["services"] += len(services)
+        for service in services:
+            for arn in service.task_definition_arns:
+                collection.add_task_definition(namespace, f"Service/{service.name}", "ecs-service", arn)
+        tasks = collection.attempt(ecs.tasks, cluster_arn) or []
+        collection.counts["tasks"] += len(tasks)
+        collection.uses.extend(task_use(task) for task in tasks)
+
+
+def _collect_scheduled_tasks(collection: _Collection) -> None:
+    """EventBridge rule targets on every bus and EventBridge Scheduler schedules that run an ECS task."""
+    scheduled = collection.readers.scheduled
+    found: list[ScheduledTask] = []
+    for bus in collection.attempt(scheduled.event_buses) or []:
+        for rule in collection.attempt(scheduled.rules, bus) or []:
+            found.extend(collection.attempt(scheduled.rule_tasks, bus, rule) or [])
+    for group, name in collection.attempt(scheduled.schedules) or []:
+        task = collection.attempt(scheduled.schedule_task, group, name)
+        if task is not None:
+            found.append(task)
+    collection.counts["scheduled tasks"] = len(found)
+    for task in found:
+        collection.add_task_definition(cluster_name(task.cluster_arn), task.workload, "ecs-task", task.task_definition)
+
+
+def _collect_revisions(collection: _Collection, revisions: int) -> None:
+    """The newest ACTIVE revisions of each family: what `update-service --task-definition <older>` goes back to."""
+    if revisions <= 0:
+        return
+    ecs = collection.readers.ecs
+    arns = newest_revisions(collection.attempt(ecs.active_task_definition_arns) or [], revisions)
+    collection.counts["task definitions"] = len(arns)
+    for arn in arns:
+        definition = collection.attempt(ecs.task_definition, arn)
+        if definition is not None:
+            collection.uses.append(
+                task_definition_use(REVISIONS_NAMESPACE, revision_workload(definition), "ecs-task", definition)
+            )
+
+
+def _collect_functions(collection: _Collection) -> None:
+    """Container-image functions: $LATEST, every published version, and each alias by name."""
+    functions = collection.readers.functions
+    versions = collection.attempt(functions.image_functions) or {}
+    collection.counts["functions"] = len(versions)
+    for function, qualifiers in sorted(versions.items()):
+        codes = {}
+        for qualifier in qualifiers:
+            code = collection.attempt(functions.code, function, qualifier)
+            if code is not None:
+                codes[qualifier] = code
+                collection.uses.append(function_use(function, qualifier, code))
+        collection.counts["function versions"] += len(qualifiers)
+        for alias in collection.attempt(functions.aliases, function) or []:
+            for version in alias.versions:
+                code = codes.get(version) or collection.attempt(functions.code, function, version)
+                if code is not None:
+                    collection.uses.append(function_use(function, alias.name, code))
+
+
+def unreachable_collection(account: str, region: str, generated_at: datetime, problem: str) -> AwsCollection:
+    """The account could not be entered: an empty, incomplete manifest, so that its staleness is not the only
+    sign and an expected source blocks at once."""
+    manifest = build_aws_manifest(inventory_name(account, region), generated_at, (), complete=False)
+    return AwsCollection(manifest=manifest, problems=(problem,))
+
+
+def export_aws_inventory(
+    access: AccountAccess,
+    regions: Sequence[str],
+    store: ManifestStore,
+    *,
+    revisions: int = DEFAULT_REVISIONS,
+    clock: Callable[[], datetime] = utc_now,
+) -> list[AwsCollection]:
+    """Collect and store one manifest per account and region, each whole in one write. A manifest that cannot
+    be stored is reported in its collection (`store_error`) and the others are still collected and stored;
+    callers fail the run for it. Raises ReadFailed only when the caller's own account cannot be named."""
+    collections = []
+    for account in access.accounts():
+        for region in regions:
+            # Taken before the first read, so that the manifest never claims to be fresher than its oldest data.
+            generated_at = clock()
+            try:
+                readers = access.readers(account, region)
+            except ReadFailed as error:
+                collection = unreachable_collection(account, region, generated_at, str(error))
+            else:
+                collection = collect_aws_inventory(readers, generated_at=generated_at, revisions=revisions)
+            collections.append(_stored(collection, store))
+    return collections
+
+
+def _stored(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
+    try:
+        # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one.
+        location = store.store(collection.name, manifest_json(collection.manifest))
+    except Exception as error:  # reported in the result and failing the run; the other accounts still go out
+        logger.exception("storing the in-use manifest %s failed", collection.name)
+        return AwsCollection(
+            manifest=collection.manifest,
+            problems=collection.problems,
+            counts=collection.counts,
+            store_error=f"{type(error).__name__}: {error}",
+        )
+    return AwsCollection(
+        manifest=collection.manifest, problems=collection.problems, counts=collection.counts, location=location
+    )
+
+
+def failed_collections(collections: Iterable[AwsCollection]) -> list[AwsCollection]:
+    """Collections that are incomplete or were not stored: the run found problems."""
+    return [c for c in collections if c.problems or c.store_error is not None]
