@@ -2,9 +2,9 @@
 
     python examples/generate.py
 
-The registry is modelled on the three seeds: version tags with dev builds and mutable `dev`/`latest`
-tags (seed 002), an image-swapper cache of docker.io/library/nginx (seed 000), releases shared between
-two repositories and images deployed to production (seed 003), plus multi-arch indexes with shared
+The registry holds what ECR lifecycle policies get wrong: version tags with dev builds and the mutable
+`dev`/`latest` tags, an image-swapper cache of docker.io/library/nginx, releases shared between two
+repositories and images deployed to production, plus multi-arch indexes with shared
 children, cosign signatures and an OCI SBOM referrer.
 """
 
@@ -109,7 +109,7 @@ PLATFORMS = [
 
 
 def build_app(rng: random.Random) -> tuple[Repository, dict[str, str]]:
-    """Seed 002: every build pushes 1.12.N; dev builds push 1.12.N-dev and move `dev`."""
+    """Every build pushes 1.12.N; dev builds push 1.12.N-dev and move `dev`."""
     repo = Repository("app", rng)
     deployed: dict[str, str] = {}
     moment = NOW - timedelta(days=300)
@@ -135,7 +135,7 @@ def build_app(rng: random.Random) -> tuple[Repository, dict[str, str]]:
 
 
 def build_releases(rng: random.Random) -> tuple[Repository, Repository]:
-    """Seed 003: backend releases are kept while the frontend carries the same tag."""
+    """Backend releases are kept while the frontend carries the same tag."""
     frontend, backend = Repository("frontend", rng), Repository("backend", rng)
     moment = NOW - timedelta(days=360)
     for minor in range(40):
@@ -150,7 +150,7 @@ def build_releases(rng: random.Random) -> tuple[Repository, Repository]:
 
 
 def build_nginx_cache(rng: random.Random) -> Repository:
-    """Seed 000: an image-swapper cache repository of docker.io/library/nginx."""
+    """An image-swapper cache repository of docker.io/library/nginx."""
     repo = Repository("docker.io/library/nginx", rng)
     versions = ["1.14.2", "1.16.1", "1.19.0", "1.21.3", "1.23.4", "1.25.3", "1.27.0", "1.27.2"]
     for i, version in enumerate(versions):

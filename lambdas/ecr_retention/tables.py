@@ -83,14 +83,22 @@ def format_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
 
 def render_plan_table(plan: Plan) -> str:
     lines: list[str] = []
-    managed = [repo for repo in plan.repositories if repo.policy is not None]
-    unmanaged = [repo for repo in plan.repositories if repo.policy is None]
     rows: list[tuple[str, ...]] = [COLUMNS]
-    for repo in managed:
-        rows.extend(row(repo.repository_name, image, plan) for image in repo.images)
+    for repo in plan.repositories:
+        if repo.policy is not None:
+            rows.extend(row(repo.repository_name, image, plan) for image in repo.images)
     if len(rows) > 1:
         lines.extend(format_rows(rows))
         lines.append("")
+    lines.extend(plan_summary_lines(plan))
+    return "\n".join(printable(line) for line in lines)
+
+
+def plan_summary_lines(plan: Plan) -> list[str]:
+    """Below the table: one line per repository, the totals, the warnings and why the plan is blocked."""
+    lines: list[str] = []
+    managed = [repo for repo in plan.repositories if repo.policy is not None]
+    unmanaged = [repo for repo in plan.repositories if repo.policy is None]
     total_deleted = total_archived = total_bytes = 0
     for repo in managed:
         s = repo.summary
@@ -116,7 +124,7 @@ def render_plan_table(plan: Plan) -> str:
         lines.append(f"BLOCKED: {blocker}")
     if plan.blocked:
         lines.append("BLOCKED: no image is deleted anywhere in this run")
-    return "\n".join(printable(line) for line in lines)
+    return lines
 
 
 RUN_COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "RESULT", "REASON")

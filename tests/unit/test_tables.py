@@ -1,12 +1,14 @@
-"""The plan table: sizes people can read, and blocked or skipped rows that say what would have happened."""
+"""The plan table: sizes people can read, and blocked or skipped rows that say what would have happened; the run
+report table."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ecr_retention.tables import human_bytes, render_plan_table
+from ecr_retention.domain.report import RepositoryReport, build_run_report
+from ecr_retention.tables import human_bytes, render_plan_table, render_run_report
 from support.builders import config, image, in_use, plan, repository, snapshot
 
 
@@ -35,3 +37,23 @@ def test_summary_counts_and_reclaimed_bytes() -> None:
     table = render_plan_table(plan(cfg, snap))
     assert "app (policies[0]): 3 images, kept 1, delete 2, archive 0, reclaims 2.0 GiB" in table
     assert "total: delete 2, archive 0, reclaims 2.0 GiB (dry run: nothing will be deleted)" in table
+
+
+def test_run_report_table_prints_the_summary_one_line_per_line() -> None:
+    started = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+    report = build_run_report(
+        run_id="20261130T030000Z-cli-1a2b3c4d",
+        trigger="cli",
+        dry_run=True,
+        started_at=started,
+        finished_at=started + timedelta(seconds=5),
+        repositories=[RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3)],
+        report_key="s3://bucket/reports/2026/11/30/20261130T030000Z-cli-1a2b3c4d.json",
+    )
+
+    lines = render_run_report(report).splitlines()
+
+    assert "\\n" not in render_run_report(report)
+    assert lines[0] == "Run 20261130T030000Z-cli-1a2b3c4d (cli), 2026-11-30 03:00 UTC"
+    assert "  app: ok, 3 images, kept 3, would delete 0" in lines
+    assert lines[-1] == "Full report: s3://bucket/reports/2026/11/30/20261130T030000Z-cli-1a2b3c4d.json"

@@ -1,11 +1,13 @@
 """boto3 clients for the adapters: created on first use, cached per (service, region), all with one botocore Config.
 
 Endpoints come from boto3's own configuration (`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_<SERVICE>`, profiles), which
-is how the CLI and the tests point every client at a moto server; nothing here reads the environment.
+is how the CLI and the tests point every client at a moto server; nothing here reads the environment but
+`default_region`.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -105,6 +107,7 @@ def client(service: str, region: str | None = None) -> Any:
 
 
 def default_region() -> str | None:
-    """The region the standard AWS configuration names (AWS_REGION, AWS_DEFAULT_REGION, the profile)."""
-    region: str | None = boto3.session.Session().region_name
+    """The region the standard AWS configuration names: AWS_REGION, else AWS_DEFAULT_REGION or the profile's.
+    boto3 itself ignores AWS_REGION (the AWS CLI v2 and Lambda set it), so it is read here."""
+    region: str | None = os.environ.get("AWS_REGION") or boto3.session.Session().region_name
     return region

@@ -107,3 +107,19 @@ def test_importing_the_adapters_creates_no_session_or_client(
     importlib.reload(importlib.import_module("ecr_retention.aws.ecr_registry"))
 
     assert clients_module.CLIENT_CONFIG.retries == CLIENT_CONFIG.retries
+
+
+def test_the_default_region_is_aws_region_when_it_is_the_only_one_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """boto3 reads AWS_DEFAULT_REGION and profiles only; the AWS CLI v2 and Lambda set AWS_REGION, and the
+    pipeline commands tell the operator to set it."""
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.setenv("AWS_REGION", "ap-southeast-2")
+
+    assert clients_module.default_region() == "ap-southeast-2"
+
+
+def test_aws_region_wins_over_aws_default_region_as_in_the_aws_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    monkeypatch.setenv("AWS_REGION", "ap-southeast-2")
+
+    assert clients_module.default_region() == "ap-southeast-2"

@@ -1,0 +1,484 @@
+"""The demo's registry: what a platform team's ECR looks like after a year of CI, and the rules the demo runs.
+
+- `app`: a build every two days or so for ten months. Release builds push `1.12.N` and move `latest`; development
+  builds push `1.12.N-dev` and move `dev`, so `dev` shares its image with a version tag, which is how a native
+  lifecycle rule keeping the newest three `*.*` images deleted a team's `dev` image. That incident policy is set on
+  the repository, so the pipeline's doctor reports what it would break. Some releases carry the tagger's
+  `deployed-prod-<unix seconds>` from earlier deployments; some rebuilds lost their tag to the next push.
+- `docker.io/library/nginx`: an image-swapper cache. `1.14.2` was cached long ago and is not pulled any more,
+  but a pod in `dev` still runs it: deleting it is the outage where the swapper kept rewriting pods to an image
+  that was gone.
+- `frontend` and `backend`, released together under the same tags: a backend release stays while the frontend
+  still has its tag (`tag_in_repositories`).
+- `platform/api`: multi-arch indexes (amd64, arm64, a BuildKit attestation), two releases sharing one arm64
+  child, cosign signatures under `sha256-<hex>.sig` and OCI SBOM referrers that name their subject.
+- `team-payments/worker`: pull-request builds that go to ECR's archive storage class when nobody pulls them.
+- `sandbox/experiments`: no policy matches it, so nothing in it is ever touched.
+
+Everything is pushed through the ECR API (PutImage with the real manifest text, so digests are sha256 of the
+manifest, and tags move as they do in ECR). ECR stamps the push time itself, and no API sets it or the last pull
+time: the ages are set in moto's backend after each push (`MotoEcr.set_pushed_at`, `set_last_pull`). Ages are
+relative to the demo's start and kept at least an hour away from every threshold of the rules, so that the dry
+run and the real run, seconds apart, decide alike.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ecr_retention.demo.emulator import DOCKER_MANIFEST, MotoEcr, PushedImage, PushedIndex
+
+REGION = "eu-west-1"
+BUCKET = "ecr-retention-demo"
+TOPIC = "ecr-retention-reports"
+QUEUE = "ecr-retention-reports-subscriber"
+LEASE_TABLE = "ecr-retention-leases"
+UNMANAGED = "sandbox/experiments"
+
+DAY = timedelta(days=1)
+HOUR = timedelta(hours=1)
+MINUTE = timedelta(minutes=1)
+MIN_AGE = DAY  # safety.min_age below
+DEPLOYED_KEPT = 20  # app keeps the 20 newest images deployed to production
+MIB = 1024 * 1024
+# Every duration of the rules below: no seeded age lies within an hour of one.
+THRESHOLDS = tuple(days * DAY for days in (1, 3, 7, 14, 30, 45, 60, 90))
+
+RULES = """\
+# The demo's rules. The first deployment runs with dry_run: true (retention.yaml); the second with
+# dry_run: false (retention-live.yaml). Reference: docs/rules.md
+version: 1
+dry_run: {dry_run}
+safety:
+  min_age: 1d                    # an image pushed more recently is never removed
+  max_delete_fraction: 0.75      # a first clean-up removes much; a larger share means a mistake
+  inventory_max_age: 6h          # an expected cluster's manifest older than this blocks every deletion
+  clusters: [prod, dev]          # each must have a fresh manifest, or nothing is deleted anywhere
+
+tagging:
+  - clusters: [prod]
+    namespaces: ["*"]
+    tag_prefix: deployed-prod-   # the tagger adds deployed-prod-<unix seconds> once to what runs in prod
+
+policies:
+  - repositories: [app]
+    rules:
+      - keep: {{tags: [latest, dev]}}
+        description: mutable tags stay with their image
+      - keep: {{tags: ["deployed-prod-*"], newest: {deployed_kept}}}
+        description: the last {deployed_kept} images deployed to production
+      - delete: {{tags: ["*.*"], older_than: 30d, keep_newest: 20}}
+        description: version tags older than 30 days beyond the newest 20
+      - delete: {{untagged: true, older_than: 1d}}
+        description: untagged builds
+
+  - repositories: [backend]
+    rules:
+      - keep: {{tag_in_repositories: [frontend]}}
+        description: releases the frontend still has
+      - delete: {{tags: ["v*"], older_than: 60d, keep_newest: 5}}
+        description: backend releases older than 60 days beyond the newest 5
+      - delete: {{untagged: true, older_than: 1d}}
+        description: untagged builds
+
+  - repositories: [frontend]
+    rules:
+      - delete: {{tags: ["v*"], older_than: 90d, keep_newest: 8}}
+        description: frontend releases older than 90 days beyond the newest 8
+
+  - repositories: ["docker.io/*"]
+    rules:
+      - keep: {{pulled_within: 30d}}
+        description: cached images pulled this month
+      - delete: {{tags: ["*"], not_pulled_within: 90d, keep_newest: 2}}
+        description: cached images nobody pulled for 90 days
+
+  - repositories: ["platform/*"]
+    rules:
+      - keep: {{tags: [stable]}}
+        description: the stable release
+      - delete: {{tags: ["v*"], older_than: 45d, keep_newest: 3}}
+        description: releases older than 45 days beyond the newest 3
+      - delete: {{untagged: true, older_than: 7d}}
+        description: untagged manifests
+
+  - repositories: ["team-*/*"]
+    rules:
+      - keep: {{tags: [main, "release-*"]}}
+        description: the main build and releases
+      - delete: {{tags: ["pr-*"], not_pulled_within: 14d, archive: true}}
+        description: pull-request builds nobody pulled for 14 days go to the archive
+      - delete: {{untagged: true, older_than: 3d}}
+        description: untagged builds
+"""
+
+# The native lifecycle policy of the `dev` incident: keep the three newest `*.*` images. ECR expires images, not
+# tags, so the image `dev` shares with `1.12.N-dev` goes once three releases follow it.
+INCIDENT_POLICY = json.dumps(
+    {
+        "rules": [
+            {
+                "rulePriority": 1,
+                "description": "keep 3 version images",
+                "selection": {
+                    "tagStatus": "tagged",
+                    "tagPatternList": ["*.*"],
+                    "countType": "imageCountMoreThan",
+                    "countNumber": 3,
+                },
+                "action": {"type": "expire"},
+            },
+            {
+                "rulePriority": 2,
+                "description": "untagged after a day",
+                "selection": {
+                    "tagStatus": "untagged",
+                    "countType": "sinceImagePushed",
+                    "countUnit": "days",
+                    "countNumber": 1,
+                },
+                "action": {"type": "expire"},
+            },
+        ]
+    }
+)
+
+
+def rules_text(*, dry_run: bool) -> str:
+    return RULES.format(dry_run=str(dry_run).lower(), deployed_kept=DEPLOYED_KEPT)
+
+
+def settle(age: timedelta) -> timedelta:
+    """The age moved at least an hour away from every threshold of the rules."""
+    while any(abs(age - threshold) < HOUR for threshold in THRESHOLDS):
+        age += 2 * HOUR
+    return age
+
+
+@dataclass(frozen=True)
+class SeededImage:
+    repository: str
+    digest: str
+    label: str  # what a person calls it: "app 1.12.370-dev"
+    pushed_at: datetime
+    children: tuple[str, ...] = ()  # an index's child manifests
+    subject: str | None = None  # what a signature or referrer is about
+
+
+@dataclass(frozen=True)
+class InUseEntry:
+    cluster: str
+    image: str
+    namespace: str
+    workload: str
+    container: str
+    source: str
+    digest: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        entry = {
+            "image": self.image,
+            "namespace": self.namespace,
+            "workload": self.workload,
+            "container": self.container,
+            "source": self.source,
+        }
+        if self.digest is not None:
+            entry["digest"] = self.digest
+        return entry
+
+
+@dataclass
+class DemoRegistry:
+    """What was seeded, kept independently of the pipeline so that the demo can check what it did."""
+
+    ecr: MotoEcr
+    now: datetime
+    repositories: list[str] = field(default_factory=list)
+    images: dict[tuple[str, str], SeededImage] = field(default_factory=dict)
+    tags: dict[str, dict[str, str]] = field(default_factory=dict)  # repository -> tag -> digest, as tags moved
+    in_use: list[InUseEntry] = field(default_factory=list)
+
+    @property
+    def host(self) -> str:
+        return f"{self.ecr.account_id}.dkr.ecr.{self.ecr.region}.amazonaws.com"
+
+    def create(self, name: str, *, lifecycle_policy: str | None = None) -> str:
+        self.ecr.create_repository(name, lifecycle_policy=lifecycle_policy)
+        self.repositories.append(name)
+        self.tags[name] = {}
+        return name
+
+    def record(self, image: PushedImage, label: str, pushed_at: datetime, **relations: Any) -> PushedImage:
+        self.images[(image.repository, image.digest)] = SeededImage(
+            image.repository, image.digest, label, pushed_at, **relations
+        )
+        for tag in image.tags:
+            self.tags[image.repository][tag] = image.digest
+        return image
+
+    def push(
+        self,
+        repository: str,
+        label: str,
+        age: timedelta,
+        *tags: str,
+        pulled: timedelta | None = None,
+        media_type: str | None = None,
+        size: int = 120 * MIB,
+    ) -> PushedImage:
+        pushed_at = self.now - settle(age)
+        options: dict[str, Any] = {"media_type": media_type} if media_type else {}
+        image = self.ecr.push_image(
+            repository,
+            *tags,
+            seed=f"{repository}:{label}",
+            layer_sizes=layers(size),
+            pushed_at=pushed_at,  # set in moto's backend: ECR stamps push time itself
+            pulled_at=None if pulled is None else self.now - settle(pulled),
+            **options,
+        )
+        return self.record(image, f"{repository} {label}", pushed_at)
+
+    def retag(self, image: PushedImage, tag: str) -> None:
+        """Move a tag onto an image, as `docker push` of the same image under another tag does (PutImage)."""
+        self.ecr.client.put_image(
+            repositoryName=image.repository,
+            imageManifest=image.manifest,
+            imageManifestMediaType=image.media_type,
+            imageTag=tag,
+            imageDigest=image.digest,
+        )
+        self.tags[image.repository][tag] = image.digest
+
+    def uses(self, cluster: str, reference: str, workload: str, *, digest: str | None = None, **where: str) -> None:
+        self.in_use.append(
+            InUseEntry(
+                cluster=cluster,
+                image=reference,
+                namespace=where.get("namespace", "default"),
+                workload=workload,
+                container=where.get("container", workload.rsplit("/", 1)[-1]),
+                source=where.get("source", "pod"),
+                digest=digest,
+            )
+        )
+
+    def labelled(self, repository: str, digest: str) -> str:
+        seeded = self.images.get((repository, digest))
+        return seeded.label if seeded else f"{repository} {digest[:19]}"
+
+    def count(self, repository: str) -> int:
+        return sum(1 for repo, _ in self.images if repo == repository)
+
+    def in_use_digests(self) -> dict[tuple[str, str], list[InUseEntry]]:
+        """(repository, digest) -> the entries that run it: a digest as given, a tag as it points now."""
+        found: dict[tuple[str, str], list[InUseEntry]] = {}
+        prefix = self.host + "/"
+        for entry in self.in_use:
+            if not entry.image.startswith(prefix):
+                continue  # another registry
+            name = entry.image.removeprefix(prefix)
+            repository, _, pinned = name.partition("@")
+            repository, _, tag = repository.partition(":")
+            digest = entry.digest or (pinned or None) or self.tags.get(repository, {}).get(tag)
+            if digest is not None:
+                found.setdefault((repository, digest), []).append(entry)
+        return found
+
+    def manifests(self) -> Iterator[tuple[str, bytes]]:
+        """`in-use/<cluster>.json` as the exporter writes them: prod eight minutes ago, dev four."""
+        for cluster, written in (("prod", 8 * MINUTE), ("dev", 4 * MINUTE)):
+            document = {
+                "schemaVersion": 1,
+                "cluster": cluster,
+                "generatedAt": (self.now - written).isoformat().replace("+00:00", "Z"),
+                "complete": True,
+                "images": [entry.to_json() for entry in self.in_use if entry.cluster == cluster],
+            }
+            yield f"in-use/{cluster}.json", (json.dumps(document, indent=2) + "\n").encode()
+
+
+def layers(size: int) -> tuple[int, ...]:
+    """Layer sizes adding up to the image's size (ECR reports their sum): a base, the application, a config."""
+    if size < 64 * 1024:
+        return (size,)
+    return (size * 6 // 10, size * 4 // 10 - 2048, 2048)
+
+
+def seed_registry(ecr: MotoEcr, now: datetime) -> DemoRegistry:
+    registry = DemoRegistry(ecr=ecr, now=now)
+    rng = random.Random(20261130)  # the same registry every time, relative to now
+    app = seed_app(registry, rng)
+    backend = seed_releases(registry, rng)
+    seed_nginx_cache(registry, rng)
+    api = seed_platform_api(registry, rng)
+    seed_team_worker(registry, rng)
+    seed_sandbox(registry, rng)
+    host = registry.host
+    # prod runs a release well behind latest (by the digest its pods resolved) and keeps an older one as the
+    # ReplicaSet `kubectl rollout undo` returns to (by tag).
+    registry.uses(
+        "prod", f"{host}/app:{app['prod'].tags[0]}", "Deployment/app", digest=app["prod"].digest, namespace="shop"
+    )
+    registry.uses(
+        "prod", f"{host}/app:{app['rollback'].tags[0]}", "ReplicaSet/app-6d9f7c", namespace="shop", source="replicaset"
+    )
+    registry.uses(
+        "prod", f"{host}/backend:v2.0.4", "Deployment/backend", digest=backend.digest, namespace="shop", container="api"
+    )
+    registry.uses("prod", f"{host}/frontend:v2.3.0", "Deployment/frontend", namespace="shop", source="template")
+    registry.uses(
+        "prod", f"{host}/platform/api@{api.digest}", "Deployment/api", digest=api.digest, namespace="platform"
+    )
+    registry.uses("prod", "quay.io/prometheus/node-exporter:v1.8.2", "DaemonSet/node-exporter", namespace="monitoring")
+    registry.uses("dev", f"{host}/app:dev", "Deployment/app", namespace="dev")
+    registry.uses("dev", f"{host}/app:{app['cronjob'].tags[0]}", "CronJob/report", namespace="dev", source="cronjob")
+    registry.uses("dev", f"{host}/docker.io/library/nginx:1.14.2", "Deployment/nginx", namespace="tcn-personal-1")
+    registry.uses(
+        "dev", "docker.io/library/busybox:1.36", "Deployment/nginx", namespace="tcn-personal-1", container="init"
+    )
+    return registry
+
+
+def seed_app(registry: DemoRegistry, rng: random.Random) -> dict[str, PushedImage]:
+    repo = registry.create("app", lifecycle_policy=INCIDENT_POLICY)
+    releases: list[PushedImage] = []
+    dev_builds: list[PushedImage] = []
+    age = 200 * DAY
+    for n in range(270, 400):
+        age -= rng.randint(30, 70) * HOUR
+        if age < 3 * HOUR:
+            break
+        if n % 9 == 0:  # a rebuild whose tag the next push took: untagged
+            registry.push(repo, f"rebuild {n}", age + HOUR, size=rng.randint(150, 420) * MIB)
+        if n % 4 == 3:
+            build = registry.push(repo, f"1.12.{n}-dev", age, f"1.12.{n}-dev", size=rng.randint(150, 420) * MIB)
+            registry.retag(build, "dev")
+            dev_builds.append(build)
+            continue
+        tags = [f"1.12.{n}"]
+        if n % 3 == 0:  # deployed to production back then: the tagger marked it two hours after the push
+            tags.append(f"deployed-prod-{int((registry.now - settle(age) + 2 * HOUR).timestamp())}")
+        build = registry.push(repo, f"1.12.{n}", age, *tags, size=rng.randint(150, 420) * MIB)
+        registry.retag(build, "latest")
+        releases.append(build)
+    registry.push(repo, "fresh build", 1 * HOUR, size=233 * MIB)  # untagged, an hour old: min_age keeps it
+    registry.push(repo, "yesterday's build", 20 * HOUR, size=229 * MIB)  # untagged, young too
+    deployed = [image for image in releases if len(image.tags) > 1]
+    return {
+        # A release about six weeks old, deployed (tagged back then) and still running: in use.
+        "prod": min(deployed, key=lambda image: abs(age_of(registry, image) - 42 * DAY)),
+        # An older release kept as the rollback target, referred to by tag.
+        "rollback": min(releases, key=lambda image: abs(age_of(registry, image) - 75 * DAY)),
+        # A dev build a CronJob still runs, by tag.
+        "cronjob": min(dev_builds, key=lambda image: abs(age_of(registry, image) - 120 * DAY)),
+    }
+
+
+def age_of(registry: DemoRegistry, image: PushedImage) -> timedelta:
+    return registry.now - registry.images[(image.repository, image.digest)].pushed_at
+
+
+def seed_releases(registry: DemoRegistry, rng: random.Random) -> PushedImage:
+    """frontend and backend, released together; not every backend release ships a frontend."""
+    frontend, backend = registry.create("frontend"), registry.create("backend")
+    running: PushedImage | None = None
+    age = 360 * DAY
+    for minor in range(40):
+        age -= rng.randint(6, 10) * DAY
+        tag = f"v2.{minor // 10}.{minor % 10}"
+        if minor % 5 == 0:  # a CI build that was never tagged
+            registry.push(backend, f"ci-{minor}", age + 2 * HOUR, size=rng.randint(80, 200) * MIB)
+        image = registry.push(backend, tag, age, tag, size=rng.randint(80, 200) * MIB)
+        if tag == "v2.0.4":
+            running = image
+        if minor % 3 != 1:
+            registry.push(frontend, tag, age - HOUR, tag, size=rng.randint(20, 60) * MIB)
+    assert running is not None
+    return running
+
+
+def seed_nginx_cache(registry: DemoRegistry, rng: random.Random) -> None:
+    """An image-swapper cache: Docker manifests copied from Docker Hub, with the pull times ECR records."""
+    repo = registry.create("docker.io/library/nginx")
+    versions = ["1.14.2", "1.16.1", "1.19.0", "1.21.3", "1.23.4", "1.25.3", "1.27.0", "1.27.2"]
+    for number, version in enumerate(versions):
+        age = (700 - number * 80) * DAY
+        pulled = age - rng.randint(5, 40) * DAY
+        if version == "1.14.2":  # cached long ago, last pulled five months ago, still runs in dev
+            pulled = 150 * DAY
+        if version in ("1.27.0", "1.27.2"):
+            pulled = rng.randint(1, 9) * DAY + 3 * HOUR
+        tags = [version, "latest"] if version == versions[-1] else [version]
+        size = rng.randint(55, 75) * MIB
+        registry.push(repo, version, age, *tags, pulled=pulled, media_type=DOCKER_MANIFEST, size=size)
+
+
+def seed_platform_api(registry: DemoRegistry, rng: random.Random) -> PushedImage:
+    """Multi-arch releases: each index lists amd64, arm64 and an attestation; v1.6 and v1.7 share arm64."""
+    repo = registry.create("platform/api")
+    ecr = registry.ecr
+    releases: dict[str, PushedIndex] = {}
+    shared_arm: PushedImage | None = None
+    age = 200 * DAY
+    for n in range(1, 16):
+        age -= rng.randint(9, 14) * DAY
+        if age < 6 * HOUR:
+            break
+        pushed = settle(age)
+        amd = registry.push(repo, f"v1.{n} linux/amd64", pushed + 3 * MINUTE, size=rng.randint(80, 90) * MIB)
+        if n == 7 and shared_arm is not None:  # only amd64 code changed: the same arm64 manifest, listed again
+            arm = shared_arm
+        else:
+            arm = registry.push(repo, f"v1.{n} linux/arm64", pushed + 2 * MINUTE, size=rng.randint(78, 88) * MIB)
+        proof = registry.push(repo, f"v1.{n} attestation", pushed + MINUTE, size=12 * 1024)
+        index = ecr.push_index(
+            repo,
+            f"v1.{n}",
+            children=(amd, arm, proof),
+            platforms=("linux/amd64", "linux/arm64", "unknown/unknown"),
+            pushed_at=registry.now - pushed,
+        )
+        children = tuple(child.digest for child in index.children)
+        registry.record(index.index, f"{repo} v1.{n}", registry.now - pushed, children=children)
+        releases[f"v1.{n}"] = index
+        shared_arm = arm if n == 6 else shared_arm
+        if n % 2 == 0:  # cosign's default tag scheme: sha256-<hex>.sig, an ordinary tagged image
+            signed_at = registry.now - pushed + 5 * MINUTE
+            signature = ecr.push_signature(repo, index, pushed_at=signed_at)
+            registry.record(signature, f"{repo} v1.{n} signature", signed_at, subject=index.digest)
+        if n % 5 == 0:  # an OCI 1.1 referrer (an SBOM) that names its subject
+            made_at = registry.now - pushed + 6 * MINUTE
+            sbom = ecr.push_referrer(repo, index, pushed_at=made_at)
+            registry.record(sbom, f"{repo} v1.{n} SBOM", made_at, subject=index.digest)
+    registry.retag(releases["v1.9"].index, "stable")
+    return releases["v1.4"].index
+
+
+def seed_team_worker(registry: DemoRegistry, rng: random.Random) -> None:
+    """Pull-request builds of an active team; some are pulled by previews, main and releases are kept."""
+    repo = registry.create("team-payments/worker")
+    age = 60 * DAY
+    for n in range(1, 41):
+        age -= rng.randint(20, 40) * HOUR
+        if age < 2 * HOUR:
+            break
+        pulled = max(age - rng.randint(0, 20) * DAY, 2 * HOUR) if n % 2 else None
+        tags = [f"pr-{100 + n}"]
+        if n % 8 == 0:
+            tags.append(f"release-{n // 8}")
+        build = registry.push(repo, f"pr-{100 + n}", age, *tags, pulled=pulled, size=rng.randint(100, 300) * MIB)
+        if n == 30:
+            registry.retag(build, "main")
+
+
+def seed_sandbox(registry: DemoRegistry, rng: random.Random) -> None:
+    repo = registry.create(UNMANAGED)
+    for n in range(6):
+        registry.push(repo, f"try-{n}", (400 - n * 30) * DAY, f"try-{n}", size=rng.randint(500, 900) * MIB)

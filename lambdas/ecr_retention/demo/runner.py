@@ -1,0 +1,316 @@
+"""`ecr-retention demo`: seed an emulated registry, deploy twice (dry run, then for real), show and check it all.
+
+1. The emulator starts and the registry is seeded (demo/registry.py); the stack's resources are created: the
+   inventory bucket with two clusters' in-use manifests, the report topic with an SQS queue subscribed to it, and
+   the lease table.
+2. First deployment, `dry_run: true`: the tagger, then one sweep (targets -> evaluate per repository -> report).
+   The plan is shown abridged: `ecr-retention plan` over a snapshot of the registry taken just before the sweep.
+3. Second deployment, `dry_run: false`: the tagger, then the sweep that deletes and archives; the SNS message the
+   subscribed queue received.
+4. The verification (demo/verify.py), read back from the emulator.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ecr_retention.aws.ecr_registry import EcrRegistry
+from ecr_retention.demo.emulator import MotoEcr
+from ecr_retention.demo.pipeline import Deployment, Invocation, Sweep, deployed
+from ecr_retention.demo.registry import (
+    BUCKET,
+    LEASE_TABLE,
+    QUEUE,
+    REGION,
+    TOPIC,
+    DemoRegistry,
+    rules_text,
+    seed_registry,
+)
+from ecr_retention.demo.server import Emulator, running_emulator
+from ecr_retention.demo.verify import Verification, read_state, verify
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
+from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.report import RunReport
+from ecr_retention.loading import load_config, load_manifests
+from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
+
+ROWS_PER_REPOSITORY = 4
+# The reasons shown first in the abridged plan, one row each, so that every repository shows its variety.
+SHOWN_FIRST = ("delete-rule", "in-use", "keep-rule", "referrer", "index-child", "min-age", "keep-newest")
+DRY_RULES, LIVE_RULES = "retention.yaml", "retention-live.yaml"
+
+Write = Callable[[str], None]
+
+
+def run_demo(
+    *, out: Path | None, keep_running: bool, write: Write = print, wait: Callable[[], None] | None = None
+) -> int:
+    """Exit code 0 when the verification held, 1 otherwise."""
+    clock = time.monotonic()
+    directory = prepare_directory(out)
+    with running_emulator(REGION) as emulator:
+        write(f"ecr-retention demo: the whole pipeline against moto in server mode at {emulator.endpoint}")
+        write("(in this process: no AWS account, no network, no Docker; your AWS configuration is not read)")
+        demo = Demo(emulator, directory, write)
+        registry = demo.seed()
+        announced, plan = demo.dry_run(registry)
+        verification = demo.live_run(registry, announced)
+        write("")
+        write(f"Files: {directory} (rules, in-use manifests, snapshot.json, plan.txt, plan.json, reports/)")
+        write(
+            f"Replay the plan offline: ecr-retention plan --config {directory / DRY_RULES} "
+            f"--snapshot {directory / 'snapshot.json'} --manifests {directory / 'in-use'} "
+            f"--now {plan.generated_at:%Y-%m-%dT%H:%M:%SZ}"
+        )
+        write(f"Done in {time.monotonic() - clock:.1f} s.")
+        if keep_running:
+            show_endpoint(emulator, directory, write)
+            (wait or wait_for_interrupt)()
+    return 0 if verification.ok else 1
+
+
+def prepare_directory(out: Path | None) -> Path:
+    if out is None:
+        return Path(tempfile.mkdtemp(prefix="ecr-retention-demo-"))
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out: {out} is not a directory")
+    if not out.parent.is_dir():
+        raise InputError(f"--out: directory {out.parent} does not exist")
+    out.mkdir(exist_ok=True)
+    return out.resolve()
+
+
+def wait_for_interrupt() -> None:
+    """Until Ctrl-C or SIGTERM. The handlers are set explicitly: a shell starts background jobs with SIGINT
+    ignored, and a plain KeyboardInterrupt would never come."""
+    stop = threading.Event()
+    previous = {number: signal.signal(number, lambda *_: stop.set()) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        while not stop.wait(1):
+            pass
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+class Demo:
+    """The demo's steps against one emulator, writing as it goes."""
+
+    def __init__(self, emulator: Emulator, directory: Path, write: Write) -> None:
+        self.emulator = emulator
+        self.directory = directory
+        self.write = write
+        self.ecr = emulator.client("ecr")
+        self.s3 = emulator.client("s3")
+        self.sqs = emulator.client("sqs")
+        self.account = str(emulator.client("sts").get_caller_identity()["Account"])
+        self.topic_arn = ""
+        self.queue_url = ""
+
+    # 1 -------------------------------------------------------------------------------------------------------
+
+    def seed(self) -> DemoRegistry:
+        """The registry, and what the CDK stack would have created around it."""
+        registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0))
+        self.s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+        (self.directory / "in-use").mkdir(exist_ok=True)
+        for key, body in registry.manifests():
+            self.s3.put_object(Bucket=BUCKET, Key=key, Body=body, ContentType="application/json")
+            (self.directory / key).write_bytes(body)
+        sns = self.emulator.client("sns")
+        self.topic_arn = sns.create_topic(Name=TOPIC)["TopicArn"]
+        self.queue_url = self.sqs.create_queue(QueueName=QUEUE)["QueueUrl"]
+        queue = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]
+        sns.subscribe(TopicArn=self.topic_arn, Protocol="sqs", Endpoint=queue["QueueArn"])
+        self.emulator.client("dynamodb").create_table(
+            TableName=LEASE_TABLE,
+            KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for name, dry_run in ((DRY_RULES, True), (LIVE_RULES, False)):
+            (self.directory / name).write_text(rules_text(dry_run=dry_run))
+
+        self.write("")
+        self.write(f"1. Registry {self.account} in {REGION}: {len(registry.images)} images pushed through the ECR API")
+        self.write("   " + ", ".join(f"{name} {registry.count(name)}" for name in registry.repositories))
+        self.write("   (push and pull times set in the emulator: from an hour to two years ago)")
+        self.write(
+            "   app carries a native lifecycle policy that keeps 3 `*.*` images (it would expire the `dev` image)"
+        )
+        for cluster in ("prod", "dev"):
+            entries = [entry for entry in registry.in_use if entry.cluster == cluster]
+            self.write(f"   s3://{BUCKET}/in-use/{cluster}.json: {len(entries)} images running in {cluster}")
+        self.write(f"   SNS topic {self.topic_arn}, with SQS queue {QUEUE} subscribed")
+        self.write(f"   lease table {LEASE_TABLE}")
+        return registry
+
+    def deployment(self, rules: str) -> Deployment:
+        return Deployment(BUCKET, self.topic_arn, LEASE_TABLE, self.directory / rules, self.account, REGION)
+
+    # 2 -------------------------------------------------------------------------------------------------------
+
+    def dry_run(self, registry: DemoRegistry) -> tuple[RunReport, Plan]:
+        """The first deployment (dry_run: true). Returns its report and the plan, made just before the sweep."""
+        plan = self.plan()
+        deployment = self.deployment(DRY_RULES)
+        self.write("")
+        self.write(f"2. First deployment, dry_run: true (RULES_FILE={deployment.rules_file})")
+        with deployed(deployment) as functions:
+            tagger = functions.tagger()
+            sweep = functions.sweep(self.read_object)
+        self.show_invocations(tagger, sweep)
+        report = self.stored_report(sweep, "dry-run")
+        envelope = self.received_message()
+        self.write(f"   SNS subject: {envelope.get('Subject', '')}")
+        self.show_plan(plan, report, len(registry.images))
+        return report, plan
+
+    def plan(self) -> Plan:
+        """What `ecr-retention snapshot` then `ecr-retention plan` give: every image, every reason (files kept)."""
+        snapshot = snapshot_registry(EcrRegistry(self.ecr, self.account, REGION), MemoryManifestCache())
+        body = json.dumps(snapshot.model_dump(mode="json", by_alias=True, exclude_none=True), indent=1)
+        (self.directory / "snapshot.json").write_text(body + "\n")
+        config = load_config(self.directory / DRY_RULES)
+        plan = plan_registry(config, snapshot, load_manifests(self.directory / "in-use"), datetime.now(UTC))
+        (self.directory / "plan.json").write_text(json.dumps(plan.to_json_dict(), indent=1) + "\n")
+        (self.directory / "plan.txt").write_text(render_plan_table(plan) + "\n")
+        return plan
+
+    def show_plan(self, plan: Plan, announced: RunReport, total: int) -> None:
+        rows: list[tuple[str, ...]] = [COLUMNS]
+        for repository in plan.repositories:
+            if repository.policy is not None:
+                rows.extend(row(repository.repository_name, image, plan) for image in abridged(repository))
+        self.write("")
+        self.write(
+            f"   The plan, {ROWS_PER_REPOSITORY} rows per repository (all {total}: {self.directory / 'plan.txt'}):"
+        )
+        for line in [*format_rows(rows), "", *(printable(line) for line in plan_summary_lines(plan))]:
+            self.write(f"   {line}".rstrip())
+        planned = {
+            (r.repository_name, d.image_digest) for r in plan.repositories for d in r.images if d.action != "keep"
+        }
+        reported = {
+            (r.repository_name, e.image_digest) for r in announced.repositories for e in (*r.deleted, *r.archived)
+        }
+        if planned != reported:
+            self.write(f"   note: the dry run's report and this plan differ by {len(planned ^ reported)} images")
+
+    # 3 -------------------------------------------------------------------------------------------------------
+
+    def live_run(self, registry: DemoRegistry, announced: RunReport) -> Verification:
+        deployment = self.deployment(LIVE_RULES)
+        self.write("")
+        self.write(f"3. Second deployment, dry_run: false (RULES_FILE={deployment.rules_file})")
+        with deployed(deployment) as functions:
+            tagger = functions.tagger()
+            before = read_state(self.ecr, registry.repositories, datetime.now(UTC))
+            sweep = functions.sweep(self.read_object)
+        after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
+        self.show_invocations(tagger, sweep)
+        report = self.stored_report(sweep, "live")
+        self.show_message(self.received_message())
+        verification = verify(registry, before, after, announced, report)
+        self.show_verification(verification)
+        return verification
+
+    def show_invocations(self, tagger: Invocation, sweep: Sweep) -> None:
+        self.write(f"   tagger   {json.dumps(tagger.result)}")
+        started = sweep.targets.result
+        self.write(f"   targets  {started['count']} repositories -> s3://{BUCKET}/{started['targetsKey']}")
+        for item, evaluation in zip(sweep.items, sweep.evaluations, strict=True):
+            self.write(f"   evaluate {item['repository']}: {json.dumps(evaluation.result)}")
+        assert sweep.report is not None
+        self.write(f"   report   {json.dumps(sweep.report.result)}")
+        metrics = ", ".join(f"{name} {value:.0f}" for name, value in {**tagger.metrics, **sweep.report.metrics}.items())
+        self.write(f"   metrics  EcrRetention: {metrics}")
+
+    def stored_report(self, sweep: Sweep, name: str) -> RunReport:
+        assert sweep.report is not None
+        key = str(sweep.report.result["reportKey"]).removeprefix(f"s3://{BUCKET}/")
+        body = self.read_object(BUCKET, key)
+        (self.directory / "reports").mkdir(exist_ok=True)
+        copy = self.directory / "reports" / f"{name}-{Path(key).name}"
+        copy.write_bytes(body)
+        self.write(f"   JSON report s3://{BUCKET}/{key}")
+        self.write(f"     copied to {copy}")
+        return RunReport.model_validate(json.loads(body))
+
+    def read_object(self, bucket: str, key: str) -> bytes:
+        body: bytes = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        return body
+
+    def received_message(self) -> dict[str, Any]:
+        """The one message the report step published, as the subscribed queue received it (SNS's envelope)."""
+        messages = self.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
+        for message in messages:
+            self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+        if len(messages) != 1:
+            raise RuntimeError(f"the subscribed queue received {len(messages)} messages for one run, expected 1")
+        envelope: dict[str, Any] = json.loads(messages[0]["Body"])
+        return envelope
+
+    def show_message(self, envelope: dict[str, Any]) -> None:
+        attributes = ", ".join(
+            f"{name}={value['Value']}" for name, value in sorted(envelope.get("MessageAttributes", {}).items())
+        )
+        self.write("")
+        self.write(f"   The SNS message, as the queue subscribed to {TOPIC} received it:")
+        self.write(f"   Subject: {printable(str(envelope.get('Subject', '')))}")
+        self.write(f"   MessageAttributes: {attributes}")
+        self.write("")
+        for line in str(envelope["Message"]).rstrip("\n").split("\n"):
+            self.write(printable(line))
+
+    # 4 -------------------------------------------------------------------------------------------------------
+
+    def show_verification(self, verification: Verification) -> None:
+        repositories = sorted({repo for repo, _ in verification.deleted | verification.archived})
+        self.write("")
+        self.write("4. Verification, read back from the emulator after the real run:")
+        self.write(
+            f"   {len(verification.deleted)} images deleted and {len(verification.archived)} archived, "
+            f"in {', '.join(repositories) or 'no repository'}"
+        )
+        for check in verification.checks:
+            self.write(f"   {'ok  ' if check.ok else 'FAIL'} {check.name}: {check.detail}")
+            for offender in check.offenders[:10]:
+                self.write(f"          {printable(offender)}")
+        if verification.ok:
+            self.write("verified: no in-use, protected, young or referenced image was deleted or archived")
+        else:
+            self.write("NOT VERIFIED: see the failed checks above")
+
+
+def abridged(repository: RepositoryPlan) -> list[Decision]:
+    """A few rows that show the repository's variety: the first image of each reason kind, in plan order."""
+    kinds = list(SHOWN_FIRST) + sorted({image.main_reason.kind for image in repository.images} - set(SHOWN_FIRST))
+    chosen: list[Decision] = []
+    for kind in kinds:
+        image = next((image for image in repository.images if image.main_reason.kind == kind), None)
+        if image is not None and len(chosen) < ROWS_PER_REPOSITORY:
+            chosen.append(image)
+    order = {image.image_digest: number for number, image in enumerate(repository.images)}
+    return sorted(chosen, key=lambda image: order[image.image_digest])
+
+
+def show_endpoint(emulator: Emulator, directory: Path, write: Write) -> None:
+    environment = " ".join(f"{name}={value}" for name, value in emulator.cli_environment().items())
+    write("")
+    write(f"The emulator keeps running at {emulator.endpoint}; Ctrl-C stops it. In another shell:")
+    write(f"  export {environment}")
+    write("  aws ecr describe-images --repository-name app --query 'imageDetails[].imageTags'")
+    write(f"  aws s3 ls s3://{BUCKET}/reports/ --recursive")
+    write(f"  ecr-retention run --config {directory / DRY_RULES} --bucket {BUCKET}")

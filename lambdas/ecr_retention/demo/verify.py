@@ -1,0 +1,177 @@
+"""The demo's own check of what the real run did, read back from the emulator.
+
+Nothing here asks the planner: the expectations come from what was seeded (which image runs where, which index
+lists which children, which signature signs what) and from the registry as ECR describes it right before the
+real sweep (tags, push and pull times). The result is compared with the registry as ECR describes it afterwards,
+and with the two run reports. "verified" is printed only when every check ran and held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from ecr_retention.demo.registry import DEPLOYED_KEPT, MIN_AGE, UNMANAGED, DemoRegistry
+from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.report import RunReport
+
+Key = tuple[str, str]  # (repository, digest)
+
+# The tags the demo's keep rules name, per repository pattern (demo/registry.py RULES).
+PROTECTED_TAGS = {"app": ("latest", "dev"), "platform/*": ("stable",), "team-*/*": ("main", "release-*")}
+DEPLOYED_PREFIX = "deployed-prod-"  # app keeps the DEPLOYED_KEPT newest images carrying such a tag
+PULLED_WITHIN = ("docker.io/*", timedelta(days=30))  # the cache keeps what was pulled within 30 days
+
+
+@dataclass(frozen=True)
+class RegistryState:
+    """describe-images of every repository, in every storage class: (repository, digest) -> detail."""
+
+    images: dict[Key, dict[str, Any]]
+    read_at: datetime
+
+    def active(self, key: Key) -> bool:
+        detail = self.images.get(key)
+        return detail is not None and detail.get("imageStatus", "ACTIVE") == "ACTIVE"
+
+
+def read_state(ecr: Any, repositories: Iterable[str], read_at: datetime) -> RegistryState:
+    images: dict[Key, dict[str, Any]] = {}
+    for repository in repositories:
+        pages = ecr.get_paginator("describe_images").paginate(
+            repositoryName=repository, filter={"imageStatus": "ANY"}, PaginationConfig={"PageSize": 1000}
+        )
+        for page in pages:
+            for detail in page.get("imageDetails", []):
+                images[(repository, detail["imageDigest"])] = detail
+    return RegistryState(images, read_at)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    offenders: tuple[str, ...] = ()
+
+
+@dataclass
+class Verification:
+    deleted: set[Key] = field(default_factory=set)
+    archived: set[Key] = field(default_factory=set)
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.checks) and all(check.ok for check in self.checks)
+
+
+def verify(
+    registry: DemoRegistry, before: RegistryState, after: RegistryState, announced: RunReport, report: RunReport
+) -> Verification:
+    result = Verification(
+        deleted={key for key in before.images if key not in after.images},
+        archived={key for key in before.images if before.active(key) and _status(after, key) == "ARCHIVED"},
+    )
+    removed = result.deleted | result.archived
+    label = registry.labelled
+
+    def kept(name: str, keys: set[Key], what: str) -> Check:
+        gone = sorted(key for key in keys if not after.active(key))
+        detail = f"{len(keys)} {what}: " + ("all still there" if not gone else f"{len(gone)} removed")
+        return Check(name, bool(keys) and not gone, detail, tuple(label(*key) for key in gone))
+
+    reported_deleted, reported_archived = _entries(report, "deleted"), _entries(report, "archived")
+    result.checks.append(
+        Check(
+            "something removed",
+            bool(result.deleted) and bool(result.archived),
+            f"{len(result.deleted)} deleted, {len(result.archived)} archived",
+        )
+    )
+    result.checks.append(
+        Check(
+            "the report is exact",
+            reported_deleted == result.deleted and reported_archived == result.archived,
+            "the run report lists exactly the images that are gone or archived",
+            tuple(label(*key) for key in sorted((reported_deleted | reported_archived) ^ removed)),
+        )
+    )
+    announced_removed = _entries(announced, "deleted") | _entries(announced, "archived")
+    result.checks.append(
+        Check(
+            "the dry run announced it",
+            announced_removed == removed,
+            "the real run removed exactly what the dry run said it would",
+            tuple(label(*key) for key in sorted(announced_removed ^ removed)),
+        )
+    )
+    in_use = set(registry.in_use_digests())
+    result.checks.append(kept("in use", in_use, "images the clusters run (by digest or by tag)"))
+    result.checks.append(kept("protected", set(protected(before)), "images a keep rule protects by tag or pull"))
+    young = {key for key, detail in before.images.items() if before.read_at - _pushed(detail) < MIN_AGE}
+    result.checks.append(kept("young", young, "images pushed less than a day ago"))
+    result.checks.append(kept("referenced", referenced(registry, after), "children and signatures of what remains"))
+    untouched = {key for key in before.images if key[0] == UNMANAGED}
+    result.checks.append(kept("untouched", untouched, f"images of {UNMANAGED}, which no policy matches"))
+    return result
+
+
+def protected(before: RegistryState) -> Iterator[Key]:
+    """Images carrying a tag a keep rule names, backend releases the frontend also has, cache images pulled
+    within 30 days, and the newest app images deployed to production."""
+    frontend_tags = {tag for (repo, _), detail in before.images.items() if repo == "frontend" for tag in _tags(detail)}
+    deployed: list[tuple[datetime, str, Key]] = []
+    for key, detail in before.images.items():
+        repository, tags = key[0], _tags(detail)
+        named = next((names for pattern, names in PROTECTED_TAGS.items() if matches_any(repository, (pattern,))), ())
+        recently_pulled = matches_any(repository, (PULLED_WITHIN[0],)) and (
+            before.read_at - _last_used(detail) < PULLED_WITHIN[1]
+        )
+        shared_release = repository == "backend" and bool(frontend_tags.intersection(tags))
+        if any(matches_any(tag, named) for tag in tags) or recently_pulled or shared_release:
+            yield key
+        if repository == "app" and any(tag.startswith(DEPLOYED_PREFIX) for tag in tags):
+            deployed.append((_pushed(detail), key[1], key))
+    deployed.sort(key=lambda item: (-item[0].timestamp(), item[1]))
+    yield from (key for _, _, key in deployed[:DEPLOYED_KEPT])
+
+
+def referenced(registry: DemoRegistry, after: RegistryState) -> set[Key]:
+    """The children of every index that is still there, and the signatures and SBOMs of every image that is."""
+    needed: set[Key] = set()
+    for (repository, digest), seeded in registry.images.items():
+        if seeded.children and after.active((repository, digest)):
+            needed.update((repository, child) for child in seeded.children)
+        if seeded.subject and after.active((repository, seeded.subject)):
+            needed.add((repository, digest))
+    return needed
+
+
+def _entries(report: RunReport, which: str) -> set[Key]:
+    return {
+        (repo.repository_name, entry.image_digest)
+        for repo in report.repositories
+        for entry in (repo.deleted if which == "deleted" else repo.archived)
+    }
+
+
+def _tags(detail: dict[str, Any]) -> list[str]:
+    return list(detail.get("imageTags", []))
+
+
+def _status(state: RegistryState, key: Key) -> str | None:
+    detail = state.images.get(key)
+    return None if detail is None else str(detail.get("imageStatus", "ACTIVE"))
+
+
+def _pushed(detail: dict[str, Any]) -> datetime:
+    pushed: datetime = detail["imagePushedAt"]
+    return pushed
+
+
+def _last_used(detail: dict[str, Any]) -> datetime:
+    pulled: datetime | None = detail.get("lastRecordedPullTime")
+    return pulled or _pushed(detail)

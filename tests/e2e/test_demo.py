@@ -1,0 +1,155 @@
+"""`ecr-retention demo`, end to end: moto in server mode in this process, the real Lambda handlers, and the demo's
+own verification. One run is shared by the assertions on its output (it takes seconds)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+import pytest
+
+from ecr_retention.cli import main
+
+pytestmark = pytest.mark.slow
+RUN_OPTIONS = ("--bucket", "ecr-retention-demo", "--format", "json")
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    code: int
+    output: str
+    out: Path
+    environment_before: dict[str, str]
+    environment_after: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoRun]:
+    home = tmp_path_factory.mktemp("home")
+    # A user's AWS configuration that would send every request to an address the tests may not reach: the demo
+    # must read none of it.
+    config = home / "config"
+    config.write_text("[profile work]\nregion = us-gov-west-1\nendpoint_url = http://192.0.2.1:1\n")
+    out = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_CONFIG_FILE", str(config))
+        patch.setenv("AWS_PROFILE", "work")
+        patch.setenv("AWS_ENDPOINT_URL_S3", "http://192.0.2.1:1")
+        before = dict(os.environ)
+        printed = io.StringIO()
+        with redirect_stdout(printed):
+            code = main(["demo", "--out", str(out)])
+        yield DemoRun(code, printed.getvalue(), out, before, dict(os.environ))
+
+
+def test_demo_exits_0_and_says_verified_after_checking(demo: DemoRun) -> None:
+    assert demo.code == 0, demo.output
+    checks = re.findall(r"^   (ok  |FAIL) (.+?):", demo.output, flags=re.MULTILINE)
+    assert [name for _, name in checks] == [
+        "something removed",
+        "the report is exact",
+        "the dry run announced it",
+        "in use",
+        "protected",
+        "young",
+        "referenced",
+        "untouched",
+    ]
+    assert all(mark == "ok  " for mark, _ in checks)
+    assert "\nverified: no in-use, protected, young or referenced image was deleted or archived\n" in demo.output
+
+
+def test_demo_prints_the_sns_message_a_subscriber_received(demo: DemoRun) -> None:
+    assert re.search(
+        r"^   Subject: ecr-retention run ok: deleted \d+ images \(.+\) in 6 repositories$", demo.output, re.M
+    )
+    assert "   MessageAttributes: dry_run=false, outcome=ok\n" in demo.output
+    assert "\nDeletion run: the lists show what was deleted.\nOutcome: ok\n" in demo.output
+    assert re.search(r"^Full report: s3://ecr-retention-demo/reports/\d{4}/\d\d/\d\d/.+\.json$", demo.output, re.M)
+    assert re.search(r"^   SNS subject: ecr-retention dry run ok: would delete \d+ images", demo.output, re.M)
+
+
+def test_demo_runs_the_handlers_in_the_state_machines_order(demo: DemoRun) -> None:
+    steps = re.findall(r"^   (tagger|targets|evaluate|report) ", demo.output, flags=re.MULTILINE)
+    one_run = ["tagger", "targets", *["evaluate"] * 6, "report"]
+    assert steps == one_run + one_run
+    assert '"wouldTag": 2' in demo.output  # the dry run tags nothing
+    assert '"tagged": 2' in demo.output
+
+
+def test_demo_prints_an_abridged_plan_and_writes_the_whole_of_it(demo: DemoRun) -> None:
+    table = demo.output.split("   The plan, ", 1)[1].split("\n3. ", 1)[0]
+    rows = [line for line in table.splitlines() if re.match(r"^   \S+\s+[0-9a-f]{12}  ", line)]
+    assert 6 <= len(rows) <= 6 * 4
+    assert any(" in-use: dev: tcn-personal-1/Deployment/nginx (pod)" in row for row in rows)
+    full = (demo.out / "plan.txt").read_text()
+    assert len([line for line in full.splitlines() if re.match(r"^\S+\s+[0-9a-f]{12}  ", line)]) > 250
+    plan = json.loads((demo.out / "plan.json").read_text())
+    assert plan["blocked"] == []
+    reports = sorted(path.name for path in (demo.out / "reports").iterdir())
+    assert [name.split("-2")[0] for name in reports] == ["dry-run", "live"]
+
+
+def test_the_plan_can_be_replayed_offline_as_printed(demo: DemoRun, capsys: pytest.CaptureFixture[str]) -> None:
+    command = re.search(r"^Replay the plan offline: ecr-retention (plan .+)$", demo.output, re.MULTILINE)
+    assert command is not None
+
+    code = main(command.group(1).split())
+
+    assert code == 0
+    assert "total: delete " in capsys.readouterr().out
+
+
+def test_demo_leaves_the_callers_environment_as_it_found_it(demo: DemoRun) -> None:
+    assert demo.environment_after == demo.environment_before
+
+
+def test_keep_running_serves_the_emulator_until_interrupted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in os.environ if name.startswith("AWS_")]:
+        monkeypatch.delenv(name)  # this test's own clients use exactly what the demo prints
+    monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ecr_retention", "demo", "--keep-running", "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        exported = ""
+        for line in process.stdout:
+            if line.startswith("  export "):
+                exported = line.removeprefix("  export ").strip()
+                break
+        environment = dict(pair.split("=", 1) for pair in exported.split())
+        assert environment["AWS_ENDPOINT_URL"].startswith("http://127.0.0.1:")
+
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        ecr = boto3.session.Session().client("ecr")
+        assert ecr.describe_images(repositoryName="app")["imageDetails"]
+        run = subprocess.run(
+            [sys.executable, "-m", "ecr_retention", "run", "--config", str(tmp_path / "retention.yaml"), *RUN_OPTIONS],
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout)["dryRun"] is True
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    assert code == 0, process.stderr.read() if process.stderr else ""
