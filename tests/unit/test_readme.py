@@ -20,7 +20,7 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
 
 
 def table_row(command: str) -> str:
-    rows = [line for line in README.splitlines() if line.startswith(f"| `ecr-retention {command}")]
+    rows = [line for line in README.splitlines() if re.match(rf"\| `ecr-retention {command}( [^`]*)?` \|", line)]
     assert len(rows) == 1, f"the commands table has {len(rows)} rows for {command}"
     return rows[0]
 
