@@ -45,8 +45,11 @@ def select_for_tagging(
 ) -> TagSelection:
     """Only images of this registry (account and region both match) with a known digest: a pod's resolved
     image ID or a digest-pinned reference. A tag-only reference names what a template asks for, not what
-    runs, so it is noted and left alone."""
+    runs, so it is noted and left alone. So is an image of a repository that no policy manages: a deployment
+    tag only matters to a policy's keep rules, and the deployed tagger may write only where a policy applies
+    (its IAM role's PutImage is scoped to the policies' repository patterns)."""
     stamp = str(int(now.timestamp()))
+    managed = tuple(pattern for policy in config.policies for pattern in policy.repositories)
     found: set[TagCandidate] = set()
     notes: list[str] = []
     by_cluster: dict[str, list[InUseManifest]] = {}
@@ -65,6 +68,9 @@ def select_for_tagging(
                     except InvalidReference:
                         continue
                     if not (reference.account == registry_id and reference.region == region):
+                        continue
+                    if not matches_any(reference.repository, managed):
+                        notes.append(f"{reference.repository}: no policy manages this repository; not tagged")
                         continue
                     digest = entry.digest or reference.digest
                     if digest is None:

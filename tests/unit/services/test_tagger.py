@@ -132,3 +132,19 @@ def test_tag_only_reference_is_noted_not_tagged() -> None:
 
     assert report.entries == ()
     assert any("no resolved digest" in note for note in report.notes)
+
+
+def test_images_of_repositories_no_policy_manages_are_noted_not_tagged() -> None:
+    registry, digests = seeded()
+    rules = RULES.replace('repositories: ["*"]', 'repositories: ["api", "fro*"]')
+    inv = inventory(
+        entry(f"{HOST}/api:v1", digest=digests["api"]),
+        entry(f"{HOST}/web@{digests['web']}"),
+        entry(f"{HOST}/web:v2", namespace="team-b", digest=digests["web"]),
+    )
+
+    report = tag_deployed(parse_config(rules), inv, registry=registry, run_id="t", now=NOW, dry_run=False)
+
+    assert [(e.repository_name, e.status) for e in report.entries] == [("api", "tagged")]
+    assert report.notes == ("web: no policy manages this repository; not tagged",)
+    assert {repository for _, repository in registry.calls} == {"api"}
