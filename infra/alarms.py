@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_iam as iam
@@ -145,6 +145,8 @@ class Alarms(Construct):
         alarm = cloudwatch.Alarm(
             self,
             construct_id,
+            # Named after the stack, so that a second stack in the account gets its own alarms.
+            alarm_name=f"{Stack.of(self).stack_name}-{construct_id}",
             alarm_description=f"ecr-retention: {description}",
             metric=metric,
             threshold=threshold,

@@ -48,6 +48,13 @@ def test_every_alarm_notifies_the_operations_topic_only(template: Template, stac
     assert len(found) == 14
     assert all(a["Properties"]["AlarmActions"] == [topic] for a in found)
     assert all(a["Properties"]["AlarmDescription"].startswith("ecr-retention: ") for a in found)
+    assert {a["Properties"]["AlarmName"] for a in found} >= {
+        "EcrRetentionTest-RunsBlocked",
+        "EcrRetentionTest-NoCompletedRun",
+        "EcrRetentionTest-ManifestAge-prod",
+        "EcrRetentionTest-EvaluateErrors",
+        "EcrRetentionTest-DeliveryDeadLettersDepth",
+    }
 
 
 def test_each_function_alarms_on_its_first_error(
