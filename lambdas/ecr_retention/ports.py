@@ -31,6 +31,8 @@ class BatchOutcome:
     done: tuple[str, ...] = ()  # digests ECR confirmed deleted (or archived)
     already_gone: tuple[str, ...] = ()  # ImageNotFound: absent before this call
     failed: tuple[ImageFailure, ...] = ()
+    # A call failed after its retries and nothing after it was attempted: the caller should stop too.
+    stopped: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.plan import Decision, Plan, Reason
 from ecr_retention.domain.report import RunReport
-from ecr_retention.domain.summary import render_summary
+from ecr_retention.domain.summary import summary_lines
 from ecr_retention.domain.tagging import TagReport
 
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "ACTION", "REASON")
@@ -149,7 +149,7 @@ def render_run_report(report: RunReport) -> str:
                     )
                 )
     lines = [*format_rows(rows), ""] if len(rows) > 1 else []
-    lines.append(render_summary(report)[1].rstrip("\n"))
+    lines.extend(summary_lines(report))  # one by one: escaping the joined body showed its line breaks as \n
     return "\n".join(printable(line) for line in lines)
 
 

@@ -17,9 +17,9 @@ from ecr_retention.domain.planner import (
     build_run_context,
     plan_registry,
     plan_repository,
-    repo_tags,
     tag_sources,
 )
+from ecr_retention.domain.planner.run import repo_tags
 from ecr_retention.domain.registry import Snapshot
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)

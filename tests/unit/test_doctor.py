@@ -18,7 +18,9 @@ from ecr_retention.domain.doctor import (
     is_mutable_tag,
 )
 from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.lifecycle import LifecyclePolicy, evaluate, parse_policy
+from ecr_retention.domain.lifecycle.evaluation import evaluate
+from ecr_retention.domain.lifecycle.parsing import parse_policy
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
 from support.builders import HOST, NOW, OCI_INDEX, config, digest, image, in_use, index_manifest, repository, snapshot

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from ecr_retention.domain.doctor import RepositoryDiagnosis, comparable_config, diagnose, is_mutable_tag
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.lifecycle import LifecyclePolicy, evaluate, parse_policy
+from ecr_retention.domain.lifecycle.evaluation import evaluate
+from ecr_retention.domain.lifecycle.parsing import parse_policy
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot, Snapshot

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.lifecycle import parse_policy, parse_policy_document
+from ecr_retention.domain.lifecycle.parsing import parse_policy, parse_policy_document
 from ecr_retention.loading import load_manifests, load_snapshot
 
 DIGEST = "sha256:" + "1" * 64

@@ -8,14 +8,11 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.domain.lifecycle import (
-    LifecyclePolicy,
-    evaluate,
-    parse_policy,
-    pattern_includes,
-    preview,
-    tag_matches,
-)
+from ecr_retention.domain.lifecycle.evaluation import evaluate
+from ecr_retention.domain.lifecycle.matching import pattern_includes, tag_matches
+from ecr_retention.domain.lifecycle.parsing import parse_policy
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
+from ecr_retention.domain.lifecycle.preview import preview
 from ecr_retention.domain.registry import ImageDetail
 from support.builders import NOW, OCI_INDEX, digest, image, index_manifest
 

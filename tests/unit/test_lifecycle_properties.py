@@ -8,7 +8,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecr_retention.domain.lifecycle import LifecycleEvaluation, LifecyclePolicy, evaluate, selects
+from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evaluate
+from ecr_retention.domain.lifecycle.matching import selects
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.registry import ImageDetail
 from support.builders import NOW, image
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.lifecycle import MAX_POLICY_TEXT, parse_policy, parse_policy_document
+from ecr_retention.domain.lifecycle.parsing import parse_policy, parse_policy_document
+from ecr_retention.domain.lifecycle.policy import MAX_POLICY_TEXT
 
 COUNT = {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 5}
 EXPIRE = {"type": "expire"}

@@ -180,3 +180,33 @@ def test_error_line_escapes_the_file_name(tmp_path: Path, capsys: pytest.Capture
 
     err = capsys.readouterr().err
     assert err == f"ecr-retention validate: error: {tmp_path}/missing\\n\\u202elmay.yaml: no such file\n"
+
+
+def test_run_report_table_prints_the_summary_line_by_line_with_each_value_escaped() -> None:
+    from datetime import UTC, datetime
+
+    from ecr_retention.domain.report import RepositoryReport, build_run_report
+    from ecr_retention.tables import render_run_report
+
+    started = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+    report = build_run_report(
+        run_id="20261130T030000Z-cli-0a1b2c3d",
+        trigger="cli",
+        dry_run=True,
+        started_at=started,
+        finished_at=started,
+        repositories=[
+            RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3, warnings=("evil\nline",)),
+            RepositoryReport(repository_name="web", outcome="skipped", images=4, kept=4, skipped="over \u202e0.5"),
+        ],
+        report_key="s3://inventory/reports/2026/11/30/20261130T030000Z-cli-0a1b2c3d.json",
+    )
+
+    lines = render_run_report(report).splitlines()
+
+    assert "Repositories:" in lines
+    assert "  app: ok, 3 images, kept 3, would delete 0" in lines
+    assert "    skipped: over \\u202e0.5" in lines
+    assert "  - evil\\nline" in lines
+    assert lines[-1] == "Full report: s3://inventory/reports/2026/11/30/20261130T030000Z-cli-0a1b2c3d.json"
+    assert not any(UNSAFE.search(line) for line in lines)

@@ -278,6 +278,7 @@ class _OutcomeBuilder:
         self.done: list[str] = []
         self.already_gone: list[str] = []
         self.failed: list[ImageFailure] = []
+        self.stopped = False
 
     def read_batch_response(self, batch: Sequence[str], response: dict[str, Any]) -> None:
         confirmed = {image_id.get("imageDigest") for image_id in response.get("imageIds", [])}
@@ -300,6 +301,7 @@ class _OutcomeBuilder:
                 self.failed.append(ImageFailure(digest, NOT_CONFIRMED, "ECR neither confirmed nor refused it"))
 
     def stop(self, current: Sequence[str], later: Sequence[str], error: ClientError | BotoCoreError) -> None:
+        self.stopped = True
         code = _code(error) if isinstance(error, ClientError) else type(error).__name__
         message = _message(error) if isinstance(error, ClientError) else str(error)
         self.failed.extend(ImageFailure(digest, code, message) for digest in current)
@@ -310,7 +312,12 @@ class _OutcomeBuilder:
             self.failed.extend(ImageFailure(digest, NOT_ATTEMPTED, reason) for digest in later)
 
     def build(self) -> BatchOutcome:
-        return BatchOutcome(done=tuple(self.done), already_gone=tuple(self.already_gone), failed=tuple(self.failed))
+        return BatchOutcome(
+            done=tuple(self.done),
+            already_gone=tuple(self.already_gone),
+            failed=tuple(self.failed),
+            stopped=self.stopped,
+        )
 
 
 def _unique(digests: Sequence[str]) -> list[str]:

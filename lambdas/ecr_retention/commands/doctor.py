@@ -16,7 +16,7 @@ from ecr_retention.commands.lifecycle_preview import (
 )
 from ecr_retention.domain.doctor import RepositoryDiagnosis, comparable_config, diagnose
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.lifecycle import index_children
+from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot

@@ -13,13 +13,9 @@ from typing import Any
 
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.lifecycle import (
-    LifecyclePolicyPreview,
-    PolicyDocument,
-    build_preview,
-    evaluate,
-    parse_policy_document,
-)
+from ecr_retention.domain.lifecycle.evaluation import evaluate
+from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_document
+from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, build_preview
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
 from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as

@@ -51,10 +51,7 @@ def repository_line(repo: RepositoryReport, dry_run: bool) -> str:
         parts.append(f"FAILED {len(repo.failed)}")
     if repo.bytes_reclaimed:
         parts.append(human_bytes(repo.bytes_reclaimed))
-    line = ", ".join(parts)
-    if repo.skipped:
-        line += f"\n    skipped: {repo.skipped}"
-    return line
+    return ", ".join(parts)
 
 
 def entry_line(repository: str, entry: ImageEntry, now: datetime) -> str:
@@ -70,6 +67,12 @@ def entry_line(repository: str, entry: ImageEntry, now: datetime) -> str:
 def render_summary(report: RunReport) -> tuple[str, str]:
     """(subject, body). The body names the run, the mode, each repository, why anything was blocked or
     skipped, the largest removals, and where the full JSON report is."""
+    return subject_line(report), "\n".join(summary_lines(report)) + "\n"
+
+
+def summary_lines(report: RunReport) -> list[str]:
+    """The body, line by line: a value from outside (a warning, an error's detail) stays inside its line, so
+    a terminal can escape each line's characters without joining or splitting lines."""
     lines = [
         f"Run {report.run_id} ({report.trigger}), {report.started_at:%Y-%m-%d %H:%M} UTC",
         "DRY RUN: nothing was deleted; the lists show what a real run would delete."
@@ -90,7 +93,10 @@ def render_summary(report: RunReport) -> tuple[str, str]:
         "Repositories:",
     ]
     shown = [repo for repo in report.repositories if repo.outcome != "unmanaged"]
-    lines += [f"  {repository_line(repo, report.dry_run)}" for repo in shown[:REPOSITORY_LINES]]
+    for repo in shown[:REPOSITORY_LINES]:
+        lines.append(f"  {repository_line(repo, report.dry_run)}")
+        if repo.skipped:
+            lines.append(f"    skipped: {repo.skipped}")
     if len(shown) > REPOSITORY_LINES:
         lines.append(f"  ... and {len(shown) - REPOSITORY_LINES} more repositories (see the report)")
     failed = [(repo.repository_name, entry) for repo in report.repositories for entry in repo.failed]
@@ -112,7 +118,7 @@ def render_summary(report: RunReport) -> tuple[str, str]:
     if report.warnings:
         lines += ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:10]]
     lines += ["", f"Full report: {report.report_key or '(not written)'}"]
-    return subject_line(report), "\n".join(lines) + "\n"
+    return lines
 
 
 def failure_summary(run_id: str, problem: str) -> tuple[str, str]:

@@ -4,6 +4,7 @@ once per image and prefix."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,10 +48,14 @@ def select_for_tagging(
     image ID or a digest-pinned reference. A tag-only reference names what a template asks for, not what
     runs, so it is noted and left alone. So is an image of a repository that no policy manages: a deployment
     tag only matters to a policy's keep rules, and the deployed tagger may write only where a policy applies
-    (its IAM role's PutImage is scoped to the policies' repository patterns)."""
-    stamp = str(int(now.timestamp()))
+    (its IAM role's PutImage is scoped to the policies' repository patterns).
+
+    Each image gets a tag of its own: PutImage moves a tag that another image of the repository carries (or,
+    in an IMMUTABLE repository, refuses it), so images of one repository deployed together, a rollout, must not
+    share `<prefix><seconds>`. The first (by digest) gets the run's second, each further one the second before,
+    so that no tag names a time after the run."""
+    found: set[tuple[str, str, str]] = set()  # (repository, digest, tag prefix)
     managed = tuple(pattern for policy in config.policies for pattern in policy.repositories)
-    found: set[TagCandidate] = set()
     notes: list[str] = []
     by_cluster: dict[str, list[InUseManifest]] = {}
     for manifest in manifests:
@@ -76,8 +81,19 @@ def select_for_tagging(
                     if digest is None:
                         notes.append(f"{cluster}: {entry.image} has no resolved digest; not tagged")
                         continue
-                    found.add(TagCandidate(reference.repository, digest, rule.tag_prefix, rule.tag_prefix + stamp))
-    return TagSelection(candidates=tuple(sorted(found)), notes=tuple(dict.fromkeys(notes)))
+                    found.add((reference.repository, digest, rule.tag_prefix))
+    return TagSelection(candidates=with_own_tags(found, now), notes=tuple(dict.fromkeys(notes)))
+
+
+def with_own_tags(found: Iterable[tuple[str, str, str]], now: datetime) -> tuple[TagCandidate, ...]:
+    seconds = int(now.timestamp())
+    taken: Counter[tuple[str, str]] = Counter()  # (repository, prefix) -> tags handed out
+    candidates = []
+    for repository, digest, prefix in sorted(found):
+        tag = f"{prefix}{seconds - taken[repository, prefix]}"
+        taken[repository, prefix] += 1
+        candidates.append(TagCandidate(repository, digest, prefix, tag))
+    return tuple(sorted(candidates))
 
 
 def already_marked(tags: Sequence[str], prefix: str) -> bool:

@@ -18,7 +18,14 @@ from ecr_retention.services.run import evaluate_target
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
     item = parse_event(event, WorkItem, "work item")
     rt = runtime()
-    report = evaluate_target(rt.config, rt.deps, run_id=item.run_id, repository=item.repository, dry_run=item.dry_run)
+    report = evaluate_target(
+        rt.config,
+        rt.deps,
+        run_id=item.run_id,
+        repository=item.repository,
+        dry_run=item.dry_run,
+        seconds_left=lambda: context.get_remaining_time_in_millis() / 1000,
+    )
     logger.info("repository evaluated", extra={"repository": item.repository, "outcome": report.outcome})
     return {
         "repository": report.repository_name,

@@ -36,6 +36,10 @@ logger = logging.getLogger(__name__)
 GLOB_CHARACTERS = frozenset("*?[")
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
 DEFAULT_LEASE_SECONDS = 15 * 60
+# No removal call starts with less time than this left: one BatchDeleteImage with all its retries takes
+# at most about 70 s (aws/clients.py), and the worker must still store its report.
+DEADLINE_MARGIN_SECONDS = 90.0
+REMOVAL_BATCH = 100  # BatchDeleteImage's limit; the deadline is checked between batches
 
 
 def utc_now() -> datetime:
@@ -50,6 +54,9 @@ class Evaluation:
     config: RetentionConfig
     inventory: Inventory
     dry_run: bool  # the rules file's dry_run, or forced by the caller; never weaker than the file
+    # Every repository of the registry, when the caller has listed them already (the CLI run): spares a
+    # DescribeRepositories per repository whose policy names tag_in_repositories with a glob.
+    repository_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
@@ -64,6 +71,9 @@ class Execution:
     archived: list[str] = field(default_factory=list)
     cancelled: dict[str, str] = field(default_factory=dict)  # digest -> why (tag-changed)
     failed: dict[str, tuple[str, str]] = field(default_factory=dict)  # digest -> (error code, detail)
+    # action -> (code, why), set when a call of that action failed after its retries (nothing further of it
+    # is attempted in this run), or for both actions when time ran out.
+    stopped: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def evaluate_repository(
@@ -75,7 +85,10 @@ def evaluate_repository(
     leases: LeaseStore | None = None,
     clock: Callable[[], datetime] = utc_now,
     lease_seconds: int = DEFAULT_LEASE_SECONDS,
+    seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
+    """`seconds_left` (a Lambda's remaining time): no removal starts when less than DEADLINE_MARGIN_SECONDS
+    remain; what was not attempted is reported failed (DeadlineReached) and the next run takes it up."""
     if leases is not None and not leases.acquire(repository, evaluation.run_id, lease_seconds):
         return RepositoryReport(
             repository_name=repository,
@@ -83,7 +96,7 @@ def evaluate_repository(
             error="another evaluation holds this repository's lease; it is evaluated by that run",
         )
     try:
-        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock)
+        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock, seconds_left=seconds_left)
     except RepositoryGone:
         return RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
     except Exception as error:  # one repository's failure must not stop a sweep; it is reported, not hidden
@@ -101,12 +114,13 @@ def _evaluate(
     registry: Registry,
     cache: ManifestCache,
     clock: Callable[[], datetime],
+    seconds_left: Callable[[], float] | None,
 ) -> RepositoryReport:
     config = evaluation.config
     if first_matching_policy(config.policies, repository) is None:
         return RepositoryReport(repository_name=repository, outcome="unmanaged")
     snapshot = snapshot_repository(registry, repository, cache)
-    tags = referenced_tags(registry, config, repository)
+    tags = referenced_tags(registry, config, repository, evaluation.repository_names)
     now = clock()
     run = build_run_context(
         config,
@@ -118,19 +132,8 @@ def _evaluate(
     )
     planned = plan_repository(snapshot, run)
     plan, warnings = planned.plan, (*run.warnings, *planned.warnings)
-    policy_text = registry.lifecycle_policy(repository)
-    findings: tuple[Finding, ...] = ()
-    if policy_text is not None:
-        diagnosis = diagnose_repository(
-            policy_text,
-            snapshot,
-            now=now,
-            inventory=evaluation.inventory,
-            plan=plan,
-            registry_id=registry.registry_id,
-            region=registry.region,
-        )
-        findings = diagnosis.findings
+    findings, diagnosis_warnings = lifecycle_findings(registry, snapshot, evaluation.inventory, plan, now)
+    warnings = (*warnings, *diagnosis_warnings)
     base = RepositoryReport(
         repository_name=repository,
         outcome="ok",
@@ -156,11 +159,38 @@ def _evaluate(
                 archived=[d.image_digest for d in candidates if d.action == "archive"],
             ),
         )
-    execution = execute(registry, snapshot, plan, candidates)
+    execution = execute(registry, snapshot, plan, candidates, seconds_left=seconds_left)
     return with_actions(base, candidates, execution)
 
 
-def referenced_tags(registry: Registry, config: RetentionConfig, repository: str) -> dict[str, frozenset[str]]:
+def lifecycle_findings(
+    registry: Registry, snapshot: RepositorySnapshot, inventory: Inventory, plan: RepositoryPlan, now: datetime
+) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
+    """The doctor's findings on the repository's native lifecycle policy, for the report. The diagnosis only
+    informs: when it fails, the run goes on and the report says so."""
+    repository = snapshot.repository_name
+    policy_text = registry.lifecycle_policy(repository)
+    if policy_text is None:
+        return (), ()
+    try:
+        diagnosis = diagnose_repository(
+            policy_text,
+            snapshot,
+            now=now,
+            inventory=inventory,
+            plan=plan,
+            registry_id=registry.registry_id,
+            region=registry.region,
+        )
+    except Exception as error:  # a doctor defect must not stop pruning; it is logged and reported
+        logger.exception("diagnosing the lifecycle policy of %s failed", repository)
+        return (), (f"{repository}: the native lifecycle policy could not be diagnosed: {type(error).__name__}",)
+    return diagnosis.findings, ()
+
+
+def referenced_tags(
+    registry: Registry, config: RetentionConfig, repository: str, all_names: Sequence[str] | None = None
+) -> dict[str, frozenset[str]]:
     """The tags of the other repositories that the policy's tag_in_repositories name. A name that does not
     exist stays out of the mapping, which the planner reads as "unknown" (keep rules keep, deletes select none)."""
     patterns = tag_sources(config, repository)
@@ -169,7 +199,8 @@ def referenced_tags(registry: Registry, config: RetentionConfig, repository: str
     if all(GLOB_CHARACTERS.isdisjoint(pattern) for pattern in patterns):
         names = sorted(set(patterns))
     else:
-        names = [name for name in registry.repository_names() if matches_any(name, patterns)]
+        listed = registry.repository_names() if all_names is None else all_names
+        names = [name for name in listed if matches_any(name, patterns)]
     tags = {}
     for name in names:
         if name == repository:
@@ -214,7 +245,12 @@ def recheck(registry: Registry, repository: str, candidates: Sequence[Decision])
 
 
 def execute(
-    registry: Registry, snapshot: RepositorySnapshot, plan: RepositoryPlan, candidates: Sequence[Decision]
+    registry: Registry,
+    snapshot: RepositorySnapshot,
+    plan: RepositoryPlan,
+    candidates: Sequence[Decision],
+    *,
+    seconds_left: Callable[[], float] | None = None,
 ) -> Execution:
     """Delete or archive in waves: indexes before their children and subjects before their referrers, so
     that nothing a kept image needs is removed when its parent's removal was cancelled or failed."""
@@ -243,8 +279,26 @@ def execute(
             for digest in later:  # only cycles left; a real registry has none, and keeping is the safe answer
                 execution.failed[digest] = ("DependencyCycle", "manifest references form a cycle; kept")
             break
-        apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "delete"], execution, "delete")
-        apply_wave(registry, repository, [d for d in wave if by_digest[d].action == "archive"], execution, "archive")
+        for action in ("delete", "archive"):
+            chosen = [d for d in wave if by_digest[d].action == action]
+            for start in range(0, len(chosen), REMOVAL_BATCH):
+                batch = chosen[start : start + REMOVAL_BATCH]
+                if seconds_left is not None and seconds_left() < DEADLINE_MARGIN_SECONDS:
+                    out_of_time = (
+                        "DeadlineReached",
+                        "not attempted: the evaluation ran out of time; the next run takes it up",
+                    )
+                    execution.stopped.update(delete=out_of_time, archive=out_of_time)
+                if action in execution.stopped:
+                    execution.failed.update(dict.fromkeys(batch, execution.stopped[action]))
+                else:
+                    try:
+                        apply_wave(registry, repository, batch, execution, action)
+                    except Exception as error:  # keep what was done on record; this batch's fate is unknown
+                        logger.exception("removing images of %s failed", repository)
+                        unknown = (type(error).__name__, "the call failed; whether it removed them is unknown")
+                        execution.failed.update(dict.fromkeys(batch, unknown))
+                        execution.stopped.update(delete=unknown, archive=unknown)
         remaining = later
     return execution
 
@@ -262,6 +316,9 @@ def apply_wave(registry: Registry, repository: str, digests: list[str], executio
         execution.cancelled[digest] = "already gone when the registry was asked to remove it"
     for failure in outcome.failed:
         execution.failed[failure.image_digest] = (failure.code, failure.message)
+    if outcome.stopped and action not in execution.stopped:
+        code = next((f.code for f in outcome.failed if f.code != "NotAttempted"), "NotAttempted")
+        execution.stopped[action] = ("NotAttempted", f"not attempted: an earlier {action} call failed with {code}")
     answered = set(outcome.done) | set(outcome.already_gone) | {f.image_digest for f in outcome.failed}
     for digest in digests:  # an adapter that forgets an image must not make it look done
         if digest not in answered:

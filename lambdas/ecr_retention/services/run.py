@@ -17,7 +17,13 @@ from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository, utc_now
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.report import load_repository_reports, report_run, run_prefix, store_repository_report
+from ecr_retention.services.report import (
+    load_repository_reports,
+    publish_failure,
+    report_run,
+    run_prefix,
+    store_repository_report,
+)
 from ecr_retention.services.snapshot import BucketManifestCache
 
 # A run's work items: 10,000 repositories are about 1.5 MB.
@@ -106,7 +112,13 @@ def start_run(
 
 
 def evaluate_target(
-    config: RetentionConfig, deps: Dependencies, *, run_id: str, repository: str, dry_run: bool
+    config: RetentionConfig,
+    deps: Dependencies,
+    *,
+    run_id: str,
+    repository: str,
+    dry_run: bool,
+    seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
     """The worker step: evaluate one repository with the inventory as it is now, and store its report."""
     evaluation = Evaluation(
@@ -122,6 +134,7 @@ def evaluate_target(
         cache=BucketManifestCache(deps.bucket),
         leases=deps.leases,
         clock=deps.clock,
+        seconds_left=seconds_left,
     )
     store_repository_report(deps.bucket, run_id, report)
     return report
@@ -175,17 +188,26 @@ def run_pipeline(
     """One whole run in this process, through the same services as the workflow."""
     started_at = deps.clock()
     run_id = new_run_id(started_at, trigger)
-    evaluation = Evaluation(
-        run_id=run_id,
-        config=config,
-        inventory=read_inventory_from_bucket(deps.bucket),
-        dry_run=run_dry(config, force_dry_run),
-    )
-    cache = BucketManifestCache(deps.bucket)
-    reports = [
-        evaluate_repository(name, evaluation, registry=deps.registry, cache=cache, leases=deps.leases, clock=deps.clock)
-        for name in sweep_targets(config, deps.registry, patterns=patterns)
-    ]
+    dry_run = run_dry(config, force_dry_run)
+    try:
+        names = tuple(deps.registry.repository_names())
+        evaluation = Evaluation(
+            run_id=run_id,
+            config=config,
+            inventory=read_inventory_from_bucket(deps.bucket),
+            dry_run=dry_run,
+            repository_names=names,
+        )
+        cache = BucketManifestCache(deps.bucket)
+        reports = [
+            evaluate_repository(
+                name, evaluation, registry=deps.registry, cache=cache, leases=deps.leases, clock=deps.clock
+            )
+            for name in sweep_targets(config, deps.registry, patterns=patterns, repositories=names)
+        ]
+    except Exception as error:  # subscribers hear of a run that died before its report; the caller still fails
+        publish_failure(deps.notifier, run_id, dry_run, f"{type(error).__name__}: {error}")
+        raise
     return report_run(
         run_id=run_id,
         trigger=trigger,

@@ -47,7 +47,7 @@ class FakeContext:
     aws_request_id: str = "6f1c3a52-0000-4000-8000-000000000000"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 60_000
+        return 900_000  # 15 minutes, a worker's timeout: far from the deadline margin
 
 
 @dataclass

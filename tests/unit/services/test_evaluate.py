@@ -6,12 +6,14 @@ nothing protected is touched, and the report says exactly what happened."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.inventory import Inventory
+from ecr_retention.ports import BatchOutcome
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache
 from support.builders import ACCOUNT, NOW, REGION
@@ -276,3 +278,102 @@ def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:
 
     assert report.outcome == "unmanaged"
     assert registry.calls == []
+
+
+BULK_RULES = """
+version: 1
+dry_run: false
+safety: {min_age: 1d, max_delete_fraction: 1, inventory_max_age: 6h, clusters: []}
+policies:
+  - repositories: ["app"]
+    rules:
+      - delete: {tags: ["v*"], older_than: 30d}
+"""
+
+
+def test_a_worker_near_its_deadline_stops_deleting_and_the_next_run_converges(registry: FakeRegistry) -> None:
+    digests = {
+        registry.add_image("app", tags=[f"v{n}"], pushed_at=NOW - timedelta(days=40 + n), seed=str(n))
+        for n in range(250)
+    }
+    evaluation = Evaluation(run_id="r1", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False)
+    budget = iter([600.0, 30.0, 30.0])  # time enough for the first batch of 100, then under the margin
+
+    first = evaluate_repository(
+        "app",
+        evaluation,
+        registry=registry,
+        cache=MemoryManifestCache(),
+        clock=lambda: NOW,
+        seconds_left=lambda: next(budget),
+    )
+
+    assert len(first.deleted) == 100
+    assert {e.error_code for e in first.failed} == {"DeadlineReached"}
+    assert len(first.failed) == 150
+    assert registry.count("delete_images") == 1
+    assert registry.digests("app") == digests - {e.image_digest for e in first.deleted}
+    assert first.outcome == "partial"
+
+    second = evaluate_repository(
+        "app",
+        Evaluation(run_id="r2", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False),
+        registry=registry,
+        cache=MemoryManifestCache(),
+        clock=lambda: NOW,
+        seconds_left=lambda: 600.0,
+    )
+
+    assert len(second.deleted) == 150
+    assert second.outcome == "ok"
+    assert registry.digests("app") == set()
+
+
+class CrashingRegistry(FakeRegistry):
+    """Removes the first batch, then fails in a way no adapter anticipated."""
+
+    def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        if self.count("delete_images"):
+            self.calls.append(("delete_images", repository))
+            raise RuntimeError("connection reset while reading the answer")
+        return super().delete_images(repository, digests)
+
+
+def test_an_unexpected_failure_mid_run_keeps_what_was_deleted_on_record() -> None:
+    registry = CrashingRegistry(registry_id=ACCOUNT, region=REGION)
+    for n in range(250):
+        registry.add_image("app", tags=[f"v{n}"], pushed_at=NOW - timedelta(days=40 + n), seed=str(n))
+    evaluation = Evaluation(run_id="r1", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    gone = {e.image_digest for e in report.deleted}
+    assert len(gone) == 100
+    assert gone.isdisjoint(registry.digests("app"))
+    assert {e.error_code for e in report.failed} == {"RuntimeError"}
+    assert len(report.failed) == 150
+    assert registry.count("delete_images") == 2  # nothing more after the failure
+    assert report.outcome == "partial"
+
+
+class BrokenDoctorRegistry(FakeRegistry):
+    def lifecycle_policy(self, repository: str) -> str | None:
+        self._record("lifecycle_policy", repository)
+        return '{"rules": [{"rulePriority": 1, "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 1}, "action": {"type": "expire"}}]}'
+
+
+def test_a_lifecycle_diagnosis_that_fails_does_not_stop_pruning(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecr_retention.services import evaluate as module
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("doctor defect")
+
+    monkeypatch.setattr(module, "diagnose_repository", broken)
+    registry = BrokenDoctorRegistry(registry_id=ACCOUNT, region=REGION)
+    seed_app(registry)
+
+    report = evaluate(registry, inventory(manifest()))
+
+    assert report.outcome == "ok"
+    assert len(report.deleted) == 4
+    assert any("could not be diagnosed" in w for w in report.warnings)

@@ -178,3 +178,21 @@ def test_blocked_run_is_reported_blocked_and_deletes_nothing() -> None:
     assert registry.mutating_calls == []
     assert "BLOCKED" in notifier.messages[0][0]
     assert any("prod" in reason for reason in report.blocked)
+
+
+class BrokenRegistry(FakeRegistry):
+    def repository_names(self) -> list[str]:
+        raise RuntimeError("AccessDenied: ecr:DescribeRepositories")
+
+
+def test_a_run_that_dies_before_its_report_still_publishes_a_failure() -> None:
+    _, bucket = seeded()
+    notifier = RecordingNotifier()
+
+    with pytest.raises(RuntimeError, match="AccessDenied"):
+        run_pipeline(rules(False), Dependencies(registry=BrokenRegistry(), bucket=bucket, notifier=notifier))
+
+    [(subject, body, attributes)] = notifier.messages
+    assert "FAILED" in subject
+    assert "AccessDenied" in body
+    assert attributes["outcome"] == "failed"

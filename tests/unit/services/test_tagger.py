@@ -134,6 +134,26 @@ def test_tag_only_reference_is_noted_not_tagged() -> None:
     assert any("no resolved digest" in note for note in report.notes)
 
 
+def test_two_images_of_one_repository_deployed_together_each_get_a_tag_of_their_own() -> None:
+    registry, digests = seeded()
+    rollout = registry.add_image("api", tags=["v2"], pushed_at=NOW - timedelta(hours=3), seed="api-v2")
+    inv = inventory(
+        entry(f"{HOST}/api:v1", digest=digests["api"]), entry(f"{HOST}/api:v2", namespace="team-b", digest=rollout)
+    )
+
+    report = tag_deployed(parse_config(RULES), inv, registry=registry, run_id="t", now=NOW, dry_run=False)
+
+    assert [e.status for e in report.entries] == ["tagged", "tagged"]
+    marks = {
+        digest: [t for t in registry.repositories["api"][digest].detail.image_tags if t.startswith("deployed-prod-")]
+        for digest in (digests["api"], rollout)
+    }
+    # One shared `deployed-prod-<seconds>` would move from the first image to the second (or be refused by an
+    # immutable repository): each image carries its own, and none names a time after the run.
+    assert sorted(marks.values()) == [[f"deployed-prod-{int(NOW.timestamp()) - 1}"], [f"deployed-prod-{STAMP}"]]
+    assert {e.tag for e in report.entries} == {tags[0] for tags in marks.values()}
+
+
 def test_images_of_repositories_no_policy_manages_are_noted_not_tagged() -> None:
     registry, digests = seeded()
     rules = RULES.replace('repositories: ["*"]', 'repositories: ["api", "fro*"]')

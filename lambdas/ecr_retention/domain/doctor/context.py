@@ -9,15 +9,9 @@ from typing import Any
 from ecr_retention.domain.doctor.models import KeepTags
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Workload
-from ecr_retention.domain.lifecycle import (
-    LifecycleEvaluation,
-    LifecyclePolicy,
-    LifecycleRule,
-    LifecycleSelection,
-    evaluate,
-    selection_includes,
-    storage_class_of,
-)
+from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evaluate
+from ecr_retention.domain.lifecycle.matching import selection_includes, storage_class_of
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
 from ecr_retention.domain.plan import Decision, RepositoryPlan
 from ecr_retention.domain.registry import ImageDetail
 

@@ -14,7 +14,9 @@ from ecr_retention.domain.doctor.models import Finding, RepositoryDiagnosis
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.lifecycle import LifecyclePolicy, evaluate, parse_policy
+from ecr_retention.domain.lifecycle.evaluation import evaluate
+from ecr_retention.domain.lifecycle.parsing import parse_policy
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.lifecycle import LifecyclePolicy, LifecycleRule, parse_policy
+from ecr_retention.domain.lifecycle.parsing import parse_policy
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
 
 _OWN_IMAGES = re.compile(r"keep (\d+) of its own images, plus one slot per image a higher rule keeps")
 

@@ -11,7 +11,8 @@ from ecr_retention.domain.doctor.context import (
     rule_limit,
 )
 from ecr_retention.domain.doctor.models import Finding, FindingCode, KeepTags, Severity
-from ecr_retention.domain.lifecycle import LifecycleRule, tags_selected
+from ecr_retention.domain.lifecycle.matching import tags_selected
+from ecr_retention.domain.lifecycle.policy import LifecycleRule
 from ecr_retention.domain.registry import ImageDetail
 
 

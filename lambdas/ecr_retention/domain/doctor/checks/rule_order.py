@@ -6,7 +6,7 @@ from __future__ import annotations
 from ecr_retention.domain.doctor.context import DoctorContext, describe_image, selects_one_image_at_most
 from ecr_retention.domain.doctor.fixes import intended_own_images
 from ecr_retention.domain.doctor.models import Finding, RaiseCount, RemoveRule
-from ecr_retention.domain.lifecycle import selection_includes
+from ecr_retention.domain.lifecycle.matching import selection_includes
 
 
 def check_shadowed_rules(context: DoctorContext) -> list[Finding]:

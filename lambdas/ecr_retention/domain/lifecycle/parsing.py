@@ -1,0 +1,88 @@
+"""Reading a lifecycle policy: the raw policy text, or `aws ecr get-lifecycle-policy` output holding one;
+a policy ECR would reject gives one line naming the rule and the violated constraint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from ecr_retention.domain.errors import InputError, format_location, parse_json
+from ecr_retention.domain.lifecycle.policy import MAX_POLICY_TEXT, MIN_POLICY_TEXT, LifecyclePolicy
+
+
+@dataclass(frozen=True)
+class PolicyDocument:
+    """A policy read from a file: the raw policy or `aws ecr get-lifecycle-policy` output."""
+
+    policy: LifecyclePolicy
+    text: str
+    repository_name: str | None = None
+    registry_id: str | None = None
+
+
+def _describe_policy_error(error: ValidationError, data: Any) -> str:
+    """One line naming the rule (by priority) and the violated constraint."""
+    first = error.errors(include_url=False)[0]
+    loc = tuple(first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    kind = first["type"]
+    context = first.get("ctx", {})
+    if kind == "missing":
+        message = "required but missing"
+    elif kind == "extra_forbidden":
+        message = "unknown key (ECR rejects keys that are not in the lifecycle policy schema)"
+    elif kind == "too_short":
+        message = f"needs at least {context.get('min_length')}, got {context.get('actual_length')}"
+    elif kind == "too_long":
+        quota = " (ECR's quota of rules per policy)" if loc == ("rules",) else ""
+        message = f"at most {context.get('max_length')} allowed{quota}, got {context.get('actual_length')}"
+    elif kind == "string_too_short":
+        message = "must not be empty"
+    elif kind == "string_too_long":
+        message = f"longer than {context.get('max_length')} characters"
+    elif not isinstance(first.get("input"), dict | list):
+        message = f"{first.get('input')!r}: {message[0].lower()}{message[1:]}"
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
+        rules = data.get("rules") if isinstance(data, dict) else None
+        raw = rules[loc[1]] if isinstance(rules, list) and loc[1] < len(rules) else None
+        priority = raw.get("rulePriority") if isinstance(raw, dict) else None
+        name = f"rule {priority} (rules[{loc[1]}])" if type(priority) is int else f"rules[{loc[1]}]"
+        rest = format_location(loc[2:]) if len(loc) > 2 else ""
+        return f"{name}: {rest}: {message}" if rest else f"{name}: {message}"
+    where = format_location(loc)
+    return message if where == "(top level)" else f"{where}: {message}"
+
+
+def parse_policy(text: str, source: str = "policy") -> LifecyclePolicy:
+    """Validate a lifecycle policy text as PutLifecyclePolicy would; InputError names the rule and problem."""
+    if not MIN_POLICY_TEXT <= len(text) <= MAX_POLICY_TEXT:
+        raise InputError(
+            f"{source}: the policy text is {len(text)} characters; ECR accepts {MIN_POLICY_TEXT} to {MAX_POLICY_TEXT}"
+        )
+    data = parse_json(text, source)
+    if not isinstance(data, dict):
+        raise InputError(f'{source}: a lifecycle policy is a JSON object {{"rules": [...]}}')
+    try:
+        return LifecyclePolicy.model_validate(data)
+    except ValidationError as error:
+        raise InputError(f"{source}: {_describe_policy_error(error, data)}") from None
+
+
+def parse_policy_document(text: str, source: str = "policy") -> PolicyDocument:
+    """A raw policy, or `aws ecr get-lifecycle-policy` output whose `lifecyclePolicyText` holds one."""
+    data = parse_json(text, source)
+    if isinstance(data, dict) and "lifecyclePolicyText" in data:
+        inner = data["lifecyclePolicyText"]
+        if not isinstance(inner, str):
+            raise InputError(f"{source}: lifecyclePolicyText must be a string holding the policy JSON")
+        repository = data.get("repositoryName")
+        registry = data.get("registryId")
+        return PolicyDocument(
+            policy=parse_policy(inner, f"{source}: lifecyclePolicyText"),
+            text=inner,
+            repository_name=repository if isinstance(repository, str) else None,
+            registry_id=registry if isinstance(registry, str) else None,
+        )
+    return PolicyDocument(policy=parse_policy(text, source), text=text)

@@ -1,0 +1,62 @@
+"""What protects an image whatever the rules say: a cluster runs it, it is younger than min_age, or it is
+a child or referrer of an image that stays (the dependents are linked here, and followed in decisions)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from ecr_retention.domain.in_use import InUseIndex
+from ecr_retention.domain.planner.explain import in_use_reason, min_age_reason, unknown_index_reason
+from ecr_retention.domain.planner.repository import Findings, RepositoryImages
+from ecr_retention.domain.registry import is_index
+
+COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
+
+
+def apply_guards(
+    images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta, now: datetime
+) -> None:
+    """In-use images and images younger than min_age are protected."""
+    for image in images.ordered:
+        usages = in_use.usages(images.name, image)
+        if usages:
+            findings.protections[image.image_digest].append(in_use_reason(usages))
+        age = now - image.image_pushed_at
+        if not age > min_age:
+            findings.protections[image.image_digest].append(min_age_reason(age, min_age))
+
+
+def link_dependents(images: RepositoryImages, findings: Findings) -> None:
+    """Children of indexes and referrers of subjects live and die with their parents."""
+    repository, by_digest = images.repository, images.by_digest
+    unknown_indexes = []
+    for image in images.ordered:
+        if not is_index(image, repository):
+            continue
+        children = repository.children_of(image.image_digest)
+        if children is None:
+            unknown_indexes.append(image.image_digest)
+            continue
+        for child in children:
+            if child in by_digest and child != image.image_digest:
+                findings.parents[child].append((image.image_digest, "index-child"))
+    for image in images.ordered:
+        subject = image.subject_manifest_digest or cosign_subject(image.image_tags)
+        if subject and subject in by_digest and subject != image.image_digest:
+            findings.parents[image.image_digest].append((subject, "referrer"))
+    if unknown_indexes:
+        reason = unknown_index_reason(unknown_indexes)
+        for image in images.ordered:
+            if not is_index(image, repository):
+                findings.protections[image.image_digest].append(reason)
+
+
+def cosign_subject(tags: Iterable[str]) -> str | None:
+    """cosign's tag scheme names the subject: sha256-<hex>.sig / .att / .sbom -> sha256:<hex>."""
+    for tag in tags:
+        match = COSIGN_TAG.match(tag)
+        if match:
+            return f"{match.group(1)}:{match.group(2)}"
+    return None

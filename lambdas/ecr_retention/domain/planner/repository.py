@@ -1,0 +1,80 @@
+"""One repository while it is planned: its images in the one order every count uses, and what the rules
+and guards find about them, for the decisions to read."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from ecr_retention.domain.config import DeleteRule
+from ecr_retention.domain.in_use import CLOCK_SKEW
+from ecr_retention.domain.plan import Reason
+from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
+
+DependentKind = Literal["index-child", "referrer"]
+
+
+def newest_first(images: Iterable[ImageDetail]) -> list[ImageDetail]:
+    """Push time descending, ties by digest ascending: the one order every "newest" count uses."""
+    by_digest = sorted(images, key=lambda image: image.image_digest)
+    return sorted(by_digest, key=lambda image: image.image_pushed_at, reverse=True)
+
+
+@dataclass(frozen=True)
+class RepositoryImages:
+    """The repository's images newest first, and the lookups every step uses."""
+
+    repository: RepositorySnapshot
+    ordered: list[ImageDetail]
+    by_digest: dict[str, ImageDetail]
+    rank_by_tag: dict[str, int]  # tag -> position in `ordered`
+    # Pushed after `now` (beyond clock skew): the newest by rank, 0 s old by age. Such an image takes
+    # keep_newest slots; Findings.displaced records, per delete rule, which older images lose theirs to it.
+    future: list[ImageDetail]
+
+    @classmethod
+    def of(cls, repository: RepositorySnapshot, now: datetime) -> RepositoryImages:
+        ordered = newest_first(repository.image_details)
+        return cls(
+            repository=repository,
+            ordered=ordered,
+            by_digest={image.image_digest: image for image in ordered},
+            rank_by_tag={tag: rank for rank, image in enumerate(ordered) for tag in image.image_tags},
+            future=[image for image in ordered if image.image_pushed_at - now > CLOCK_SKEW],
+        )
+
+    @property
+    def name(self) -> str:
+        return self.repository.repository_name
+
+
+@dataclass(frozen=True)
+class DisplacedSlots:
+    """A delete rule's keep_newest slots taken by future images, and the older images that lost them."""
+
+    rule: str
+    keep_newest: int
+    future_in_slots: list[ImageDetail]
+    displaced: list[ImageDetail]
+
+
+@dataclass
+class Findings:
+    """What rules and guards find, per digest; lists exist only for images something applies to."""
+
+    protections: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))
+    marks: defaultdict[str, list[tuple[Reason, bool]]] = field(  # (reason, archive?)
+        default_factory=lambda: defaultdict(list)
+    )
+    notes: defaultdict[str, list[Reason]] = field(  # keep-newest: spared by a delete rule
+        default_factory=lambda: defaultdict(list)
+    )
+    misses: defaultdict[str, list[tuple[str, DeleteRule]]] = field(  # selected, conditions unmet
+        default_factory=lambda: defaultdict(list)
+    )
+    parents: defaultdict[str, list[tuple[str, DependentKind]]] = field(default_factory=lambda: defaultdict(list))
+    displaced: list[DisplacedSlots] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # about this repository, returned with its plan

@@ -1,0 +1,170 @@
+"""Planning one run: the context every repository is planned against, each repository's plan, and the
+registry's plan."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ecr_retention.domain.config import Policy, RetentionConfig
+from ecr_retention.domain.in_use import InUseIndex, check_inventory
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.plan import Plan, RepositoryPlan
+from ecr_retention.domain.planner.decisions import decide, decision, limit_removals
+from ecr_retention.domain.planner.explain import blocked_reason, future_image_warnings, no_policy_reason
+from ecr_retention.domain.planner.guards import apply_guards, link_dependents
+from ecr_retention.domain.planner.repository import Findings, RepositoryImages, newest_first
+from ecr_retention.domain.planner.rules import apply_rules
+from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
+
+
+def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
+    """Decide keep, delete or archive for every image of every repository that a policy matches."""
+    run = build_run_context(
+        config,
+        inventory,
+        now,
+        registry_id=snapshot.effective_registry_id,
+        region=snapshot.region,
+        tags_by_repository={repo.repository_name: repo_tags(repo) for repo in snapshot.repositories},
+    )
+    planned = [
+        plan_repository(repository, run)
+        for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
+    ]
+    warnings = [*run.warnings, *(warning for repository in planned for warning in repository.warnings)]
+    return Plan(
+        generated_at=now,
+        dry_run=config.dry_run,
+        registry_id=run.registry_id,
+        region=run.region,
+        blocked=run.blocked,
+        warnings=tuple(dict.fromkeys(warnings)),
+        repositories=tuple(repository.plan for repository in planned),
+    )
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every repository of one run is planned against, built once per run by build_run_context, so
+    that one repository planned alone (a Lambda worker) gets the plan it would get inside plan_registry."""
+
+    config: RetentionConfig
+    inventory: Inventory
+    now: datetime
+    registry_id: str | None
+    region: str | None
+    in_use: InUseIndex
+    blocked: tuple[str, ...]  # why the run may delete nothing; every repository plan is blocked then
+    warnings: tuple[str, ...]  # about the run as a whole (the inventory); repositories return their own
+    # Tags of the repositories that tag_in_repositories names (see tag_sources). A name missing here is not
+    # known: a keep rule naming only unknown repositories keeps what it selects, a delete rule selects none.
+    tags_by_repository: Mapping[str, frozenset[str]]
+
+
+def build_run_context(
+    config: RetentionConfig,
+    inventory: Inventory,
+    now: datetime,
+    *,
+    registry_id: str | None,
+    region: str | None,
+    tags_by_repository: Mapping[str, frozenset[str]],
+) -> RunContext:
+    in_use = InUseIndex.build(inventory.protecting, registry_id, region)
+    check = check_inventory(config.safety, inventory, in_use, now)
+    return RunContext(
+        config=config,
+        inventory=inventory,
+        now=now,
+        registry_id=registry_id,
+        region=region,
+        in_use=in_use,
+        blocked=check.blocked,
+        warnings=check.warnings,
+        tags_by_repository=dict(tags_by_repository),
+    )
+
+
+@dataclass(frozen=True)
+class PlannedRepository:
+    """One repository's plan, and the warnings about it (the run's own are in RunContext.warnings)."""
+
+    plan: RepositoryPlan
+    warnings: tuple[str, ...] = ()
+
+
+def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedRepository:
+    """Decide keep, delete or archive for every image of one repository; a blocked run keeps everything."""
+    match = first_matching_policy(run.config.policies, repository.repository_name)
+    if match is None:
+        planned = PlannedRepository(plan=unmanaged_repository(repository))
+    else:
+        policy_index, policy = match
+        planned = _plan_with_policy(repository, policy_index, policy, run)
+    if run.blocked:
+        return PlannedRepository(plan=block_repository(planned.plan, run.blocked), warnings=planned.warnings)
+    return planned
+
+
+def _plan_with_policy(
+    repository: RepositorySnapshot, policy_index: int, policy: Policy, run: RunContext
+) -> PlannedRepository:
+    """Rules, then guards, then one action per image; the repository's warnings come with its plan."""
+    images = RepositoryImages.of(repository, run.now)
+    findings = Findings()
+    apply_rules(policy, policy_index, images, findings, tags_by_repository=run.tags_by_repository, now=run.now)
+    apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age, now=run.now)
+    link_dependents(images, findings)
+    decisions, skipped = limit_removals(decide(images, findings, run.now), run.config.safety.max_delete_fraction)
+    actions = {d.image_digest: d.action for d in decisions}
+    findings.warnings.extend(future_image_warnings(images.name, images.future, findings.displaced, actions, run.now))
+    plan = RepositoryPlan(
+        repository_name=images.name,
+        policy=f"policies[{policy_index}]",
+        skipped=skipped,
+        images=tuple(decisions),
+    )
+    return PlannedRepository(plan=plan, warnings=tuple(findings.warnings))
+
+
+def tag_sources(config: RetentionConfig, repository_name: str) -> tuple[str, ...]:
+    """The repository patterns that the tag_in_repositories rules of the repository's policy name: the
+    repositories whose tags a worker must read to plan this one. Empty when none (or no policy) does."""
+    match = first_matching_policy(config.policies, repository_name)
+    if match is None:
+        return ()
+    selectors = (rule.keep or rule.delete for rule in match[1].rules)
+    return tuple(
+        dict.fromkeys(pattern for selector in selectors if selector for pattern in selector.tag_in_repositories or ())
+    )
+
+
+def repo_tags(repository: RepositorySnapshot) -> frozenset[str]:
+    return frozenset(tag for image in repository.image_details for tag in image.image_tags)
+
+
+def first_matching_policy(policies: Sequence[Policy], repository_name: str) -> tuple[int, Policy] | None:
+    for index, policy in enumerate(policies):
+        if matches_any(repository_name, policy.repositories):
+            return index, policy
+    return None
+
+
+def unmanaged_repository(repository: RepositorySnapshot) -> RepositoryPlan:
+    reason = (no_policy_reason(),)
+    return RepositoryPlan(
+        repository_name=repository.repository_name,
+        images=tuple(decision(image, "keep", reason) for image in newest_first(repository.image_details)),
+    )
+
+
+def block_repository(repository: RepositoryPlan, blocked: Sequence[str]) -> RepositoryPlan:
+    """A blocked run keeps everything; what would have happened stays visible in the reasons."""
+    reason = blocked_reason(blocked)
+    images = tuple(
+        image.model_copy(update={"action": "keep", "reasons": (reason, *image.reasons)}) for image in repository.images
+    )
+    return repository.model_copy(update={"images": images})

@@ -1,0 +1,237 @@
+"""`ecr-retention run`, `tag` and `snapshot` as an operator meets them, on faithful moto: bad input is one line
+and exit 2 before any AWS call, an AWS failure is one line and exit 1 without a traceback, a snapshot file plans
+exactly as the services' own snapshot does, and progress goes to stderr, never into the output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ecr_retention.aws.ecr_registry import EcrRegistry
+from ecr_retention.domain.registry import Snapshot
+from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from support.api_calls import ApiCallRecorder
+from support.pipeline_harness import NOW, CliResult, Pipeline, run_cli, write_rules
+from support.realistic_registry import ACCOUNT, BUCKET, REGION, in_use_manifests
+
+TOPIC = f"arn:aws:sns:{REGION}:{ACCOUNT}:ecr-retention-reports"
+
+
+def one_line(text: str) -> str:
+    lines = text.splitlines()
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+BAD_INPUT: dict[str, tuple[list[str], str]] = {
+    # case: (arguments, the line on stderr); {rules} is a valid rules file, {tmp} a directory
+    "run: rules file missing": (
+        ["run", "--config", "{tmp}/retention.yml", "--bucket", BUCKET],
+        "ecr-retention run: error: {tmp}/retention.yml: no such file",
+    ),
+    "run: bucket name invalid": (
+        ["run", "--config", "{rules}", "--bucket", "Inventory_Bucket"],
+        "ecr-retention run: error: --bucket: 'Inventory_Bucket' is not an S3 bucket name",
+    ),
+    "run: topic ARN invalid": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--topic-arn", "arn:aws:sns:eu-west-1:1234:reports"],
+        "ecr-retention run: error: --topic-arn: 'arn:aws:sns:eu-west-1:1234:reports' is not an SNS topic ARN",
+    ),
+    "run: a bucket given as a URL": (
+        ["run", "--config", "{rules}", "--bucket", f"s3://{BUCKET}", "--topic-arn", TOPIC],
+        f"ecr-retention run: error: --bucket: 's3://{BUCKET}' is not an S3 bucket name",
+    ),
+    "tag: rules file missing": (
+        ["tag", "--config", "{tmp}/retention.yml", "--bucket", BUCKET],
+        "ecr-retention tag: error: {tmp}/retention.yml: no such file",
+    ),
+    "tag: bucket name invalid": (
+        ["tag", "--config", "{rules}", "--bucket", "ab"],
+        "ecr-retention tag: error: --bucket: 'ab' is not an S3 bucket name",
+    ),
+    "snapshot: output directory missing": (
+        ["snapshot", "--out", "{tmp}/snapshots/registry.json"],
+        "ecr-retention snapshot: error: --out: directory {tmp}/snapshots does not exist",
+    ),
+    "snapshot: output is a directory": (
+        ["snapshot", "--out", "{tmp}"],
+        "ecr-retention snapshot: error: --out: {tmp} is a directory, expected a file",
+    ),
+}
+NO_REGION = "error: no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's region)"
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUT))
+def test_bad_input_is_one_line_and_exit_2_before_any_aws_call(
+    case: str, empty_account: ApiCallRecorder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arguments, expected = BAD_INPUT[case]
+    rules = write_rules(tmp_path, dry_run=False)
+
+    def fill(text: str) -> str:
+        return text.format(rules=rules, tmp=tmp_path)
+
+    result = run_cli(empty_account, capsys, *map(fill, arguments))
+
+    assert result.code == 2
+    assert one_line(result.stderr) == fill(expected)
+    assert result.stdout == ""
+    assert empty_account.calls == []
+
+
+@pytest.mark.parametrize("command", ["run", "tag", "snapshot"])
+def test_no_region_is_one_line_and_exit_2_before_any_aws_call(
+    command: str,
+    empty_account: ApiCallRecorder,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("AWS_REGION")
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    arguments = {
+        "run": ["--config", str(write_rules(tmp_path, dry_run=False)), "--bucket", BUCKET, "--topic-arn", TOPIC],
+        "tag": ["--config", str(write_rules(tmp_path, dry_run=False)), "--bucket", BUCKET],
+        "snapshot": ["--out", str(tmp_path / "registry.json")],
+    }[command]
+
+    result = run_cli(empty_account, capsys, command, *arguments)
+
+    assert result.code == 2
+    assert one_line(result.stderr) == f"ecr-retention {command}: {NO_REGION}"
+    assert empty_account.calls == []
+    assert not (tmp_path / "registry.json").exists()
+
+
+def deny(operation: str) -> Callable[[Pipeline], None]:
+    def inject(pipeline: Pipeline) -> None:
+        pipeline.fidelity.fail(
+            operation,
+            "AccessDeniedException",
+            message=f"User: arn:aws:sts::{ACCOUNT}:assumed-role/ci/runner is not authorized to perform: "
+            f"ecr:{operation} because no identity-based policy allows the ecr:{operation} action",
+        )
+
+    return inject
+
+
+AWS_FAILURES: dict[str, tuple[list[str], Callable[[Pipeline], None], str]] = {
+    # case: (arguments, fault, the line on stderr starts with)
+    "run: the bucket does not exist": (
+        ["run", "--config", "{rules}", "--bucket", "no-such-inventory"],
+        lambda pipeline: None,
+        "ecr-retention run: AWS error: s3://no-such-inventory/in-use/: ListObjectsV2 failed: NoSuchBucket: ",
+    ),
+    "run: access denied listing repositories": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET],
+        deny("DescribeRepositories"),
+        "ecr-retention run: AWS error: DescribeRepositories failed: AccessDeniedException: User: ",
+    ),
+    "run: the topic does not exist": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--topic-arn", f"{TOPIC}-gone"],
+        lambda pipeline: None,
+        f"ecr-retention run: AWS error: {TOPIC}-gone: Publish failed: NotFound: ",
+    ),
+    "tag: the bucket does not exist": (
+        ["tag", "--config", "{rules}", "--bucket", "no-such-inventory"],
+        lambda pipeline: None,
+        "ecr-retention tag: AWS error: s3://no-such-inventory/in-use/: ListObjectsV2 failed: NoSuchBucket: ",
+    ),
+    "snapshot: access denied describing images": (
+        ["snapshot", "--out", "{tmp}/registry.json"],
+        deny("DescribeImages"),
+        "ecr-retention snapshot: AWS error: DescribeImages failed: AccessDeniedException: User: ",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(AWS_FAILURES))
+def test_an_aws_failure_is_one_line_and_exit_1_without_a_traceback(
+    case: str, pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arguments, inject, expected = AWS_FAILURES[case]
+    rules = write_rules(tmp_path, dry_run=True)
+    inject(pipeline)
+
+    result: CliResult = run_cli(pipeline.recorder, capsys, *(a.format(rules=rules, tmp=tmp_path) for a in arguments))
+
+    assert result.code == 1
+    assert one_line(result.stderr).startswith(expected)
+    assert result.stdout == ""
+    assert not (tmp_path / "registry.json").exists()
+
+
+def test_a_snapshot_file_plans_exactly_as_the_services_snapshot_and_progress_goes_to_stderr(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for number in range(1, 21):  # enough repositories for progress lines
+        pipeline.ecr.create_repository(repositoryName=f"team-web/service-{number:02d}")
+    rules = write_rules(tmp_path, dry_run=False)
+    manifests = tmp_path / "in-use"
+    manifests.mkdir()
+    for key, body in in_use_manifests(pipeline.seeded).items():
+        (manifests / key.removeprefix("in-use/")).write_bytes(body)
+    out = tmp_path / "registry.json"
+
+    snapshot = run_cli(pipeline.recorder, capsys, "snapshot", "--out", str(out))
+    planned = run_cli(
+        pipeline.recorder,
+        capsys,
+        "plan",
+        "--config",
+        str(rules),
+        "--snapshot",
+        str(out),
+        "--manifests",
+        str(manifests),
+        "--now",
+        NOW.isoformat(),
+        "--format",
+        "json",
+    )
+
+    assert snapshot.code == 0
+    assert snapshot.stdout == ""
+    progress = snapshot.stderr.splitlines()
+    assert progress == [
+        "snapshot: 10/29 repositories (team-web/service-01)",
+        "snapshot: 20/29 repositories (team-web/service-11)",
+        "snapshot: 29/29 repositories (team-web/service-20)",
+        f"snapshot: 29 repositories, 1129 images -> {out}",
+    ]
+    services = snapshot_registry(EcrRegistry(pipeline.ecr, ACCOUNT, REGION), MemoryManifestCache())
+    assert Snapshot.model_validate_json(out.read_text()) == services
+    assert planned.code == 0
+    assert json.loads(planned.stdout) == json.loads(
+        json.dumps(pipeline.plan(pipeline.config(dry_run=False), services).to_json_dict())
+    )
+    assert pipeline.recorder.mutating() == []
+
+
+def test_run_prints_its_table_and_summary_on_stdout_and_nothing_on_stderr(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_cli(
+        pipeline.recorder,
+        capsys,
+        "run",
+        "--config",
+        str(write_rules(tmp_path, dry_run=True)),
+        "--bucket",
+        BUCKET,
+    )
+
+    assert result.code == 0
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "RESULT", "REASON"]
+    v107 = pipeline.seeded.digest("app v1.0.7").removeprefix("sha256:")[:12]
+    assert any(line.split()[:3] == ["app", v107, "v1.0.7"] and "would delete" in line for line in lines)
+    # the summary, one line each, as subscribers read it
+    assert "DRY RUN: nothing was deleted; the lists show what a real run would delete." in lines
+    assert "  team-data/etl-jobs: ok, 1050 images, kept 334, would delete 716, 13.3 GiB" in lines
+    assert lines[-1].startswith(f"Full report: s3://{BUCKET}/reports/")
