@@ -299,7 +299,7 @@ def test_ecr_changes_are_allowed_only_on_the_rules_files_repository_patterns(
     )
 
 
-def test_a_policy_for_every_repository_is_the_only_way_to_repository_star(tmp_path: Any) -> None:
+def test_a_policy_for_every_repository_grants_repository_star(tmp_path: Any) -> None:
     rules = RULES.replace('repositories: ["docker.io/*"]', 'repositories: ["*"]')
     template = Template.from_stack(build_stack(rules_file(tmp_path, rules), CONTEXT)).to_json()
     resources = {
