@@ -1,14 +1,15 @@
-"""The CDK app: validates the rules file, then synthesizes the EcrRetention stack under cdk-nag.
+"""The CDK app: reads the deployment settings and the rules file, then synthesizes the EcrRetention stack
+under cdk-nag.
 
-`python app.py` writes `cdk.out` offline, without Docker and without calling AWS. The rules file is
-`retention.yaml` unless `-c config=PATH` (CDK context `config`) names another one.
+`python app.py` writes `cdk.out` without Docker and without calling AWS (bundling the functions fetches the
+pinned wheels from the package index). Settings come from the CDK context (cdk.json, `-c key=value`); the
+rules file is `retention.yaml` unless the context key `config` names another one. docs/deploy.md lists both.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
@@ -17,15 +18,16 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import load_config
 from infra import constants
 from infra.app_context import cdk_json_context
+from infra.deploy_settings import DeploySettings
 from infra.stack import EcrRetentionStack
 
 
 def main() -> int:
     # The CDK CLI sets CDK_OUTDIR; an explicit outdir would override it and hide the assembly from the CLI.
     app = cdk.App(outdir=os.environ.get("CDK_OUTDIR", "cdk.out"), context=cdk_json_context())
-    rules_file = Path(app.node.try_get_context(constants.RULES_FILE_CONTEXT_KEY) or constants.DEFAULT_RULES_FILE)
     try:
-        config = load_config(rules_file)
+        settings = DeploySettings.from_context(app.node.try_get_context)
+        config = load_config(settings.rules_file)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -34,6 +36,7 @@ def main() -> int:
         app,
         constants.STACK_NAME,
         config=config,
+        settings=settings,
         description=constants.STACK_DESCRIPTION,
         tags=dict(constants.STACK_TAGS),
     )

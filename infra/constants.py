@@ -1,35 +1,137 @@
-"""Names, key layout and retention periods of the deployed resources, in one place.
+"""Names, key layout, sizes and retention periods of the deployed resources, in one place.
 
-Plain values only, no aws_cdk import, so that reading them never starts jsii.
+Plain values only, no aws_cdk import, so that reading them never starts jsii. Values the package also
+defines (key prefixes, the lease table's schema) are repeated here on purpose and kept equal by
+tests/infra/test_constants.py: the constants stay importable without the Lambda package's dependencies.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 STACK_NAME = "EcrRetention"
 STACK_DESCRIPTION = "ecr-retention: prunes Amazon ECR images beyond lifecycle policies, never what a cluster runs"
 STACK_TAGS = {"project": "ecr-retention"}
 
-# The rules file is validated at synth time; `cdk synth -c config=PATH` points at another one.
+# --- Settings from the CDK context (cdk.json "context", or `-c key=value`); docs/deploy.md lists them.
+# The rules file is validated at synth time and ships inside the function asset as retention.yaml.
 RULES_FILE_CONTEXT_KEY = "config"
 DEFAULT_RULES_FILE = "retention.yaml"
+SWEEP_SCHEDULE_CONTEXT_KEY = "sweepSchedule"
+DEFAULT_SWEEP_SCHEDULE = "cron(0 3 * * ? *)"  # every day at 03:00 UTC
+TAGGER_SCHEDULE_CONTEXT_KEY = "taggerSchedule"
+# Hourly: the tagger also runs on every manifest an exporter writes; the schedule is the safety net,
+# and it publishes the manifest ages that the age alarms watch.
+DEFAULT_TAGGER_SCHEDULE = "rate(1 hour)"
+REPORT_EMAILS_CONTEXT_KEY = "reportEmails"
+OPERATIONS_EMAILS_CONTEXT_KEY = "operationsEmails"
+EXPORTER_CLUSTER_ARNS_CONTEXT_KEY = "exporterClusterArns"
+PUSH_PREFIXES_CONTEXT_KEY = "pushRepositoryPrefixes"
+MAP_CONCURRENCY_CONTEXT_KEY = "mapConcurrency"
+# Ten repositories at a time: ECR publishes no rate for DescribeImages or BatchDeleteImage, and ten workers
+# stay well inside the throttling that the clients' retries ride out (ecr_retention.aws.clients).
+DEFAULT_MAP_CONCURRENCY = 10
+MAX_MAP_CONCURRENCY = 1000
 
-# Object key layout of the inventory bucket, shared with the exporter and the pruner.
-IN_USE_PREFIX = "in-use/"
-# The session tag EKS Pod Identity sets to the cluster's name; the exporter writes in-use/<that name>.json.
-EKS_CLUSTER_NAME_TAG = "eks-cluster-name"
+# --- Object key layout of the inventory bucket, shared with the exporter and the pruner.
+IN_USE_PREFIX = "in-use/"  # ecr_retention.services.inventory.IN_USE_PREFIX
+MANIFEST_CACHE_PREFIX = "manifests/"  # ecr_retention.services.snapshot.MANIFEST_CACHE_PREFIX
+RUNS_PREFIX = "runs/"  # ecr_retention.services.report.RUNS_PREFIX
 REPORTS_PREFIX = "reports/"
+# Where the Distributed Map writes its per-item results (each map run under its own id); under runs/, so
+# that they expire with the run state.
+MAP_RESULTS_PREFIX = RUNS_PREFIX + "map-results"
 ACCESS_LOGS_PREFIX = "inventory-bucket/"
+# The session tags EKS Pod Identity sets: the exporter writes in-use/<eks-cluster-name>.json, and only
+# sessions of the configured clusters' ARNs may write at all (names are unique only per region).
+EKS_CLUSTER_NAME_TAG = "eks-cluster-name"
+EKS_CLUSTER_ARN_TAG = "eks-cluster-arn"
 
+# --- Retention.
 # An overwritten manifest or report stays recoverable this long, to explain a recent run after the fact.
 NONCURRENT_VERSION_RETENTION_DAYS = 30
 REPORT_RETENTION_DAYS = 365
+# Run state (targets, repository reports, map results) is read by the run's own report step only; a month
+# leaves time to look into a failed run.
+RUN_STATE_RETENTION_DAYS = 30
+# Cached index manifests are immutable (keyed by digest); an expired one is fetched again (BatchGetImage).
+MANIFEST_CACHE_RETENTION_DAYS = 90
 ACCESS_LOG_RETENTION_DAYS = 90
 INCOMPLETE_UPLOAD_RETENTION_DAYS = 1
+LOG_RETENTION = "THREE_MONTHS"  # of the functions and the state machine: a name of aws_logs.RetentionDays
 
-# The exporter's Kubernetes identity; the role trusts only this service account in this namespace,
+# --- The exporter's Kubernetes identity; the role trusts only this service account in this namespace,
 # so the manifests in deploy/ must use the same names.
 EXPORTER_NAMESPACE = "ecr-retention"
 EXPORTER_SERVICE_ACCOUNT = "ecr-retention-exporter"
 EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 
 REPORT_TOPIC_DISPLAY_NAME = "ecr-retention run summaries"
+OPERATIONS_TOPIC_DISPLAY_NAME = "ecr-retention operations alarms"
+
+# --- Lambda functions: one asset, one runtime, one architecture.
+# Python 3.13: the newest runtime that the asset test can import on our machines (pyenv ships 3.13, not
+# 3.14). x86_64 rather than arm64 for the same reason: the bundle has aarch64 wheels (pydantic-core, PyYAML)
+# and switching is this one constant, but an arm64 asset cannot be imported here, only listed.
+LAMBDA_PYTHON_VERSION = "3.13"
+LAMBDA_ARCHITECTURE = "x86_64"  # or "arm64"
+# The ecr_retention package's module of each function; the handler is `<module>.lambda_handler`.
+HANDLERS_PACKAGE = "ecr_retention.handlers"
+# The rules file's name inside the asset: handlers.settings reads $LAMBDA_TASK_ROOT/retention.yaml.
+ASSET_RULES_FILE = "retention.yaml"
+
+
+@dataclass(frozen=True)
+class FunctionSize:
+    memory_mb: int
+    timeout_seconds: int
+
+
+# Sized from `make bench` (benchmarks/plan_bench.py: planning 10,000 images takes 0.56 s of CPU and 110 MiB
+# on one core; Lambda gives 1024 MB about 0.6 vCPU) and from the calls each function makes. Memory also
+# buys CPU, which is what a cold start spends importing boto3, pydantic and Powertools (about 1 s at 1 vCPU).
+FUNCTION_SIZES = {
+    # DescribeRepositories in pages of 1,000 and one S3 write: seconds, even for 10,000 repositories.
+    "targets": FunctionSize(memory_mb=512, timeout_seconds=120),
+    # One repository of up to 10,000 images: ~1 s of CPU to parse and plan, 10 DescribeImages pages, a
+    # re-check of the candidates (100 a call), BatchDeleteImage in waves of 100: tens of seconds. Archive is one
+    # UpdateImageStorageClass call per image (no batch form): ~5 a second, so about 2,500 archive decisions fit;
+    # the worker starts no removal in its last 90 s (services.evaluate.DEADLINE_MARGIN_SECONDS), reports what it
+    # did not attempt as failed (DeadlineReached), and the next run continues.
+    # Must stay under the repository lease (ecr_retention.services.evaluate.DEFAULT_LEASE_SECONDS, 15 min).
+    "evaluate": FunctionSize(memory_mb=1024, timeout_seconds=600),
+    # Reads up to 10,000 small repository reports with 16 threads (services.report.READ_THREADS), holds the
+    # run report in memory (up to ~100 MB for 10,000 repositories), writes it and publishes one message.
+    "report": FunctionSize(memory_mb=1024, timeout_seconds=300),
+    # Parses one SQS batch and starts one execution.
+    "push": FunctionSize(memory_mb=512, timeout_seconds=60),
+    # Reads the in-use manifests, re-reads the deployed images and PutImage's new tags (10 a second quota).
+    "tagger": FunctionSize(memory_mb=512, timeout_seconds=300),
+}
+
+# --- Step Functions.
+# A sweep of 10,000 repositories at 10 at a time and ~30 s each takes about 8 hours; leases keep a run that
+# overlaps the next from evaluating a repository twice.
+STATE_MACHINE_TIMEOUT_HOURS = 24
+
+# --- Push debounce: ECR push events wait in the queue this long before the push function sees them, and
+# the function collects them for up to the batching window, so that a CI pipeline pushing an image, its
+# platform manifests, signatures and SBOMs (and a burst of pushes to one repository) starts one evaluation.
+PUSH_DELIVERY_DELAY_SECONDS = 300
+PUSH_BATCHING_WINDOW_SECONDS = 60
+PUSH_BATCH_SIZE = 1000
+# AWS recommends a visibility timeout of six times the function's timeout for SQS event sources.
+PUSH_VISIBILITY_TIMEOUT_SECONDS = 6 * FUNCTION_SIZES["push"].timeout_seconds
+PUSH_MAX_RECEIVE_COUNT = 5
+
+# --- Asynchronous delivery (schedules, EventBridge rules, the tagger's async invocations): retries, then the
+# delivery dead-letter queue. DLQs keep a message for SQS's maximum, 14 days.
+DELIVERY_RETRY_ATTEMPTS = 3
+DELIVERY_MAX_EVENT_AGE_HOURS = 2
+DEAD_LETTER_RETENTION_DAYS = 14
+
+# --- Alarms.
+# A manifest-age alarm fires when a cluster's manifest passes this share of safety.inventory_max_age,
+# so that a broken exporter CronJob is seen before its stale manifest blocks pruning.
+MANIFEST_AGE_ALARM_FRACTION = 0.75
+NO_SUCCESSFUL_RUN_DAYS = 2

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from aws_cdk import Annotations
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -15,7 +18,9 @@ class ExporterRole(Construct):
     One role serves every cluster; each cluster gets its own Pod Identity association to it.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, inventory_bucket: s3.Bucket) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, inventory_bucket: s3.Bucket, cluster_arns: Sequence[str]
+    ) -> None:
         super().__init__(scope, construct_id)
 
         pod_identity = iam.SessionTagsPrincipal(
@@ -36,9 +41,28 @@ class ExporterRole(Construct):
             assumed_by=pod_identity,
             description="ecr-retention exporter: writes the in-use manifest of its cluster",
         )
-        # Pod Identity tags each session with the EKS cluster's name: a cluster can write its own manifest
-        # and no other, so a compromised cluster cannot hide what another cluster runs.
+        self.cluster_arns = tuple(cluster_arns)
+        if not self.cluster_arns:
+            # No cluster may write until the operator lists the clusters (cdk.json exporterClusterArns).
+            Annotations.of(self).add_warning_v2(
+                "ecr-retention:no-exporter-clusters",
+                f"no {constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} in the CDK context: no cluster can write its "
+                "in-use manifest, so runs are blocked while safety.clusters names any (docs/deploy.md)",
+            )
+            return
+        # Pod Identity tags each session with the EKS cluster's name and ARN: a cluster writes its own manifest
+        # and no other, so a compromised cluster cannot hide what another cluster runs; and only the listed
+        # clusters write at all, because a name is unique only per region: a cluster called prod in another
+        # region, or one nobody configured, must not overwrite the real prod's manifest.
         own_manifest = inventory_bucket.arn_for_objects(
             constants.IN_USE_PREFIX + "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}.json"
         )
-        self.role.add_to_policy(iam.PolicyStatement(actions=["s3:PutObject"], resources=[own_manifest]))
+        self.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["s3:PutObject"],
+                resources=[own_manifest],
+                conditions={
+                    "StringEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(self.cluster_arns)}
+                },
+            )
+        )

@@ -1,10 +1,13 @@
-"""The S3 bucket that holds the in-use manifests (`in-use/<cluster>.json`) and the run reports."""
+"""The S3 bucket that holds the in-use manifests (`in-use/<cluster>.json`), the manifest cache (`manifests/`),
+run state (`runs/`) and the run reports (`reports/`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Acknowledgment, Duration, Validations
+from aws_cdk import Duration
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
@@ -43,13 +46,6 @@ class InventoryBucket(Construct):
                 )
             ],
         )
-        Validations.of(self.access_log_bucket).acknowledge(
-            Acknowledgment(
-                id="AwsSolutions-S1",
-                reason="This bucket receives the inventory bucket's server access logs; logging it as well "
-                "would need a third bucket and would record only S3's own log deliveries.",
-            )
-        )
 
         self.bucket = s3.Bucket(
             self,
@@ -71,5 +67,51 @@ class InventoryBucket(Construct):
                     prefix=constants.REPORTS_PREFIX,
                     expiration=Duration.days(constants.REPORT_RETENTION_DAYS),
                 ),
+                s3.LifecycleRule(
+                    id="expire-run-state",
+                    prefix=constants.RUNS_PREFIX,
+                    expiration=Duration.days(constants.RUN_STATE_RETENTION_DAYS),
+                ),
+                s3.LifecycleRule(
+                    id="expire-manifest-cache",
+                    prefix=constants.MANIFEST_CACHE_PREFIX,
+                    expiration=Duration.days(constants.MANIFEST_CACHE_RETENTION_DAYS),
+                ),
             ],
+        )
+        # Object Created events for in-use/ reach the tagger through EventBridge. Set on the bucket resource
+        # itself: `event_bridge_enabled=True` would add a custom resource (a Node.js Lambda) to do the same.
+        cfn_bucket = self.bucket.node.default_child
+        assert isinstance(cfn_bucket, s3.CfnBucket)
+        cfn_bucket.add_property_override("NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", True)
+
+    def allow_in_use_writes_only_from(self, exporter_role: iam.IRole, cluster_arns: Sequence[str]) -> None:
+        """Whatever identity policies say elsewhere in the account, only the exporter role, in a session of a
+        listed cluster, may write under in-use/: a manifest decides what must not be deleted."""
+        in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="InUseWritesOnlyByTheExporterRole",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:PutObject"],
+                resources=[in_use],
+                conditions={"ArnNotEquals": {"aws:PrincipalArn": exporter_role.role_arn}},
+            )
+        )
+        # A session without a listed cluster's tag is refused (StringNotEquals is true for a missing tag);
+        # with no cluster listed, nobody writes.
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="InUseWritesOnlyFromListedClusters",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:PutObject"],
+                resources=[in_use],
+                conditions={
+                    "StringNotEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(cluster_arns)}
+                }
+                if cluster_arns
+                else None,
+            )
         )

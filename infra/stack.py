@@ -4,31 +4,129 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import Aws, CfnOutput, Stack
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from ecr_retention.domain.config import RetentionConfig
+from infra import lambda_asset, queues
+from infra.alarms import Alarms
+from infra.deploy_settings import DeploySettings
 from infra.exporter_role import ExporterRole
 from infra.inventory_bucket import InventoryBucket
+from infra.pruning_workflow import PruningWorkflow
+from infra.pull_time_exclusions import PullTimeExclusions
+from infra.push_trigger import PushTrigger
 from infra.report_topic import ReportTopic
+from infra.schedules import Schedules
+from infra.tagger import Tagger
 
 
 class EcrRetentionStack(Stack):
-    """Holds the validated rules so that the functions added later read one source of truth."""
+    """`config` is the validated rules file (it shapes IAM and alarms, and ships in the functions' asset);
+    `settings` are the deployment's CDK context values."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, config: RetentionConfig, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: RetentionConfig,
+        settings: DeploySettings,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
+        self.settings = settings
 
         self.inventory = InventoryBucket(self, "Inventory")
+        bucket = self.inventory.bucket
         self.reports = ReportTopic(self, "Reports")
-        self.exporter = ExporterRole(self, "Exporter", inventory_bucket=self.inventory.bucket)
+        for email in settings.report_emails:
+            self.reports.topic.add_subscription(subscriptions.EmailSubscription(email))
+        self.exporter = ExporterRole(
+            self, "Exporter", inventory_bucket=bucket, cluster_arns=settings.exporter_cluster_arns
+        )
+        self.inventory.allow_in_use_writes_only_from(self.exporter.role, settings.exporter_cluster_arns)
 
+        code = lambda_asset.lambda_code(settings.rules_file)
+        # Every function: the bucket, and the registry (this account), so that none calls STS to find it.
+        environment = {"BUCKET_NAME": bucket.bucket_name, "REGISTRY_ID": Aws.ACCOUNT_ID}
+        # Schedule invocations, EventBridge deliveries and asynchronous tagger invocations that failed their retries.
+        self.delivery_dead_letters = queues.dead_letter_queue(self, "DeliveryDeadLetters")
+        self.workflow = PruningWorkflow(
+            self,
+            "Pruning",
+            config=config,
+            code=code,
+            environment=environment,
+            bucket=bucket,
+            report_topic=self.reports.topic,
+            report_key=self.reports.key,
+            map_concurrency=settings.map_concurrency,
+        )
+        self.tagger = Tagger(
+            self,
+            "Tagging",
+            config=config,
+            code=code,
+            environment=environment,
+            bucket=bucket,
+            dead_letters=self.delivery_dead_letters,
+        )
+        self.schedules = Schedules(
+            self,
+            "Schedules",
+            sweep_expression=settings.sweep_schedule,
+            tagger_expression=settings.tagger_schedule,
+            state_machine=self.workflow.state_machine,
+            tagger=self.tagger.function,
+            dead_letters=self.delivery_dead_letters,
+        )
+        self.push: PushTrigger | None = None
+        if settings.push_trigger_enabled:
+            self.push = PushTrigger(
+                self,
+                "PushTrigger",
+                code=code,
+                environment=environment,
+                state_machine=self.workflow.state_machine,
+                repository_filter=settings.push_repository_filter(config),
+                delivery_dead_letters=self.delivery_dead_letters,
+            )
+        self.exclusions = PullTimeExclusions(
+            self,
+            "PullTimeExclusions",
+            roles={"Evaluate": self.workflow.evaluate.role, "Tagger": self.tagger.tagger.role},
+        )
+        functions = {
+            "targets": self.workflow.targets.function,
+            "evaluate": self.workflow.evaluate.function,
+            "report": self.workflow.report.function,
+            "tagger": self.tagger.function,
+        }
+        dead_letter_queues = {"DeliveryDeadLetters": self.delivery_dead_letters}
+        if self.push is not None:
+            functions["push"] = self.push.push.function
+            dead_letter_queues["DebounceDeadLetters"] = self.push.dead_letters
+        self.alarms = Alarms(
+            self,
+            "Alarms",
+            config=config,
+            key=self.reports.key,
+            emails=settings.operations_emails,
+            functions=functions,
+            dead_letter_queues=dead_letter_queues,
+            state_machine=self.workflow.state_machine,
+        )
+        self._outputs()
+
+    def _outputs(self) -> None:
         CfnOutput(
             self,
             "InventoryBucketName",
             value=self.inventory.bucket.bucket_name,
-            description="S3 bucket for in-use manifests (in-use/<cluster>.json) and run reports",
+            description="S3 bucket for in-use manifests (in-use/<cluster>.json) and run reports (reports/)",
         )
         CfnOutput(
             self,
@@ -38,7 +136,19 @@ class EcrRetentionStack(Stack):
         )
         CfnOutput(
             self,
+            "OperationsTopicArn",
+            value=self.alarms.topic.topic_arn,
+            description="SNS topic of the operations alarms; subscribe the people who run this",
+        )
+        CfnOutput(
+            self,
             "ExporterRoleArn",
             value=self.exporter.role.role_arn,
             description="IAM role for the in-cluster exporter; associate it through EKS Pod Identity",
+        )
+        CfnOutput(
+            self,
+            "StateMachineArn",
+            value=self.workflow.state_machine.state_machine_arn,
+            description='The run workflow; start it with {"trigger": "schedule"} to run now',
         )

@@ -1,4 +1,4 @@
-"""Shared set-up of the CDK tests: quiet jsii and a minimal valid rules file."""
+"""Shared set-up of the CDK tests: quiet jsii, and a minimal valid rules file."""
 
 from __future__ import annotations
 
@@ -10,14 +10,7 @@ import pytest
 # which happens in the test modules, after this conftest.
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-MINIMAL_RULES = """\
-version: 1
-safety: {clusters: [prod]}
-policies:
-  - repositories: ["app"]
-    rules:
-      - delete: {untagged: true, older_than: 1d}
-"""
+from support.infra_stacks import MINIMAL_RULES
 
 
 @pytest.fixture(scope="session")

@@ -1,26 +1,27 @@
-"""What the synthesized EcrRetention template guarantees: encryption, TLS, least privilege, outputs."""
+"""What the synthesized EcrRetention template guarantees for its storage, topics and exporter: encryption,
+TLS, who may write the in-use manifests, lifecycle expiry, outputs, and cdk-nag with nothing unacknowledged."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-import aws_cdk as cdk
 import pytest
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import AwsSolutionsChecks
 
 from ecr_retention.domain.config import parse_config
-from infra.app_context import cdk_json_context
+from infra import nag
 from infra.stack import EcrRetentionStack
+from support.iam_evaluation import Request, decide
+from support.infra_stacks import CONTEXT, DEV_ARN, PROD_ARN, RULES, build_stack, role_statements, rules_file
 
 DENY_WITHOUT_TLS = {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
 
 
 @pytest.fixture(scope="module")
-def stack(minimal_rules_text: str) -> EcrRetentionStack:
-    # No assets exist yet; skipping bundling now keeps this fixture Docker-free when Lambdas arrive.
-    app = cdk.App(context={**cdk_json_context(), "aws:cdk:bundling-stacks": []})
-    return EcrRetentionStack(app, "EcrRetentionTest", config=parse_config(minimal_rules_text, "inline"))
+def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
+    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +50,10 @@ def exporter_role_id(template: Template) -> str:
 
 
 @pytest.mark.slow
-def test_stack_keeps_the_validated_rules_for_later_constructs(
-    stack: EcrRetentionStack, minimal_rules_text: str
-) -> None:
-    assert stack.config == parse_config(minimal_rules_text, "inline")
+def test_stack_keeps_the_validated_rules_and_the_context_settings(stack: EcrRetentionStack) -> None:
+    assert stack.config == parse_config(RULES, "inline")
+    assert stack.settings.exporter_cluster_arns == (PROD_ARN, DEV_ARN)
+    assert stack.settings.map_concurrency == 25
 
 
 @pytest.mark.slow
@@ -79,7 +80,7 @@ def test_inventory_bucket_is_encrypted_private_and_versioned(template: Template,
 
 
 @pytest.mark.slow
-def test_inventory_bucket_expires_old_versions_and_reports(template: Template) -> None:
+def test_inventory_bucket_expires_old_versions_reports_run_state_and_the_manifest_cache(template: Template) -> None:
     template.has_resource_properties(
         "AWS::S3::Bucket",
         {
@@ -124,24 +125,82 @@ def test_every_bucket_denies_requests_without_tls(template: Template) -> None:
     assert protected == set(buckets)
 
 
+@pytest.fixture(scope="module")
+def topic_ids(template: Template) -> dict[str, str]:
+    """Display name -> logical id of each SNS topic."""
+    return {
+        topic["Properties"]["DisplayName"]: logical_id
+        for logical_id, topic in template.find_resources("AWS::SNS::Topic").items()
+    }
+
+
 @pytest.mark.slow
-def test_report_topic_is_encrypted_with_a_rotating_customer_key(template: Template) -> None:
+def test_both_topics_are_encrypted_with_one_rotating_customer_key(
+    template: Template, topic_ids: dict[str, str]
+) -> None:
     key_id = only_logical_id(template, "AWS::KMS::Key", {"EnableKeyRotation": True})
-    template.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": {"Fn::GetAtt": [key_id, "Arn"]}})
+    assert sorted(topic_ids) == ["ecr-retention operations alarms", "ecr-retention run summaries"]
+    for topic_id in topic_ids.values():
+        properties = template.find_resources("AWS::SNS::Topic")[topic_id]["Properties"]
+        assert properties["KmsMasterKeyId"] == {"Fn::GetAtt": [key_id, "Arn"]}
 
 
 @pytest.mark.slow
-def test_report_topic_denies_publishing_without_tls(template: Template) -> None:
-    topic_id = next(iter(template.find_resources("AWS::SNS::Topic")))
+def test_cloudwatch_may_use_the_topic_key_to_publish_alarms(template: Template) -> None:
     template.has_resource_properties(
-        "AWS::SNS::TopicPolicy",
+        "AWS::KMS::Key",
         {
-            "Topics": [{"Ref": topic_id}],
-            "PolicyDocument": {
-                "Statement": Match.array_with([Match.object_like({**DENY_WITHOUT_TLS, "Action": "sns:Publish"})])
-            },
+            "KeyPolicy": {
+                "Statement": Match.array_with(
+                    [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                            "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+                            "Resource": "*",
+                        }
+                    ]
+                )
+            }
         },
     )
+
+
+@pytest.mark.slow
+def test_both_topics_deny_publishing_without_tls(template: Template, topic_ids: dict[str, str]) -> None:
+    for topic_id in topic_ids.values():
+        template.has_resource_properties(
+            "AWS::SNS::TopicPolicy",
+            {
+                "Topics": [{"Ref": topic_id}],
+                "PolicyDocument": {
+                    "Statement": Match.array_with([Match.object_like({**DENY_WITHOUT_TLS, "Action": "sns:Publish"})])
+                },
+            },
+        )
+
+
+@pytest.mark.slow
+def test_report_and_operations_emails_are_subscribed_to_their_topics(
+    template: Template, topic_ids: dict[str, str]
+) -> None:
+    subscriptions = {
+        (s["Properties"]["TopicArn"]["Ref"], s["Properties"]["Protocol"], s["Properties"]["Endpoint"])
+        for s in template.find_resources("AWS::SNS::Subscription").values()
+    }
+    assert subscriptions == {
+        (topic_ids["ecr-retention run summaries"], "email", "platform@example.com"),
+        (topic_ids["ecr-retention operations alarms"], "email", "oncall@example.com"),
+    }
+
+
+@pytest.mark.slow
+def test_inventory_bucket_sends_its_events_to_eventbridge_without_a_custom_resource(
+    template: Template, inventory_bucket_id: str
+) -> None:
+    bucket = template.find_resources("AWS::S3::Bucket")[inventory_bucket_id]["Properties"]
+    assert bucket["NotificationConfiguration"] == {"EventBridgeConfiguration": {"EventBridgeEnabled": True}}
+    assert not template.find_resources("Custom::S3BucketNotifications")
 
 
 @pytest.mark.slow
@@ -165,44 +224,116 @@ def test_exporter_role_trusts_only_eks_pod_identity_for_the_exporter_service_acc
 
 
 @pytest.mark.slow
-def test_exporter_role_may_only_put_objects_under_in_use(
+def test_exporter_role_may_only_put_its_own_manifest_from_a_listed_cluster(
     template: Template, exporter_role_id: str, inventory_bucket_id: str
 ) -> None:
     role = template.find_resources("AWS::IAM::Role")[exporter_role_id]["Properties"]
     assert "ManagedPolicyArns" not in role
-    assert "Policies" not in role
-    attached = [
-        policy["Properties"]["PolicyDocument"]["Statement"]
-        for policy in template.find_resources("AWS::IAM::Policy").values()
-        if {"Ref": exporter_role_id} in policy["Properties"]["Roles"]
+    assert role_statements(template.to_json(), exporter_role_id) == [
+        {
+            "Effect": "Allow",
+            "Action": "s3:PutObject",
+            "Resource": {
+                "Fn::Join": [
+                    "",
+                    [
+                        {"Fn::GetAtt": [inventory_bucket_id, "Arn"]},
+                        "/in-use/${aws:PrincipalTag/eks-cluster-name}.json",
+                    ],
+                ]
+            },
+            "Condition": {"StringEquals": {"aws:PrincipalTag/eks-cluster-arn": [PROD_ARN, DEV_ARN]}},
+        }
     ]
-    assert attached == [
-        [
-            {
-                "Effect": "Allow",
-                "Action": "s3:PutObject",
-                "Resource": {
-                    "Fn::Join": [
-                        "",
-                        [
-                            {"Fn::GetAtt": [inventory_bucket_id, "Arn"]},
-                            "/in-use/${aws:PrincipalTag/eks-cluster-name}.json",
-                        ],
-                    ]
-                },
-            }
-        ]
+
+
+BUCKET_ARN = "arn:aws:s3:::inventory"
+EXPORTER_ROLE_ARN = "arn:aws:iam::123456789012:role/exporter"
+ADMIN_ROLE_ARN = "arn:aws:iam::123456789012:role/admin"
+
+
+def put_manifest(key: str, principal: str, cluster_arn: str | None, cluster_name: str | None) -> Request:
+    context = {"aws:PrincipalArn": principal, "aws:SecureTransport": "true", "s3:TlsVersion": "1.3"}
+    if cluster_arn:
+        context["aws:PrincipalTag/eks-cluster-arn"] = cluster_arn
+    if cluster_name:
+        context["aws:PrincipalTag/eks-cluster-name"] = cluster_name
+    return Request("s3:PutObject", f"{BUCKET_ARN}/{key}", context)
+
+
+def in_use_write(template: Template, exporter_role_id: str, bucket_id: str, request: Request) -> str:
+    """The decision for a request, given the exporter role's policy (for the exporter's sessions) or an
+    administrator's Allow-everything policy, and the bucket policy."""
+    document = template.to_json()
+    [bucket_policy] = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in document["Resources"].values()
+        if p["Type"] == "AWS::S3::BucketPolicy" and p["Properties"]["Bucket"] == {"Ref": bucket_id}
     ]
+    if request.context["aws:PrincipalArn"] == EXPORTER_ROLE_ARN:
+        identity = role_statements(document, exporter_role_id)
+    else:
+        identity = [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]
+    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory", f"{exporter_role_id}.Arn": EXPORTER_ROLE_ARN}
+    return decide([identity, bucket_policy], request, tokens)
 
 
 @pytest.mark.slow
-def test_outputs_name_the_bucket_the_topic_and_the_exporter_role(
-    template: Template, inventory_bucket_id: str, exporter_role_id: str
+@pytest.mark.parametrize(
+    ("request_", "decision"),
+    [
+        pytest.param(put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "allow", id="listed"),
+        pytest.param(
+            put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN.replace("eu-west-1", "us-east-1"), "prod"),
+            "deny",
+            id="same-name-other-region",
+        ),
+        pytest.param(
+            put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN.replace("/prod", "/rogue"), "prod"),
+            "deny",
+            id="unlisted-cluster",
+        ),
+        pytest.param(
+            put_manifest("in-use/dev.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "implicit-deny", id="other-key"
+        ),
+        pytest.param(put_manifest("in-use/prod.json", ADMIN_ROLE_ARN, None, None), "deny", id="not-the-exporter"),
+        pytest.param(
+            put_manifest("in-use/prod.json", ADMIN_ROLE_ARN, PROD_ARN, "prod"), "deny", id="other-role-in-cluster"
+        ),
+        pytest.param(put_manifest("reports/x.json", ADMIN_ROLE_ARN, None, None), "allow", id="admin-elsewhere"),
+    ],
+)
+def test_only_the_exporter_role_of_a_listed_cluster_writes_in_use_manifests(
+    template: Template, exporter_role_id: str, inventory_bucket_id: str, request_: Request, decision: str
 ) -> None:
-    topic_id = next(iter(template.find_resources("AWS::SNS::Topic")))
+    assert in_use_write(template, exporter_role_id, inventory_bucket_id, request_) == decision
+
+
+@pytest.mark.slow
+def test_without_listed_clusters_no_one_writes_in_use_manifests(tmp_path: Path, minimal_rules_text: str) -> None:
+    stack = build_stack(rules_file(tmp_path, minimal_rules_text), {})
+    template = Template.from_stack(stack)
+    bucket_id = only_logical_id(template, "AWS::S3::Bucket", {"VersioningConfiguration": {"Status": "Enabled"}})
+    exporter_id = stack.get_logical_id(stack.exporter.role.node.default_child)  # type: ignore[arg-type]
+
+    assert role_statements(template.to_json(), exporter_id) == []
+    request = put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod")
+    assert in_use_write(template, exporter_id, bucket_id, request) == "deny"
+    Annotations.from_stack(stack).has_warning(
+        "/EcrRetentionTest/Exporter", Match.string_like_regexp("no exporterClusterArns in the CDK context")
+    )
+
+
+@pytest.mark.slow
+def test_outputs_name_what_operators_and_the_exporter_need(
+    template: Template, inventory_bucket_id: str, exporter_role_id: str, topic_ids: dict[str, str]
+) -> None:
+    machine_id = next(iter(template.find_resources("AWS::StepFunctions::StateMachine")))
     template.has_output("InventoryBucketName", {"Value": {"Ref": inventory_bucket_id}})
-    template.has_output("ReportTopicArn", {"Value": {"Ref": topic_id}})
+    template.has_output("ReportTopicArn", {"Value": {"Ref": topic_ids["ecr-retention run summaries"]}})
+    template.has_output("OperationsTopicArn", {"Value": {"Ref": topic_ids["ecr-retention operations alarms"]}})
     template.has_output("ExporterRoleArn", {"Value": {"Fn::GetAtt": [exporter_role_id, "Arn"]}})
+    template.has_output("StateMachineArn", {"Value": {"Ref": machine_id}})
 
 
 @pytest.mark.slow
@@ -214,3 +345,23 @@ def test_cdk_nag_aws_solutions_finds_nothing_unacknowledged(stack: EcrRetentionS
         for violation in report.violations
     ]
     assert report.success, "\n".join(findings)
+
+
+@pytest.mark.slow
+def test_every_acknowledgement_names_a_finding_that_exists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stale acknowledgement would silently excuse a future finding of the same name on that resource."""
+    acknowledged: list[tuple[str, str]] = []
+    monkeypatch.setattr(
+        nag, "acknowledge", lambda scope, finding, reason: acknowledged.append((scope.node.path, finding))
+    )
+    stack = build_stack(rules_file(tmp_path, RULES), CONTEXT)
+    Template.from_stack(stack)
+
+    report = AwsSolutionsChecks(stack.node.root).validate_scope(stack)
+
+    findings = {(str(r.construct_path), v.rule_name) for v in report.violations for r in v.violating_resources}
+    assert acknowledged
+    for path, finding in acknowledged:
+        assert any(rule == finding and found.startswith(path) for found, rule in findings), (path, finding)
+    for found, rule in findings:
+        assert any(rule == finding and found.startswith(path) for path, finding in acknowledged), (found, rule)

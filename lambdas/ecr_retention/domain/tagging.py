@@ -46,13 +46,16 @@ def select_for_tagging(
 ) -> TagSelection:
     """Only images of this registry (account and region both match) with a known digest: a pod's resolved
     image ID or a digest-pinned reference. A tag-only reference names what a template asks for, not what
-    runs, so it is noted and left alone.
+    runs, so it is noted and left alone. So is an image of a repository that no policy manages: a deployment
+    tag only matters to a policy's keep rules, and the deployed tagger may write only where a policy applies
+    (its IAM role's PutImage is scoped to the policies' repository patterns).
 
     Each image gets a tag of its own: PutImage moves a tag that another image of the repository carries (or,
     in an IMMUTABLE repository, refuses it), so images of one repository deployed together, a rollout, must not
     share `<prefix><seconds>`. The first (by digest) gets the run's second, each further one the second before,
     so that no tag names a time after the run."""
     found: set[tuple[str, str, str]] = set()  # (repository, digest, tag prefix)
+    managed = tuple(pattern for policy in config.policies for pattern in policy.repositories)
     notes: list[str] = []
     by_cluster: dict[str, list[InUseManifest]] = {}
     for manifest in manifests:
@@ -70,6 +73,9 @@ def select_for_tagging(
                     except InvalidReference:
                         continue
                     if not (reference.account == registry_id and reference.region == region):
+                        continue
+                    if not matches_any(reference.repository, managed):
+                        notes.append(f"{reference.repository}: no policy manages this repository; not tagged")
                         continue
                     digest = entry.digest or reference.digest
                     if digest is None:

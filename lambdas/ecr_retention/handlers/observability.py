@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from collections.abc import Iterable
+from datetime import datetime
 
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+from ecr_retention.domain.inventory import InUseManifest
 from ecr_retention.domain.report import RunReport
 
 SERVICE = "ecr-retention"
 NAMESPACE = "EcrRetention"
+MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
+CLUSTER_DIMENSION = "Cluster"
 
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
@@ -26,3 +32,24 @@ def record_run_metrics(report: RunReport) -> None:
     metrics.add_metric(name="DeleteFailures", unit=MetricUnit.Count, value=totals.failed)
     metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.outcome == "blocked" else 0)
     metrics.add_metric(name="RunsCompleted", unit=MetricUnit.Count, value=1)
+
+
+def record_manifest_ages(manifests: Iterable[InUseManifest], clusters: Iterable[str], now: datetime) -> None:
+    """InUseManifestAgeSeconds of each expected cluster's manifest, with a Cluster dimension, so that an alarm
+    sees an exporter fall behind before its manifest passes inventory_max_age and blocks pruning. Each is a
+    metric of its own (Metrics shares one dimension set per flush). A cluster without a manifest publishes
+    nothing: the run it blocks is alarmed as RunsBlocked."""
+    by_cluster = {manifest.cluster: manifest for manifest in manifests}
+    for cluster in clusters:
+        manifest = by_cluster.get(cluster)
+        if manifest is None:
+            continue
+        age = max(0.0, (now - manifest.generated_at).total_seconds())
+        with single_metric(
+            name=MANIFEST_AGE_METRIC,
+            unit=MetricUnit.Seconds,
+            value=age,
+            namespace=NAMESPACE,
+            default_dimensions={"service": SERVICE},
+        ) as metric:
+            metric.add_dimension(name=CLUSTER_DIMENSION, value=cluster)

@@ -1,4 +1,5 @@
-"""The tagger: on its schedule and whenever an in-use manifest lands, tag what runs in production."""
+"""The tagger: on its schedule and whenever an in-use manifest lands, tag what runs in production, and
+publish each expected cluster's manifest age."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ecr_retention.handlers.dependencies import runtime
 from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.observability import logger, metrics, tracer
+from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.tagger import tag_deployed, tag_run_id
 
@@ -23,9 +24,12 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, o
     logger.info("tagging", extra={"source": trigger.source, "detail_type": trigger.detail_type})
     rt = runtime()
     now = rt.deps.clock()
+    inventory = read_inventory_from_bucket(rt.deps.bucket)
+    # The tagger runs hourly and on every manifest written: the manifest-age alarms watch what it publishes.
+    record_manifest_ages(inventory.manifests, rt.config.safety.clusters, now)
     report = tag_deployed(
         rt.config,
-        read_inventory_from_bucket(rt.deps.bucket),
+        inventory,
         registry=rt.deps.registry,
         run_id=tag_run_id(now),
         now=now,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import first_matching_policy
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
@@ -24,6 +25,13 @@ from ecr_retention.services.report import (
     store_repository_report,
 )
 from ecr_retention.services.snapshot import BucketManifestCache
+
+# A run's work items: 10,000 repositories are about 1.5 MB.
+MAX_TARGETS_BYTES = 64 * 1024 * 1024
+NO_REPORT = (
+    "its evaluation stored no report: the invocation crashed or timed out "
+    "(the workflow's map run lists the failed item and its error)"
+)
 
 
 @dataclass(frozen=True)
@@ -132,15 +140,36 @@ def evaluate_target(
     return report
 
 
+def unreported_targets(bucket: Bucket, start: RunStart, reports: Sequence[RepositoryReport]) -> list[RepositoryReport]:
+    """The run's targets that no worker stored a report for, each as a failed repository: a worker records its
+    own failures, so a target without a report is an invocation that crashed or timed out, and the run report
+    must say so rather than leave the repository out."""
+    source = f"s3://{bucket.name}/{start.targets_key}"
+    body = bucket.read(start.targets_key, max_bytes=MAX_TARGETS_BYTES)
+    if body is None:
+        raise InputError(f"{source}: the run's targets are missing")
+    items = parse_json(body.decode("utf-8", errors="replace"), source)
+    if not isinstance(items, list) or not all(
+        isinstance(item, dict) and isinstance(item.get("repository"), str) for item in items
+    ):
+        raise InputError(f"{source}: not a list of work items with a repository each")
+    reported = {report.repository_name for report in reports}
+    return [
+        RepositoryReport(repository_name=name, outcome="failed", error=NO_REPORT)
+        for name in sorted({item["repository"] for item in items} - reported)
+    ]
+
+
 def finish_run(deps: Dependencies, start: RunStart) -> RunReport:
     """The report step: gather what the workers stored, write the run report, publish the summary."""
+    reports = load_repository_reports(deps.bucket, start.run_id)
     return report_run(
         run_id=start.run_id,
         trigger=start.trigger,
         dry_run=start.dry_run,
         started_at=start.started_at,
         finished_at=deps.clock(),
-        repositories=load_repository_reports(deps.bucket, start.run_id),
+        repositories=[*reports, *unreported_targets(deps.bucket, start, reports)],
         bucket=deps.bucket,
         notifier=deps.notifier,
         registry_id=deps.registry.registry_id,

@@ -71,6 +71,19 @@ class Stack:
         return {i["imageDigest"] for i in ecr.describe_images(repositoryName=repository)["imageDetails"]}
 
 
+def emf_metrics(output: str, name: str) -> list[dict[str, Any]]:
+    """The CloudWatch embedded-metric documents a function printed that carry metric `name`."""
+    documents = []
+    for line in output.splitlines():
+        try:
+            document = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(document, dict) and "_aws" in document and name in document:
+            documents.append(document)
+    return documents
+
+
 def push(ecr: Any, repository: str, tag: str, age: timedelta) -> str:
     manifest = json.dumps(
         {
@@ -167,7 +180,7 @@ def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
         set_default_factory(None)
 
 
-def test_schedule_run_through_targets_evaluate_and_report(stack: Stack) -> None:
+def test_schedule_run_through_targets_evaluate_and_report(stack: Stack, capsys: pytest.CaptureFixture[str]) -> None:
     from ecr_retention.handlers import evaluate, report, targets
 
     started = targets.lambda_handler({"trigger": "schedule"}, FakeContext())
@@ -186,6 +199,11 @@ def test_schedule_run_through_targets_evaluate_and_report(stack: Stack) -> None:
     assert message["Subject"].startswith("ecr-retention run ok: deleted 2 images")
     assert message["MessageAttributes"]["outcome"]["Value"] == "ok"
     assert message["MessageAttributes"]["dry_run"]["Value"] == "false"
+    [age] = emf_metrics(capsys.readouterr().out, "InUseManifestAgeSeconds")
+    assert age["_aws"]["CloudWatchMetrics"][0]["Namespace"] == "EcrRetention"
+    assert age["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["service", "Cluster"]]
+    assert (age["service"], age["Cluster"]) == ("ecr-retention", "prod")
+    assert 0 <= age["InUseManifestAgeSeconds"][0] < 60
 
 
 def test_malformed_workflow_input_is_refused_with_one_line(stack: Stack) -> None:
@@ -292,10 +310,14 @@ def s3_object_created_event(bucket: str, key: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("event", [scheduler_event(), s3_object_created_event("inventory-bucket", "in-use/prod.json")])
-def test_tagger_tags_the_deployed_image_once(stack: Stack, event: dict[str, Any]) -> None:
+def test_tagger_tags_the_deployed_image_once(
+    stack: Stack, event: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     from ecr_retention.handlers import tagger
 
     result = tagger.lambda_handler(event, FakeContext())
+    [age] = emf_metrics(capsys.readouterr().out, "InUseManifestAgeSeconds")
+    assert age["Cluster"] == "prod"
     second = tagger.lambda_handler(event, FakeContext())
 
     assert result["tagged"] == 1

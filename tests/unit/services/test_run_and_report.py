@@ -119,6 +119,21 @@ def test_workflow_steps_reach_the_same_result_as_the_cli_run() -> None:
     assert report.trigger == "schedule"
 
 
+def test_a_target_whose_evaluation_stored_no_report_is_reported_failed() -> None:
+    registry, bucket = seeded()
+    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
+    start = start_run(rules(False), deps, trigger="schedule")
+    # The evaluation of team-a/api crashed (a timeout): only app's worker stored its report.
+    evaluate_target(rules(False), deps, run_id=start.run_id, repository="app", dry_run=False)
+
+    report = finish_run(deps, start)
+
+    assert report.outcome == "partial"
+    assert [(r.repository_name, r.outcome) for r in report.repositories] == [("app", "ok"), ("team-a/api", "failed")]
+    assert "stored no report" in (report.repositories[1].error or "")
+    assert report.totals.repositories == 2
+
+
 def test_push_run_evaluates_only_the_pushed_repositories_that_a_policy_matches() -> None:
     registry, bucket = seeded()
     deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)

@@ -152,3 +152,19 @@ def test_two_images_of_one_repository_deployed_together_each_get_a_tag_of_their_
     # immutable repository): each image carries its own, and none names a time after the run.
     assert sorted(marks.values()) == [[f"deployed-prod-{int(NOW.timestamp()) - 1}"], [f"deployed-prod-{STAMP}"]]
     assert {e.tag for e in report.entries} == {tags[0] for tags in marks.values()}
+
+
+def test_images_of_repositories_no_policy_manages_are_noted_not_tagged() -> None:
+    registry, digests = seeded()
+    rules = RULES.replace('repositories: ["*"]', 'repositories: ["api", "fro*"]')
+    inv = inventory(
+        entry(f"{HOST}/api:v1", digest=digests["api"]),
+        entry(f"{HOST}/web@{digests['web']}"),
+        entry(f"{HOST}/web:v2", namespace="team-b", digest=digests["web"]),
+    )
+
+    report = tag_deployed(parse_config(rules), inv, registry=registry, run_id="t", now=NOW, dry_run=False)
+
+    assert [(e.repository_name, e.status) for e in report.entries] == [("api", "tagged")]
+    assert report.notes == ("web: no policy manages this repository; not tagged",)
+    assert {repository for _, repository in registry.calls} == {"api"}

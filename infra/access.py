@@ -1,0 +1,61 @@
+"""IAM statements with exact actions and resources, shared by the constructs, and the cdk-nag
+acknowledgements of the wildcards they must contain (repository patterns, object key prefixes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aws_cdk import Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra import nag
+
+# arn:<partition>:ecr:<region>:<account> as cdk-nag prints it in a finding.
+NAG_REGISTRY_ARN = "arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>"
+ALL_REPOSITORIES = "*"
+
+
+def repository_arns(scope: Construct, patterns: Sequence[str]) -> list[str]:
+    """The IAM resource for each rules-file pattern, unchanged (infra.repository_scope explains why)."""
+    stack = Stack.of(scope)
+    return [stack.format_arn(service="ecr", resource="repository", resource_name=pattern) for pattern in patterns]
+
+
+def ecr_statement(scope: Construct, actions: Sequence[str], patterns: Sequence[str]) -> iam.PolicyStatement:
+    return iam.PolicyStatement(actions=sorted(actions), resources=repository_arns(scope, patterns))
+
+
+def acknowledge_repository_patterns(role: iam.IRole, patterns: Sequence[str], why: str) -> None:
+    for pattern in patterns:
+        if "*" in pattern or "?" in pattern:
+            nag.acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::{NAG_REGISTRY_ARN}:repository/{pattern}]",
+                f"Repository pattern {pattern!r} {why}: IAM matches it like the rules file does.",
+            )
+
+
+def bucket_nag_arn(bucket: s3.IBucket) -> str:
+    bucket_id = Stack.of(bucket).get_logical_id(bucket.node.default_child)  # type: ignore[arg-type]
+    return f"<{bucket_id}.Arn>"
+
+
+def objects_statement(bucket: s3.IBucket, actions: Sequence[str], key_patterns: Sequence[str]) -> iam.PolicyStatement:
+    return iam.PolicyStatement(
+        actions=sorted(actions), resources=[bucket.arn_for_objects(pattern) for pattern in key_patterns]
+    )
+
+
+def acknowledge_key_patterns(role: iam.IRole, bucket: s3.IBucket, reasons: dict[str, str]) -> None:
+    """`reasons` maps each object key pattern holding a wildcard to why the role needs it."""
+    for pattern, reason in reasons.items():
+        nag.acknowledge(role, f"AwsSolutions-IAM5[Resource::{bucket_nag_arn(bucket)}/{pattern}]", reason)
+
+
+def list_statement(bucket: s3.IBucket, prefixes: Sequence[str] | None) -> iam.PolicyStatement:
+    """s3:ListBucket, narrowed to key prefixes when given. Without it, a GetObject of a missing key is
+    AccessDenied instead of NoSuchKey; a role that reads keys which may not exist needs it unconditioned."""
+    conditions = {"StringLike": {"s3:prefix": [f"{prefix}*" for prefix in prefixes]}} if prefixes else None
+    return iam.PolicyStatement(actions=["s3:ListBucket"], resources=[bucket.bucket_arn], conditions=conditions)

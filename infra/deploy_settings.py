@@ -1,0 +1,141 @@
+"""The deployment's settings, read once from the CDK context and validated like the rules file.
+
+Values come from cdk.json's "context" (JSON values) or from `-c key=value` on the command line (always a
+string: a list may be written as JSON, `["a","b"]`, or comma-separated, `a,b`). A bad value stops synthesis
+with one line naming the context key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+
+from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
+from ecr_retention.domain.errors import InputError, describe_validation_error
+from infra import constants
+
+
+def _list_from_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.startswith("["):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"not a JSON list ({error.msg}); write a list as JSON or comma-separated") from None
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _optional_list_from_text(value: Any) -> Any:
+    return None if value is None else _list_from_text(value)
+
+
+ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
+Email = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
+# arn:<partition>:eks:<region>:<account>:cluster/<name>; EKS cluster names: 1-100 of letters, digits, - and _.
+EksClusterArn = Annotated[
+    str, StringConstraints(pattern=r"^arn:aws[a-z-]*:eks:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
+]
+# A repository name prefix for the push rule: the characters a repository name may hold.
+RepositoryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/-]{1,256}$")]
+TextList = BeforeValidator(_list_from_text)
+GLOB_CHARACTERS = frozenset("*?")
+
+
+def cluster_name(arn: str) -> str:
+    return arn.rsplit("/", 1)[-1]
+
+
+class DeploySettings(BaseModel):
+    """Field aliases are the context keys (constants.*_CONTEXT_KEY)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    rules_file: Path = Field(default=Path(constants.DEFAULT_RULES_FILE), alias=constants.RULES_FILE_CONTEXT_KEY)
+    sweep_schedule: ScheduleExpression = Field(
+        default=constants.DEFAULT_SWEEP_SCHEDULE, alias=constants.SWEEP_SCHEDULE_CONTEXT_KEY
+    )
+    tagger_schedule: ScheduleExpression = Field(
+        default=constants.DEFAULT_TAGGER_SCHEDULE, alias=constants.TAGGER_SCHEDULE_CONTEXT_KEY
+    )
+    report_emails: Annotated[tuple[Email, ...], TextList] = Field(default=(), alias=constants.REPORT_EMAILS_CONTEXT_KEY)
+    operations_emails: Annotated[tuple[Email, ...], TextList] = Field(
+        default=(), alias=constants.OPERATIONS_EMAILS_CONTEXT_KEY
+    )
+    exporter_cluster_arns: Annotated[tuple[EksClusterArn, ...], TextList] = Field(
+        default=(), alias=constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY
+    )
+    # None: derived from the rules file's policies (push_prefixes); an empty list: no push trigger.
+    push_repository_prefixes: Annotated[
+        tuple[RepositoryPrefix, ...] | None, BeforeValidator(_optional_list_from_text)
+    ] = Field(default=None, alias=constants.PUSH_PREFIXES_CONTEXT_KEY)
+    map_concurrency: int = Field(
+        default=constants.DEFAULT_MAP_CONCURRENCY,
+        ge=1,
+        le=constants.MAX_MAP_CONCURRENCY,
+        alias=constants.MAP_CONCURRENCY_CONTEXT_KEY,
+    )
+
+    @field_validator("exporter_cluster_arns")
+    @classmethod
+    def _one_manifest_key_per_cluster(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
+        # Each cluster writes in-use/<its name>.json: two clusters of one name (in two regions) would overwrite
+        # each other's manifest.
+        names = [cluster_name(arn) for arn in arns]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
+        return arns
+
+    @classmethod
+    def from_context(cls, lookup: Callable[[str], Any]) -> DeploySettings:
+        """`lookup` is `node.try_get_context`; absent keys take their defaults."""
+        aliases = [field.alias for field in cls.model_fields.values() if field.alias]
+        values = {alias: lookup(alias) for alias in aliases}
+        try:
+            return cls.model_validate({key: value for key, value in values.items() if value is not None})
+        except ValidationError as error:
+            raise InputError(f"cdk context: {describe_validation_error(error, cls)}") from None
+
+    def push_repository_filter(self, config: RetentionConfig) -> list[str | dict[str, str]] | None:
+        """The push rule's `detail.repository-name` matchers: the configured prefixes, or else one per policy
+        pattern of the rules file (`app` -> exactly `app`, `team-*/*` -> prefix `team-`). None when a pattern
+        starts with a glob (every repository may match): the rule then takes every push and the targets step
+        keeps the repositories a policy matches."""
+        if self.push_repository_prefixes is not None:
+            return [{"prefix": prefix} for prefix in self.push_repository_prefixes]
+        return derived_repository_filter(pattern for policy in config.policies for pattern in policy.repositories)
+
+    @property
+    def push_trigger_enabled(self) -> bool:
+        """An empty `pushRepositoryPrefixes` list turns the push trigger off: only the schedule runs."""
+        return self.push_repository_prefixes != ()
+
+
+def literal_prefix(pattern: RepositoryPattern) -> str:
+    for position, character in enumerate(pattern):
+        if character in GLOB_CHARACTERS:
+            return pattern[:position]
+    return pattern
+
+
+def derived_repository_filter(patterns: Iterable[str]) -> list[str | dict[str, str]] | None:
+    exact: set[str] = set()
+    prefixes: set[str] = set()
+    for pattern in patterns:
+        prefix = literal_prefix(pattern)
+        if prefix == pattern:
+            exact.add(pattern)
+        elif not prefix:
+            return None
+        else:
+            prefixes.add(prefix)
+    # What a prefix already covers adds nothing: `team-a/` and `team-api` are covered by `team-`.
+    kept_prefixes = sorted(p for p in prefixes if not any(p != other and p.startswith(other) for other in prefixes))
+    kept_exact = sorted(name for name in exact if not any(name.startswith(prefix) for prefix in kept_prefixes))
+    return [*kept_exact, *({"prefix": prefix} for prefix in kept_prefixes)]

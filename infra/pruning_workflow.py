@@ -1,0 +1,373 @@
+"""The pruning workflow: targets -> Distributed Map (evaluate, one repository per invocation) -> report.
+
+The targets step writes the run's work items to `runs/<runId>/targets.json` and returns a small record
+(runId, trigger, dryRun, startedAt, targetsKey, count, bucket). The Map reads its items from that object
+(ItemReader), so the number of repositories never meets the 256 KB payload limit; each item goes to the
+evaluate function as it is. The Map's results go to S3 (ResultWriter) and are discarded from the state, so
+the report step receives the targets step's record.
+
+Failures: a repository's evaluation that fails inside the worker is recorded by the worker itself
+(outcome `failed`, stored under runs/<runId>/repositories/). An invocation that crashes (timeout, out of
+memory) stores nothing; the Map tolerates it (ToleratedFailurePercentage 100) so that the other
+repositories are still evaluated, and the report step lists every target without a report as failed. If the
+Map itself fails (its item reader cannot read targets.json, the map run is aborted), a Catch still sends the
+run to the report step, which says what is missing; only a report step that fails fails the execution.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
+from constructs import Construct
+
+from ecr_retention.domain.config import RetentionConfig
+from infra import access, constants, nag, repository_scope
+from infra.pipeline_function import PipelineFunction
+
+# The lease table's schema is the adapter's (ecr_retention.aws.dynamodb_lease); tests keep them equal.
+LEASE_TABLE_KEY = "repository"
+LEASE_TABLE_TTL_ATTRIBUTE = "expiresAt"
+
+# What the evaluation does to the repositories the policies manage (services.evaluate): read every image
+# (DescribeImages), the index manifests missing from the cache (BatchGetImage), the native lifecycle policy
+# for the doctor (GetLifecyclePolicy), then delete (BatchDeleteImage) and archive (UpdateImageStorageClass).
+EVALUATE_ECR_ACTIONS = (
+    "ecr:BatchDeleteImage",
+    "ecr:BatchGetImage",
+    "ecr:DescribeImages",
+    "ecr:GetLifecyclePolicy",
+    "ecr:UpdateImageStorageClass",
+)
+# The report step's input: the targets step's record, field by field, so that anything else on the state
+# (the Map's caught error) never reaches a handler that refuses unknown fields.
+RUN_RECORD_FIELDS = ("runId", "trigger", "dryRun", "startedAt", "targetsKey", "count", "bucket")
+# What Step Functions needs to send execution logs to CloudWatch Logs (vended log delivery) and traces to X-Ray.
+LOG_DELIVERY_ACTIONS = (
+    "logs:CreateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:DescribeLogGroups",
+    "logs:DescribeResourcePolicies",
+    "logs:GetLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:UpdateLogDelivery",
+)
+STATES_XRAY_ACTIONS = (
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+    "xray:PutTelemetryRecords",
+    "xray:PutTraceSegments",
+)
+
+
+class PruningWorkflow(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: RetentionConfig,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        bucket: s3.IBucket,
+        report_topic: sns.ITopic,
+        report_key: kms.IKey,
+        map_concurrency: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._bucket = bucket
+
+        self.lease_table = dynamodb.Table(
+            self,
+            "Leases",
+            partition_key=dynamodb.Attribute(name=LEASE_TABLE_KEY, type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            time_to_live_attribute=LEASE_TABLE_TTL_ATTRIBUTE,
+            # Leases live minutes; a deleted table loses nothing a run needs after it ends.
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        nag.acknowledge(
+            self.lease_table,
+            "AwsSolutions-DDB3",
+            "The table holds short-lived repository leases (minutes); restoring an old state of it would only "
+            "bring back expired leases, so point-in-time recovery protects nothing.",
+        )
+
+        self.targets = PipelineFunction(
+            self,
+            "Targets",
+            name="targets",
+            description="ecr-retention: choose the repositories of a run and write them for the Map",
+            code=code,
+            environment=environment,
+        )
+        self.evaluate = PipelineFunction(
+            self,
+            "Evaluate",
+            name="evaluate",
+            description="ecr-retention: evaluate one repository (plan, delete, archive) and store its report",
+            code=code,
+            environment={**environment, "LEASE_TABLE": self.lease_table.table_name},
+        )
+        self.report = PipelineFunction(
+            self,
+            "Report",
+            name="report",
+            description="ecr-retention: gather the repository reports, write the run report, publish the summary",
+            code=code,
+            environment={**environment, "TOPIC_ARN": report_topic.topic_arn},
+        )
+        self._grant_targets()
+        self._grant_evaluate(config)
+        self._grant_report(report_topic, report_key)
+        self.state_machine = self._state_machine(map_concurrency)
+
+    @property
+    def functions(self) -> tuple[PipelineFunction, ...]:
+        return (self.targets, self.evaluate, self.report)
+
+    def _grant_targets(self) -> None:
+        role = self.targets.role
+        # A scheduled run lists every repository of the registry; DescribeRepositories authorizes against the
+        # repository resource type, so "every repository of this account and region" is as narrow as it gets.
+        role.add_to_principal_policy(
+            access.ecr_statement(self, ["ecr:DescribeRepositories"], [access.ALL_REPOSITORIES])
+        )
+        role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:PutObject"], [f"{constants.RUNS_PREFIX}*/targets.json"])
+        )
+        access.acknowledge_repository_patterns(
+            role, [access.ALL_REPOSITORIES], "lets a scheduled run list every repository (DescribeRepositories only)"
+        )
+        access.acknowledge_key_patterns(
+            role,
+            self._bucket,
+            {f"{constants.RUNS_PREFIX}*/targets.json": "Each run writes its work items under its own run id."},
+        )
+
+    def _grant_evaluate(self, config: RetentionConfig) -> None:
+        role = self.evaluate.role
+        managed = repository_scope.managed_patterns(config)
+        role.add_to_principal_policy(access.ecr_statement(self, EVALUATE_ECR_ACTIONS, managed))
+        access.acknowledge_repository_patterns(role, managed, "is a policy's in the rules file")
+        tag_sources = repository_scope.tag_source_patterns(config)
+        if tag_sources:
+            # tag_in_repositories reads the tags of other repositories: DescribeImages only.
+            role.add_to_principal_policy(access.ecr_statement(self, ["ecr:DescribeImages"], tag_sources))
+            access.acknowledge_repository_patterns(role, tag_sources, "is named by a tag_in_repositories rule")
+        if repository_scope.tag_sources_need_listing(config):
+            role.add_to_principal_policy(
+                access.ecr_statement(self, ["ecr:DescribeRepositories"], [access.ALL_REPOSITORIES])
+            )
+            access.acknowledge_repository_patterns(
+                role,
+                [access.ALL_REPOSITORIES],
+                "lets the evaluation list repositories to resolve a tag_in_repositories glob (DescribeRepositories)",
+            )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:DeleteItem", "dynamodb:PutItem"], resources=[self.lease_table.table_arn]
+            )
+        )
+        # The manifest cache is read by digest and a miss is normal: without ListBucket, S3 answers a missing
+        # key with AccessDenied, not NoSuchKey, so this role's ListBucket cannot be narrowed by prefix (the
+        # s3:prefix condition key is absent from a GetObject request).
+        role.add_to_principal_policy(access.list_statement(self._bucket, None))
+        cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
+        in_use = f"{constants.IN_USE_PREFIX}*"
+        repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
+        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [cache, in_use]))
+        role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports])
+        )
+        access.acknowledge_key_patterns(
+            role,
+            self._bucket,
+            {
+                cache: "Index manifests are cached by digest: any digest may be read or written.",
+                in_use: "Every cluster's in-use manifest is read: each one protects its images.",
+                repository_reports: "Each evaluation stores its repository report under its run id.",
+            },
+        )
+
+    def _grant_report(self, topic: sns.ITopic, key: kms.IKey) -> None:
+        role = self.report.role
+        runs = f"{constants.RUNS_PREFIX}*"
+        in_use = f"{constants.IN_USE_PREFIX}*"
+        reports = f"{constants.REPORTS_PREFIX}*"
+        role.add_to_principal_policy(
+            access.list_statement(self._bucket, [constants.RUNS_PREFIX, constants.IN_USE_PREFIX])
+        )
+        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use]))
+        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:PutObject"], [reports]))
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["sns:Publish"], resources=[topic.topic_arn]))
+        # Publishing to a topic encrypted with a customer key: SNS asks KMS for a data key as the publisher.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["kms:Decrypt", "kms:GenerateDataKey"], resources=[key.key_arn])
+        )
+        access.acknowledge_key_patterns(
+            role,
+            self._bucket,
+            {
+                runs: "The run's targets and repository reports, listed and read by run id.",
+                in_use: "The in-use manifests, read to publish each expected cluster's manifest age.",
+                reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json).",
+            },
+        )
+
+    def _state_machine(self, map_concurrency: int) -> sfn.StateMachine:
+        choose = tasks.LambdaInvoke(
+            self,
+            "ChooseTargets",
+            lambda_function=self.targets.function,
+            payload_response_only=True,
+            comment="Writes runs/<runId>/targets.json and returns the run's record",
+        )
+        evaluate = tasks.LambdaInvoke(
+            self,
+            "EvaluateRepository",
+            lambda_function=self.evaluate.function,
+            payload_response_only=True,
+            comment="One repository; the worker stores its report itself",
+        )
+        each_repository = sfn.DistributedMap(
+            self,
+            "EvaluateEachRepository",
+            item_reader=sfn.S3JsonItemReader(bucket=self._bucket, key=sfn.JsonPath.string_at("$.targetsKey")),
+            max_concurrency=map_concurrency,
+            # A failed or crashed evaluation never stops the others; the report step reports it.
+            tolerated_failure_percentage=100,
+            # Child executions may run as long as the evaluate function (10 min); Express workflows stop at 5.
+            map_execution_type=sfn.StateMachineType.STANDARD,
+            result_writer_v2=sfn.ResultWriterV2(
+                bucket=self._bucket,
+                prefix=constants.MAP_RESULTS_PREFIX,
+                writer_config=sfn.WriterConfig(
+                    output_type=sfn.OutputType.JSON, transformation=sfn.Transformation.COMPACT
+                ),
+            ),
+            result_path=sfn.JsonPath.DISCARD,
+            comment="Items from runs/<runId>/targets.json; results to runs/map-results/<map run>/",
+        )
+        each_repository.item_processor(evaluate)
+        report = tasks.LambdaInvoke(
+            self,
+            "ReportRun",
+            lambda_function=self.report.function,
+            payload_response_only=True,
+            payload=sfn.TaskInput.from_object(
+                {field: sfn.JsonPath.string_at(f"$.{field}") for field in RUN_RECORD_FIELDS}
+            ),
+            comment="Lists every target without a repository report as failed",
+        )
+        each_repository.add_catch(report, errors=[sfn.Errors.ALL], result_path="$.mapError")
+
+        log_group = logs.LogGroup(
+            self,
+            "ExecutionLogs",
+            retention=getattr(logs.RetentionDays, constants.LOG_RETENTION),
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        # The role gets exactly the statements below: the CDK's own grants for the item reader and the result
+        # writer would cover the whole bucket (in-use/ and reports/ included), so it sees an immutable view.
+        self.state_machine_role = iam.Role(
+            self,
+            "StateMachineRole",
+            assumed_by=iam.ServicePrincipal("states.amazonaws.com"),
+            description="ecr-retention run workflow",
+        )
+        machine = sfn.StateMachine(
+            self,
+            "StateMachine",
+            comment="ecr-retention run: targets, evaluate each repository, report",
+            definition_body=sfn.DefinitionBody.from_chainable(choose.next(each_repository).next(report)),
+            role=self.state_machine_role.without_policy_updates(),
+            timeout=Duration.hours(constants.STATE_MACHINE_TIMEOUT_HOURS),
+            tracing_enabled=True,
+            # Every event, without the inputs and outputs: the work items and reports live in the bucket.
+            logs=sfn.LogOptions(destination=log_group, level=sfn.LogLevel.ALL, include_execution_data=False),
+        )
+        self._grant_state_machine(machine)
+        # Step Functions checks the logging permissions when it creates the state machine.
+        machine.node.add_dependency(self.state_machine_role)
+        return machine
+
+    def _grant_state_machine(self, machine: sfn.StateMachine) -> None:
+        role = self.state_machine_role
+        stack = Stack.of(self)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"],
+                resources=[function.function.function_arn for function in self.functions],
+            )
+        )
+        targets_file = f"{constants.RUNS_PREFIX}*/targets.json"
+        map_results = f"{constants.MAP_RESULTS_PREFIX}/*"
+        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [targets_file]))
+        role.add_to_principal_policy(
+            access.objects_statement(
+                self._bucket, ["s3:AbortMultipartUpload", "s3:ListMultipartUploadParts", "s3:PutObject"], [map_results]
+            )
+        )
+        role.add_to_principal_policy(iam.PolicyStatement(actions=list(LOG_DELIVERY_ACTIONS), resources=["*"]))
+        role.add_to_principal_policy(iam.PolicyStatement(actions=list(STATES_XRAY_ACTIONS), resources=["*"]))
+        access.acknowledge_key_patterns(
+            role,
+            self._bucket,
+            {
+                targets_file: "The Distributed Map reads the run's items from runs/<runId>/targets.json.",
+                map_results: "The Distributed Map writes its results under runs/map-results/<map run id>/.",
+            },
+        )
+        nag.acknowledge(
+            role,
+            "AwsSolutions-IAM5[Resource::*]",
+            "CloudWatch Logs vended delivery (logs:*LogDelivery*, PutResourcePolicy, Describe*) and X-Ray "
+            "(PutTraceSegments, PutTelemetryRecords, GetSampling*) support no resource-level permissions.",
+        )
+        # The Distributed Map runs each item as a child execution of this state machine. A policy of its own,
+        # because it names the state machine, which itself depends on the role.
+        executions = stack.format_arn(
+            service="states",
+            resource="execution",
+            resource_name=machine.state_machine_name,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        # The CDK's own version of this policy is attached to nothing once the role is immutable (it never reaches
+        # the template); dropping it keeps cdk-nag from judging a policy that is not deployed.
+        machine.node.try_remove_child("DistributedMapPolicy")
+        map_policy = iam.Policy(
+            self,
+            "DistributedMapPolicy",
+            roles=[role],
+            statements=[
+                iam.PolicyStatement(actions=["states:StartExecution"], resources=[machine.state_machine_arn]),
+                iam.PolicyStatement(
+                    actions=["states:DescribeExecution", "states:StopExecution"], resources=[f"{executions}:*"]
+                ),
+                # Redriving a run redrives its map run's failed child executions.
+                iam.PolicyStatement(actions=["states:RedriveExecution"], resources=[f"{executions}/*:*"]),
+            ],
+        )
+        machine_name = f"<{stack.get_logical_id(machine.node.default_child)}.Name>"  # type: ignore[arg-type]
+        nag_executions = f"arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{machine_name}"
+        nag.acknowledge(
+            map_policy,
+            f"AwsSolutions-IAM5[Resource::{nag_executions}:*]",
+            "The child executions the Distributed Map starts, one per repository, named at run time.",
+        )
+        nag.acknowledge(
+            map_policy,
+            f"AwsSolutions-IAM5[Resource::{nag_executions}/*:*]",
+            "The child executions of each map run, for redriving a failed run; named at run time.",
+        )

@@ -1,0 +1,327 @@
+"""Least privilege, asserted on the synthesized template: each role's exact actions and resources, no
+wildcard action anywhere, resource '*' only for actions that support no resource-level permissions, and
+ECR's mutating actions only on the repository patterns of the rules file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Template
+
+from infra.stack import EcrRetentionStack
+from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, role_statements, rules_file
+
+REGISTRY = "arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/"
+MANAGED = [REGISTRY + pattern for pattern in ("app", "docker.io/*", "team-*/*")]
+XRAY = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
+# Actions that support no resource-level permissions (Service Authorization Reference): only these may
+# have the resource '*'.
+STAR_RESOURCE_ACTIONS = {
+    *XRAY,
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+    "logs:CreateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:DescribeLogGroups",
+    "logs:DescribeResourcePolicies",
+    "logs:GetLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:UpdateLogDelivery",
+}
+ECR_MUTATIONS = {"ecr:BatchDeleteImage", "ecr:PutImage", "ecr:UpdateImageStorageClass"}
+
+Statement = tuple[tuple[str, ...], tuple[str, ...], str]
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
+    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+
+
+@pytest.fixture(scope="module")
+def template(stack: EcrRetentionStack) -> dict[str, Any]:
+    return Template.from_stack(stack).to_json()
+
+
+@pytest.fixture(scope="module")
+def names(stack: EcrRetentionStack) -> dict[str, str]:
+    """Logical id -> a readable name, for the resources the statements point at."""
+
+    def logical_id(construct: Any) -> str:
+        return stack.get_logical_id(construct.node.default_child)
+
+    workflow = stack.workflow
+    assert stack.push is not None
+    return {
+        logical_id(stack.inventory.bucket): "Bucket",
+        logical_id(workflow.lease_table): "LeaseTable",
+        logical_id(stack.reports.topic): "ReportTopic",
+        logical_id(stack.reports.key): "TopicKey",
+        logical_id(workflow.state_machine): "StateMachine",
+        logical_id(stack.delivery_dead_letters): "DeliveryDLQ",
+        logical_id(stack.push.queue): "DebounceQueue",
+        logical_id(workflow.targets.function): "TargetsFunction",
+        logical_id(workflow.evaluate.function): "EvaluateFunction",
+        logical_id(workflow.report.function): "ReportFunction",
+        logical_id(stack.tagger.function): "TaggerFunction",
+        **{
+            logical_id(f.log_group): f"{f.node.id}Logs"
+            for f in (*workflow.functions, stack.tagger.tagger, stack.push.push)
+        },
+    }
+
+
+def render(value: Any, names: dict[str, str]) -> str:
+    """A CloudFormation value as readable text: ${AWS::Region}, ${Bucket.Arn}, ${LeaseTable}."""
+    if isinstance(value, str):
+        return value
+    [(function, argument)] = value.items()
+    if function == "Ref":
+        return "${" + names.get(argument, argument) + "}"
+    if function == "Fn::GetAtt":
+        return "${" + names.get(argument[0], argument[0]) + "." + argument[1] + "}"
+    if function == "Fn::Join":
+        return str(argument[0]).join(render(part, names) for part in argument[1])
+    raise AssertionError(f"unexpected {value!r}")
+
+
+def listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def normalized(statements: list[dict[str, Any]], names: dict[str, str]) -> list[Statement]:
+    result = []
+    for statement in statements:
+        assert statement["Effect"] == "Allow", statement
+        condition = json.dumps(statement.get("Condition", {}), sort_keys=True)
+        result.append(
+            (
+                tuple(sorted(listed(statement["Action"]))),
+                tuple(sorted(render(r, names) for r in listed(statement["Resource"]))),
+                condition,
+            )
+        )
+    return sorted(result)
+
+
+def role_of(template: dict[str, Any], service: str) -> str:
+    [role_id] = [
+        logical_id
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::IAM::Role"
+        and resource["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": service}
+    ]
+    return role_id
+
+
+def logs_statement(name: str) -> Statement:
+    return (("logs:CreateLogStream", "logs:PutLogEvents"), ("${" + name + "Logs.Arn}",), "{}")
+
+
+def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    statements = normalized(role_statements(template, function_role(template, "evaluate")), names)
+
+    assert statements == sorted(
+        [
+            (
+                (
+                    "ecr:BatchDeleteImage",
+                    "ecr:BatchGetImage",
+                    "ecr:DescribeImages",
+                    "ecr:GetLifecyclePolicy",
+                    "ecr:UpdateImageStorageClass",
+                ),
+                tuple(MANAGED),
+                "{}",
+            ),
+            (("ecr:DescribeImages",), (REGISTRY + "frontend",), "{}"),  # tag_in_repositories: [frontend]
+            (("dynamodb:DeleteItem", "dynamodb:PutItem"), ("${LeaseTable.Arn}",), "{}"),
+            (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),
+            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/manifests/*"), "{}"),
+            (("s3:PutObject",), ("${Bucket.Arn}/manifests/*", "${Bucket.Arn}/runs/*/repositories/*"), "{}"),
+            logs_statement("Evaluate"),
+            (XRAY, ("*",), "{}"),
+        ]
+    )
+
+
+def test_the_targets_role_lists_repositories_and_writes_the_run_items(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    assert normalized(role_statements(template, function_role(template, "targets")), names) == sorted(
+        [
+            (("ecr:DescribeRepositories",), (REGISTRY + "*",), "{}"),
+            (("s3:PutObject",), ("${Bucket.Arn}/runs/*/targets.json",), "{}"),
+            logs_statement("Targets"),
+            (XRAY, ("*",), "{}"),
+        ]
+    )
+
+
+def test_the_report_role_reads_run_state_writes_reports_and_publishes(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    prefixes = json.dumps({"StringLike": {"s3:prefix": ["runs/*", "in-use/*"]}}, sort_keys=True)
+    assert normalized(role_statements(template, function_role(template, "report")), names) == sorted(
+        [
+            (("s3:ListBucket",), ("${Bucket.Arn}",), prefixes),
+            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/runs/*"), "{}"),
+            (("s3:PutObject",), ("${Bucket.Arn}/reports/*",), "{}"),
+            (("sns:Publish",), ("${ReportTopic}",), "{}"),
+            (("kms:Decrypt", "kms:GenerateDataKey"), ("${TopicKey.Arn}",), "{}"),
+            logs_statement("Report"),
+            (XRAY, ("*",), "{}"),
+        ]
+    )
+
+
+def test_the_tagger_role_tags_only_in_managed_repositories(template: dict[str, Any], names: dict[str, str]) -> None:
+    in_use = json.dumps({"StringLike": {"s3:prefix": ["in-use/*"]}}, sort_keys=True)
+    assert normalized(role_statements(template, function_role(template, "tagger")), names) == sorted(
+        [
+            (("ecr:BatchGetImage", "ecr:DescribeImages", "ecr:PutImage"), tuple(MANAGED), "{}"),
+            (("s3:ListBucket",), ("${Bucket.Arn}",), in_use),
+            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*",), "{}"),
+            (("sqs:SendMessage",), ("${DeliveryDLQ.Arn}",), "{}"),
+            logs_statement("Tagger"),
+            (XRAY, ("*",), "{}"),
+        ]
+    )
+
+
+def test_the_push_role_consumes_its_queue_and_starts_runs(template: dict[str, Any], names: dict[str, str]) -> None:
+    assert normalized(role_statements(template, function_role(template, "push")), names) == sorted(
+        [
+            (
+                (
+                    "sqs:ChangeMessageVisibility",
+                    "sqs:DeleteMessage",
+                    "sqs:GetQueueAttributes",
+                    "sqs:GetQueueUrl",
+                    "sqs:ReceiveMessage",
+                ),
+                ("${DebounceQueue.Arn}",),
+                "{}",
+            ),
+            (("states:StartExecution",), ("${StateMachine}",), "{}"),
+            logs_statement("Push"),
+            (XRAY, ("*",), "{}"),
+        ]
+    )
+
+
+def test_the_state_machine_role_invokes_its_functions_and_reads_and_writes_only_run_state(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    executions = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${StateMachine.Name}"
+    assert normalized(role_statements(template, role_of(template, "states.amazonaws.com")), names) == sorted(
+        [
+            (
+                ("lambda:InvokeFunction",),
+                ("${EvaluateFunction.Arn}", "${ReportFunction.Arn}", "${TargetsFunction.Arn}"),
+                "{}",
+            ),
+            (("s3:GetObject",), ("${Bucket.Arn}/runs/*/targets.json",), "{}"),
+            (
+                ("s3:AbortMultipartUpload", "s3:ListMultipartUploadParts", "s3:PutObject"),
+                ("${Bucket.Arn}/runs/map-results/*",),
+                "{}",
+            ),
+            # Log delivery and X-Ray, one statement (the CDK merges statements of equal resources).
+            (tuple(sorted(STAR_RESOURCE_ACTIONS)), ("*",), "{}"),
+            (("states:StartExecution",), ("${StateMachine}",), "{}"),
+            (("states:DescribeExecution", "states:StopExecution"), (executions + ":*",), "{}"),
+            (("states:RedriveExecution",), (executions + "/*:*",), "{}"),
+        ]
+    )
+
+
+def test_the_schedules_role_starts_the_sweep_and_invokes_the_tagger(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    assert normalized(role_statements(template, role_of(template, "scheduler.amazonaws.com")), names) == sorted(
+        [
+            (("states:StartExecution",), ("${StateMachine}",), "{}"),
+            (("lambda:InvokeFunction",), ("${TaggerFunction.Arn}",), "{}"),
+            (("sqs:SendMessage",), ("${DeliveryDLQ.Arn}",), "{}"),
+        ]
+    )
+
+
+def every_statement(template: dict[str, Any]) -> list[dict[str, Any]]:
+    statements = []
+    for resource in template["Resources"].values():
+        properties = resource.get("Properties", {})
+        if resource["Type"] == "AWS::IAM::Policy":
+            statements.extend(properties["PolicyDocument"]["Statement"])
+        if resource["Type"] == "AWS::IAM::Role":
+            for policy in properties.get("Policies", []):
+                statements.extend(policy["PolicyDocument"]["Statement"])
+    return statements
+
+
+def test_no_role_has_a_managed_policy(template: dict[str, Any]) -> None:
+    roles = [r for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Role"]
+    assert len(roles) == 8  # five functions, the state machine, the schedules, the exporter
+    assert [r for r in roles if "ManagedPolicyArns" in r["Properties"]] == []
+
+
+def test_no_statement_grants_a_wildcard_action(template: dict[str, Any]) -> None:
+    actions = {action for s in every_statement(template) for action in listed(s["Action"])}
+    assert {a for a in actions if "*" in a or "?" in a} == set()
+
+
+def test_the_resource_star_only_goes_with_actions_that_have_no_resource_level_permissions(
+    template: dict[str, Any],
+) -> None:
+    star = {action for s in every_statement(template) if "*" in listed(s["Resource"]) for action in listed(s["Action"])}
+    assert star <= STAR_RESOURCE_ACTIONS
+
+
+def test_ecr_changes_are_allowed_only_on_the_rules_files_repository_patterns(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    grants = [
+        (action, render(resource, names))
+        for s in every_statement(template)
+        for action in listed(s["Action"])
+        if action in ECR_MUTATIONS
+        for resource in listed(s["Resource"])
+    ]
+    assert sorted(grants) == sorted(
+        [(action, arn) for action in ("ecr:BatchDeleteImage", "ecr:UpdateImageStorageClass") for arn in MANAGED]
+        + [("ecr:PutImage", arn) for arn in MANAGED]
+    )
+
+
+def test_a_policy_for_every_repository_grants_repository_star(tmp_path: Any) -> None:
+    rules = RULES.replace('repositories: ["docker.io/*"]', 'repositories: ["*"]')
+    template = Template.from_stack(build_stack(rules_file(tmp_path, rules), CONTEXT)).to_json()
+    resources = {
+        render(resource, {})
+        for s in every_statement(template)
+        if "ecr:BatchDeleteImage" in listed(s["Action"])
+        for resource in listed(s["Resource"])
+    }
+    assert REGISTRY + "*" in resources
+
+
+def test_a_tag_in_repositories_glob_lets_the_evaluation_list_repositories(tmp_path: Any) -> None:
+    rules = RULES.replace("tag_in_repositories: [frontend]", 'tag_in_repositories: ["web-*"]')
+    stack = build_stack(rules_file(tmp_path, rules), CONTEXT)
+    template = Template.from_stack(stack).to_json()
+    statements = role_statements(template, function_role(template, "evaluate"))
+    described = {
+        (action, render(resource, {}))
+        for s in statements
+        for action in listed(s["Action"])
+        if action in ("ecr:DescribeRepositories", "ecr:DescribeImages")
+        for resource in listed(s["Resource"])
+    }
+    assert ("ecr:DescribeRepositories", REGISTRY + "*") in described
+    assert ("ecr:DescribeImages", REGISTRY + "web-*") in described

@@ -1,0 +1,112 @@
+"""The deployment's context settings (defaults, both spellings of lists, one-line errors), the push rule's
+repository filter, the repository patterns IAM is scoped to, and the constants infra repeats from the package.
+No CDK synthesis here: these are plain functions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecr_retention.aws import dynamodb_lease
+from ecr_retention.domain.config import parse_config
+from ecr_retention.domain.errors import InputError
+from ecr_retention.services import inventory, report, snapshot
+from infra import constants, pruning_workflow, repository_scope
+from infra.deploy_settings import DeploySettings, derived_repository_filter
+from support.infra_stacks import RULES
+
+PROD = "arn:aws:eks:eu-west-1:123456789012:cluster/prod"
+
+
+def settings(**context: Any) -> DeploySettings:
+    return DeploySettings.from_context(context.get)
+
+
+def test_defaults_synthesize_a_safe_stack() -> None:
+    defaults = settings()
+    assert defaults.rules_file == Path("retention.yaml")
+    assert defaults.sweep_schedule == "cron(0 3 * * ? *)"
+    assert defaults.tagger_schedule == "rate(1 hour)"
+    assert defaults.report_emails == defaults.operations_emails == defaults.exporter_cluster_arns == ()
+    assert defaults.push_repository_prefixes is None
+    assert defaults.push_trigger_enabled
+    assert defaults.map_concurrency == 10
+
+
+def test_the_defaults_in_cdk_json_are_the_same_as_the_codes() -> None:
+    from infra.app_context import cdk_json_context
+
+    assert DeploySettings.from_context(cdk_json_context().get) == settings()
+
+
+@pytest.mark.parametrize(
+    "value", [[PROD, "arn:aws:eks:us-east-1:123456789012:cluster/dev"], f'["{PROD}"]', f"{PROD}, {PROD[:-4]}dev"]
+)
+def test_lists_come_as_json_values_json_text_or_comma_separated(value: Any) -> None:
+    parsed = settings(exporterClusterArns=value).exporter_cluster_arns
+    assert parsed[0] == PROD
+    assert all(arn.startswith("arn:aws:eks:") for arn in parsed)
+
+
+def test_numbers_from_the_command_line_are_text() -> None:
+    assert settings(mapConcurrency="40").map_concurrency == 40
+
+
+@pytest.mark.parametrize(
+    ("context", "expected"),
+    [
+        ({"mapConcurrency": 0}, "cdk context: mapConcurrency: 0: input should be greater than or equal to 1"),
+        ({"sweepSchedule": "every day"}, "cdk context: sweepSchedule: String should match pattern"),
+        ({"reportEmails": "nobody"}, "cdk context: reportEmails[0]: String should match pattern"),
+        ({"exporterClusterArns": "prod"}, "cdk context: exporterClusterArns[0]: String should match pattern"),
+        (
+            {"exporterClusterArns": [PROD, PROD.replace("eu-west-1", "us-east-1")]},
+            "cdk context: exporterClusterArns: two clusters would write the same manifest in-use/<name>.json: prod",
+        ),
+        ({"reportEmails": "[oops"}, "cdk context: reportEmails: not a JSON list (Expecting value)"),
+    ],
+)
+def test_a_bad_context_value_is_one_line_naming_the_key(context: dict[str, Any], expected: str) -> None:
+    with pytest.raises(InputError) as raised:
+        settings(**context)
+    assert str(raised.value).startswith(expected)
+    assert "\n" not in str(raised.value)
+
+
+def test_the_push_filter_matches_literal_names_exactly_and_globs_by_their_prefix() -> None:
+    assert derived_repository_filter(["app", "team-*/*", "team-a/x", "docker.io/*", "team-?", "team-api"]) == [
+        "app",
+        {"prefix": "docker.io/"},
+        {"prefix": "team-"},
+    ]
+
+
+def test_a_pattern_that_starts_with_a_glob_takes_every_push() -> None:
+    assert derived_repository_filter(["app", "*/cache"]) is None
+
+
+def test_configured_prefixes_win_and_an_empty_list_turns_pushes_off() -> None:
+    config = parse_config(RULES)
+    assert settings(pushRepositoryPrefixes="team-").push_repository_filter(config) == [{"prefix": "team-"}]
+    assert settings().push_repository_filter(config) == ["app", {"prefix": "docker.io/"}, {"prefix": "team-"}]
+    assert not settings(pushRepositoryPrefixes=[]).push_trigger_enabled
+
+
+def test_iam_scope_is_every_policys_patterns_plus_read_only_tag_sources() -> None:
+    config = parse_config(RULES)
+    assert repository_scope.managed_patterns(config) == ("app", "team-*/*", "docker.io/*")
+    assert repository_scope.tag_source_patterns(config) == ("frontend",)
+    assert not repository_scope.tag_sources_need_listing(config)
+    globbed = parse_config(RULES.replace("[frontend]", '["web-*", app]'))
+    assert repository_scope.tag_source_patterns(globbed) == ("web-*",)  # app is managed already
+    assert repository_scope.tag_sources_need_listing(globbed)
+
+
+def test_infra_constants_equal_the_packages() -> None:
+    assert constants.IN_USE_PREFIX == inventory.IN_USE_PREFIX
+    assert constants.MANIFEST_CACHE_PREFIX == snapshot.MANIFEST_CACHE_PREFIX
+    assert constants.RUNS_PREFIX == report.RUNS_PREFIX
+    assert pruning_workflow.LEASE_TABLE_KEY == dynamodb_lease.LEASE_TABLE_KEY
+    assert pruning_workflow.LEASE_TABLE_TTL_ATTRIBUTE == dynamodb_lease.LEASE_TABLE_TTL_ATTRIBUTE

@@ -1,0 +1,100 @@
+"""Stacks for the CDK tests: the rules files and context values they are built from, and one way to build
+them as app.py does (asset bundling skipped unless asked: tests/infra/test_lambda_asset.py bundles)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from infra.stack import EcrRetentionStack
+
+MINIMAL_RULES = """\
+version: 1
+safety: {clusters: [prod]}
+policies:
+  - repositories: ["app"]
+    rules:
+      - delete: {untagged: true, older_than: 1d}
+"""
+
+# Literal names, globs, a tag_in_repositories source that no policy manages, and two expected clusters.
+RULES = """\
+version: 1
+dry_run: true
+safety: {min_age: 1d, max_delete_fraction: 0.5, inventory_max_age: 8h, clusters: [prod, dev]}
+tagging:
+  - clusters: [prod]
+    tag_prefix: deployed-prod-
+policies:
+  - repositories: ["app", "team-*/*"]
+    rules:
+      - keep: {tag_in_repositories: [frontend]}
+      - delete: {tags: ["pr-*"], not_pulled_within: 14d, archive: true}
+      - delete: {untagged: true, older_than: 3d}
+  - repositories: ["docker.io/*"]
+    rules:
+      - delete: {tags: ["*"], not_pulled_within: 90d, keep_newest: 2}
+"""
+
+PROD_ARN = "arn:aws:eks:eu-west-1:123456789012:cluster/prod"
+DEV_ARN = "arn:aws:eks:eu-west-1:123456789012:cluster/dev"
+
+CONTEXT = {
+    "sweepSchedule": "cron(30 2 * * ? *)",
+    "taggerSchedule": "rate(30 minutes)",
+    "reportEmails": ["platform@example.com"],
+    "operationsEmails": ["oncall@example.com"],
+    "exporterClusterArns": [PROD_ARN, DEV_ARN],
+    "mapConcurrency": 25,
+}
+
+
+def build_stack(
+    rules_file: Path, context: dict[str, Any], *, bundle: bool = False, outdir: Path | None = None
+) -> EcrRetentionStack:
+    """The stack as app.py builds it, from a rules file and CDK context values (over cdk.json's)."""
+    import aws_cdk as cdk
+
+    from ecr_retention.loading import load_config
+    from infra.app_context import cdk_json_context
+    from infra.deploy_settings import DeploySettings
+    from infra.stack import EcrRetentionStack
+
+    skip = {} if bundle else {"aws:cdk:bundling-stacks": []}
+    app = cdk.App(
+        context={**cdk_json_context(), **skip, **context, "config": str(rules_file)},
+        outdir=str(outdir) if outdir else None,
+    )
+    settings = DeploySettings.from_context(app.node.try_get_context)
+    return EcrRetentionStack(app, "EcrRetentionTest", config=load_config(settings.rules_file), settings=settings)
+
+
+def rules_file(directory: Path, text: str) -> Path:
+    path = directory / "retention.yaml"
+    path.write_text(text)
+    return path
+
+
+def role_statements(template: dict[str, Any], role_id: str) -> list[dict[str, Any]]:
+    """Every statement of every policy attached to the role (AWS::IAM::Policy resources and inline policies)."""
+    resources = template["Resources"]
+    statements: list[dict[str, Any]] = []
+    for resource in resources.values():
+        if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role_id} in resource["Properties"].get("Roles", []):
+            statements.extend(resource["Properties"]["PolicyDocument"]["Statement"])
+    for policy in resources[role_id]["Properties"].get("Policies", []):
+        statements.extend(policy["PolicyDocument"]["Statement"])
+    return statements
+
+
+def function_role(template: dict[str, Any], handler_module: str) -> str:
+    """The logical id of the role of the function whose handler is ecr_retention.handlers.<module>."""
+    [function] = [
+        resource
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::Lambda::Function"
+        and resource["Properties"].get("Handler") == f"ecr_retention.handlers.{handler_module}.lambda_handler"
+    ]
+    role_id: str = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    return role_id
