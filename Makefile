@@ -33,8 +33,7 @@ synth: $(STAMP)
 	$(BIN)/python app.py
 
 bench: $(STAMP)
-	$(BIN)/python benchmarks/plan_bench.py
-	$(BIN)/python benchmarks/export_bench.py
+	$(BIN)/python benchmarks/write_performance.py
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache

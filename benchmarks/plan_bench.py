@@ -165,15 +165,23 @@ def case(label: str, repositories: list[dict[str, Any]], references: int, config
     return per_image
 
 
+# (images, repositories): every size in one repository, and spread over 100 repositories.
+CASES = [(1_000, 1), (1_000, 100), (10_000, 1), (10_000, 100), (100_000, 1), (100_000, 100)]
+HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector")
+
+
 def run_case(name: str) -> None:
+    images, count = (int(part) for part in name.split("x"))
     config = parse_config(RULES, "benchmark rules")
     rng = random.Random(42)
     shared = {"repositoryName": "shared", "imageDetails": [], "manifests": {}}
-    if name == "big":
-        per_image = case("1 repository x 10,000", [repository("app", 10_000, rng), shared], 1_000, config)
+    per_repository = images // count
+    if count == 1:
+        repositories = [repository("app", images, rng)]
     else:
-        repositories = [repository(f"team-{i // 10}/svc-{i}", 1_000, rng) for i in range(100)]
-        per_image = case("100 repositories x 1,000", [*repositories, shared], 1_000, config)
+        repositories = [repository(f"team-{i // 10}/svc-{i}", per_repository, rng) for i in range(count)]
+    label = f"{count} repositor{'y' if count == 1 else 'ies'} x {per_repository:,}"
+    per_image = case(label, [*repositories, shared], 1_000, config)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{'':<44} process peak RSS {rss:.0f} MiB (inputs, plan and interpreter)")
     print(f"PER_IMAGE {per_image!r}")
@@ -187,17 +195,29 @@ def main() -> None:
     rules = sum(len(p.rules) for p in parse_config(RULES, "benchmark rules").policies)
     print(f"python {sys.version.split()[0]}, {rules} rules, 1,000 in-use references")
     per_image = {}
-    for name in ("big", "many"):
+    for images, count in CASES:
+        name = f"{images}x{count}"
         done = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True)
         for line in done.stdout.splitlines():
             if line.startswith("PER_IMAGE "):
                 per_image[name] = float(line.split()[1])
             else:
                 print(line)
-    ratio = per_image["many"] / per_image["big"]
-    print(f"time per image, 100,000-image registry / 10,000-image repository: {ratio:.2f} (1.00 = linear)")
+    for count in (1, 100):
+        ratio = per_image[f"100000x{count}"] / per_image[f"10000x{count}"]
+        small = per_image[f"1000x{count}"] / per_image[f"10000x{count}"]
+        print(
+            f"time per image over {count} repositor{'y' if count == 1 else 'ies'}: 1,000 / 10,000 images {small:.2f}, "
+            f"100,000 / 10,000 images {ratio:.2f} (1.00 = linear)"
+        )
     for module in ("ecr_retention.domain.planner", "ecr_retention.cli"):
         print(f"cold import of {module}: {import_time(module) * 1000:.0f} ms (best of 5, interpreter start included)")
+    for handler in HANDLERS:
+        module = f"ecr_retention.handlers.{handler}"
+        print(
+            f"cold import of {module}: {import_time(module) * 1000:.0f} ms "
+            "(best of 5, interpreter start included, POWERTOOLS_TRACE_DISABLED unset)"
+        )
 
 
 def import_time(module: str) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -47,8 +46,7 @@ def run(args: argparse.Namespace) -> int:
     with aws_errors():
         report = run_pipeline(config, deps, trigger="cli", patterns=args.repositories, force_dry_run=args.dry_run)
     if args.format == "json":
-        json.dump(report.to_json_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(report.to_json(indent=2) + "\n")
     else:
         print(render_run_report(report))
     return 1 if report.has_problems else 0

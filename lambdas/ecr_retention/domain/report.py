@@ -110,6 +110,11 @@ class RunReport(PlanModel):
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
+    def to_json(self, indent: int = 1) -> str:
+        """The report as stored and printed; pydantic's own encoder (the json module's, indented, takes
+        seconds for a sweep that lists tens of thousands of images)."""
+        return self.model_dump_json(by_alias=True, indent=indent)
+
     @property
     def has_problems(self) -> bool:
         """The CLI exits 1: blocked, failed or partial, or any repository skipped or busy."""

@@ -88,7 +88,7 @@ def report_run(
         run_warnings=run_warnings,
     )
     try:
-        bucket.write(key, json.dumps(report.to_json_dict(), indent=1).encode())
+        bucket.write(key, report.to_json().encode())
     except Exception as error:  # the summary must still go out, saying the report is missing
         logger.exception("writing the run report failed")
         if notifier is not None:
