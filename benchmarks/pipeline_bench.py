@@ -36,6 +36,7 @@ ACCOUNT = "123456789012"
 BUCKET = "bench-inventory"
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 SIZES = {**{f"team-{i // 5}/svc-{i}": 1_000 for i in range(20)}, "monolith": 10_000}
+ROUNDS = 3
 RULES = """
 version: 1
 dry_run: true
@@ -121,6 +122,17 @@ def api_efficiency() -> None:
     print(f"  total                    {total:>5} / {least:<5} ratio {total / least:.2f}")
 
 
+def bare_listing(ecr: Any) -> int:
+    """What any tool has to do at least: read every image of every repository, page by page."""
+    listed = 0
+    for name in SIZES:
+        pages = ecr.get_paginator("describe_images").paginate(
+            repositoryName=name, filter={"imageStatus": "ANY"}, PaginationConfig={"PageSize": 1000}
+        )
+        listed += sum(len(page["imageDetails"]) for page in pages)
+    return listed
+
+
 def end_to_end() -> None:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
     server.start()
@@ -133,26 +145,24 @@ def end_to_end() -> None:
                 boto3.client("s3", region_name=REGION, endpoint_url=endpoint),
             )
             os.environ["AWS_ENDPOINT_URL"] = endpoint
-            factory = ClientFactory()
-            started = time.perf_counter()
-            sweep(factory)
-            sweep_seconds = time.perf_counter() - started
             ecr = boto3.client("ecr", region_name=REGION, endpoint_url=endpoint)
-            started = time.perf_counter()
-            listed = 0
-            for name in SIZES:
-                pages = ecr.get_paginator("describe_images").paginate(
-                    repositoryName=name, filter={"imageStatus": "ANY"}, PaginationConfig={"PageSize": 1000}
-                )
-                listed += sum(len(page["imageDetails"]) for page in pages)
-            bare_seconds = time.perf_counter() - started
+            factory = ClientFactory()
+            sweeps, listings = [], []
+            for _ in range(ROUNDS):  # alternated, best of each: one noisy second on a shared machine is not the code
+                started = time.perf_counter()
+                listed = bare_listing(ecr)
+                listings.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                sweep(factory)
+                sweeps.append(time.perf_counter() - started)
+            sweep_seconds, bare_seconds = min(sweeps), min(listings)
     finally:
         os.environ.pop("AWS_ENDPOINT_URL", None)
         server.stop()
     print(f"end to end against moto server over HTTP ({listed:,} images):")
     print(f"  whole dry-run sweep (list, plan, diagnose, report)   {sweep_seconds:6.2f} s")
     print(f"  bare paginated DescribeImages of the same images      {bare_seconds:6.2f} s")
-    print(f"  ratio {sweep_seconds / bare_seconds:.2f} (target under 1.5)")
+    print(f"  ratio {sweep_seconds / bare_seconds:.2f} (target under 1.5; best of {ROUNDS} alternated runs each)")
 
 
 def main() -> None:
