@@ -4,7 +4,9 @@
 - RunsBlocked and DeleteFailures, published by the report step (namespace EcrRetention, docs/report.md);
 - no completed run (RunsCompleted) in two days;
 - each expected cluster's manifest age (InUseManifestAgeSeconds, published by the report step and by the
-  tagger, which runs hourly and on every manifest written), before it reaches safety.inventory_max_age.
+  tagger, which runs hourly and on every manifest written), before it reaches safety.inventory_max_age; an
+  expected `aws-<account>-<region>` source is the AWS inventory collector's manifest, alarmed the same way;
+- when the collector runs, each collection that could not read everything (IncompleteInUseManifests).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ METRICS_NAMESPACE = "EcrRetention"
 SERVICE_DIMENSION = {"service": "ecr-retention"}
 MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
 CLUSTER_DIMENSION = "Cluster"
+# Published by ecr_retention.handlers.collector, once per run: the manifests written with `complete: false`.
+INCOMPLETE_MANIFESTS_METRIC = "IncompleteInUseManifests"
 
 
 def run_metric(name: str, period: Duration, statistic: str = "Sum", **dimensions: str) -> cloudwatch.Metric:
@@ -56,6 +60,7 @@ class Alarms(Construct):
         functions: Mapping[str, lambda_.IFunction],
         dead_letter_queues: Mapping[str, sqs.IQueue],
         state_machine: sfn.IStateMachine,
+        collecting: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(
@@ -119,14 +124,26 @@ class Alarms(Construct):
             evaluation_periods=constants.NO_SUCCESSFUL_RUN_DAYS,
             missing=cloudwatch.TreatMissingData.BREACHING,
         )
+        if collecting:
+            self._alarm(
+                "IncompleteInUseManifests",
+                run_metric(INCOMPLETE_MANIFESTS_METRIC, five_minutes),
+                "The AWS inventory collector could not read everything in an account or region; its manifest says "
+                "complete: false and, if safety.clusters names it, blocks deletions: read the collector's log group",
+            )
         max_age = config.safety.inventory_max_age.total_seconds()
         threshold = max_age * constants.MANIFEST_AGE_ALARM_FRACTION
         for cluster in config.safety.clusters:
+            writer = (
+                "check the AWS inventory collector (its errors alarm and log group)"
+                if cluster.startswith(constants.AWS_INVENTORY_NAME_PREFIX)
+                else "check its exporter CronJob"
+            )
             self._alarm(
                 f"ManifestAge-{cluster}",
                 run_metric(MANIFEST_AGE_METRIC, Duration.hours(1), "Maximum", **{CLUSTER_DIMENSION: cluster}),
-                f"The in-use manifest of cluster {cluster} is over {threshold / 3600:g} h old; at "
-                f"{max_age / 3600:g} h (inventory_max_age) it blocks every deletion: check its exporter CronJob",
+                f"The in-use manifest of {cluster} is over {threshold / 3600:g} h old; at "
+                f"{max_age / 3600:g} h (inventory_max_age) it blocks every deletion: {writer}",
                 threshold=threshold,
                 comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             )

@@ -28,6 +28,17 @@ OPERATIONS_EMAILS_CONTEXT_KEY = "operationsEmails"
 EXPORTER_CLUSTER_ARNS_CONTEXT_KEY = "exporterClusterArns"
 PUSH_PREFIXES_CONTEXT_KEY = "pushRepositoryPrefixes"
 MAP_CONCURRENCY_CONTEXT_KEY = "mapConcurrency"
+# The AWS inventory collector (docs/aws-inventory.md): on unless `awsInventory` is false, so that the images ECS
+# and Lambda use are protected out of the box.
+AWS_INVENTORY_CONTEXT_KEY = "awsInventory"
+COLLECTOR_SCHEDULE_CONTEXT_KEY = "collectorSchedule"
+# Hourly, like the tagger: a collected manifest is at most about an hour old when a sweep reads it, far inside
+# safety.inventory_max_age (6 h unless configured) and its age alarm (three quarters of it).
+DEFAULT_COLLECTOR_SCHEDULE = "rate(1 hour)"
+COLLECT_REGIONS_CONTEXT_KEY = "collectRegions"
+SPOKE_ROLE_ARNS_CONTEXT_KEY = "spokeRoleArns"
+TASK_DEFINITION_REVISIONS_CONTEXT_KEY = "taskDefinitionRevisions"
+DEFAULT_TASK_DEFINITION_REVISIONS = 5  # ecr_retention.domain.aws_inventory.DEFAULT_REVISIONS
 # Ten repositories at a time: ECR publishes no rate for DescribeImages or BatchDeleteImage, and ten workers
 # stay well inside the throttling that the clients' retries ride out (ecr_retention.aws.clients).
 DEFAULT_MAP_CONCURRENCY = 10
@@ -35,6 +46,10 @@ MAX_MAP_CONCURRENCY = 1000
 
 # --- Object key layout of the inventory bucket, shared with the exporter and the pruner.
 IN_USE_PREFIX = "in-use/"  # ecr_retention.services.inventory.IN_USE_PREFIX
+# The AWS inventory collector's manifests, in-use/aws-<account>-<region>.json: only the collector writes them, and
+# it writes nothing else (infra.inventory_bucket); an EKS cluster may therefore not be named aws-*.
+AWS_INVENTORY_MANIFESTS = IN_USE_PREFIX + "aws-*.json"
+AWS_INVENTORY_NAME_PREFIX = "aws-"  # ecr_retention.domain.aws_inventory.inventory_name
 MANIFEST_CACHE_PREFIX = "manifests/"  # ecr_retention.services.snapshot.MANIFEST_CACHE_PREFIX
 RUNS_PREFIX = "runs/"  # ecr_retention.services.report.RUNS_PREFIX
 REPORTS_PREFIX = "reports/"
@@ -65,6 +80,10 @@ LOG_RETENTION = "THREE_MONTHS"  # of the functions and the state machine: a name
 EXPORTER_NAMESPACE = "ecr-retention"
 EXPORTER_SERVICE_ACCOUNT = "ecr-retention-exporter"
 EKS_POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+
+# The collector's role has a fixed name, <stack name>-collector, so that a spoke's reader role can trust it
+# before the hub is deployed and keeps trusting it if the role is ever replaced (ArnEquals on aws:PrincipalArn).
+COLLECTOR_ROLE_NAME_SUFFIX = "-collector"
 
 REPORT_TOPIC_DISPLAY_NAME = "ecr-retention run summaries"
 OPERATIONS_TOPIC_DISPLAY_NAME = "ecr-retention operations alarms"
@@ -107,6 +126,12 @@ FUNCTION_SIZES = {
     "push": FunctionSize(memory_mb=512, timeout_seconds=60),
     # Reads the in-use manifests, re-reads the deployed images and PutImage's new tags (10 a second quota).
     "tagger": FunctionSize(memory_mb=512, timeout_seconds=300),
+    # One collection per account and region, one after the other: a call per page of each list, one
+    # DescribeTaskDefinition per distinct task definition, one GetFunction per function version; about 1,500
+    # calls (a minute or two) for 40 services, 300 tasks, 200 families and 100 function versions. Lambda's
+    # maximum, because the work grows with accounts x regions and a manifest not written goes stale; an hourly
+    # schedule never overlaps it. I/O bound: 512 MB is for the cold start's imports.
+    "collector": FunctionSize(memory_mb=512, timeout_seconds=900),
 }
 
 # --- Step Functions.

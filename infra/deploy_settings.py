@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
+from ecr_retention.domain.aws_inventory import AwsRegion, RoleArn, account_of_role
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from infra import constants
@@ -80,6 +81,20 @@ class DeploySettings(BaseModel):
         le=constants.MAX_MAP_CONCURRENCY,
         alias=constants.MAP_CONCURRENCY_CONTEXT_KEY,
     )
+    aws_inventory: bool = Field(default=True, alias=constants.AWS_INVENTORY_CONTEXT_KEY)
+    collector_schedule: ScheduleExpression = Field(
+        default=constants.DEFAULT_COLLECTOR_SCHEDULE, alias=constants.COLLECTOR_SCHEDULE_CONTEXT_KEY
+    )
+    # Empty: the region the stack is deployed to.
+    collect_regions: Annotated[tuple[AwsRegion, ...], TextList] = Field(
+        default=(), alias=constants.COLLECT_REGIONS_CONTEXT_KEY
+    )
+    spoke_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(
+        default=(), alias=constants.SPOKE_ROLE_ARNS_CONTEXT_KEY
+    )
+    task_definition_revisions: int = Field(
+        default=constants.DEFAULT_TASK_DEFINITION_REVISIONS, ge=0, alias=constants.TASK_DEFINITION_REVISIONS_CONTEXT_KEY
+    )
 
     @field_validator("exporter_cluster_arns")
     @classmethod
@@ -90,6 +105,24 @@ class DeploySettings(BaseModel):
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
+        # in-use/aws-*.json are the AWS inventory's manifests, and the bucket policy lets only the collector write
+        # them: such a cluster's exporter could never write its manifest.
+        reserved = sorted(name for name in names if name.startswith(constants.AWS_INVENTORY_NAME_PREFIX))
+        if reserved:
+            raise ValueError(
+                f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
+                f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
+            )
+        return arns
+
+    @field_validator("spoke_role_arns")
+    @classmethod
+    def _one_role_per_account(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
+        # The collector writes one manifest per account and region, aws-<account>-<region>.
+        accounts = [account_of_role(arn) for arn in arns]
+        repeated = sorted({account for account in accounts if accounts.count(account) > 1})
+        if repeated:
+            raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
         return arns
 
     @classmethod

@@ -85,22 +85,33 @@ class InventoryBucket(Construct):
         assert isinstance(cfn_bucket, s3.CfnBucket)
         cfn_bucket.add_property_override("NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", True)
 
-    def allow_in_use_writes_only_from(self, exporter_role: iam.IRole, cluster_arns: Sequence[str]) -> None:
+    def allow_in_use_writes_only_from(
+        self, exporter_role: iam.IRole, cluster_arns: Sequence[str], collector_role: iam.IRole | None = None
+    ) -> None:
         """Whatever identity policies say elsewhere in the account, only the exporter role, in a session of a
-        listed cluster, may write under in-use/: a manifest decides what must not be deleted."""
+        listed cluster, and the AWS inventory collector's role may write under in-use/: a manifest decides what
+        must not be deleted. The collector's manifests, in-use/aws-*.json, are the collector's alone."""
         in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
+        writers = (
+            [exporter_role.role_arn] if collector_role is None else [exporter_role.role_arn, collector_role.role_arn]
+        )
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
-                sid="InUseWritesOnlyByTheExporterRole",
+                sid="InUseWritesOnlyByTheWriterRoles",
                 effect=iam.Effect.DENY,
                 principals=[iam.AnyPrincipal()],
                 actions=["s3:PutObject"],
                 resources=[in_use],
-                conditions={"ArnNotEquals": {"aws:PrincipalArn": exporter_role.role_arn}},
+                conditions={"ArnNotEquals": {"aws:PrincipalArn": writers}},
             )
         )
         # A session without a listed cluster's tag is refused (StringNotEquals is true for a missing tag);
-        # with no cluster listed, nobody writes.
+        # with no cluster listed, nobody but the collector writes. The collector's sessions carry no cluster tag.
+        conditions: dict[str, object] = {}
+        if cluster_arns:
+            conditions["StringNotEquals"] = {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(cluster_arns)}
+        if collector_role is not None:
+            conditions["ArnNotEquals"] = {"aws:PrincipalArn": collector_role.role_arn}
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="InUseWritesOnlyFromListedClusters",
@@ -108,10 +119,32 @@ class InventoryBucket(Construct):
                 principals=[iam.AnyPrincipal()],
                 actions=["s3:PutObject"],
                 resources=[in_use],
-                conditions={
-                    "StringNotEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(cluster_arns)}
-                }
-                if cluster_arns
-                else None,
+                conditions=conditions or None,
+            )
+        )
+        if collector_role is not None:
+            # And the collector writes nothing else in this bucket: not a cluster's manifest, not a report.
+            self.bucket.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid="TheCollectorWritesOnlyAwsInventory",
+                    effect=iam.Effect.DENY,
+                    principals=[iam.AnyPrincipal()],
+                    actions=["s3:PutObject"],
+                    not_resources=[self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS)],
+                    conditions={"ArnEquals": {"aws:PrincipalArn": collector_role.role_arn}},
+                )
+            )
+        # in-use/aws-<account>-<region>.json: an exporter (of a cluster named aws-..., or one compromised) must not
+        # replace what ECS and Lambda use. Without a collector, nobody writes them.
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AwsInventoryWritesOnlyByTheCollector",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:PutObject"],
+                resources=[self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS)],
+                conditions=None
+                if collector_role is None
+                else {"ArnNotEquals": {"aws:PrincipalArn": collector_role.role_arn}},
             )
         )

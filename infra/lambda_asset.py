@@ -29,11 +29,14 @@ PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
-# The AWS services the package creates clients for (ecr_retention.handlers.dependencies), and xray, whose
-# client the X-Ray SDK's sampler creates outside a Lambda context; botocore's models of the other ~440
-# services are 27 MB of the asset that no function reads. tests/infra/test_lambda_asset.py checks that the
-# package asks for no other service, and creates a client of each kept one from the asset.
-BOTOCORE_SERVICES = frozenset({"dynamodb", "ecr", "s3", "sns", "stepfunctions", "sts", "xray"})
+# The AWS services the package's functions create clients for (ecr_retention.handlers.dependencies; ecs, events,
+# lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts), and xray, whose client the
+# X-Ray SDK's sampler creates outside a Lambda context; botocore's models of the other ~440 services are tens of
+# MB of the asset that no function reads. tests/infra/test_lambda_asset.py checks that the package asks for no
+# other service, and creates a client of each kept one from the asset.
+BOTOCORE_SERVICES = frozenset(
+    {"dynamodb", "ecr", "ecs", "events", "lambda", "s3", "scheduler", "sns", "stepfunctions", "sts", "xray"}
+)
 
 
 def package_files(root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> list[Path]:

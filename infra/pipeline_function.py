@@ -28,6 +28,7 @@ class PipelineFunction(Construct):
         code: lambda_.Code,
         environment: Mapping[str, str],
         dead_letter_queue: sqs.IQueue | None = None,
+        role_name: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         size = constants.FUNCTION_SIZES[name]
@@ -43,6 +44,7 @@ class PipelineFunction(Construct):
             "Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description=f"ecr-retention {name} function",
+            role_name=role_name,  # None: CloudFormation generates one
         )
         self.function = lambda_.Function(
             self,

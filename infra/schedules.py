@@ -1,6 +1,7 @@
-"""The two EventBridge Scheduler schedules: the sweep (starts the workflow with `{"trigger": "schedule"}`)
-and the tagger's. Flexible time window off: a schedule fires when its expression says. Whether a run
-deletes is the rules file's `dry_run` (true as shipped), never the schedule's business."""
+"""The EventBridge Scheduler schedules: the sweep (starts the workflow with `{"trigger": "schedule"}`), the
+tagger's and, when the AWS inventory is on, the collector's. Flexible time window off: a schedule fires when
+its expression says. Whether a run deletes is the rules file's `dry_run` (true as shipped), never the
+schedule's business."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ SWEEP_INPUT = {"trigger": "schedule"}
 
 
 def scheduled_event() -> dict[str, object]:
-    """The tagger's input: the shape of an EventBridge Scheduled Event, filled by Scheduler at each
-    invocation, which is what the tagger's event model (Powertools' EventBridgeModel) accepts."""
+    """The tagger's and the collector's input: the shape of an EventBridge Scheduled Event, filled by Scheduler
+    at each invocation, which is what their event model (Powertools' EventBridgeModel) accepts."""
     return {
         "version": "0",
         "id": scheduler.ContextAttribute.execution_id,
@@ -45,9 +46,11 @@ class Schedules(Construct):
         state_machine: sfn.IStateMachine,
         tagger: lambda_.IFunction,
         dead_letters: sqs.IQueue,
+        collector: lambda_.IFunction | None = None,
+        collector_expression: str = constants.DEFAULT_COLLECTOR_SCHEDULE,
     ) -> None:
         super().__init__(scope, construct_id)
-        # One role for both schedules, with exactly what they do; the targets see an immutable view, because
+        # One role for every schedule, with exactly what they do; the targets see an immutable view, because
         # the CDK's own grant to invoke a function also covers its versions and aliases ('<arn>:*').
         self.role = iam.Role(
             self,
@@ -55,13 +58,14 @@ class Schedules(Construct):
             assumed_by=iam.ServicePrincipal(
                 "scheduler.amazonaws.com", conditions={"StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}}
             ),
-            description="ecr-retention schedules: start the sweep, invoke the tagger",
+            description="ecr-retention schedules: start the sweep, invoke the tagger and the collector",
         )
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[state_machine.state_machine_arn])
         )
+        invoked = [tagger] if collector is None else [tagger, collector]
         self.role.add_to_principal_policy(
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[tagger.function_arn])
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[f.function_arn for f in invoked])
         )
         self.role.add_to_principal_policy(
             iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[dead_letters.queue_arn])
@@ -99,3 +103,20 @@ class Schedules(Construct):
                 max_event_age=max_age,
             ),
         )
+        self.collector: scheduler.Schedule | None = None
+        if collector is not None:
+            self.collector = scheduler.Schedule(
+                self,
+                "Collector",
+                description="ecr-retention: collect what ECS and Lambda use (in-use/aws-<account>-<region>.json)",
+                schedule=scheduler.ScheduleExpression.expression(collector_expression),
+                time_window=scheduler.TimeWindow.off(),
+                target=scheduler_targets.LambdaInvoke(
+                    collector,
+                    input=scheduler.ScheduleTargetInput.from_object(scheduled_event()),
+                    role=role,
+                    dead_letter_queue=dead_letters,
+                    retry_attempts=retries,
+                    max_event_age=max_age,
+                ),
+            )

@@ -11,6 +11,7 @@ from constructs import Construct
 from ecr_retention.domain.config import RetentionConfig
 from infra import lambda_asset, queues
 from infra.alarms import Alarms
+from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
 from infra.exporter_role import ExporterRole
 from infra.inventory_bucket import InventoryBucket
@@ -47,13 +48,31 @@ class EcrRetentionStack(Stack):
         self.exporter = ExporterRole(
             self, "Exporter", inventory_bucket=bucket, cluster_arns=settings.exporter_cluster_arns
         )
-        self.inventory.allow_in_use_writes_only_from(self.exporter.role, settings.exporter_cluster_arns)
 
         code = lambda_asset.lambda_code(settings.rules_file)
-        # Every function: the bucket, and the registry (this account), so that none calls STS to find it.
+        # Every function of the pipeline: the bucket, and the registry (this account), so that none calls STS to
+        # find it.
         environment = {"BUCKET_NAME": bucket.bucket_name, "REGISTRY_ID": Aws.ACCOUNT_ID}
-        # Schedule invocations, EventBridge deliveries and asynchronous tagger invocations that failed their retries.
+        # Schedule invocations, EventBridge deliveries and asynchronous tagger and collector invocations that
+        # failed their retries.
         self.delivery_dead_letters = queues.dead_letter_queue(self, "DeliveryDeadLetters")
+        self.collector: AwsInventoryCollector | None = None
+        if settings.aws_inventory:
+            self.collector = AwsInventoryCollector(
+                self,
+                "AwsInventory",
+                code=code,
+                bucket=bucket,
+                dead_letters=self.delivery_dead_letters,
+                regions=settings.collect_regions,
+                spoke_role_arns=settings.spoke_role_arns,
+                revisions=settings.task_definition_revisions,
+            )
+        self.inventory.allow_in_use_writes_only_from(
+            self.exporter.role,
+            settings.exporter_cluster_arns,
+            collector_role=self.collector.role if self.collector is not None else None,
+        )
         self.workflow = PruningWorkflow(
             self,
             "Pruning",
@@ -82,6 +101,8 @@ class EcrRetentionStack(Stack):
             state_machine=self.workflow.state_machine,
             tagger=self.tagger.function,
             dead_letters=self.delivery_dead_letters,
+            collector=self.collector.function if self.collector is not None else None,
+            collector_expression=settings.collector_schedule,
         )
         self.push: PushTrigger | None = None
         if settings.push_trigger_enabled:
@@ -106,6 +127,8 @@ class EcrRetentionStack(Stack):
             "tagger": self.tagger.function,
         }
         dead_letter_queues = {"DeliveryDeadLetters": self.delivery_dead_letters}
+        if self.collector is not None:
+            functions["collector"] = self.collector.function
         if self.push is not None:
             functions["push"] = self.push.push.function
             dead_letter_queues["DebounceDeadLetters"] = self.push.dead_letters
@@ -118,6 +141,7 @@ class EcrRetentionStack(Stack):
             functions=functions,
             dead_letter_queues=dead_letter_queues,
             state_machine=self.workflow.state_machine,
+            collecting=self.collector is not None,
         )
         self._outputs()
 
@@ -152,3 +176,17 @@ class EcrRetentionStack(Stack):
             value=self.workflow.state_machine.state_machine_arn,
             description='The run workflow; start it with {"trigger": "schedule"} to run now',
         )
+        if self.collector is not None:
+            CfnOutput(
+                self,
+                "CollectorRoleArn",
+                value=self.collector.role.role_arn,
+                description="IAM role of the AWS inventory collector; each spoke's reader role trusts it "
+                "(its TrustedRoleArns)",
+            )
+            CfnOutput(
+                self,
+                "CollectorFunctionName",
+                value=self.collector.function.function_name,
+                description="The AWS inventory collector; invoke it to collect now (docs/aws-inventory.md)",
+            )

@@ -1,16 +1,23 @@
 """The alarms and their operations topic: function errors, dead-letter queue depth, failed executions,
-blocked runs, delete failures, no completed run in two days, and each expected cluster's manifest age;
-the metrics they watch are the ones the handlers publish (namespace, name and dimensions)."""
+blocked runs, delete failures, no completed run in two days, each expected cluster's manifest age, and the
+AWS inventory collector's incomplete collections; the metrics they watch are the ones the handlers publish
+(namespace, name and dimensions)."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from aws_cdk.assertions import Template
 
-from ecr_retention.handlers import observability
+from ecr_retention.domain.aws_inventory import build_aws_manifest
+from ecr_retention.handlers import collector, observability
+from ecr_retention.handlers.settings import CollectorSettings
+from ecr_retention.services.aws_inventory import AwsCollection
 from infra import alarms
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
@@ -45,7 +52,7 @@ def logical_id(stack: EcrRetentionStack, construct: Any) -> str:
 def test_every_alarm_notifies_the_operations_topic_only(template: Template, stack: EcrRetentionStack) -> None:
     topic = {"Ref": logical_id(stack, stack.alarms.topic)}
     found = template.find_resources("AWS::CloudWatch::Alarm").values()
-    assert len(found) == 14
+    assert len(found) == 16
     assert all(a["Properties"]["AlarmActions"] == [topic] for a in found)
     assert all(a["Properties"]["AlarmDescription"].startswith("ecr-retention: ") for a in found)
     assert {a["Properties"]["AlarmName"] for a in found} >= {
@@ -54,6 +61,8 @@ def test_every_alarm_notifies_the_operations_topic_only(template: Template, stac
         "EcrRetentionTest-ManifestAge-prod",
         "EcrRetentionTest-EvaluateErrors",
         "EcrRetentionTest-DeliveryDeadLettersDepth",
+        "EcrRetentionTest-CollectorErrors",
+        "EcrRetentionTest-IncompleteInUseManifests",
     }
 
 
@@ -61,12 +70,14 @@ def test_each_function_alarms_on_its_first_error(
     by_metric: dict[tuple[str, str], list[dict[str, Any]]], stack: EcrRetentionStack
 ) -> None:
     assert stack.push is not None
+    assert stack.collector is not None
     functions = [
         stack.workflow.targets.function,
         stack.workflow.evaluate.function,
         stack.workflow.report.function,
         stack.tagger.function,
         stack.push.push.function,
+        stack.collector.function,
     ]
     errors = by_metric[("AWS/Lambda", "Errors")]
     assert sorted(a["Dimensions"][0]["Value"]["Ref"] for a in errors) == sorted(logical_id(stack, f) for f in functions)
@@ -137,6 +148,72 @@ def test_each_expected_cluster_alarms_before_its_manifest_blocks_pruning(
         assert (alarm["Statistic"], alarm["Period"]) == ("Maximum", 3600)
         assert (alarm["ComparisonOperator"], alarm["Threshold"]) == ("GreaterThanThreshold", 6 * 3600)
         assert alarm["Threshold"] < 8 * 3600
+
+
+def test_an_incomplete_collection_alarms(by_metric: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
+    [alarm] = by_metric[("EcrRetention", "IncompleteInUseManifests")]
+    assert alarm["Dimensions"] == [SERVICE]
+    assert (alarm["Statistic"], alarm["Period"], alarm["Threshold"], alarm["ComparisonOperator"]) == (
+        "Sum",
+        300,
+        1,
+        "GreaterThanOrEqualToThreshold",
+    )
+    assert alarm["TreatMissingData"] == "notBreaching"
+
+
+def test_an_expected_aws_inventory_source_alarms_on_its_manifest_age_like_a_cluster(tmp_path: Path) -> None:
+    rules = RULES.replace("clusters: [prod, dev]", "clusters: [prod, aws-123456789012-eu-west-1]")
+    template = Template.from_stack(build_stack(rules_file(tmp_path, rules), CONTEXT))
+    ages = {
+        a["Properties"]["Dimensions"][0]["Value"]: a["Properties"]
+        for a in template.find_resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "InUseManifestAgeSeconds"
+    }
+    assert sorted(ages) == ["aws-123456789012-eu-west-1", "prod"]
+    assert ages["aws-123456789012-eu-west-1"]["Threshold"] == 6 * 3600
+    assert "AWS inventory collector" in ages["aws-123456789012-eu-west-1"]["AlarmDescription"]
+    assert "exporter CronJob" in ages["prod"]["AlarmDescription"]
+
+
+class FakeContext:
+    function_name = "ecr-retention-collector"
+    function_version = "$LATEST"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:ecr-retention-collector"
+    aws_request_id = "6f1c3a52-0000-4000-8000-000000000001"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 600_000
+
+
+def test_the_collector_publishes_the_metric_its_alarm_watches(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The handler as deployed, with its AWS collaborators replaced: one collection that could not read everything.
+    incomplete = AwsCollection(
+        manifest=build_aws_manifest("aws-123456789012-eu-west-1", datetime.now(UTC), (), complete=False),
+        problems=("ECS cluster prod: ListTasks failed: AccessDeniedException",),
+        location="s3://inventory/in-use/aws-123456789012-eu-west-1.json",
+    )
+    settings = CollectorSettings.from_environ({"BUCKET_NAME": "inventory", "AWS_REGION": "eu-west-1"})
+    monkeypatch.setattr(collector, "collector_settings", lambda: settings)
+    monkeypatch.setattr(collector, "default_factory", lambda: None)
+    monkeypatch.setattr(collector, "client", lambda service: None)
+    monkeypatch.setattr(collector, "export_aws_inventory", lambda *args, **kwargs: [incomplete])
+    capsys.readouterr()
+
+    collector.lambda_handler({"trigger": "schedule"}, FakeContext())  # type: ignore[arg-type]
+
+    [published] = [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{") and '"_aws"' in line
+    ]
+    [definition] = published["_aws"]["CloudWatchMetrics"]
+    assert definition["Namespace"] == alarms.METRICS_NAMESPACE
+    assert definition["Dimensions"] == [list(alarms.SERVICE_DIMENSION)]
+    assert published["service"] == alarms.SERVICE_DIMENSION["service"]
+    assert alarms.INCOMPLETE_MANIFESTS_METRIC in {m["Name"] for m in definition["Metrics"]}
+    assert published[alarms.INCOMPLETE_MANIFESTS_METRIC] == [1.0]  # EMF: the values of this flush
 
 
 def test_the_alarms_watch_the_metrics_the_handlers_publish() -> None:

@@ -38,6 +38,8 @@ def test_app_synthesizes_the_stack_under_cdk_nag(tmp_path: Path, minimal_rules_t
         "OperationsTopicArn",
         "ExporterRoleArn",
         "StateMachineArn",
+        "CollectorRoleArn",
+        "CollectorFunctionName",
     }
     assert json.loads((tmp_path / "cdk.out" / "validation-report.json").read_text())  # cdk-nag ran
 

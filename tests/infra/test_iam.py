@@ -5,20 +5,30 @@ ECR's mutating actions only on the repository patterns of the rules file."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from aws_cdk.assertions import Template
 
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, role_statements, rules_file
+from support.infra_stacks import (
+    CONTEXT,
+    RULES,
+    SPOKE_ROLE_ARNS,
+    build_stack,
+    function_role,
+    role_statements,
+    rules_file,
+)
 
 REGISTRY = "arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/"
 MANAGED = [REGISTRY + pattern for pattern in ("app", "docker.io/*", "team-*/*")]
 XRAY = ("xray:PutTelemetryRecords", "xray:PutTraceSegments")
 # Actions that support no resource-level permissions (Service Authorization Reference): only these may
 # have the resource '*'.
-STAR_RESOURCE_ACTIONS = {
+STATE_MACHINE_STAR_ACTIONS = {
     *XRAY,
     "xray:GetSamplingRules",
     "xray:GetSamplingTargets",
@@ -31,6 +41,20 @@ STAR_RESOURCE_ACTIONS = {
     "logs:PutResourcePolicy",
     "logs:UpdateLogDelivery",
 }
+# The AWS inventory collector's lists (ecs:ListTasks names a container instance only when filtered by one; the
+# collector lists whole clusters).
+COLLECTOR_STAR_ACTIONS = (
+    "ecs:DescribeTaskDefinition",
+    "ecs:ListClusters",
+    "ecs:ListServices",
+    "ecs:ListTaskDefinitions",
+    "ecs:ListTasks",
+    "events:ListEventBuses",
+    "events:ListRules",
+    "lambda:ListFunctions",
+    "scheduler:ListSchedules",
+)
+STAR_RESOURCE_ACTIONS = STATE_MACHINE_STAR_ACTIONS | set(COLLECTOR_STAR_ACTIONS)
 ECR_MUTATIONS = {"ecr:BatchDeleteImage", "ecr:PutImage", "ecr:UpdateImageStorageClass"}
 
 Statement = tuple[tuple[str, ...], tuple[str, ...], str]
@@ -55,6 +79,7 @@ def names(stack: EcrRetentionStack) -> dict[str, str]:
 
     workflow = stack.workflow
     assert stack.push is not None
+    assert stack.collector is not None
     return {
         logical_id(stack.inventory.bucket): "Bucket",
         logical_id(workflow.lease_table): "LeaseTable",
@@ -67,9 +92,10 @@ def names(stack: EcrRetentionStack) -> dict[str, str]:
         logical_id(workflow.evaluate.function): "EvaluateFunction",
         logical_id(workflow.report.function): "ReportFunction",
         logical_id(stack.tagger.function): "TaggerFunction",
+        logical_id(stack.collector.function): "CollectorFunction",
         **{
             logical_id(f.log_group): f"{f.node.id}Logs"
-            for f in (*workflow.functions, stack.tagger.tagger, stack.push.push)
+            for f in (*workflow.functions, stack.tagger.tagger, stack.push.push, stack.collector.collector)
         },
     }
 
@@ -233,7 +259,7 @@ def test_the_state_machine_role_invokes_its_functions_and_reads_and_writes_only_
                 "{}",
             ),
             # Log delivery and X-Ray, one statement (the CDK merges statements of equal resources).
-            (tuple(sorted(STAR_RESOURCE_ACTIONS)), ("*",), "{}"),
+            (tuple(sorted(STATE_MACHINE_STAR_ACTIONS)), ("*",), "{}"),
             (("states:StartExecution",), ("${StateMachine}",), "{}"),
             (("states:DescribeExecution", "states:StopExecution"), (executions + ":*",), "{}"),
             (("states:RedriveExecution",), (executions + "/*:*",), "{}"),
@@ -241,16 +267,76 @@ def test_the_state_machine_role_invokes_its_functions_and_reads_and_writes_only_
     )
 
 
-def test_the_schedules_role_starts_the_sweep_and_invokes_the_tagger(
+def test_the_schedules_role_starts_the_sweep_and_invokes_the_tagger_and_the_collector(
     template: dict[str, Any], names: dict[str, str]
 ) -> None:
     assert normalized(role_statements(template, role_of(template, "scheduler.amazonaws.com")), names) == sorted(
         [
             (("states:StartExecution",), ("${StateMachine}",), "{}"),
-            (("lambda:InvokeFunction",), ("${TaggerFunction.Arn}",), "{}"),
+            (("lambda:InvokeFunction",), ("${CollectorFunction.Arn}", "${TaggerFunction.Arn}"), "{}"),
             (("sqs:SendMessage",), ("${DeliveryDLQ.Arn}",), "{}"),
         ]
     )
+
+
+def any_region(service: str, resource: str) -> str:
+    return f"arn:${{AWS::Partition}}:{service}:*:${{AWS::AccountId}}:{resource}"
+
+
+COLLECTOR_READS = [
+    (COLLECTOR_STAR_ACTIONS, ("*",), "{}"),
+    (
+        ("ecs:DescribeServices", "ecs:DescribeTasks"),
+        (any_region("ecs", "service/*"), any_region("ecs", "task/*")),
+        "{}",
+    ),
+    (("events:ListTargetsByRule",), (any_region("events", "rule/*"),), "{}"),
+    (("scheduler:GetSchedule",), (any_region("scheduler", "schedule/*"),), "{}"),
+    (("lambda:GetFunction", "lambda:ListAliases"), (any_region("lambda", "function:*"),), "{}"),
+]
+
+
+def test_the_collector_role_reads_workloads_and_writes_only_the_aws_inventory_manifests(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    # No spoke roles in CONTEXT: the collector reads its own account and assumes nothing.
+    assert normalized(role_statements(template, function_role(template, "collector")), names) == sorted(
+        [
+            *COLLECTOR_READS,
+            (("s3:PutObject",), ("${Bucket.Arn}/in-use/aws-*.json",), "{}"),
+            (("sqs:SendMessage",), ("${DeliveryDLQ.Arn}",), "{}"),
+            logs_statement("Collector"),
+            (XRAY, ("*",), "{}"),
+        ]
+    )
+
+
+SPOKE_TEMPLATE = Path(__file__).resolve().parents[2] / "deploy" / "cloudformation" / "spoke-reader-role.yaml"
+
+
+def test_the_collector_reads_its_own_account_exactly_as_a_spoke_role_lets_it_read_a_spoke() -> None:
+    """The spoke template allows exactly the calls the collector makes (tests/integration/aws_inventory); the
+    collector's own account grants the same, so that one account never collects what another cannot."""
+    template = yaml.safe_load(SPOKE_TEMPLATE.read_text(encoding="utf-8"))
+    [policy] = template["Resources"]["ReaderRole"]["Properties"]["Policies"]
+    spoke = sorted(
+        (
+            tuple(sorted(listed(statement["Action"]))),
+            tuple(sorted(r if isinstance(r, str) else r["Fn::Sub"] for r in listed(statement["Resource"]))),
+            "{}",
+        )
+        for statement in policy["PolicyDocument"]["Statement"]
+    )
+    assert spoke == sorted(COLLECTOR_READS)
+
+
+def test_the_collector_role_assumes_exactly_the_listed_spoke_roles(tmp_path: Any) -> None:
+    stack = build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "spokeRoleArns": list(SPOKE_ROLE_ARNS)})
+    template = Template.from_stack(stack).to_json()
+    statements = normalized(role_statements(template, function_role(template, "collector")), {})
+    assumed = [statement for statement in statements if statement[0] == ("sts:AssumeRole",)]
+    assert assumed == [(("sts:AssumeRole",), tuple(sorted(SPOKE_ROLE_ARNS)), "{}")]
+    assert [a for s in statements for a in s[0] if a.startswith("sts:")] == ["sts:AssumeRole"]
 
 
 def every_statement(template: dict[str, Any]) -> list[dict[str, Any]]:
@@ -267,7 +353,7 @@ def every_statement(template: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_no_role_has_a_managed_policy(template: dict[str, Any]) -> None:
     roles = [r for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 8  # five functions, the state machine, the schedules, the exporter
+    assert len(roles) == 9  # six functions, the state machine, the schedules, the exporter
     assert [r for r in roles if "ManagedPolicyArns" in r["Properties"]] == []
 
 

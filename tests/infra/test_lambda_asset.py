@@ -23,7 +23,7 @@ from ecr_retention.loading import load_config
 from infra import constants, lambda_asset
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 
-HANDLERS = ("targets", "evaluate", "report", "push", "tagger")
+HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector")
 # What the Lambda runtime sets that the imported code looks at (Powertools enables its tracer in Lambda).
 LAMBDA_ENVIRONMENT = {
     "AWS_REGION": "eu-west-1",
@@ -100,7 +100,7 @@ def asset(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     stack = build_stack(rules, CONTEXT, bundle=True, outdir=work / "cdk.out")
     functions = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
     keys = {function["Properties"]["Code"]["S3Key"] for function in functions}
-    [key] = keys  # one asset for all five functions
+    [key] = keys  # one asset for all six functions
     return work / "cdk.out" / f"asset.{key.removesuffix('.zip')}", rules
 
 
@@ -120,15 +120,19 @@ def test_the_asset_holds_the_package_the_rules_file_and_linux_wheels_for_the_run
     assert models == lambda_asset.BOTOCORE_SERVICES
 
 
+# Code that never runs in a function: the in-cluster exporter, the CLI, and the demo (on moto, on a laptop).
+NOT_IN_FUNCTIONS = {"exporter", "commands", "demo"}
+
+
 @pytest.mark.slow
 def test_the_package_creates_clients_only_for_services_the_asset_keeps() -> None:
     requested = {
         service
         for path in PACKAGE.rglob("*.py")
-        if "exporter" not in path.parts and "commands" not in path.parts
+        if not NOT_IN_FUNCTIONS & set(path.parts)
         for service in re.findall(r"""client\(\s*["']([a-z0-9-]+)["']""", path.read_text())
     }
-    assert requested
+    assert {"ecr", "s3", "ecs", "events", "lambda", "scheduler"} <= requested
     assert requested <= lambda_asset.BOTOCORE_SERVICES - {"xray"}
 
 

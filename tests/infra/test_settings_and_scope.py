@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ecr_retention.aws import dynamodb_lease
+from ecr_retention.domain import aws_inventory
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.services import inventory, report, snapshot
@@ -33,6 +34,10 @@ def test_defaults_synthesize_a_safe_stack() -> None:
     assert defaults.push_repository_prefixes is None
     assert defaults.push_trigger_enabled
     assert defaults.map_concurrency == 10
+    assert defaults.aws_inventory
+    assert defaults.collector_schedule == "rate(1 hour)"
+    assert defaults.collect_regions == defaults.spoke_role_arns == ()
+    assert defaults.task_definition_revisions == 5
 
 
 def test_the_defaults_in_cdk_json_are_the_same_as_the_codes() -> None:
@@ -50,8 +55,17 @@ def test_lists_come_as_json_values_json_text_or_comma_separated(value: Any) -> N
     assert all(arn.startswith("arn:aws:eks:") for arn in parsed)
 
 
-def test_numbers_from_the_command_line_are_text() -> None:
+def test_numbers_and_flags_from_the_command_line_are_text() -> None:
     assert settings(mapConcurrency="40").map_concurrency == 40
+    assert settings(taskDefinitionRevisions="0").task_definition_revisions == 0
+    assert settings(awsInventory="false").aws_inventory is False
+
+
+def test_the_collector_takes_regions_and_spoke_roles_as_lists() -> None:
+    spokes = "arn:aws:iam::210987654321:role/ecr-retention-reader,arn:aws:iam::345678901234:role/a/reader"
+    parsed = settings(collectRegions='["eu-west-1", "us-east-1"]', spokeRoleArns=spokes)
+    assert parsed.collect_regions == ("eu-west-1", "us-east-1")
+    assert parsed.spoke_role_arns == tuple(spokes.split(","))
 
 
 @pytest.mark.parametrize(
@@ -66,6 +80,25 @@ def test_numbers_from_the_command_line_are_text() -> None:
             "cdk context: exporterClusterArns: two clusters would write the same manifest in-use/<name>.json: prod",
         ),
         ({"reportEmails": "[oops"}, "cdk context: reportEmails: not a JSON list (Expecting value)"),
+        (
+            {"exporterClusterArns": [PROD, PROD.replace("/prod", "/aws-platform")]},
+            "cdk context: exporterClusterArns: cluster names starting with 'aws-' are reserved for the AWS "
+            "inventory's manifests (in-use/aws-<account>-<region>.json): aws-platform",
+        ),
+        ({"collectRegions": "eu-west"}, "cdk context: collectRegions[0]: String should match pattern"),
+        ({"spokeRoleArns": "reader"}, "cdk context: spokeRoleArns[0]: String should match pattern"),
+        (
+            {
+                "spokeRoleArns": [
+                    "arn:aws:iam::210987654321:role/ecr-retention-reader",
+                    "arn:aws:iam::210987654321:role/other",
+                ]
+            },
+            "cdk context: spokeRoleArns: one role per account; 210987654321 has more than one",
+        ),
+        ({"taskDefinitionRevisions": -1}, "cdk context: taskDefinitionRevisions: -1: input should be greater"),
+        ({"awsInventory": "maybe"}, "cdk context: awsInventory: Input should be a valid boolean"),
+        ({"collectorSchedule": "hourly"}, "cdk context: collectorSchedule: String should match pattern"),
     ],
 )
 def test_a_bad_context_value_is_one_line_naming_the_key(context: dict[str, Any], expected: str) -> None:
@@ -110,3 +143,8 @@ def test_infra_constants_equal_the_packages() -> None:
     assert constants.RUNS_PREFIX == report.RUNS_PREFIX
     assert pruning_workflow.LEASE_TABLE_KEY == dynamodb_lease.LEASE_TABLE_KEY
     assert pruning_workflow.LEASE_TABLE_TTL_ATTRIBUTE == dynamodb_lease.LEASE_TABLE_TTL_ATTRIBUTE
+    assert constants.DEFAULT_TASK_DEFINITION_REVISIONS == aws_inventory.DEFAULT_REVISIONS
+    name = aws_inventory.inventory_name("123456789012", "eu-west-1")
+    assert name.startswith(constants.AWS_INVENTORY_NAME_PREFIX)
+    every_aws_manifest = f"{inventory.IN_USE_PREFIX}{constants.AWS_INVENTORY_NAME_PREFIX}*.json"
+    assert every_aws_manifest == constants.AWS_INVENTORY_MANIFESTS

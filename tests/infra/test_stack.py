@@ -249,7 +249,10 @@ def test_exporter_role_may_only_put_its_own_manifest_from_a_listed_cluster(
 
 BUCKET_ARN = "arn:aws:s3:::inventory"
 EXPORTER_ROLE_ARN = "arn:aws:iam::123456789012:role/exporter"
+COLLECTOR_ROLE_ARN = "arn:aws:iam::123456789012:role/EcrRetentionTest-collector"
 ADMIN_ROLE_ARN = "arn:aws:iam::123456789012:role/admin"
+AWS_MANIFEST = "in-use/aws-123456789012-eu-west-1.json"
+EVERYTHING = [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]
 
 
 def put_manifest(key: str, principal: str, cluster_arn: str | None, cluster_name: str | None) -> Request:
@@ -261,21 +264,37 @@ def put_manifest(key: str, principal: str, cluster_arn: str | None, cluster_name
     return Request("s3:PutObject", f"{BUCKET_ARN}/{key}", context)
 
 
-def in_use_write(template: Template, exporter_role_id: str, bucket_id: str, request: Request) -> str:
-    """The decision for a request, given the exporter role's policy (for the exporter's sessions) or an
-    administrator's Allow-everything policy, and the bucket policy."""
+def in_use_write(
+    template: Template,
+    exporter_role_id: str,
+    bucket_id: str,
+    request: Request,
+    collector_role_id: str | None = None,
+    identity: list[dict[str, Any]] | None = None,
+) -> str:
+    """The decision for a request, given the identity policy of the writer role it comes from (an administrator's
+    Allow-everything policy for any other principal, or `identity`), and the bucket policy."""
     document = template.to_json()
     [bucket_policy] = [
         p["Properties"]["PolicyDocument"]["Statement"]
         for p in document["Resources"].values()
         if p["Type"] == "AWS::S3::BucketPolicy" and p["Properties"]["Bucket"] == {"Ref": bucket_id}
     ]
-    if request.context["aws:PrincipalArn"] == EXPORTER_ROLE_ARN:
-        identity = role_statements(document, exporter_role_id)
-    else:
-        identity = [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]
-    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory", f"{exporter_role_id}.Arn": EXPORTER_ROLE_ARN}
+    roles = {EXPORTER_ROLE_ARN: exporter_role_id}
+    if collector_role_id is not None:
+        roles[COLLECTOR_ROLE_ARN] = collector_role_id
+    if identity is None:
+        role_id = roles.get(request.context["aws:PrincipalArn"])
+        identity = EVERYTHING if role_id is None else role_statements(document, role_id)
+    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory"}
+    tokens |= {f"{role_id}.Arn": arn for arn, role_id in roles.items()}
     return decide([identity, bucket_policy], request, tokens)
+
+
+@pytest.fixture(scope="module")
+def collector_role_id(stack: EcrRetentionStack) -> str:
+    assert stack.collector is not None
+    return stack.get_logical_id(stack.collector.role.node.default_child)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow
@@ -283,6 +302,18 @@ def in_use_write(template: Template, exporter_role_id: str, bucket_id: str, requ
     ("request_", "decision"),
     [
         pytest.param(put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "allow", id="listed"),
+        pytest.param(put_manifest(AWS_MANIFEST, COLLECTOR_ROLE_ARN, None, None), "allow", id="collector"),
+        pytest.param(
+            put_manifest("in-use/prod.json", COLLECTOR_ROLE_ARN, None, None), "deny", id="collector-cluster-key"
+        ),
+        pytest.param(
+            put_manifest(
+                "in-use/aws-123456789012-eu-west-1.json", EXPORTER_ROLE_ARN, PROD_ARN, "aws-123456789012-eu-west-1"
+            ),
+            "deny",
+            id="exporter-aws-key",
+        ),
+        pytest.param(put_manifest(AWS_MANIFEST, ADMIN_ROLE_ARN, None, None), "deny", id="admin-aws-key"),
         pytest.param(
             put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN.replace("eu-west-1", "us-east-1"), "prod"),
             "deny",
@@ -303,25 +334,83 @@ def in_use_write(template: Template, exporter_role_id: str, bucket_id: str, requ
         pytest.param(put_manifest("reports/x.json", ADMIN_ROLE_ARN, None, None), "allow", id="admin-elsewhere"),
     ],
 )
-def test_only_the_exporter_role_of_a_listed_cluster_writes_in_use_manifests(
-    template: Template, exporter_role_id: str, inventory_bucket_id: str, request_: Request, decision: str
+def test_only_the_exporter_role_of_a_listed_cluster_and_the_collector_write_in_use_manifests(
+    template: Template,
+    exporter_role_id: str,
+    collector_role_id: str,
+    inventory_bucket_id: str,
+    request_: Request,
+    decision: str,
 ) -> None:
-    assert in_use_write(template, exporter_role_id, inventory_bucket_id, request_) == decision
+    assert in_use_write(template, exporter_role_id, inventory_bucket_id, request_, collector_role_id) == decision
 
 
 @pytest.mark.slow
-def test_without_listed_clusters_no_one_writes_in_use_manifests(tmp_path: Path, minimal_rules_text: str) -> None:
+@pytest.mark.parametrize(
+    ("request_", "decision"),
+    [
+        pytest.param(put_manifest(AWS_MANIFEST, COLLECTOR_ROLE_ARN, None, None), "allow", id="aws-key"),
+        pytest.param(put_manifest("in-use/prod.json", COLLECTOR_ROLE_ARN, None, None), "deny", id="cluster-key"),
+        pytest.param(put_manifest("reports/r.json", COLLECTOR_ROLE_ARN, None, None), "deny", id="report"),
+        pytest.param(
+            put_manifest(AWS_MANIFEST, EXPORTER_ROLE_ARN, PROD_ARN, "aws-123456789012-eu-west-1"), "deny", id="exporter"
+        ),
+    ],
+)
+def test_the_bucket_policy_alone_keeps_the_aws_inventory_manifests_the_collectors_and_the_collector_to_them(
+    template: Template,
+    exporter_role_id: str,
+    collector_role_id: str,
+    inventory_bucket_id: str,
+    request_: Request,
+    decision: str,
+) -> None:
+    """Whatever the writer roles' own policies allowed (here: every S3 action), the bucket policy decides."""
+    assert (
+        in_use_write(template, exporter_role_id, inventory_bucket_id, request_, collector_role_id, identity=EVERYTHING)
+        == decision
+    )
+
+
+@pytest.mark.slow
+def test_without_listed_clusters_no_exporter_writes_in_use_manifests(tmp_path: Path, minimal_rules_text: str) -> None:
     stack = build_stack(rules_file(tmp_path, minimal_rules_text), {})
     template = Template.from_stack(stack)
     bucket_id = only_logical_id(template, "AWS::S3::Bucket", {"VersioningConfiguration": {"Status": "Enabled"}})
     exporter_id = stack.get_logical_id(stack.exporter.role.node.default_child)  # type: ignore[arg-type]
+    assert stack.collector is not None
+    collector_id = stack.get_logical_id(stack.collector.role.node.default_child)  # type: ignore[arg-type]
 
     assert role_statements(template.to_json(), exporter_id) == []
     request = put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod")
-    assert in_use_write(template, exporter_id, bucket_id, request) == "deny"
+    assert in_use_write(template, exporter_id, bucket_id, request, collector_id, identity=EVERYTHING) == "deny"
+    collected = put_manifest(AWS_MANIFEST, COLLECTOR_ROLE_ARN, None, None)
+    assert in_use_write(template, exporter_id, bucket_id, collected, collector_id) == "allow"
     Annotations.from_stack(stack).has_warning(
         "/EcrRetentionTest/Exporter", Match.string_like_regexp("no exporterClusterArns in the CDK context")
     )
+
+
+@pytest.mark.slow
+def test_without_the_aws_inventory_there_is_no_collector_and_no_one_writes_its_manifests(tmp_path: Path) -> None:
+    stack = build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "awsInventory": "false"})
+    template = Template.from_stack(stack)
+    document = template.to_json()
+    bucket_id = only_logical_id(template, "AWS::S3::Bucket", {"VersioningConfiguration": {"Status": "Enabled"}})
+    exporter_id = stack.get_logical_id(stack.exporter.role.node.default_child)  # type: ignore[arg-type]
+
+    assert stack.collector is None
+    handlers = {f["Properties"]["Handler"] for f in template.find_resources("AWS::Lambda::Function").values()}
+    assert "ecr_retention.handlers.collector.lambda_handler" not in handlers
+    assert len(template.find_resources("AWS::Scheduler::Schedule")) == 2  # the sweep and the tagger
+    assert not {"CollectorRoleArn", "CollectorFunctionName"} & set(document["Outputs"])
+    alarm_names = {a["Properties"]["AlarmName"] for a in template.find_resources("AWS::CloudWatch::Alarm").values()}
+    assert not {name for name in alarm_names if "Collector" in name or "Incomplete" in name}
+    exporter = put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod")
+    assert in_use_write(template, exporter_id, bucket_id, exporter) == "allow"
+    for principal in (ADMIN_ROLE_ARN, COLLECTOR_ROLE_ARN, EXPORTER_ROLE_ARN):
+        request = put_manifest(AWS_MANIFEST, principal, PROD_ARN, "aws-123456789012-eu-west-1")
+        assert in_use_write(template, exporter_id, bucket_id, request, identity=EVERYTHING) == "deny"
 
 
 @pytest.mark.slow
@@ -334,6 +423,21 @@ def test_outputs_name_what_operators_and_the_exporter_need(
     template.has_output("OperationsTopicArn", {"Value": {"Ref": topic_ids["ecr-retention operations alarms"]}})
     template.has_output("ExporterRoleArn", {"Value": {"Fn::GetAtt": [exporter_role_id, "Arn"]}})
     template.has_output("StateMachineArn", {"Value": {"Ref": machine_id}})
+
+
+@pytest.mark.slow
+def test_outputs_name_the_collectors_role_for_the_spokes_and_its_function(
+    template: Template, stack: EcrRetentionStack, collector_role_id: str
+) -> None:
+    assert stack.collector is not None
+    function_id = stack.get_logical_id(stack.collector.function.node.default_child)  # type: ignore[arg-type]
+    template.has_output("CollectorRoleArn", {"Value": {"Fn::GetAtt": [collector_role_id, "Arn"]}})
+    template.has_output("CollectorFunctionName", {"Value": {"Ref": function_id}})
+    # A fixed name: a spoke can trust arn:aws:iam::<hub>:role/<stack>-collector before the hub is deployed, and
+    # keeps trusting it if the role is replaced.
+    role = template.find_resources("AWS::IAM::Role")[collector_role_id]["Properties"]
+    assert role["RoleName"] == "EcrRetentionTest-collector"
+    assert COLLECTOR_ROLE_ARN.endswith("/" + role["RoleName"])
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""What starts work: the two schedules (expression, no flexible window, target, input the target accepts),
+"""What starts work: the three schedules (expression, no flexible window, target, input the target accepts),
 the ECR push rule into the debounce queue and the push function, and the S3 Object Created rule of the
 tagger; each with retries and a dead-letter queue. Event patterns are checked against real event shapes
 with moto's EventBridge pattern matcher."""
@@ -15,7 +15,9 @@ from aws_cdk.assertions import Template
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from moto.events.models import EventPattern
 
+from ecr_retention.handlers import collector
 from ecr_retention.handlers.events import RunRequest, parse_event
+from ecr_retention.handlers.settings import CollectorSettings
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 
@@ -118,17 +120,12 @@ def test_the_sweep_schedule_starts_the_workflow_with_a_schedule_trigger(
     assert parse_event(json.loads(sweep["Target"]["Input"]), RunRequest, "targets input").trigger == "schedule"
 
 
-def test_the_tagger_schedule_sends_a_scheduled_event_the_tagger_accepts(
-    template: Template, stack: EcrRetentionStack
-) -> None:
-    tagger = schedule(template, "rate(30 minutes)")  # taggerSchedule from the context
-
-    assert tagger["FlexibleTimeWindow"] == {"Mode": "OFF"}
-    assert tagger["Target"]["Arn"] == {"Fn::GetAtt": [logical_id(stack, stack.tagger.function), "Arn"]}
-    separator, parts = tagger["Target"]["Input"]["Fn::Join"]
+def delivered_input(target: dict[str, Any]) -> dict[str, Any]:
+    """The input a schedule's target receives: pseudo parameters resolved at deploy, context attributes filled
+    in by Scheduler at each invocation."""
+    separator, parts = target["Input"]["Fn::Join"]
     pseudo = {"AWS::AccountId": ACCOUNT, "AWS::Region": REGION}
     text = separator.join(part if isinstance(part, str) else pseudo[part["Ref"]] for part in parts)
-    # What Scheduler puts in place of its context attributes at each invocation.
     for attribute, value in {
         "<aws.scheduler.execution-id>": str(uuid.uuid4()),
         "<aws.scheduler.scheduled-time>": "2026-11-30T03:00:00Z",
@@ -136,8 +133,88 @@ def test_the_tagger_schedule_sends_a_scheduled_event_the_tagger_accepts(
     }.items():
         assert attribute in text
         text = text.replace(attribute, value)
-    event = parse_event(json.loads(text), EventBridgeModel, "tagger event")
+    delivered: dict[str, Any] = json.loads(text)
+    return delivered
+
+
+def test_the_tagger_schedule_sends_a_scheduled_event_the_tagger_accepts(
+    template: Template, stack: EcrRetentionStack
+) -> None:
+    tagger = schedule(template, "rate(30 minutes)")  # taggerSchedule from the context
+
+    assert tagger["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    assert tagger["Target"]["Arn"] == {"Fn::GetAtt": [logical_id(stack, stack.tagger.function), "Arn"]}
+    event = parse_event(delivered_input(tagger["Target"]), EventBridgeModel, "tagger event")
     assert (event.source, event.detail_type) == ("aws.scheduler", "Scheduled Event")
+
+
+def test_the_collector_runs_hourly_on_its_own_schedule_with_an_event_it_accepts(
+    template: Template, stack: EcrRetentionStack
+) -> None:
+    assert stack.collector is not None
+    collecting = schedule(template, "rate(1 hour)")  # collectorSchedule's default
+
+    assert collecting["FlexibleTimeWindow"] == {"Mode": "OFF"}
+    assert collecting["State"] == "ENABLED"
+    assert collecting["Target"]["Arn"] == {"Fn::GetAtt": [logical_id(stack, stack.collector.function), "Arn"]}
+    assert collecting["Target"]["DeadLetterConfig"] == {
+        "Arn": {"Fn::GetAtt": [logical_id(stack, stack.delivery_dead_letters), "Arn"]}
+    }
+    assert collecting["Target"]["RetryPolicy"] == DELIVERY["RetryPolicy"]
+    assert collector.parse_trigger(delivered_input(collecting["Target"])) == "aws.scheduler"
+
+
+def test_a_configured_collector_schedule_is_used(tmp_path: Path) -> None:
+    stack = build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "collectorSchedule": "cron(50 * * * ? *)"})
+    assert stack.collector is not None
+    collecting = schedule(Template.from_stack(stack), "cron(50 * * * ? *)")
+    assert collecting["Target"]["Arn"] == {"Fn::GetAtt": [logical_id(stack, stack.collector.function), "Arn"]}
+
+
+def test_the_collector_function_collects_where_the_context_says(tmp_path: Path) -> None:
+    spokes = ["arn:aws:iam::210987654321:role/ecr-retention-reader"]
+    context = {
+        **CONTEXT,
+        "collectRegions": "eu-west-1,us-east-1",
+        "spokeRoleArns": spokes,
+        "taskDefinitionRevisions": 3,
+    }
+    stack = build_stack(rules_file(tmp_path, RULES), context)
+    assert stack.collector is not None
+    function = Template.from_stack(stack).find_resources("AWS::Lambda::Function")[
+        logical_id(stack, stack.collector.function)
+    ]["Properties"]
+    environment = function["Environment"]["Variables"]
+    assert json.loads(environment["COLLECT_REGIONS"]) == ["eu-west-1", "us-east-1"]
+    assert json.loads(environment["SPOKE_ROLE_ARNS"]) == spokes
+    assert environment["TASK_DEFINITION_REVISIONS"] == "3"
+    settings = CollectorSettings.from_environ(
+        {
+            **{k: v for k, v in environment.items() if isinstance(v, str)},
+            "BUCKET_NAME": "inventory",
+            "AWS_REGION": REGION,
+        }
+    )
+    assert (settings.collect_regions, settings.role_arns, settings.revisions) == (
+        ("eu-west-1", "us-east-1"),
+        tuple(spokes),
+        3,
+    )
+
+
+def test_by_default_the_collector_reads_the_stacks_region_of_its_own_account(
+    template: Template, stack: EcrRetentionStack
+) -> None:
+    assert stack.collector is not None
+    function = template.find_resources("AWS::Lambda::Function")[logical_id(stack, stack.collector.function)]
+    properties = function["Properties"]
+    environment = properties["Environment"]["Variables"]
+    assert environment["COLLECT_REGIONS"] == {"Fn::Join": ["", ['["', {"Ref": "AWS::Region"}, '"]']]}
+    assert environment["SPOKE_ROLE_ARNS"] == "[]"
+    assert environment["TASK_DEFINITION_REVISIONS"] == "5"
+    assert environment["BUCKET_NAME"] == {"Ref": logical_id(stack, stack.inventory.bucket)}
+    assert properties["Handler"] == "ecr_retention.handlers.collector.lambda_handler"
+    assert (properties["MemorySize"], properties["Timeout"]) == (512, 900)
 
 
 def test_the_schedules_use_one_role_that_scheduler_of_this_account_assumes(template: Template) -> None:
@@ -260,17 +337,18 @@ def test_a_new_in_use_manifest_invokes_the_tagger(template: Template, stack: Ecr
     parse_event(s3_object_created("inventory", "in-use/prod.json"), EventBridgeModel, "tagger event")
 
 
-def test_a_failed_asynchronous_tagger_invocation_lands_in_the_dead_letter_queue(
-    template: Template, stack: EcrRetentionStack
+@pytest.mark.parametrize("function", ["tagger", "collector"])
+def test_a_failed_asynchronous_invocation_lands_in_the_dead_letter_queue(
+    template: Template, stack: EcrRetentionStack, function: str
 ) -> None:
-    tagger_id = logical_id(stack, stack.tagger.function)
-    function = template.find_resources("AWS::Lambda::Function")[tagger_id]["Properties"]
-    assert function["DeadLetterConfig"] == {
+    function_id = logical_id(stack, getattr(stack, function).function)
+    properties = template.find_resources("AWS::Lambda::Function")[function_id]["Properties"]
+    assert properties["DeadLetterConfig"] == {
         "TargetArn": {"Fn::GetAtt": [logical_id(stack, stack.delivery_dead_letters), "Arn"]}
     }
     template.has_resource_properties(
         "AWS::Lambda::EventInvokeConfig",
-        {"FunctionName": {"Ref": tagger_id}, "MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 7200},
+        {"FunctionName": {"Ref": function_id}, "MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 7200},
     )
 
 

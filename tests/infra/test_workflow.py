@@ -19,7 +19,7 @@ from infra import constants
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, rules_file
 
-HANDLERS = ("targets", "evaluate", "report", "push", "tagger")
+HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector")
 
 
 @pytest.fixture(scope="module")
@@ -205,16 +205,18 @@ def test_the_evaluation_ends_before_its_repository_lease(template: Template) -> 
 
 
 ENVIRONMENTS = {
-    "targets": set(),
-    "evaluate": {"LEASE_TABLE"},
-    "report": {"TOPIC_ARN"},
-    "push": {"STATE_MACHINE_ARN"},
-    "tagger": set(),
+    "targets": {"REGISTRY_ID"},
+    "evaluate": {"REGISTRY_ID", "LEASE_TABLE"},
+    "report": {"REGISTRY_ID", "TOPIC_ARN"},
+    "push": {"REGISTRY_ID", "STATE_MACHINE_ARN"},
+    "tagger": {"REGISTRY_ID"},
+    # Names no registry: it reads what ECS and Lambda use (tests/infra/test_triggers.py checks the values).
+    "collector": {"COLLECT_REGIONS", "SPOKE_ROLE_ARNS", "TASK_DEFINITION_REVISIONS"},
 }
 
 
 @pytest.mark.parametrize("handler", HANDLERS)
-def test_each_function_gets_the_bucket_the_registry_and_only_its_own_settings(
+def test_each_function_gets_the_bucket_and_only_its_own_settings(
     template: Template, stack: EcrRetentionStack, handler: str
 ) -> None:
     [function] = [
@@ -224,10 +226,13 @@ def test_each_function_gets_the_bucket_the_registry_and_only_its_own_settings(
     ]
     variables = function["Properties"]["Environment"]["Variables"]
     assert variables["BUCKET_NAME"] == {"Ref": logical_id(stack, stack.inventory.bucket)}
-    assert variables["REGISTRY_ID"] == {"Ref": "AWS::AccountId"}
-    assert set(variables) == {"BUCKET_NAME", "REGISTRY_ID", *ENVIRONMENTS[handler]}
+    assert set(variables) == {"BUCKET_NAME", *ENVIRONMENTS[handler]}
     # No RULES_FILE: the rules file ships in the asset, where handlers.settings looks by default.
     expected = {
+        "REGISTRY_ID": {"Ref": "AWS::AccountId"},
+        "COLLECT_REGIONS": {"Fn::Join": ["", ['["', {"Ref": "AWS::Region"}, '"]']]},
+        "SPOKE_ROLE_ARNS": "[]",
+        "TASK_DEFINITION_REVISIONS": "5",
         "LEASE_TABLE": {"Ref": logical_id(stack, stack.workflow.lease_table)},
         "TOPIC_ARN": {"Ref": logical_id(stack, stack.reports.topic)},
         "STATE_MACHINE_ARN": {"Ref": logical_id(stack, stack.workflow.state_machine)},

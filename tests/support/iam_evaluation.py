@@ -1,5 +1,5 @@
 """Enough of IAM's evaluation to ask a synthesized template "may this request succeed?": explicit Deny wins,
-then any Allow; Action and Resource globs (`*`, `?`); `${aws:PrincipalTag/...}` policy variables; and the
+then any Allow; Action, Resource and NotResource globs (`*`, `?`); `${aws:PrincipalTag/...}` policy variables; and the
 condition operators the stack uses. Anything else raises, so a test never passes on a shape it did not
 understand. CloudFormation tokens (Ref, Fn::GetAtt, Fn::Join) are resolved from a table the test gives.
 """
@@ -78,15 +78,17 @@ def _condition_holds(
 
 
 def _applies(statement: Mapping[str, Any], request: Request, tokens: Mapping[str, str]) -> bool:
-    if "NotAction" in statement or "NotResource" in statement or "NotPrincipal" in statement:
-        raise NotImplementedError("NotAction, NotResource, NotPrincipal")
+    if "NotAction" in statement or "NotPrincipal" in statement:
+        raise NotImplementedError("NotAction, NotPrincipal")
     principal = statement.get("Principal")
     if principal is not None and principal not in ("*", {"AWS": "*"}):
         raise NotImplementedError(f"principal {principal!r}")
     if not any(glob_matches(a, request.action, ignore_case=True) for a in _listed(statement["Action"])):
         return False
-    resources = [_substitute(resolve(r, tokens), request.context) for r in _listed(statement["Resource"])]
-    if not any(r is not None and glob_matches(r, request.resource) for r in resources):
+    listed_resources = statement["NotResource"] if "NotResource" in statement else statement["Resource"]
+    resources = [_substitute(resolve(r, tokens), request.context) for r in _listed(listed_resources)]
+    named = any(r is not None and glob_matches(r, request.resource) for r in resources)
+    if named == ("NotResource" in statement):  # Resource: must be named; NotResource: must not be
         return False
     return all(
         _condition_holds(operator, key, expected, request.context, tokens)

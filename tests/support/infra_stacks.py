@@ -40,6 +40,12 @@ policies:
 PROD_ARN = "arn:aws:eks:eu-west-1:123456789012:cluster/prod"
 DEV_ARN = "arn:aws:eks:eu-west-1:123456789012:cluster/dev"
 
+# Read-only roles in two workload (spoke) accounts, for the AWS inventory collector.
+SPOKE_ROLE_ARNS = (
+    "arn:aws:iam::210987654321:role/ecr-retention-reader",
+    "arn:aws:iam::345678901234:role/platform/ecr-retention-reader",
+)
+
 CONTEXT = {
     "sweepSchedule": "cron(30 2 * * ? *)",
     "taggerSchedule": "rate(30 minutes)",

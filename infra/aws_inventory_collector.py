@@ -1,0 +1,146 @@
+"""The AWS inventory collector: reads what ECS and Lambda use in this account and in each spoke account, in each
+configured region, and writes `in-use/aws-<account>-<region>.json` (docs/aws-inventory.md). Started by its own
+schedule (infra.schedules), never by a push.
+
+Its role reads with the same List, Describe and Get calls as the spoke role
+(deploy/cloudformation/spoke-reader-role.yaml), in every region of this account; assumes only the listed spoke
+roles; and writes only `in-use/aws-*.json`, which the bucket policy lets no one else write
+(infra.inventory_bucket).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from aws_cdk import Aws, Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from infra import access, constants, nag
+from infra.pipeline_function import PipelineFunction
+
+# The calls of ecr_retention.aws.ecs_workloads, scheduled_tasks and lambda_functions that IAM authorizes on "*"
+# only (Service Authorization Reference: no resource type, or, for ecs:ListTasks, a container-instance type that
+# a Fargate task or a whole-cluster listing never names).
+ACCOUNT_WIDE_READ_ACTIONS = (
+    "ecs:DescribeTaskDefinition",
+    "ecs:ListClusters",
+    "ecs:ListServices",
+    "ecs:ListTaskDefinitions",
+    "ecs:ListTasks",
+    "events:ListEventBuses",
+    "events:ListRules",
+    "lambda:ListFunctions",
+    "scheduler:ListSchedules",
+)
+# The calls that name a resource, each on every resource of its type in this account, in any region (the
+# collector reads every region that collectRegions names).
+SCOPED_READS = {
+    ("ecs:DescribeServices", "ecs:DescribeTasks"): (("ecs", "service/*"), ("ecs", "task/*")),
+    ("events:ListTargetsByRule",): (("events", "rule/*"),),  # rule/<name>, and rule/<bus>/<name> on a custom bus
+    ("scheduler:GetSchedule",): (("scheduler", "schedule/*"),),  # schedule/<group>/<name>
+    ("lambda:GetFunction", "lambda:ListAliases"): (("lambda", "function:*"),),  # versions: function:<name>:<n>
+}
+# How cdk-nag prints an ARN of this account in any region.
+NAG_ACCOUNT_ARN = "arn:<AWS::Partition>:{service}:*:<AWS::AccountId>:{resource}"
+SCOPED_READ_REASONS = {
+    "service/*": "ECS services are named at run time (ListServices of each cluster); DescribeServices reads them.",
+    "task/*": "ECS tasks are named at run time (ListTasks of each cluster); DescribeTasks reads the running ones.",
+    "rule/*": "EventBridge rules of every bus are named at run time (ListRules); their ECS targets are read.",
+    "schedule/*": "Scheduler schedules of every group are named at run time (ListSchedules); ECS ones are read.",
+    "function:*": "Lambda functions and their versions are named at run time (ListFunctions); image ones are read.",
+}
+
+
+class AwsInventoryCollector(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        code: lambda_.Code,
+        bucket: s3.IBucket,
+        dead_letters: sqs.IQueue,
+        regions: Sequence[str],
+        spoke_role_arns: Sequence[str],
+        revisions: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        role_name = stack.stack_name + constants.COLLECTOR_ROLE_NAME_SUFFIX
+        self.collector = PipelineFunction(
+            self,
+            "Collector",
+            name="collector",
+            description="ecr-retention: write what ECS and Lambda use as in-use/aws-<account>-<region>.json",
+            code=code,
+            # Not REGISTRY_ID: the collector never reads the registry, only what ECS and Lambda run.
+            environment={
+                "BUCKET_NAME": bucket.bucket_name,
+                # Explicit, so that the function's configuration says where it collects.
+                "COLLECT_REGIONS": json.dumps(list(regions)) if regions else f'["{Aws.REGION}"]',
+                "SPOKE_ROLE_ARNS": json.dumps(list(spoke_role_arns)),
+                "TASK_DEFINITION_REVISIONS": str(revisions),
+            },
+            # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
+            dead_letter_queue=dead_letters,
+            role_name=role_name,
+        )
+        # Safe to retry: a collection only reads, and each manifest is written whole.
+        self.collector.function.configure_async_invoke(
+            retry_attempts=2, max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS)
+        )
+        role = self.collector.role
+        role.add_to_principal_policy(
+            access.objects_statement(bucket, ["s3:PutObject"], [constants.AWS_INVENTORY_MANIFESTS])
+        )
+        access.acknowledge_key_patterns(
+            role,
+            bucket,
+            {
+                constants.AWS_INVENTORY_MANIFESTS: "One manifest per account and region, in-use/aws-<account>-"
+                "<region>.json; accounts and regions are the deployment's, named at run time."
+            },
+        )
+        if spoke_role_arns:
+            role.add_to_principal_policy(
+                iam.PolicyStatement(actions=["sts:AssumeRole"], resources=sorted(spoke_role_arns))
+            )
+        self.reads = self._workload_reads(role)
+
+    def _workload_reads(self, role: iam.IRole) -> iam.Policy:
+        """The read-only calls in this account, in a policy of their own: its '*' is acknowledged for these
+        actions, apart from the role's X-Ray '*' (infra.pipeline_function)."""
+        stack = Stack.of(self)
+        statements = [iam.PolicyStatement(actions=list(ACCOUNT_WIDE_READ_ACTIONS), resources=["*"])]
+        for actions, resources in SCOPED_READS.items():
+            arns = [f"arn:{Aws.PARTITION}:{service}:*:{stack.account}:{resource}" for service, resource in resources]
+            statements.append(iam.PolicyStatement(actions=list(actions), resources=arns))
+        policy = iam.Policy(self, "WorkloadReads", roles=[role], statements=statements)
+        nag.acknowledge(
+            policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "ecs:ListClusters, ListServices, ListTasks, ListTaskDefinitions, DescribeTaskDefinition, "
+            "events:ListEventBuses, ListRules, scheduler:ListSchedules and lambda:ListFunctions support no "
+            "resource-level permissions (ListTasks names container instances only when filtered by one).",
+        )
+        for resources in SCOPED_READS.values():
+            for service, resource in resources:
+                nag.acknowledge(
+                    policy,
+                    f"AwsSolutions-IAM5[Resource::{NAG_ACCOUNT_ARN.format(service=service, resource=resource)}]",
+                    SCOPED_READ_REASONS[resource],
+                )
+        return policy
+
+    @property
+    def function(self) -> lambda_.Function:
+        return self.collector.function
+
+    @property
+    def role(self) -> iam.IRole:
+        return self.collector.role
