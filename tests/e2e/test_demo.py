@@ -22,6 +22,7 @@ from ecr_retention.cli import main
 
 pytestmark = pytest.mark.slow
 RUN_OPTIONS = ("--bucket", "ecr-retention-demo", "--format", "json")
+AWS_SOURCE = "aws-123456789012-eu-west-1"  # the collector's manifest of the demo's account and region
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ def test_demo_exits_0_and_says_verified_after_checking(demo: DemoRun) -> None:
         "the report is exact",
         "the dry run announced it",
         "in use",
+        "ECS and Lambda",
         "protected",
         "young",
         "referenced",
@@ -80,15 +82,30 @@ def test_demo_prints_the_sns_message_a_subscriber_received(demo: DemoRun) -> Non
 
 
 def test_demo_runs_the_handlers_in_the_state_machines_order(demo: DemoRun) -> None:
-    steps = re.findall(r"^   (tagger|targets|evaluate|report) ", demo.output, flags=re.MULTILINE)
-    one_run = ["tagger", "targets", *["evaluate"] * 6, "report"]
+    steps = re.findall(r"^   (collector|tagger|targets|evaluate|report) ", demo.output, flags=re.MULTILINE)
+    one_run = ["collector", "tagger", "targets", *["evaluate"] * 6, "report"]
     assert steps == one_run + one_run
+    collected = re.findall(r"^   collector (\{.*\})$", demo.output, flags=re.MULTILINE)
+    assert [json.loads(result) for result in collected] == [
+        {
+            "manifests": [
+                {
+                    "name": AWS_SOURCE,
+                    "complete": True,
+                    "images": 6,  # the service, its tasks, its task definition; $LATEST, version 1, alias live
+                    "location": f"s3://ecr-retention-demo/in-use/{AWS_SOURCE}.json",
+                    "problems": 0,
+                }
+            ],
+            "incomplete": 0,
+        }
+    ] * 2
     assert '"wouldTag": 2' in demo.output  # the dry run tags nothing
     assert '"tagged": 2' in demo.output
 
 
 def test_demo_prints_an_abridged_plan_and_writes_the_whole_of_it(demo: DemoRun) -> None:
-    table = demo.output.split("   The plan, ", 1)[1].split("\n3. ", 1)[0]
+    table = demo.output.split("   The plan, ", 1)[1].split("\n   Protected by ECS and Lambda", 1)[0]
     rows = [line for line in table.splitlines() if re.match(r"^   \S+\s+[0-9a-f]{12}  ", line)]
     assert 6 <= len(rows) <= 6 * 4
     assert any(" in-use: dev: tcn-personal-1/Deployment/nginx (pod)" in row for row in rows)
@@ -98,6 +115,57 @@ def test_demo_prints_an_abridged_plan_and_writes_the_whole_of_it(demo: DemoRun) 
     assert plan["blocked"] == []
     reports = sorted(path.name for path in (demo.out / "reports").iterdir())
     assert [name.split("-2")[0] for name in reports] == ["dry-run", "live"]
+
+
+def test_demo_shows_the_images_ecs_and_lambda_use_kept_and_what_the_rules_alone_would_do(demo: DemoRun) -> None:
+    section = demo.output.split("\n   Protected by ECS and Lambda: ", 1)[1].split("\n3. ", 1)[0]
+    rows = re.findall(
+        r"^   (\S+)\s+([0-9a-f]{12})  (\S+)\s+\S+\s+\S+ \S+\s+(keep|delete)\s+(.+)$", section, re.MULTILINE
+    )
+    kept, without = rows[:2], rows[2:]
+    assert [(repository, tag, action) for repository, _, tag, action, _ in kept] == [
+        ("app", "1.12.313", "keep"),
+        ("backend", "v2.2.8", "keep"),
+    ]
+    assert kept[0][4].startswith(f"in-use: {AWS_SOURCE}: backoffice/Service/app-admin (ecs-service), ")
+    assert kept[1][4].startswith(f"in-use: {AWS_SOURCE}: lambda/Function/backend-reports:$LATEST (lambda), ")
+    assert (
+        "\n     app 1.12.313 in use by backoffice/Service/app-admin (ecs-service), backoffice/Service/app-admin "
+        "(ecs-task), ecs/TaskDefinition/app-admin:1 (ecs-task)\n" in section
+    )
+    assert (
+        "\n     backend v2.2.8 in use by lambda/Function/backend-reports:$LATEST (lambda), "
+        "lambda/Function/backend-reports:1 (lambda), lambda/Function/backend-reports:live (lambda)\n" in section
+    )
+    # Without the collector's manifest, the same images (same digests) are deleted by a delete rule.
+    assert [(repository, digest, action) for repository, digest, _, action, _ in without] == [
+        (repository, digest, "delete") for repository, digest, *_ in kept
+    ]
+    assert all(reason.startswith("delete-rule [") for *_, reason in without)
+    assert (
+        "   ok   ECS and Lambda: 2 images an ECS service and a Lambda function use: all still there; without the "
+        "collector's manifest the plan removes 2 of them\n" in demo.output
+    )
+
+
+def test_the_rules_expect_the_collectors_manifest_and_the_run_kept_what_it_names(demo: DemoRun) -> None:
+    for rules in ("retention.yaml", "retention-live.yaml"):
+        assert f"  clusters: [prod, dev, {AWS_SOURCE}]\n" in (demo.out / rules).read_text()
+    assert f"\n   the rules expect prod, dev and {AWS_SOURCE}, the collector's manifest of this account" in demo.output
+    manifest = json.loads((demo.out / "in-use" / f"{AWS_SOURCE}.json").read_text())
+    assert manifest["complete"] is True
+    assert {entry["source"] for entry in manifest["images"]} == {"ecs-service", "ecs-task", "lambda"}
+    digests = {entry["digest"] for entry in manifest["images"] if "digest" in entry}
+    assert len(digests) == 2  # the one ECS resolved for the service's tasks, the one Lambda resolved
+    live = json.loads(next((demo.out / "reports").glob("live-*.json")).read_text())
+    removed = {
+        entry["imageDigest"]
+        for repository in live["repositories"]
+        for kind in ("deleted", "archived")
+        for entry in repository[kind]
+    }
+    assert removed
+    assert not digests & removed
 
 
 def test_the_plan_can_be_replayed_offline_as_printed(demo: DemoRun, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 
 from ecr_retention.demo.emulator import MotoEcr
-from ecr_retention.demo.registry import DemoRegistry, SeededImage
-from ecr_retention.demo.verify import RegistryState, verify
+from ecr_retention.demo.registry import AwsWorkload, DemoRegistry, SeededImage
+from ecr_retention.demo.verify import RegistryState, plan_without_source, planned_actions, verify
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
+from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from support import builders
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 
@@ -52,9 +56,10 @@ def test_without_moto_the_demo_says_in_one_line_to_run_make_demo() -> None:
 
 
 # The verification, on a small registry: an index (tagged stable) with its child, a release a cluster runs, the
-# latest and an old release, a young build, a pull-request build for the archive, and an image no policy governs.
+# latest and an old release, a young build, a pull-request build for the archive, an image no policy governs, and
+# two old releases an ECS service and a Lambda function run (the rules alone would delete them).
 
-INDEX, CHILD, RUNNING, OLD, YOUNG, PR, TRY, LATEST = ("sha256:" + c * 64 for c in "abcdef01")
+INDEX, CHILD, RUNNING, OLD, YOUNG, PR, TRY, LATEST, SERVICE, FUNCTION = ("sha256:" + c * 64 for c in "abcdef0123")
 API, APP, WORKER, SANDBOX = "platform/api", "app", "team-payments/worker", "sandbox/experiments"
 Key = tuple[str, str]
 
@@ -72,12 +77,18 @@ def registry() -> DemoRegistry:
         (APP, LATEST, ()),
         (WORKER, PR, ()),
         (SANDBOX, TRY, ()),
+        (APP, SERVICE, ()),
+        (APP, FUNCTION, ()),
     ):
         seeded.images[(repository, digest)] = SeededImage(
             repository, digest, f"{repository} {digest[7:9]}", NOW, children
         )
     seeded.tags = {APP: {"1.0": RUNNING}}
     seeded.uses("prod", f"{seeded.host}/app:1.0", "Deployment/app")
+    seeded.aws_workloads = [
+        AwsWorkload("ECS service", "backoffice/app-admin", APP, SERVICE, f"{seeded.host}/app:0.8", "1 task running"),
+        AwsWorkload("Lambda function", "reports", APP, FUNCTION, f"{seeded.host}/app:0.7", "version 1, alias live"),
+    ]
     return seeded
 
 
@@ -95,10 +106,32 @@ BEFORE = RegistryState(
         (APP, LATEST): detail(LATEST, "1.1", "latest"),
         (WORKER, PR): detail(PR, "pr-1"),
         (SANDBOX, TRY): detail(TRY, "try-0"),
+        (APP, SERVICE): detail(SERVICE, "0.8"),
+        (APP, FUNCTION): detail(FUNCTION, "0.7"),
     },
     NOW,
 )
 CLEAN_DELETED, CLEAN_ARCHIVED = [(APP, OLD)], [(WORKER, PR)]
+
+
+def plan_of(actions: dict[str, Action], *, blocked: tuple[str, ...] = ()) -> Plan:
+    """A plan of app only: digest -> action (the plan without the collector's manifest, as the test needs it)."""
+    decisions = tuple(
+        Decision(
+            image_digest=digest,
+            image_tags=(),
+            image_pushed_at=NOW,
+            action=action,
+            reasons=(Reason(kind="delete-rule" if action == "delete" else "keep-rule", detail=""),),
+        )
+        for digest, action in actions.items()
+    )
+    repositories = (RepositoryPlan(repository_name=APP, policy="policies[0]", images=decisions),)
+    return Plan(generated_at=NOW, dry_run=True, blocked=blocked, repositories=repositories)
+
+
+# Without the collector's manifest, the rules delete both images ECS and Lambda run (and the old release).
+WITHOUT_COLLECTOR = plan_of({OLD: "delete", SERVICE: "delete", FUNCTION: "delete", LATEST: "keep"})
 
 
 def report(deleted: list[Key], archived: list[Key], *, dry_run: bool = False) -> RunReport:
@@ -131,10 +164,13 @@ def after(deleted: list[Key], archived: list[Key]) -> RegistryState:
 
 
 def failed_checks(
-    deleted: list[Key], archived: list[Key] = CLEAN_ARCHIVED, announced: RunReport | None = None
+    deleted: list[Key],
+    archived: list[Key] = CLEAN_ARCHIVED,
+    announced: RunReport | None = None,
+    without_collector: Plan = WITHOUT_COLLECTOR,
 ) -> list[str]:
     done = report(deleted, archived)
-    result = verify(registry(), BEFORE, after(deleted, archived), announced or done, done)
+    result = verify(registry(), BEFORE, after(deleted, archived), announced or done, done, without_collector)
     failed = [check.name for check in result.checks if not check.ok]
     assert result.ok is not bool(failed)
     return failed
@@ -142,7 +178,7 @@ def failed_checks(
 
 def test_a_clean_run_is_verified() -> None:
     done = report(CLEAN_DELETED, CLEAN_ARCHIVED)
-    result = verify(registry(), BEFORE, after(CLEAN_DELETED, CLEAN_ARCHIVED), done, done)
+    result = verify(registry(), BEFORE, after(CLEAN_DELETED, CLEAN_ARCHIVED), done, done, WITHOUT_COLLECTOR)
 
     assert result.ok
     assert (result.deleted, result.archived) == (set(CLEAN_DELETED), set(CLEAN_ARCHIVED))
@@ -156,6 +192,8 @@ def test_a_clean_run_is_verified() -> None:
         ((APP, YOUNG), "young"),
         ((SANDBOX, TRY), "untouched"),
         ((APP, LATEST), "protected"),
+        ((APP, SERVICE), "ECS and Lambda"),
+        ((APP, FUNCTION), "ECS and Lambda"),
     ],
 )
 def test_deleting_what_must_stay_fails_the_verification(also_deleted: Key, failed: str) -> None:
@@ -166,9 +204,50 @@ def test_archiving_an_in_use_image_fails_the_verification() -> None:
     assert failed_checks(CLEAN_DELETED, [*CLEAN_ARCHIVED, (APP, RUNNING)]) == ["in use"]
 
 
+def test_archiving_an_image_ecs_runs_fails_the_verification() -> None:
+    assert failed_checks(CLEAN_DELETED, [*CLEAN_ARCHIVED, (APP, SERVICE)]) == ["ECS and Lambda"]
+
+
+@pytest.mark.parametrize(
+    "without_collector",
+    [
+        plan_of({OLD: "delete", SERVICE: "keep", FUNCTION: "delete"}),  # the rules keep it anyway
+        plan_of({OLD: "delete", FUNCTION: "delete"}),  # the plan does not know the image
+        plan_of({OLD: "delete", SERVICE: "delete", FUNCTION: "delete"}, blocked=("cluster prod: stale",)),
+    ],
+)
+def test_an_ecs_image_the_rules_alone_would_keep_proves_nothing_and_fails_the_verification(
+    without_collector: Plan,
+) -> None:
+    assert failed_checks(CLEAN_DELETED, without_collector=without_collector) == ["ECS and Lambda"]
+
+
+def test_a_blocked_plan_removes_nothing() -> None:
+    blocked = plan_of({OLD: "delete"}, blocked=("cluster prod: stale",))
+    assert planned_actions(blocked) == {(APP, OLD): "keep"}
+
+
+def test_the_plan_without_the_collector_drops_its_manifest_and_its_name_from_safety_clusters() -> None:
+    source = f"aws-{builders.ACCOUNT}-{builders.REGION}"
+    snapshot = builders.snapshot(builders.repository("app", builders.image("admin", "1.12.313")))
+    rules = builders.config(
+        [{"delete": {"tags": ["*.*"], "older_than": "30d"}}], clusters=["prod", source], inventory_max_age="6h"
+    )
+    reference = f"{builders.HOST}/app:1.12.313"
+    inventory = Inventory(manifests=(builders.in_use("prod"), builders.in_use(source, (reference, "admin"))))
+    key = ("app", builders.digest("admin"))
+
+    with_collector = plan_registry(rules, snapshot, inventory, builders.NOW)
+    without_collector = plan_without_source(rules, snapshot, inventory, source, builders.NOW)
+
+    assert planned_actions(with_collector)[key] == "keep"
+    assert (without_collector.blocked, planned_actions(without_collector)[key]) == ((), "delete")
+    assert rules.safety.clusters == ("prod", source)  # the rules themselves are left as they were
+
+
 def test_a_report_that_does_not_match_the_registry_fails_the_verification() -> None:
     done = report([], CLEAN_ARCHIVED)  # the run deleted OLD but its report does not say so
-    result = verify(registry(), BEFORE, after(CLEAN_DELETED, CLEAN_ARCHIVED), done, done)
+    result = verify(registry(), BEFORE, after(CLEAN_DELETED, CLEAN_ARCHIVED), done, done, WITHOUT_COLLECTOR)
 
     assert [check.name for check in result.checks if not check.ok] == [
         "the report is exact",

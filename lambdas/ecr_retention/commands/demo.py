@@ -21,10 +21,12 @@ def register(subparsers: Any) -> None:
         "demo",
         help="run the whole pipeline against an embedded AWS emulator (moto) and verify what it deleted",
         description="Starts moto in server mode in this process on 127.0.0.1, seeds a registry of a few hundred "
-        "images through the ECR API, writes two clusters' in-use manifests, and runs the real Lambda handlers "
-        "as AWS would: the tagger and a dry-run sweep, then the tagger and a real sweep. Prints the plan, the SNS "
-        "message a subscriber receives, the JSON report's location, and a verification read back from the "
-        "emulator. No AWS account, network or Docker; your AWS configuration is not read. "
+        "images through the ECR API, an ECS service and a container-image Lambda function that run two of them, "
+        "writes two clusters' in-use manifests, and runs the real Lambda handlers as AWS would: the AWS inventory "
+        "collector, the tagger and a dry-run sweep, then the collector, the tagger and a real sweep. Prints the "
+        "plan, the images ECS and Lambda keep, the SNS message a subscriber receives, the JSON report's location, "
+        "and a verification read back from the emulator. No AWS account, network or Docker; your AWS "
+        "configuration is not read. "
         "Exit 0 when verified, 1 otherwise, 2 on bad input.",
     )
     parser.add_argument(

@@ -1,8 +1,8 @@
 """Run what AWS runs: the real Lambda handlers, in the order the schedules and the state machine call them.
 
 A deployment is the environment the CDK stack gives the functions (BUCKET_NAME, TOPIC_ARN, LEASE_TABLE, the rules
-file). Each deployment starts cold: the cached settings, rules and clients are dropped, as a new function version
-would. One sweep is what the state machine does: the targets step writes `runs/<runId>/targets.json`, the
+file, the collector's regions). Each deployment starts cold: the cached settings, rules and clients are dropped, as
+a new function version would. The AWS inventory collector runs on its own schedule shortly before the sweep's. One sweep is what the state machine does: the targets step writes `runs/<runId>/targets.json`, the
 Distributed Map reads it and invokes the evaluate function once per item, the report step gathers the results.
 """
 
@@ -62,6 +62,9 @@ class Deployment:
             "TOPIC_ARN": self.topic_arn,
             "LEASE_TABLE": self.lease_table,
             "RULES_FILE": str(self.rules_file),
+            # The collector's (docs/aws-inventory.md): this account in this region, no spoke account.
+            "COLLECT_REGIONS": json.dumps([self.region]),
+            "TASK_DEFINITION_REVISIONS": "5",
             "POWERTOOLS_SERVICE_NAME": "ecr-retention",
             "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
             "POWERTOOLS_TRACE_DISABLED": "true",
@@ -103,6 +106,13 @@ class Functions:
 
     def __init__(self, deployment: Deployment) -> None:
         self.deployment = deployment
+
+    def collector(self) -> Invocation:
+        """The AWS inventory collector on its schedule (EventBridge Scheduler), before the sweep's."""
+        from ecr_retention.handlers import collector
+
+        event = scheduler_event(self.deployment.account, self.deployment.region, "ecr-retention-collector")
+        return invoke("ecr-retention-collector", collector.lambda_handler, event, self.deployment)
 
     def tagger(self) -> Invocation:
         """The tagger on its schedule (EventBridge Scheduler)."""
@@ -175,16 +185,18 @@ def embedded_metrics(line: str) -> dict[str, float] | None:
 @contextmanager
 def function_environment(deployment: Deployment) -> Iterator[None]:
     """The deployment's variables set, and a cold start: no settings, rules or clients cached from before."""
-    from ecr_retention.handlers import dependencies
+    from ecr_retention.handlers import collector, dependencies
 
     saved = {name: os.environ.get(name) for name in deployment.environment()}
     os.environ.update(deployment.environment())
     set_default_factory(None)
     dependencies.runtime.cache_clear()
+    collector.collector_settings.cache_clear()
     try:
         yield
     finally:
         dependencies.runtime.cache_clear()
+        collector.collector_settings.cache_clear()
         set_default_factory(None)
         for name, value in saved.items():
             if value is None:

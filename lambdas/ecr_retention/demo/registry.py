@@ -14,6 +14,10 @@
   child, cosign signatures under `sha256-<hex>.sig` and OCI SBOM referrers that name their subject.
 - `team-payments/worker`: pull-request builds that go to ECR's archive storage class when nobody pulls them.
 - `sandbox/experiments`: no policy matches it, so nothing in it is ever touched.
+- ECS and Lambda in the same account: the ECS cluster `backoffice` runs the service `app-admin` on an app release
+  of months ago, and the container-image function `backend-reports` (a version and an alias) runs a backend
+  release the frontend never shipped with. The rules delete both images unless the AWS inventory collector's
+  manifest names them; the rules expect that manifest like a cluster's.
 
 Everything is pushed through the ECR API (PutImage with the real manifest text, so digests are sha256 of the
 manifest, and tags move as they do in ECR). ECR stamps the push time itself, and no API sets it or the last pull
@@ -32,6 +36,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecr_retention.demo.emulator import DOCKER_MANIFEST, MotoEcr, PushedImage, PushedIndex
+from ecr_retention.demo.workloads import MotoWorkloads
+from ecr_retention.domain.aws_inventory import inventory_name
 
 REGION = "eu-west-1"
 BUCKET = "ecr-retention-demo"
@@ -39,6 +45,8 @@ TOPIC = "ecr-retention-reports"
 QUEUE = "ecr-retention-reports-subscriber"
 LEASE_TABLE = "ecr-retention-leases"
 UNMANAGED = "sandbox/experiments"
+ECS_CLUSTER, ECS_SERVICE = "backoffice", "app-admin"
+FUNCTION, FUNCTION_ALIAS = "backend-reports", "live"
 
 DAY = timedelta(days=1)
 HOUR = timedelta(hours=1)
@@ -58,7 +66,9 @@ safety:
   min_age: 1d                    # an image pushed more recently is never removed
   max_delete_fraction: 0.75      # a first clean-up removes much; a larger share means a mistake
   inventory_max_age: 6h          # an expected cluster's manifest older than this blocks every deletion
-  clusters: [prod, dev]          # each must have a fresh manifest, or nothing is deleted anywhere
+  # Each must have a fresh, complete manifest, or nothing is deleted anywhere: the exporters of the EKS clusters
+  # prod and dev, and the AWS inventory collector of this account and region (ECS and Lambda, docs/aws-inventory.md)
+  clusters: [prod, dev, {aws_source}]
 
 tagging:
   - clusters: [prod]
@@ -149,8 +159,9 @@ INCIDENT_POLICY = json.dumps(
 )
 
 
-def rules_text(*, dry_run: bool) -> str:
-    return RULES.format(dry_run=str(dry_run).lower(), deployed_kept=DEPLOYED_KEPT)
+def rules_text(*, dry_run: bool, aws_source: str) -> str:
+    """`aws_source`: the collector's manifest, `aws-<account>-<region>`, expected like a cluster's."""
+    return RULES.format(dry_run=str(dry_run).lower(), deployed_kept=DEPLOYED_KEPT, aws_source=aws_source)
 
 
 def settle(age: timedelta) -> timedelta:
@@ -193,6 +204,19 @@ class InUseEntry:
         return entry
 
 
+@dataclass(frozen=True)
+class AwsWorkload:
+    """An ECS service or a Lambda function of the demo's account and the registry image it runs: what the AWS
+    inventory collector must find, and the pipeline keep although the rules alone would delete that image."""
+
+    kind: str  # "ECS service", "Lambda function"
+    name: str  # "backoffice/app-admin" (cluster/service), "backend-reports"
+    repository: str
+    digest: str
+    reference: str  # the image as deployed: the task definition's image, the function's Code.ImageUri
+    detail: str  # what else the collector reads of it: the task definition and tasks, versions and aliases
+
+
 @dataclass
 class DemoRegistry:
     """What was seeded, kept independently of the pipeline so that the demo can check what it did."""
@@ -203,10 +227,16 @@ class DemoRegistry:
     images: dict[tuple[str, str], SeededImage] = field(default_factory=dict)
     tags: dict[str, dict[str, str]] = field(default_factory=dict)  # repository -> tag -> digest, as tags moved
     in_use: list[InUseEntry] = field(default_factory=list)
+    aws_workloads: list[AwsWorkload] = field(default_factory=list)  # seeded in ECS and Lambda
 
     @property
     def host(self) -> str:
         return f"{self.ecr.account_id}.dkr.ecr.{self.ecr.region}.amazonaws.com"
+
+    @property
+    def aws_source(self) -> str:
+        """The name of the collector's manifest of this account and region: `aws-<account>-<region>`."""
+        return inventory_name(self.ecr.account_id, self.ecr.region)
 
     def create(self, name: str, *, lifecycle_policy: str | None = None) -> str:
         self.ecr.create_repository(name, lifecycle_policy=lifecycle_policy)
@@ -311,11 +341,13 @@ def layers(size: int) -> tuple[int, ...]:
     return (size * 6 // 10, size * 4 // 10 - 2048, 2048)
 
 
-def seed_registry(ecr: MotoEcr, now: datetime) -> DemoRegistry:
+def seed_registry(ecr: MotoEcr, now: datetime, workloads: MotoWorkloads) -> DemoRegistry:
+    """The registry and the two clusters' in-use lists, and the account's ECS and Lambda workloads."""
     registry = DemoRegistry(ecr=ecr, now=now)
     rng = random.Random(20261130)  # the same registry every time, relative to now
     app = seed_app(registry, rng)
-    backend = seed_releases(registry, rng)
+    releases = seed_releases(registry, rng)
+    backend = releases["prod"]
     seed_nginx_cache(registry, rng)
     api = seed_platform_api(registry, rng)
     seed_team_worker(registry, rng)
@@ -343,7 +375,49 @@ def seed_registry(ecr: MotoEcr, now: datetime) -> DemoRegistry:
     registry.uses(
         "dev", "docker.io/library/busybox:1.36", "Deployment/nginx", namespace="tcn-personal-1", container="init"
     )
+    seed_workloads(registry, workloads, service_image=app["backoffice"], function_image=releases["reports"])
     return registry
+
+
+def seed_workloads(
+    registry: DemoRegistry, workloads: MotoWorkloads, *, service_image: PushedImage, function_image: PushedImage
+) -> None:
+    """ECS and Lambda in the registry's own account, through their APIs: the back office still runs an app
+    release of months ago as an ECS service, and a container-image Lambda function runs a backend release the
+    frontend never shipped with. No cluster runs either image and no keep rule names them: the rules alone delete
+    both, and only the AWS inventory collector's manifest keeps them."""
+    service_reference = f"{registry.host}/{service_image.repository}:{service_image.tags[0]}"
+    workloads.cluster(ECS_CLUSTER)
+    definition = workloads.task_definition(ECS_SERVICE, {"app": service_reference})
+    workloads.service(ECS_CLUSTER, ECS_SERVICE, definition)
+    # The service's two tasks, with the digest ECS resolved when they started (moto's RunTask reports none).
+    workloads.run_tasks(
+        ECS_CLUSTER, definition, group=f"service:{ECS_SERVICE}", digests={"app": service_image.digest}, count=2
+    )
+    registry.aws_workloads.append(
+        AwsWorkload(
+            kind="ECS service",
+            name=f"{ECS_CLUSTER}/{ECS_SERVICE}",
+            repository=service_image.repository,
+            digest=service_image.digest,
+            reference=service_reference,
+            detail=f"task definition {definition.rsplit('/', 1)[-1]}, 2 tasks running",
+        )
+    )
+    function_reference = f"{registry.host}/{function_image.repository}:{function_image.tags[0]}"
+    workloads.image_function(FUNCTION, function_reference, function_image.digest)
+    version = workloads.publish(FUNCTION)
+    workloads.alias(FUNCTION, FUNCTION_ALIAS, version)
+    registry.aws_workloads.append(
+        AwsWorkload(
+            kind="Lambda function",
+            name=FUNCTION,
+            repository=function_image.repository,
+            digest=function_image.digest,
+            reference=function_reference,
+            detail=f"PackageType Image, $LATEST and version {version}, alias {FUNCTION_ALIAS} -> {version}",
+        )
+    )
 
 
 def seed_app(registry: DemoRegistry, rng: random.Random) -> dict[str, PushedImage]:
@@ -378,6 +452,12 @@ def seed_app(registry: DemoRegistry, rng: random.Random) -> dict[str, PushedImag
         "rollback": min(releases, key=lambda image: abs(age_of(registry, image) - 75 * DAY)),
         # A dev build a CronJob still runs, by tag.
         "cronjob": min(dev_builds, key=lambda image: abs(age_of(registry, image) - 120 * DAY)),
+        # A release of about three and a half months ago, never deployed to production (no keep rule names it),
+        # that the back office still runs as an ECS service.
+        "backoffice": min(
+            (image for image in releases if len(image.tags) == 1),
+            key=lambda image: abs(age_of(registry, image) - 108 * DAY),
+        ),
     }
 
 
@@ -385,10 +465,13 @@ def age_of(registry: DemoRegistry, image: PushedImage) -> timedelta:
     return registry.now - registry.images[(image.repository, image.digest)].pushed_at
 
 
-def seed_releases(registry: DemoRegistry, rng: random.Random) -> PushedImage:
-    """frontend and backend, released together; not every backend release ships a frontend."""
+def seed_releases(registry: DemoRegistry, rng: random.Random) -> dict[str, PushedImage]:
+    """frontend and backend, released together; not every backend release ships a frontend. Returns the backend
+    release prod runs, and the one a Lambda function runs: about four and a half months old, without a frontend
+    (so `tag_in_repositories` does not keep it)."""
     frontend, backend = registry.create("frontend"), registry.create("backend")
     running: PushedImage | None = None
+    backend_only: list[PushedImage] = []
     age = 360 * DAY
     for minor in range(40):
         age -= rng.randint(6, 10) * DAY
@@ -400,8 +483,11 @@ def seed_releases(registry: DemoRegistry, rng: random.Random) -> PushedImage:
             running = image
         if minor % 3 != 1:
             registry.push(frontend, tag, age - HOUR, tag, size=rng.randint(20, 60) * MIB)
+        else:
+            backend_only.append(image)
     assert running is not None
-    return running
+    reports = min(backend_only, key=lambda image: abs(age_of(registry, image) - 135 * DAY))
+    return {"prod": running, "reports": reports}
 
 
 def seed_nginx_cache(registry: DemoRegistry, rng: random.Random) -> None:

@@ -1,12 +1,14 @@
 """`ecr-retention demo`: seed an emulated registry, deploy twice (dry run, then for real), show and check it all.
 
-1. The emulator starts and the registry is seeded (demo/registry.py); the stack's resources are created: the
-   inventory bucket with two clusters' in-use manifests, the report topic with an SQS queue subscribed to it, and
-   the lease table.
-2. First deployment, `dry_run: true`: the tagger, then one sweep (targets -> evaluate per repository -> report).
-   The plan is shown abridged: `ecr-retention plan` over a snapshot of the registry taken just before the sweep.
-3. Second deployment, `dry_run: false`: the tagger, then the sweep that deletes and archives; the SNS message the
-   subscribed queue received.
+1. The emulator starts and the registry is seeded (demo/registry.py), with an ECS service and a Lambda function
+   that use two of its images; the stack's resources are created: the inventory bucket with two clusters' in-use
+   manifests, the report topic with an SQS queue subscribed to it, and the lease table.
+2. First deployment, `dry_run: true`: the AWS inventory collector on its schedule (it writes the ECS and Lambda
+   manifest), the tagger, then one sweep (targets -> evaluate per repository -> report). The plan is shown
+   abridged: `ecr-retention plan` over a snapshot of the registry taken just before the sweep; then the two images
+   ECS and Lambda use, as this plan and as a plan without the collector's manifest decide them.
+3. Second deployment, `dry_run: false`: the collector, the tagger, then the sweep that deletes and archives; the
+   SNS message the subscribed queue received.
 4. The verification (demo/verify.py), read back from the emulator.
 """
 
@@ -22,6 +24,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import boto3
+
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.demo.emulator import MotoEcr
 from ecr_retention.demo.pipeline import Deployment, Invocation, Sweep, deployed
@@ -36,8 +40,10 @@ from ecr_retention.demo.registry import (
     seed_registry,
 )
 from ecr_retention.demo.server import Emulator, running_emulator
-from ecr_retention.demo.verify import Verification, read_state, verify
+from ecr_retention.demo.verify import Verification, plan_without_source, read_state, verify
+from ecr_retention.demo.workloads import MotoWorkloads
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory import manifest_key
 from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.report import RunReport
@@ -64,8 +70,8 @@ def run_demo(
         write("(in this process: no AWS account, no network, no Docker; your AWS configuration is not read)")
         demo = Demo(emulator, directory, write)
         registry = demo.seed()
-        announced, plan = demo.dry_run(registry)
-        verification = demo.live_run(registry, announced)
+        announced, plan, without_collector = demo.dry_run(registry)
+        verification = demo.live_run(registry, announced, without_collector)
         write("")
         write(f"Files: {directory} (rules, in-use manifests, snapshot.json, plan.txt, plan.json, reports/)")
         write(
@@ -122,7 +128,8 @@ class Demo:
 
     def seed(self) -> DemoRegistry:
         """The registry, and what the CDK stack would have created around it."""
-        registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0))
+        workloads = MotoWorkloads(boto3.session.Session(), self.account, REGION, endpoint_url=self.emulator.endpoint)
+        registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0), workloads)
         self.s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
         (self.directory / "in-use").mkdir(exist_ok=True)
         for key, body in registry.manifests():
@@ -140,7 +147,7 @@ class Demo:
             BillingMode="PAY_PER_REQUEST",
         )
         for name, dry_run in ((DRY_RULES, True), (LIVE_RULES, False)):
-            (self.directory / name).write_text(rules_text(dry_run=dry_run))
+            (self.directory / name).write_text(rules_text(dry_run=dry_run, aws_source=registry.aws_source))
 
         self.write("")
         self.write(f"1. Registry {self.account} in {REGION}: {len(registry.images)} images pushed through the ECR API")
@@ -152,6 +159,16 @@ class Demo:
         for cluster in ("prod", "dev"):
             entries = [entry for entry in registry.in_use if entry.cluster == cluster]
             self.write(f"   s3://{BUCKET}/in-use/{cluster}.json: {len(entries)} images running in {cluster}")
+        for workload in registry.aws_workloads:
+            image = workload.reference.removeprefix(f"{registry.host}/")
+            self.write(f"   {workload.kind} {workload.name} runs {image} ({workload.detail})")
+        self.write(
+            f"   the rules expect prod, dev and {registry.aws_source}, the collector's manifest of this account and "
+            "region (safety.clusters),"
+        )
+        self.write(
+            "   as docs/aws-inventory.md advises: a failed or stale collection blocks deletion, as a stale cluster does"
+        )
         self.write(f"   SNS topic {self.topic_arn}, with SQS queue {QUEUE} subscribed")
         self.write(f"   lease table {LEASE_TABLE}")
         return registry
@@ -161,32 +178,44 @@ class Demo:
 
     # 2 -------------------------------------------------------------------------------------------------------
 
-    def dry_run(self, registry: DemoRegistry) -> tuple[RunReport, Plan]:
-        """The first deployment (dry_run: true). Returns its report and the plan, made just before the sweep."""
-        plan = self.plan()
+    def dry_run(self, registry: DemoRegistry) -> tuple[RunReport, Plan, Plan]:
+        """The first deployment (dry_run: true). Returns its report, the plan made just before the sweep, and the
+        plan of the same snapshot without the collector's manifest."""
         deployment = self.deployment(DRY_RULES)
         self.write("")
         self.write(f"2. First deployment, dry_run: true (RULES_FILE={deployment.rules_file})")
         with deployed(deployment) as functions:
+            collector = functions.collector()
+            self.copy_collected(registry)
+            plan, without_collector = self.plan(registry)
             tagger = functions.tagger()
             sweep = functions.sweep(self.read_object)
-        self.show_invocations(tagger, sweep)
+        self.show_invocations(collector, tagger, sweep)
         report = self.stored_report(sweep, "dry-run")
         envelope = self.received_message()
         self.write(f"   SNS subject: {envelope.get('Subject', '')}")
         self.show_plan(plan, report, len(registry.images))
-        return report, plan
+        self.show_aws_workloads(registry, plan, without_collector)
+        return report, plan, without_collector
 
-    def plan(self) -> Plan:
-        """What `ecr-retention snapshot` then `ecr-retention plan` give: every image, every reason (files kept)."""
+    def copy_collected(self, registry: DemoRegistry) -> None:
+        """The manifest the collector wrote, next to the clusters' (for the plan, and to replay it offline)."""
+        key = manifest_key(registry.aws_source)
+        (self.directory / key).write_bytes(self.read_object(BUCKET, key))
+
+    def plan(self, registry: DemoRegistry) -> tuple[Plan, Plan]:
+        """What `ecr-retention snapshot` then `ecr-retention plan` give: every image, every reason (files kept);
+        and the plan of the same snapshot without the collector's manifest (demo/verify.py checks with it)."""
         snapshot = snapshot_registry(EcrRegistry(self.ecr, self.account, REGION), MemoryManifestCache())
         body = json.dumps(snapshot.model_dump(mode="json", by_alias=True, exclude_none=True), indent=1)
         (self.directory / "snapshot.json").write_text(body + "\n")
         config = load_config(self.directory / DRY_RULES)
-        plan = plan_registry(config, snapshot, load_manifests(self.directory / "in-use"), datetime.now(UTC))
+        inventory = load_manifests(self.directory / "in-use")
+        now = datetime.now(UTC)
+        plan = plan_registry(config, snapshot, inventory, now)
         (self.directory / "plan.json").write_text(json.dumps(plan.to_json_dict(), indent=1) + "\n")
         (self.directory / "plan.txt").write_text(render_plan_table(plan) + "\n")
-        return plan
+        return plan, plan_without_source(config, snapshot, inventory, registry.aws_source, now)
 
     def show_plan(self, plan: Plan, announced: RunReport, total: int) -> None:
         rows: list[tuple[str, ...]] = [COLUMNS]
@@ -208,25 +237,55 @@ class Demo:
         if planned != reported:
             self.write(f"   note: the dry run's report and this plan differ by {len(planned ^ reported)} images")
 
+    def show_aws_workloads(self, registry: DemoRegistry, plan: Plan, without_collector: Plan) -> None:
+        """The images ECS and Lambda use, as this plan decides them (kept: in use, with every use the collector
+        found), then as the plan of the same snapshot and rules without the collector's manifest decides them."""
+        source = registry.aws_source
+        keys = [(workload.repository, workload.digest) for workload in registry.aws_workloads]
+        kept = decisions_of(plan, keys)
+        removed = decisions_of(without_collector, keys)
+        lines = format_rows(
+            [
+                COLUMNS,
+                *(row(name, decision, plan) for name, decision in kept),
+                *(row(name, decision, without_collector) for name, decision in removed),
+            ]
+        )
+        names = " and the ".join(f"{workload.kind} {workload.name}" for workload in registry.aws_workloads)
+        self.write("")
+        self.write(f"   Protected by ECS and Lambda: the collector's s3://{BUCKET}/{manifest_key(source)} names the")
+        self.write(f"   {names}; this plan keeps their images:")
+        for line in lines[: 1 + len(kept)]:
+            self.write(f"   {line}")
+        for name, decision in kept:
+            # The row's reason is clipped; here every use, without the source's name before each.
+            uses = decision.main_reason.detail.replace(f"{source}: ", "")
+            self.write(f"     {printable(registry.labelled(name, decision.image_digest))} in use by {printable(uses)}")
+        self.write(f"   The same snapshot and rules without that manifest (and without {source} in safety.clusters):")
+        for line in lines[1 + len(kept) :]:
+            self.write(f"   {line}")
+
     # 3 -------------------------------------------------------------------------------------------------------
 
-    def live_run(self, registry: DemoRegistry, announced: RunReport) -> Verification:
+    def live_run(self, registry: DemoRegistry, announced: RunReport, without_collector: Plan) -> Verification:
         deployment = self.deployment(LIVE_RULES)
         self.write("")
         self.write(f"3. Second deployment, dry_run: false (RULES_FILE={deployment.rules_file})")
         with deployed(deployment) as functions:
+            collector = functions.collector()
             tagger = functions.tagger()
             before = read_state(self.ecr, registry.repositories, datetime.now(UTC))
             sweep = functions.sweep(self.read_object)
         after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
-        self.show_invocations(tagger, sweep)
+        self.show_invocations(collector, tagger, sweep)
         report = self.stored_report(sweep, "live")
         self.show_message(self.received_message())
-        verification = verify(registry, before, after, announced, report)
+        verification = verify(registry, before, after, announced, report, without_collector)
         self.show_verification(verification)
         return verification
 
-    def show_invocations(self, tagger: Invocation, sweep: Sweep) -> None:
+    def show_invocations(self, collector: Invocation, tagger: Invocation, sweep: Sweep) -> None:
+        self.write(f"   collector {json.dumps(collector.result)}")
         self.write(f"   tagger   {json.dumps(tagger.result)}")
         started = sweep.targets.result
         self.write(f"   targets  {started['count']} repositories -> s3://{BUCKET}/{started['targetsKey']}")
@@ -234,7 +293,8 @@ class Demo:
             self.write(f"   evaluate {item['repository']}: {json.dumps(evaluation.result)}")
         assert sweep.report is not None
         self.write(f"   report   {json.dumps(sweep.report.result)}")
-        metrics = ", ".join(f"{name} {value:.0f}" for name, value in {**tagger.metrics, **sweep.report.metrics}.items())
+        recorded = {**collector.metrics, **tagger.metrics, **sweep.report.metrics}
+        metrics = ", ".join(f"{name} {value:.0f}" for name, value in recorded.items())
         self.write(f"   metrics  EcrRetention: {metrics}")
 
     def stored_report(self, sweep: Sweep, name: str) -> RunReport:
@@ -304,6 +364,12 @@ def abridged(repository: RepositoryPlan) -> list[Decision]:
             chosen.append(image)
     order = {image.image_digest: number for number, image in enumerate(repository.images)}
     return sorted(chosen, key=lambda image: order[image.image_digest])
+
+
+def decisions_of(plan: Plan, keys: list[tuple[str, str]]) -> list[tuple[str, Decision]]:
+    """The plan's decisions on these (repository, digest) keys, in their order."""
+    decisions = {(r.repository_name, d.image_digest): d for r in plan.repositories for d in r.images}
+    return [(key[0], decisions[key]) for key in keys if key in decisions]
 
 
 def show_endpoint(emulator: Emulator, directory: Path, write: Write) -> None:

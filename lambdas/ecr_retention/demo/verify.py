@@ -1,9 +1,11 @@
 """The demo's own check of what the real run did, read back from the emulator.
 
-Nothing here asks the planner: the expectations come from what was seeded (which image runs where, which index
-lists which children, which signature signs what) and from the registry as ECR describes it right before the
-real sweep (tags, push and pull times). The result is compared with the registry as ECR describes it afterwards,
-and with the two run reports. "verified" is printed only when every check ran and held.
+The expectations come from what was seeded (which image runs where, in the clusters, in ECS and in Lambda; which
+index lists which children, which signature signs what) and from the registry as ECR describes it right before the
+real sweep (tags, push and pull times), not from the plan. The result is compared with the registry as ECR
+describes it afterwards, and with the two run reports. The planner is asked one thing only, to show that the
+collector's protection mattered: what the same snapshot and rules would give without the collector's manifest
+(`plan_without_source`). "verified" is printed only when every check ran and held.
 """
 
 from __future__ import annotations
@@ -14,7 +16,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecr_retention.demo.registry import DEPLOYED_KEPT, MIN_AGE, UNMANAGED, DemoRegistry
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.plan import Plan
+from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.report import RunReport
 
 Key = tuple[str, str]  # (repository, digest)
@@ -68,9 +75,39 @@ class Verification:
         return bool(self.checks) and all(check.ok for check in self.checks)
 
 
+def plan_without_source(
+    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, source: str, now: datetime
+) -> Plan:
+    """The plan of a team without the collector, on the same snapshot: the inventory without the manifest of
+    `source`, and the rules without `source` in safety.clusters (else its missing manifest would block the run)."""
+    clusters = tuple(cluster for cluster in config.safety.clusters if cluster != source)
+    rules = config.model_copy(update={"safety": config.safety.model_copy(update={"clusters": clusters})})
+    rest = Inventory(
+        manifests=tuple(manifest for manifest in inventory.manifests if manifest.cluster != source),
+        misfiled={name: manifest for name, manifest in inventory.misfiled.items() if manifest.cluster != source},
+        problems=dict(inventory.problems),
+    )
+    return plan_registry(rules, snapshot, rest, now)
+
+
+def planned_actions(plan: Plan) -> dict[Key, str]:
+    """(repository, digest) -> keep, delete or archive; a blocked plan removes nothing."""
+    return {
+        (repository.repository_name, decision.image_digest): "keep" if plan.blocked else decision.action
+        for repository in plan.repositories
+        for decision in repository.images
+    }
+
+
 def verify(
-    registry: DemoRegistry, before: RegistryState, after: RegistryState, announced: RunReport, report: RunReport
+    registry: DemoRegistry,
+    before: RegistryState,
+    after: RegistryState,
+    announced: RunReport,
+    report: RunReport,
+    without_collector: Plan,
 ) -> Verification:
+    """`without_collector`: plan_without_source for the collector's manifest, on the dry run's snapshot."""
     result = Verification(
         deleted={key for key in before.images if key not in after.images},
         archived={key for key in before.images if before.active(key) and _status(after, key) == "ARCHIVED"},
@@ -110,6 +147,7 @@ def verify(
     )
     in_use = set(registry.in_use_digests())
     result.checks.append(kept("in use", in_use, "images the clusters run (by digest or by tag)"))
+    result.checks.append(aws_workloads_kept(registry, after, without_collector))
     result.checks.append(kept("protected", set(protected(before)), "images a keep rule protects by tag or pull"))
     young = {key for key, detail in before.images.items() if before.read_at - _pushed(detail) < MIN_AGE}
     result.checks.append(kept("young", young, "images pushed less than a day ago"))
@@ -117,6 +155,24 @@ def verify(
     untouched = {key for key in before.images if key[0] == UNMANAGED}
     result.checks.append(kept("untouched", untouched, f"images of {UNMANAGED}, which no policy matches"))
     return result
+
+
+def aws_workloads_kept(registry: DemoRegistry, after: RegistryState, without_collector: Plan) -> Check:
+    """The images of the seeded ECS service and Lambda function are still there, and the rules alone would have
+    removed each of them: the collector's manifest is what kept them."""
+    keys = {(workload.repository, workload.digest) for workload in registry.aws_workloads}
+    gone = sorted(key for key in keys if not after.active(key))
+    actions = planned_actions(without_collector)
+    unneeded = sorted(key for key in keys if actions.get(key, "keep") == "keep")
+    detail = (
+        f"{len(keys)} images an ECS service and a Lambda function use: "
+        + ("all still there" if not gone else f"{len(gone)} removed")
+        + f"; without the collector's manifest the plan removes {len(keys) - len(unneeded)} of them"
+    )
+    offenders = [f"{registry.labelled(*key)}: removed" for key in gone] + [
+        f"{registry.labelled(*key)}: kept even without the collector's manifest" for key in unneeded
+    ]
+    return Check("ECS and Lambda", bool(keys) and not gone and not unneeded, detail, tuple(offenders))
 
 
 def protected(before: RegistryState) -> Iterator[Key]:
