@@ -26,6 +26,8 @@ DEFAULT_TAGGER_SCHEDULE = "rate(1 hour)"
 REPORT_EMAILS_CONTEXT_KEY = "reportEmails"
 OPERATIONS_EMAILS_CONTEXT_KEY = "operationsEmails"
 EXPORTER_CLUSTER_ARNS_CONTEXT_KEY = "exporterClusterArns"
+# Exporter roles in other (spoke) accounts whose EKS clusters write their manifests to this stack's bucket.
+SPOKE_EXPORTER_ROLE_ARNS_CONTEXT_KEY = "spokeExporterRoleArns"
 PUSH_PREFIXES_CONTEXT_KEY = "pushRepositoryPrefixes"
 MAP_CONCURRENCY_CONTEXT_KEY = "mapConcurrency"
 # The AWS inventory collector (docs/aws-inventory.md): on unless `awsInventory` is false, so that the images ECS

@@ -12,7 +12,16 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ecr_retention.domain.aws_inventory import AwsRegion, RoleArn, account_of_role
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
@@ -52,6 +61,11 @@ def cluster_name(arn: str) -> str:
     return arn.rsplit("/", 1)[-1]
 
 
+def account_of_cluster(arn: str) -> str:
+    """arn:aws:eks:eu-west-1:210987654321:cluster/prod -> 210987654321."""
+    return arn.split(":")[4]
+
+
 class DeploySettings(BaseModel):
     """Field aliases are the context keys (constants.*_CONTEXT_KEY)."""
 
@@ -70,6 +84,10 @@ class DeploySettings(BaseModel):
     )
     exporter_cluster_arns: Annotated[tuple[EksClusterArn, ...], TextList] = Field(
         default=(), alias=constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY
+    )
+    # After exporter_cluster_arns: its validator checks each role's account against the listed clusters.
+    spoke_exporter_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(
+        default=(), alias=constants.SPOKE_EXPORTER_ROLE_ARNS_CONTEXT_KEY
     )
     # None: derived from the rules file's policies (push_prefixes); an empty list: no push trigger.
     push_repository_prefixes: Annotated[
@@ -112,6 +130,23 @@ class DeploySettings(BaseModel):
             raise ValueError(
                 f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
                 f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
+            )
+        return arns
+
+    @field_validator("spoke_exporter_role_arns")
+    @classmethod
+    def _each_spoke_exporter_has_a_listed_cluster(cls, arns: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # A spoke exporter writes only for the listed clusters of its own account: a role whose account has none
+        # could never write, which is a typo in one of the two lists. (Skipped when the cluster list is invalid:
+        # its own error says why.)
+        if "exporter_cluster_arns" not in info.data:
+            return arns
+        accounts_with_clusters = {account_of_cluster(arn) for arn in info.data["exporter_cluster_arns"]}
+        orphans = [arn for arn in arns if account_of_role(arn) not in accounts_with_clusters]
+        if orphans:
+            raise ValueError(
+                f"no cluster of the role's account is listed in {constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} "
+                f"(list the spoke clusters there too): {', '.join(orphans)}"
             )
         return arns
 

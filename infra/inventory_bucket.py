@@ -11,7 +11,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ecr_retention.domain.aws_inventory import account_of_role
 from infra import constants
+from infra.deploy_settings import account_of_cluster
 
 
 def _private_bucket_properties() -> dict[str, Any]:
@@ -86,15 +88,20 @@ class InventoryBucket(Construct):
         cfn_bucket.add_property_override("NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", True)
 
     def allow_in_use_writes_only_from(
-        self, exporter_role: iam.IRole, cluster_arns: Sequence[str], collector_role: iam.IRole | None = None
+        self,
+        exporter_role: iam.IRole,
+        cluster_arns: Sequence[str],
+        collector_role: iam.IRole | None = None,
+        spoke_exporter_role_arns: Sequence[str] = (),
     ) -> None:
-        """Whatever identity policies say elsewhere in the account, only the exporter role, in a session of a
-        listed cluster, and the AWS inventory collector's role may write under in-use/: a manifest decides what
-        must not be deleted. The collector's manifests, in-use/aws-*.json, are the collector's alone."""
+        """Whatever identity policies say elsewhere in the account, only the exporter roles (this account's and
+        the spokes'), in a session of a listed cluster, and the AWS inventory collector's role may write under
+        in-use/: a manifest decides what must not be deleted. The collector's manifests, in-use/aws-*.json, are
+        the collector's alone."""
         in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
-        writers = (
-            [exporter_role.role_arn] if collector_role is None else [exporter_role.role_arn, collector_role.role_arn]
-        )
+        writers = [exporter_role.role_arn, *spoke_exporter_role_arns]
+        if collector_role is not None:
+            writers.append(collector_role.role_arn)
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="InUseWritesOnlyByTheWriterRoles",
@@ -134,6 +141,7 @@ class InventoryBucket(Construct):
                     conditions={"ArnEquals": {"aws:PrincipalArn": collector_role.role_arn}},
                 )
             )
+        self._allow_spoke_exporters(cluster_arns, spoke_exporter_role_arns)
         # in-use/aws-<account>-<region>.json: an exporter (of a cluster named aws-..., or one compromised) must not
         # replace what ECS and Lambda use. Without a collector, nobody writes them.
         self.bucket.add_to_resource_policy(
@@ -148,3 +156,34 @@ class InventoryBucket(Construct):
                 else {"ArnNotEquals": {"aws:PrincipalArn": collector_role.role_arn}},
             )
         )
+
+    def _allow_spoke_exporters(self, cluster_arns: Sequence[str], spoke_exporter_role_arns: Sequence[str]) -> None:
+        """A principal of another account writes only what both its own identity policy and this bucket policy
+        allow. Each spoke exporter role may write its own cluster's manifest, as this account's exporter role
+        may, and only for the listed clusters of its own account: a spoke cannot write for a cluster of another
+        spoke or of this account. The Deny statements above still apply (in-use/aws-*.json among them)."""
+        roles_by_account: dict[str, list[str]] = {}
+        for role_arn in spoke_exporter_role_arns:
+            roles_by_account.setdefault(account_of_role(role_arn), []).append(role_arn)
+        own_manifest = self.bucket.arn_for_objects(
+            constants.IN_USE_PREFIX + "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}.json"
+        )
+        for account, role_arns in sorted(roles_by_account.items()):
+            # Named principals, not "*" with a condition: a policy that names its principals is never "public"
+            # to S3's Block Public Access. S3 checks that each named role exists when the policy is set.
+            self.bucket.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid=f"SpokeExportersOf{account}WriteTheirClustersManifests",
+                    effect=iam.Effect.ALLOW,
+                    principals=[iam.ArnPrincipal(role_arn) for role_arn in role_arns],
+                    actions=["s3:PutObject"],
+                    resources=[own_manifest],
+                    conditions={
+                        "StringEquals": {
+                            f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": [
+                                arn for arn in cluster_arns if account_of_cluster(arn) == account
+                            ]
+                        }
+                    },
+                )
+            )

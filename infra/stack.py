@@ -72,6 +72,7 @@ class EcrRetentionStack(Stack):
             self.exporter.role,
             settings.exporter_cluster_arns,
             collector_role=self.collector.role if self.collector is not None else None,
+            spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
         )
         self.workflow = PruningWorkflow(
             self,

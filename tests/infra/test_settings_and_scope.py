@@ -36,7 +36,7 @@ def test_defaults_synthesize_a_safe_stack() -> None:
     assert defaults.map_concurrency == 10
     assert defaults.aws_inventory
     assert defaults.collector_schedule == "rate(1 hour)"
-    assert defaults.collect_regions == defaults.spoke_role_arns == ()
+    assert defaults.collect_regions == defaults.spoke_role_arns == defaults.spoke_exporter_role_arns == ()
     assert defaults.task_definition_revisions == 5
 
 
@@ -68,6 +68,15 @@ def test_the_collector_takes_regions_and_spoke_roles_as_lists() -> None:
     assert parsed.spoke_role_arns == tuple(spokes.split(","))
 
 
+SPOKE_CLUSTER = "arn:aws:eks:eu-west-1:210987654321:cluster/payments"
+SPOKE_EXPORTER = "arn:aws:iam::210987654321:role/ecr-retention-exporter"
+
+
+def test_spoke_exporter_roles_come_as_a_list_next_to_their_accounts_clusters() -> None:
+    parsed = settings(exporterClusterArns=[PROD, SPOKE_CLUSTER], spokeExporterRoleArns=SPOKE_EXPORTER)
+    assert parsed.spoke_exporter_role_arns == (SPOKE_EXPORTER,)
+
+
 @pytest.mark.parametrize(
     ("context", "expected"),
     [
@@ -95,6 +104,12 @@ def test_the_collector_takes_regions_and_spoke_roles_as_lists() -> None:
                 ]
             },
             "cdk context: spokeRoleArns: one role per account; 210987654321 has more than one",
+        ),
+        ({"spokeExporterRoleArns": "exporter"}, "cdk context: spokeExporterRoleArns[0]: String should match pattern"),
+        (
+            {"exporterClusterArns": [PROD], "spokeExporterRoleArns": [SPOKE_EXPORTER]},
+            "cdk context: spokeExporterRoleArns: no cluster of the role's account is listed in exporterClusterArns "
+            f"(list the spoke clusters there too): {SPOKE_EXPORTER}",
         ),
         ({"taskDefinitionRevisions": -1}, "cdk context: taskDefinitionRevisions: -1: input should be greater"),
         ({"awsInventory": "maybe"}, "cdk context: awsInventory: Input should be a valid boolean"),

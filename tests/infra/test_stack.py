@@ -13,15 +13,25 @@ from cdk_nag import AwsSolutionsChecks
 from ecr_retention.domain.config import parse_config
 from infra import nag
 from infra.stack import EcrRetentionStack
-from support.iam_evaluation import Request, decide
+from support.iam_evaluation import Request, decide, decide_across_accounts
 from support.infra_stacks import CONTEXT, DEV_ARN, PROD_ARN, RULES, build_stack, role_statements, rules_file
 
 DENY_WITHOUT_TLS = {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
 
 
+# An EKS cluster in a workload (spoke) account, whose exporter role there writes to this stack's bucket.
+SPOKE_CLUSTER_ARN = "arn:aws:eks:eu-west-1:210987654321:cluster/payments"
+SPOKE_EXPORTER_ROLE_ARN = "arn:aws:iam::210987654321:role/ecr-retention-exporter"
+STACK_CONTEXT = {
+    **CONTEXT,
+    "exporterClusterArns": [PROD_ARN, DEV_ARN, SPOKE_CLUSTER_ARN],
+    "spokeExporterRoleArns": [SPOKE_EXPORTER_ROLE_ARN],
+}
+
+
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), STACK_CONTEXT)
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +62,8 @@ def exporter_role_id(template: Template) -> str:
 @pytest.mark.slow
 def test_stack_keeps_the_validated_rules_and_the_context_settings(stack: EcrRetentionStack) -> None:
     assert stack.config == parse_config(RULES, "inline")
-    assert stack.settings.exporter_cluster_arns == (PROD_ARN, DEV_ARN)
+    assert stack.settings.exporter_cluster_arns == (PROD_ARN, DEV_ARN, SPOKE_CLUSTER_ARN)
+    assert stack.settings.spoke_exporter_role_arns == (SPOKE_EXPORTER_ROLE_ARN,)
     assert stack.settings.map_concurrency == 25
 
 
@@ -242,7 +253,7 @@ def test_exporter_role_may_only_put_its_own_manifest_from_a_listed_cluster(
                     ],
                 ]
             },
-            "Condition": {"StringEquals": {"aws:PrincipalTag/eks-cluster-arn": [PROD_ARN, DEV_ARN]}},
+            "Condition": {"StringEquals": {"aws:PrincipalTag/eks-cluster-arn": [PROD_ARN, DEV_ARN, SPOKE_CLUSTER_ARN]}},
         }
     ]
 
@@ -253,6 +264,15 @@ COLLECTOR_ROLE_ARN = "arn:aws:iam::123456789012:role/EcrRetentionTest-collector"
 ADMIN_ROLE_ARN = "arn:aws:iam::123456789012:role/admin"
 AWS_MANIFEST = "in-use/aws-123456789012-eu-west-1.json"
 EVERYTHING = [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]
+HUB_ACCOUNT = "123456789012"
+# The spoke exporter role's identity policy, as docs/aws-inventory.md (Hub and spoke, step 6) gives it.
+SPOKE_EXPORTER_IDENTITY = [
+    {
+        "Effect": "Allow",
+        "Action": "s3:PutObject",
+        "Resource": f"{BUCKET_ARN}/in-use/${{aws:PrincipalTag/eks-cluster-name}}.json",
+    }
+]
 
 
 def put_manifest(key: str, principal: str, cluster_arn: str | None, cluster_name: str | None) -> Request:
@@ -273,7 +293,8 @@ def in_use_write(
     identity: list[dict[str, Any]] | None = None,
 ) -> str:
     """The decision for a request, given the identity policy of the writer role it comes from (an administrator's
-    Allow-everything policy for any other principal, or `identity`), and the bucket policy."""
+    Allow-everything policy for any other principal of the hub account, the documented policy for a spoke
+    exporter, or `identity`), and the bucket policy; a spoke's request needs an Allow from both."""
     document = template.to_json()
     [bucket_policy] = [
         p["Properties"]["PolicyDocument"]["Statement"]
@@ -283,12 +304,59 @@ def in_use_write(
     roles = {EXPORTER_ROLE_ARN: exporter_role_id}
     if collector_role_id is not None:
         roles[COLLECTOR_ROLE_ARN] = collector_role_id
-    if identity is None:
-        role_id = roles.get(request.context["aws:PrincipalArn"])
-        identity = EVERYTHING if role_id is None else role_statements(document, role_id)
     tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory"}
     tokens |= {f"{role_id}.Arn": arn for arn, role_id in roles.items()}
+    principal = request.context["aws:PrincipalArn"]
+    if principal.split(":")[4] != HUB_ACCOUNT:
+        identity = SPOKE_EXPORTER_IDENTITY if identity is None else identity
+        return decide_across_accounts(identity, bucket_policy, request, tokens)
+    if identity is None:
+        role_id = roles.get(principal)
+        identity = EVERYTHING if role_id is None else role_statements(document, role_id)
     return decide([identity, bucket_policy], request, tokens)
+
+
+SPOKE_EXPORTER_CASES = [
+    pytest.param(
+        put_manifest("in-use/payments.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
+        "allow",
+        id="spoke-listed",
+    ),
+    pytest.param(
+        put_manifest("in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
+        "implicit-deny",
+        id="spoke-other-clusters-key",
+    ),
+    pytest.param(
+        put_manifest(
+            "in-use/rogue.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN.replace("payments", "rogue"), "rogue"
+        ),
+        "deny",
+        id="spoke-unlisted-cluster",
+    ),
+    pytest.param(
+        put_manifest("in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, PROD_ARN, "prod"),
+        "implicit-deny",
+        id="spoke-with-a-hub-clusters-tags",
+    ),
+    pytest.param(
+        put_manifest(
+            "in-use/aws-210987654321-eu-west-1.json",
+            SPOKE_EXPORTER_ROLE_ARN,
+            SPOKE_CLUSTER_ARN,
+            "aws-210987654321-eu-west-1",
+        ),
+        "deny",
+        id="spoke-aws-key",
+    ),
+    pytest.param(
+        put_manifest(
+            "in-use/payments.json", SPOKE_EXPORTER_ROLE_ARN.replace("exporter", "other"), SPOKE_CLUSTER_ARN, "payments"
+        ),
+        "deny",
+        id="spoke-other-role",
+    ),
+]
 
 
 @pytest.fixture(scope="module")
@@ -332,6 +400,7 @@ def collector_role_id(stack: EcrRetentionStack) -> str:
             put_manifest("in-use/prod.json", ADMIN_ROLE_ARN, PROD_ARN, "prod"), "deny", id="other-role-in-cluster"
         ),
         pytest.param(put_manifest("reports/x.json", ADMIN_ROLE_ARN, None, None), "allow", id="admin-elsewhere"),
+        *SPOKE_EXPORTER_CASES,
     ],
 )
 def test_only_the_exporter_role_of_a_listed_cluster_and_the_collector_write_in_use_manifests(
@@ -355,6 +424,7 @@ def test_only_the_exporter_role_of_a_listed_cluster_and_the_collector_write_in_u
         pytest.param(
             put_manifest(AWS_MANIFEST, EXPORTER_ROLE_ARN, PROD_ARN, "aws-123456789012-eu-west-1"), "deny", id="exporter"
         ),
+        *SPOKE_EXPORTER_CASES,
     ],
 )
 def test_the_bucket_policy_alone_keeps_the_aws_inventory_manifests_the_collectors_and_the_collector_to_them(

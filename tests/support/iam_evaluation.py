@@ -1,6 +1,7 @@
 """Enough of IAM's evaluation to ask a synthesized template "may this request succeed?": explicit Deny wins,
-then any Allow; Action, Resource and NotResource globs (`*`, `?`); `${aws:PrincipalTag/...}` policy variables; and the
-condition operators the stack uses. Anything else raises, so a test never passes on a shape it did not
+then any Allow (across accounts, an Allow on both sides); `*` and role-ARN principals; Action, Resource and
+NotResource globs (`*`, `?`); `${aws:PrincipalTag/...}` policy variables; and the condition operators the stack
+uses. Anything else raises, so a test never passes on a shape it did not
 understand. CloudFormation tokens (Ref, Fn::GetAtt, Fn::Join) are resolved from a table the test gives.
 """
 
@@ -82,7 +83,12 @@ def _applies(statement: Mapping[str, Any], request: Request, tokens: Mapping[str
         raise NotImplementedError("NotAction, NotPrincipal")
     principal = statement.get("Principal")
     if principal is not None and principal not in ("*", {"AWS": "*"}):
-        raise NotImplementedError(f"principal {principal!r}")
+        if not (isinstance(principal, dict) and set(principal) == {"AWS"}):
+            raise NotImplementedError(f"principal {principal!r}")
+        # Role ARNs as principals: the statement applies to that role's sessions (aws:PrincipalArn is the role's).
+        principals = [resolve(arn, tokens) for arn in _listed(principal["AWS"])]
+        if request.context.get("aws:PrincipalArn") not in principals:
+            return False
     if not any(glob_matches(a, request.action, ignore_case=True) for a in _listed(statement["Action"])):
         return False
     listed_resources = statement["NotResource"] if "NotResource" in statement else statement["Resource"]
@@ -104,5 +110,20 @@ def decide(policies: Iterable[Sequence[Mapping[str, Any]]], request: Request, to
     if any(s["Effect"] == "Deny" for s in applicable):
         return "deny"
     if any(s["Effect"] == "Allow" for s in applicable):
+        return "allow"
+    return "implicit-deny"
+
+
+def decide_across_accounts(
+    identity: Sequence[Mapping[str, Any]],
+    resource_policy: Sequence[Mapping[str, Any]],
+    request: Request,
+    tokens: Mapping[str, str],
+) -> Decision:
+    """A principal of another account: a Deny in either policy wins, and both must Allow."""
+    separately = [decide([policy], request, tokens) for policy in (identity, resource_policy)]
+    if "deny" in separately:
+        return "deny"
+    if separately == ["allow", "allow"]:
         return "allow"
     return "implicit-deny"
