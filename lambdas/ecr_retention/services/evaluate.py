@@ -40,6 +40,11 @@ DEFAULT_LEASE_SECONDS = 15 * 60
 # at most about 70 s (aws/clients.py), and the worker must still store its report.
 DEADLINE_MARGIN_SECONDS = 90.0
 REMOVAL_BATCH = 100  # BatchDeleteImage's limit; the deadline is checked between batches
+UNCONFIRMED = (
+    "NotConfirmed",
+    "gone, but not confirmed deleted by this run: ECR answered ImageNotFound to a retry of the call, whose earlier "
+    "attempt may have deleted it before its answer was lost",
+)
 
 
 def utc_now() -> datetime:
@@ -314,12 +319,14 @@ def apply_wave(registry: Registry, repository: str, digests: list[str], executio
     (execution.deleted if action == "delete" else execution.archived).extend(outcome.done)
     for digest in outcome.already_gone:
         execution.cancelled[digest] = "already gone when the registry was asked to remove it"
+    for digest in outcome.unconfirmed:
+        execution.failed[digest] = UNCONFIRMED
     for failure in outcome.failed:
         execution.failed[failure.image_digest] = (failure.code, failure.message)
     if outcome.stopped and action not in execution.stopped:
         code = next((f.code for f in outcome.failed if f.code != "NotAttempted"), "NotAttempted")
         execution.stopped[action] = ("NotAttempted", f"not attempted: an earlier {action} call failed with {code}")
-    answered = set(outcome.done) | set(outcome.already_gone) | {f.image_digest for f in outcome.failed}
+    answered = {*outcome.done, *outcome.already_gone, *outcome.unconfirmed, *(f.image_digest for f in outcome.failed)}
     for digest in digests:  # an adapter that forgets an image must not make it look done
         if digest not in answered:
             execution.failed[digest] = ("NoAnswer", "the registry's answer did not mention this image")

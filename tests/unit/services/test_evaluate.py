@@ -270,6 +270,23 @@ def test_a_failed_index_deletion_keeps_its_children_and_referrers(registry: Fake
     assert report.outcome == "partial"
 
 
+def test_a_deletion_whose_answer_was_lost_is_reported_failed_not_confirmed_never_deleted_or_cancelled(
+    registry: FakeRegistry,
+) -> None:
+    images = seed_app(registry)
+    registry.lost_answers.add(images["v1"])
+
+    report = evaluate(registry, inventory(manifest()))
+
+    assert images["v1"] not in registry.digests("app")
+    assert images["v1"] not in {e.image_digest for e in (*report.deleted, *report.cancelled)}
+    [failed] = report.failed
+    assert (failed.image_digest, failed.kind, failed.error_code) == (images["v1"], "delete-failed", "NotConfirmed")
+    assert "answer was lost" in failed.detail
+    assert report.outcome == "partial"
+    assert report.bytes_reclaimed == 400 + 300 + 50  # v2, v3 and the old untagged image; not v1's 500
+
+
 def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:
     registry.add_image("other", tags=["v1"], pushed_at=NOW - timedelta(days=90))
     evaluation = Evaluation(run_id="r", config=config(), inventory=Inventory(), dry_run=False)
