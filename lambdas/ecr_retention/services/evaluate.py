@@ -40,6 +40,7 @@ DEFAULT_LEASE_SECONDS = 15 * 60
 # at most about 70 s (aws/clients.py), and the worker must still store its report.
 DEADLINE_MARGIN_SECONDS = 90.0
 REMOVAL_BATCH = 100  # BatchDeleteImage's limit; the deadline is checked between batches
+GONE_SINCE_PLAN = "no longer in the repository: removed by someone else since the plan"
 UNCONFIRMED = (
     "NotConfirmed",
     "gone, but not confirmed deleted by this run: ECR answered ImageNotFound to a retry of the call, whose earlier "
@@ -79,6 +80,9 @@ class Execution:
     # action -> (code, why), set when a call of that action failed after its retries (nothing further of it
     # is attempted in this run), or for both actions when time ran out.
     stopped: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Candidates known to be absent from the repository, whoever removed them: such an index or subject holds
+    # nothing any more, so the children and referrers planned to go with it still go.
+    gone: set[str] = field(default_factory=set)
 
 
 def evaluate_repository(
@@ -239,7 +243,7 @@ def recheck(registry: Registry, repository: str, candidates: Sequence[Decision])
     for decision in candidates:
         image: ImageDetail | None = current.get(decision.image_digest)
         if image is None:
-            cancelled[decision.image_digest] = "no longer in the repository: removed by someone else since the plan"
+            cancelled[decision.image_digest] = GONE_SINCE_PLAN
         elif set(image.image_tags) != set(decision.image_tags):
             before = ", ".join(decision.image_tags) or "<untagged>"
             after = ", ".join(sorted(image.image_tags)) or "<untagged>"
@@ -258,19 +262,25 @@ def execute(
     seconds_left: Callable[[], float] | None = None,
 ) -> Execution:
     """Delete or archive in waves: indexes before their children and subjects before their referrers, so
-    that nothing a kept image needs is removed when its parent's removal was cancelled or failed."""
+    that nothing a kept image needs is removed when its parent's removal was cancelled or failed (a parent that
+    is gone, whoever removed it, holds nothing back)."""
     repository = plan.repository_name
     execution = Execution(cancelled=recheck(registry, repository, candidates))
+    execution.gone = {digest for digest, why in execution.cancelled.items() if why == GONE_SINCE_PLAN}
     by_digest = {d.image_digest: d for d in candidates}
     parents = {digest: ps & by_digest.keys() for digest, ps in dependencies(snapshot).items() if digest in by_digest}
     remaining = [d.image_digest for d in candidates]
     while remaining:
-        pending = set(remaining)
+        pending = {d for d in remaining if d not in execution.cancelled and d not in execution.failed}
         wave, later = [], []
         for digest in remaining:
             if digest in execution.cancelled or digest in execution.failed:
                 continue
-            stayed = [p for p in parents.get(digest, ()) if p in execution.cancelled or p in execution.failed]
+            stayed = [
+                p
+                for p in parents.get(digest, ())
+                if (p in execution.cancelled or p in execution.failed) and p not in execution.gone
+            ]
             if stayed:
                 execution.failed[digest] = (
                     "ParentNotRemoved",
@@ -321,6 +331,7 @@ def apply_wave(registry: Registry, repository: str, digests: list[str], executio
         execution.cancelled[digest] = "already gone when the registry was asked to remove it"
     for digest in outcome.unconfirmed:
         execution.failed[digest] = UNCONFIRMED
+    execution.gone.update(outcome.already_gone, outcome.unconfirmed)
     for failure in outcome.failed:
         execution.failed[failure.image_digest] = (failure.code, failure.message)
     if outcome.stopped and action not in execution.stopped:

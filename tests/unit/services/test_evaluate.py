@@ -287,6 +287,41 @@ def test_a_deletion_whose_answer_was_lost_is_reported_failed_not_confirmed_never
     assert report.bytes_reclaimed == 400 + 300 + 50  # v2, v3 and the old untagged image; not v1's 500
 
 
+def test_children_and_referrers_of_an_index_whose_deletion_answer_was_lost_still_go_as_planned(
+    registry: FakeRegistry,
+) -> None:
+    old = NOW - timedelta(days=90)
+    amd = registry.add_image("app", pushed_at=old, seed="amd")
+    index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
+    signature = registry.add_image("app", tags=[f"sha256-{index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
+    registry.lost_answers.add(index)
+    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    # The index is gone (whoever removed it): it holds nothing any more, so the plan's removals go on without it.
+    assert registry.digests("app") == set()
+    assert {e.image_digest for e in report.deleted} == {amd, signature}
+    assert {e.image_digest: e.error_code for e in report.failed} == {index: "NotConfirmed"}
+
+
+def test_children_of_an_index_removed_by_someone_else_since_the_plan_still_go_as_planned(
+    registry: FakeRegistry,
+) -> None:
+    old = NOW - timedelta(days=90)
+    amd = registry.add_image("app", pushed_at=old, seed="amd")
+    index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
+    registry.before["describe_image_ids"] = lambda r: r.repositories["app"].pop(index)
+    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert registry.digests("app") == set()
+    assert [e.image_digest for e in report.deleted] == [amd]
+    assert [(e.image_digest, e.kind) for e in report.cancelled] == [(index, "tag-changed")]
+    assert report.failed == ()
+
+
 def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:
     registry.add_image("other", tags=["v1"], pushed_at=NOW - timedelta(days=90))
     evaluation = Evaluation(run_id="r", config=config(), inventory=Inventory(), dry_run=False)
