@@ -97,23 +97,48 @@ def evaluate_repository(
     seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
     """`seconds_left` (a Lambda's remaining time): no removal starts when less than DEADLINE_MARGIN_SECONDS
-    remain; what was not attempted is reported failed (DeadlineReached) and the next run takes it up."""
-    if leases is not None and not leases.acquire(repository, evaluation.run_id, lease_seconds):
-        return RepositoryReport(
-            repository_name=repository,
-            outcome="busy",
-            error="another evaluation holds this repository's lease; it is evaluated by that run",
-        )
+    remain; what was not attempted is reported failed (DeadlineReached) and the next run takes it up.
+
+    A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
+    lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires)."""
+    if leases is not None:
+        try:
+            acquired = leases.acquire(repository, evaluation.run_id, lease_seconds)
+        except Exception as error:  # nothing was read or changed: the repository waits for the next run
+            logger.exception("taking the lease of %s failed", repository)
+            return RepositoryReport(
+                repository_name=repository,
+                outcome="failed",
+                error=f"its lease could not be taken, so nothing was done: {type(error).__name__}: {error}",
+            )
+        if not acquired:
+            return RepositoryReport(
+                repository_name=repository,
+                outcome="busy",
+                error="another evaluation holds this repository's lease; it is evaluated by that run",
+            )
     try:
-        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock, seconds_left=seconds_left)
+        report = _evaluate(
+            repository, evaluation, registry=registry, cache=cache, clock=clock, seconds_left=seconds_left
+        )
     except RepositoryGone:
-        return RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
+        report = RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
     except Exception as error:  # one repository's failure must not stop a sweep; it is reported, not hidden
         logger.exception("evaluating %s failed", repository)
-        return RepositoryReport(repository_name=repository, outcome="failed", error=f"{type(error).__name__}: {error}")
-    finally:
-        if leases is not None:
+        report = RepositoryReport(
+            repository_name=repository, outcome="failed", error=f"{type(error).__name__}: {error}"
+        )
+    if leases is not None:
+        try:
             leases.release(repository, evaluation.run_id)
+        except Exception as error:  # what was deleted must still be reported; an unreleased lease only expires
+            logger.exception("releasing the lease of %s failed", repository)
+            warning = (
+                f"its lease could not be released ({type(error).__name__}: {error}); it expires in "
+                f"{lease_seconds} s, until then other runs report this repository busy"
+            )
+            report = report.model_copy(update={"warnings": (*report.warnings, warning)})
+    return report
 
 
 def _evaluate(

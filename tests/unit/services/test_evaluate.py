@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 
+from ecr_retention.aws.dynamodb_lease import LeaseError
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.ports import BatchOutcome
@@ -219,6 +220,46 @@ def test_lease_is_released_after_the_evaluation(registry: FakeRegistry) -> None:
     evaluate(registry, inventory(manifest()), leases=leases)
 
     assert leases.held == {}
+
+
+class BrokenLeases(MemoryLeases):
+    """A lease table that cannot be reached (after the client's retries) for taking or for releasing."""
+
+    def __init__(self, *, acquire: bool = True, release: bool = True) -> None:
+        super().__init__()
+        self.acquire_works, self.release_works = acquire, release
+
+    def acquire(self, repository: str, holder: str, seconds: int) -> bool:
+        if not self.acquire_works:
+            raise LeaseError("lease table leases, repository app: PutItem failed: ThrottlingException", code="T")
+        return super().acquire(repository, holder, seconds)
+
+    def release(self, repository: str, holder: str) -> None:
+        if not self.release_works:
+            raise LeaseError("lease table leases, repository app: DeleteItem failed: ThrottlingException", code="T")
+        super().release(repository, holder)
+
+
+def test_a_lease_that_cannot_be_taken_fails_the_repository_alone_and_touches_nothing(registry: FakeRegistry) -> None:
+    images = seed_app(registry)
+
+    report = evaluate(registry, inventory(manifest()), leases=BrokenLeases(acquire=False))
+
+    assert report.outcome == "failed"
+    assert "PutItem failed: ThrottlingException" in (report.error or "")
+    assert registry.calls == []
+    assert registry.digests("app") == set(images.values())
+
+
+def test_a_lease_that_cannot_be_released_keeps_the_report_of_what_was_deleted(registry: FakeRegistry) -> None:
+    seed_app(registry)
+
+    report = evaluate(registry, inventory(manifest(f"{HOST}/app:v2")), leases=BrokenLeases(release=False))
+
+    assert len(report.deleted) == 3
+    assert {e.image_digest for e in report.deleted}.isdisjoint(registry.digests("app"))
+    assert report.outcome == "ok"
+    assert any("DeleteItem failed" in warning and "expires" in warning for warning in report.warnings)
 
 
 MULTI_ARCH_RULES = """
