@@ -363,6 +363,16 @@ class MotoEcr:
         """Gone at once, images and all (as `delete-repository --force`, without an API call to count)."""
         del self.backend.repositories[repository]
 
+    def state(self, repositories: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+        """repository -> digest -> the detail DescribeImages reports (any status), read from the backend without an
+        API call (fast, and unseen by fault injection); times as moto keeps them. Absent repositories are left out."""
+        found = self.backend.repositories
+        return {
+            name: {image.get_image_digest(): _detail(found[name], image) for image in found[name].images}
+            for name in repositories
+            if name in found
+        }
+
     def digests(self, repository: str) -> set[str]:
         return {image.get_image_digest() for image in self.backend.repositories[repository].images}
 
