@@ -39,6 +39,10 @@ class BatchOutcome:
     done: tuple[str, ...] = ()  # digests ECR confirmed deleted (or archived)
     already_gone: tuple[str, ...] = ()  # ImageNotFound: absent before this call
     failed: tuple[ImageFailure, ...] = ()
+    # ImageNotFound in the answer to a retried call: absent now, but perhaps deleted by an earlier attempt of the
+    # same call whose answer was lost (a dropped connection, a timeout, a 500 after ECR acted). Neither claimed as
+    # done nor taken for someone else's removal.
+    unconfirmed: tuple[str, ...] = ()
     # A call failed after its retries and nothing after it was attempted: the caller should stop too.
     stopped: bool = False
 

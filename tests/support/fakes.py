@@ -35,6 +35,9 @@ class FakeRegistry:
     calls: list[tuple[str, str]] = field(default_factory=list)  # (operation, repository)
     # digest -> failure code that delete_images reports for it (e.g. KmsError)
     delete_failures: dict[str, str] = field(default_factory=dict)
+    # digests whose deletion happens but whose answer is lost: reported `unconfirmed`, as the adapter reports an
+    # ImageNotFound answered to a retried call
+    lost_answers: set[str] = field(default_factory=set)
     # called before each operation, e.g. to move a tag between the plan and the delete
     before: dict[str, Any] = field(default_factory=dict)
 
@@ -144,7 +147,7 @@ class FakeRegistry:
         return False
 
     def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
-        done, gone, failed = [], [], []
+        done, gone, failed, unconfirmed = [], [], [], []
         for start in range(0, len(digests), 100):
             images = self._record("delete_images", repository)
             for digest in digests[start : start + 100]:
@@ -156,8 +159,8 @@ class FakeRegistry:
                     failed.append(ImageFailure(digest, "ImageReferencedByManifestList", "referenced by an index"))
                 else:
                     del images[digest]
-                    done.append(digest)
-        return BatchOutcome(tuple(done), tuple(gone), tuple(failed))
+                    (unconfirmed if digest in self.lost_answers else done).append(digest)
+        return BatchOutcome(tuple(done), tuple(gone), tuple(failed), unconfirmed=tuple(unconfirmed))
 
     def archive_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
         done, gone = [], []

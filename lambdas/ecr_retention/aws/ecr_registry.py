@@ -177,7 +177,8 @@ class EcrRegistry:
         their referrers), 100 a call; a digest given twice is sent once.
 
         Image by image: `done` only when ECR lists the digest in the response's `imageIds`; `already_gone` when
-        its failure is ImageNotFound; `failed` with ECR's failureCode for every other failure
+        its failure is ImageNotFound, or `unconfirmed` when that answer came to a retried call (an earlier attempt,
+        whose answer was lost, may have deleted it); `failed` with ECR's failureCode for every other failure
         (ImageReferencedByManifestList, KmsError, ...) and with NotConfirmed when ECR names it nowhere.
         When a call raises after botocore's retries, its images are failed with the error's code
         (ThrottlingException, ReadTimeoutError, ...) and every later one with NotAttempted: nothing further is
@@ -277,10 +278,14 @@ class _OutcomeBuilder:
     def __init__(self) -> None:
         self.done: list[str] = []
         self.already_gone: list[str] = []
+        self.unconfirmed: list[str] = []
         self.failed: list[ImageFailure] = []
         self.stopped = False
 
     def read_batch_response(self, batch: Sequence[str], response: dict[str, Any]) -> None:
+        # botocore retried this call: an earlier attempt may have reached ECR and deleted before its answer was lost,
+        # so ImageNotFound now says the image is gone, not that someone else removed it before this call.
+        retried = int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) > 0
         confirmed = {image_id.get("imageDigest") for image_id in response.get("imageIds", [])}
         failures: dict[str, tuple[str, str]] = {}
         for failure in response.get("failures", []):
@@ -292,7 +297,7 @@ class _OutcomeBuilder:
             if digest in failures:
                 code, reason = failures[digest]
                 if code == "ImageNotFound":
-                    self.already_gone.append(digest)
+                    (self.unconfirmed if retried else self.already_gone).append(digest)
                 else:
                     self.failed.append(ImageFailure(digest, code, reason))
             elif digest in confirmed:
@@ -317,6 +322,7 @@ class _OutcomeBuilder:
             already_gone=tuple(self.already_gone),
             failed=tuple(self.failed),
             stopped=self.stopped,
+            unconfirmed=tuple(self.unconfirmed),
         )
 
 

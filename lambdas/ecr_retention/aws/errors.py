@@ -3,7 +3,16 @@ ClientError and every message names the resource, the operation and AWS's error 
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
+
+# Every exception a boto3 call raises once botocore gave up: an AWS error answer, a transport failure, or an answer
+# botocore cannot parse (ResponseParserError is no BotoCoreError: a 429 without a body to SNS or STS raises it, and
+# botocore does not retry it).
+AWS_CALL_ERRORS = (ClientError, BotoCoreError, ResponseParserError)
+AwsCallError: TypeAlias = ClientError | BotoCoreError | ResponseParserError
 
 
 class AwsCallFailed(Exception):
@@ -19,14 +28,14 @@ def error_code(error: ClientError) -> str:
     return str(code) if code else "UnknownError"
 
 
-def describe_failure(operation: str, error: ClientError | BotoCoreError) -> tuple[str, str]:
-    """(code, "<Operation> failed: <Code>: <message>") for an exception message."""
+def describe_failure(operation: str, error: AwsCallError) -> tuple[str, str]:
+    """(code, "<Operation> failed: <Code>: <message>") for an exception message, on one line."""
     if isinstance(error, ClientError):
         code = error_code(error)
         detail = error.response.get("Error", {}).get("Message") or ""
     else:
-        code = type(error).__name__  # EndpointConnectionError, ReadTimeoutError, ...
-        detail = str(error)
+        code = type(error).__name__  # EndpointConnectionError, ReadTimeoutError, ResponseParserError, ...
+        detail = str(error).splitlines()[0] if str(error) else ""
     return code, f"{operation} failed: {code}: {detail}".rstrip(": ")
 
 
@@ -37,6 +46,7 @@ def describe_aws_error(error: BaseException) -> str | None:
     if isinstance(error, ClientError):
         operation = error.operation_name or "AWS call"
         return describe_failure(operation, error)[1]
-    if isinstance(error, BotoCoreError):
-        return f"{type(error).__name__}: {error}"
+    if isinstance(error, BotoCoreError | ResponseParserError):
+        first_line = str(error).splitlines()[0] if str(error) else ""
+        return f"{type(error).__name__}: {first_line}"
     return None

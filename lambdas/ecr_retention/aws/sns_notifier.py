@@ -7,9 +7,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from ecr_retention.aws.errors import AwsCallFailed, describe_failure
+from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallFailed, describe_failure
 
 # Publish refuses a request whose message, subject and attributes (names, data types and values) add up to
 # more than 256 KiB, counted in UTF-8 bytes, not characters.
@@ -92,7 +90,7 @@ class SnsNotifier:
             request["Subject"] = clean_subject
         try:
             self._client.publish(**request)
-        except (ClientError, BotoCoreError) as error:
+        except AWS_CALL_ERRORS as error:
             code, description = describe_failure("Publish", error)
             raise NotificationError(f"{self._topic_arn}: {description}", code=code) from None
 

@@ -33,7 +33,7 @@ in-process `mock_aws` and for a `ThreadedMotoServer` running in the same process
   repository moving a tag leaves the image it came from untagged (moto deletes that image). An unknown
   repository is RepositoryNotFoundException.
 - Faults: `throttle`/`fail` answer chosen attempts of an operation with an error response (botocore then retries
-  for real), `before` runs an action right before a chosen call is served (a repository deleted mid-run, a tag
+  for real; `fail(served=True)` serves the request first, so the change happens and its answer is lost), `before` runs an action right before a chosen call is served (a repository deleted mid-run, a tag
   moved between plan and delete). These are served by moto rather than raised from a botocore `before-send`
   hook on the client: botocore calls every `before-send` handler, so moto's in-process stubber would still
   execute a call that the hook answered with a throttle (a "throttled" BatchDeleteImage would delete).
@@ -363,6 +363,16 @@ class MotoEcr:
         """Gone at once, images and all (as `delete-repository --force`, without an API call to count)."""
         del self.backend.repositories[repository]
 
+    def state(self, repositories: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+        """repository -> digest -> the detail DescribeImages reports (any status), read from the backend without an
+        API call (fast, and unseen by fault injection); times as moto keeps them. Absent repositories are left out."""
+        found = self.backend.repositories
+        return {
+            name: {image.get_image_digest(): _detail(found[name], image) for image in found[name].images}
+            for name in repositories
+            if name in found
+        }
+
     def digests(self, repository: str) -> set[str]:
         return {image.get_image_digest() for image in self.backend.repositories[repository].images}
 
@@ -413,6 +423,7 @@ class _Fault:
     status: int
     first: int  # 1-based number of the first attempt answered with the fault
     last: int
+    served: bool = False  # the request is served (its change made) before the error answers it
 
 
 @dataclass
@@ -443,12 +454,22 @@ class EcrFidelity:
         self.fail(operation, "ThrottlingException", times=times, after=after, message="Rate exceeded")
 
     def fail(
-        self, operation: str, code: str, *, times: int = 1, after: int = 0, status: int = 400, message: str = ""
+        self,
+        operation: str,
+        code: str,
+        *,
+        times: int = 1,
+        after: int = 0,
+        status: int = 400,
+        message: str = "",
+        served: bool = False,
     ) -> None:
-        """Answer `times` requests of the operation (counted from now, after the first `after`) with an error."""
+        """Answer `times` requests of the operation (counted from now, after the first `after`) with an error.
+        `served`: moto serves each of them first, so the change happens and the client hears an error (an answer
+        lost on the way back, as a 500 or a dropped connection after ECR acted)."""
         with self._lock:
             start = self.served[operation] + after + 1
-            self._faults.append(_Fault(operation, code, message or code, status, start, start + times - 1))
+            self._faults.append(_Fault(operation, code, message or code, status, start, start + times - 1, served))
 
     def before(self, operation: str, action: Callable[[], object], *, call: int = 1) -> None:
         """Run `action` right before moto serves the `call`-th request of the operation from now."""
@@ -497,6 +518,8 @@ class EcrFidelity:
             fault = next((f for f in self._faults if f.operation == operation and f.first <= number <= f.last), None)
         for hook in due:
             hook.action()
+        if fault is not None and fault.served:
+            original(response)
         if fault is not None:
             body = json.dumps({"__type": fault.code, "message": fault.message})
             return fault.status, {"Content-Type": "application/x-amz-json-1.1", "x-amzn-ErrorType": fault.code}, body

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError, describe_validation_error
@@ -34,7 +34,8 @@ class WorkItem(WorkflowInput):
     run_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,100}$")]
     repository: RepositoryName
     trigger: Literal["schedule", "push", "cli"]
-    dry_run: bool
+    # Strict, as the rules file's dry_run: "false", "no" or 0 is a broken input, not permission to delete.
+    dry_run: StrictBool
 
 
 class RunStarted(WorkflowInput):
@@ -42,7 +43,7 @@ class RunStarted(WorkflowInput):
 
     run_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,100}$")]
     trigger: Literal["schedule", "push", "cli"]
-    dry_run: bool
+    dry_run: StrictBool
     started_at: datetime
     targets_key: str
     count: int = Field(ge=0)

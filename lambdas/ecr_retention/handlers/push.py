@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.parser.models import SqsModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ecr_retention.aws.sfn_workflow import batch_execution_name
@@ -15,7 +16,9 @@ from ecr_retention.handlers.dependencies import runtime
 from ecr_retention.handlers.events import EcrPushEvent, parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 
-processor = BatchProcessor(event_type=EventType.SQS)
+# A batch whose messages all fail is answered like any other partial failure (each message retried, then the DLQ),
+# rather than raised as one multi-line error with every message's traceback.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def pushed_repository(record: SQSRecord) -> str:
@@ -28,8 +31,14 @@ def pushed_repository(record: SQSRecord) -> str:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    with processor(records=event.get("Records", []), handler=pushed_repository, lambda_context=context):
+    # An event that is no SQS batch at all (a wrong subscription, a hand-made test event) is refused whole, in one
+    # line; within a batch, each malformed message fails alone.
+    parse_event(event, SqsModel, "SQS event")
+    with processor(records=event["Records"], handler=pushed_repository, lambda_context=context):
         processed = processor.process()
+    for status, problem, record in processed:
+        if status == "fail":
+            logger.warning("push message refused", extra={"messageId": record.get("messageId"), "problem": problem})
     repositories = sorted({result for status, result, _ in processed if status == "success"})
     if repositories:
         # Named after the batch's messages, so that a retried batch does not start a second run.

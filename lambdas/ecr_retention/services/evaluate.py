@@ -40,6 +40,12 @@ DEFAULT_LEASE_SECONDS = 15 * 60
 # at most about 70 s (aws/clients.py), and the worker must still store its report.
 DEADLINE_MARGIN_SECONDS = 90.0
 REMOVAL_BATCH = 100  # BatchDeleteImage's limit; the deadline is checked between batches
+GONE_SINCE_PLAN = "no longer in the repository: removed by someone else since the plan"
+UNCONFIRMED = (
+    "NotConfirmed",
+    "gone, but not confirmed deleted by this run: ECR answered ImageNotFound to a retry of the call, whose earlier "
+    "attempt may have deleted it before its answer was lost",
+)
 
 
 def utc_now() -> datetime:
@@ -74,6 +80,9 @@ class Execution:
     # action -> (code, why), set when a call of that action failed after its retries (nothing further of it
     # is attempted in this run), or for both actions when time ran out.
     stopped: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Candidates known to be absent from the repository, whoever removed them: such an index or subject holds
+    # nothing any more, so the children and referrers planned to go with it still go.
+    gone: set[str] = field(default_factory=set)
 
 
 def evaluate_repository(
@@ -88,23 +97,48 @@ def evaluate_repository(
     seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
     """`seconds_left` (a Lambda's remaining time): no removal starts when less than DEADLINE_MARGIN_SECONDS
-    remain; what was not attempted is reported failed (DeadlineReached) and the next run takes it up."""
-    if leases is not None and not leases.acquire(repository, evaluation.run_id, lease_seconds):
-        return RepositoryReport(
-            repository_name=repository,
-            outcome="busy",
-            error="another evaluation holds this repository's lease; it is evaluated by that run",
-        )
+    remain; what was not attempted is reported failed (DeadlineReached) and the next run takes it up.
+
+    A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
+    lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires)."""
+    if leases is not None:
+        try:
+            acquired = leases.acquire(repository, evaluation.run_id, lease_seconds)
+        except Exception as error:  # nothing was read or changed: the repository waits for the next run
+            logger.exception("taking the lease of %s failed", repository)
+            return RepositoryReport(
+                repository_name=repository,
+                outcome="failed",
+                error=f"its lease could not be taken, so nothing was done: {type(error).__name__}: {error}",
+            )
+        if not acquired:
+            return RepositoryReport(
+                repository_name=repository,
+                outcome="busy",
+                error="another evaluation holds this repository's lease; it is evaluated by that run",
+            )
     try:
-        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock, seconds_left=seconds_left)
+        report = _evaluate(
+            repository, evaluation, registry=registry, cache=cache, clock=clock, seconds_left=seconds_left
+        )
     except RepositoryGone:
-        return RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
+        report = RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
     except Exception as error:  # one repository's failure must not stop a sweep; it is reported, not hidden
         logger.exception("evaluating %s failed", repository)
-        return RepositoryReport(repository_name=repository, outcome="failed", error=f"{type(error).__name__}: {error}")
-    finally:
-        if leases is not None:
+        report = RepositoryReport(
+            repository_name=repository, outcome="failed", error=f"{type(error).__name__}: {error}"
+        )
+    if leases is not None:
+        try:
             leases.release(repository, evaluation.run_id)
+        except Exception as error:  # what was deleted must still be reported; an unreleased lease only expires
+            logger.exception("releasing the lease of %s failed", repository)
+            warning = (
+                f"its lease could not be released ({type(error).__name__}: {error}); it expires in "
+                f"{lease_seconds} s, until then other runs report this repository busy"
+            )
+            report = report.model_copy(update={"warnings": (*report.warnings, warning)})
+    return report
 
 
 def _evaluate(
@@ -234,7 +268,7 @@ def recheck(registry: Registry, repository: str, candidates: Sequence[Decision])
     for decision in candidates:
         image: ImageDetail | None = current.get(decision.image_digest)
         if image is None:
-            cancelled[decision.image_digest] = "no longer in the repository: removed by someone else since the plan"
+            cancelled[decision.image_digest] = GONE_SINCE_PLAN
         elif set(image.image_tags) != set(decision.image_tags):
             before = ", ".join(decision.image_tags) or "<untagged>"
             after = ", ".join(sorted(image.image_tags)) or "<untagged>"
@@ -253,19 +287,25 @@ def execute(
     seconds_left: Callable[[], float] | None = None,
 ) -> Execution:
     """Delete or archive in waves: indexes before their children and subjects before their referrers, so
-    that nothing a kept image needs is removed when its parent's removal was cancelled or failed."""
+    that nothing a kept image needs is removed when its parent's removal was cancelled or failed (a parent that
+    is gone, whoever removed it, holds nothing back)."""
     repository = plan.repository_name
     execution = Execution(cancelled=recheck(registry, repository, candidates))
+    execution.gone = {digest for digest, why in execution.cancelled.items() if why == GONE_SINCE_PLAN}
     by_digest = {d.image_digest: d for d in candidates}
     parents = {digest: ps & by_digest.keys() for digest, ps in dependencies(snapshot).items() if digest in by_digest}
     remaining = [d.image_digest for d in candidates]
     while remaining:
-        pending = set(remaining)
+        pending = {d for d in remaining if d not in execution.cancelled and d not in execution.failed}
         wave, later = [], []
         for digest in remaining:
             if digest in execution.cancelled or digest in execution.failed:
                 continue
-            stayed = [p for p in parents.get(digest, ()) if p in execution.cancelled or p in execution.failed]
+            stayed = [
+                p
+                for p in parents.get(digest, ())
+                if (p in execution.cancelled or p in execution.failed) and p not in execution.gone
+            ]
             if stayed:
                 execution.failed[digest] = (
                     "ParentNotRemoved",
@@ -314,12 +354,15 @@ def apply_wave(registry: Registry, repository: str, digests: list[str], executio
     (execution.deleted if action == "delete" else execution.archived).extend(outcome.done)
     for digest in outcome.already_gone:
         execution.cancelled[digest] = "already gone when the registry was asked to remove it"
+    for digest in outcome.unconfirmed:
+        execution.failed[digest] = UNCONFIRMED
+    execution.gone.update(outcome.already_gone, outcome.unconfirmed)
     for failure in outcome.failed:
         execution.failed[failure.image_digest] = (failure.code, failure.message)
     if outcome.stopped and action not in execution.stopped:
         code = next((f.code for f in outcome.failed if f.code != "NotAttempted"), "NotAttempted")
         execution.stopped[action] = ("NotAttempted", f"not attempted: an earlier {action} call failed with {code}")
-    answered = set(outcome.done) | set(outcome.already_gone) | {f.image_digest for f in outcome.failed}
+    answered = {*outcome.done, *outcome.already_gone, *outcome.unconfirmed, *(f.image_digest for f in outcome.failed)}
     for digest in digests:  # an adapter that forgets an image must not make it look done
         if digest not in answered:
             execution.failed[digest] = ("NoAnswer", "the registry's answer did not mention this image")

@@ -9,14 +9,18 @@ from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.ports import Bucket
 
 IN_USE_PREFIX = "in-use/"
+MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under; rename or remove it"
 
 
 def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> Inventory:
-    """An object that cannot be read (too large, not JSON, wrong schema) is a problem of the inventory named
-    by its key, which blocks every deletion of the run: its images may be running."""
+    """An object that cannot be read (too large, not JSON, wrong schema, not named `<cluster>.json`) is a problem of
+    the inventory named by its key, which blocks every deletion of the run: its images may be running."""
     documents: list[ManifestDocument] = []
     for key in sorted(bucket.list_objects(prefix)):
-        if not key.endswith(".json"):
+        if key.endswith("/"):  # a folder marker (the S3 console's "Create folder"): no object of anyone's
+            continue
+        if not key.endswith(".json"):  # a manifest under another name would protect nothing without a word
+            documents.append((key, InputError(f"{key}: {MISNAMED}")))
             continue
         try:
             body = bucket.read(key, max_bytes=IN_USE_MANIFEST.max_bytes)

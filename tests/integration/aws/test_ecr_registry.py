@@ -400,6 +400,37 @@ def test_delete_stops_at_a_throttling_storm_and_claims_nothing_of_it(
     assert seed.digests(REPO) == set(order[100:])
 
 
+def test_delete_whose_answer_was_lost_and_retried_claims_nothing_and_says_it_is_gone_unconfirmed(
+    seed: MotoEcr, registry: EcrRegistry, fidelity: EcrFidelity, recorder: ApiCallRecorder
+) -> None:
+    seed.create_repository(REPO)
+    images = [seed.push_image(REPO, f"v{number}") for number in range(3)]
+    absent = "sha256:" + "e" * 64
+    # ECR deletes, the answer is lost (a 500 after the deletion); botocore retries, ECR answers ImageNotFound.
+    fidelity.fail("BatchDeleteImage", "InternalFailure", status=500, served=True)
+
+    outcome = registry.delete_images(REPO, [*(image.digest for image in images), absent])
+
+    assert outcome.done == ()
+    assert outcome.already_gone == ()
+    assert outcome.unconfirmed == (*(image.digest for image in images), absent)
+    assert outcome.failed == ()
+    assert [call.attempts for call in recorder.of("BatchDeleteImage")] == [2]
+    assert seed.digests(REPO) == set()
+
+
+def test_delete_of_an_image_gone_before_a_call_that_was_not_retried_is_already_gone(
+    seed: MotoEcr, registry: EcrRegistry
+) -> None:
+    seed.create_repository(REPO)
+    image = seed.push_image(REPO, "v1")
+    absent = "sha256:" + "e" * 64
+
+    outcome = registry.delete_images(REPO, [image.digest, absent])
+
+    assert (outcome.done, outcome.already_gone, outcome.unconfirmed) == ((image.digest,), (absent,), ())
+
+
 def test_delete_after_a_server_error_fails_the_rest(
     seed: MotoEcr, registry: EcrRegistry, fidelity: EcrFidelity
 ) -> None:

@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 
+from ecr_retention.aws.dynamodb_lease import LeaseError
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.ports import BatchOutcome
@@ -221,6 +222,46 @@ def test_lease_is_released_after_the_evaluation(registry: FakeRegistry) -> None:
     assert leases.held == {}
 
 
+class BrokenLeases(MemoryLeases):
+    """A lease table that cannot be reached (after the client's retries) for taking or for releasing."""
+
+    def __init__(self, *, acquire: bool = True, release: bool = True) -> None:
+        super().__init__()
+        self.acquire_works, self.release_works = acquire, release
+
+    def acquire(self, repository: str, holder: str, seconds: int) -> bool:
+        if not self.acquire_works:
+            raise LeaseError("lease table leases, repository app: PutItem failed: ThrottlingException", code="T")
+        return super().acquire(repository, holder, seconds)
+
+    def release(self, repository: str, holder: str) -> None:
+        if not self.release_works:
+            raise LeaseError("lease table leases, repository app: DeleteItem failed: ThrottlingException", code="T")
+        super().release(repository, holder)
+
+
+def test_a_lease_that_cannot_be_taken_fails_the_repository_alone_and_touches_nothing(registry: FakeRegistry) -> None:
+    images = seed_app(registry)
+
+    report = evaluate(registry, inventory(manifest()), leases=BrokenLeases(acquire=False))
+
+    assert report.outcome == "failed"
+    assert "PutItem failed: ThrottlingException" in (report.error or "")
+    assert registry.calls == []
+    assert registry.digests("app") == set(images.values())
+
+
+def test_a_lease_that_cannot_be_released_keeps_the_report_of_what_was_deleted(registry: FakeRegistry) -> None:
+    seed_app(registry)
+
+    report = evaluate(registry, inventory(manifest(f"{HOST}/app:v2")), leases=BrokenLeases(release=False))
+
+    assert len(report.deleted) == 3
+    assert {e.image_digest for e in report.deleted}.isdisjoint(registry.digests("app"))
+    assert report.outcome == "ok"
+    assert any("DeleteItem failed" in warning and "expires" in warning for warning in report.warnings)
+
+
 MULTI_ARCH_RULES = """
 version: 1
 dry_run: false
@@ -268,6 +309,58 @@ def test_a_failed_index_deletion_keeps_its_children_and_referrers(registry: Fake
     }
     assert report.deleted == ()
     assert report.outcome == "partial"
+
+
+def test_a_deletion_whose_answer_was_lost_is_reported_failed_not_confirmed_never_deleted_or_cancelled(
+    registry: FakeRegistry,
+) -> None:
+    images = seed_app(registry)
+    registry.lost_answers.add(images["v1"])
+
+    report = evaluate(registry, inventory(manifest()))
+
+    assert images["v1"] not in registry.digests("app")
+    assert images["v1"] not in {e.image_digest for e in (*report.deleted, *report.cancelled)}
+    [failed] = report.failed
+    assert (failed.image_digest, failed.kind, failed.error_code) == (images["v1"], "delete-failed", "NotConfirmed")
+    assert "answer was lost" in failed.detail
+    assert report.outcome == "partial"
+    assert report.bytes_reclaimed == 400 + 300 + 50  # v2, v3 and the old untagged image; not v1's 500
+
+
+def test_children_and_referrers_of_an_index_whose_deletion_answer_was_lost_still_go_as_planned(
+    registry: FakeRegistry,
+) -> None:
+    old = NOW - timedelta(days=90)
+    amd = registry.add_image("app", pushed_at=old, seed="amd")
+    index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
+    signature = registry.add_image("app", tags=[f"sha256-{index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
+    registry.lost_answers.add(index)
+    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    # The index is gone (whoever removed it): it holds nothing any more, so the plan's removals go on without it.
+    assert registry.digests("app") == set()
+    assert {e.image_digest for e in report.deleted} == {amd, signature}
+    assert {e.image_digest: e.error_code for e in report.failed} == {index: "NotConfirmed"}
+
+
+def test_children_of_an_index_removed_by_someone_else_since_the_plan_still_go_as_planned(
+    registry: FakeRegistry,
+) -> None:
+    old = NOW - timedelta(days=90)
+    amd = registry.add_image("app", pushed_at=old, seed="amd")
+    index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
+    registry.before["describe_image_ids"] = lambda r: r.repositories["app"].pop(index)
+    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert registry.digests("app") == set()
+    assert [e.image_digest for e in report.deleted] == [amd]
+    assert [(e.image_digest, e.kind) for e in report.cancelled] == [(index, "tag-changed")]
+    assert report.failed == ()
 
 
 def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:

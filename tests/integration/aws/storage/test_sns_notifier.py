@@ -7,6 +7,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.awsrequest import AWSResponse
 
 from ecr_retention.aws.sns_notifier import (
     SNS_MAX_REQUEST_BYTES,
@@ -135,6 +136,22 @@ class TestPublish:
         assert str(raised.value) == (
             f"{topic_arn}: Publish failed: AuthorizationError: not authorized to perform SNS:Publish"
         )
+
+    def test_an_answer_botocore_cannot_parse_is_a_notification_error(self, sns: Any, topic_arn: str) -> None:
+        """A 429 without a body (a throttling proxy's answer): SNS's query protocol cannot parse it, and botocore
+        raises ResponseParserError, which is not one of its BotoCoreErrors and is not retried."""
+
+        class EmptyBody:
+            def stream(self, **_: Any) -> Any:
+                return iter(())
+
+        def answer(request: Any, **_: Any) -> AWSResponse:
+            return AWSResponse(request.url, 429, {}, EmptyBody())
+
+        sns.meta.events.register_first("before-send.sns.Publish", answer)
+
+        with pytest.raises(NotificationError, match=r": Publish failed: ResponseParserError: Unable to parse"):
+            SnsNotifier(topic_arn, sns).publish("run", "body", ATTRIBUTES)
 
     def test_a_missing_topic_is_a_notification_error(self, sns: Any, topic_arn: str) -> None:
         missing = topic_arn.replace("ecr-retention-runs", "deleted-topic")
