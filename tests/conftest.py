@@ -8,6 +8,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every machine and in CI (derandomize: a seed derived from each test), so
+# a failure reproduces and a green CI means the same examples passed. HYPOTHESIS_PROFILE=explore draws new ones.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, max_examples=1_000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 FAKE_AWS = {
     "AWS_ACCESS_KEY_ID": "testing",

@@ -113,9 +113,11 @@ def in_use_digests(snap: Snapshot, manifests: tuple[InUseManifest, ...]) -> set[
 
 
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# The invariants that keep running images and the parts of kept images: more examples.
+SAFETY = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@FAST
+@SAFETY
 @given(scenarios())
 def test_no_in_use_digest_is_ever_removed(
     scenario: tuple[RetentionConfig, Snapshot, tuple[InUseManifest, ...]],
@@ -179,7 +181,7 @@ def test_every_removed_image_has_a_removal_reason_and_no_protection(
             assert result.generated_at - decision.image_pushed_at > cfg.safety.min_age
 
 
-@FAST
+@SAFETY
 @given(scenarios())
 def test_children_of_kept_indexes_and_referrers_of_kept_subjects_are_never_removed(
     scenario: tuple[RetentionConfig, Snapshot, tuple[InUseManifest, ...]],

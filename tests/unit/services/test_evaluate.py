@@ -156,6 +156,28 @@ def test_missing_inventory_blocks_every_deletion(registry: FakeRegistry) -> None
     assert registry.mutating_calls == []
 
 
+def test_a_repository_over_max_delete_fraction_is_skipped_without_a_recheck_or_a_removal(
+    registry: FakeRegistry,
+) -> None:
+    images = seed_app(registry)
+    evaluation = Evaluation(
+        run_id="run-1",
+        config=config().model_copy(update={"safety": config().safety.model_copy(update={"max_delete_fraction": 0.25})}),
+        inventory=inventory(manifest()),
+        dry_run=False,
+    )
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert report.outcome == "skipped"
+    assert report.skipped is not None
+    assert "max_delete_fraction 0.25" in report.skipped
+    assert (report.deleted, report.archived, report.failed) == ((), (), ())
+    assert registry.count("describe_image_ids") == 0
+    assert registry.mutating_calls == []
+    assert registry.digests("app") == set(images.values())
+
+
 def test_tag_moved_between_plan_and_delete_cancels_that_deletion(registry: FakeRegistry) -> None:
     images = seed_app(registry)
     # Someone tags v1 `latest-good` after the plan, right before the re-check.
