@@ -17,6 +17,7 @@ import logging
 import os
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -73,6 +74,8 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
     moto.start()
     host, port = moto.get_host_and_port()
     endpoint = f"http://{host}:{port}"
+    # moto's backends live in this process: start from nothing, whatever an earlier test left there.
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")).close()
     try:
         with EcrFidelity() as fidelity:
 
