@@ -115,10 +115,12 @@ def moto() -> Iterator[Moto]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    moto = Moto(f"http://{host}:{port}")
     try:
         with EcrFidelity():
-            yield Moto(f"http://{host}:{port}")
+            yield moto
     finally:
+        moto.reset()  # moto's backends are the process's: leave them empty for the next server
         server.stop()
         werkzeug.level = level
 
