@@ -16,10 +16,16 @@ from ecr_retention.domain.aws_inventory import (
     TaskDefinition,
 )
 from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.replication import ReplicationConfiguration
 
 
 class RepositoryGone(Exception):
     """The repository does not exist (any more): deleted between listing and evaluation."""
+
+
+class ReplicationUnreadable(Exception):
+    """The registry's replication configuration could not be read (denied, throttled past the retries, an answer
+    that is not one): the message names the call and AWS's error."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,11 @@ class Registry(Protocol):
 
     def lifecycle_policy(self, repository: str) -> str | None:
         """The repository's native lifecycle policy text, or None when it has none."""
+        ...
+
+    def replication_configuration(self) -> ReplicationConfiguration:
+        """The registry's replication rules (DescribeRegistry); empty when it has none. Raises
+        ReplicationUnreadable."""
         ...
 
     def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.plan import Decision, Plan, Reason
 from ecr_retention.domain.report import RunReport
-from ecr_retention.domain.summary import summary_lines
+from ecr_retention.domain.summary import replica_text, summary_lines
 from ecr_retention.domain.tagging import TagReport
 
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "ACTION", "REASON")
@@ -109,6 +109,8 @@ def plan_summary_lines(plan: Plan) -> list[str]:
             f"{repo.repository_name} ({repo.policy}): {s.images} images, kept {s.kept}, "
             f"delete {s.deleted}, archive {s.archived}, reclaims {human_bytes(s.bytes_reclaimed)}"
         )
+        if repo.deletion_replicates_to:
+            line += "; deletions replicate to " + ", ".join(replica_text(r) for r in repo.deletion_replicates_to)
         if repo.skipped:
             line += f"; SKIPPED: {repo.skipped}"
         lines.append(line)

@@ -21,6 +21,7 @@ from ecr_retention.domain.planner import (
 )
 from ecr_retention.domain.planner.run import repo_tags
 from ecr_retention.domain.registry import Snapshot
+from ecr_retention.domain.replication import NO_REPLICATION, RegistryReplication
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 ACCOUNT = "123456789012"
@@ -158,7 +159,13 @@ def plan_one_by_one(cfg: RetentionConfig, snap: Snapshot, inventory: Inventory, 
             if matches_any(other.repository_name, sources)
         }
         run = build_run_context(
-            cfg, inventory, now, registry_id=snap.effective_registry_id, region=snap.region, tags_by_repository=tags
+            cfg,
+            inventory,
+            now,
+            registry_id=snap.effective_registry_id,
+            region=snap.region,
+            tags_by_repository=tags,
+            replication=RegistryReplication(replication_configuration=snap.replication or NO_REPLICATION),
         )
         planned.append(plan_repository(repo, run))
         run_warnings, blocked = list(run.warnings), run.blocked

@@ -14,7 +14,15 @@ from typing import Any
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.ports import BatchOutcome, ImageFailure, ImageManifest, RepositoryGone, TagOutcome
+from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.ports import (
+    BatchOutcome,
+    ImageFailure,
+    ImageManifest,
+    ReplicationUnreadable,
+    RepositoryGone,
+    TagOutcome,
+)
 
 MUTATING = frozenset({"delete_images", "archive_images", "put_tag"})
 
@@ -40,6 +48,9 @@ class FakeRegistry:
     lost_answers: set[str] = field(default_factory=set)
     # called before each operation, e.g. to move a tag between the plan and the delete
     before: dict[str, Any] = field(default_factory=dict)
+    replication: ReplicationConfiguration = field(default_factory=ReplicationConfiguration)
+    # set: replication_configuration raises ReplicationUnreadable with this message (DescribeRegistry denied, ...)
+    replication_problem: str | None = None
 
     # --- seeding -------------------------------------------------------------------------------
 
@@ -137,6 +148,12 @@ class FakeRegistry:
     def lifecycle_policy(self, repository: str) -> str | None:
         self._record("lifecycle_policy", repository)
         return self.lifecycle_policies.get(repository)
+
+    def replication_configuration(self) -> ReplicationConfiguration:
+        self.calls.append(("replication_configuration", ""))
+        if self.replication_problem is not None:
+            raise ReplicationUnreadable(self.replication_problem)
+        return self.replication
 
     def _referenced(self, images: dict[str, StoredImage], digest: str) -> bool:
         for other_digest, stored in images.items():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.planner import build_run_context, plan_registry, plan_repository, tag_sources
+from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.loading import load_config, load_manifests, load_snapshot
 from support.builders import NOW, config, digest, image, in_use, plan_one_by_one, repository, snapshot
@@ -38,7 +39,9 @@ def test_blocked_examples_are_blocked_one_repository_at_a_time_too() -> None:
 
 def test_a_blocked_run_yields_a_blocked_repository_plan() -> None:
     cfg = config([DELETE_OLD], clusters=["prod"])
-    run = build_run_context(cfg, Inventory(), NOW, registry_id=None, region=None, tags_by_repository={})
+    run = build_run_context(
+        cfg, Inventory(), NOW, registry_id=None, region=None, tags_by_repository={}, replication=RegistryReplication()
+    )
     planned = plan_repository(snapshot(repository("app", image("a", "v1"))).repositories[0], run)
     assert run.blocked == ("cluster prod: no in-use manifest",)
     assert [(d.action, [r.kind for r in d.reasons]) for d in planned.plan.images] == [
@@ -49,7 +52,15 @@ def test_a_blocked_run_yields_a_blocked_repository_plan() -> None:
 def test_run_context_holds_the_in_use_index_and_run_warnings() -> None:
     cfg = config([DELETE_OLD], clusters=["prod"])
     inventory = Inventory(manifests=(in_use("prod", ("not a reference!", "a")),))
-    run = build_run_context(cfg, inventory, NOW, registry_id="123456789012", region="eu-west-1", tags_by_repository={})
+    run = build_run_context(
+        cfg,
+        inventory,
+        NOW,
+        registry_id="123456789012",
+        region="eu-west-1",
+        tags_by_repository={},
+        replication=RegistryReplication(),
+    )
     assert run.blocked == ()
     assert run.in_use.by_digest[digest("a")][0].cluster == "prod"
     assert run.warnings == ("cluster prod: 'not a reference!' is not an image reference; protected by its digest only",)
@@ -64,9 +75,17 @@ def test_a_repository_missing_from_tags_by_repository_is_not_known() -> None:
         repository("backend", image("b1", "v1"), image("b2", "v2", age=timedelta(days=90)))
     ).repositories[0]
     known = build_run_context(
-        cfg, Inventory(), NOW, registry_id=None, region=None, tags_by_repository={"frontend": frozenset({"v2"})}
+        cfg,
+        Inventory(),
+        NOW,
+        registry_id=None,
+        region=None,
+        tags_by_repository={"frontend": frozenset({"v2"})},
+        replication=RegistryReplication(),
     )
-    unknown = build_run_context(cfg, Inventory(), NOW, registry_id=None, region=None, tags_by_repository={})
+    unknown = build_run_context(
+        cfg, Inventory(), NOW, registry_id=None, region=None, tags_by_repository={}, replication=RegistryReplication()
+    )
     assert [d.action for d in plan_repository(backend, known).plan.images] == ["keep", "delete"]
     planned = plan_repository(backend, unknown)
     assert [d.action for d in planned.plan.images] == ["keep", "keep"]

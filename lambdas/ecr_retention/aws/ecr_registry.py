@@ -17,10 +17,21 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import ValidationError
 
 from ecr_retention.aws.clients import ClientFactory, default_factory
+from ecr_retention.aws.errors import AWS_CALL_ERRORS, describe_failure
+from ecr_retention.domain.errors import describe_validation_error
 from ecr_retention.domain.registry import ImageDetail
-from ecr_retention.ports import BatchOutcome, ImageFailure, ImageManifest, RepositoryGone, TagOutcome
+from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.ports import (
+    BatchOutcome,
+    ImageFailure,
+    ImageManifest,
+    ReplicationUnreadable,
+    RepositoryGone,
+    TagOutcome,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -171,6 +182,24 @@ class EcrRegistry:
             raise
         text = response.get("lifecyclePolicyText")
         return text if isinstance(text, str) else None
+
+    def replication_configuration(self) -> ReplicationConfiguration:
+        """DescribeRegistry's replication rules. DescribeRegistry takes no registry id: it describes the caller's
+        own registry, so an answer about another registry than this adapter's is refused, not used."""
+        try:
+            response = self._ecr.describe_registry()
+        except AWS_CALL_ERRORS as error:
+            raise ReplicationUnreadable(describe_failure("DescribeRegistry", error)[1]) from None
+        if response.get("registryId") != self._registry_id:
+            raise ReplicationUnreadable(
+                f"DescribeRegistry answered for registry {response.get('registryId')!r}, not {self._registry_id}: "
+                "it describes the caller's own registry, so run with credentials of that account"
+            )
+        try:
+            return ReplicationConfiguration.model_validate(response.get("replicationConfiguration") or {})
+        except ValidationError as error:
+            detail = describe_validation_error(error, ReplicationConfiguration)
+            raise ReplicationUnreadable(f"DescribeRegistry answered a replication configuration: {detail}") from None
 
     def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
         """BatchDeleteImage by digest, in the caller's order (indexes before their children, subjects before

@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.inventory import InUseManifest, Inventory, Workload, cluster_of_source
-from ecr_retention.domain.references import InvalidReference, parse_reference
+from ecr_retention.domain.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.replication import NO_REPLICATION, Replica, ReplicationConfiguration
 
 # A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -99,10 +100,11 @@ class InUseIndex:
     # images this run cannot protect, so an expected cluster that has them blocks the run.
     unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     # cluster -> the ECR registries (account, region) its references name, and the clusters of which at
-    # least one ECR reference is of the planned registry: a cluster with references but none of this
-    # registry was exported from another account or region than the snapshot.
+    # least one ECR reference is of the planned registry or of one of its replicas: a cluster with references but
+    # none of those was exported from another account or region than the snapshot.
     registries: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
-    in_this_registry: set[str] = field(default_factory=set)
+    in_known_registry: set[str] = field(default_factory=set)
+    replication: ReplicationConfiguration = NO_REPLICATION
     warnings: tuple[str, ...] = ()  # image strings of the manifests that are not references
 
     @classmethod
@@ -111,8 +113,9 @@ class InUseIndex:
         manifests: Iterable[InUseManifest],
         registry_id: str | None,
         region: str | None,
+        replication: ReplicationConfiguration = NO_REPLICATION,
     ) -> InUseIndex:
-        index = cls(registry_id=registry_id, region=region)
+        index = cls(registry_id=registry_id, region=region, replication=replication)
         warnings: list[str] = []
         for manifest in sorted(manifests, key=lambda m: m.cluster):
             invalid = 0
@@ -120,12 +123,12 @@ class InUseIndex:
                 usage = Workload(
                     cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
                 )
-                if entry.digest:
-                    index.by_digest[entry.digest].append(usage)
                 try:
                     reference = parse_reference(entry.image)
                 except InvalidReference as error:
-                    if not entry.digest and looks_like_ecr(entry.image, registry_id):
+                    if entry.digest:
+                        index.by_digest[entry.digest].append(usage)
+                    elif looks_like_ecr(entry.image, registry_id):
                         index.unresolved[manifest.cluster].append(entry.image)
                         continue
                     invalid += 1
@@ -133,18 +136,41 @@ class InUseIndex:
                         kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
                         warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
                     continue
-                if reference.digest:
-                    index.by_digest[reference.digest].append(usage)
-                if reference.account is not None and reference.region is not None:
-                    index.registries[manifest.cluster].add((reference.account, reference.region))
-                    if reference.in_registry(registry_id, region):
-                        index.in_this_registry.add(manifest.cluster)
-                if reference.tag and reference.in_registry(registry_id, region):
-                    index.by_tag[(reference.repository, reference.tag)].append(usage)
+                index.add(manifest.cluster, reference, entry.digest, usage)
             if invalid > MAX_WARNINGS_PER_CLUSTER:
                 warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
         index.warnings = tuple(warnings)
         return index
+
+    def add(self, cluster: str, reference: ImageReference, resolved: str | None, usage: Workload) -> None:
+        """One in-use reference (and the digest the cluster resolved it to, if any):
+        - of this registry, or of a destination that our deletions reach (a replica with delete replication of
+          the same repository): its digest protects in every repository, its tag the digest our tag points to;
+        - of a replica that our deletions do not reach: nothing here (that copy stays whatever we delete);
+        - of any other registry: its digest still protects (we cannot know how it relates to ours), its tag not."""
+        replica = None
+        if reference.is_ecr and reference.account is not None and reference.region is not None:
+            self.registries[cluster].add((reference.account, reference.region))
+            if not reference.in_registry(self.registry_id, self.region):
+                replica = self.replica_of(reference.repository, (reference.account, reference.region))
+                if replica is not None and not replica.replicates_deletions:
+                    self.in_known_registry.add(cluster)
+                    return
+                if replica is not None:
+                    usage = usage.model_copy(update={"replica": replica_note(replica, self.registry_id)})
+            if reference.in_registry(self.registry_id, self.region) or replica is not None:
+                self.in_known_registry.add(cluster)
+                if reference.tag:
+                    self.by_tag[(reference.repository, reference.tag)].append(usage)
+        for digest in dict.fromkeys(d for d in (resolved, reference.digest) if d):
+            self.by_digest[digest].append(usage)
+
+    def replica_of(self, repository: str, registry: tuple[str, str]) -> Replica | None:
+        return next((r for r in self.replication.replicas(repository) if r.registry == registry), None)
+
+    def clusters_in(self, registry: tuple[str, str], clusters: Iterable[str]) -> list[str]:
+        """The given clusters whose manifests reference images of that registry."""
+        return sorted(cluster for cluster in clusters if registry in self.registries.get(cluster, ()))
 
     def unresolved_blockers(self, expected: Iterable[str]) -> InventoryCheck:
         """Images no guard could protect: they block an expected cluster's run, and are a warning otherwise."""
@@ -169,7 +195,7 @@ class InUseIndex:
         warnings = []
         for cluster in sorted(set(expected)):
             registries = sorted(self.registries.get(cluster, ()))
-            if not registries or cluster in self.in_this_registry:
+            if not registries or cluster in self.in_known_registry:
                 continue
             named = ", ".join(f"{account} in {where}" for account, where in registries[:3])
             more = f" and {len(registries) - 3} more" if len(registries) > 3 else ""
@@ -186,6 +212,12 @@ class InUseIndex:
         for tag in image.image_tags:
             found.extend(self.by_tag.get((repository, tag), ()))
         return found
+
+
+def replica_note(replica: Replica, source_registry_id: str | None) -> str:
+    """How a reason names the destination a workload runs in: `us-east-1, replicated`."""
+    account = "" if replica.registry_id == source_registry_id else f", account {replica.registry_id}"
+    return f"{replica.region}{account}, replicated"
 
 
 def looks_like_ecr(text: str, registry_id: str | None) -> bool:

@@ -53,9 +53,12 @@ class Workload(BaseModel):
     namespace: str
     workload: str
     source: InUseSource
+    # Set when the workload runs a replica that our deletions reach: `us-east-1, replicated`.
+    replica: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.cluster}: {self.namespace}/{self.workload} ({self.source})"
+        where = f" ({self.replica})" if self.replica else ""
+        return f"{self.cluster}{where}: {self.namespace}/{self.workload} ({self.source})"
 
 
 class InUseManifest(BaseModel):

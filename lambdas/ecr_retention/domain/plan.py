@@ -80,10 +80,25 @@ class RepositorySummary(PlanModel):
     bytes_reclaimed: int
 
 
+class ReplicaRegistry(PlanModel):
+    """A registry that a repository's deletions reach through delete replication."""
+
+    registry_id: str
+    region: str
+    # The expected clusters (safety.clusters) whose manifests reference images of that registry: none means
+    # that what runs there is protected only by manifests nobody requires to be fresh, or by none.
+    expected_clusters: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.region} ({self.registry_id})"
+
+
 class RepositoryPlan(PlanModel):
     repository_name: str
     policy: str | None = Field(default=None, description="The policy that applies, e.g. policies[0].")
     skipped: str | None = None
+    # Every deletion here also deletes in these registries (replication rules with deleteReplication).
+    deletion_replicates_to: tuple[ReplicaRegistry, ...] = ()
     images: tuple[Decision, ...]
 
     @property

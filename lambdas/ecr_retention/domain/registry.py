@@ -6,9 +6,10 @@ from collections import Counter
 from datetime import datetime
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, StringConstraints, field_validator, model_validator
 
+from ecr_retention.domain.aws_shape import AwsShape
+from ecr_retention.domain.replication import ReplicationConfiguration
 from ecr_retention.domain.timestamps import UtcDatetime
 
 Digest = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")]
@@ -19,12 +20,6 @@ INDEX_MEDIA_TYPES = frozenset(
         "application/vnd.docker.distribution.manifest.list.v2+json",
     }
 )
-
-
-class AwsShape(BaseModel):
-    """AWS field names (camelCase) in and out; unknown AWS fields are ignored, not rejected."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True)
 
 
 class ImageDetail(AwsShape):
@@ -123,6 +118,8 @@ class Snapshot(AwsShape):
 
     registry_id: str | None = None
     region: str | None = None
+    # describe-registry's replicationConfiguration; absent: planned as a registry without replication.
+    replication: ReplicationConfiguration | None = None
     repositories: tuple[RepositorySnapshot, ...] = ()
 
     @model_validator(mode="after")

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ecr_retention.domain.doctor import Finding
-from ecr_retention.domain.plan import Decision, PlanModel, ReasonKind
+from ecr_retention.domain.plan import Decision, PlanModel, ReasonKind, ReplicaRegistry
 from ecr_retention.domain.timestamps import UtcDatetime
 
 Trigger = Literal["schedule", "push", "cli"]
@@ -63,6 +63,7 @@ class RepositoryReport(PlanModel):
     repository_name: str
     outcome: RepositoryOutcome
     policy: str | None = None
+    deletion_replicates_to: tuple[ReplicaRegistry, ...] = ()  # see RepositoryPlan
     evaluated_at: UtcDatetime | None = None
     images: int = 0
     kept: int = 0

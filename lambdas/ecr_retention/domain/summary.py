@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.plan import ReplicaRegistry
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
 
 SUBJECT_LIMIT = 99
@@ -99,6 +101,7 @@ def summary_lines(report: RunReport) -> list[str]:
             lines.append(f"    skipped: {repo.skipped}")
     if len(shown) > REPOSITORY_LINES:
         lines.append(f"  ... and {len(shown) - REPOSITORY_LINES} more repositories (see the report)")
+    lines += replication_lines(shown)
     failed = [(repo.repository_name, entry) for repo in report.repositories for entry in repo.failed]
     if failed:
         lines += ["", "Failures:"]
@@ -119,6 +122,24 @@ def summary_lines(report: RunReport) -> list[str]:
         lines += ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:10]]
     lines += ["", f"Full report: {report.report_key or '(not written)'}"]
     return lines
+
+
+def replication_lines(repositories: Sequence[RepositoryReport]) -> list[str]:
+    """Where this run's deletions reach beyond this registry, per repository."""
+    replicated = [repo for repo in repositories if repo.deletion_replicates_to]
+    if not replicated:
+        return []
+    lines = ["", "Deletions replicate (deleteReplication) to:"]
+    for repo in replicated[:REPOSITORY_LINES]:
+        lines.append(f"  {repo.repository_name}: {'; '.join(replica_text(r) for r in repo.deletion_replicates_to)}")
+    if len(replicated) > REPOSITORY_LINES:
+        lines.append(f"  ... and {len(replicated) - REPOSITORY_LINES} more repositories (see the report)")
+    return lines
+
+
+def replica_text(replica: ReplicaRegistry) -> str:
+    watched = ", ".join(replica.expected_clusters)
+    return f"{replica} (expected clusters there: {watched})" if watched else f"{replica} (NO EXPECTED CLUSTER THERE)"
 
 
 def failure_summary(run_id: str, problem: str) -> tuple[str, str]:

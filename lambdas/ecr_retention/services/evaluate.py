@@ -27,6 +27,7 @@ from ecr_retention.domain.planner import (
     tag_sources,
 )
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.domain.report import ImageEntry, RepositoryReport
 from ecr_retention.ports import BatchOutcome, LeaseStore, Registry, RepositoryGone
 from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
@@ -60,6 +61,7 @@ class Evaluation:
     config: RetentionConfig
     inventory: Inventory
     dry_run: bool  # the rules file's dry_run, or forced by the caller; never weaker than the file
+    replication: RegistryReplication  # read once per run; unreadable blocks every repository
     # Every repository of the registry, when the caller has listed them already (the CLI run): spares a
     # DescribeRepositories per repository whose policy names tag_in_repositories with a glob.
     repository_names: tuple[str, ...] | None = None
@@ -163,6 +165,7 @@ def _evaluate(
         registry_id=registry.registry_id,
         region=registry.region,
         tags_by_repository=tags,
+        replication=evaluation.replication,
     )
     planned = plan_repository(snapshot, run)
     plan, warnings = planned.plan, (*run.warnings, *planned.warnings)
@@ -172,6 +175,7 @@ def _evaluate(
         repository_name=repository,
         outcome="ok",
         policy=plan.policy,
+        deletion_replicates_to=plan.deletion_replicates_to,
         evaluated_at=now,
         images=len(plan.images),
         kept=sum(1 for d in plan.images if d.action == "keep"),

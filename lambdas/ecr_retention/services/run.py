@@ -17,6 +17,7 @@ from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository, utc_now
 from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
     load_repository_reports,
     publish_failure,
@@ -105,6 +106,7 @@ def start_run(
     run_id = new_run_id(started_at, trigger)
     dry_run = run_dry(config, force_dry_run)
     targets = sweep_targets(config, deps.registry, repositories=repositories)
+    store_replication(deps.bucket, run_id, read_replication(deps.registry))
     items = [{"runId": run_id, "repository": name, "trigger": trigger, "dryRun": dry_run} for name in targets]
     key = f"{run_prefix(run_id)}targets.json"
     deps.bucket.write(key, json.dumps(items).encode())
@@ -126,6 +128,7 @@ def evaluate_target(
         config=config,
         inventory=read_inventory_from_bucket(deps.bucket),
         dry_run=run_dry(config, dry_run),
+        replication=load_replication(deps.bucket, run_id),
     )
     report = evaluate_repository(
         repository,
@@ -196,6 +199,7 @@ def run_pipeline(
             config=config,
             inventory=read_inventory_from_bucket(deps.bucket),
             dry_run=dry_run,
+            replication=read_replication(deps.registry),
             repository_names=names,
         )
         cache = BucketManifestCache(deps.bucket)

@@ -19,6 +19,7 @@ from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
+from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.domain.report import RepositoryReport
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.inventory import read_inventory_from_bucket
@@ -39,6 +40,7 @@ def evaluator(
     clients = ClientFactory(on_create=recorder.attach)
     bucket = S3Bucket(BUCKET, clients.client("s3", REGION))
     evaluation = Evaluation(
+        replication=RegistryReplication(),
         run_id=run_id,
         config=pipeline.config(dry_run=False),
         inventory=read_inventory_from_bucket(bucket),

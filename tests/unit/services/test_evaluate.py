@@ -14,6 +14,7 @@ import pytest
 from ecr_retention.aws.dynamodb_lease import LeaseError
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache
@@ -78,7 +79,9 @@ def registry() -> FakeRegistry:
 
 
 def evaluate(registry: FakeRegistry, inv: Inventory, *, dry_run: bool = False, leases: MemoryLeases | None = None):  # type: ignore[no-untyped-def]
-    evaluation = Evaluation(run_id="run-1", config=config(dry_run), inventory=inv, dry_run=dry_run)
+    evaluation = Evaluation(
+        replication=RegistryReplication(), run_id="run-1", config=config(dry_run), inventory=inv, dry_run=dry_run
+    )
     return evaluate_repository(
         "app", evaluation, registry=registry, cache=MemoryManifestCache(), leases=leases, clock=lambda: NOW
     )
@@ -132,7 +135,13 @@ def test_dry_run_makes_no_mutating_call_and_lists_what_would_go(registry: FakeRe
 
 def test_rules_file_dry_run_cannot_be_overridden_by_the_caller(registry: FakeRegistry) -> None:
     with pytest.raises(ValueError, match="dry_run: true"):
-        Evaluation(run_id="r", config=config(dry_run=True), inventory=Inventory(), dry_run=False)
+        Evaluation(
+            replication=RegistryReplication(),
+            run_id="r",
+            config=config(dry_run=True),
+            inventory=Inventory(),
+            dry_run=False,
+        )
 
 
 def test_stale_inventory_blocks_every_deletion(registry: FakeRegistry) -> None:
@@ -161,6 +170,7 @@ def test_a_repository_over_max_delete_fraction_is_skipped_without_a_recheck_or_a
 ) -> None:
     images = seed_app(registry)
     evaluation = Evaluation(
+        replication=RegistryReplication(),
         run_id="run-1",
         config=config().model_copy(update={"safety": config().safety.model_copy(update={"max_delete_fraction": 0.25})}),
         inventory=inventory(manifest()),
@@ -302,7 +312,13 @@ def test_index_goes_before_its_children_and_a_shared_child_stays_with_the_kept_i
     old_index = registry.add_index("app", [amd, shared], tags=["v1"], pushed_at=old)
     kept_index = registry.add_index("app", [arm, shared], tags=["stable"], pushed_at=old)
     signature = registry.add_image("app", tags=[f"sha256-{old_index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
-    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+    evaluation = Evaluation(
+        replication=RegistryReplication(),
+        run_id="r",
+        config=parse_config(MULTI_ARCH_RULES),
+        inventory=Inventory(),
+        dry_run=False,
+    )
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -319,7 +335,13 @@ def test_a_failed_index_deletion_keeps_its_children_and_referrers(registry: Fake
     index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
     signature = registry.add_image("app", tags=[f"sha256-{index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
     registry.delete_failures[index] = "KmsError"
-    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+    evaluation = Evaluation(
+        replication=RegistryReplication(),
+        run_id="r",
+        config=parse_config(MULTI_ARCH_RULES),
+        inventory=Inventory(),
+        dry_run=False,
+    )
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -358,7 +380,13 @@ def test_children_and_referrers_of_an_index_whose_deletion_answer_was_lost_still
     index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
     signature = registry.add_image("app", tags=[f"sha256-{index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
     registry.lost_answers.add(index)
-    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+    evaluation = Evaluation(
+        replication=RegistryReplication(),
+        run_id="r",
+        config=parse_config(MULTI_ARCH_RULES),
+        inventory=Inventory(),
+        dry_run=False,
+    )
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -375,7 +403,13 @@ def test_children_of_an_index_removed_by_someone_else_since_the_plan_still_go_as
     amd = registry.add_image("app", pushed_at=old, seed="amd")
     index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
     registry.before["describe_image_ids"] = lambda r: r.repositories["app"].pop(index)
-    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+    evaluation = Evaluation(
+        replication=RegistryReplication(),
+        run_id="r",
+        config=parse_config(MULTI_ARCH_RULES),
+        inventory=Inventory(),
+        dry_run=False,
+    )
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -387,7 +421,9 @@ def test_children_of_an_index_removed_by_someone_else_since_the_plan_still_go_as
 
 def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:
     registry.add_image("other", tags=["v1"], pushed_at=NOW - timedelta(days=90))
-    evaluation = Evaluation(run_id="r", config=config(), inventory=Inventory(), dry_run=False)
+    evaluation = Evaluation(
+        replication=RegistryReplication(), run_id="r", config=config(), inventory=Inventory(), dry_run=False
+    )
 
     report = evaluate_repository("other", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -411,7 +447,13 @@ def test_a_worker_near_its_deadline_stops_deleting_and_the_next_run_converges(re
         registry.add_image("app", tags=[f"v{n}"], pushed_at=NOW - timedelta(days=40 + n), seed=str(n))
         for n in range(250)
     }
-    evaluation = Evaluation(run_id="r1", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False)
+    evaluation = Evaluation(
+        replication=RegistryReplication(),
+        run_id="r1",
+        config=parse_config(BULK_RULES),
+        inventory=Inventory(),
+        dry_run=False,
+    )
     budget = iter([600.0, 30.0, 30.0])  # time enough for the first batch of 100, then under the margin
 
     first = evaluate_repository(
@@ -432,7 +474,13 @@ def test_a_worker_near_its_deadline_stops_deleting_and_the_next_run_converges(re
 
     second = evaluate_repository(
         "app",
-        Evaluation(run_id="r2", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False),
+        Evaluation(
+            replication=RegistryReplication(),
+            run_id="r2",
+            config=parse_config(BULK_RULES),
+            inventory=Inventory(),
+            dry_run=False,
+        ),
         registry=registry,
         cache=MemoryManifestCache(),
         clock=lambda: NOW,
@@ -458,7 +506,13 @@ def test_an_unexpected_failure_mid_run_keeps_what_was_deleted_on_record() -> Non
     registry = CrashingRegistry(registry_id=ACCOUNT, region=REGION)
     for n in range(250):
         registry.add_image("app", tags=[f"v{n}"], pushed_at=NOW - timedelta(days=40 + n), seed=str(n))
-    evaluation = Evaluation(run_id="r1", config=parse_config(BULK_RULES), inventory=Inventory(), dry_run=False)
+    evaluation = Evaluation(
+        replication=RegistryReplication(),
+        run_id="r1",
+        config=parse_config(BULK_RULES),
+        inventory=Inventory(),
+        dry_run=False,
+    )
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 

@@ -25,6 +25,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory import Inventory, read_inventory
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import Snapshot
+from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, ImageFailure
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_repository
@@ -201,7 +202,13 @@ def test_what_evaluate_removes_is_planned_unprotected_and_reported_exactly(
     budget = iter(faults.budget)
     report = evaluate_repository(
         "app",
-        Evaluation(run_id="r", config=scenario.config, inventory=scenario.inventory, dry_run=scenario.dry_run),
+        Evaluation(
+            replication=RegistryReplication(),
+            run_id="r",
+            config=scenario.config,
+            inventory=scenario.inventory,
+            dry_run=scenario.dry_run,
+        ),
         registry=registry,
         cache=MemoryManifestCache(),
         clock=lambda: NOW,

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from ecr_retention.domain.config import DeleteRule, KeepRule, Selector
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.inventory import Workload
-from ecr_retention.domain.plan import Action, Reason
+from ecr_retention.domain.plan import Action, Reason, ReplicaRegistry
 from ecr_retention.domain.planner.repository import DependentKind, DisplacedSlots
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.timestamps import format_timestamp
@@ -169,6 +169,13 @@ def skipped_reason(skipped: str) -> Reason:
 
 def no_policy_reason() -> Reason:
     return Reason(kind="no-policy", detail="no policy's repositories match this repository")
+
+
+def unwatched_replica_warning(repository_name: str, replica: ReplicaRegistry) -> str:
+    return (
+        f"{repository_name}: deletions replicate to {replica}, where no expected cluster reports: list the clusters "
+        "that run there in safety.clusters, or a deletion here may remove what they run"
+    )
 
 
 def blocked_reason(blocked: Sequence[str]) -> Reason:

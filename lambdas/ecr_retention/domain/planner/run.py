@@ -8,16 +8,22 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ecr_retention.domain.config import Policy, RetentionConfig
-from ecr_retention.domain.in_use import InUseIndex, check_inventory
+from ecr_retention.domain.in_use import InUseIndex, InventoryCheck, check_inventory
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.plan import Plan, RepositoryPlan
+from ecr_retention.domain.plan import Plan, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.planner.decisions import decide, decision, limit_removals
-from ecr_retention.domain.planner.explain import blocked_reason, future_image_warnings, no_policy_reason
+from ecr_retention.domain.planner.explain import (
+    blocked_reason,
+    future_image_warnings,
+    no_policy_reason,
+    unwatched_replica_warning,
+)
 from ecr_retention.domain.planner.guards import apply_guards, link_dependents
 from ecr_retention.domain.planner.repository import Findings, RepositoryImages, newest_first
 from ecr_retention.domain.planner.rules import apply_rules
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
+from ecr_retention.domain.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
 
 
 def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
@@ -29,6 +35,7 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
         registry_id=snapshot.effective_registry_id,
         region=snapshot.region,
         tags_by_repository={repo.repository_name: repo_tags(repo) for repo in snapshot.repositories},
+        replication=RegistryReplication(replication_configuration=snapshot.replication or NO_REPLICATION),
     )
     planned = [
         plan_repository(repository, run)
@@ -62,6 +69,7 @@ class RunContext:
     # Tags of the repositories that tag_in_repositories names (see tag_sources). A name missing here is not
     # known: a keep rule naming only unknown repositories keeps what it selects, a delete rule selects none.
     tags_by_repository: Mapping[str, frozenset[str]]
+    replication: ReplicationConfiguration = NO_REPLICATION
 
 
 def build_run_context(
@@ -72,9 +80,13 @@ def build_run_context(
     registry_id: str | None,
     region: str | None,
     tags_by_repository: Mapping[str, frozenset[str]],
+    replication: RegistryReplication,
 ) -> RunContext:
-    in_use = InUseIndex.build(inventory.protecting, registry_id, region)
+    """`replication`: the registry's replication rules, or why they could not be read (the run is blocked then)."""
+    in_use = InUseIndex.build(inventory.protecting, registry_id, region, replication.replication_configuration)
     check = check_inventory(config.safety, inventory, in_use, now)
+    if replication.problem is not None:
+        check += InventoryCheck(blocked=(replication.problem,))
     return RunContext(
         config=config,
         inventory=inventory,
@@ -85,6 +97,7 @@ def build_run_context(
         blocked=check.blocked,
         warnings=check.warnings,
         tags_by_repository=dict(tags_by_repository),
+        replication=replication.replication_configuration,
     )
 
 
@@ -104,6 +117,12 @@ def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedR
     else:
         policy_index, policy = match
         planned = _plan_with_policy(repository, policy_index, policy, run)
+    reach = deletion_reach(repository.repository_name, run)
+    if reach and match is not None:
+        planned = PlannedRepository(
+            plan=planned.plan.model_copy(update={"deletion_replicates_to": reach}),
+            warnings=(*planned.warnings, *unwatched_replica_warnings(planned.plan, reach, run)),
+        )
     if run.blocked:
         return PlannedRepository(plan=block_repository(planned.plan, run.blocked), warnings=planned.warnings)
     return planned
@@ -128,6 +147,28 @@ def _plan_with_policy(
         images=tuple(decisions),
     )
     return PlannedRepository(plan=plan, warnings=tuple(findings.warnings))
+
+
+def deletion_reach(repository_name: str, run: RunContext) -> tuple[ReplicaRegistry, ...]:
+    """The registries a deletion in this repository also deletes in, each with the expected clusters that
+    report from it."""
+    return tuple(
+        ReplicaRegistry(
+            registry_id=replica.registry_id,
+            region=replica.region,
+            expected_clusters=tuple(run.in_use.clusters_in(replica.registry, run.config.safety.clusters)),
+        )
+        for replica in run.replication.deletion_reach(repository_name)
+    )
+
+
+def unwatched_replica_warnings(plan: RepositoryPlan, reach: Sequence[ReplicaRegistry], run: RunContext) -> list[str]:
+    """A plan that removes images, whose deletions reach a registry no expected cluster reports from."""
+    if run.blocked or plan.skipped or all(decision.action == "keep" for decision in plan.images):
+        return []
+    return [
+        unwatched_replica_warning(plan.repository_name, replica) for replica in reach if not replica.expected_clusters
+    ]
 
 
 def tag_sources(config: RetentionConfig, repository_name: str) -> tuple[str, ...]:

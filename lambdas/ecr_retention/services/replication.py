@@ -1,0 +1,53 @@
+"""The registry's replication, read once per run: by the targets step (stored as the run's `replication.json`
+for every evaluation of the run) and by `ecr-retention run`. Unreadable means blocked, never "no replication"."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.ports import Bucket, Registry, ReplicationUnreadable
+from ecr_retention.services.report import run_prefix
+
+MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations and 100 filters: a few KiB
+NEEDS = (
+    "nothing is deleted until it can be read (the role that plans needs ecr:DescribeRegistry, an action without "
+    'resource-level permissions: Resource "*")'
+)
+
+
+def unreadable(detail: str) -> RegistryReplication:
+    return RegistryReplication.unreadable(f"the registry's replication configuration is unknown: {detail}; {NEEDS}")
+
+
+def read_replication(registry: Registry) -> RegistryReplication:
+    try:
+        return RegistryReplication(replication_configuration=registry.replication_configuration())
+    except ReplicationUnreadable as error:
+        return unreadable(str(error))
+
+
+def replication_key(run_id: str) -> str:
+    return f"{run_prefix(run_id)}replication.json"
+
+
+def store_replication(bucket: Bucket, run_id: str, replication: RegistryReplication) -> str:
+    key = replication_key(run_id)
+    bucket.write(key, replication.model_dump_json(by_alias=True).encode())
+    return key
+
+
+def load_replication(bucket: Bucket, run_id: str) -> RegistryReplication:
+    """What the targets step read for this run. A file that is missing or cannot be read blocks the evaluation:
+    the reach of its deletions would be unknown."""
+    source = f"s3://{bucket.name}/{replication_key(run_id)}"
+    try:
+        body = bucket.read(replication_key(run_id), max_bytes=MAX_REPLICATION_BYTES)
+        if body is None:
+            return unreadable(f"{source} is missing (the targets step stores it)")
+        return RegistryReplication.model_validate(parse_json(body.decode("utf-8", errors="replace"), source))
+    except InputError as error:
+        return unreadable(str(error))
+    except ValidationError as error:
+        return unreadable(f"{source}: {describe_validation_error(error, RegistryReplication)}")
