@@ -143,8 +143,24 @@ class PruningWorkflow(Construct):
         role.add_to_principal_policy(
             access.ecr_statement(self, ["ecr:DescribeRepositories"], [access.ALL_REPOSITORIES])
         )
+        targets_file = f"{constants.RUNS_PREFIX}*/targets.json"
+        replication_file = f"{constants.RUNS_PREFIX}*/replication.json"
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:PutObject"], [f"{constants.RUNS_PREFIX}*/targets.json"])
+            access.objects_statement(self._bucket, ["s3:PutObject"], [targets_file, replication_file])
+        )
+        # Every run reads where its deletions replicate to (DescribeRegistry), which describes the registry, not a
+        # repository: a policy of its own, so that its acknowledgement names this one action.
+        describe_registry = iam.Policy(
+            self,
+            "ReadReplication",
+            roles=[role],
+            statements=[iam.PolicyStatement(actions=["ecr:DescribeRegistry"], resources=["*"])],
+        )
+        nag.acknowledge(
+            describe_registry,
+            "AwsSolutions-IAM5[Resource::*]",
+            "ecr:DescribeRegistry supports no resource-level permissions; it reads this account's replication "
+            "rules, which say where every deletion of the run also deletes.",
         )
         access.acknowledge_repository_patterns(
             role, [access.ALL_REPOSITORIES], "lets a scheduled run list every repository (DescribeRepositories only)"
@@ -152,7 +168,10 @@ class PruningWorkflow(Construct):
         access.acknowledge_key_patterns(
             role,
             self._bucket,
-            {f"{constants.RUNS_PREFIX}*/targets.json": "Each run writes its work items under its own run id."},
+            {
+                targets_file: "Each run writes its work items under its own run id.",
+                replication_file: "Each run writes the replication rules it read under its own run id.",
+            },
         )
 
     def _grant_evaluate(self, config: RetentionConfig) -> None:
@@ -186,7 +205,10 @@ class PruningWorkflow(Construct):
         cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
         in_use = f"{constants.IN_USE_PREFIX}*"
         repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
-        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [cache, in_use]))
+        replication_file = f"{constants.RUNS_PREFIX}*/replication.json"
+        role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:GetObject"], [cache, in_use, replication_file])
+        )
         role.add_to_principal_policy(
             access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports])
         )
@@ -197,6 +219,7 @@ class PruningWorkflow(Construct):
                 cache: "Index manifests are cached by digest: any digest may be read or written.",
                 in_use: "Every cluster's in-use manifest is read: each one protects its images.",
                 repository_reports: "Each evaluation stores its repository report under its run id.",
+                replication_file: "Each evaluation reads the replication rules its run's targets step read.",
             },
         )
 

@@ -81,8 +81,30 @@ def repository(name: str, *images: dict[str, Any], manifests: dict[str, Any] | N
     return data
 
 
-def snapshot(*repositories: dict[str, Any], registry_id: str | None = ACCOUNT, region: str | None = REGION) -> Snapshot:
-    return Snapshot.model_validate({"registryId": registry_id, "region": region, "repositories": list(repositories)})
+def snapshot(
+    *repositories: dict[str, Any],
+    registry_id: str | None = ACCOUNT,
+    region: str | None = REGION,
+    replication: dict[str, Any] | None = None,
+) -> Snapshot:
+    data: dict[str, Any] = {"registryId": registry_id, "region": region, "repositories": list(repositories)}
+    if replication is not None:
+        data["replication"] = replication
+    return Snapshot.model_validate(data)
+
+
+def replication_rule(
+    *destinations: tuple[str, str], prefixes: tuple[str, ...] = (), delete: bool | None = True
+) -> dict[str, Any]:
+    """One rule of describe-registry's replicationConfiguration: destinations as (region, registry id)."""
+    rule: dict[str, Any] = {
+        "destinations": [{"region": region, "registryId": account} for region, account in destinations]
+    }
+    if prefixes:
+        rule["repositoryFilters"] = [{"filter": prefix, "filterType": "PREFIX_MATCH"} for prefix in prefixes]
+    if delete is not None:
+        rule["deleteReplication"] = {"enabled": delete}
+    return rule
 
 
 def config(

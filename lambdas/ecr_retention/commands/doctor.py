@@ -20,6 +20,7 @@ from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
+from ecr_retention.domain.replication import NO_REPLICATION
 from ecr_retention.loading import load_config, load_manifests, parse_now
 from ecr_retention.tables import printable
 
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         snapshot = Snapshot(
             registry_id=registry_id,
             region=found.region,
+            replication=found.replication,
             repositories=(
                 RepositorySnapshot(
                     repository_name=repository_name, image_details=found.images, manifests=found.manifests
@@ -83,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
         region=found.region,
         inventory=inventory,
         plan=plan,
+        replication=found.replication or NO_REPLICATION,
     )
     warn(index_warnings(index_children(found.images, found.manifests)[1]))
     if args.format == "json":

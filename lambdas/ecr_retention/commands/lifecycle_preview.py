@@ -18,6 +18,7 @@ from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_
 from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, build_preview
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
 from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
+from ecr_retention.domain.replication import ReplicationConfiguration
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as
 from ecr_retention.tables import format_rows, printable
 
@@ -56,6 +57,7 @@ class RepositoryImages:
     repository_name: str | None
     registry_id: str | None
     region: str | None
+    replication: ReplicationConfiguration | None = None  # a snapshot's; describe-images output has none
 
 
 def load_policy(path: str | Path) -> PolicyDocument:
@@ -78,6 +80,7 @@ def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
             repository_name=chosen.repository_name,
             registry_id=snapshot.effective_registry_id,
             region=snapshot.region,
+            replication=snapshot.replication,
         )
     if not isinstance(data, dict) or "imageDetails" not in data:
         raise InputError(f"{path}: expected `aws ecr describe-images` output, a JSON object with an imageDetails list")

@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ecr_retention.commands.aws_session import AwsSession, aws_errors
+from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors
 from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import check_output_file, write_file_atomically
+from ecr_retention.ports import ReplicationUnreadable
+from ecr_retention.services.replication import GRANT
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 
 
@@ -18,7 +20,8 @@ def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
         "snapshot",
         help="read a live registry into a snapshot file for `plan` (read-only)",
-        description="Reads every repository (or those matching --repositories) with DescribeRepositories, "
+        description="Reads the registry's replication rules (DescribeRegistry) and every repository (or those "
+        "matching --repositories) with DescribeRepositories, "
         "DescribeImages (all storage classes) and BatchGetImage for image indexes, and writes the snapshot "
         "format that `plan --snapshot` reads. Read-only. Progress goes to stderr.",
     )
@@ -36,9 +39,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"snapshot: {number}/{total} repositories ({name})", file=sys.stderr)
 
     with aws_errors():
-        snapshot = snapshot_registry(
-            session.registry(), MemoryManifestCache(), patterns=args.repositories, progress=progress
-        )
+        try:
+            snapshot = snapshot_registry(
+                session.registry(), MemoryManifestCache(), patterns=args.repositories, progress=progress
+            )
+        except ReplicationUnreadable as error:
+            raise AwsFailure(f"{error}; a snapshot records where deletions replicate to: {GRANT}") from None
     if args.repositories and not snapshot.repositories:
         raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
     body = json.dumps(snapshot.model_dump(mode="json", by_alias=True, exclude_none=True), indent=1)

@@ -27,7 +27,7 @@ from ecr_retention.domain.planner import (
     tag_sources,
 )
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
-from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import ImageEntry, RepositoryReport
 from ecr_retention.ports import BatchOutcome, LeaseStore, Registry, RepositoryGone
 from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
@@ -169,7 +169,9 @@ def _evaluate(
     )
     planned = plan_repository(snapshot, run)
     plan, warnings = planned.plan, (*run.warnings, *planned.warnings)
-    findings, diagnosis_warnings = lifecycle_findings(registry, snapshot, evaluation.inventory, plan, now)
+    findings, diagnosis_warnings = lifecycle_findings(
+        registry, snapshot, evaluation.inventory, plan, now, evaluation.replication.replication_configuration
+    )
     warnings = (*warnings, *diagnosis_warnings)
     base = RepositoryReport(
         repository_name=repository,
@@ -202,7 +204,12 @@ def _evaluate(
 
 
 def lifecycle_findings(
-    registry: Registry, snapshot: RepositorySnapshot, inventory: Inventory, plan: RepositoryPlan, now: datetime
+    registry: Registry,
+    snapshot: RepositorySnapshot,
+    inventory: Inventory,
+    plan: RepositoryPlan,
+    now: datetime,
+    replication: ReplicationConfiguration,
 ) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
     """The doctor's findings on the repository's native lifecycle policy, for the report. The diagnosis only
     informs: when it fails, the run goes on and the report says so."""
@@ -219,6 +226,7 @@ def lifecycle_findings(
             plan=plan,
             registry_id=registry.registry_id,
             region=registry.region,
+            replication=replication,
         )
     except Exception as error:  # a doctor defect must not stop pruning; it is logged and reported
         logger.exception("diagnosing the lifecycle policy of %s failed", repository)

@@ -11,14 +11,14 @@ from ecr_retention.ports import Bucket, Registry, ReplicationUnreadable
 from ecr_retention.services.report import run_prefix
 
 MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations and 100 filters: a few KiB
-NEEDS = (
-    "nothing is deleted until it can be read (the role that plans needs ecr:DescribeRegistry, an action without "
-    'resource-level permissions: Resource "*")'
-)
+GRANT = 'the role needs ecr:DescribeRegistry, an action without resource-level permissions (Resource "*")'
 
 
 def unreadable(detail: str) -> RegistryReplication:
-    return RegistryReplication.unreadable(f"the registry's replication configuration is unknown: {detail}; {NEEDS}")
+    return RegistryReplication.unreadable(
+        f"the registry's replication configuration is unknown: {detail}; nothing is deleted until it can be read "
+        f"({GRANT})"
+    )
 
 
 def read_replication(registry: Registry) -> RegistryReplication:

@@ -143,7 +143,10 @@ def snapshot_registry(
     patterns: Sequence[str] | None = None,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> Snapshot:
-    """Read-only: DescribeRepositories, DescribeImages and BatchGetImage for uncached indexes."""
+    """Read-only: DescribeRegistry (the replication rules), DescribeRepositories, DescribeImages and BatchGetImage
+    for uncached indexes. Raises ReplicationUnreadable: a snapshot without its replication would plan deletions
+    whose reach nobody knows as if they had none."""
+    replication = registry.replication_configuration()
     names = select_repositories(registry.repository_names(), patterns)
     repositories = []
     for number, name in enumerate(names, start=1):
@@ -153,4 +156,9 @@ def snapshot_registry(
             name = f"{name} (deleted meanwhile, left out)"
         if progress is not None:
             progress(number, len(names), name)
-    return Snapshot(registry_id=registry.registry_id, region=registry.region, repositories=tuple(repositories))
+    return Snapshot(
+        registry_id=registry.registry_id,
+        region=registry.region,
+        replication=replication,
+        repositories=tuple(repositories),
+    )

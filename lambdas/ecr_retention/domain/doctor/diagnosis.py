@@ -19,6 +19,7 @@ from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
 
 
 def diagnose(
@@ -32,13 +33,16 @@ def diagnose(
     region: str | None = None,
     inventory: Inventory | None = None,
     plan: RepositoryPlan | None = None,
+    replication: ReplicationConfiguration = NO_REPLICATION,
 ) -> RepositoryDiagnosis:
     """Every finding for one repository's native policy, and one fixed policy with every policy edit of
     the findings applied. `plan` is the pipeline's plan for the same repository (unblocked: see
-    `comparable_config`), or None to skip the rules-file checks."""
+    `comparable_config`), or None to skip the rules-file checks. `replication`: the registry's replication
+    rules, whose delete-replicating destinations' in-use references count as this registry's, since ECR repeats
+    every expiry there."""
     known_manifests = manifests or {}
     inventory = inventory or Inventory()
-    in_use = InUseIndex.build(inventory.protecting, registry_id, region)
+    in_use = InUseIndex.build(inventory.protecting, registry_id, region, replication)
 
     def find(candidate: LifecyclePolicy) -> list[Finding]:
         evaluation = evaluate(candidate, images, now, known_manifests)
@@ -61,6 +65,11 @@ def diagnose(
         fixed_policy=fixed.policy,
         fixed_policy_problem=fixed.problem,
         fixed_policy_findings=fixed.findings,
+        expiries_replicate_to=tuple(
+            f"{replica.region} ({replica.registry_id})"
+            for replica in replication.deletion_reach(repository_name or "")
+            if repository_name
+        ),
     )
 
 
@@ -80,6 +89,7 @@ def diagnose_repository(
     plan: RepositoryPlan | None = None,
     registry_id: str | None = None,
     region: str | None = None,
+    replication: ReplicationConfiguration = NO_REPLICATION,
 ) -> RepositoryDiagnosis:
     """What the pipeline calls for each repository with a native lifecycle policy (the text that
     `get-lifecycle-policy` returns). A policy this module cannot read is a finding, not a failure."""
@@ -103,4 +113,5 @@ def diagnose_repository(
         region=region,
         inventory=inventory,
         plan=plan,
+        replication=replication,
     )

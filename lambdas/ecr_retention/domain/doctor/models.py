@@ -88,6 +88,8 @@ class RepositoryDiagnosis(DoctorModel):
     fixed_policy_problem: str | None = None
     # What the doctor still finds with the fixed policy: findings that no policy edit can fix.
     fixed_policy_findings: tuple[Finding, ...] = ()
+    # Registries where ECR repeats this policy's expiries (replication rules with deleteReplication).
+    expiries_replicate_to: tuple[str, ...] = ()
 
     def count(self, severity: Severity) -> int:
         return sum(1 for finding in self.findings if finding.severity == severity)
@@ -98,9 +100,10 @@ class RepositoryDiagnosis(DoctorModel):
 
     @property
     def notes(self) -> tuple[str, ...]:
-        if self.in_use_checked:
-            return ()
-        return (IN_USE_SKIPPED,)
+        notes: tuple[str, ...] = () if self.in_use_checked else (IN_USE_SKIPPED,)
+        if self.expiries_replicate_to:
+            notes += (replicated_expiries_note(self.expiries_replicate_to),)
+        return notes
 
     def to_json_dict(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -113,6 +116,13 @@ class RepositoryDiagnosis(DoctorModel):
         data["notes"] = list(self.notes)
         data["summary"] = {severity + "s": self.count(severity) for severity in SEVERITY_ORDER}
         return data
+
+
+def replicated_expiries_note(registries: tuple[str, ...]) -> str:
+    return (
+        f"this policy's expiries replicate to {', '.join(registries)} (deleteReplication): every image it expires "
+        "is deleted there too, so the in-use check counts the clusters that pull from there"
+    )
 
 
 IN_USE_SKIPPED = (

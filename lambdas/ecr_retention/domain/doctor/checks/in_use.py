@@ -16,9 +16,13 @@ def check_in_use(context: DoctorContext) -> list[Finding]:
         workloads = tuple(dict.fromkeys(usages))
         rule = context.rule_for(image)
         where = "; ".join(
-            f"cluster {w.cluster}, namespace {w.namespace}, {w.workload} ({w.source})" for w in workloads[:3]
+            f"cluster {w.cluster}{f' ({w.replica})' if w.replica else ''}, namespace {w.namespace}, "
+            f"{w.workload} ({w.source})"
+            for w in workloads[:3]
         ) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
         verb = removes(action)
+        if action == "EXPIRE" and any(w.replica for w in workloads):
+            where += ", where ECR repeats the expiry (deleteReplication)"
         used_tags = [t for t in image.image_tags if (context.repository_name, t) in context.in_use.by_tag]
         protection = context.protection(image, used_tags or [protective_tag(image)] if image.image_tags else [])
         edit: KeepTags | None = None
