@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.domain.config import parse_config
+from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RunReport
 from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
 from support.builders import ACCOUNT, NOW, REGION
@@ -196,3 +197,116 @@ def test_a_run_that_dies_before_its_report_still_publishes_a_failure() -> None:
     assert "FAILED" in subject
     assert "AccessDenied" in body
     assert attributes["outcome"] == "failed"
+
+
+# --- replicated deletions ----------------------------------------------------------------------------
+
+US_HOST = f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com"
+DELETE_REPLICATION = ReplicationConfiguration.model_validate(
+    {
+        "rules": [
+            {
+                "destinations": [{"region": "us-east-1", "registryId": ACCOUNT}],
+                "repositoryFilters": [{"filter": "app", "filterType": "PREFIX_MATCH"}],
+                "deleteReplication": {"enabled": True},
+            }
+        ]
+    }
+)
+
+
+def replicated() -> tuple[FakeRegistry, MemoryBucket]:
+    """app replicates its deletions to us-east-1, where cluster us-prod runs app:v1."""
+    registry, bucket = seeded()
+    registry.replication = DELETE_REPLICATION
+    bucket.write_json(
+        "in-use/us-prod.json",
+        {
+            "schemaVersion": 1,
+            "cluster": "us-prod",
+            "generatedAt": (NOW - timedelta(minutes=5)).isoformat(),
+            "complete": True,
+            "images": [
+                {
+                    "image": f"{US_HOST}/app:v1",
+                    "namespace": "shop",
+                    "workload": "Deployment/app",
+                    "container": "app",
+                    "source": "pod",
+                }
+            ],
+        },
+    )
+    return registry, bucket
+
+
+def test_both_doors_keep_what_a_delete_replicating_destination_runs_and_read_the_configuration_once() -> None:
+    cli_registry, cli_bucket = replicated()
+    cli = run_pipeline(rules(False), Dependencies(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
+    registry, bucket = replicated()
+    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
+    start = start_run(rules(False), deps, trigger="schedule")
+    for item in json.loads(bucket.objects[start.targets_key]):
+        evaluate_target(rules(False), deps, run_id=item["runId"], repository=item["repository"], dry_run=False)
+    report = finish_run(deps, start)
+
+    for run, reg in ((cli, cli_registry), (report, registry)):
+        assert reg.count("replication_configuration") == 1
+        app = next(r for r in run.repositories if r.repository_name == "app")
+        assert any("v1" in reg.repositories["app"][d].detail.image_tags for d in reg.digests("app"))
+        assert [str(replica) for replica in app.deletion_replicates_to] == [f"us-east-1 ({ACCOUNT})"]
+        assert app.protected_in_use == 2  # v2 in prod, v1 in us-prod through replication
+        assert not next(r for r in run.repositories if r.repository_name == "team-a/api").deletion_replicates_to
+    assert report.totals == cli.totals
+    assert RegistryReplication.model_validate_json(
+        bucket.objects[start.targets_key.replace("targets.json", "replication.json")]
+    ) == RegistryReplication(replication_configuration=DELETE_REPLICATION)
+
+
+def test_the_summary_names_where_deletions_replicate_and_warns_when_no_expected_cluster_reports_there() -> None:
+    registry, bucket = replicated()
+    notifier = RecordingNotifier()
+    run_pipeline(rules(True), Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+    [(_, body, _)] = notifier.messages
+    assert f"  app: us-east-1 ({ACCOUNT}) (NO EXPECTED CLUSTER THERE)" in body
+    assert f"app: deletions replicate to us-east-1 ({ACCOUNT}), where no expected cluster reports" in body
+
+
+@pytest.mark.parametrize("door", ["cli", "workflow"])
+def test_a_replication_configuration_that_cannot_be_read_blocks_the_run_and_names_the_call(door: str) -> None:
+    registry, bucket = replicated()
+    registry.replication_problem = "DescribeRegistry failed: AccessDeniedException: not authorized"
+    notifier = RecordingNotifier()
+    deps = Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    if door == "cli":
+        report = run_pipeline(rules(False), deps)
+    else:
+        start = start_run(rules(False), deps, trigger="schedule")
+        for item in json.loads(bucket.objects[start.targets_key]):
+            evaluate_target(rules(False), deps, run_id=item["runId"], repository=item["repository"], dry_run=False)
+        report = finish_run(deps, start)
+
+    assert report.outcome == "blocked"
+    assert registry.mutating_calls == []
+    [reason] = report.blocked
+    assert "DescribeRegistry failed: AccessDeniedException" in reason
+    assert 'needs ecr:DescribeRegistry, an action without resource-level permissions (Resource "*")' in reason
+    assert "BLOCKED" in notifier.messages[0][0]
+
+
+@pytest.mark.parametrize("stored", [None, b"{not json", b'{"replicationConfiguration": {"rules": [{}]}}'])
+def test_an_evaluation_without_a_readable_replication_file_of_its_run_deletes_nothing(stored: bytes | None) -> None:
+    registry, bucket = seeded()
+    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
+    start = start_run(rules(False), deps, trigger="schedule")
+    key = start.targets_key.replace("targets.json", "replication.json")
+    if stored is None:
+        del bucket.objects[key]
+    else:
+        bucket.objects[key] = stored
+
+    report = evaluate_target(rules(False), deps, run_id=start.run_id, repository="app", dry_run=False)
+
+    assert report.outcome == "blocked"
+    assert registry.mutating_calls == []
+    assert f"s3://inventory/{key}" in report.blocked[0]
