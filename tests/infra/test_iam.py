@@ -54,7 +54,8 @@ COLLECTOR_STAR_ACTIONS = (
     "lambda:ListFunctions",
     "scheduler:ListSchedules",
 )
-STAR_RESOURCE_ACTIONS = STATE_MACHINE_STAR_ACTIONS | set(COLLECTOR_STAR_ACTIONS)
+# DescribeRegistry describes the account's registry in the region, not a repository.
+STAR_RESOURCE_ACTIONS = STATE_MACHINE_STAR_ACTIONS | set(COLLECTOR_STAR_ACTIONS) | {"ecr:DescribeRegistry"}
 ECR_MUTATIONS = {"ecr:BatchDeleteImage", "ecr:PutImage", "ecr:UpdateImageStorageClass"}
 
 Statement = tuple[tuple[str, ...], tuple[str, ...], str]
@@ -168,7 +169,11 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
             (("ecr:DescribeImages",), (REGISTRY + "frontend",), "{}"),  # tag_in_repositories: [frontend]
             (("dynamodb:DeleteItem", "dynamodb:PutItem"), ("${LeaseTable.Arn}",), "{}"),
             (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),
-            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/manifests/*"), "{}"),
+            (
+                ("s3:GetObject",),
+                ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/manifests/*", "${Bucket.Arn}/runs/*/replication.json"),
+                "{}",
+            ),
             (("s3:PutObject",), ("${Bucket.Arn}/manifests/*", "${Bucket.Arn}/runs/*/repositories/*"), "{}"),
             logs_statement("Evaluate"),
             (XRAY, ("*",), "{}"),
@@ -176,13 +181,14 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
     )
 
 
-def test_the_targets_role_lists_repositories_and_writes_the_run_items(
+def test_the_targets_role_lists_repositories_reads_the_replication_and_writes_the_run_items(
     template: dict[str, Any], names: dict[str, str]
 ) -> None:
     assert normalized(role_statements(template, function_role(template, "targets")), names) == sorted(
         [
             (("ecr:DescribeRepositories",), (REGISTRY + "*",), "{}"),
-            (("s3:PutObject",), ("${Bucket.Arn}/runs/*/targets.json",), "{}"),
+            (("ecr:DescribeRegistry",), ("*",), "{}"),
+            (("s3:PutObject",), ("${Bucket.Arn}/runs/*/replication.json", "${Bucket.Arn}/runs/*/targets.json"), "{}"),
             logs_statement("Targets"),
             (XRAY, ("*",), "{}"),
         ]

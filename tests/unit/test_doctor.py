@@ -23,6 +23,7 @@ from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.replication import ReplicationConfiguration
 from support.builders import HOST, NOW, OCI_INDEX, config, digest, image, in_use, index_manifest, repository, snapshot
 
 DAY = timedelta(days=1)
@@ -500,3 +501,41 @@ def test_pipeline_entry_point_carries_the_findings_and_the_fixed_policy() -> Non
         None,
     ]
     assert data["inUseChecked"] is True
+
+
+# --- replicated deletions ------------------------------------------------------------------------------------
+
+US_HOST = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
+
+
+def replicating(delete: bool) -> ReplicationConfiguration:
+    return ReplicationConfiguration.model_validate(
+        {
+            "rules": [
+                {
+                    "destinations": [{"region": "us-east-1", "registryId": "123456789012"}],
+                    "deleteReplication": {"enabled": delete},
+                }
+            ]
+        }
+    )
+
+
+def test_a_policy_whose_expiries_replicate_is_checked_against_the_destinations_clusters() -> None:
+    inventory = Inventory(manifests=(in_use("us-prod", (f"{US_HOST}/app:dev", None)),))
+    diagnosis = run(INCIDENT, INCIDENT_IMAGES, inventory=inventory, replication=replicating(delete=True))
+    [finding] = findings(diagnosis, "expires-in-use")
+    assert finding.image_digest == digest("dev")
+    assert "cluster us-prod (us-east-1, replicated), namespace default, Deployment/web (pod)" in finding.message
+    assert "where ECR repeats the expiry (deleteReplication)" in finding.message
+    assert finding.policy_edit == KeepTags(tags=("dev",))
+    assert diagnosis.expiries_replicate_to == ("us-east-1 (123456789012)",)
+    assert any("expiries replicate to us-east-1 (123456789012)" in note for note in diagnosis.notes)
+    assert "expiries replicate" in " ".join(diagnosis.to_json_dict()["notes"])
+
+
+def test_a_copy_that_does_not_follow_expiries_is_no_concern_of_the_policy() -> None:
+    inventory = Inventory(manifests=(in_use("us-prod", (f"{US_HOST}/app:dev", None)),))
+    diagnosis = run(INCIDENT, INCIDENT_IMAGES, inventory=inventory, replication=replicating(delete=False))
+    assert findings(diagnosis, "expires-in-use") == []
+    assert diagnosis.expiries_replicate_to == ()

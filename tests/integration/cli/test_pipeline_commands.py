@@ -141,6 +141,11 @@ AWS_FAILURES: dict[str, tuple[list[str], Callable[[Pipeline], None], str]] = {
         lambda pipeline: None,
         "ecr-retention tag: AWS error: s3://no-such-inventory/in-use/: ListObjectsV2 failed: NoSuchBucket: ",
     ),
+    "snapshot: access denied describing the registry": (
+        ["snapshot", "--out", "{tmp}/registry.json"],
+        deny("DescribeRegistry"),
+        "ecr-retention snapshot: AWS error: DescribeRegistry failed: AccessDeniedException: User: ",
+    ),
     "snapshot: access denied describing images": (
         ["snapshot", "--out", "{tmp}/registry.json"],
         deny("DescribeImages"),
@@ -176,6 +181,16 @@ def test_a_snapshot_file_plans_exactly_as_the_services_snapshot_and_progress_goe
     for key, body in in_use_manifests(pipeline.seeded).items():
         (manifests / key.removeprefix("in-use/")).write_bytes(body)
     out = tmp_path / "registry.json"
+    replication = {
+        "rules": [
+            {
+                "destinations": [{"region": "us-east-1", "registryId": ACCOUNT}],
+                "repositoryFilters": [{"filter": "team-web/", "filterType": "PREFIX_MATCH"}],
+                "deleteReplication": {"enabled": True},
+            }
+        ]
+    }
+    pipeline.ecr.put_replication_configuration(replicationConfiguration=replication)
 
     snapshot = run_cli(pipeline.recorder, capsys, "snapshot", "--out", str(out))
     planned = run_cli(
@@ -205,6 +220,7 @@ def test_a_snapshot_file_plans_exactly_as_the_services_snapshot_and_progress_goe
     ]
     services = snapshot_registry(EcrRegistry(pipeline.ecr, ACCOUNT, REGION), MemoryManifestCache())
     assert Snapshot.model_validate_json(out.read_text()) == services
+    assert json.loads(out.read_text())["replication"] == replication
     assert planned.code == 0
     assert json.loads(planned.stdout) == json.loads(
         json.dumps(pipeline.plan(pipeline.config(dry_run=False), services).to_json_dict())
@@ -235,3 +251,21 @@ def test_run_prints_its_table_and_summary_on_stdout_and_nothing_on_stderr(
     assert "DRY RUN: nothing was deleted; the lists show what a real run would delete." in lines
     assert "  team-data/etl-jobs: ok, 1050 images, kept 334, would delete 716, 13.3 GiB" in lines
     assert lines[-1].startswith(f"Full report: s3://{BUCKET}/reports/")
+
+
+def test_a_run_that_cannot_read_the_replication_rules_is_blocked_exit_1_and_changes_nothing(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deny("DescribeRegistry")(pipeline)
+    before = pipeline.state()
+
+    result = run_cli(
+        pipeline.recorder, capsys, "run", "--config", str(write_rules(tmp_path, dry_run=False)), "--bucket", BUCKET
+    )
+
+    assert result.code == 1
+    assert pipeline.state() == before
+    assert [call for call in pipeline.recorder.mutating() if call.service == "ecr"] == []
+    blocked = [line for line in result.stdout.splitlines() if "DescribeRegistry failed: AccessDeniedException" in line]
+    assert blocked
+    assert all("nothing is deleted until it can be read" in line for line in blocked)
