@@ -728,9 +728,9 @@ def test_a_run_killed_between_a_subjects_wave_and_its_referrers_wave_strands_onl
 ) -> None:
     """Subjects go a wave before their referrers (so that a subject's failed deletion keeps them). A run killed
     between the two waves strands the referrers of what it removed: nothing a kept image needs is gone, but the
-    signature of a deleted release is now an ordinary image for the rules (SPEC: a referrer whose subject no
-    longer exists), and the signature of an archived build stays with its subject, which is archived already;
-    app's rules select neither, so later runs keep both. The one case where runs do not reach the fault-free
+    cosign signature of a deleted release is now an ordinary image for the rules (SPEC: a cosign signature whose
+    subject is absent; only OCI referrers are removed as orphans), and the signature of an archived build stays
+    with its subject, which is archived already; app's rules select neither, so later runs keep both. The one case where runs do not reach the fault-free
     registry; it is named here so that nobody mistakes it for convergence."""
     world = fresh_world(moto, pristine)
     rules = tmp_path / "retention.yaml"

@@ -94,6 +94,22 @@ class FakeRegistry:
         }
         return self.add_image(repository, tags=tags, pushed_at=pushed_at, manifest=manifest, media_type=media_type)
 
+    def add_referrer(self, repository: str, subject: str, *, pushed_at: datetime, seed: str = "") -> str:
+        """An OCI 1.1 referrer (an SBOM): untagged, its manifest names its subject, and ECR reports
+        subjectManifestDigest whether or not the subject is still there."""
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "artifactType": "application/spdx+json",
+            "config": {"digest": "sha256:" + hashlib.sha256(f"sbom {seed}".encode()).hexdigest()},
+            "layers": [],
+            "subject": {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": subject},
+        }
+        digest = self.add_image(repository, pushed_at=pushed_at, manifest=manifest, seed=seed)
+        stored = self.repositories[repository][digest]
+        stored.detail = stored.detail.model_copy(update={"subject_manifest_digest": subject})
+        return digest
+
     def set_tags(self, repository: str, digest: str, tags: Sequence[str]) -> None:
         stored = self.repositories[repository][digest]
         stored.detail = stored.detail.model_copy(update={"image_tags": tuple(tags)})

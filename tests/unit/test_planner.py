@@ -8,7 +8,7 @@ import pytest
 
 from ecr_retention.domain.inventory import read_inventory
 from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.planner import plan_registry, short
 from support.builders import (
     ACCOUNT,
     HOST,
@@ -602,16 +602,121 @@ def test_oci_referrer_lives_and_dies_with_its_subject() -> None:
     assert action_of(result, "app", "sbom2") == "keep"
 
 
-def test_referrer_whose_subject_is_gone_is_an_ordinary_image() -> None:
-    cfg = config([{"delete": {"tags": ["sha256-*"], "older_than": "30d"}}])
-    snap = snapshot(repository("app", image("sig", cosign_tag("gone"))))
-    assert action_of(plan(cfg, snap), "app", "sig") == "delete"
-
-
 def test_referrer_of_a_kept_subject_is_kept_even_when_old_and_untagged() -> None:
     cfg = config([{"delete": {"untagged": True, "older_than": "1d"}}])
     snap = snapshot(repository("app", image("s", "v1"), image("att", subject="s", age=DAY * 300)))
     assert action_of(plan(cfg, snap), "app", "att") == "keep"
+
+
+# --- orphaned referrers: the subject is gone ---------------------------------------------------------
+
+KEEP_RELEASES = [{"keep": {"tags": ["v*"]}}]
+
+
+def test_oci_referrer_whose_subject_is_gone_is_deleted_as_its_subject_was() -> None:
+    # no rule selects the untagged SBOM; its subject went, so it goes too
+    snap = snapshot(repository("app", image("release", "v1"), image("sbom", subject="gone")))
+    result = plan(config(KEEP_RELEASES), snap)
+    assert action_of(result, "app", "sbom") == "delete"
+    [reason] = decision_of(result, "app", "sbom").reasons
+    assert (reason.kind, reason.detail) == (
+        "referrer",
+        f"its subject {short(digest('gone'))} is gone from the repository",
+    )
+    assert action_of(result, "app", "release") == "keep"
+
+
+def test_orphaned_oci_referrer_is_deleted_even_when_an_archive_rule_marks_it() -> None:
+    cfg = config([{"delete": {"untagged": True, "archive": True}}])
+    result = plan(cfg, snapshot(repository("app", image("sbom", subject="gone"))))
+    assert action_of(result, "app", "sbom") == "delete"
+    assert kinds_of(result, "app", "sbom") == ["delete-rule", "referrer"]
+
+
+def test_orphaned_oci_referrer_younger_than_min_age_is_kept() -> None:
+    snap = snapshot(repository("app", image("sbom", subject="gone", age=timedelta(hours=2))))
+    result = plan(config(KEEP_RELEASES, min_age="1d"), snap)
+    assert action_of(result, "app", "sbom") == "keep"
+    assert kinds_of(result, "app", "sbom") == ["min-age"]
+
+
+def test_orphaned_oci_referrer_in_use_is_kept() -> None:
+    snap = snapshot(repository("app", image("sbom", subject="gone")))
+    result = plan(config(KEEP_RELEASES), snap, in_use("prod", (f"{HOST}/app@{digest('sbom')}", None)))
+    assert action_of(result, "app", "sbom") == "keep"
+    assert kinds_of(result, "app", "sbom") == ["in-use"]
+
+
+def test_orphaned_oci_referrer_selected_by_a_keep_rule_is_kept() -> None:
+    cfg = config([{"keep": {"untagged": True, "pulled_within": "7d"}}])
+    snap = snapshot(repository("app", image("sbom", subject="gone", pulled_ago=DAY)))
+    result = plan(cfg, snap)
+    assert action_of(result, "app", "sbom") == "keep"
+    assert kinds_of(result, "app", "sbom") == ["keep-rule"]
+
+
+def test_oci_referrer_of_an_archived_subject_is_no_orphan_and_stays_with_it() -> None:
+    cfg = config([{"delete": {"untagged": True}}])
+    snap = snapshot(repository("app", image("s", "v1", status="ARCHIVED"), image("sbom", subject="s")))
+    result = plan(cfg, snap)
+    assert action_of(result, "app", "sbom") == "keep"
+    assert kinds_of(result, "app", "sbom") == ["referrer", "delete-rule"]
+
+
+def test_orphaned_oci_referrer_listed_by_a_kept_index_stays() -> None:
+    snap = snapshot(
+        repository(
+            "app",
+            image("idx", "v1", media_type=OCI_INDEX),
+            image("attestation", subject="gone"),
+            manifests={"idx": index_manifest("attestation")},
+        )
+    )
+    result = plan(config(KEEP_RELEASES), snap)
+    assert action_of(result, "app", "attestation") == "keep"
+    assert kinds_of(result, "app", "attestation") == ["index-child"]
+
+
+def test_referrer_of_an_orphaned_referrer_goes_with_it() -> None:
+    snap = snapshot(repository("app", image("sbom", subject="gone"), image("sbom-signature", subject="sbom")))
+    result = plan(config(KEEP_RELEASES), snap)
+    assert action_of(result, "app", "sbom-signature") == "delete"
+    assert kinds_of(result, "app", "sbom-signature") == ["referrer"]
+    assert "goes with subject" in decision_of(result, "app", "sbom-signature").reasons[0].detail
+
+
+def test_cosign_signature_whose_subject_is_gone_is_kept_when_no_delete_rule_selects_it() -> None:
+    # COSIGN_REPOSITORY may keep signatures apart from their images: an absent subject proves nothing here
+    snap = snapshot(repository("app", image("release", "v1"), image("sig", cosign_tag("elsewhere"))))
+    result = plan(config(KEEP_RELEASES), snap)
+    assert action_of(result, "app", "sig") == "keep"
+    assert kinds_of(result, "app", "sig") == ["no-delete-rule"]
+
+
+def test_cosign_signature_whose_subject_is_gone_is_deleted_when_a_delete_rule_marks_it() -> None:
+    cfg = config([{"delete": {"tags": ["sha256-*"], "older_than": "30d"}}])
+    snap = snapshot(repository("app", image("sig", cosign_tag("gone"))))
+    result = plan(cfg, snap)
+    assert action_of(result, "app", "sig") == "delete"
+    assert kinds_of(result, "app", "sig") == ["delete-rule"]
+
+
+def test_orphaned_oci_referrers_count_toward_max_delete_fraction() -> None:
+    cfg = config(KEEP_RELEASES, max_delete_fraction=0.5)
+    snap = snapshot(
+        repository("app", image("release", "v1"), image("sbom1", subject="gone1"), image("sbom2", subject="gone2"))
+    )
+    result = plan(cfg, snap)
+    assert result.repositories[0].skipped is not None  # 2 of 3 images
+    assert removed(result) == set()
+    assert kinds_of(result, "app", "sbom1") == ["skipped", "referrer"]
+
+
+def test_a_blocked_run_keeps_orphaned_oci_referrers() -> None:
+    cfg = config(KEEP_RELEASES, clusters=["prod"])
+    result = plan(cfg, snapshot(repository("app", image("sbom", subject="gone"))))
+    assert removed(result) == set()
+    assert kinds_of(result, "app", "sbom") == ["blocked", "referrer"]
 
 
 # --- fail closed -----------------------------------------------------------------------------------

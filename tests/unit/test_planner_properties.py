@@ -79,7 +79,8 @@ def scenarios(draw: st.DrawFn) -> tuple[RetentionConfig, Snapshot, tuple[InUseMa
         age = timedelta(hours=draw(st.integers(0, 24 * 90)))
         pulled = draw(st.none() | st.integers(0, 24 * 90).map(lambda h: timedelta(hours=h)))
         role = draw(st.sampled_from(["plain", "plain", "index", "referrer"]))
-        subject = f"i{draw(st.integers(0, count - 1))}" if role == "referrer" else None
+        # i{count} names no image: an orphaned referrer, whose subject is gone
+        subject = f"i{draw(st.integers(0, count))}" if role == "referrer" else None
         if subject == f"i{n}":
             subject = None
         media = OCI_INDEX if role == "index" else "application/vnd.oci.image.manifest.v1+json"
@@ -197,6 +198,26 @@ def test_children_of_kept_indexes_and_referrers_of_kept_subjects_are_never_remov
     for detail in app.image_details:
         if detail.subject_manifest_digest in kept:
             assert detail.image_digest not in gone
+
+
+@FAST
+@given(scenarios())
+def test_an_orphaned_oci_referrer_is_deleted_unless_something_protects_it(
+    scenario: tuple[RetentionConfig, Snapshot, tuple[InUseManifest, ...]],
+) -> None:
+    cfg, snap, manifests = scenario
+    result = plan(cfg, snap, *manifests)
+    app = next(r for r in snap.repositories if r.repository_name == "app")
+    present = {i.image_digest for i in app.image_details}
+    orphans = [i for i in app.image_details if i.subject_manifest_digest and i.subject_manifest_digest not in present]
+    decisions = {d.image_digest: d for d in result.repositories[0].images}
+    for orphan in orphans:
+        decision = decisions[orphan.image_digest]
+        kinds = {reason.kind for reason in decision.reasons}
+        if decision.action == "keep":  # protected, or listed by a kept index (or one whose manifest is unknown)
+            assert kinds & (PROTECTING_KINDS | {"index-child"}), decision
+        else:
+            assert "referrer" in kinds, decision
 
 
 @FAST

@@ -259,7 +259,8 @@ def referenced_tags(
 
 
 def dependencies(snapshot: RepositorySnapshot) -> dict[str, set[str]]:
-    """digest -> the digests it lives and dies with: the indexes that list it, the subject it refers to."""
+    """digest -> the digests it lives and dies with: the indexes that list it, the subject it refers to. An
+    orphaned OCI referrer (its subject gone) has no parent here, so it goes in the first wave."""
     parents: dict[str, set[str]] = defaultdict(set)
     present = {image.image_digest for image in snapshot.image_details}
     for image in snapshot.image_details:

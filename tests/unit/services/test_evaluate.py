@@ -355,6 +355,34 @@ def test_a_failed_index_deletion_keeps_its_children_and_referrers(registry: Fake
     assert report.outcome == "partial"
 
 
+def test_the_next_run_removes_the_oci_referrers_a_killed_run_left_and_keeps_the_cosign_signatures(
+    registry: FakeRegistry,
+) -> None:
+    # What a run killed between its waves leaves: the subject went, its referrers did not.
+    old = NOW - timedelta(days=90)
+    kept = registry.add_image("app", tags=["stable"], pushed_at=old, seed="stable")
+    gone = "sha256:" + "0" * 64
+    sbom = registry.add_referrer("app", gone, pushed_at=old, seed="sbom")
+    signature = registry.add_image("app", tags=[f"sha256-{'0' * 64}.sig"], pushed_at=old, seed="sig")
+    sbom_signature = registry.add_referrer("app", sbom, pushed_at=old, seed="sbom-signature")
+    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert registry.digests("app") == {kept, signature}  # no rule selects the cosign signature
+    deleted = {e.image_digest: e for e in report.deleted}
+    assert deleted.keys() == {sbom, sbom_signature}
+    assert (deleted[sbom].kind, deleted[sbom].detail) == (
+        "referrer",
+        "its subject 000000000000 is gone from the repository",
+    )
+    assert report.failed == ()
+    assert report.cancelled == ()
+    # re-checked like every candidate; the orphan has no parent, so it goes in the first wave, its referrer after it
+    assert registry.count("describe_image_ids") == 1
+    assert registry.count("delete_images") == 2
+
+
 def test_a_deletion_whose_answer_was_lost_is_reported_failed_not_confirmed_never_deleted_or_cancelled(
     registry: FakeRegistry,
 ) -> None:

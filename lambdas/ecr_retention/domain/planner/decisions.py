@@ -1,6 +1,6 @@
 """From findings to one action per image: a protection keeps, a delete rule's marks remove (archive only
 when every mark archives), and a dependent follows its parents: kept with a kept parent, removed with a
-removed one."""
+removed one; an OCI referrer whose subject is gone is removed as its deleted subject was."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from ecr_retention.domain.planner.explain import (
     no_delete_rule_reason,
     parent_kept_reason,
     skipped_reason,
+    subject_gone_reason,
     too_many_removals,
 )
 from ecr_retention.domain.planner.repository import Findings, RepositoryImages
@@ -68,37 +69,65 @@ class _Resolver:
         if digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so
             self.actions[digest] = ("keep", [REFERENCE_CYCLE])
             return "keep"
-        findings = self.findings
-        protections: list[Reason] = findings.protections.get(digest, [])
-        marks = findings.marks.get(digest, ())
+        protections, followed, removed_with = self.follow_parents(digest)
+        marks = self.findings.marks.get(digest, ())
+        action = _action(protections, marks, removed_with)
+        self.actions[digest] = (action, self.reasons(digest, action, protections, marks, followed))
+        return action
+
+    def follow_parents(self, digest: str) -> tuple[list[Reason], list[Reason], list[Action]]:
+        """The image's protections, a kept parent's among them; then the reasons and the actions of the removed
+        parents it goes with. An orphaned OCI referrer goes as its subject went: deleted (an archived subject
+        would be in the snapshot)."""
+        protections = list(self.findings.protections.get(digest, ()))
         followed: list[Reason] = []
         removed_with: list[Action] = []
-        parents = findings.parents.get(digest, ())
-        if parents:
-            self.visiting.add(digest)
-            protections = list(protections)
-            for parent, kind in parents:
-                parent_action = self.decide(parent)
-                parent_image = self.images.by_digest[parent]
-                if parent_action == "keep":
-                    protections.append(parent_kept_reason(kind, parent_image))
-                else:
-                    followed.append(goes_with_parent_reason(kind, parent_image, parent_action))
-                    removed_with.append(parent_action)
-            self.visiting.discard(digest)
-        action: Action = "keep"
-        if not protections:
-            if removed_with:
-                action = "archive" if "archive" in removed_with else "delete"
-            elif marks:
-                action = "archive" if all(archive for _, archive in marks) else "delete"
+        self.visiting.add(digest)
+        for parent, kind in self.findings.parents.get(digest, ()):
+            parent_action = self.decide(parent)
+            parent_image = self.images.by_digest[parent]
+            if parent_action == "keep":
+                protections.append(parent_kept_reason(kind, parent_image))
+            else:
+                followed.append(goes_with_parent_reason(kind, parent_image, parent_action))
+                removed_with.append(parent_action)
+        self.visiting.discard(digest)
+        gone_subject = self.findings.orphans.get(digest)
+        if gone_subject is not None:
+            followed.append(subject_gone_reason(gone_subject))
+            removed_with.append("delete")
+        return protections, followed, removed_with
+
+    def reasons(
+        self,
+        digest: str,
+        action: Action,
+        protections: Sequence[Reason],
+        marks: Sequence[tuple[Reason, bool]],
+        followed: Sequence[Reason],
+    ) -> list[Reason]:
+        """A removal names its marks and the parents it goes with; a kept image its protections, the marks they
+        overrule and the keep_newest notes, or why nothing marks it."""
         marked = [reason for reason, _ in marks]
         if action != "keep":
-            reasons = [*marked, *followed]
-        else:
-            reasons = [*protections, *marked, *findings.notes.get(digest, ())]
-            if not reasons:
-                image = self.images.by_digest[digest]
-                reasons = [no_delete_rule_reason(findings.misses.get(digest, ()), image, self.now)]
-        self.actions[digest] = (action, reasons)
-        return action
+            return [*marked, *followed]
+        reasons = [*protections, *marked, *self.findings.notes.get(digest, ())]
+        if reasons:
+            return reasons
+        misses = self.findings.misses.get(digest, ())
+        return [no_delete_rule_reason(misses, self.images.by_digest[digest], self.now)]
+
+
+def _action(
+    protections: Sequence[Reason], marks: Sequence[tuple[Reason, bool]], removed_with: Sequence[Action]
+) -> Action:
+    """A protection keeps. Otherwise a dependent goes as its parents went (archived when one of them is), whatever
+    its own marks say; an image that follows no parent goes as its marks say (archived only when every mark
+    archives)."""
+    if protections:
+        return "keep"
+    if removed_with:
+        return "archive" if "archive" in removed_with else "delete"
+    if marks:
+        return "archive" if all(archive for _, archive in marks) else "delete"
+    return "keep"

@@ -156,6 +156,10 @@ def goes_with_parent_reason(kind: DependentKind, parent: ImageDetail, parent_act
     return Reason(kind=kind, detail=f"goes with {_parent_label(kind, parent)}, which is {verb}")
 
 
+def subject_gone_reason(subject: str) -> Reason:
+    return Reason(kind="referrer", detail=f"its subject {short(subject)} is gone from the repository")
+
+
 def too_many_removals(removed: int, total: int, max_delete_fraction: float) -> str:
     return (
         f"the plan removes {removed} of {total} images ({removed / total:.0%}), "

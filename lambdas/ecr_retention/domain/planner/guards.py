@@ -1,5 +1,6 @@
 """What protects an image whatever the rules say: a cluster runs it, it is younger than min_age, or it is
-a child or referrer of an image that stays (the dependents are linked here, and followed in decisions)."""
+a child or referrer of an image that stays (the dependents are linked here, and followed in decisions); and
+the OCI referrers whose subject is gone, which go as it went."""
 
 from __future__ import annotations
 
@@ -29,7 +30,15 @@ def apply_guards(
 
 
 def link_dependents(images: RepositoryImages, findings: Findings) -> None:
-    """Children of indexes and referrers of subjects live and die with their parents."""
+    """Children of indexes and referrers of subjects live and die with their parents; an OCI referrer whose
+    subject is gone is an orphan, and goes as its subject went."""
+    _link_index_children(images, findings)
+    _link_referrers(images, findings)
+
+
+def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
+    """Each child an index lists follows it; an index whose manifest is unknown protects every image that
+    could be its child."""
     repository, by_digest = images.repository, images.by_digest
     unknown_indexes = []
     for image in images.ordered:
@@ -42,15 +51,27 @@ def link_dependents(images: RepositoryImages, findings: Findings) -> None:
         for child in children:
             if child in by_digest and child != image.image_digest:
                 findings.parents[child].append((image.image_digest, "index-child"))
-    for image in images.ordered:
-        subject = image.subject_manifest_digest or cosign_subject(image.image_tags)
-        if subject and subject in by_digest and subject != image.image_digest:
-            findings.parents[image.image_digest].append((subject, "referrer"))
     if unknown_indexes:
         reason = unknown_index_reason(unknown_indexes)
         for image in images.ordered:
             if not is_index(image, repository):
                 findings.protections[image.image_digest].append(reason)
+
+
+def _link_referrers(images: RepositoryImages, findings: Findings) -> None:
+    """A referrer follows its subject. The snapshot holds every storage class, so an OCI subject it lacks was
+    deleted (by a run killed between its waves, by hand, by a native lifecycle policy): the referrer is an
+    orphan. A cosign tag names its subject only by convention, and COSIGN_REPOSITORY may keep signatures apart
+    from their images, so a cosign signature whose subject is absent here stays an ordinary image."""
+    by_digest = images.by_digest
+    for image in images.ordered:
+        digest, oci_subject = image.image_digest, image.subject_manifest_digest
+        if oci_subject is not None and oci_subject not in by_digest:
+            findings.orphans[digest] = oci_subject
+            continue
+        subject = oci_subject or cosign_subject(image.image_tags)
+        if subject and subject in by_digest and subject != digest:
+            findings.parents[digest].append((subject, "referrer"))
 
 
 def cosign_subject(tags: Iterable[str]) -> str | None:

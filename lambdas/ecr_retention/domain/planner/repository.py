@@ -76,5 +76,6 @@ class Findings:
         default_factory=lambda: defaultdict(list)
     )
     parents: defaultdict[str, list[tuple[str, DependentKind]]] = field(default_factory=lambda: defaultdict(list))
+    orphans: dict[str, str] = field(default_factory=dict)  # OCI referrer -> its subject, absent from the repository
     displaced: list[DisplacedSlots] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # about this repository, returned with its plan
