@@ -62,6 +62,7 @@ def test_demo_exits_0_and_says_verified_after_checking(demo: DemoRun) -> None:
         "the dry run announced it",
         "in use",
         "ECS and Lambda",
+        "replicated",
         "protected",
         "young",
         "referenced",
@@ -118,7 +119,7 @@ def test_demo_prints_an_abridged_plan_and_writes_the_whole_of_it(demo: DemoRun) 
 
 
 def test_demo_shows_the_images_ecs_and_lambda_use_kept_and_what_the_rules_alone_would_do(demo: DemoRun) -> None:
-    section = demo.output.split("\n   Protected by ECS and Lambda: ", 1)[1].split("\n3. ", 1)[0]
+    section = demo.output.split("\n   Protected by ECS and Lambda: ", 1)[1].split("\n   Replicated deletions: ", 1)[0]
     rows = re.findall(
         r"^   (\S+)\s+([0-9a-f]{12})  (\S+)\s+\S+\s+\S+ \S+\s+(keep|delete)\s+(.+)$", section, re.MULTILINE
     )
@@ -150,8 +151,8 @@ def test_demo_shows_the_images_ecs_and_lambda_use_kept_and_what_the_rules_alone_
 
 def test_the_rules_expect_the_collectors_manifest_and_the_run_kept_what_it_names(demo: DemoRun) -> None:
     for rules in ("retention.yaml", "retention-live.yaml"):
-        assert f"  clusters: [prod, dev, {AWS_SOURCE}]\n" in (demo.out / rules).read_text()
-    assert f"\n   the rules expect prod, dev and {AWS_SOURCE}, the collector's manifest of this account" in demo.output
+        assert f"  clusters: [prod, dev, us-prod, {AWS_SOURCE}]\n" in (demo.out / rules).read_text()
+    assert f"\n   the rules expect prod, dev, us-prod and {AWS_SOURCE}, the collector's manifest of this" in demo.output
     manifest = json.loads((demo.out / "in-use" / f"{AWS_SOURCE}.json").read_text())
     assert manifest["complete"] is True
     assert {entry["source"] for entry in manifest["images"]} == {"ecs-service", "ecs-task", "lambda"}
@@ -166,6 +167,31 @@ def test_the_rules_expect_the_collectors_manifest_and_the_run_kept_what_it_names
     }
     assert removed
     assert not digests & removed
+
+
+def test_a_release_a_delete_replicating_destination_runs_is_kept_named_and_verified(demo: DemoRun) -> None:
+    """app replicates its deletions to us-east-1, where us-prod runs an old release the rules alone would delete."""
+    assert "\n   app replicates to us-east-1 with deleteReplication: a deletion in app here deletes there too\n" in (
+        demo.output
+    )
+    section = demo.output.split("   Replicated deletions: ", 1)[1].split("\n3. ", 1)[0]
+    assert section.startswith(
+        "app's deletions also delete in us-east-1 (123456789012) (expected clusters there: us-prod)"
+    )
+    assert "keep    in-use: us-prod (us-east-1, replicated): shop/Deployment/app (pod)" in section
+    assert "(the rules alone would delete it: version tags older than 30 days beyond the newest 20)" in section
+    assert "\n  app: us-east-1 (123456789012) (expected clusters there: us-prod)\n" in demo.output  # the summary
+    assert (
+        "\n   ok   replicated: 1 image us-prod runs in us-east-1, where app's deletions replicate: all still there\n"
+        in (demo.output)
+    )
+    snapshot = json.loads((demo.out / "snapshot.json").read_text())
+    assert snapshot["replication"]["rules"][0]["deleteReplication"] == {"enabled": True}
+    live = json.loads(next((demo.out / "reports").glob("live-*.json")).read_text())
+    [app] = [repository for repository in live["repositories"] if repository["repositoryName"] == "app"]
+    assert app["deletionReplicatesTo"] == [
+        {"registryId": "123456789012", "region": "us-east-1", "expectedClusters": ["us-prod"]}
+    ]
 
 
 def test_the_plan_can_be_replayed_offline_as_printed(demo: DemoRun, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,9 +57,12 @@ def test_without_moto_the_demo_says_in_one_line_to_run_make_demo() -> None:
 
 # The verification, on a small registry: an index (tagged stable) with its child, a release a cluster runs, the
 # latest and an old release, a young build, a pull-request build for the archive, an image no policy governs, and
-# two old releases an ECS service and a Lambda function run (the rules alone would delete them).
+# two old releases an ECS service and a Lambda function run (the rules alone would delete them), and an old release
+# a cluster in the Region app replicates its deletions to runs.
 
-INDEX, CHILD, RUNNING, OLD, YOUNG, PR, TRY, LATEST, SERVICE, FUNCTION = ("sha256:" + c * 64 for c in "abcdef0123")
+INDEX, CHILD, RUNNING, OLD, YOUNG, PR, TRY, LATEST, SERVICE, FUNCTION, REPLICA = (
+    "sha256:" + c * 64 for c in "abcdef01234"
+)
 API, APP, WORKER, SANDBOX = "platform/api", "app", "team-payments/worker", "sandbox/experiments"
 Key = tuple[str, str]
 
@@ -79,12 +82,14 @@ def registry() -> DemoRegistry:
         (SANDBOX, TRY, ()),
         (APP, SERVICE, ()),
         (APP, FUNCTION, ()),
+        (APP, REPLICA, ()),
     ):
         seeded.images[(repository, digest)] = SeededImage(
             repository, digest, f"{repository} {digest[7:9]}", NOW, children
         )
-    seeded.tags = {APP: {"1.0": RUNNING}}
+    seeded.tags = {APP: {"1.0": RUNNING, "0.6": REPLICA}}
     seeded.uses("prod", f"{seeded.host}/app:1.0", "Deployment/app")
+    seeded.uses("us-prod", f"{seeded.replica_host}/app:0.6", "Deployment/app")
     seeded.aws_workloads = [
         AwsWorkload("ECS service", "backoffice/app-admin", APP, SERVICE, f"{seeded.host}/app:0.8", "1 task running"),
         AwsWorkload("Lambda function", "reports", APP, FUNCTION, f"{seeded.host}/app:0.7", "version 1, alias live"),
@@ -108,6 +113,7 @@ BEFORE = RegistryState(
         (SANDBOX, TRY): detail(TRY, "try-0"),
         (APP, SERVICE): detail(SERVICE, "0.8"),
         (APP, FUNCTION): detail(FUNCTION, "0.7"),
+        (APP, REPLICA): detail(REPLICA, "0.6"),
     },
     NOW,
 )
@@ -194,6 +200,7 @@ def test_a_clean_run_is_verified() -> None:
         ((APP, LATEST), "protected"),
         ((APP, SERVICE), "ECS and Lambda"),
         ((APP, FUNCTION), "ECS and Lambda"),
+        ((APP, REPLICA), "replicated"),
     ],
 )
 def test_deleting_what_must_stay_fails_the_verification(also_deleted: Key, failed: str) -> None:

@@ -14,6 +14,9 @@
   child, cosign signatures under `sha256-<hex>.sig` and OCI SBOM referrers that name their subject.
 - `team-payments/worker`: pull-request builds that go to ECR's archive storage class when nobody pulls them.
 - `sandbox/experiments`: no policy matches it, so nothing in it is ever touched.
+- Replication: `app` replicates to us-east-1 with deleteReplication, so every deletion in `app` here also deletes
+  there; the cluster `us-prod` in us-east-1 still runs an old `app` release from its replica, which the rules
+  alone would delete.
 - ECS and Lambda in the same account: the ECS cluster `backoffice` runs the service `app-admin` on an app release
   of months ago, and the container-image function `backend-reports` (a version and an alias) runs a backend
   release the frontend never shipped with. The rules delete both images unless the AWS inventory collector's
@@ -46,6 +49,7 @@ QUEUE = "ecr-retention-reports-subscriber"
 LEASE_TABLE = "ecr-retention-leases"
 UNMANAGED = "sandbox/experiments"
 ECS_CLUSTER, ECS_SERVICE = "backoffice", "app-admin"
+REPLICA_REGION, REPLICA_CLUSTER = "us-east-1", "us-prod"
 FUNCTION, FUNCTION_ALIAS = "backend-reports", "live"
 
 DAY = timedelta(days=1)
@@ -67,8 +71,9 @@ safety:
   max_delete_fraction: 0.75      # a first clean-up removes much; a larger share means a mistake
   inventory_max_age: 6h          # an expected cluster's manifest older than this blocks every deletion
   # Each must have a fresh, complete manifest, or nothing is deleted anywhere: the exporters of the EKS clusters
-  # prod and dev, and the AWS inventory collector of this account and region (ECS and Lambda, docs/aws-inventory.md)
-  clusters: [prod, dev, {aws_source}]
+  # prod and dev, of us-prod in us-east-1 (app's deletions replicate there), and the AWS inventory collector of this
+  # account and region (ECS and Lambda, docs/aws-inventory.md)
+  clusters: [prod, dev, us-prod, {aws_source}]
 
 tagging:
   - clusters: [prod]
@@ -234,6 +239,10 @@ class DemoRegistry:
         return f"{self.ecr.account_id}.dkr.ecr.{self.ecr.region}.amazonaws.com"
 
     @property
+    def replica_host(self) -> str:
+        return f"{self.ecr.account_id}.dkr.ecr.{REPLICA_REGION}.amazonaws.com"
+
+    @property
     def aws_source(self) -> str:
         """The name of the collector's manifest of this account and region: `aws-<account>-<region>`."""
         return inventory_name(self.ecr.account_id, self.ecr.region)
@@ -321,9 +330,20 @@ class DemoRegistry:
                 found.setdefault((repository, digest), []).append(entry)
         return found
 
+    def replicated_in_use(self) -> dict[tuple[str, str], list[InUseEntry]]:
+        """(repository, digest) -> the entries that run its replica in REPLICA_REGION, by tag as it points here."""
+        found: dict[tuple[str, str], list[InUseEntry]] = {}
+        prefix = self.replica_host + "/"
+        for entry in self.in_use:
+            if entry.image.startswith(prefix):
+                repository, _, tag = entry.image.removeprefix(prefix).partition(":")
+                digest = entry.digest or self.tags[repository][tag]
+                found.setdefault((repository, digest), []).append(entry)
+        return found
+
     def manifests(self) -> Iterator[tuple[str, bytes]]:
-        """`in-use/<cluster>.json` as the exporter writes them: prod eight minutes ago, dev four."""
-        for cluster, written in (("prod", 8 * MINUTE), ("dev", 4 * MINUTE)):
+        """`in-use/<cluster>.json` as the exporters write them: prod eight minutes ago, us-prod six, dev four."""
+        for cluster, written in (("prod", 8 * MINUTE), (REPLICA_CLUSTER, 6 * MINUTE), ("dev", 4 * MINUTE)):
             document = {
                 "schemaVersion": 1,
                 "cluster": cluster,
@@ -376,7 +396,20 @@ def seed_registry(ecr: MotoEcr, now: datetime, workloads: MotoWorkloads) -> Demo
         "dev", "docker.io/library/busybox:1.36", "Deployment/nginx", namespace="tcn-personal-1", container="init"
     )
     seed_workloads(registry, workloads, service_image=app["backoffice"], function_image=releases["reports"])
+    seed_replication(registry, app["replica"])
     return registry
+
+
+def seed_replication(registry: DemoRegistry, running: PushedImage) -> None:
+    """app replicates to us-east-1, deletions included; the cluster there runs an old release from its replica."""
+    rule = {
+        "destinations": [{"region": REPLICA_REGION, "registryId": registry.ecr.account_id}],
+        "repositoryFilters": [{"filter": "app", "filterType": "PREFIX_MATCH"}],
+        "deleteReplication": {"enabled": True},
+    }
+    registry.ecr.client.put_replication_configuration(replicationConfiguration={"rules": [rule]})
+    reference = f"{registry.replica_host}/{running.repository}:{running.tags[0]}"
+    registry.uses(REPLICA_CLUSTER, reference, "Deployment/app", digest=running.digest, namespace="shop")
 
 
 def seed_workloads(
@@ -457,6 +490,12 @@ def seed_app(registry: DemoRegistry, rng: random.Random) -> dict[str, PushedImag
         "backoffice": min(
             (image for image in releases if len(image.tags) == 1),
             key=lambda image: abs(age_of(registry, image) - 108 * DAY),
+        ),
+        # A release of about three months ago, never deployed to production here, that the cluster in the Region
+        # app replicates to still runs.
+        "replica": min(
+            (image for image in releases if len(image.tags) == 1),
+            key=lambda image: abs(age_of(registry, image) - 94 * DAY),
         ),
     }
 

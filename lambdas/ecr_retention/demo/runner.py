@@ -34,6 +34,8 @@ from ecr_retention.demo.registry import (
     LEASE_TABLE,
     QUEUE,
     REGION,
+    REPLICA_CLUSTER,
+    REPLICA_REGION,
     TOPIC,
     DemoRegistry,
     rules_text,
@@ -47,6 +49,7 @@ from ecr_retention.domain.inventory import manifest_key
 from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
@@ -156,15 +159,19 @@ class Demo:
         self.write(
             "   app carries a native lifecycle policy that keeps 3 `*.*` images (it would expire the `dev` image)"
         )
-        for cluster in ("prod", "dev"):
+        for cluster in ("prod", "dev", REPLICA_CLUSTER):
             entries = [entry for entry in registry.in_use if entry.cluster == cluster]
-            self.write(f"   s3://{BUCKET}/in-use/{cluster}.json: {len(entries)} images running in {cluster}")
+            where = f" (in {REPLICA_REGION})" if cluster == REPLICA_CLUSTER else ""
+            self.write(f"   s3://{BUCKET}/in-use/{cluster}.json: {len(entries)} images running in {cluster}{where}")
+        self.write(
+            f"   app replicates to {REPLICA_REGION} with deleteReplication: a deletion in app here deletes there too"
+        )
         for workload in registry.aws_workloads:
             image = workload.reference.removeprefix(f"{registry.host}/")
             self.write(f"   {workload.kind} {workload.name} runs {image} ({workload.detail})")
         self.write(
-            f"   the rules expect prod, dev and {registry.aws_source}, the collector's manifest of this account and "
-            "region (safety.clusters),"
+            f"   the rules expect prod, dev, {REPLICA_CLUSTER} and {registry.aws_source}, the collector's manifest of "
+            "this account and region (safety.clusters),"
         )
         self.write(
             "   as docs/aws-inventory.md advises: a failed or stale collection blocks deletion, as a stale cluster does"
@@ -196,6 +203,7 @@ class Demo:
         self.write(f"   SNS subject: {envelope.get('Subject', '')}")
         self.show_plan(plan, report, len(registry.images))
         self.show_aws_workloads(registry, plan, without_collector)
+        self.show_replication(registry, plan)
         return report, plan, without_collector
 
     def copy_collected(self, registry: DemoRegistry) -> None:
@@ -264,6 +272,28 @@ class Demo:
         self.write(f"   The same snapshot and rules without that manifest (and without {source} in safety.clusters):")
         for line in lines[1 + len(kept) :]:
             self.write(f"   {line}")
+
+    def show_replication(self, registry: DemoRegistry, plan: Plan) -> None:
+        """The release the replica's cluster runs, as this plan decides it: kept, the destination named."""
+        reach = {
+            repository.repository_name: repository.deletion_replicates_to
+            for repository in plan.repositories
+            if repository.deletion_replicates_to
+        }
+        kept = decisions_of(plan, list(registry.replicated_in_use()))
+        self.write("")
+        for name, replicas in sorted(reach.items()):
+            listed = "; ".join(replica_text(replica) for replica in replicas)
+            self.write(f"   Replicated deletions: {name}'s deletions also delete in {printable(listed)}")
+        for line in format_rows([COLUMNS, *(row(name, decision, plan) for name, decision in kept)]):
+            self.write(f"   {line}")
+        for name, decision in kept:
+            marked = [reason.rule or "" for reason in decision.reasons if reason.kind == "delete-rule"]
+            self.write(
+                f"     {printable(registry.labelled(name, decision.image_digest))} {decision.action}: "
+                f"in-use: {printable(decision.main_reason.detail)}"
+                + (f" (the rules alone would delete it: {printable(marked[0])})" if marked else "")
+            )
 
     # 3 -------------------------------------------------------------------------------------------------------
 

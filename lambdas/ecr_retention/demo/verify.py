@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ecr_retention.demo.registry import DEPLOYED_KEPT, MIN_AGE, UNMANAGED, DemoRegistry
+from ecr_retention.demo.registry import (
+    DEPLOYED_KEPT,
+    MIN_AGE,
+    REPLICA_CLUSTER,
+    REPLICA_REGION,
+    UNMANAGED,
+    DemoRegistry,
+)
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
@@ -148,6 +155,13 @@ def verify(
     in_use = set(registry.in_use_digests())
     result.checks.append(kept("in use", in_use, "images the clusters run (by digest or by tag)"))
     result.checks.append(aws_workloads_kept(registry, after, without_collector))
+    result.checks.append(
+        kept(
+            "replicated",
+            set(registry.replicated_in_use()),
+            f"image {REPLICA_CLUSTER} runs in {REPLICA_REGION}, where app's deletions replicate",
+        )
+    )
     result.checks.append(kept("protected", set(protected(before)), "images a keep rule protects by tag or pull"))
     young = {key for key, detail in before.images.items() if before.read_at - _pushed(detail) < MIN_AGE}
     result.checks.append(kept("young", young, "images pushed less than a day ago"))
