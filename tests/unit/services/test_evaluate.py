@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.aws.dynamodb_lease import LeaseError
-from ecr_retention.domain.config import parse_config
+from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome
@@ -34,6 +34,13 @@ policies:
       - delete: {{tags: ["v*"], older_than: 30d, keep_newest: 1}}
       - delete: {{untagged: true, older_than: 1d}}
 """
+
+
+def evaluation_of(config: RetentionConfig, *, run_id: str = "r") -> Evaluation:
+    """A run's evaluation of a registry without replication, with no in-use manifest."""
+    return Evaluation(
+        run_id=run_id, config=config, inventory=Inventory(), dry_run=False, replication=RegistryReplication()
+    )
 
 
 def config(dry_run: bool = False):  # type: ignore[no-untyped-def]
@@ -312,13 +319,7 @@ def test_index_goes_before_its_children_and_a_shared_child_stays_with_the_kept_i
     old_index = registry.add_index("app", [amd, shared], tags=["v1"], pushed_at=old)
     kept_index = registry.add_index("app", [arm, shared], tags=["stable"], pushed_at=old)
     signature = registry.add_image("app", tags=[f"sha256-{old_index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
-    evaluation = Evaluation(
-        replication=RegistryReplication(),
-        run_id="r",
-        config=parse_config(MULTI_ARCH_RULES),
-        inventory=Inventory(),
-        dry_run=False,
-    )
+    evaluation = evaluation_of(parse_config(MULTI_ARCH_RULES))
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -335,13 +336,7 @@ def test_a_failed_index_deletion_keeps_its_children_and_referrers(registry: Fake
     index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
     signature = registry.add_image("app", tags=[f"sha256-{index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
     registry.delete_failures[index] = "KmsError"
-    evaluation = Evaluation(
-        replication=RegistryReplication(),
-        run_id="r",
-        config=parse_config(MULTI_ARCH_RULES),
-        inventory=Inventory(),
-        dry_run=False,
-    )
+    evaluation = evaluation_of(parse_config(MULTI_ARCH_RULES))
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -365,7 +360,7 @@ def test_the_next_run_removes_the_oci_referrers_a_killed_run_left_and_keeps_the_
     sbom = registry.add_referrer("app", gone, pushed_at=old, seed="sbom")
     signature = registry.add_image("app", tags=[f"sha256-{'0' * 64}.sig"], pushed_at=old, seed="sig")
     sbom_signature = registry.add_referrer("app", sbom, pushed_at=old, seed="sbom-signature")
-    evaluation = Evaluation(run_id="r", config=parse_config(MULTI_ARCH_RULES), inventory=Inventory(), dry_run=False)
+    evaluation = evaluation_of(parse_config(MULTI_ARCH_RULES))
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -408,13 +403,7 @@ def test_children_and_referrers_of_an_index_whose_deletion_answer_was_lost_still
     index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
     signature = registry.add_image("app", tags=[f"sha256-{index.split(':')[1]}.sig"], pushed_at=old, seed="sig")
     registry.lost_answers.add(index)
-    evaluation = Evaluation(
-        replication=RegistryReplication(),
-        run_id="r",
-        config=parse_config(MULTI_ARCH_RULES),
-        inventory=Inventory(),
-        dry_run=False,
-    )
+    evaluation = evaluation_of(parse_config(MULTI_ARCH_RULES))
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -431,13 +420,7 @@ def test_children_of_an_index_removed_by_someone_else_since_the_plan_still_go_as
     amd = registry.add_image("app", pushed_at=old, seed="amd")
     index = registry.add_index("app", [amd], tags=["v1"], pushed_at=old)
     registry.before["describe_image_ids"] = lambda r: r.repositories["app"].pop(index)
-    evaluation = Evaluation(
-        replication=RegistryReplication(),
-        run_id="r",
-        config=parse_config(MULTI_ARCH_RULES),
-        inventory=Inventory(),
-        dry_run=False,
-    )
+    evaluation = evaluation_of(parse_config(MULTI_ARCH_RULES))
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -449,9 +432,7 @@ def test_children_of_an_index_removed_by_someone_else_since_the_plan_still_go_as
 
 def test_unmanaged_repository_is_not_even_read(registry: FakeRegistry) -> None:
     registry.add_image("other", tags=["v1"], pushed_at=NOW - timedelta(days=90))
-    evaluation = Evaluation(
-        replication=RegistryReplication(), run_id="r", config=config(), inventory=Inventory(), dry_run=False
-    )
+    evaluation = evaluation_of(config())
 
     report = evaluate_repository("other", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
@@ -475,13 +456,7 @@ def test_a_worker_near_its_deadline_stops_deleting_and_the_next_run_converges(re
         registry.add_image("app", tags=[f"v{n}"], pushed_at=NOW - timedelta(days=40 + n), seed=str(n))
         for n in range(250)
     }
-    evaluation = Evaluation(
-        replication=RegistryReplication(),
-        run_id="r1",
-        config=parse_config(BULK_RULES),
-        inventory=Inventory(),
-        dry_run=False,
-    )
+    evaluation = evaluation_of(parse_config(BULK_RULES), run_id="r1")
     budget = iter([600.0, 30.0, 30.0])  # time enough for the first batch of 100, then under the margin
 
     first = evaluate_repository(
@@ -502,13 +477,7 @@ def test_a_worker_near_its_deadline_stops_deleting_and_the_next_run_converges(re
 
     second = evaluate_repository(
         "app",
-        Evaluation(
-            replication=RegistryReplication(),
-            run_id="r2",
-            config=parse_config(BULK_RULES),
-            inventory=Inventory(),
-            dry_run=False,
-        ),
+        evaluation_of(parse_config(BULK_RULES), run_id="r2"),
         registry=registry,
         cache=MemoryManifestCache(),
         clock=lambda: NOW,
@@ -534,13 +503,7 @@ def test_an_unexpected_failure_mid_run_keeps_what_was_deleted_on_record() -> Non
     registry = CrashingRegistry(registry_id=ACCOUNT, region=REGION)
     for n in range(250):
         registry.add_image("app", tags=[f"v{n}"], pushed_at=NOW - timedelta(days=40 + n), seed=str(n))
-    evaluation = Evaluation(
-        replication=RegistryReplication(),
-        run_id="r1",
-        config=parse_config(BULK_RULES),
-        inventory=Inventory(),
-        dry_run=False,
-    )
+    evaluation = evaluation_of(parse_config(BULK_RULES), run_id="r1")
 
     report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 

@@ -8,10 +8,17 @@ from datetime import timedelta
 
 import pytest
 
-from ecr_retention.domain.config import parse_config
+from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RunReport
-from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import (
+    Dependencies,
+    RunStart,
+    evaluate_target,
+    finish_run,
+    run_pipeline,
+    start_run,
+)
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 
@@ -61,6 +68,15 @@ def rules(dry_run: bool):  # type: ignore[no-untyped-def]
     return parse_config(RULES.format(dry_run=str(dry_run).lower()))
 
 
+def run_workflow(config: RetentionConfig, deps: Dependencies) -> tuple[RunStart, RunReport]:
+    """The workflow's three steps, as the state machine runs them: targets, evaluate each item, report."""
+    start = start_run(config, deps, trigger="schedule")
+    items = json.loads(deps.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]")
+    for item in items:
+        evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+    return start, finish_run(deps, start)
+
+
 def test_cli_run_deletes_reports_and_publishes() -> None:
     registry, bucket = seeded()
     notifier = RecordingNotifier()
@@ -106,13 +122,9 @@ def test_workflow_steps_reach_the_same_result_as_the_cli_run() -> None:
     registry, bucket = seeded()
     deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
 
-    start = start_run(rules(False), deps, trigger="schedule")
-    items = json.loads(bucket.objects[start.targets_key])
-    for item in items:
-        evaluate_target(rules(False), deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    report = finish_run(deps, start)
+    start, report = run_workflow(rules(False), deps)
 
-    assert [item["repository"] for item in items] == ["app", "team-a/api"]
+    assert [item["repository"] for item in json.loads(bucket.objects[start.targets_key])] == ["app", "team-a/api"]
     assert {name: registry.digests(name) for name in registry.repositories} == {
         name: cli_registry.digests(name) for name in cli_registry.repositories
     }
@@ -244,11 +256,7 @@ def test_both_doors_keep_what_a_delete_replicating_destination_runs_and_read_the
     cli_registry, cli_bucket = replicated()
     cli = run_pipeline(rules(False), Dependencies(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
     registry, bucket = replicated()
-    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
-    start = start_run(rules(False), deps, trigger="schedule")
-    for item in json.loads(bucket.objects[start.targets_key]):
-        evaluate_target(rules(False), deps, run_id=item["runId"], repository=item["repository"], dry_run=False)
-    report = finish_run(deps, start)
+    start, report = run_workflow(rules(False), Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW))
 
     for run, reg in ((cli, cli_registry), (report, registry)):
         assert reg.count("replication_configuration") == 1
@@ -281,10 +289,7 @@ def test_a_replication_configuration_that_cannot_be_read_blocks_the_run_and_name
     if door == "cli":
         report = run_pipeline(rules(False), deps)
     else:
-        start = start_run(rules(False), deps, trigger="schedule")
-        for item in json.loads(bucket.objects[start.targets_key]):
-            evaluate_target(rules(False), deps, run_id=item["runId"], repository=item["repository"], dry_run=False)
-        report = finish_run(deps, start)
+        _, report = run_workflow(rules(False), deps)
 
     assert report.outcome == "blocked"
     assert registry.mutating_calls == []
