@@ -148,20 +148,19 @@ class InUseIndex:
           the same repository): its digest protects in every repository, its tag the digest our tag points to;
         - of a replica that our deletions do not reach: nothing here (that copy stays whatever we delete);
         - of any other registry: its digest still protects (we cannot know how it relates to ours), its tag not."""
-        replica = None
         if reference.is_ecr and reference.account is not None and reference.region is not None:
-            self.registries[cluster].add((reference.account, reference.region))
-            if not reference.in_registry(self.registry_id, self.region):
-                replica = self.replica_of(reference.repository, (reference.account, reference.region))
-                if replica is not None and not replica.replicates_deletions:
-                    self.in_known_registry.add(cluster)
-                    return
-                if replica is not None:
-                    usage = usage.model_copy(update={"replica": replica_note(replica, self.registry_id)})
-            if reference.in_registry(self.registry_id, self.region) or replica is not None:
+            registry = (reference.account, reference.region)
+            self.registries[cluster].add(registry)
+            here = reference.in_registry(self.registry_id, self.region)
+            replica = None if here else self.replica_of(reference.repository, registry)
+            if here or replica is not None:
                 self.in_known_registry.add(cluster)
-                if reference.tag:
-                    self.by_tag[(reference.repository, reference.tag)].append(usage)
+            if replica is not None and not replica.replicates_deletions:
+                return
+            if replica is not None:
+                usage = usage.model_copy(update={"replica": replica_note(replica, self.registry_id)})
+            if (here or replica is not None) and reference.tag:
+                self.by_tag[(reference.repository, reference.tag)].append(usage)
         for digest in dict.fromkeys(d for d in (resolved, reference.digest) if d):
             self.by_digest[digest].append(usage)
 
