@@ -210,6 +210,14 @@ def test_deletions_that_replicate_where_no_expected_cluster_reports_get_a_loud_w
     assert "NO EXPECTED CLUSTER THERE" in render_plan_table(result)
 
 
+def test_a_plan_that_only_archives_warns_of_no_replica() -> None:
+    snap = old_release_snapshot(rule(("us-east-1", ACCOUNT)))
+    archive_old = {"delete": {"tags": ["*"], "older_than": "30d", "archive": True}}
+    result = plan(config([archive_old], clusters=["prod"]), snap, in_use("prod", (f"{HOST}/app:1.1", None)))
+    assert action_of(result, "app", "old") == "archive"
+    assert not any("where no expected cluster reports" in warning for warning in result.warnings)
+
+
 def test_a_repository_that_removes_nothing_warns_of_no_replica() -> None:
     snap = snapshot(
         repository("app", image("young", "1.0", age=timedelta(hours=1))),

@@ -62,10 +62,6 @@ class Replica:
     def registry(self) -> tuple[str, str]:
         return (self.registry_id, self.region)
 
-    def label(self, source_registry_id: str | None) -> str:
-        """`us-east-1` for the source's own account, `us-east-1 (123456789012)` for another one."""
-        return self.region if self.registry_id == source_registry_id else f"{self.region} ({self.registry_id})"
-
 
 class ReplicationConfiguration(AwsShape):
     """`replicationConfiguration` exactly as `aws ecr describe-registry` returns it."""

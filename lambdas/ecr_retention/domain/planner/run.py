@@ -163,8 +163,9 @@ def deletion_reach(repository_name: str, run: RunContext) -> tuple[ReplicaRegist
 
 
 def unwatched_replica_warnings(plan: RepositoryPlan, reach: Sequence[ReplicaRegistry], run: RunContext) -> list[str]:
-    """A plan that removes images, whose deletions reach a registry no expected cluster reports from."""
-    if run.blocked or plan.skipped or all(decision.action == "keep" for decision in plan.images):
+    """A plan that deletes images, whose deletions reach a registry no expected cluster reports from (a plan that
+    only archives deletes nothing there)."""
+    if run.blocked or plan.skipped or all(decision.action != "delete" for decision in plan.images):
         return []
     return [
         unwatched_replica_warning(plan.repository_name, replica) for replica in reach if not replica.expected_clusters
