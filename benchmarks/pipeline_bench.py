@@ -77,10 +77,12 @@ def seed(ecr_client: Any, s3_client: Any) -> None:
 
 def minimum_calls() -> Counter[str]:
     """What a dry-run sweep cannot do with less: list the repositories once, every page of every
-    repository's images once, and read each repository's native lifecycle policy (for the report)."""
+    repository's images once, read each repository's native lifecycle policy and the registry's repository
+    creation templates once (for the report)."""
     return Counter(
         {
             "DescribeRepositories": math.ceil(len(SIZES) / 1000),
+            "DescribeRepositoryCreationTemplates": 1,
             "DescribeImages": sum(math.ceil(count / 1000) for count in SIZES.values()),
             "GetLifecyclePolicy": len(SIZES),
         }

@@ -15,11 +15,17 @@ from ecr_retention.domain.aws_inventory import (
     ScheduledTask,
     TaskDefinition,
 )
+from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.registry import ImageDetail
 
 
 class RepositoryGone(Exception):
     """The repository does not exist (any more): deleted between listing and evaluation."""
+
+
+class TemplatesUnreadable(Exception):
+    """The registry's repository creation templates could not be read (access denied, throttled, another registry):
+    they only inform the doctor, so a run goes on and its report says why they were not checked."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,11 @@ class Registry(Protocol):
 
     def lifecycle_policy(self, repository: str) -> str | None:
         """The repository's native lifecycle policy text, or None when it has none."""
+        ...
+
+    def creation_templates(self) -> list[RepositoryCreationTemplate]:
+        """Every repository creation template of the registry (DescribeRepositoryCreationTemplates, all pages).
+        Raises TemplatesUnreadable."""
         ...
 
     def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:

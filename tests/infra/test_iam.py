@@ -54,7 +54,9 @@ COLLECTOR_STAR_ACTIONS = (
     "lambda:ListFunctions",
     "scheduler:ListSchedules",
 )
-STAR_RESOURCE_ACTIONS = STATE_MACHINE_STAR_ACTIONS | set(COLLECTOR_STAR_ACTIONS)
+# The report step's read of the repository creation templates.
+REPORT_STAR_ACTIONS = ("ecr:DescribeRepositoryCreationTemplates",)
+STAR_RESOURCE_ACTIONS = STATE_MACHINE_STAR_ACTIONS | set(COLLECTOR_STAR_ACTIONS) | set(REPORT_STAR_ACTIONS)
 ECR_MUTATIONS = {"ecr:BatchDeleteImage", "ecr:PutImage", "ecr:UpdateImageStorageClass"}
 
 Statement = tuple[tuple[str, ...], tuple[str, ...], str]
@@ -200,6 +202,7 @@ def test_the_report_role_reads_run_state_writes_reports_and_publishes(
             (("s3:PutObject",), ("${Bucket.Arn}/reports/*",), "{}"),
             (("sns:Publish",), ("${ReportTopic}",), "{}"),
             (("kms:Decrypt", "kms:GenerateDataKey"), ("${TopicKey.Arn}",), "{}"),
+            (REPORT_STAR_ACTIONS, ("*",), "{}"),
             logs_statement("Report"),
             (XRAY, ("*",), "{}"),
         ]

@@ -132,6 +132,7 @@ def minimum_calls(
     removals = candidates(plan)
     calls: Counter[str] = Counter()
     calls["DescribeRepositories"] = math.ceil(max(len(by_name), 1) / PAGE)
+    calls["DescribeRepositoryCreationTemplates"] = 1  # the doctor's pass over the templates, once per run
     for repository_plan in managed:
         name = repository_plan.repository_name
         repository = by_name[name]

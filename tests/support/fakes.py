@@ -12,9 +12,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.ports import BatchOutcome, ImageFailure, ImageManifest, RepositoryGone, TagOutcome
+from ecr_retention.ports import (
+    BatchOutcome,
+    ImageFailure,
+    ImageManifest,
+    RepositoryGone,
+    TagOutcome,
+    TemplatesUnreadable,
+)
 
 MUTATING = frozenset({"delete_images", "archive_images", "put_tag"})
 
@@ -40,6 +48,9 @@ class FakeRegistry:
     lost_answers: set[str] = field(default_factory=set)
     # called before each operation, e.g. to move a tag between the plan and the delete
     before: dict[str, Any] = field(default_factory=dict)
+    # the registry's repository creation templates; `templates_failure` makes creation_templates raise it
+    templates: list[RepositoryCreationTemplate] = field(default_factory=list)
+    templates_failure: str | None = None
 
     # --- seeding -------------------------------------------------------------------------------
 
@@ -137,6 +148,12 @@ class FakeRegistry:
     def lifecycle_policy(self, repository: str) -> str | None:
         self._record("lifecycle_policy", repository)
         return self.lifecycle_policies.get(repository)
+
+    def creation_templates(self) -> list[RepositoryCreationTemplate]:
+        self.calls.append(("creation_templates", ""))
+        if self.templates_failure is not None:
+            raise TemplatesUnreadable(self.templates_failure)
+        return list(self.templates)
 
     def _referenced(self, images: dict[str, StoredImage], digest: str) -> bool:
         for other_digest, stored in images.items():
