@@ -77,12 +77,14 @@ def seed(ecr_client: Any, s3_client: Any) -> None:
 
 def minimum_calls() -> Counter[str]:
     """What a dry-run sweep cannot do with less: list the repositories once, every page of every
-    repository's images once, read each repository's native lifecycle policy (for the report), and read the
-    registry's replication rules once (where deletions reach)."""
+    repository's images once, read each repository's native lifecycle policy and the registry's repository
+    creation templates once (for the report), and read the registry's replication rules once (where deletions
+    reach)."""
     return Counter(
         {
             "DescribeRegistry": 1,
             "DescribeRepositories": math.ceil(len(SIZES) / 1000),
+            "DescribeRepositoryCreationTemplates": 1,
             "DescribeImages": sum(math.ceil(count / 1000) for count in SIZES.values()),
             "GetLifecyclePolicy": len(SIZES),
         }

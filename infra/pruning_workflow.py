@@ -48,6 +48,9 @@ EVALUATE_ECR_ACTIONS = (
     "ecr:GetLifecyclePolicy",
     "ecr:UpdateImageStorageClass",
 )
+# What the report step reads from ECR: the repository creation templates, whose lifecycle policies the doctor
+# checks (services.templates). The action supports no resource-level permissions, so its resource is '*'.
+REPORT_ECR_STAR_ACTIONS = ("ecr:DescribeRepositoryCreationTemplates",)
 # The report step's input: the targets step's record, field by field, so that anything else on the state
 # (the Map's caught error) never reaches a handler that refuses unknown fields.
 RUN_RECORD_FIELDS = ("runId", "trigger", "dryRun", "startedAt", "targetsKey", "count", "bucket")
@@ -234,6 +237,7 @@ class PruningWorkflow(Construct):
         role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use]))
         role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:PutObject"], [reports]))
         role.add_to_principal_policy(iam.PolicyStatement(actions=["sns:Publish"], resources=[topic.topic_arn]))
+        self._grant_template_reads(role)
         # Publishing to a topic encrypted with a customer key: SNS asks KMS for a data key as the publisher.
         role.add_to_principal_policy(
             iam.PolicyStatement(actions=["kms:Decrypt", "kms:GenerateDataKey"], resources=[key.key_arn])
@@ -246,6 +250,22 @@ class PruningWorkflow(Construct):
                 in_use: "The in-use manifests, read to publish each expected cluster's manifest age.",
                 reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json).",
             },
+        )
+
+    def _grant_template_reads(self, role: iam.IRole) -> None:
+        """The doctor's pass over the registry's repository creation templates (services.templates), in a policy of
+        its own: its '*' is acknowledged for this action only, apart from the role's X-Ray '*'."""
+        policy = iam.Policy(
+            self,
+            "ReportTemplateReads",
+            roles=[role],
+            statements=[iam.PolicyStatement(actions=list(REPORT_ECR_STAR_ACTIONS), resources=["*"])],
+        )
+        nag.acknowledge(
+            policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "ecr:DescribeRepositoryCreationTemplates supports no resource-level permissions and reads the "
+            "registry's templates only (the report step checks their lifecycle policies); it changes nothing.",
         )
 
     def _state_machine(self, map_concurrency: int) -> sfn.StateMachine:

@@ -15,6 +15,7 @@ from ecr_retention.domain.aws_inventory import (
     ScheduledTask,
     TaskDefinition,
 )
+from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import ReplicationConfiguration
 
@@ -26,6 +27,11 @@ class RepositoryGone(Exception):
 class ReplicationUnreadable(Exception):
     """The registry's replication configuration could not be read (denied, throttled past the retries, an answer
     that is not one): the message names the call and AWS's error."""
+
+
+class TemplatesUnreadable(Exception):
+    """The registry's repository creation templates could not be read (access denied, throttled, another registry):
+    they only inform the doctor, so a run goes on and its report says why they were not checked."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,10 @@ class Registry(Protocol):
     def replication_configuration(self) -> ReplicationConfiguration:
         """The registry's replication rules (DescribeRegistry); empty when it has none. Raises
         ReplicationUnreadable."""
+
+    def creation_templates(self) -> list[RepositoryCreationTemplate]:
+        """Every repository creation template of the registry (DescribeRepositoryCreationTemplates, all pages).
+        Raises TemplatesUnreadable."""
         ...
 
     def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:

@@ -54,8 +54,12 @@ COLLECTOR_STAR_ACTIONS = (
     "lambda:ListFunctions",
     "scheduler:ListSchedules",
 )
-# DescribeRegistry describes the account's registry in the region, not a repository.
-STAR_RESOURCE_ACTIONS = STATE_MACHINE_STAR_ACTIONS | set(COLLECTOR_STAR_ACTIONS) | {"ecr:DescribeRegistry"}
+# The report step's read of the repository creation templates.
+REPORT_STAR_ACTIONS = ("ecr:DescribeRepositoryCreationTemplates",)
+# DescribeRegistry (the targets step) describes the account's registry in the region, not a repository.
+STAR_RESOURCE_ACTIONS = (
+    STATE_MACHINE_STAR_ACTIONS | set(COLLECTOR_STAR_ACTIONS) | set(REPORT_STAR_ACTIONS) | {"ecr:DescribeRegistry"}
+)
 ECR_MUTATIONS = {"ecr:BatchDeleteImage", "ecr:PutImage", "ecr:UpdateImageStorageClass"}
 
 Statement = tuple[tuple[str, ...], tuple[str, ...], str]
@@ -206,6 +210,7 @@ def test_the_report_role_reads_run_state_writes_reports_and_publishes(
             (("s3:PutObject",), ("${Bucket.Arn}/reports/*",), "{}"),
             (("sns:Publish",), ("${ReportTopic}",), "{}"),
             (("kms:Decrypt", "kms:GenerateDataKey"), ("${TopicKey.Arn}",), "{}"),
+            (REPORT_STAR_ACTIONS, ("*",), "{}"),
             logs_statement("Report"),
             (XRAY, ("*",), "{}"),
         ]

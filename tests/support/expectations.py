@@ -133,6 +133,7 @@ def minimum_calls(
     calls: Counter[str] = Counter()
     calls["DescribeRepositories"] = math.ceil(max(len(by_name), 1) / PAGE)
     calls["DescribeRegistry"] = 1  # the replication rules, once per run
+    calls["DescribeRepositoryCreationTemplates"] = 1  # the doctor's pass over the templates, once per run
     for repository_plan in managed:
         name = repository_plan.repository_name
         repository = by_name[name]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.replication import ReplicationConfiguration
@@ -22,6 +23,7 @@ from ecr_retention.ports import (
     ReplicationUnreadable,
     RepositoryGone,
     TagOutcome,
+    TemplatesUnreadable,
 )
 
 MUTATING = frozenset({"delete_images", "archive_images", "put_tag"})
@@ -51,6 +53,9 @@ class FakeRegistry:
     replication: ReplicationConfiguration = field(default_factory=ReplicationConfiguration)
     # set: replication_configuration raises ReplicationUnreadable with this message (DescribeRegistry denied, ...)
     replication_problem: str | None = None
+    # the registry's repository creation templates; `templates_failure` makes creation_templates raise it
+    templates: list[RepositoryCreationTemplate] = field(default_factory=list)
+    templates_failure: str | None = None
 
     # --- seeding -------------------------------------------------------------------------------
 
@@ -170,6 +175,12 @@ class FakeRegistry:
         if self.replication_problem is not None:
             raise ReplicationUnreadable(self.replication_problem)
         return self.replication
+
+    def creation_templates(self) -> list[RepositoryCreationTemplate]:
+        self.calls.append(("creation_templates", ""))
+        if self.templates_failure is not None:
+            raise TemplatesUnreadable(self.templates_failure)
+        return list(self.templates)
 
     def _referenced(self, images: dict[str, StoredImage], digest: str) -> bool:
         for other_digest, stored in images.items():

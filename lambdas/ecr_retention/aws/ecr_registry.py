@@ -6,6 +6,8 @@ Facts this relies on (shared/reference/ecr-lifecycle.md, section 4, and the boto
 - BatchGetImage resolves an index to one platform's manifest unless the index media types are accepted.
 - BatchDeleteImage takes 100 ids and reports per image in `imageIds` (deleted) and `failures[]`.
 - UpdateImageStorageClass has no batch form.
+- DescribeRepositoryCreationTemplates has no registryId parameter (the caller's registry) and supports no
+  resource-level permissions (IAM resource "*").
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pydantic import ValidationError
 
 from ecr_retention.aws.clients import ClientFactory, default_factory
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, describe_failure
+from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.errors import describe_validation_error
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import ReplicationConfiguration
@@ -31,11 +34,12 @@ from ecr_retention.ports import (
     ReplicationUnreadable,
     RepositoryGone,
     TagOutcome,
+    TemplatesUnreadable,
 )
 
 logger = logging.getLogger(__name__)
 
-PAGE_SIZE = 1000  # DescribeImages and DescribeRepositories maximum
+PAGE_SIZE = 1000  # DescribeImages, DescribeRepositories and DescribeRepositoryCreationTemplates maximum
 BATCH_SIZE = 100  # imageIds per DescribeImages, BatchGetImage and BatchDeleteImage call
 ANY_STATUS = {"imageStatus": "ANY"}  # archived and activating images too
 
@@ -200,6 +204,43 @@ class EcrRegistry:
         except ValidationError as error:
             detail = describe_validation_error(error, ReplicationConfiguration)
             raise ReplicationUnreadable(f"DescribeRegistry answered a replication configuration: {detail}") from None
+
+    def creation_templates(self) -> list[RepositoryCreationTemplate]:
+        """Every repository creation template, all pages of 1,000. DescribeRepositoryCreationTemplates takes no
+        registryId: it reads the caller's own registry, and each answer names it. An answer for another registry
+        than this adapter's (the configured registry is not the credentials' account) is refused rather than read
+        as this registry's templates. Every failure (AccessDenied, throttling after the retries, an answer this
+        model cannot read) raises TemplatesUnreadable: the templates only inform the doctor."""
+        pages = self._ecr.get_paginator("describe_repository_creation_templates").paginate(
+            PaginationConfig={"PageSize": PAGE_SIZE}
+        )
+        templates: list[RepositoryCreationTemplate] = []
+        try:
+            for page in pages:
+                answered = page.get("registryId")
+                if answered is not None and answered != self._registry_id:
+                    raise TemplatesUnreadable(
+                        f"DescribeRepositoryCreationTemplates answered for registry {answered}, not {self._registry_id}: "
+                        "it reads the caller's own registry only"
+                    )
+                templates.extend(
+                    RepositoryCreationTemplate.model_validate(template)
+                    for template in page.get("repositoryCreationTemplates", [])
+                )
+        except ClientError as error:
+            raise TemplatesUnreadable(
+                f"DescribeRepositoryCreationTemplates failed: {_code(error)}: {_message(error)}"
+            ) from error
+        except BotoCoreError as error:
+            raise TemplatesUnreadable(
+                f"DescribeRepositoryCreationTemplates failed: {type(error).__name__}: {error}"
+            ) from error
+        except ValidationError as error:
+            raise TemplatesUnreadable(
+                f"DescribeRepositoryCreationTemplates answered a template this tool cannot read: "
+                f"{describe_validation_error(error, RepositoryCreationTemplate)}"
+            ) from error
+        return templates
 
     def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
         """BatchDeleteImage by digest, in the caller's order (indexes before their children, subjects before

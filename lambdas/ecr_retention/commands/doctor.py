@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from ecr_retention.commands.lifecycle_preview import (
@@ -14,14 +15,24 @@ from ecr_retention.commands.lifecycle_preview import (
     load_policy,
     warn,
 )
-from ecr_retention.domain.doctor import RepositoryDiagnosis, comparable_config, diagnose
+from ecr_retention.domain.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
+from ecr_retention.domain.doctor import (
+    RepositoryDiagnosis,
+    TemplateFinding,
+    comparable_config,
+    diagnose,
+    diagnose_template,
+    template_policy,
+)
+from ecr_retention.domain.doctor.models import SEVERITY_ORDER
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.evaluation import index_children
+from ecr_retention.domain.limits import CREATION_TEMPLATES
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
 from ecr_retention.domain.replication import NO_REPLICATION
-from ecr_retention.loading import load_config, load_manifests, parse_now
+from ecr_retention.loading import load_config, load_manifests, parse_now, read_json, validate_as
 from ecr_retention.tables import printable
 
 
@@ -33,15 +44,39 @@ def register(subparsers: Any) -> None:
         "file: each finding has a severity and a concrete fix. Exit 1 when an error-severity finding exists, "
         "0 otherwise, 2 on bad input.",
     )
-    add_policy_and_images(parser)
+    add_policy_and_images(parser, required=False)
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json)")
     parser.add_argument("--config", help="the rules file (retention.yaml), to compare with the pipeline's plan")
     parser.add_argument("--now", help="evaluate as of this ISO 8601 time (default: the current time)")
+    parser.add_argument(
+        "--templates",
+        help="`aws ecr describe-repository-creation-templates` output: check the lifecycle policy of each template "
+        "(structural checks, no images); on its own, without --policy and --images",
+    )
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.set_defaults(run=run)
 
 
+# The options that only a repository's check reads: a template has no images, manifests or plan.
+REPOSITORY_OPTIONS = ("policy", "images", "repository", "manifests", "config", "now")
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.templates is not None:
+        given = [f"--{name}" for name in REPOSITORY_OPTIONS if getattr(args, name) is not None]
+        if given:
+            raise InputError(
+                f"--templates checks repository creation templates on their own (they have no images); "
+                f"it cannot be combined with {', '.join(given)}"
+            )
+        return run_templates(args.templates, args.format)
+    missing = [f"--{name}" for name in ("policy", "images") if getattr(args, name) is None]
+    if missing:
+        raise InputError(f"the following arguments are required: {', '.join(missing)} (or --templates FILE)")
+    return run_repository(args)
+
+
+def run_repository(args: argparse.Namespace) -> int:
     document = load_policy(args.policy)
     found = load_images(args.images, args.repository)
     inventory = load_manifests(args.manifests)
@@ -122,4 +157,72 @@ def render_diagnosis(diagnosis: RepositoryDiagnosis) -> str:
         lines.append("")
         lines.append(f"no fixed policy{name}: {diagnosis.fixed_policy_problem}")
     # Escapes keep the policy JSON valid: `\u202e` in a JSON string is the character itself.
+    return "\n".join(printable(line) for line in lines)
+
+
+def load_templates(path: str) -> CreationTemplatesDocument:
+    """The templates file, each template's lifecycle policy validated: InputError names the file and the prefix."""
+    data = read_json(path, CREATION_TEMPLATES)
+    if not isinstance(data, dict) or not isinstance(data.get("repositoryCreationTemplates"), list):
+        raise InputError(
+            f"{path}: expected `aws ecr describe-repository-creation-templates` output, a JSON object with a "
+            "repositoryCreationTemplates list"
+        )
+    document = validate_as(CreationTemplatesDocument, data, path)
+    for template in document.repository_creation_templates:
+        template_policy(template, path)
+    return document
+
+
+def run_templates(path: str, output: str) -> int:
+    document = load_templates(path)
+    checked = [
+        (t, diagnose_template(t)) for t in sorted(document.repository_creation_templates, key=lambda t: t.prefix)
+    ]
+    findings = [finding for _, found in checked for finding in found]
+    counts: dict[str, int] = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_ORDER}
+    if output == "json":
+        result = {
+            "registryId": document.registry_id,
+            "templates": [
+                {
+                    "prefix": template.prefix,
+                    "appliedFor": list(template.applied_for),
+                    "hasLifecyclePolicy": template.has_lifecycle_policy,
+                    "findings": [finding.to_json_dict() for finding in found],
+                }
+                for template, found in checked
+            ],
+            "summary": {severity + "s": count for severity, count in counts.items()},
+        }
+        json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(render_templates(document, checked, counts))
+    return 1 if counts["error"] else 0
+
+
+def render_templates(
+    document: CreationTemplatesDocument,
+    checked: list[tuple[RepositoryCreationTemplate, list[TemplateFinding]]],
+    counts: Mapping[str, int],
+) -> str:
+    registry = f" of registry {document.registry_id}" if document.registry_id else ""
+    lines = [
+        f"lifecycle doctor for {len(checked)} repository creation templates{registry}: {counts['error']} errors, "
+        f"{counts['warning']} warnings, {counts['info']} notes"
+    ]
+    for template, found in checked:
+        lines.append("")
+        state = (
+            "no lifecycle policy"
+            if not template.has_lifecycle_policy
+            else f"{len(found)} finding{'' if len(found) == 1 else 's'}"
+        )
+        lines.append(f"template {template.prefix} [{', '.join(template.applied_for)}]: {state}")
+        for finding in found:
+            lines.append(f"  {finding.severity.upper()}  {finding.code}: {finding.message}")
+            lines.append(f"    fix: {finding.fix}")
+            if finding.policy_edit is not None:
+                lines.append(f"    policy change: {finding.policy_edit}")
     return "\n".join(printable(line) for line in lines)

@@ -36,13 +36,13 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def add_policy_and_images(parser: argparse.ArgumentParser) -> None:
+def add_policy_and_images(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     parser.add_argument(
-        "--policy", required=True, help="lifecycle policy JSON, or `aws ecr get-lifecycle-policy` output"
+        "--policy", required=required, help="lifecycle policy JSON, or `aws ecr get-lifecycle-policy` output"
     )
     parser.add_argument(
         "--images",
-        required=True,
+        required=required,
         help="`aws ecr describe-images` output (optionally with a `manifests` map), or an ecr-retention snapshot",
     )
     parser.add_argument("--repository", help="which repository of a snapshot file (and the name for references)")

@@ -32,6 +32,9 @@ in-process `mock_aws` and for a `ThreadedMotoServer` running in the same process
   held by another image is ImageTagAlreadyExistsException (moto raises ImageAlreadyExistsException); in a mutable
   repository moving a tag leaves the image it came from untagged (moto deletes that image). An unknown
   repository is RepositoryNotFoundException.
+- Repository creation templates (not implemented by moto): CreateRepositoryCreationTemplate stores a template per
+  account and region (TemplateAlreadyExistsException for a prefix it has); DescribeRepositoryCreationTemplates
+  answers them by prefix, with the registryId and paging of DescribeRepositories (`prefixes` narrows them).
 - Faults: `throttle`/`fail` answer chosen attempts of an operation with an error response (botocore then retries
   for real; `fail(served=True)` serves the request first, so the change happens and its answer is lost), `before` runs an action right before a chosen call is served (a repository deleted mid-run, a tag
   moved between plan and delete). These are served by moto rather than raised from a botocore `before-send`
@@ -496,6 +499,8 @@ class EcrFidelity:
             "batch_delete_image": lambda response: _batch_delete_image(response, fidelity),
             "put_image": _put_image,
             "update_image_storage_class": _update_image_storage_class,
+            "create_repository_creation_template": _create_repository_creation_template,
+            "describe_repository_creation_templates": _describe_repository_creation_templates,
         }
         for name, function in replacements.items():
             # moto dispatches to plain functions of the class only (inspect.isfunction), so wrap lambdas.
@@ -858,6 +863,62 @@ def _update_image_storage_class(response: ECRResponse) -> ActionResult:
             "imageStatus": _status(image),
         }
     )
+
+
+def _creation_templates(backend: ECRBackend) -> dict[str, dict[str, Any]]:
+    """The registry's templates by prefix, kept on moto's backend (one per account and region), so a backend reset
+    forgets them as it forgets repositories."""
+    templates: dict[str, dict[str, Any]] | None = getattr(backend, "fidelity_creation_templates", None)
+    if templates is None:
+        templates = {}
+        backend.fidelity_creation_templates = templates  # type: ignore[attr-defined]
+    return templates
+
+
+TEMPLATE_FIELDS = (
+    "description",
+    "encryptionConfiguration",
+    "resourceTags",
+    "imageTagMutability",
+    "imageTagMutabilityExclusionFilters",
+    "repositoryPolicy",
+    "lifecyclePolicy",
+    "customRoleArn",
+)
+
+
+def _create_repository_creation_template(response: ECRResponse) -> ActionResult:
+    backend = _backend(response)
+    prefix = response._get_param("prefix")
+    applied_for = response._get_param("appliedFor") or []
+    if not prefix or not applied_for:
+        raise InvalidParameterException("prefix and appliedFor are required")
+    templates = _creation_templates(backend)
+    if prefix in templates:
+        raise JsonRESTError("TemplateAlreadyExistsException", f"The template with prefix '{prefix}' already exists")
+    now = datetime.now(UTC)
+    template: dict[str, Any] = {"prefix": prefix, "appliedFor": list(applied_for), "createdAt": now, "updatedAt": now}
+    template.setdefault("imageTagMutability", "MUTABLE")
+    for name in TEMPLATE_FIELDS:
+        value = response._get_param(name)
+        if value is not None:
+            template[name] = value
+    templates[prefix] = template
+    return ActionResult({"registryId": backend.account_id, "repositoryCreationTemplate": template})
+
+
+def _describe_repository_creation_templates(response: ECRResponse) -> ActionResult:
+    """All templates by prefix (or those `prefixes` names), paged like DescribeRepositories; no registryId
+    parameter: the caller's registry."""
+    backend = _backend(response)
+    templates = _creation_templates(backend)
+    wanted = response._get_param("prefixes")
+    chosen = [templates[prefix] for prefix in sorted(templates) if not wanted or prefix in wanted]
+    page, next_token = _page(response, chosen, "describe_repository_creation_templates")
+    result: dict[str, Any] = {"registryId": backend.account_id, "repositoryCreationTemplates": page}
+    if next_token is not None:
+        result["nextToken"] = next_token
+    return ActionResult(result)
 
 
 def iter_details(client: Any, repository: str, **extra: Any) -> Iterator[dict[str, Any]]:

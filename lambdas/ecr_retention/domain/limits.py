@@ -62,5 +62,9 @@ LIFECYCLE_POLICY = SizeLimit("lifecycle policy", 1 * MiB)
 # `aws ecr describe-images` output for one repository, or a snapshot given in its place: the snapshot cap.
 IMAGES_FILE = SizeLimit("describe-images file", SNAPSHOT.max_bytes)
 
+# `aws ecr describe-repository-creation-templates` output: a template holds at most a 30,720-character lifecycle
+# policy and a repository policy; hundreds of templates stay below 16 MiB.
+CREATION_TEMPLATES = SizeLimit("repository creation templates file", 16 * MiB)
+
 # A kubeconfig with inline certificates for dozens of clusters is a few hundred KiB.
 KUBECONFIG = SizeLimit("kubeconfig", 1 * MiB)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ecr_retention.domain.doctor import Finding
+from ecr_retention.domain.doctor import Finding, TemplateFinding
 from ecr_retention.domain.plan import Decision, PlanModel, ReasonKind, ReplicaRegistry
 from ecr_retention.domain.timestamps import UtcDatetime
 
@@ -107,6 +107,9 @@ class RunReport(PlanModel):
     report_key: str | None = None
     totals: RunTotals = Field(default_factory=RunTotals)
     repositories: tuple[RepositoryReport, ...] = ()
+    # The doctor's structural findings on the lifecycle policies of the registry's repository creation templates,
+    # each named by its template's prefix (services/templates.py).
+    template_findings: tuple[TemplateFinding, ...] = ()
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -160,6 +163,7 @@ def build_run_report(
     region: str | None = None,
     report_key: str | None = None,
     run_warnings: Sequence[str] = (),
+    template_findings: Sequence[TemplateFinding] = (),
 ) -> RunReport:
     ordered = sorted(repositories, key=lambda repo: repo.repository_name)
     blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
@@ -178,6 +182,7 @@ def build_run_report(
         report_key=report_key,
         totals=totals_of(ordered),
         repositories=tuple(ordered),
+        template_findings=tuple(template_findings),
     )
 
 

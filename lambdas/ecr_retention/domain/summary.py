@@ -118,6 +118,13 @@ def summary_lines(report: RunReport) -> list[str]:
     findings = sum(1 for repo in report.repositories for f in repo.lifecycle_findings if f.severity == "error")
     if findings:
         lines += ["", f"Native lifecycle policies: {findings} findings that would break running images (see report)."]
+    if report.template_findings:
+        prefixes = ", ".join(dict.fromkeys(finding.prefix for finding in report.template_findings))
+        lines += [
+            "",
+            f"Repository creation templates: {len(report.template_findings)} lifecycle findings in the templates for "
+            f"{prefixes} (see the report's templateFindings).",
+        ]
     if report.warnings:
         lines += ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:10]]
     lines += ["", f"Full report: {report.report_key or '(not written)'}"]

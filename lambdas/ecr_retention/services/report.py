@@ -12,6 +12,7 @@ from datetime import datetime
 
 from pydantic import ValidationError
 
+from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger, build_run_report, report_key
 from ecr_retention.domain.summary import failure_summary, render_summary
@@ -73,6 +74,7 @@ def report_run(
     registry_id: str | None = None,
     region: str | None = None,
     run_warnings: Sequence[str] = (),
+    template_findings: Sequence[TemplateFinding] = (),
 ) -> RunReport:
     key = report_key(run_id, started_at)
     report = build_run_report(
@@ -86,6 +88,7 @@ def report_run(
         region=region,
         report_key=f"s3://{bucket.name}/{key}",
         run_warnings=run_warnings,
+        template_findings=template_findings,
     )
     try:
         bucket.write(key, report.to_json().encode())

@@ -26,6 +26,7 @@ from ecr_retention.services.report import (
     store_repository_report,
 )
 from ecr_retention.services.snapshot import BucketManifestCache
+from ecr_retention.services.templates import creation_template_findings
 
 # A run's work items: 10,000 repositories are about 1.5 MB.
 MAX_TARGETS_BYTES = 64 * 1024 * 1024
@@ -166,6 +167,7 @@ def unreported_targets(bucket: Bucket, start: RunStart, reports: Sequence[Reposi
 def finish_run(deps: Dependencies, start: RunStart) -> RunReport:
     """The report step: gather what the workers stored, write the run report, publish the summary."""
     reports = load_repository_reports(deps.bucket, start.run_id)
+    templates = creation_template_findings(deps.registry)
     return report_run(
         run_id=start.run_id,
         trigger=start.trigger,
@@ -177,6 +179,8 @@ def finish_run(deps: Dependencies, start: RunStart) -> RunReport:
         notifier=deps.notifier,
         registry_id=deps.registry.registry_id,
         region=deps.registry.region,
+        run_warnings=templates.warnings,
+        template_findings=templates.findings,
     )
 
 
@@ -212,6 +216,7 @@ def run_pipeline(
     except Exception as error:  # subscribers hear of a run that died before its report; the caller still fails
         publish_failure(deps.notifier, run_id, dry_run, f"{type(error).__name__}: {error}")
         raise
+    templates = creation_template_findings(deps.registry)
     return report_run(
         run_id=run_id,
         trigger=trigger,
@@ -223,4 +228,6 @@ def run_pipeline(
         notifier=deps.notifier,
         registry_id=deps.registry.registry_id,
         region=deps.registry.region,
+        run_warnings=templates.warnings,
+        template_findings=templates.findings,
     )

@@ -5,7 +5,8 @@ could fix by another edit.
 
 Pure: the caller passes the policy, the images, the in-use inventory and, optionally, the plan that the
 pipeline makes for the same repository. The pipeline calls `diagnose_repository` for each repository
-that has a native policy and puts the result in its run report.
+that has a native policy and puts the result in its run report, and `diagnose_templates` on the registry's
+repository creation templates (structural checks on the policy text alone: a template has no images).
 
 Layout: `models` (findings, policy edits, the diagnosis), `context` (what the checks read), `checks/` (one
 function per check), `fixes` (the one fixed policy per repository), `diagnosis` (the entry points).
@@ -24,6 +25,12 @@ from ecr_retention.domain.doctor.models import (
     RepositoryDiagnosis,
     Severity,
 )
+from ecr_retention.domain.doctor.templates import (
+    TemplateFinding,
+    diagnose_template,
+    diagnose_templates,
+    template_policy,
+)
 
 __all__ = [
     "Finding",
@@ -34,14 +41,18 @@ __all__ = [
     "RemoveRule",
     "RepositoryDiagnosis",
     "Severity",
+    "TemplateFinding",
     "comparable_config",
     "describe_image",
     "diagnose",
     "diagnose_repository",
+    "diagnose_template",
+    "diagnose_templates",
     "intended_own_images",
     "is_mutable_tag",
     "keep_one_rule",
     "merge_fixes",
     "protective_tag",
     "short",
+    "template_policy",
 ]

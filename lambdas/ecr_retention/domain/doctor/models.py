@@ -21,6 +21,9 @@ FindingCode = Literal[
     "untagged-rule-multi-arch",
     "differs-from-plan",
     "plan-not-compared",
+    # structural, on a policy's text alone (repository creation templates): checks/structural.py
+    "mutable-tag-unprotected",
+    "count-rule-shares-tags",
 ]
 SEVERITY_ORDER: tuple[Severity, ...] = ("error", "warning", "info")
 

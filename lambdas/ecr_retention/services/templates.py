@@ -1,0 +1,42 @@
+"""The doctor's pass over the registry's repository creation templates, once per run, for the run report.
+
+Templates give new repositories their lifecycle policy (on push, replication, pull-through cache), so a bad one
+breaks repositories nobody has declared yet. The pass only informs: a registry whose templates cannot be read
+(AccessDenied, throttling, another account's registry) or a doctor defect is a warning in the report, never a
+failed or blocked run."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
+from ecr_retention.ports import Registry, TemplatesUnreadable
+
+logger = logging.getLogger(__name__)
+
+NOT_CHECKED = "repository creation templates not checked"
+
+
+@dataclass(frozen=True)
+class TemplateCheck:
+    findings: tuple[TemplateFinding, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def creation_template_findings(registry: Registry) -> TemplateCheck:
+    """Read the templates once and diagnose each template's lifecycle policy."""
+    try:
+        templates = registry.creation_templates()
+    except TemplatesUnreadable as error:
+        logger.warning("repository creation templates not read: %s", error)
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {error}",))
+    except Exception as error:  # an unexpected answer must not fail the run's report; it is logged and reported
+        logger.exception("reading the repository creation templates failed")
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {type(error).__name__}: {error}",))
+    try:
+        findings = diagnose_templates(templates)
+    except Exception as error:  # a doctor defect must not fail the run's report; it is logged and reported
+        logger.exception("diagnosing the repository creation templates failed")
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: the diagnosis failed: {type(error).__name__}",))
+    return TemplateCheck(findings=tuple(findings))
