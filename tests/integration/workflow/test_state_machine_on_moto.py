@@ -1,0 +1,386 @@
+"""The ASL itself, run: the state machine definition as the CDK stack synthesizes it, executed by moto's Step
+Functions interpreter (`mock_aws(config={"stepfunctions": {"execute_state_machine": True}})`), with the real
+handlers (ecr_retention.handlers.{targets,evaluate,report}.lambda_handler) answering its Lambda tasks.
+
+A scheduled run, a push run and a run in which one worker crashed each end as the run report says: the
+execution succeeds with the report step's answer, the report in S3 lists every target with its outcome, the
+registry lost exactly what the report says was deleted, and the SNS message reached the subscribed queue.
+
+How it is wired, and what is adapted (nothing else is):
+
+* The definition is the template's `DefinitionString` (Fn::Join), with its tokens resolved as CloudFormation
+  would: each function's `Fn::GetAtt [..., Arn]` becomes a function ARN, the inventory bucket's `Ref` the moto
+  bucket's name, `AWS::Partition` `aws`.
+* moto's interpreter lags AWS on two spellings the CDK emits, and only those are changed in the definition given
+  to moto (`adapt_for_moto`); without either change moto's CreateStateMachine refuses the definition:
+  - `"ToleratedFailurePercentage": 100`, an integer in the template: moto 5.2.5's ASL parser answers "no viable
+    alternative at input '"ToleratedFailurePercentage":100'" (its grammar takes a decimal), so it becomes 100.0;
+  - `ResultWriter.WriterConfig` (`{"OutputType": "JSON", "Transformation": "COMPACT"}`): moto's grammar expects
+    only "Resource" and "Parameters" in a ResultWriter, so that key is dropped; the ResultWriter's Resource and
+    Parameters stay, and moto writes the map run's manifest under runs/map-results/.
+  Everything else runs as synthesized: the Retry and Catch clauses, the Distributed Map (ProcessorConfig
+  DISTRIBUTED, MaxConcurrency) reading its items with the S3 ItemReader from runs/<runId>/targets.json, and the
+  report step's Parameters.
+* moto invokes a task's Lambda function through moto's Lambda, which needs Docker to run code. The test replaces
+  the interpreter's one call that invokes it (`lambda_eval_utils._invoke_lambda_function`) with a router that
+  calls the real handler of that function (found through the function's `Handler` in the template) in this
+  process, with a fake Lambda context, and answers as Lambda does: the handler's return value as the payload,
+  or, when the handler raises, `FunctionError: Unhandled` with `errorType` and `errorMessage`.
+* "A crashed worker" is the router raising in place of the evaluate handler for one repository (as an
+  invocation that crashed or timed out: it stores no report). The Map tolerates it; the report lists the
+  repository as failed ("stored no report").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+from ecr_retention.aws.clients import set_default_factory
+from ecr_retention.handlers import dependencies
+from support.infra_stacks import CONTEXT, build_stack, rules_file
+from support.lambda_stack import FakeContext
+
+pytestmark = pytest.mark.slow
+
+REGION = "eu-west-1"
+HOST = f"{DEFAULT_ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com"
+BUCKET = "inventory-bucket"
+RULES = """\
+version: 1
+dry_run: false
+safety: {min_age: 1d, max_delete_fraction: 0.9, inventory_max_age: 6h, clusters: [prod]}
+policies:
+  - repositories: ["app", "team-*/*"]
+    rules:
+      - delete: {tags: ["v*"], older_than: 30d, keep_newest: 1}
+"""
+REPOSITORIES = ("app", "team-a/api", "unmanaged")
+WORKFLOW_HANDLERS = ("targets", "evaluate", "report")
+
+
+# --- the definition, from the synthesized template ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    definition: dict[str, Any]  # as the template has it, tokens resolved
+    handlers: dict[str, str]  # function ARN -> handler module (targets, evaluate, report)
+
+
+def function_arn(logical_id: str) -> str:
+    return f"arn:aws:lambda:{REGION}:{DEFAULT_ACCOUNT_ID}:function:{logical_id}"
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    from aws_cdk.assertions import Template
+
+    stack = build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+    template = Template.from_stack(stack).to_json()
+    resources = template["Resources"]
+    bucket_id = stack.get_logical_id(stack.inventory.bucket.node.default_child)
+
+    def resolve(part: Any) -> str:
+        if isinstance(part, str):
+            return part
+        [(function, argument)] = part.items()
+        if (
+            function == "Fn::GetAtt"
+            and argument[1] == "Arn"
+            and resources[argument[0]]["Type"] == "AWS::Lambda::Function"
+        ):
+            return function_arn(argument[0])
+        if function == "Ref" and argument == bucket_id:
+            return BUCKET
+        if function == "Ref" and argument == "AWS::Partition":
+            return "aws"
+        raise AssertionError(f"a token this test does not resolve: {part!r}")
+
+    [machine] = [r for r in resources.values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
+    separator, parts = machine["Properties"]["DefinitionString"]["Fn::Join"]
+    handlers = {
+        function_arn(logical_id): resource["Properties"]["Handler"].split(".")[2]
+        for logical_id, resource in resources.items()
+        if resource["Type"] == "AWS::Lambda::Function"
+        and str(resource["Properties"].get("Handler", "")).startswith("ecr_retention.handlers.")
+    }
+    return Synthesized(json.loads(separator.join(resolve(part) for part in parts)), handlers)
+
+
+def adapt_for_moto(definition: dict[str, Any]) -> dict[str, Any]:
+    """The two spellings moto 5.2.5's interpreter does not accept yet (see the module's docstring), nothing else."""
+    adapted = json.loads(json.dumps(definition))
+    each = adapted["States"]["EvaluateEachRepository"]
+    assert each["ToleratedFailurePercentage"] == 100
+    each["ToleratedFailurePercentage"] = 100.0
+    assert each["ResultWriter"].pop("WriterConfig") == {"OutputType": "JSON", "Transformation": "COMPACT"}
+    return adapted
+
+
+# --- the Lambda tasks, answered by the real handlers -------------------------------------------------
+
+
+@dataclass
+class Router:
+    handlers: dict[str, str]
+    crash: Callable[[str, dict[str, Any]], bool] = lambda handler, event: False
+    invocations: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def invoke(self, parameters: dict[str, Any], region: str, state_credentials: Any) -> dict[str, Any]:
+        """In place of lambda_eval_utils._invoke_lambda_function: Lambda's Invoke answer, from the real handler."""
+        handler = self.handlers[parameters["FunctionName"]]
+        event = json.loads(parameters["Payload"])
+        self.invocations.append((handler, event))
+        try:
+            if self.crash(handler, event):
+                raise RuntimeError("the worker crashed (Task timed out after 900.00 seconds)")
+            module = import_module(f"ecr_retention.handlers.{handler}")
+            result = module.lambda_handler(event, FakeContext(function_name=f"ecr-retention-{handler}"))
+        except Exception as error:  # what Lambda answers for an unhandled exception
+            failure = {"errorMessage": str(error), "errorType": type(error).__name__, "stackTrace": []}
+            return {"StatusCode": 200, "FunctionError": "Unhandled", "Payload": failure, "ExecutedVersion": "$LATEST"}
+        return {"StatusCode": 200, "Payload": json.loads(json.dumps(result)), "ExecutedVersion": "$LATEST"}
+
+
+# --- the world: moto with the state machine executing -------------------------------------------------
+
+
+def push(ecr: Any, repository: str, tag: str, age: timedelta) -> str:
+    """An image of its own in each repository (support.lambda_stack.push derives the digest from the tag only)."""
+    seed = f"{repository}:{tag}"
+    manifest = json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": {
+                "mediaType": "application/vnd.oci.image.config.v1+json",
+                "size": 7,
+                "digest": "sha256:" + hashlib.sha256(seed.encode()).hexdigest(),
+            },
+            "layers": [
+                {
+                    "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
+                    "size": 1000,
+                    "digest": "sha256:" + hashlib.sha256(f"layer {seed}".encode()).hexdigest(),
+                }
+            ],
+        }
+    )
+    digest = "sha256:" + hashlib.sha256(manifest.encode()).hexdigest()  # moto needs it given (env-probe §3)
+    ecr.put_image(repositoryName=repository, imageManifest=manifest, imageTag=tag, imageDigest=digest)
+    from moto.ecr.models import ecr_backends
+
+    for image in ecr_backends[DEFAULT_ACCOUNT_ID][REGION].repositories[repository].images:
+        if image.image_digest == digest:  # moto stamps the push time at put: age the image in its backend
+            image.image_pushed_at = int((datetime.now(UTC) - age).timestamp())
+    return digest
+
+
+@dataclass
+class World:
+    state_machine_arn: str
+    queue_url: str
+    router: Router
+    images: dict[str, dict[str, str]]  # repository -> tag -> digest
+
+    def run(self, execution_input: dict[str, Any]) -> dict[str, Any]:
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        arn = sfn.start_execution(stateMachineArn=self.state_machine_arn, input=json.dumps(execution_input))[
+            "executionArn"
+        ]
+        deadline = time.monotonic() + 120
+        while True:
+            described = sfn.describe_execution(executionArn=arn)
+            if described["status"] != "RUNNING":
+                return dict(described)
+            assert time.monotonic() < deadline, "the execution did not end within 2 minutes"
+            time.sleep(0.1)
+
+    def report(self, execution: dict[str, Any]) -> dict[str, Any]:
+        output = json.loads(execution["output"])
+        bucket, _, key = output["reportKey"].removeprefix("s3://").partition("/")
+        body = boto3.client("s3", region_name=REGION).get_object(Bucket=bucket, Key=key)["Body"].read()
+        report: dict[str, Any] = json.loads(body)
+        return report
+
+    def messages(self) -> list[dict[str, Any]]:
+        sqs = boto3.client("sqs", region_name=REGION)
+        received = sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10).get("Messages", [])
+        return [json.loads(m["Body"]) for m in received]
+
+    def event_types(self, execution: dict[str, Any]) -> list[str]:
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)
+        return [event["type"] for event in history["events"]]
+
+    def object_keys(self) -> list[str]:
+        listed = boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=BUCKET)
+        return [item["Key"] for item in listed.get("Contents", [])]
+
+    def tags(self, repository: str) -> set[str]:
+        ecr = boto3.client("ecr", region_name=REGION)
+        details = ecr.describe_images(repositoryName=repository)["imageDetails"]
+        return {tag for detail in details for tag in detail.get("imageTags", [])}
+
+
+@pytest.fixture
+def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    router = Router(synthesized.handlers)
+    monkeypatch.setattr(lambda_eval_utils, "_invoke_lambda_function", router.invoke)
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+        sns = boto3.client("sns", region_name=REGION)
+        topic = sns.create_topic(Name="reports")["TopicArn"]
+        sqs = boto3.client("sqs", region_name=REGION)
+        queue_url = sqs.create_queue(QueueName="subscriber")["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "false"})
+        boto3.client("dynamodb", region_name=REGION).create_table(
+            TableName="leases",
+            KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        machine = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
+            name="pruning",
+            definition=json.dumps(adapt_for_moto(synthesized.definition)),
+            roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/sfn",
+        )["stateMachineArn"]
+        ecr = boto3.client("ecr", region_name=REGION)
+        images: dict[str, dict[str, str]] = {}
+        for repository in REPOSITORIES:
+            ecr.create_repository(repositoryName=repository)
+            images[repository] = {f"v{n}": push(ecr, repository, f"v{n}", timedelta(days=100 - n)) for n in range(1, 5)}
+        s3.put_object(
+            Bucket=BUCKET,
+            Key="in-use/prod.json",
+            Body=json.dumps(
+                {
+                    "schemaVersion": 1,
+                    "cluster": "prod",
+                    "generatedAt": datetime.now(UTC).isoformat(),
+                    "complete": True,
+                    "images": [
+                        {
+                            "image": f"{HOST}/app@{images['app']['v2']}",
+                            "digest": images["app"]["v2"],
+                            "namespace": "prod",
+                            "workload": "Deployment/app",
+                            "container": "app",
+                            "source": "pod",
+                        }
+                    ],
+                }
+            ),
+        )
+        rules = tmp_path / "retention.yaml"
+        rules.write_text(RULES)
+        for name, value in {
+            "BUCKET_NAME": BUCKET,
+            "TOPIC_ARN": topic,
+            "LEASE_TABLE": "leases",
+            "STATE_MACHINE_ARN": machine,
+            "RULES_FILE": str(rules),
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
+        }.items():
+            monkeypatch.setenv(name, value)
+        set_default_factory(None)
+        dependencies.runtime.cache_clear()
+        yield World(machine, queue_url, router, images)
+        dependencies.runtime.cache_clear()
+        set_default_factory(None)
+
+
+def outcomes(report: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(r["repositoryName"], r["outcome"]) for r in report["repositories"]]
+
+
+def deleted_tags(report: dict[str, Any], repository: str) -> set[str]:
+    [entry] = [r for r in report["repositories"] if r["repositoryName"] == repository]
+    return {tag for image in entry["deleted"] for tag in image["imageTags"]}
+
+
+def test_a_scheduled_run_ends_as_its_report_says(world: World) -> None:
+    execution = world.run({"trigger": "schedule"})
+
+    assert execution["status"] == "SUCCEEDED", execution
+    report = world.report(execution)
+    assert json.loads(execution["output"]) == {
+        "runId": report["runId"],
+        "outcome": "ok",
+        "reportKey": report["reportKey"],
+    }
+    assert report["trigger"] == "schedule"
+    assert report["outcome"] == "ok"
+    assert outcomes(report) == [("app", "ok"), ("team-a/api", "ok")]
+    # app keeps v4 (the newest) and v2 (in use in prod); team-a/api keeps v4; unmanaged is no target.
+    assert deleted_tags(report, "app") == {"v1", "v3"}
+    assert deleted_tags(report, "team-a/api") == {"v1", "v2", "v3"}
+    assert report["totals"]["deleted"] == 5
+    assert world.tags("app") == {"v2", "v4"}
+    assert world.tags("team-a/api") == {"v4"}
+    assert world.tags("unmanaged") == {"v1", "v2", "v3", "v4"}
+    assert [handler for handler, _ in world.router.invocations] == ["targets", "evaluate", "evaluate", "report"]
+    [message] = world.messages()
+    assert message["Subject"].startswith("ecr-retention run ok: deleted 5 images")
+    assert report["runId"] in message["Message"]
+
+
+def test_a_push_run_evaluates_only_the_pushed_repositories_a_policy_matches(world: World) -> None:
+    execution = world.run({"trigger": "push", "repositories": ["team-a/api", "unmanaged"]})
+
+    assert execution["status"] == "SUCCEEDED", execution
+    report = world.report(execution)
+    assert json.loads(execution["output"])["outcome"] == "ok"
+    assert report["trigger"] == "push"
+    assert outcomes(report) == [("team-a/api", "ok")]
+    assert deleted_tags(report, "team-a/api") == {"v1", "v2", "v3"}
+    assert world.tags("team-a/api") == {"v4"}
+    assert world.tags("app") == {"v1", "v2", "v3", "v4"}
+    assert world.tags("unmanaged") == {"v1", "v2", "v3", "v4"}
+    evaluated = [event["repository"] for handler, event in world.router.invocations if handler == "evaluate"]
+    assert evaluated == ["team-a/api"]
+    [message] = world.messages()
+    assert message["Subject"].startswith("ecr-retention run ok: deleted 3 images")
+
+
+def test_a_crashed_worker_is_reported_failed_and_the_others_finish(world: World) -> None:
+    world.router.crash = lambda handler, event: handler == "evaluate" and event["repository"] == "team-a/api"
+
+    execution = world.run({"trigger": "schedule"})
+
+    assert execution["status"] == "SUCCEEDED", execution  # the Map tolerates failed items; the report step ran
+    report = world.report(execution)
+    assert json.loads(execution["output"])["outcome"] == "partial"
+    assert report["outcome"] == "partial"
+    assert outcomes(report) == [("app", "ok"), ("team-a/api", "failed")]
+    [failed] = [r for r in report["repositories"] if r["repositoryName"] == "team-a/api"]
+    assert "stored no report" in failed["error"]
+    assert deleted_tags(report, "app") == {"v1", "v3"}
+    assert world.tags("app") == {"v2", "v4"}
+    assert world.tags("team-a/api") == {"v1", "v2", "v3", "v4"}  # the crashed worker deleted nothing
+    [message] = world.messages()
+    assert "partial" in message["Subject"]
+    assert "team-a/api: failed" in message["Message"]
+    # The Map run itself succeeded (its failed item is within ToleratedFailurePercentage): the Catch was not taken.
+    events = world.event_types(execution)
+    assert "MapRunSucceeded" in events
+    assert "MapStateFailed" not in events
+    assert events[-1] == "ExecutionSucceeded"
+    assert any(key.startswith("runs/map-results/") for key in world.object_keys())  # the ResultWriter's output
