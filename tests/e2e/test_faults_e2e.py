@@ -56,10 +56,11 @@ from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Dependencies, run_pipeline
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.api_calls import ApiCallRecorder, instant_retries
 from support.expectations import State, parents, planned, without_archive_time
 from support.fault_proxy import FaultProxy, FaultRule
-from support.moto_ecr import EcrFidelity, MotoEcr
 from support.realistic_registry import (
     ACCOUNT,
     BUCKET,

@@ -1,5 +1,5 @@
 """A harness for the whole pipeline in-process, through the real adapters (EcrRegistry, S3Bucket, SnsNotifier, DynamoDbLeases)
-on moto `mock_aws`, with moto's ECR made faithful by support.moto_ecr.EcrFidelity: paging of DescribeImages and
+on moto `mock_aws`, with moto's ECR made faithful by the emulator's EcrFidelity: paging of DescribeImages and
 DescribeRepositories, the imageStatus filter and archived images, UpdateImageStorageClass, BatchDeleteImage
 refusing a child still referenced by an index and listing untagged deletions, and faults served by moto (so
 botocore's real retry logic answers them; its back-off sleeps are skipped by `instant_retries`).
@@ -35,8 +35,9 @@ from ecr_retention.domain.registry import Snapshot
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Dependencies
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.api_calls import ApiCallRecorder, instant_retries
-from support.moto_ecr import EcrFidelity, MotoEcr
 from support.realistic_registry import (
     ACCOUNT,
     BUCKET,

@@ -1,5 +1,5 @@
 """A realistic registry for the pipeline and end-to-end tests: nine repositories seeded into moto (in-process
-`mock_aws`, or a ThreadedMotoServer in this process) through support.moto_ecr.MotoEcr, the rules file that
+`mock_aws`, or a ThreadedMotoServer in this process) through the emulator's MotoEcr, the rules file that
 governs them, and the in-use manifests of two clusters.
 
 - `app`: weekly releases `v1.0.0`..`v1.0.11` (`latest` on the newest), a `dev` image, old and young untagged
@@ -31,7 +31,8 @@ from typing import Any
 
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from support.moto_ecr import MotoEcr, PushedImage, PushedIndex
+from ecr_retention_dev.emulator.manifests import PushedImage, PushedIndex
+from ecr_retention_dev.emulator.seeding import MotoEcr
 
 ACCOUNT = DEFAULT_ACCOUNT_ID
 REGION = "eu-west-1"
@@ -371,7 +372,7 @@ def create_topic_with_queue(sns: Any, sqs: Any, name: str = "ecr-retention-repor
 
 def registry_state(client: Any, repositories: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every repository's describe-images (any status), digest -> detail, read through the API."""
-    from support.moto_ecr import iter_details
+    from ecr_retention_dev.emulator.seeding import iter_details
 
     state = {}
     existing = {

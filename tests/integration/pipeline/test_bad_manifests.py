@@ -19,7 +19,8 @@ from moto import mock_aws
 from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.domain.report import RunReport
 from ecr_retention.services.run import run_pipeline
-from support.moto_ecr import EcrFidelity, MotoEcr
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.pipeline_harness import NOW, Pipeline, build_pipeline
 from support.realistic_registry import BUCKET, HOST, in_use_entry, in_use_manifests
 

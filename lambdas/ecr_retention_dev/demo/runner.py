@@ -27,9 +27,17 @@ from typing import Any
 import boto3
 
 from ecr_retention.aws.ecr_registry import EcrRegistry
-from ecr_retention.demo.emulator import MotoEcr
-from ecr_retention.demo.pipeline import Deployment, Invocation, Sweep, deployed
-from ecr_retention.demo.registry import (
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory import manifest_key
+from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
+from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.summary import replica_text
+from ecr_retention.loading import load_config, load_manifests
+from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
+from ecr_retention_dev.demo.pipeline import Deployment, Invocation, Sweep, deployed
+from ecr_retention_dev.demo.registry import (
     BUCKET,
     LEASE_TABLE,
     QUEUE,
@@ -41,18 +49,10 @@ from ecr_retention.demo.registry import (
     rules_text,
     seed_registry,
 )
-from ecr_retention.demo.server import Emulator, running_emulator
-from ecr_retention.demo.verify import Verification, plan_without_source, read_state, verify
-from ecr_retention.demo.workloads import MotoWorkloads
-from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import manifest_key
-from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.report import RunReport
-from ecr_retention.domain.summary import replica_text
-from ecr_retention.loading import load_config, load_manifests
-from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
-from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
+from ecr_retention_dev.demo.server import Emulator, running_emulator
+from ecr_retention_dev.demo.verify import Verification, plan_without_source, read_state, verify
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import MotoWorkloads
 
 ROWS_PER_REPOSITORY = 4
 # The reasons shown first in the abridged plan, one row each, so that every repository shows its variety.

@@ -15,14 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ecr_retention.demo.registry import (
-    DEPLOYED_KEPT,
-    MIN_AGE,
-    REPLICA_CLUSTER,
-    REPLICA_REGION,
-    UNMANAGED,
-    DemoRegistry,
-)
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
@@ -30,6 +22,14 @@ from ecr_retention.domain.plan import Plan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.report import RunReport
+from ecr_retention_dev.demo.registry import (
+    DEPLOYED_KEPT,
+    MIN_AGE,
+    REPLICA_CLUSTER,
+    REPLICA_REGION,
+    UNMANAGED,
+    DemoRegistry,
+)
 
 Key = tuple[str, str]  # (repository, digest)
 

@@ -38,9 +38,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ecr_retention.demo.emulator import DOCKER_MANIFEST, MotoEcr, PushedImage, PushedIndex
-from ecr_retention.demo.workloads import MotoWorkloads
 from ecr_retention.domain.aws_inventory import inventory_name
+from ecr_retention_dev.emulator.manifests import DOCKER_MANIFEST, PushedImage, PushedIndex
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import MotoWorkloads
 
 REGION = "eu-west-1"
 BUCKET = "ecr-retention-demo"
