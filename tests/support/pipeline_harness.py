@@ -37,16 +37,13 @@ from ecr_retention.services.run import Dependencies
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.scenario import LEASE_TABLE, create_inventory_bucket, create_lease_table, create_topic_with_queue
 from support.api_calls import ApiCallRecorder, instant_retries
 from support.realistic_registry import (
     ACCOUNT,
     BUCKET,
-    LEASE_TABLE,
     REGION,
     SeededRegistry,
-    create_inventory_bucket,
-    create_lease_table,
-    create_topic_with_queue,
     in_use_manifests,
     registry_state,
     rules_text,
@@ -136,7 +133,7 @@ def build_pipeline(fidelity: EcrFidelity, **manifest_ages: Any) -> Pipeline:
     s3 = boto3.client("s3", region_name=REGION)
     sqs = boto3.client("sqs", region_name=REGION)
     seeded = seed_registry(MotoEcr(ecr), NOW)
-    create_inventory_bucket(s3, in_use_manifests(seeded, **manifest_ages))
+    create_inventory_bucket(s3, in_use_manifests(seeded, **manifest_ages), name=BUCKET)
     create_lease_table(boto3.client("dynamodb", region_name=REGION))
     topic_arn, queue_url = create_topic_with_queue(boto3.client("sns", region_name=REGION), sqs)
     recorder = ApiCallRecorder()

@@ -30,6 +30,7 @@ from ecr_retention_dev.demo.registry import (
     UNMANAGED,
     DemoRegistry,
 )
+from ecr_retention_dev.emulator.seeding import iter_details
 
 Key = tuple[str, str]  # (repository, digest)
 
@@ -54,12 +55,8 @@ class RegistryState:
 def read_state(ecr: Any, repositories: Iterable[str], read_at: datetime) -> RegistryState:
     images: dict[Key, dict[str, Any]] = {}
     for repository in repositories:
-        pages = ecr.get_paginator("describe_images").paginate(
-            repositoryName=repository, filter={"imageStatus": "ANY"}, PaginationConfig={"PageSize": 1000}
-        )
-        for page in pages:
-            for detail in page.get("imageDetails", []):
-                images[(repository, detail["imageDigest"])] = detail
+        for detail in iter_details(ecr, repository, PaginationConfig={"PageSize": 1000}):
+            images[(repository, detail["imageDigest"])] = detail
     return RegistryState(images, read_at)
 
 
