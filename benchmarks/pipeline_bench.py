@@ -3,7 +3,7 @@ sweep against a bare paginated DescribeImages listing of the same images, both o
 
 The registry: 20 repositories of 1,000 images and one of 10,000, written straight into moto's backend
 (through the ECR API it would take minutes), with moto made to behave like ECR where a sweep depends on it
-(paging, the imageStatus filter: ecr_retention.demo.emulator.EcrFidelity). Prints figures; asserts nothing
+(paging, the imageStatus filter: ecr_retention_dev.demo.emulator.EcrFidelity). Prints figures; asserts nothing
 about time. The API-call ratio must be 1.00: a sweep that makes more calls than the minimum is a defect.
 
     make bench        (or: .venv/bin/python benchmarks/pipeline_bench.py)
@@ -27,9 +27,10 @@ from moto.server import ThreadedMotoServer
 from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
-from ecr_retention.demo.emulator import EcrFidelity, MotoEcr
 from ecr_retention.domain.config import parse_config
 from ecr_retention.services.run import Dependencies, run_pipeline
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
 
 REGION = "eu-west-1"
 ACCOUNT = "123456789012"

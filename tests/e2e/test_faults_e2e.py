@@ -56,20 +56,18 @@ from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Dependencies, run_pipeline
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.scenario import LEASE_TABLE, create_inventory_bucket, create_lease_table, create_topic_with_queue
 from support.api_calls import ApiCallRecorder, instant_retries
 from support.expectations import State, parents, planned, without_archive_time
 from support.fault_proxy import FaultProxy, FaultRule
-from support.moto_ecr import EcrFidelity, MotoEcr
 from support.realistic_registry import (
     ACCOUNT,
     BUCKET,
     BULK_REPOSITORY,
-    LEASE_TABLE,
     REGION,
     SeededRegistry,
-    create_inventory_bucket,
-    create_lease_table,
-    create_topic_with_queue,
     in_use_manifests,
     rules_text,
     seed_registry,
@@ -179,7 +177,7 @@ class World:
 def fresh_world(moto: Moto, pristine: Pristine) -> World:
     moto.reset()
     ecr_backends[ACCOUNT][REGION].repositories = copy.deepcopy(pristine.repositories)
-    create_inventory_bucket(moto.client("s3"), in_use_manifests(pristine.seeded))
+    create_inventory_bucket(moto.client("s3"), in_use_manifests(pristine.seeded), name=BUCKET)
     create_lease_table(moto.client("dynamodb"))
     topic_arn, queue_url = create_topic_with_queue(moto.client("sns"), moto.client("sqs"))
     return World(moto, pristine.seeded, topic_arn, queue_url, MotoEcr(moto.client("ecr")))

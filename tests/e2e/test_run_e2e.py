@@ -3,7 +3,7 @@ over HTTP on 127.0.0.1, pointed there by AWS_ENDPOINT_URL only, as an operator w
 
 The server runs in this process (moto.server.ThreadedMotoServer), so the test seeds the realistic registry
 (support.realistic_registry) through the HTTP API like a push, ages its images in moto's backend, and makes moto's
-ECR faithful with support.moto_ecr.EcrFidelity (paging, archive, delete refusals). The plan is made here, before
+ECR faithful with the emulator's EcrFidelity (paging, archive, delete refusals). The plan is made here, before
 the run, with the offline planner on a snapshot read through the same HTTP endpoint.
 
 Given the registry, the bucket with two clusters' manifests, and a topic with a queue subscribed, when
@@ -34,18 +34,16 @@ from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.scenario import LEASE_TABLE, create_inventory_bucket, create_lease_table, create_topic_with_queue
 from support.api_calls import is_mutating
 from support.expectations import assert_registry_is, expected_after, planned
-from support.moto_ecr import EcrFidelity, MotoEcr
 from support.realistic_registry import (
     ACCOUNT,
     BUCKET,
-    LEASE_TABLE,
     REGION,
     SeededRegistry,
-    create_inventory_bucket,
-    create_lease_table,
-    create_topic_with_queue,
     in_use_manifests,
     registry_state,
     rules_text,
@@ -83,7 +81,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
                 return boto3.client(service, region_name=REGION, endpoint_url=endpoint)
 
             seeded = seed_registry(MotoEcr(client("ecr")), datetime.now(UTC).replace(microsecond=0))
-            create_inventory_bucket(client("s3"), in_use_manifests(seeded))
+            create_inventory_bucket(client("s3"), in_use_manifests(seeded), name=BUCKET)
             create_lease_table(client("dynamodb"))
             topic_arn, queue_url = create_topic_with_queue(client("sns"), client("sqs"))
             yield Server(endpoint, fidelity, seeded, topic_arn, queue_url)

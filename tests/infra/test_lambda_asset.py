@@ -120,8 +120,8 @@ def test_the_asset_holds_the_package_the_rules_file_and_linux_wheels_for_the_run
     assert models == lambda_asset.BOTOCORE_SERVICES
 
 
-# Code that never runs in a function: the in-cluster exporter, the CLI, and the demo (on moto, on a laptop).
-NOT_IN_FUNCTIONS = {"exporter", "commands", "demo"}
+# Code that never runs in a function: the in-cluster exporter and the CLI (the demo is not in the package).
+NOT_IN_FUNCTIONS = {"exporter", "commands"}
 
 
 @pytest.mark.slow

@@ -18,8 +18,9 @@ from datetime import UTC, datetime, timedelta
 
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from support.moto_ecr import MotoEcr, PushedImage
-from support.moto_workloads import MotoWorkloads
+from ecr_retention_dev.emulator.manifests import PushedImage
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import MotoWorkloads
 
 HUB = DEFAULT_ACCOUNT_ID  # the registry account: ECR, the pipeline, the bucket
 SPOKE = "210987654321"  # a workload account

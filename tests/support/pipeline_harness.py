@@ -1,5 +1,5 @@
 """A harness for the whole pipeline in-process, through the real adapters (EcrRegistry, S3Bucket, SnsNotifier, DynamoDbLeases)
-on moto `mock_aws`, with moto's ECR made faithful by support.moto_ecr.EcrFidelity: paging of DescribeImages and
+on moto `mock_aws`, with moto's ECR made faithful by the emulator's EcrFidelity: paging of DescribeImages and
 DescribeRepositories, the imageStatus filter and archived images, UpdateImageStorageClass, BatchDeleteImage
 refusing a child still referenced by an index and listing untagged deletions, and faults served by moto (so
 botocore's real retry logic answers them; its back-off sleeps are skipped by `instant_retries`).
@@ -35,17 +35,15 @@ from ecr_retention.domain.registry import Snapshot
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Dependencies
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.scenario import LEASE_TABLE, create_inventory_bucket, create_lease_table, create_topic_with_queue
 from support.api_calls import ApiCallRecorder, instant_retries
-from support.moto_ecr import EcrFidelity, MotoEcr
 from support.realistic_registry import (
     ACCOUNT,
     BUCKET,
-    LEASE_TABLE,
     REGION,
     SeededRegistry,
-    create_inventory_bucket,
-    create_lease_table,
-    create_topic_with_queue,
     in_use_manifests,
     registry_state,
     rules_text,
@@ -135,7 +133,7 @@ def build_pipeline(fidelity: EcrFidelity, **manifest_ages: Any) -> Pipeline:
     s3 = boto3.client("s3", region_name=REGION)
     sqs = boto3.client("sqs", region_name=REGION)
     seeded = seed_registry(MotoEcr(ecr), NOW)
-    create_inventory_bucket(s3, in_use_manifests(seeded, **manifest_ages))
+    create_inventory_bucket(s3, in_use_manifests(seeded, **manifest_ages), name=BUCKET)
     create_lease_table(boto3.client("dynamodb", region_name=REGION))
     topic_arn, queue_url = create_topic_with_queue(boto3.client("sns", region_name=REGION), sqs)
     recorder = ApiCallRecorder()

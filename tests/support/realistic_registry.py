@@ -1,6 +1,7 @@
 """A realistic registry for the pipeline and end-to-end tests: nine repositories seeded into moto (in-process
-`mock_aws`, or a ThreadedMotoServer in this process) through support.moto_ecr.MotoEcr, the rules file that
-governs them, and the in-use manifests of two clusters.
+`mock_aws`, or a ThreadedMotoServer in this process) through the emulator's MotoEcr, the rules file that
+governs them, and the in-use manifests of two clusters. Built from ecr_retention_dev.scenario, as the demo's
+registry is (its docstring says what the two share).
 
 - `app`: weekly releases `v1.0.0`..`v1.0.11` (`latest` on the newest), a `dev` image, old and young untagged
   builds, pull-request builds `pr-101`..`pr-108` under an archive rule (plus `pr-100`, archived already), cosign
@@ -24,23 +25,19 @@ plans with the test's clock, the CLI runs with its own) decides the same.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from moto.core import DEFAULT_ACCOUNT_ID
 
-from support.moto_ecr import MotoEcr, PushedImage, PushedIndex
+from ecr_retention_dev.emulator.manifests import PushedImage, PushedIndex
+from ecr_retention_dev.emulator.seeding import MotoEcr, iter_details
+from ecr_retention_dev.scenario import DAY, HOUR, MINUTE, REGION, in_use_document, in_use_entry, incident_policy
 
 ACCOUNT = DEFAULT_ACCOUNT_ID
-REGION = "eu-west-1"
 HOST = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
 BUCKET = "ecr-retention-inventory"
-LEASE_TABLE = "ecr-retention-leases"
-DAY = timedelta(days=1)
-HOUR = timedelta(hours=1)
-MINUTE = timedelta(minutes=1)
 
 BULK_REPOSITORY = "team-data/etl-jobs"
 BULK_IMAGES = 1_050
@@ -96,25 +93,8 @@ policies:
       - delete: {{untagged: true, older_than: 14d}}
 """
 
-# The policy of the seed-002 incident: keep three `*.*` images, which expires the image `dev` is on.
-APP_LIFECYCLE_POLICY = json.dumps(
-    {
-        "rules": [
-            {
-                "rulePriority": 1,
-                "description": "keep the 3 newest version images",
-                "selection": {
-                    "tagStatus": "tagged",
-                    "tagPatternList": ["*.*"],
-                    "countType": "imageCountMoreThan",
-                    "countNumber": 3,
-                },
-                "action": {"type": "expire"},
-            }
-        ]
-    },
-    indent=2,
-)
+# The policy of the seed-002 incident (ecr_retention_dev.scenario.incident_policy), as a person writes it.
+APP_LIFECYCLE_POLICY = incident_policy(description="keep the 3 newest version images", indent=2)
 
 
 def rules_text(*, dry_run: bool) -> str:
@@ -284,19 +264,6 @@ def _seed_unmanaged(ecr: MotoEcr, seeded: SeededRegistry) -> None:
         seeded.add(f"scratch untagged {days}d", image)
 
 
-def in_use_entry(image: str, namespace: str, workload: str, *, digest: str | None = None) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "image": image,
-        "namespace": namespace,
-        "workload": workload,
-        "container": workload.rsplit("/", 1)[-1],
-        "source": "pod",
-    }
-    if digest is not None:
-        entry["digest"] = digest
-    return entry
-
-
 def in_use_manifests(
     seeded: SeededRegistry,
     *,
@@ -328,13 +295,7 @@ def in_use_manifests(
     ]
 
     def document(cluster: str, images: list[dict[str, Any]], generated_ago: timedelta) -> bytes:
-        body = {
-            "schemaVersion": 1,
-            "cluster": cluster,
-            "generatedAt": (seeded.now - generated_ago).isoformat(),
-            "complete": True,
-            "images": images,
-        }
+        body = in_use_document(cluster, (seeded.now - generated_ago).isoformat(), images)
         return json.dumps(body, indent=2).encode()
 
     return {
@@ -343,36 +304,8 @@ def in_use_manifests(
     }
 
 
-def create_inventory_bucket(s3: Any, manifests: Mapping[str, bytes], name: str = BUCKET) -> str:
-    s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": REGION})
-    for key, body in manifests.items():
-        s3.put_object(Bucket=name, Key=key, Body=body, ContentType="application/json")
-    return name
-
-
-def create_lease_table(dynamodb: Any, name: str = LEASE_TABLE) -> str:
-    dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
-    return name
-
-
-def create_topic_with_queue(sns: Any, sqs: Any, name: str = "ecr-retention-reports") -> tuple[str, str]:
-    """An SNS topic with an SQS subscription (not raw: the queue receives SNS's JSON envelope)."""
-    topic = sns.create_topic(Name=name)["TopicArn"]
-    queue_url = sqs.create_queue(QueueName=f"{name}-subscriber")["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
-    return topic, queue_url
-
-
 def registry_state(client: Any, repositories: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every repository's describe-images (any status), digest -> detail, read through the API."""
-    from support.moto_ecr import iter_details
-
     state = {}
     existing = {
         repository["repositoryName"]

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.demo.emulator import MotoEcr
-from ecr_retention.demo.registry import AwsWorkload, DemoRegistry, SeededImage
-from ecr_retention.demo.verify import RegistryState, plan_without_source, planned_actions, verify
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention_dev.demo.registry import AwsWorkload, DemoRegistry, SeededImage
+from ecr_retention_dev.demo.verify import RegistryState, plan_without_source, planned_actions, verify
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support import builders
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -28,9 +28,9 @@ import json, os, sys, threading
 before = (dict(os.environ), threading.active_count())
 from ecr_retention.cli import build_parser
 build_parser().parse_args(["demo", "--keep-running"])
-import ecr_retention.demo, ecr_retention.commands.demo
+import ecr_retention_dev.demo, ecr_retention.commands.demo
 moto_after_cli = "moto" in sys.modules
-import ecr_retention.demo.runner  # imports moto, the handlers' modules, boto3
+import ecr_retention_dev.demo.runner  # imports moto, the handlers' modules, boto3
 after = (dict(os.environ), threading.active_count())
 print(json.dumps({"moto_after_cli": moto_after_cli, "environment": before[0] == after[0],
                   "threads": [before[1], after[1]]}))

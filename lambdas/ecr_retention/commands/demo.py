@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        from ecr_retention.demo.runner import run_demo
+        from ecr_retention_dev.demo.runner import run_demo
     except ImportError as error:
         package = (error.name or "").partition(".")[0]
         if package not in EMULATOR_PACKAGES:

@@ -1,4 +1,4 @@
-"""The ECR adapter against moto (`mock_aws`) made faithful by support.moto_ecr.EcrFidelity.
+"""The ECR adapter against moto (`mock_aws`) made faithful by the emulator's EcrFidelity.
 
 The adapter's client comes from the production ClientFactory (its retry configuration is under test too), with
 an ApiCallRecorder attached; the registry is seeded through a separate client, so the recorder sees only the
@@ -16,8 +16,9 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.ecr_registry import EcrRegistry
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.api_calls import ApiCallRecorder, instant_retries
-from support.moto_ecr import EcrFidelity, MotoEcr
 
 ACCOUNT = DEFAULT_ACCOUNT_ID
 REGION = "eu-west-1"

@@ -1,5 +1,5 @@
 """EcrRegistry.creation_templates against moto, whose missing DescribeRepositoryCreationTemplates and
-CreateRepositoryCreationTemplate support.moto_ecr.EcrFidelity supplies (stored per account and region)."""
+CreateRepositoryCreationTemplate the emulator's EcrFidelity supplies (stored per account and region)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.ports import TemplatesUnreadable
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from support.api_calls import ApiCallRecorder
-from support.moto_ecr import EcrFidelity
 
 from .conftest import ACCOUNT, REGION
 

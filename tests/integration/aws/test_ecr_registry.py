@@ -1,4 +1,4 @@
-"""EcrRegistry against moto's ECR, with moto's gaps filled by support.moto_ecr.EcrFidelity (see its docstring):
+"""EcrRegistry against moto's ECR, with moto's gaps filled by the emulator's EcrFidelity (see its docstring):
 
 paging of describe_images/describe_repositories (moto returns one page), archived images and the imageStatus
 filter, UpdateImageStorageClass (moto has none), BatchDeleteImage listing untagged deletions (moto returns
@@ -23,8 +23,10 @@ from botocore.config import Config
 from ecr_retention.aws.clients import MAX_ATTEMPTS, ClientFactory
 from ecr_retention.aws.ecr_registry import BATCH_SIZE, EcrRegistry
 from ecr_retention.ports import ImageFailure, ImageManifest, RepositoryGone
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.manifests import ALL_MEDIA_TYPES, IMAGE_MEDIA_TYPES, INDEX_MEDIA_TYPES
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.api_calls import ApiCallRecorder
-from support.moto_ecr import ALL_MEDIA_TYPES, IMAGE_MEDIA_TYPES, INDEX_MEDIA_TYPES, EcrFidelity, MotoEcr
 
 from .conftest import ACCOUNT, REGION
 

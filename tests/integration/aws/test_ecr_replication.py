@@ -11,8 +11,8 @@ import pytest
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.domain.replication import Replica
 from ecr_retention.ports import ReplicationUnreadable
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from support.api_calls import ApiCallRecorder
-from support.moto_ecr import EcrFidelity
 
 from .conftest import ACCOUNT, REGION
 

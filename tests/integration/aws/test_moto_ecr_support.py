@@ -1,5 +1,5 @@
-"""The test support the pipeline's tests rely on: moto made faithful (support.moto_ecr) and the API-call recorder
-(support.api_calls). What the adapter tests already prove about it is not repeated here."""
+"""The test support the pipeline's tests rely on: moto made faithful (ecr_retention_dev.emulator) and the API-call
+recorder (support.api_calls). What the adapter tests already prove about it is not repeated here."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import pytest
 from moto.ecr.responses import ECRResponse
 from moto.server import ThreadedMotoServer
 
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.manifests import sha256_digest
+from ecr_retention_dev.emulator.seeding import MotoEcr, iter_details
 from support.api_calls import ApiCallRecorder, is_mutating
-from support.moto_ecr import EcrFidelity, MotoEcr, iter_details, sha256_digest
 
 from .conftest import REGION
 

@@ -1,5 +1,5 @@
 """The AWS inventory collector against moto: ECS, Lambda, EventBridge, Scheduler, STS, S3 and ECR in one process,
-with moto's gaps filled (support.moto_workloads, support.moto_ecr). Clients under test come from the production
+with moto's gaps filled (ecr_retention_dev.emulator). Clients under test come from the production
 ClientFactory (its retry configuration is under test too) with an ApiCallRecorder; botocore's back-off sleeps are
 skipped, its retries are not."""
 
@@ -12,10 +12,11 @@ import pytest
 from moto import mock_aws
 
 from ecr_retention.aws.clients import ClientFactory, set_default_factory
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import AwsFidelity, MotoWorkloads
 from support.api_calls import ApiCallRecorder, instant_retries
 from support.aws_workloads_scenario import BUCKET, HUB, REGION, SPOKE, SPOKE_ROLE
-from support.moto_ecr import EcrFidelity, MotoEcr
-from support.moto_workloads import AwsFidelity, MotoWorkloads
 
 
 @pytest.fixture(autouse=True)

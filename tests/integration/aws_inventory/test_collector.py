@@ -24,6 +24,8 @@ from ecr_retention.domain.planner import plan_registry
 from ecr_retention.services.aws_inventory import AwsCollection, BucketManifestStore, export_aws_inventory
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import AwsFidelity, MotoWorkloads
 from support.api_calls import ApiCallRecorder
 from support.aws_workloads_scenario import (
     BUCKET,
@@ -37,8 +39,6 @@ from support.aws_workloads_scenario import (
     HubScenario,
     seed_hub,
 )
-from support.moto_ecr import MotoEcr
-from support.moto_workloads import AwsFidelity, MotoWorkloads
 
 
 def bucket() -> S3Bucket:

@@ -16,9 +16,9 @@ from ecr_retention.cli import main
 from ecr_retention.domain.errors import InputError
 from ecr_retention.handlers import collector
 from ecr_retention.handlers.collector import ManifestsNotStored
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import AwsFidelity, MotoWorkloads
 from support.aws_workloads_scenario import BUCKET, HOST, HUB, HUB_SOURCE, REGION, SPOKE_ROLE, SPOKE_SOURCE, seed_hub
-from support.moto_ecr import MotoEcr
-from support.moto_workloads import AwsFidelity, MotoWorkloads
 
 FUNCTION_ARN = f"arn:aws:lambda:{REGION}:{HUB}:function:ecr-retention-collector"
 

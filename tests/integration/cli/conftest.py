@@ -5,8 +5,8 @@ from collections.abc import Iterator
 import pytest
 from moto import mock_aws
 
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from support.api_calls import ApiCallRecorder
-from support.moto_ecr import EcrFidelity
 from support.pipeline_harness import isolated_aws, pipeline, retry_delays
 
 __all__ = ["empty_account", "isolated_aws", "pipeline", "retry_delays"]

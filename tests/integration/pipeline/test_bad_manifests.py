@@ -19,9 +19,11 @@ from moto import mock_aws
 from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.domain.report import RunReport
 from ecr_retention.services.run import run_pipeline
-from support.moto_ecr import EcrFidelity, MotoEcr
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.scenario import in_use_entry
 from support.pipeline_harness import NOW, Pipeline, build_pipeline
-from support.realistic_registry import BUCKET, HOST, in_use_entry, in_use_manifests
+from support.realistic_registry import BUCKET, HOST, in_use_manifests
 
 PROD = "in-use/prod.json"
 # app alone: its plan deletes 10 images and archives 6, and a blocked run must do neither. The whole registry

@@ -24,10 +24,11 @@ from ecr_retention.domain.report import RepositoryReport
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.snapshot import BucketManifestCache
+from ecr_retention_dev.scenario import LEASE_TABLE
 from support.api_calls import ApiCallRecorder
 from support.expectations import assert_registry_is, expected_after, planned
 from support.pipeline_harness import NOW, Pipeline
-from support.realistic_registry import ACCOUNT, BUCKET, LEASE_TABLE, REGION
+from support.realistic_registry import ACCOUNT, BUCKET, REGION
 
 REPOSITORY = "app"
 

@@ -1,4 +1,4 @@
-"""Faults during a run, served by moto through support.moto_ecr.EcrFidelity so that botocore's real retry logic
+"""Faults during a run, served by moto through the emulator's EcrFidelity so that botocore's real retry logic
 answers them: throttling bursts and storms, per-image BatchDeleteImage failures, a repository deleted mid-run, a
 tag moved between the plan and the delete. In every case nothing protected goes, nothing the report claims
 deleted is still there, and the report says exactly what happened."""
@@ -16,8 +16,9 @@ from moto import mock_aws
 from ecr_retention.aws.clients import MAX_ATTEMPTS
 from ecr_retention.domain.report import RepositoryReport, RunReport
 from ecr_retention.services.run import run_pipeline
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.expectations import State, assert_registry_is, candidates, expected_after, planned, without_archive_time
-from support.moto_ecr import EcrFidelity, MotoEcr
 from support.pipeline_harness import Pipeline, build_pipeline, run_cli, write_rules
 from support.realistic_registry import BUCKET, BULK_REPOSITORY
 

@@ -20,18 +20,12 @@ from ecr_retention.domain.plan import Decision, Plan
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES
 from ecr_retention.domain.report import RunReport
 from ecr_retention.services.run import evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.scenario import LEASE_TABLE
 from support.api_calls import ApiCallRecorder
 from support.expectations import assert_registry_is, candidates, expected_after, minimum_calls, pages, planned
-from support.moto_ecr import EcrFidelity
 from support.pipeline_harness import NOW, Pipeline, build_pipeline, run_cli, write_rules
-from support.realistic_registry import (
-    BUCKET,
-    BULK_REPOSITORY,
-    EMPTY_REPOSITORY,
-    LEASE_TABLE,
-    REGION,
-    UNMANAGED_REPOSITORY,
-)
+from support.realistic_registry import BUCKET, BULK_REPOSITORY, EMPTY_REPOSITORY, REGION, UNMANAGED_REPOSITORY
 
 # The rules file: backend keeps the tags frontend still has, so evaluating backend reads frontend's tags.
 TAG_SOURCES = {"backend": ("frontend",)}

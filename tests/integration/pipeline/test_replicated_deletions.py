@@ -19,7 +19,8 @@ from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import parse_config
 from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
-from support.moto_ecr import EcrFidelity, MotoEcr
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.pipeline_harness import NOW
 from support.realistic_registry import ACCOUNT, BUCKET, REGION
 

@@ -27,23 +27,6 @@ from typing import Any
 import boto3
 
 from ecr_retention.aws.ecr_registry import EcrRegistry
-from ecr_retention.demo.emulator import MotoEcr
-from ecr_retention.demo.pipeline import Deployment, Invocation, Sweep, deployed
-from ecr_retention.demo.registry import (
-    BUCKET,
-    LEASE_TABLE,
-    QUEUE,
-    REGION,
-    REPLICA_CLUSTER,
-    REPLICA_REGION,
-    TOPIC,
-    DemoRegistry,
-    rules_text,
-    seed_registry,
-)
-from ecr_retention.demo.server import Emulator, running_emulator
-from ecr_retention.demo.verify import Verification, plan_without_source, read_state, verify
-from ecr_retention.demo.workloads import MotoWorkloads
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import manifest_key
 from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
@@ -53,6 +36,28 @@ from ecr_retention.domain.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
+from ecr_retention_dev.demo.pipeline import Deployment, Invocation, Sweep, deployed
+from ecr_retention_dev.demo.registry import (
+    BUCKET,
+    REPLICA_CLUSTER,
+    REPLICA_REGION,
+    DemoRegistry,
+    rules_text,
+    seed_registry,
+)
+from ecr_retention_dev.demo.server import Emulator, running_emulator
+from ecr_retention_dev.demo.verify import Verification, plan_without_source, read_state, verify
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import MotoWorkloads
+from ecr_retention_dev.scenario import (
+    LEASE_TABLE,
+    QUEUE,
+    REGION,
+    TOPIC,
+    create_inventory_bucket,
+    create_lease_table,
+    create_topic_with_queue,
+)
 
 ROWS_PER_REPOSITORY = 4
 # The reasons shown first in the abridged plan, one row each, so that every repository shows its variety.
@@ -133,22 +138,13 @@ class Demo:
         """The registry, and what the CDK stack would have created around it."""
         workloads = MotoWorkloads(boto3.session.Session(), self.account, REGION, endpoint_url=self.emulator.endpoint)
         registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0), workloads)
-        self.s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+        manifests = dict(registry.manifests())
+        create_inventory_bucket(self.s3, manifests, name=BUCKET, region=REGION)
         (self.directory / "in-use").mkdir(exist_ok=True)
-        for key, body in registry.manifests():
-            self.s3.put_object(Bucket=BUCKET, Key=key, Body=body, ContentType="application/json")
+        for key, body in manifests.items():
             (self.directory / key).write_bytes(body)
-        sns = self.emulator.client("sns")
-        self.topic_arn = sns.create_topic(Name=TOPIC)["TopicArn"]
-        self.queue_url = self.sqs.create_queue(QueueName=QUEUE)["QueueUrl"]
-        queue = self.sqs.get_queue_attributes(QueueUrl=self.queue_url, AttributeNames=["QueueArn"])["Attributes"]
-        sns.subscribe(TopicArn=self.topic_arn, Protocol="sqs", Endpoint=queue["QueueArn"])
-        self.emulator.client("dynamodb").create_table(
-            TableName=LEASE_TABLE,
-            KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        self.topic_arn, self.queue_url = create_topic_with_queue(self.emulator.client("sns"), self.sqs, TOPIC)
+        create_lease_table(self.emulator.client("dynamodb"), LEASE_TABLE)
         for name, dry_run in ((DRY_RULES, True), (LIVE_RULES, False)):
             (self.directory / name).write_text(rules_text(dry_run=dry_run, aws_source=registry.aws_source))
 

@@ -15,14 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ecr_retention.demo.registry import (
-    DEPLOYED_KEPT,
-    MIN_AGE,
-    REPLICA_CLUSTER,
-    REPLICA_REGION,
-    UNMANAGED,
-    DemoRegistry,
-)
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
@@ -30,6 +22,15 @@ from ecr_retention.domain.plan import Plan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.report import RunReport
+from ecr_retention_dev.demo.registry import (
+    DEPLOYED_KEPT,
+    MIN_AGE,
+    REPLICA_CLUSTER,
+    REPLICA_REGION,
+    UNMANAGED,
+    DemoRegistry,
+)
+from ecr_retention_dev.emulator.seeding import iter_details
 
 Key = tuple[str, str]  # (repository, digest)
 
@@ -54,12 +55,8 @@ class RegistryState:
 def read_state(ecr: Any, repositories: Iterable[str], read_at: datetime) -> RegistryState:
     images: dict[Key, dict[str, Any]] = {}
     for repository in repositories:
-        pages = ecr.get_paginator("describe_images").paginate(
-            repositoryName=repository, filter={"imageStatus": "ANY"}, PaginationConfig={"PageSize": 1000}
-        )
-        for page in pages:
-            for detail in page.get("imageDetails", []):
-                images[(repository, detail["imageDigest"])] = detail
+        for detail in iter_details(ecr, repository, PaginationConfig={"PageSize": 1000}):
+            images[(repository, detail["imageDigest"])] = detail
     return RegistryState(images, read_at)
 
 

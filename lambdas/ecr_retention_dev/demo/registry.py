@@ -38,26 +38,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ecr_retention.demo.emulator import DOCKER_MANIFEST, MotoEcr, PushedImage, PushedIndex
-from ecr_retention.demo.workloads import MotoWorkloads
 from ecr_retention.domain.aws_inventory import inventory_name
+from ecr_retention_dev.emulator.manifests import DOCKER_MANIFEST, PushedImage, PushedIndex
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import MotoWorkloads
+from ecr_retention_dev.scenario import DAY, HOUR, MIB, MINUTE, in_use_document, in_use_entry, incident_policy
 
-REGION = "eu-west-1"
 BUCKET = "ecr-retention-demo"
-TOPIC = "ecr-retention-reports"
-QUEUE = "ecr-retention-reports-subscriber"
-LEASE_TABLE = "ecr-retention-leases"
 UNMANAGED = "sandbox/experiments"
 ECS_CLUSTER, ECS_SERVICE = "backoffice", "app-admin"
 REPLICA_REGION, REPLICA_CLUSTER = "us-east-1", "us-prod"
 FUNCTION, FUNCTION_ALIAS = "backend-reports", "live"
 
-DAY = timedelta(days=1)
-HOUR = timedelta(hours=1)
-MINUTE = timedelta(minutes=1)
 MIN_AGE = DAY  # safety.min_age below
 DEPLOYED_KEPT = 20  # app keeps the 20 newest images deployed to production
-MIB = 1024 * 1024
 # Every duration of the rules below: no seeded age lies within an hour of one.
 THRESHOLDS = tuple(days * DAY for days in (1, 3, 7, 14, 30, 45, 60, 90))
 
@@ -132,36 +126,8 @@ policies:
         description: untagged builds
 """
 
-# The native lifecycle policy of the `dev` incident: keep the three newest `*.*` images. ECR expires images, not
-# tags, so the image `dev` shares with `1.12.N-dev` goes once three releases follow it.
-INCIDENT_POLICY = json.dumps(
-    {
-        "rules": [
-            {
-                "rulePriority": 1,
-                "description": "keep 3 version images",
-                "selection": {
-                    "tagStatus": "tagged",
-                    "tagPatternList": ["*.*"],
-                    "countType": "imageCountMoreThan",
-                    "countNumber": 3,
-                },
-                "action": {"type": "expire"},
-            },
-            {
-                "rulePriority": 2,
-                "description": "untagged after a day",
-                "selection": {
-                    "tagStatus": "untagged",
-                    "countType": "sinceImagePushed",
-                    "countUnit": "days",
-                    "countNumber": 1,
-                },
-                "action": {"type": "expire"},
-            },
-        ]
-    }
-)
+# The native lifecycle policy of the `dev` incident (ecr_retention_dev.scenario.incident_policy).
+INCIDENT_POLICY = incident_policy(description="keep 3 version images", untagged_after_days=1)
 
 
 def rules_text(*, dry_run: bool, aws_source: str) -> str:
@@ -196,17 +162,15 @@ class InUseEntry:
     source: str
     digest: str | None = None
 
-    def to_json(self) -> dict[str, str]:
-        entry = {
-            "image": self.image,
-            "namespace": self.namespace,
-            "workload": self.workload,
-            "container": self.container,
-            "source": self.source,
-        }
-        if self.digest is not None:
-            entry["digest"] = self.digest
-        return entry
+    def to_json(self) -> dict[str, Any]:
+        return in_use_entry(
+            self.image,
+            self.namespace,
+            self.workload,
+            container=self.container,
+            source=self.source,
+            digest=self.digest,
+        )
 
 
 @dataclass(frozen=True)
@@ -344,13 +308,10 @@ class DemoRegistry:
     def manifests(self) -> Iterator[tuple[str, bytes]]:
         """`in-use/<cluster>.json` as the exporters write them: prod eight minutes ago, us-prod six, dev four."""
         for cluster, written in (("prod", 8 * MINUTE), (REPLICA_CLUSTER, 6 * MINUTE), ("dev", 4 * MINUTE)):
-            document = {
-                "schemaVersion": 1,
-                "cluster": cluster,
-                "generatedAt": (self.now - written).isoformat().replace("+00:00", "Z"),
-                "complete": True,
-                "images": [entry.to_json() for entry in self.in_use if entry.cluster == cluster],
-            }
+            generated_at = (self.now - written).isoformat().replace("+00:00", "Z")
+            document = in_use_document(
+                cluster, generated_at, [entry.to_json() for entry in self.in_use if entry.cluster == cluster]
+            )
             yield f"in-use/{cluster}.json", (json.dumps(document, indent=2) + "\n").encode()
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import boto3
 from moto.server import ThreadedMotoServer
 
-from ecr_retention.demo.emulator import EcrFidelity
+from ecr_retention_dev.emulator.fidelity import EcrFidelity
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 

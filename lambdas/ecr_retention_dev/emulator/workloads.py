@@ -2,8 +2,7 @@
 faults on demand, and helpers that seed workloads as AWS would show them.
 
 Used by `ecr-retention demo` (an ECS service and a Lambda function that use the demo registry's images) and by the
-tests (which import it through tests/support/moto_workloads.py). moto is a development dependency: only the demo
-command and the tests import this module.
+tests. moto is a development dependency: only the demo command and the tests import this module.
 
 moto 5.2.5 gaps filled here, by patching `BaseResponse.call_action` for the length of a `with AwsFidelity():`
 block, or by editing moto's backend where no API can do it (the backend is in this process, so the edits hold for

@@ -1,0 +1,234 @@
+"""ECR's operations as ECR answers them, where moto 5.2.5 answers otherwise (see `fidelity` for the list): each
+function replaces the method of moto's `ECRResponse` of the same name while `EcrFidelity` is entered."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from moto.core.exceptions import JsonRESTError
+from moto.core.responses import ActionResult
+from moto.ecr.exceptions import ImageNotFoundException, InvalidParameterException, RepositoryNotFoundException
+from moto.ecr.models import Image, Repository
+from moto.ecr.responses import ECRResponse
+
+from ecr_retention_dev.emulator.images import image_detail, matches_filter, set_extra, storage_status
+from ecr_retention_dev.emulator.manifests import IMAGE_MEDIA_TYPES, INDEX_MEDIA_TYPES, sha256_digest
+from ecr_retention_dev.emulator.request import backend_of, check_id_count, page_of, paged_result, repository_of
+
+
+def describe_repositories(response: ECRResponse) -> ActionResult:
+    names = response._get_param("repositoryNames")
+    if names and (response._get_param("maxResults") is not None or response._get_param("nextToken")):
+        raise InvalidParameterException("maxResults and nextToken cannot be used with repositoryNames")
+    repositories = backend_of(response).describe_repositories(
+        registry_id=response._get_param("registryId"), repository_names=names
+    )
+    page, next_token = page_of(response, list(repositories), "describe_repositories")
+    return paged_result("repositories", page, next_token)
+
+
+def list_images(response: ECRResponse) -> ActionResult:
+    repository = repository_of(response)
+    image_filter = response._get_param("filter") or {}
+    ids: list[dict[str, str]] = []
+    for image in repository.images:
+        if matches_filter(image, image_filter):
+            digest = image.get_image_digest()
+            ids.extend({"imageDigest": digest, "imageTag": tag} for tag in image.image_tags)
+            if not image.image_tags:
+                ids.append({"imageDigest": digest})
+    page, next_token = page_of(response, ids, f"list_images:{repository.name}")
+    return paged_result("imageIds", page, next_token)
+
+
+def describe_images(response: ECRResponse) -> ActionResult:
+    repository = repository_of(response)
+    image_filter = response._get_param("filter") or {}
+    image_ids = response._get_param("imageIds")
+    if not image_ids:
+        selected = [image for image in repository.images if matches_filter(image, image_filter)]
+        page, next_token = page_of(response, selected, f"describe_images:{repository.name}")
+        return paged_result("imageDetails", [image_detail(repository, image) for image in page], next_token)
+    if response._get_param("maxResults") is not None or response._get_param("nextToken"):
+        raise InvalidParameterException("maxResults and nextToken cannot be used with imageIds")
+    check_id_count(image_ids)
+    found: list[Image] = []
+    for image_id in image_ids:
+        image = repository._get_image(image_id.get("imageTag"), image_id.get("imageDigest"))
+        if not matches_filter(image, image_filter):
+            raise ImageNotFoundException(
+                image_id=f"{{imageDigest:'{image.get_image_digest()}', imageTag:'null'}}",
+                repository_name=repository.name,
+                registry_id=repository.registry_id,
+            )
+        if image not in found:
+            found.append(image)
+    return ActionResult({"imageDetails": [image_detail(repository, image) for image in found]})
+
+
+def _lookup(repository: Repository, image_id: dict[str, str]) -> Image | None:
+    digest, tag = image_id.get("imageDigest"), image_id.get("imageTag")
+    for image in repository.images:
+        if (digest is None or image.get_image_digest() == digest) and (tag is None or tag in image.image_tags):
+            return image
+    return None
+
+
+def _referencing_indexes(repository: Repository, digest: str) -> list[str]:
+    holders = []
+    for image in repository.images:
+        if image.image_manifest_media_type in INDEX_MEDIA_TYPES and image.get_image_digest() != digest:
+            entries = json.loads(image.image_manifest).get("manifests", [])
+            if any(entry.get("digest") == digest for entry in entries):
+                holders.append(image.get_image_digest())
+    return holders
+
+
+def batch_get_image(response: ECRResponse) -> ActionResult:
+    repository = repository_of(response)
+    image_ids = response._get_param("imageIds") or []
+    check_id_count(image_ids)
+    accepted = response._get_param("acceptedMediaTypes") or list(IMAGE_MEDIA_TYPES)
+    images, failures = [], []
+    for image_id in image_ids:
+        image = _lookup(repository, image_id)
+        if image is None:
+            failures.append(
+                {"imageId": image_id, "failureCode": "ImageNotFound", "failureReason": "Requested image not found"}
+            )
+            continue
+        if storage_status(image) != "ACTIVE":
+            failures.append(
+                {"imageId": image_id, "failureCode": "ImageInaccessible", "failureReason": "Image is archived"}
+            )
+            continue
+        if image.image_manifest_media_type not in accepted and image.image_manifest_media_type in INDEX_MEDIA_TYPES:
+            image = _platform_child(repository, image)  # what ECR does when the index types are not accepted
+        if image is None or image.image_manifest_media_type not in accepted:
+            failures.append(
+                {"imageId": image_id, "failureCode": "UnsupportedImageType", "failureReason": "Media type not accepted"}
+            )
+            continue
+        answered_id = {"imageDigest": image.get_image_digest()}
+        if image_id.get("imageTag"):
+            answered_id["imageTag"] = image_id["imageTag"]
+        images.append(
+            {
+                "registryId": repository.registry_id,
+                "repositoryName": repository.name,
+                "imageId": answered_id,
+                "imageManifest": image.image_manifest,
+                "imageManifestMediaType": image.image_manifest_media_type,
+            }
+        )
+    return ActionResult({"images": images, "failures": failures})
+
+
+def _platform_child(repository: Repository, index: Image) -> Image | None:
+    entries = json.loads(index.image_manifest).get("manifests", [])
+    preferred = sorted(entries, key=lambda entry: entry.get("platform") != {"architecture": "amd64", "os": "linux"})
+    for entry in preferred:
+        child = _lookup(repository, {"imageDigest": entry.get("digest", "")})
+        if child is not None:
+            return child
+    return None
+
+
+def batch_delete_image(
+    response: ECRResponse, *, refusals: Mapping[str, tuple[str, str]], refuse_referenced_children: bool
+) -> ActionResult:
+    """`refusals`: digest -> (failureCode, failureReason) to report instead of deleting;
+    `refuse_referenced_children`: refuse a child an index that stays still lists, as ECR does."""
+    repository = repository_of(response)
+    image_ids = response._get_param("imageIds") or []
+    check_id_count(image_ids)
+    deleted: list[dict[str, str]] = []
+    failures: list[dict[str, Any]] = []
+    for image_id in image_ids:  # in request order: an index listed first frees its children for later entries
+        image = _lookup(repository, image_id)
+        if image is None:
+            failures.append(
+                {"imageId": image_id, "failureCode": "ImageNotFound", "failureReason": "Requested image not found"}
+            )
+            continue
+        digest = image.get_image_digest()
+        if digest in refusals:
+            code, reason = refusals[digest]
+            failures.append({"imageId": image_id, "failureCode": code, "failureReason": reason})
+            continue
+        removes_image = "imageTag" not in image_id or image.image_tags == [image_id["imageTag"]]
+        holders = _referencing_indexes(repository, digest) if removes_image else []
+        if holders and refuse_referenced_children:
+            failures.append(
+                {
+                    "imageId": image_id,
+                    "failureCode": "ImageReferencedByManifestList",
+                    "failureReason": f"Requested image referenced by manifest list: {holders}",
+                }
+            )
+            continue
+        if not removes_image:
+            image.remove_tag(image_id["imageTag"])
+            deleted.append({"imageDigest": digest, "imageTag": image_id["imageTag"]})
+            continue
+        repository.images.remove(image)
+        deleted.extend({"imageDigest": digest, "imageTag": tag} for tag in image.image_tags)
+        if not image.image_tags:
+            deleted.append({"imageDigest": digest})
+    return ActionResult({"imageIds": deleted, "failures": failures})
+
+
+def put_image(response: ECRResponse) -> ActionResult:
+    backend = backend_of(response)
+    name = response._get_param("repositoryName")
+    repository = backend.repositories.get(name)
+    if repository is None:
+        raise RepositoryNotFoundException(name, response._get_param("registryId") or backend.account_id)
+    text = response._get_param("imageManifest")
+    tag = response._get_param("imageTag")
+    digest = sha256_digest(text)
+    requested = response._get_param("imageDigest")
+    if requested and requested != digest:
+        raise JsonRESTError(
+            "ImageDigestDoesNotMatchException",
+            f"Invalid parameter at 'imageDigest' failed to satisfy constraint: the digest {requested} does not "
+            f"match the digest {digest} of the manifest",
+        )
+    holder = next((image for image in repository.images if tag and tag in image.image_tags), None)
+    if holder is not None and holder.get_image_digest() != digest:
+        if repository.image_tag_mutability == "IMMUTABLE":
+            raise JsonRESTError(
+                "ImageTagAlreadyExistsException",
+                f"The image tag '{tag}' already exists in the '{name}' repository and cannot be overwritten "
+                "because the repository is immutable.",
+            )
+        holder.remove_tag(tag)  # the tag moves; the image it leaves stays, untagged if that was its last tag
+        if not holder.image_tags:
+            holder.image_tag = None  # type: ignore[assignment]  # moto's own "untagged"; typed str
+    image = backend.put_image(name, text, tag, response._get_param("imageManifestMediaType"), digest)
+    return ActionResult({"image": image})
+
+
+def update_image_storage_class(response: ECRResponse) -> ActionResult:
+    repository = repository_of(response)
+    image_id = response._get_param("imageId") or {}
+    image = repository._get_image(image_id.get("imageTag"), image_id.get("imageDigest"))
+    target = response._get_param("targetStorageClass")
+    now = datetime.now(UTC)
+    if target == "ARCHIVE" and storage_status(image) != "ARCHIVED":
+        set_extra(image, image_status="ARCHIVED", last_archived_at=now)
+    elif target == "STANDARD" and storage_status(image) == "ARCHIVED":
+        set_extra(image, image_status="ACTIVATING", last_activated_at=now)
+    elif target not in ("ARCHIVE", "STANDARD"):
+        raise InvalidParameterException(f"Invalid parameter at 'targetStorageClass': {target}")
+    return ActionResult(
+        {
+            "registryId": repository.registry_id,
+            "repositoryName": repository.name,
+            "imageId": {"imageDigest": image.get_image_digest()},
+            "imageStatus": storage_status(image),
+        }
+    )
