@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test lint typecheck unit synth bench clean
+.PHONY: demo test fast lint typecheck unit synth bench clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ typecheck: $(STAMP)
 
 test: lint typecheck
 	$(BIN)/python -m pytest -q
+
+# The pure tier: domain, services on fakes, the CLI offline, the recorded outputs (about a minute).
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit tests/golden
+
+# Everything but the slow tiers (CDK synthesis, moto in server mode, the demo): before a commit, not before a stop.
+fast: lint typecheck
+	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/golden tests/integration
 
 synth: $(STAMP)
 	$(BIN)/python app.py
