@@ -12,9 +12,8 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from ecr_retention.aws.dynamodb_lease import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
-from ecr_retention.handlers.events import RunStarted
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
-from ecr_retention.services.run import RunStart
+from ecr_retention.workflow import RunRecord
 from infra import constants
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, rules_file
@@ -115,10 +114,12 @@ def test_the_report_step_receives_exactly_the_targets_steps_record(
     assert report["Resource"] == "${" + logical_id(stack, stack.workflow.report.function) + ".Arn}"
     parameters = report["Parameters"]
     assert parameters == {f"{field}.$": f"$.{field}" for field in parameters_fields(parameters)}
-    # What the targets handler returns and what the report handler's model accepts (it refuses extra fields).
-    targets_record = {*RunStart("r", "schedule", True, datetime.now(UTC), "k", 0).to_json_dict(), "bucket"}
-    accepted = {field.alias for field in RunStarted.model_fields.values()}
-    assert parameters_fields(parameters) == targets_record == accepted
+    # What the targets handler returns and what the report handler accepts (it refuses extra fields): one model.
+    record = RunRecord(
+        run_id="r", trigger="schedule", dry_run=True, started_at=datetime.now(UTC), targets_key="k", count=0, bucket="b"
+    )
+    accepted = {field.alias for field in RunRecord.model_fields.values()}
+    assert parameters_fields(parameters) == set(record.to_wire()) == accepted
 
 
 def parameters_fields(parameters: dict[str, str]) -> set[str]:

@@ -6,31 +6,33 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.parser.models import SqsModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ecr_retention.aws.sfn_workflow import batch_execution_name
-from ecr_retention.domain.errors import parse_json
-from ecr_retention.handlers.dependencies import runtime
-from ecr_retention.handlers.events import EcrPushEvent, parse_event
+from ecr_retention.handlers.events import EcrPushRecord, parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
+from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
+from ecr_retention.workflow import RunRequest
 
-# A batch whose messages all fail is answered like any other partial failure (each message retried, then the DLQ),
-# rather than raised as one multi-line error with every message's traceback.
-processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+# Each message's body is parsed as an ECR push event (EcrPushRecord): a malformed message fails alone (partial batch
+# response) and, after its retries, lands in the DLQ. A batch whose messages all fail is answered like any other
+# partial failure, rather than raised as one multi-line error with every message's traceback.
+processor = BatchProcessor(event_type=EventType.SQS, model=EcrPushRecord, raise_on_entire_batch_failure=False)
 
 
-def pushed_repository(record: SQSRecord) -> str:
-    """A malformed message fails alone (partial batch response); after its retries it lands in the DLQ."""
-    event = parse_event(parse_json(record.body, f"SQS message {record.message_id}"), EcrPushEvent, "ECR push event")
-    return event.detail.repository_name
+def pushed_repository(record: EcrPushRecord) -> str:
+    return record.body.detail.repository_name
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, *, wiring: PushWiring | None = None
+) -> dict[str, Any]:
+    # Built before the batch is read: a function that cannot start runs fails whatever its messages are.
+    wiring = wiring or push_at_cold_start()
     # An event that is no SQS batch at all (a wrong subscription, a hand-made test event) is refused whole, in one
     # line; within a batch, each malformed message fails alone.
     parse_event(event, SqsModel, "SQS event")
@@ -38,11 +40,12 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         processed = processor.process()
     for status, problem, record in processed:
         if status == "fail":
-            logger.warning("push message refused", extra={"messageId": record.get("messageId"), "problem": problem})
+            logger.warning("push message refused", extra={"messageId": record.message_id, "problem": problem})
     repositories = sorted({result for status, result, _ in processed if status == "success"})
     if repositories:
         # Named after the batch's messages, so that a retried batch does not start a second run.
         name = batch_execution_name("push", [record["messageId"] for record in event["Records"]])
-        arn = runtime().starter().start(name, {"trigger": "push", "repositories": repositories})
+        request = RunRequest(trigger="push", repositories=tuple(repositories))
+        arn = wiring.starter.start(name, request.to_wire())
         logger.info("run started for pushes", extra={"repositories": repositories, "execution": arn})
     return dict(processor.response())
