@@ -10,7 +10,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, StringConstraints, field_serializer
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    StrictBool,
+    StringConstraints,
+    field_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.report import RepositoryOutcome, RunOutcome, Trigger
@@ -52,7 +61,7 @@ class RunRecord(WireRecord):
     run_id: RunId
     trigger: Trigger
     dry_run: StrictBool
-    started_at: datetime
+    started_at: AwareDatetime  # the targets step's clock, UTC
     targets_key: str
     count: NonNegativeInt
     bucket: str | None = None  # the bucket targets_key is in; absent from a record written before it was added

@@ -5,7 +5,11 @@ environment, the lease table, and the pull-time exclusions of the roles that rea
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -250,3 +254,17 @@ def test_the_roles_that_read_manifests_are_pull_time_update_exclusions(
         [logical_id(stack, stack.workflow.evaluate.role), logical_id(stack, stack.tagger.tagger.role)]
     )
     assert {tuple(e["Properties"]["PrincipalArn"]["Fn::GetAtt"][1:]) for e in exclusions.values()} == {("Arn",)}
+
+
+def test_the_workflow_construct_reads_the_run_record_without_boto3_or_powertools() -> None:
+    # The CDK app imports the record's model (ecr_retention.workflow), never the Lambda runtime's dependencies.
+    script = (
+        "import sys, infra.pruning_workflow; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'boto3', 'botocore', 'aws_lambda_powertools'}))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "lambdas"), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, cwd=root, check=True
+    )
+    assert done.stdout.strip() == "[]"

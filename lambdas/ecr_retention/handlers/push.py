@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.parser.models import SqsModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -15,14 +16,17 @@ from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
 from ecr_retention.workflow import RunRequest
 
-# Each message's body is parsed as an ECR push event (EcrPushRecord): a malformed message fails alone (partial batch
-# response) and, after its retries, lands in the DLQ. A batch whose messages all fail is answered like any other
-# partial failure, rather than raised as one multi-line error with every message's traceback.
-processor = BatchProcessor(event_type=EventType.SQS, model=EcrPushRecord, raise_on_entire_batch_failure=False)
+# A batch whose messages all fail is answered like any other partial failure (each message retried, then the DLQ),
+# rather than raised as one multi-line error with every message's traceback.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
-def pushed_repository(record: EcrPushRecord) -> str:
-    return record.body.detail.repository_name
+def pushed_repository(record: SQSRecord) -> str:
+    """A malformed message fails alone (partial batch response), refused in one line naming the field; after its
+    retries it lands in the DLQ. Parsed here rather than by the processor's `model=`, whose refusals are pydantic's
+    multi-line errors."""
+    message = parse_event(record.raw_event, EcrPushRecord, f"SQS message {record.message_id}")
+    return message.body.detail.repository_name
 
 
 @logger.inject_lambda_context
@@ -40,7 +44,7 @@ def lambda_handler(
         processed = processor.process()
     for status, problem, record in processed:
         if status == "fail":
-            logger.warning("push message refused", extra={"messageId": record.message_id, "problem": problem})
+            logger.warning("push message refused", extra={"messageId": record.get("messageId"), "problem": problem})
     repositories = sorted({result for status, result, _ in processed if status == "success"})
     if repositories:
         # Named after the batch's messages, so that a retried batch does not start a second run.
