@@ -29,7 +29,7 @@ PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
-# The AWS services the package's functions create clients for (ecr_retention.handlers.dependencies; ecs, events,
+# The AWS services the package's functions create clients for (ecr_retention.handlers.wiring; ecs, events,
 # lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts), and xray, whose client the
 # X-Ray SDK's sampler creates outside a Lambda context; botocore's models of the other ~440 services are tens of
 # MB of the asset that no function reads. tests/infra/test_lambda_asset.py checks that the package asks for no

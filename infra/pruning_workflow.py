@@ -1,7 +1,7 @@
 """The pruning workflow: targets -> Distributed Map (evaluate, one repository per invocation) -> report.
 
 The targets step writes the run's work items to `runs/<runId>/targets.json` and returns a small record
-(runId, trigger, dryRun, startedAt, targetsKey, count, bucket). The Map reads its items from that object
+(ecr_retention.workflow.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket). The Map reads its items from that object
 (ItemReader), so the number of repositories never meets the 256 KB payload limit; each item goes to the
 evaluate function as it is. The Map's results go to S3 (ResultWriter) and are discarded from the state, so
 the report step receives the targets step's record.
@@ -31,6 +31,7 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.workflow import RUN_RECORD_FIELDS
 from infra import access, constants, nag, repository_scope
 from infra.pipeline_function import PipelineFunction
 
@@ -51,9 +52,6 @@ EVALUATE_ECR_ACTIONS = (
 # What the report step reads from ECR: the repository creation templates, whose lifecycle policies the doctor
 # checks (services.templates). The action supports no resource-level permissions, so its resource is '*'.
 REPORT_ECR_STAR_ACTIONS = ("ecr:DescribeRepositoryCreationTemplates",)
-# The report step's input: the targets step's record, field by field, so that anything else on the state
-# (the Map's caught error) never reaches a handler that refuses unknown fields.
-RUN_RECORD_FIELDS = ("runId", "trigger", "dryRun", "startedAt", "targetsKey", "count", "bucket")
 # What Step Functions needs to send execution logs to CloudWatch Logs (vended log delivery) and traces to X-Ray.
 LOG_DELIVERY_ACTIONS = (
     "logs:CreateLogDelivery",
@@ -308,6 +306,8 @@ class PruningWorkflow(Construct):
             "ReportRun",
             lambda_function=self.report.function,
             payload_response_only=True,
+            # The targets step's record (ecr_retention.workflow.RunRecord), field by field, so that anything else on
+            # the state (the Map's caught error) never reaches a handler that refuses unknown fields.
             payload=sfn.TaskInput.from_object(
                 {field: sfn.JsonPath.string_at(f"$.{field}") for field in RUN_RECORD_FIELDS}
             ),

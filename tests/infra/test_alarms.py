@@ -6,7 +6,6 @@ AWS inventory collector's incomplete collections; the metrics they watch are the
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -14,10 +13,10 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
-from ecr_retention.domain.aws_inventory import build_aws_manifest
 from ecr_retention.handlers import collector, observability
 from ecr_retention.handlers.settings import CollectorSettings
-from ecr_retention.services.aws_inventory import AwsCollection
+from ecr_retention.handlers.wiring import CollectorWiring
+from ecr_retention.ports import AccountReaders, ReadFailed
 from infra import alarms
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
@@ -176,6 +175,25 @@ def test_an_expected_aws_inventory_source_alarms_on_its_manifest_age_like_a_clus
     assert "exporter CronJob" in ages["prod"]["AlarmDescription"]
 
 
+class UnreachableAccount:
+    """The collector's own account, which it cannot enter: its manifest is stored empty and incomplete."""
+
+    def accounts(self) -> list[str]:
+        return ["123456789012"]
+
+    def readers(self, account: str, region: str) -> AccountReaders:
+        raise ReadFailed("AssumeRole failed: AccessDenied")
+
+
+class MemoryManifestStore:
+    def __init__(self) -> None:
+        self.stored: dict[str, bytes] = {}
+
+    def store(self, name: str, body: bytes) -> str:
+        self.stored[name] = body
+        return f"s3://inventory/in-use/{name}.json"
+
+
 class FakeContext:
     function_name = "ecr-retention-collector"
     function_version = "$LATEST"
@@ -188,22 +206,17 @@ class FakeContext:
 
 
 def test_the_collector_publishes_the_metric_its_alarm_watches(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # The handler as deployed, with its AWS collaborators replaced: one collection that could not read everything.
-    incomplete = AwsCollection(
-        manifest=build_aws_manifest("aws-123456789012-eu-west-1", datetime.now(UTC), (), complete=False),
-        problems=("ECS cluster prod: ListTasks failed: AccessDeniedException",),
-        location="s3://inventory/in-use/aws-123456789012-eu-west-1.json",
-    )
+    # GIVEN the handler as deployed, wired to an account it cannot enter: one collection that could not read anything
     settings = CollectorSettings.from_environ({"BUCKET_NAME": "inventory", "AWS_REGION": "eu-west-1"})
-    monkeypatch.setattr(collector, "collector_settings", lambda: settings)
-    monkeypatch.setattr(collector, "default_factory", lambda: None)
-    monkeypatch.setattr(collector, "client", lambda service: None)
-    monkeypatch.setattr(collector, "export_aws_inventory", lambda *args, **kwargs: [incomplete])
+    wiring = CollectorWiring(settings, MemoryManifestStore(), accounts=UnreachableAccount)
     capsys.readouterr()
 
-    collector.lambda_handler({"trigger": "schedule"}, FakeContext())  # type: ignore[arg-type]
+    # WHEN it runs
+    collector.lambda_handler({"trigger": "schedule"}, FakeContext(), wiring=wiring)  # type: ignore[arg-type]
+
+    # THEN it publishes the metric the alarm watches
 
     [published] = [
         json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{") and '"_aws"' in line

@@ -16,8 +16,9 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from moto.events.models import EventPattern
 
 from ecr_retention.handlers import collector
-from ecr_retention.handlers.events import RunRequest, parse_event
+from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.settings import CollectorSettings
+from ecr_retention.workflow import RunRequest
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 

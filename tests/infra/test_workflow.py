@@ -5,16 +5,19 @@ environment, the lease table, and the pull-time exclusions of the roles that rea
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from aws_cdk.assertions import Match, Template
 
 from ecr_retention.aws.dynamodb_lease import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
-from ecr_retention.handlers.events import RunStarted
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
-from ecr_retention.services.run import RunStart
+from ecr_retention.workflow import RunRecord
 from infra import constants
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, rules_file
@@ -115,10 +118,12 @@ def test_the_report_step_receives_exactly_the_targets_steps_record(
     assert report["Resource"] == "${" + logical_id(stack, stack.workflow.report.function) + ".Arn}"
     parameters = report["Parameters"]
     assert parameters == {f"{field}.$": f"$.{field}" for field in parameters_fields(parameters)}
-    # What the targets handler returns and what the report handler's model accepts (it refuses extra fields).
-    targets_record = {*RunStart("r", "schedule", True, datetime.now(UTC), "k", 0).to_json_dict(), "bucket"}
-    accepted = {field.alias for field in RunStarted.model_fields.values()}
-    assert parameters_fields(parameters) == targets_record == accepted
+    # What the targets handler returns and what the report handler accepts (it refuses extra fields): one model.
+    record = RunRecord(
+        run_id="r", trigger="schedule", dry_run=True, started_at=datetime.now(UTC), targets_key="k", count=0, bucket="b"
+    )
+    accepted = {field.alias for field in RunRecord.model_fields.values()}
+    assert parameters_fields(parameters) == set(record.to_wire()) == accepted
 
 
 def parameters_fields(parameters: dict[str, str]) -> set[str]:
@@ -249,3 +254,17 @@ def test_the_roles_that_read_manifests_are_pull_time_update_exclusions(
         [logical_id(stack, stack.workflow.evaluate.role), logical_id(stack, stack.tagger.tagger.role)]
     )
     assert {tuple(e["Properties"]["PrincipalArn"]["Fn::GetAtt"][1:]) for e in exclusions.values()} == {("Arn",)}
+
+
+def test_the_workflow_construct_reads_the_run_record_without_boto3_or_powertools() -> None:
+    # The CDK app imports the record's model (ecr_retention.workflow), never the Lambda runtime's dependencies.
+    script = (
+        "import sys, infra.pruning_workflow; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'boto3', 'botocore', 'aws_lambda_powertools'}))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root / "lambdas"), str(root)])}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=environment, cwd=root, check=True
+    )
+    assert done.stdout.strip() == "[]"

@@ -22,7 +22,7 @@ from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 
 from ecr_retention.aws.clients import set_default_factory
-from ecr_retention.handlers import dependencies
+from ecr_retention.handlers.wiring import forget_cold_start
 
 REGION = "eu-west-1"
 HOST = f"{DEFAULT_ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com"
@@ -163,9 +163,9 @@ def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
         }.items():
             monkeypatch.setenv(name, value)
         set_default_factory(None)
-        dependencies.runtime.cache_clear()
+        forget_cold_start()
         yield Stack("inventory-bucket", topic, queue_url, machine, images)
-        dependencies.runtime.cache_clear()
+        forget_cold_start()
         set_default_factory(None)
 
 

@@ -1,1 +1,1 @@
-"""Thin Lambda entry points: parse the event, call one service, record metrics, return a small result."""
+"""Thin Lambda entry points: parse the event, call one service, record metrics, return an output model."""

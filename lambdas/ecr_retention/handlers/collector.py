@@ -3,29 +3,21 @@ account and region, written to `in-use/aws-<account>-<region>.json` in the inven
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ecr_retention.aws.accounts import AwsAccounts
-from ecr_retention.aws.clients import client, default_factory
-from ecr_retention.aws.s3_bucket import S3Bucket
-from ecr_retention.handlers.events import RunRequest, parse_event
+from ecr_retention.handlers.events import CollectionDone, ManifestCollected, parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
-from ecr_retention.handlers.settings import CollectorSettings
-from ecr_retention.services.aws_inventory import BucketManifestStore, export_aws_inventory
+from ecr_retention.handlers.wiring import CollectorWiring, collector_at_cold_start
+from ecr_retention.services.aws_inventory import export_aws_inventory
+from ecr_retention.workflow import RunRequest
 
 
 class ManifestsNotStored(RuntimeError):
     """Some manifests could not be written: they go stale, and the function fails so that its alarm fires."""
-
-
-@lru_cache(maxsize=1)
-def collector_settings() -> CollectorSettings:
-    return CollectorSettings.from_environ()
 
 
 def parse_trigger(event: Any) -> str:
@@ -40,13 +32,15 @@ def parse_trigger(event: Any) -> str:
 @logger.inject_lambda_context(log_event=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, *, wiring: CollectorWiring | None = None
+) -> dict[str, Any]:
+    wiring = wiring or collector_at_cold_start()
     trigger = parse_trigger(event)
-    settings = collector_settings()
-    # A new AwsAccounts per invocation: assumed-role credentials last an hour, a warm container much longer.
-    accounts = AwsAccounts(default_factory(), settings.role_arns)
-    store = BucketManifestStore(S3Bucket(settings.bucket_name, client("s3")))
-    collections = export_aws_inventory(accounts, settings.collect_regions, store, revisions=settings.revisions)
+    settings = wiring.settings
+    collections = export_aws_inventory(
+        wiring.accounts(), settings.collect_regions, wiring.store, revisions=settings.revisions
+    )
     for collection in collections:
         details = {"manifest": collection.name, "images": len(collection.manifest.images), **collection.counts}
         if collection.problems:
@@ -65,16 +59,16 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, o
     if unstored:
         raise ManifestsNotStored("; ".join(f"{c.name}: {c.store_error}" for c in unstored))
     logger.info("collection finished", extra={"trigger": trigger, "manifests": len(collections)})
-    return {
-        "manifests": [
-            {
-                "name": c.name,
-                "complete": c.manifest.complete,
-                "images": len(c.manifest.images),
-                "location": c.location,
-                "problems": len(c.problems),
-            }
+    return CollectionDone(
+        manifests=tuple(
+            ManifestCollected(
+                name=c.name,
+                complete=c.manifest.complete,
+                images=len(c.manifest.images),
+                location=c.location,
+                problems=len(c.problems),
+            )
             for c in collections
-        ],
-        "incomplete": sum(1 for c in collections if c.problems),
-    }
+        ),
+        incomplete=sum(1 for c in collections if c.problems),
+    ).to_wire()

@@ -6,30 +6,31 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ecr_retention.handlers.dependencies import runtime
-from ecr_retention.handlers.events import WorkItem, parse_event
+from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
+from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
 from ecr_retention.services.run import evaluate_target
+from ecr_retention.workflow import RepositoryEvaluated, WorkItem
 
 
 @logger.inject_lambda_context(correlation_id_path="runId")
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
+    wiring = wiring or evaluate_at_cold_start()
     item = parse_event(event, WorkItem, "work item")
-    rt = runtime()
     report = evaluate_target(
-        rt.config,
-        rt.deps,
+        wiring.config,
+        wiring.adapters,
         run_id=item.run_id,
         repository=item.repository,
         dry_run=item.dry_run,
         seconds_left=lambda: context.get_remaining_time_in_millis() / 1000,
     )
     logger.info("repository evaluated", extra={"repository": item.repository, "outcome": report.outcome})
-    return {
-        "repository": report.repository_name,
-        "outcome": report.outcome,
-        "deleted": len(report.deleted),
-        "failed": len(report.failed),
-    }
+    return RepositoryEvaluated(
+        repository=report.repository_name,
+        outcome=report.outcome,
+        deleted=len(report.deleted),
+        failed=len(report.failed),
+    ).to_wire()

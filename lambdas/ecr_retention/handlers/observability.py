@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from datetime import datetime
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 from ecr_retention.domain.inventory import InUseManifest
@@ -19,6 +21,12 @@ CLUSTER_DIMENSION = "Cluster"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
+
+# The package's own standard-library loggers (services, adapters: `logging.getLogger(__name__)`) write through the
+# Logger's handler, so that their lines, the failures of a run among them, are JSON with the correlation id (runId)
+# and the Lambda context. Their parent is created first: Powertools configures top-level loggers only.
+PACKAGE_LOGGER = logging.getLogger("ecr_retention")
+copy_config_to_registered_loggers(source_logger=logger, include={PACKAGE_LOGGER.name})
 
 
 def record_run_metrics(report: RunReport) -> None:

@@ -11,10 +11,10 @@ from aws_lambda_powertools.utilities.parser.models import SqsModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ecr_retention.aws.sfn_workflow import batch_execution_name
-from ecr_retention.domain.errors import parse_json
-from ecr_retention.handlers.dependencies import runtime
-from ecr_retention.handlers.events import EcrPushEvent, parse_event
+from ecr_retention.handlers.events import EcrPushRecord, parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
+from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
+from ecr_retention.workflow import RunRequest
 
 # A batch whose messages all fail is answered like any other partial failure (each message retried, then the DLQ),
 # rather than raised as one multi-line error with every message's traceback.
@@ -22,15 +22,21 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 
 def pushed_repository(record: SQSRecord) -> str:
-    """A malformed message fails alone (partial batch response); after its retries it lands in the DLQ."""
-    event = parse_event(parse_json(record.body, f"SQS message {record.message_id}"), EcrPushEvent, "ECR push event")
-    return event.detail.repository_name
+    """A malformed message fails alone (partial batch response), refused in one line naming the field; after its
+    retries it lands in the DLQ. Parsed here rather than by the processor's `model=`, whose refusals are pydantic's
+    multi-line errors."""
+    message = parse_event(record.raw_event, EcrPushRecord, f"SQS message {record.message_id}")
+    return message.body.detail.repository_name
 
 
 @logger.inject_lambda_context
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, *, wiring: PushWiring | None = None
+) -> dict[str, Any]:
+    # Built before the batch is read: a function that cannot start runs fails whatever its messages are.
+    wiring = wiring or push_at_cold_start()
     # An event that is no SQS batch at all (a wrong subscription, a hand-made test event) is refused whole, in one
     # line; within a batch, each malformed message fails alone.
     parse_event(event, SqsModel, "SQS event")
@@ -43,6 +49,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     if repositories:
         # Named after the batch's messages, so that a retried batch does not start a second run.
         name = batch_execution_name("push", [record["messageId"] for record in event["Records"]])
-        arn = runtime().starter().start(name, {"trigger": "push", "repositories": repositories})
+        request = RunRequest(trigger="push", repositories=tuple(repositories))
+        arn = wiring.starter.start(name, request.to_wire())
         logger.info("run started for pushes", extra={"repositories": repositories, "execution": arn})
     return dict(processor.response())

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, field_validator
 
@@ -19,32 +19,61 @@ def default_rules_file() -> Path:
     return Path(os.environ.get("LAMBDA_TASK_ROOT", ".")) / "retention.yaml"
 
 
-class Settings(BaseModel):
-    """Field aliases are the environment variables the CDK stack sets."""
+class FunctionSettings(BaseModel):
+    """Field aliases are the environment variables the CDK stack sets; each function has its own model, built
+    from the mixins below, so that a function whose environment lacks a variable it needs fails at the first
+    invocation of a cold container, before it does anything (handlers/wiring.py)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
-    bucket_name: str = Field(alias="BUCKET_NAME", min_length=3)
-    region: str = Field(alias="AWS_REGION", min_length=1)
-    topic_arn: str | None = Field(default=None, alias="TOPIC_ARN")
-    lease_table: str | None = Field(default=None, alias="LEASE_TABLE")
-    state_machine_arn: str | None = Field(default=None, alias="STATE_MACHINE_ARN")
-    registry_id: str | None = Field(default=None, alias="REGISTRY_ID", pattern=r"^\d{12}$")
-    rules_file: Path = Field(default_factory=default_rules_file, alias="RULES_FILE")
+    region: AwsRegion = Field(alias="AWS_REGION")
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Self:
         return settings_from_environ(cls, environ)
 
 
-class CollectorSettings(BaseModel):
+class BucketSettings(FunctionSettings):
+    bucket_name: str = Field(alias="BUCKET_NAME", min_length=3)
+
+
+class RulesSettings(BucketSettings):
+    """A function that works from the rules file, on this account's registry."""
+
+    registry_id: str | None = Field(default=None, alias="REGISTRY_ID", pattern=r"^\d{12}$")  # None: the caller's
+    rules_file: Path = Field(default_factory=default_rules_file, alias="RULES_FILE")
+
+
+class TargetsSettings(RulesSettings):
+    """handlers/targets.py"""
+
+
+class EvaluateSettings(RulesSettings):
+    """handlers/evaluate.py: one evaluation per repository at a time, through the lease table."""
+
+    lease_table: str = Field(alias="LEASE_TABLE", min_length=3)
+
+
+class ReportSettings(RulesSettings):
+    """handlers/report.py: the run's summary goes to the report topic."""
+
+    topic_arn: str = Field(alias="TOPIC_ARN", pattern=r"^arn:aws[a-z-]*:sns:")
+
+
+class TaggerSettings(RulesSettings):
+    """handlers/tagger.py"""
+
+
+class PushSettings(FunctionSettings):
+    """handlers/push.py: it only starts runs of the workflow."""
+
+    state_machine_arn: str = Field(alias="STATE_MACHINE_ARN", pattern=r"^arn:aws[a-z-]*:states:")
+
+
+class CollectorSettings(BucketSettings):
     """The AWS inventory collector's settings (handlers/collector.py); lists are JSON arrays, because an IAM
     role name may contain a comma."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
-
-    bucket_name: str = Field(alias="BUCKET_NAME", min_length=3)
-    region: AwsRegion = Field(alias="AWS_REGION")
     regions: tuple[AwsRegion, ...] = Field(default=(), alias="COLLECT_REGIONS")  # empty: the function's region
     role_arns: tuple[RoleArn, ...] = Field(default=(), alias="SPOKE_ROLE_ARNS")  # one read-only role per spoke
     revisions: NonNegativeInt = Field(default=DEFAULT_REVISIONS, alias="TASK_DEFINITION_REVISIONS")
@@ -73,10 +102,6 @@ class CollectorSettings(BaseModel):
     @property
     def collect_regions(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(self.regions)) or (self.region,)
-
-    @classmethod
-    def from_environ(cls, environ: Mapping[str, str] | None = None) -> CollectorSettings:
-        return settings_from_environ(cls, environ)
 
 
 SettingsModel = TypeVar("SettingsModel", bound=BaseModel)

@@ -9,9 +9,9 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ecr_retention.handlers.dependencies import runtime
-from ecr_retention.handlers.events import parse_event
+from ecr_retention.handlers.events import TaggingDone, parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
+from ecr_retention.handlers.wiring import RunWiring, tagger_at_cold_start
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.tagger import tag_deployed, tag_run_id
 
@@ -19,33 +19,28 @@ from ecr_retention.services.tagger import tag_deployed, tag_run_id
 @logger.inject_lambda_context(log_event=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
+    wiring = wiring or tagger_at_cold_start()
     trigger = parse_event(event, EventBridgeModel, "tagger event")  # a Scheduled Event or an S3 Object Created
-    logger.info("tagging", extra={"source": trigger.source, "detail_type": trigger.detail_type})
-    rt = runtime()
-    now = rt.deps.clock()
-    inventory = read_inventory_from_bucket(rt.deps.bucket)
+    logger.info("tagging", extra={"source": trigger.source, "detailType": trigger.detail_type})
+    config, adapters = wiring.config, wiring.adapters
+    now = adapters.clock()
+    inventory = read_inventory_from_bucket(adapters.bucket)
     # The tagger runs hourly and on every manifest written: the manifest-age alarms watch what it publishes.
-    record_manifest_ages(inventory.manifests, rt.config.safety.clusters, now)
+    record_manifest_ages(inventory.manifests, config.safety.clusters, now)
     report = tag_deployed(
-        rt.config,
-        inventory,
-        registry=rt.deps.registry,
-        run_id=tag_run_id(now),
-        now=now,
-        dry_run=rt.config.dry_run,
+        config, inventory, registry=adapters.registry, run_id=tag_run_id(now), now=now, dry_run=config.dry_run
     )
+    problems = report.count("failed") + report.count("immutable")
     metrics.add_metric(name="ImagesTagged", unit=MetricUnit.Count, value=report.count("tagged"))
-    metrics.add_metric(
-        name="TagFailures", unit=MetricUnit.Count, value=report.count("failed") + report.count("immutable")
-    )
+    metrics.add_metric(name="TagFailures", unit=MetricUnit.Count, value=problems)
     for entry in report.entries:
         if entry.status in ("failed", "immutable"):
             logger.warning("image not tagged", extra=entry.model_dump(mode="json"))
-    return {
-        "runId": report.run_id,
-        "tagged": report.count("tagged"),
-        "alreadyTagged": report.count("already-tagged"),
-        "wouldTag": report.count("would-tag"),
-        "problems": report.count("failed") + report.count("immutable"),
-    }
+    return TaggingDone(
+        run_id=report.run_id,
+        tagged=report.count("tagged"),
+        already_tagged=report.count("already-tagged"),
+        would_tag=report.count("would-tag"),
+        problems=problems,
+    ).to_wire()

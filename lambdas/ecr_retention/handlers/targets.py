@@ -6,18 +6,21 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ecr_retention.handlers.dependencies import runtime
-from ecr_retention.handlers.events import RunRequest, parse_event
+from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
+from ecr_retention.handlers.wiring import RunWiring, targets_at_cold_start
 from ecr_retention.services.run import start_run
+from ecr_retention.workflow import RunRequest
 
 
 @logger.inject_lambda_context(log_event=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, object]:
+def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
+    wiring = wiring or targets_at_cold_start()
     request = parse_event(event, RunRequest, "targets input")
-    rt = runtime()
-    start = start_run(rt.config, rt.deps, trigger=request.trigger, repositories=request.repositories)
-    logger.info("run started", extra={"run_id": start.run_id, "targets": start.count, "dry_run": start.dry_run})
-    return {**start.to_json_dict(), "bucket": rt.settings.bucket_name}
+    record = start_run(wiring.config, wiring.adapters, trigger=request.trigger, repositories=request.repositories)
+    # The run id exists from here on; the other steps take it from their input (correlation_id_path).
+    with logger.append_context_keys(correlation_id=record.run_id):
+        logger.info("run started", extra={"targets": record.count, "dryRun": record.dry_run})
+    return record.to_wire()

@@ -27,6 +27,7 @@ from ecr_retention.services.report import (
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import creation_template_findings
+from ecr_retention.workflow import RunRecord, WorkItem
 
 # A run's work items: 10,000 repositories are about 1.5 MB.
 MAX_TARGETS_BYTES = 64 * 1024 * 1024
@@ -43,28 +44,6 @@ class Dependencies:
     notifier: Notifier | None = None
     leases: LeaseStore | None = None
     clock: Callable[[], datetime] = utc_now
-
-
-@dataclass(frozen=True)
-class RunStart:
-    """What the targets step hands the workflow: small, whatever the number of repositories."""
-
-    run_id: str
-    trigger: Trigger
-    dry_run: bool
-    started_at: datetime
-    targets_key: str
-    count: int
-
-    def to_json_dict(self) -> dict[str, object]:
-        return {
-            "runId": self.run_id,
-            "trigger": self.trigger,
-            "dryRun": self.dry_run,
-            "startedAt": self.started_at.isoformat(),
-            "targetsKey": self.targets_key,
-            "count": self.count,
-        }
 
 
 def new_run_id(started_at: datetime, trigger: Trigger) -> str:
@@ -89,8 +68,8 @@ def sweep_targets(
     )
 
 
-def run_dry(config: RetentionConfig, force_dry_run: bool) -> bool:
-    """Nothing can force deletion past the rules file's dry_run."""
+def effective_dry_run(config: RetentionConfig, force_dry_run: bool) -> bool:
+    """Whether the run only reports: nothing can force deletion past the rules file's dry_run."""
     return config.dry_run or force_dry_run
 
 
@@ -101,17 +80,25 @@ def start_run(
     trigger: Trigger,
     repositories: Sequence[str] | None = None,
     force_dry_run: bool = False,
-) -> RunStart:
+) -> RunRecord:
     """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read."""
     started_at = deps.clock()
     run_id = new_run_id(started_at, trigger)
-    dry_run = run_dry(config, force_dry_run)
+    dry_run = effective_dry_run(config, force_dry_run)
     targets = sweep_targets(config, deps.registry, repositories=repositories)
     store_replication(deps.bucket, run_id, read_replication(deps.registry))
-    items = [{"runId": run_id, "repository": name, "trigger": trigger, "dryRun": dry_run} for name in targets]
+    items = [WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run).to_wire() for name in targets]
     key = f"{run_prefix(run_id)}targets.json"
     deps.bucket.write(key, json.dumps(items).encode())
-    return RunStart(run_id, trigger, dry_run, started_at, key, len(targets))
+    return RunRecord(
+        run_id=run_id,
+        trigger=trigger,
+        dry_run=dry_run,
+        started_at=started_at,
+        targets_key=key,
+        count=len(targets),
+        bucket=deps.bucket.name,
+    )
 
 
 def evaluate_target(
@@ -128,7 +115,7 @@ def evaluate_target(
         run_id=run_id,
         config=config,
         inventory=read_inventory_from_bucket(deps.bucket),
-        dry_run=run_dry(config, dry_run),
+        dry_run=effective_dry_run(config, dry_run),
         replication=load_replication(deps.bucket, run_id),
     )
     report = evaluate_repository(
@@ -144,7 +131,7 @@ def evaluate_target(
     return report
 
 
-def unreported_targets(bucket: Bucket, start: RunStart, reports: Sequence[RepositoryReport]) -> list[RepositoryReport]:
+def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[RepositoryReport]) -> list[RepositoryReport]:
     """The run's targets that no worker stored a report for, each as a failed repository: a worker records its
     own failures, so a target without a report is an invocation that crashed or timed out, and the run report
     must say so rather than leave the repository out."""
@@ -164,7 +151,7 @@ def unreported_targets(bucket: Bucket, start: RunStart, reports: Sequence[Reposi
     ]
 
 
-def finish_run(deps: Dependencies, start: RunStart) -> RunReport:
+def finish_run(deps: Dependencies, start: RunRecord) -> RunReport:
     """The report step: gather what the workers stored, write the run report, publish the summary."""
     reports = load_repository_reports(deps.bucket, start.run_id)
     templates = creation_template_findings(deps.registry)
@@ -195,7 +182,7 @@ def run_pipeline(
     """One whole run in this process, through the same services as the workflow."""
     started_at = deps.clock()
     run_id = new_run_id(started_at, trigger)
-    dry_run = run_dry(config, force_dry_run)
+    dry_run = effective_dry_run(config, force_dry_run)
     try:
         names = tuple(deps.registry.repository_names())
         evaluation = Evaluation(

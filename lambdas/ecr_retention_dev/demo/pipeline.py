@@ -185,18 +185,16 @@ def embedded_metrics(line: str) -> dict[str, float] | None:
 @contextmanager
 def function_environment(deployment: Deployment) -> Iterator[None]:
     """The deployment's variables set, and a cold start: no settings, rules or clients cached from before."""
-    from ecr_retention.handlers import collector, dependencies
+    from ecr_retention.handlers.wiring import forget_cold_start
 
     saved = {name: os.environ.get(name) for name in deployment.environment()}
     os.environ.update(deployment.environment())
     set_default_factory(None)
-    dependencies.runtime.cache_clear()
-    collector.collector_settings.cache_clear()
+    forget_cold_start()
     try:
         yield
     finally:
-        dependencies.runtime.cache_clear()
-        collector.collector_settings.cache_clear()
+        forget_cold_start()
         set_default_factory(None)
         for name, value in saved.items():
             if value is None:

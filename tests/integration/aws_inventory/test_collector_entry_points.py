@@ -16,6 +16,7 @@ from ecr_retention.cli import main
 from ecr_retention.domain.errors import InputError
 from ecr_retention.handlers import collector
 from ecr_retention.handlers.collector import ManifestsNotStored
+from ecr_retention.handlers.wiring import forget_cold_start
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from ecr_retention_dev.emulator.workloads import AwsFidelity, MotoWorkloads
 from support.aws_workloads_scenario import BUCKET, HOST, HUB, HUB_SOURCE, REGION, SPOKE_ROLE, SPOKE_SOURCE, seed_hub
@@ -64,7 +65,7 @@ def environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
     }.items():
         monkeypatch.setenv(name, value)
-    collector.collector_settings.cache_clear()
+    forget_cold_start()
 
 
 @pytest.mark.parametrize("event", [scheduler_event(), {"trigger": "schedule"}])

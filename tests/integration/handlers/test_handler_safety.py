@@ -270,7 +270,7 @@ def test_logs_reports_and_summaries_carry_no_credentials_or_environment(
     powertools = logs.getvalue()
     assert "repository evaluated" in powertools
     assert "run reported" in powertools
-    assert "taking the lease of app failed" in caplog.text  # with its traceback
+    assert "taking the lease of app failed" in powertools  # a service's line, with its traceback
     everything = "\n".join([powertools, captured.out, captured.err, caplog.text, *stored, *messages])
     for name, value in SECRETS.items():
         assert value not in everything, f"{name} leaked"

@@ -4,6 +4,7 @@ Scheduler and S3 Object Created events for the tagger."""
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -59,6 +60,30 @@ def test_schedule_run_through_targets_evaluate_and_report(stack: Stack, capsys: 
     assert age["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["service", "Cluster"]]
     assert (age["service"], age["Cluster"]) == ("ecr-retention", "prod")
     assert 0 <= age["InUseManifestAgeSeconds"][0] < 60
+
+
+def test_a_services_failure_line_carries_the_run_id(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecr_retention.handlers import evaluate
+    from ecr_retention.handlers.observability import logger
+
+    # GIVEN a run whose worker cannot take its repository's lease (the lease table is gone)
+    logs = io.StringIO()  # the Powertools handler keeps the stream it was created with: hand it ours
+    monkeypatch.setattr(logger.registered_handler, "stream", logs)
+    boto3.client("dynamodb", region_name=REGION).delete_table(TableName="leases")
+    item = {"runId": "20261130T030000Z-schedule-1a2b3c4d", "repository": "app", "trigger": "schedule", "dryRun": True}
+
+    # WHEN the worker evaluates it
+    result = evaluate.lambda_handler(item, FakeContext())
+
+    # THEN the service's failure line (standard-library logging) is Powertools JSON with the run's id and context
+    assert result["outcome"] == "failed"
+    lines = [json.loads(line) for line in logs.getvalue().splitlines()]
+    [failure] = [line for line in lines if line["message"] == "taking the lease of app failed"]
+    assert failure["name"] == "ecr_retention.services.evaluate"
+    assert failure["level"] == "ERROR"
+    assert failure["correlation_id"] == item["runId"]
+    assert failure["function_request_id"] == FakeContext.aws_request_id
+    assert "ResourceNotFoundException" in failure["exception"]
 
 
 def test_malformed_workflow_input_is_refused_with_one_line(stack: Stack) -> None:

@@ -50,7 +50,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
 from ecr_retention.aws.clients import set_default_factory
-from ecr_retention.handlers import dependencies
+from ecr_retention.handlers.wiring import forget_cold_start
 from support.infra_stacks import CONTEXT, build_stack, rules_file
 from support.lambda_stack import FakeContext
 
@@ -301,9 +301,9 @@ def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPa
         }.items():
             monkeypatch.setenv(name, value)
         set_default_factory(None)
-        dependencies.runtime.cache_clear()
+        forget_cold_start()
         yield World(machine, queue_url, router, images)
-        dependencies.runtime.cache_clear()
+        forget_cold_start()
         set_default_factory(None)
 
 

@@ -13,12 +13,12 @@ from ecr_retention.domain.replication import RegistryReplication, ReplicationCon
 from ecr_retention.domain.report import RunReport
 from ecr_retention.services.run import (
     Dependencies,
-    RunStart,
     evaluate_target,
     finish_run,
     run_pipeline,
     start_run,
 )
+from ecr_retention.workflow import RunRecord
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 
@@ -68,7 +68,7 @@ def rules(dry_run: bool):  # type: ignore[no-untyped-def]
     return parse_config(RULES.format(dry_run=str(dry_run).lower()))
 
 
-def run_workflow(config: RetentionConfig, deps: Dependencies) -> tuple[RunStart, RunReport]:
+def run_workflow(config: RetentionConfig, deps: Dependencies) -> tuple[RunRecord, RunReport]:
     """The workflow's three steps, as the state machine runs them: targets, evaluate each item, report."""
     start = start_run(config, deps, trigger="schedule")
     items = json.loads(deps.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]")

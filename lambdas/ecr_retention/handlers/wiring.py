@@ -1,0 +1,148 @@
+"""What each function is wired to: one builder per function, from that function's settings, building only the
+adapters it uses. Each handler takes its wiring as a keyword argument (tests hand in their own) and otherwise
+builds it once per cold start, as the first thing its first invocation does: an environment or rules file
+that is wrong fails that invocation before any work, whatever its event (settings are never read at import)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ecr_retention.aws.accounts import AwsAccounts
+from ecr_retention.aws.clients import client, default_factory
+from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
+from ecr_retention.aws.ecr_registry import EcrRegistry
+from ecr_retention.aws.s3_bucket import S3Bucket
+from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
+from ecr_retention.aws.sns_notifier import SnsNotifier
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.handlers.settings import (
+    CollectorSettings,
+    EvaluateSettings,
+    PushSettings,
+    ReportSettings,
+    RulesSettings,
+    TaggerSettings,
+    TargetsSettings,
+)
+from ecr_retention.loading import load_config
+from ecr_retention.ports import AccountAccess
+from ecr_retention.services.aws_inventory import BucketManifestStore, ManifestStore
+from ecr_retention.services.run import Dependencies
+
+
+@dataclass(frozen=True)
+class RunWiring:
+    """A function of the pruning workflow, or the tagger: the rules file, and the adapters of a run."""
+
+    config: RetentionConfig
+    adapters: Dependencies
+
+
+@dataclass(frozen=True)
+class PushWiring:
+    starter: StepFunctionsStarter
+
+
+@dataclass(frozen=True)
+class CollectorWiring:
+    settings: CollectorSettings
+    store: ManifestStore
+    # Called once per invocation: assumed-role credentials last an hour, a warm container much longer.
+    accounts: Callable[[], AccountAccess]
+
+
+def _registry(settings: RulesSettings) -> EcrRegistry:
+    registry_id = settings.registry_id or client("sts").get_caller_identity()["Account"]
+    return EcrRegistry(client("ecr"), registry_id, settings.region)
+
+
+def _bucket(settings: RulesSettings) -> S3Bucket:
+    return S3Bucket(settings.bucket_name, client("s3"))
+
+
+def targets_wiring(settings: TargetsSettings) -> RunWiring:
+    adapters = Dependencies(registry=_registry(settings), bucket=_bucket(settings))
+    return RunWiring(load_config(settings.rules_file), adapters)
+
+
+def evaluate_wiring(settings: EvaluateSettings) -> RunWiring:
+    adapters = Dependencies(
+        registry=_registry(settings),
+        bucket=_bucket(settings),
+        leases=DynamoDbLeases(settings.lease_table, client("dynamodb")),
+    )
+    return RunWiring(load_config(settings.rules_file), adapters)
+
+
+def report_wiring(settings: ReportSettings) -> RunWiring:
+    adapters = Dependencies(
+        registry=_registry(settings),
+        bucket=_bucket(settings),
+        notifier=SnsNotifier(settings.topic_arn, client("sns")),
+    )
+    return RunWiring(load_config(settings.rules_file), adapters)
+
+
+def tagger_wiring(settings: TaggerSettings) -> RunWiring:
+    adapters = Dependencies(registry=_registry(settings), bucket=_bucket(settings))
+    return RunWiring(load_config(settings.rules_file), adapters)
+
+
+def push_wiring(settings: PushSettings) -> PushWiring:
+    return PushWiring(StepFunctionsStarter(settings.state_machine_arn, client("stepfunctions")))
+
+
+def collector_wiring(settings: CollectorSettings) -> CollectorWiring:
+    return CollectorWiring(
+        settings,
+        BucketManifestStore(S3Bucket(settings.bucket_name, client("s3"))),
+        accounts=lambda: AwsAccounts(default_factory(), settings.role_arns),
+    )
+
+
+# Once per cold start: a Lambda container keeps these between invocations.
+
+
+@lru_cache(maxsize=1)
+def targets_at_cold_start() -> RunWiring:
+    return targets_wiring(TargetsSettings.from_environ())
+
+
+@lru_cache(maxsize=1)
+def evaluate_at_cold_start() -> RunWiring:
+    return evaluate_wiring(EvaluateSettings.from_environ())
+
+
+@lru_cache(maxsize=1)
+def report_at_cold_start() -> RunWiring:
+    return report_wiring(ReportSettings.from_environ())
+
+
+@lru_cache(maxsize=1)
+def tagger_at_cold_start() -> RunWiring:
+    return tagger_wiring(TaggerSettings.from_environ())
+
+
+@lru_cache(maxsize=1)
+def push_at_cold_start() -> PushWiring:
+    return push_wiring(PushSettings.from_environ())
+
+
+@lru_cache(maxsize=1)
+def collector_at_cold_start() -> CollectorWiring:
+    return collector_wiring(CollectorSettings.from_environ())
+
+
+def forget_cold_start() -> None:
+    """What a new container starts with: nothing built (the tests and the demo change the environment)."""
+    for built in (
+        targets_at_cold_start,
+        evaluate_at_cold_start,
+        report_at_cold_start,
+        tagger_at_cold_start,
+        push_at_cold_start,
+        collector_at_cold_start,
+    ):
+        built.cache_clear()

@@ -1,0 +1,92 @@
+"""The records of the pruning workflow, one pydantic model each: what the state machine starts with, the Map's
+work items, the run record the targets step returns and the report step receives, and what the evaluate and
+report steps return. camelCase on the wire, as every event here.
+
+Dependency-free (pydantic and the domain only): the CDK app reads the run record's fields from here
+(infra/pruning_workflow.py) without importing boto3 or Powertools."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    StrictBool,
+    StringConstraints,
+    field_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+from ecr_retention.domain.report import RepositoryOutcome, RunOutcome, Trigger
+
+RepositoryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]{1,255}$")]
+RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,100}$")]
+
+
+class WireRecord(BaseModel):
+    """camelCase on the wire, snake_case in Python; unknown fields refused, as a hand-made input may have them."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class RunRequest(WireRecord):
+    """The state machine's input: `{"trigger": "schedule"}` from the schedule, or the pushed repositories."""
+
+    trigger: Literal["schedule", "push"] = "schedule"
+    repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=10_000)] | None = None
+
+
+class WorkItem(WireRecord):
+    """One item of the Map: evaluate this repository for this run."""
+
+    run_id: RunId
+    repository: RepositoryName
+    trigger: Trigger
+    # Strict, as the rules file's dry_run: "false", "no" or 0 is a broken input, not permission to delete.
+    dry_run: StrictBool
+
+
+class RunRecord(WireRecord):
+    """What the targets step hands the workflow, and the report step's input: small, whatever the number of
+    repositories (the work items are in the bucket, at targets_key)."""
+
+    run_id: RunId
+    trigger: Trigger
+    dry_run: StrictBool
+    started_at: AwareDatetime  # the targets step's clock, UTC
+    targets_key: str
+    count: NonNegativeInt
+    bucket: str | None = None  # the bucket targets_key is in; absent from a record written before it was added
+
+    @field_serializer("started_at")
+    def _started_at(self, started_at: datetime) -> str:
+        return started_at.isoformat()  # "+00:00", as the record always said, rather than pydantic's "Z"
+
+
+# The report step's input is the targets step's record, field by field (infra/pruning_workflow.py).
+RUN_RECORD_FIELDS: tuple[str, ...] = tuple(field.alias or name for name, field in RunRecord.model_fields.items())
+
+
+class RepositoryEvaluated(WireRecord):
+    """What the evaluate step returns for its repository (the Map writes it to its results)."""
+
+    repository: str
+    outcome: RepositoryOutcome
+    deleted: NonNegativeInt
+    failed: NonNegativeInt
+
+
+class RunReported(WireRecord):
+    """What the report step returns, the execution's output."""
+
+    run_id: str
+    outcome: RunOutcome
+    report_key: str | None
