@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
 from ecr_retention.ports import Registry, TemplatesUnreadable
+from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
@@ -31,12 +32,10 @@ def creation_template_findings(registry: Registry) -> TemplateCheck:
     except TemplatesUnreadable as error:
         logger.warning("repository creation templates not read: %s", error)
         return TemplateCheck(warnings=(f"{NOT_CHECKED}: {error}",))
-    except Exception as error:  # an unexpected answer must not fail the run's report; it is logged and reported
-        logger.exception("reading the repository creation templates failed")
-        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {type(error).__name__}: {error}",))
-    try:
-        findings = diagnose_templates(templates)
-    except Exception as error:  # a doctor defect must not fail the run's report; it is logged and reported
-        logger.exception("diagnosing the repository creation templates failed")
-        return TemplateCheck(warnings=(f"{NOT_CHECKED}: the diagnosis failed: {type(error).__name__}",))
+    # a doctor defect must not fail the run's report: it is logged and reported
+    findings = contain(
+        lambda: diagnose_templates(templates), log=logger, what="diagnosing the repository creation templates"
+    )
+    if isinstance(findings, Defect):
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: the diagnosis failed: {findings.kind}",))
     return TemplateCheck(findings=tuple(findings))
