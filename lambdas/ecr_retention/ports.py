@@ -24,6 +24,24 @@ class RepositoryGone(Exception):
     """The repository does not exist (any more): deleted between listing and evaluation."""
 
 
+# The errors the adapters raise when a call fails after its retries (each adapter's own class derives from one
+# of these and from aws.errors.AwsCallFailed). The services catch them by type; anything else is a defect
+# (services/defects.py).
+
+
+class StorageUnavailable(Exception):
+    """A call on the inventory bucket failed (Bucket): the message names the object, the call and AWS's error."""
+
+
+class LeaseUnavailable(Exception):
+    """The lease table could not be read or written (LeaseStore). A lease another holder has is not an error:
+    acquire answers False."""
+
+
+class NotificationFailed(Exception):
+    """The summary could not be published (Notifier)."""
+
+
 class ReplicationUnreadable(Exception):
     """The registry's replication configuration could not be read (denied, throttled past the retries, an answer
     that is not one): the message names the call and AWS's error."""
@@ -135,7 +153,8 @@ class Registry(Protocol):
 
 
 class Bucket(Protocol):
-    """The inventory bucket: in-use manifests, the manifest cache, run state and reports."""
+    """The inventory bucket: in-use manifests, the manifest cache, run state and reports. Every method raises
+    StorageUnavailable when its call fails."""
 
     @property
     def name(self) -> str: ...
@@ -157,12 +176,12 @@ class Notifier(Protocol):
         self, subject: str, message: str, attributes: Mapping[str, str], *, report_location: str | None = None
     ) -> None:
         """A message over the channel's size limit is cut and ends with a line pointing at report_location
-        (where the full report is, e.g. s3://bucket/reports/...)."""
+        (where the full report is, e.g. s3://bucket/reports/...). Raises NotificationFailed."""
         ...
 
 
 class LeaseStore(Protocol):
-    """One evaluation per repository at a time, across Lambdas and CLI runs."""
+    """One evaluation per repository at a time, across Lambdas and CLI runs. Both methods raise LeaseUnavailable."""
 
     def acquire(self, repository: str, holder: str, seconds: int) -> bool:
         """True when this holder now has the lease; False when another holder's lease has not expired."""

@@ -6,9 +6,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from ecr_retention.aws.errors import AwsCallFailed, describe_failure, error_code
+from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallError, AwsCallFailed, describe_failure, error_code
+from ecr_retention.ports import LeaseUnavailable
 
 # The table's schema, shared with the CDK stack and the tests: the partition key (a string) and the attribute
 # holding the expiry in epoch seconds, which is also the table's TTL attribute. TTL only removes expired items
@@ -24,7 +25,7 @@ NAMES = {"#key": LEASE_TABLE_KEY, "#holder": HOLDER_ATTRIBUTE, "#expires": LEASE
 ACQUIRE_CONDITION = "attribute_not_exists(#key) OR #expires < :now OR #holder = :holder"
 
 
-class LeaseError(AwsCallFailed):
+class LeaseError(AwsCallFailed, LeaseUnavailable):
     """A lease call failed for a reason other than the lease being held (after botocore's retries)."""
 
 
@@ -62,7 +63,7 @@ class DynamoDbLeases:
             if error_code(error) == CONDITION_FAILED:
                 return False
             raise self._failure("PutItem", repository, error) from None
-        except BotoCoreError as error:
+        except AWS_CALL_ERRORS as error:
             raise self._failure("PutItem", repository, error) from None
         return True
 
@@ -80,9 +81,9 @@ class DynamoDbLeases:
         except ClientError as error:
             if error_code(error) != CONDITION_FAILED:
                 raise self._failure("DeleteItem", repository, error) from None
-        except BotoCoreError as error:
+        except AWS_CALL_ERRORS as error:
             raise self._failure("DeleteItem", repository, error) from None
 
-    def _failure(self, operation: str, repository: str, error: ClientError | BotoCoreError) -> LeaseError:
+    def _failure(self, operation: str, repository: str, error: AwsCallError) -> LeaseError:
         code, description = describe_failure(operation, error)
         return LeaseError(f"lease table {self._table_name}, repository {repository}: {description}", code=code)

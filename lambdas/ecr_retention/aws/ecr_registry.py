@@ -19,10 +19,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
 from pydantic import ValidationError
 
 from ecr_retention.aws.clients import ClientFactory, default_factory
-from ecr_retention.aws.errors import AWS_CALL_ERRORS, describe_failure
+from ecr_retention.aws.errors import AWS_CALL_ERRORS, describe_failure, error_code, error_message
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.errors import describe_validation_error
 from ecr_retention.domain.registry import ImageDetail
@@ -127,7 +128,7 @@ class EcrRegistry:
                 filter=ANY_STATUS,
             )
         except ClientError as error:
-            if _code(error) != "ImageNotFoundException":
+            if error_code(error) != "ImageNotFoundException":
                 _raise_if_gone(error, repository)
                 raise
             if len(digests) == 1:
@@ -180,7 +181,7 @@ class EcrRegistry:
         try:
             response = self._ecr.get_lifecycle_policy(registryId=self._registry_id, repositoryName=repository)
         except ClientError as error:
-            if _code(error) == "LifecyclePolicyNotFoundException":
+            if error_code(error) == "LifecyclePolicyNotFoundException":
                 return None
             _raise_if_gone(error, repository)
             raise
@@ -229,9 +230,9 @@ class EcrRegistry:
                 )
         except ClientError as error:
             raise TemplatesUnreadable(
-                f"DescribeRepositoryCreationTemplates failed: {_code(error)}: {_message(error)}"
+                f"DescribeRepositoryCreationTemplates failed: {error_code(error)}: {error_message(error)}"
             ) from error
-        except BotoCoreError as error:
+        except (BotoCoreError, ResponseParserError) as error:
             raise TemplatesUnreadable(
                 f"DescribeRepositoryCreationTemplates failed: {type(error).__name__}: {error}"
             ) from error
@@ -290,12 +291,12 @@ class EcrRegistry:
                     targetStorageClass="ARCHIVE",
                 )
             except ClientError as error:
-                code = _code(error)
+                code = error_code(error)
                 if code == "ImageNotFoundException":
                     outcome.already_gone.append(digest)
                     continue
                 if code in IMAGE_LEVEL_ARCHIVE_ERRORS:
-                    outcome.failed.append(ImageFailure(digest, code, _message(error)))
+                    outcome.failed.append(ImageFailure(digest, code, error_message(error)))
                     continue
                 outcome.stop([digest], ordered[position + 1 :], error)
                 break
@@ -328,12 +329,12 @@ class EcrRegistry:
         try:
             response = self._ecr.put_image(**request)
         except ClientError as error:
-            code = _code(error)
+            code = error_code(error)
             if code == "ImageAlreadyExistsException":
                 return TagOutcome("already-tagged")
             if code == "ImageTagAlreadyExistsException":
-                return TagOutcome("immutable", _message(error))
-            return TagOutcome("failed", f"{code}: {_message(error)}")
+                return TagOutcome("immutable", error_message(error))
+            return TagOutcome("failed", f"{code}: {error_message(error)}")
         except BotoCoreError as error:
             return TagOutcome("failed", f"{type(error).__name__}: {error}")
         tagged_digest = response.get("image", {}).get("imageId", {}).get("imageDigest")
@@ -377,8 +378,8 @@ class _OutcomeBuilder:
 
     def stop(self, current: Sequence[str], later: Sequence[str], error: ClientError | BotoCoreError) -> None:
         self.stopped = True
-        code = _code(error) if isinstance(error, ClientError) else type(error).__name__
-        message = _message(error) if isinstance(error, ClientError) else str(error)
+        code = error_code(error) if isinstance(error, ClientError) else type(error).__name__
+        message = error_message(error) if isinstance(error, ClientError) else str(error)
         self.failed.extend(ImageFailure(digest, code, message) for digest in current)
         if code == "RepositoryNotFoundException":
             self.failed.extend(ImageFailure(digest, code, message) for digest in later)
@@ -405,17 +406,9 @@ def _batches(digests: list[str]) -> Iterator[list[str]]:
         yield digests[start : start + BATCH_SIZE]
 
 
-def _code(error: ClientError) -> str:
-    return str(error.response.get("Error", {}).get("Code", "Unknown"))
-
-
-def _message(error: ClientError) -> str:
-    return str(error.response.get("Error", {}).get("Message", ""))
-
-
 def _raise_if_gone(error: ClientError, repository: str) -> None:
-    if _code(error) == "RepositoryNotFoundException":
-        raise RepositoryGone(f"repository {repository} does not exist: {_message(error)}") from None
+    if error_code(error) == "RepositoryNotFoundException":
+        raise RepositoryGone(f"repository {repository} does not exist: {error_message(error)}") from None
 
 
 def _declared_media_type(text: str) -> str:

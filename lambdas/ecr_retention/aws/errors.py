@@ -24,15 +24,22 @@ class AwsCallFailed(Exception):
 
 
 def error_code(error: ClientError) -> str:
+    """AWS's error code (AccessDenied, ThrottlingException, ...). botocore always sets one (the HTTP status when the
+    answer has no body), so the default only guards a hand-made ClientError."""
     code = error.response.get("Error", {}).get("Code")
     return str(code) if code else "UnknownError"
+
+
+def error_message(error: ClientError) -> str:
+    """AWS's error message, "" when the answer has none."""
+    return str(error.response.get("Error", {}).get("Message") or "")
 
 
 def describe_failure(operation: str, error: AwsCallError) -> tuple[str, str]:
     """(code, "<Operation> failed: <Code>: <message>") for an exception message, on one line."""
     if isinstance(error, ClientError):
         code = error_code(error)
-        detail = error.response.get("Error", {}).get("Message") or ""
+        detail = error_message(error)
     else:
         code = type(error).__name__  # EndpointConnectionError, ReadTimeoutError, ResponseParserError, ...
         detail = str(error).splitlines()[0] if str(error) else ""

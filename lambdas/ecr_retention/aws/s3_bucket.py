@@ -6,8 +6,9 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ecr_retention.aws.errors import AwsCallFailed, describe_failure, error_code
+from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallError, AwsCallFailed, describe_failure, error_code
 from ecr_retention.domain.errors import InputError
+from ecr_retention.ports import StorageUnavailable
 from ecr_retention.tables import human_bytes
 
 # GetObject answers NoSuchKey for a missing key only when the caller may ListBucket; without that permission
@@ -16,7 +17,7 @@ MISSING_KEY_CODES = frozenset({"NoSuchKey", "404"})
 READ_CHUNK_BYTES = 1024 * 1024
 
 
-class StorageError(AwsCallFailed):
+class StorageError(AwsCallFailed, StorageUnavailable):
     """An S3 call on the bucket failed (after botocore's retries)."""
 
 
@@ -37,7 +38,7 @@ class S3Bucket:
             for page in self._client.get_paginator("list_objects_v2").paginate(Bucket=self._name, Prefix=prefix):
                 for entry in page.get("Contents", []):
                     objects[entry["Key"]] = int(entry["Size"])
-        except (ClientError, BotoCoreError) as error:
+        except AWS_CALL_ERRORS as error:
             raise self._failure("ListObjectsV2", prefix, error) from None
         return objects
 
@@ -50,7 +51,7 @@ class S3Bucket:
             if error_code(error) in MISSING_KEY_CODES:
                 return None
             raise self._failure("GetObject", key, error) from None
-        except BotoCoreError as error:
+        except AWS_CALL_ERRORS as error:
             raise self._failure("GetObject", key, error) from None
         body = response["Body"]
         try:
@@ -69,7 +70,7 @@ class S3Bucket:
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         try:
             self._client.put_object(Bucket=self._name, Key=key, Body=body, ContentType=content_type)
-        except (ClientError, BotoCoreError) as error:
+        except AWS_CALL_ERRORS as error:
             raise self._failure("PutObject", key, error) from None
 
     @staticmethod
@@ -89,6 +90,6 @@ class S3Bucket:
         limit = human_bytes(max_bytes).replace(".0 ", " ")
         return InputError(f"s3://{self._name}/{key}: {what} is larger than the {limit} limit; not read")
 
-    def _failure(self, operation: str, key: str, error: ClientError | BotoCoreError) -> StorageError:
+    def _failure(self, operation: str, key: str, error: AwsCallError) -> StorageError:
         code, description = describe_failure(operation, error)
         return StorageError(f"s3://{self._name}/{key}: {description}", code=code)

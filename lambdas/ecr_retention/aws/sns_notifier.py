@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallFailed, describe_failure
+from ecr_retention.ports import NotificationFailed
 
 # Publish refuses a request whose message, subject and attributes (names, data types and values) add up to
 # more than 256 KiB, counted in UTF-8 bytes, not characters.
@@ -23,7 +24,7 @@ ASCII_PUNCTUATION = str.maketrans({"–": "-", "—": "-", "−": "-", "‘": "'
 NEAR_LINE_BREAK_CHARS = 4096  # cut at the last line break when it is this close to the limit
 
 
-class NotificationError(AwsCallFailed):
+class NotificationError(AwsCallFailed, NotificationFailed):
     """Publish failed (after botocore's retries)."""
 
 

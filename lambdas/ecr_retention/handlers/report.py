@@ -7,10 +7,10 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ecr_retention.aws.s3_bucket import StorageError
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
+from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.report import publish_failure
 from ecr_retention.services.run import finish_run
@@ -32,7 +32,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
     record_run_metrics(report)
     try:
         inventory = read_inventory_from_bucket(adapters.bucket)
-    except StorageError as error:  # the run is reported; a missing age datapoint is not worth failing it
+    except StorageUnavailable as error:  # the run is reported; a missing age datapoint is not worth failing it
         logger.warning("manifest ages not published", extra={"error": str(error)})
     else:
         record_manifest_ages(inventory.manifests, wiring.config.safety.clusters, adapters.clock())

@@ -31,6 +31,7 @@ from ecr_retention.domain.aws_inventory import (
 from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_key
 from ecr_retention.exporter.manifest import manifest_json
 from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ReadFailed
+from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.evaluate import utc_now
 from ecr_retention.services.inventory import IN_USE_PREFIX
 
@@ -222,16 +223,20 @@ def export_aws_inventory(
 
 
 def _stored(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
-    try:
-        # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one.
-        location = store.store(collection.name, manifest_json(collection.manifest))
-    except Exception as error:  # reported in the result and failing the run; the other accounts still go out
-        logger.exception("storing the in-use manifest %s failed", collection.name)
+    # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one. A store that fails
+    # in any way (a bucket, or a local file for the CLI) is reported in the result and fails the run; the other
+    # accounts still go out.
+    location = contain(
+        lambda: store.store(collection.name, manifest_json(collection.manifest)),
+        log=logger,
+        what=f"storing the in-use manifest {collection.name}",
+    )
+    if isinstance(location, Defect):
         return AwsCollection(
             manifest=collection.manifest,
             problems=collection.problems,
             counts=collection.counts,
-            store_error=f"{type(error).__name__}: {error}",
+            store_error=str(location),
         )
     return AwsCollection(
         manifest=collection.manifest, problems=collection.problems, counts=collection.counts, location=location

@@ -17,6 +17,7 @@ from ecr_retention.domain.errors import InputError, describe_validation_error, p
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger, build_run_report, report_key
 from ecr_retention.domain.summary import failure_summary, render_summary
 from ecr_retention.ports import Bucket, Notifier
+from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
@@ -90,14 +91,13 @@ def report_run(
         run_warnings=run_warnings,
         template_findings=template_findings,
     )
-    try:
-        bucket.write(key, report.to_json().encode())
-    except Exception as error:  # the summary must still go out, saying the report is missing
-        logger.exception("writing the run report failed")
+    # Whatever stops the write, the summary must still go out, saying the report is missing.
+    written = contain(lambda: bucket.write(key, report.to_json().encode()), log=logger, what="writing the run report")
+    if isinstance(written, Defect):
         if notifier is not None:
-            subject, body = failure_summary(run_id, f"the report could not be written to {key}: {error}")
+            subject, body = failure_summary(run_id, f"the report could not be written to {key}: {written.error}")
             notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})
-        raise
+        raise written.error
     if notifier is not None:
         subject, body = render_summary(report)
         notifier.publish(

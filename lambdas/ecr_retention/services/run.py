@@ -15,6 +15,7 @@ from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import first_matching_policy
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry
+from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository, utc_now
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
@@ -183,7 +184,8 @@ def run_pipeline(
     started_at = deps.clock()
     run_id = new_run_id(started_at, trigger)
     dry_run = effective_dry_run(config, force_dry_run)
-    try:
+
+    def evaluate_all() -> tuple[Evaluation, list[RepositoryReport]]:
         names = tuple(deps.registry.repository_names())
         evaluation = Evaluation(
             run_id=run_id,
@@ -200,9 +202,13 @@ def run_pipeline(
             )
             for name in sweep_targets(config, deps.registry, patterns=patterns, repositories=names)
         ]
-    except Exception as error:  # subscribers hear of a run that died before its report; the caller still fails
-        publish_failure(deps.notifier, run_id, dry_run, f"{type(error).__name__}: {error}")
-        raise
+        return evaluation, reports
+
+    evaluated = contain(evaluate_all, log=None, what="the run")
+    if isinstance(evaluated, Defect):  # subscribers hear of a run that died before its report; the caller still fails
+        publish_failure(deps.notifier, run_id, dry_run, str(evaluated))
+        raise evaluated.error
+    evaluation, reports = evaluated
     templates = creation_template_findings(deps.registry)
     return report_run(
         run_id=run_id,

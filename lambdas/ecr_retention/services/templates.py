@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 
+from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
 from ecr_retention.ports import Registry, TemplatesUnreadable
+from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
@@ -25,18 +28,26 @@ class TemplateCheck:
 
 
 def creation_template_findings(registry: Registry) -> TemplateCheck:
-    """Read the templates once and diagnose each template's lifecycle policy."""
+    """Read the templates once and diagnose each template's lifecycle policy. Neither an unexpected answer nor a
+    doctor defect fails the run's report: each is logged and reported as a warning (services/defects.py)."""
+    read = contain(partial(_read_templates, registry), log=logger, what="reading the repository creation templates")
+    if isinstance(read, Defect):
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {read}",))
+    if isinstance(read, TemplateCheck):
+        return read
+    templates = read
+    findings = contain(
+        lambda: diagnose_templates(templates), log=logger, what="diagnosing the repository creation templates"
+    )
+    if isinstance(findings, Defect):
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: the diagnosis failed: {findings.kind}",))
+    return TemplateCheck(findings=tuple(findings))
+
+
+def _read_templates(registry: Registry) -> list[RepositoryCreationTemplate] | TemplateCheck:
+    """The templates, or the warning that they could not be read (TemplatesUnreadable: denied, throttled, ...)."""
     try:
-        templates = registry.creation_templates()
+        return registry.creation_templates()
     except TemplatesUnreadable as error:
         logger.warning("repository creation templates not read: %s", error)
         return TemplateCheck(warnings=(f"{NOT_CHECKED}: {error}",))
-    except Exception as error:  # an unexpected answer must not fail the run's report; it is logged and reported
-        logger.exception("reading the repository creation templates failed")
-        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {type(error).__name__}: {error}",))
-    try:
-        findings = diagnose_templates(templates)
-    except Exception as error:  # a doctor defect must not fail the run's report; it is logged and reported
-        logger.exception("diagnosing the repository creation templates failed")
-        return TemplateCheck(warnings=(f"{NOT_CHECKED}: the diagnosis failed: {type(error).__name__}",))
-    return TemplateCheck(findings=tuple(findings))

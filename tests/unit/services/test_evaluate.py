@@ -11,11 +11,10 @@ from datetime import timedelta
 
 import pytest
 
-from ecr_retention.aws.dynamodb_lease import LeaseError
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.replication import RegistryReplication
-from ecr_retention.ports import BatchOutcome
+from ecr_retention.ports import BatchOutcome, LeaseUnavailable
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache
 from support.builders import ACCOUNT, NOW, REGION
@@ -270,12 +269,12 @@ class BrokenLeases(MemoryLeases):
 
     def acquire(self, repository: str, holder: str, seconds: int) -> bool:
         if not self.acquire_works:
-            raise LeaseError("lease table leases, repository app: PutItem failed: ThrottlingException", code="T")
+            raise LeaseUnavailable("lease table leases, repository app: PutItem failed: ThrottlingException")
         return super().acquire(repository, holder, seconds)
 
     def release(self, repository: str, holder: str) -> None:
         if not self.release_works:
-            raise LeaseError("lease table leases, repository app: DeleteItem failed: ThrottlingException", code="T")
+            raise LeaseUnavailable("lease table leases, repository app: DeleteItem failed: ThrottlingException")
         super().release(repository, holder)
 
 
