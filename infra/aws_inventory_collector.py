@@ -20,6 +20,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from ecr_retention import layout
 from infra import access, constants, nag
 from infra.pipeline_function import PipelineFunction
 
@@ -80,7 +81,7 @@ class AwsInventoryCollector(Construct):
             code=code,
             # Not REGISTRY_ID: the collector never reads the registry, only what ECS and Lambda run.
             environment={
-                "BUCKET_NAME": bucket.bucket_name,
+                layout.BUCKET_NAME_VARIABLE: bucket.bucket_name,
                 # Explicit, so that the function's configuration says where it collects.
                 "COLLECT_REGIONS": json.dumps(list(regions)) if regions else f'["{Aws.REGION}"]',
                 "SPOKE_ROLE_ARNS": json.dumps(list(spoke_role_arns)),

@@ -1,13 +1,15 @@
 """Names, key layout, sizes and retention periods of the deployed resources, in one place.
 
-Plain values only, no aws_cdk import, so that reading them never starts jsii. Values the package also
-defines (key prefixes, the lease table's schema) are repeated here on purpose and kept equal by
-tests/infra/test_constants.py: the constants stay importable without the Lambda package's dependencies.
+Plain values only, no aws_cdk import, so that reading them never starts jsii. What the functions must agree on
+(key prefixes, the lease table's schema, environment variable names) is defined once, in ecr_retention.layout,
+which imports nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from ecr_retention import layout
 
 STACK_NAME = "EcrRetention"
 STACK_DESCRIPTION = "ecr-retention: prunes Amazon ECR images beyond lifecycle policies, never what a cluster runs"
@@ -46,15 +48,15 @@ DEFAULT_TASK_DEFINITION_REVISIONS = 5  # ecr_retention.domain.aws_inventory.DEFA
 DEFAULT_MAP_CONCURRENCY = 10
 MAX_MAP_CONCURRENCY = 1000
 
-# --- Object key layout of the inventory bucket, shared with the exporter and the pruner.
-IN_USE_PREFIX = "in-use/"  # ecr_retention.services.inventory.IN_USE_PREFIX
+# --- Object key layout of the inventory bucket: the functions' own names (ecr_retention.layout).
+IN_USE_PREFIX = layout.IN_USE_PREFIX
 # The AWS inventory collector's manifests, in-use/aws-<account>-<region>.json: only the collector writes them, and
 # it writes nothing else (infra.inventory_bucket); an EKS cluster may therefore not be named aws-*.
 AWS_INVENTORY_MANIFESTS = IN_USE_PREFIX + "aws-*.json"
-AWS_INVENTORY_NAME_PREFIX = "aws-"  # ecr_retention.domain.aws_inventory.inventory_name
-MANIFEST_CACHE_PREFIX = "manifests/"  # ecr_retention.services.snapshot.MANIFEST_CACHE_PREFIX
-RUNS_PREFIX = "runs/"  # ecr_retention.services.report.RUNS_PREFIX
-REPORTS_PREFIX = "reports/"
+AWS_INVENTORY_NAME_PREFIX = layout.AWS_INVENTORY_NAME_PREFIX
+MANIFEST_CACHE_PREFIX = layout.MANIFEST_CACHE_PREFIX
+RUNS_PREFIX = layout.RUNS_PREFIX
+REPORTS_PREFIX = layout.REPORTS_PREFIX
 # Where the Distributed Map writes its per-item results (each map run under its own id); under runs/, so
 # that they expire with the run state.
 MAP_RESULTS_PREFIX = RUNS_PREFIX + "map-results"
@@ -117,7 +119,7 @@ FUNCTION_SIZES = {
     # One repository of up to 10,000 images: ~1 s of CPU to parse and plan, 10 DescribeImages pages, a
     # re-check of the candidates (100 a call), BatchDeleteImage in waves of 100: tens of seconds. Archive is one
     # UpdateImageStorageClass call per image (no batch form): ~5 a second, so about 2,500 archive decisions fit;
-    # the worker starts no removal in its last 90 s (services.evaluate.DEADLINE_MARGIN_SECONDS), reports what it
+    # the worker starts no removal in its last 90 s (services.removal.DEADLINE_MARGIN_SECONDS), reports what it
     # did not attempt as failed (DeadlineReached), and the next run continues.
     # Must stay under the repository lease (ecr_retention.services.evaluate.DEFAULT_LEASE_SECONDS, 15 min).
     "evaluate": FunctionSize(memory_mb=1024, timeout_seconds=600),

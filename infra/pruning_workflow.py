@@ -30,14 +30,14 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
+from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.layout import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
 from ecr_retention.workflow import RUN_RECORD_FIELDS
 from infra import access, constants, nag, repository_scope
 from infra.pipeline_function import PipelineFunction
 
 # The lease table's schema is the adapter's (ecr_retention.aws.dynamodb_lease); tests keep them equal.
-LEASE_TABLE_KEY = "repository"
-LEASE_TABLE_TTL_ATTRIBUTE = "expiresAt"
 
 # What the evaluation does to the repositories the policies manage (services.evaluate): read every image
 # (DescribeImages), the index manifests missing from the cache (BatchGetImage), the native lifecycle policy
@@ -118,7 +118,7 @@ class PruningWorkflow(Construct):
             name="evaluate",
             description="ecr-retention: evaluate one repository (plan, delete, archive) and store its report",
             code=code,
-            environment={**environment, "LEASE_TABLE": self.lease_table.table_name},
+            environment={**environment, layout.LEASE_TABLE_VARIABLE: self.lease_table.table_name},
         )
         self.report = PipelineFunction(
             self,
@@ -126,7 +126,7 @@ class PruningWorkflow(Construct):
             name="report",
             description="ecr-retention: gather the repository reports, write the run report, publish the summary",
             code=code,
-            environment={**environment, "TOPIC_ARN": report_topic.topic_arn},
+            environment={**environment, layout.TOPIC_ARN_VARIABLE: report_topic.topic_arn},
         )
         self._grant_targets()
         self._grant_evaluate(config)

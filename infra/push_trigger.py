@@ -14,6 +14,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from ecr_retention import layout
 from infra import constants, queues
 from infra.pipeline_function import PipelineFunction
 
@@ -69,7 +70,7 @@ class PushTrigger(Construct):
             name="push",
             description="ecr-retention: start one run for the repositories of a batch of ECR pushes",
             code=code,
-            environment={**environment, "STATE_MACHINE_ARN": state_machine.state_machine_arn},
+            environment={**environment, layout.STATE_MACHINE_ARN_VARIABLE: state_machine.state_machine_arn},
         )
         self.push.function.add_event_source(
             sources.SqsEventSource(

@@ -8,6 +8,7 @@ from aws_cdk import Aws, CfnOutput, Stack
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
+from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from infra import lambda_asset, queues
 from infra.alarms import Alarms
@@ -52,7 +53,7 @@ class EcrRetentionStack(Stack):
         code = lambda_asset.lambda_code(settings.rules_file)
         # Every function of the pipeline: the bucket, and the registry (this account), so that none calls STS to
         # find it.
-        environment = {"BUCKET_NAME": bucket.bucket_name, "REGISTRY_ID": Aws.ACCOUNT_ID}
+        environment = {layout.BUCKET_NAME_VARIABLE: bucket.bucket_name, layout.REGISTRY_ID_VARIABLE: Aws.ACCOUNT_ID}
         # Schedule invocations, EventBridge deliveries and asynchronous tagger and collector invocations that
         # failed their retries.
         self.delivery_dead_letters = queues.dead_letter_queue(self, "DeliveryDeadLetters")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.plan import Decision, Plan, Reason
 from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.domain.summary import replica_text, summary_lines
 from ecr_retention.domain.tagging import TagReport
 
@@ -27,19 +28,6 @@ def printable(text: str) -> str:
     value stays on one line and reads in its true order. The result has no unsafe character left, so
     escaping twice changes nothing, and inside a JSON string the escape means the same character."""
     return _UNSAFE.sub(lambda match: _NAMED_ESCAPES.get(match[0]) or f"\\u{ord(match[0]):04x}", text)
-
-
-def human_bytes(size: int | None) -> str:
-    if size is None:
-        return "-"
-    if size < 1024:
-        return f"{size} B"
-    value = float(size)
-    for unit in ("KiB", "MiB", "GiB"):
-        value /= 1024
-        if value < 1024:
-            return f"{value:.1f} {unit}"
-    return f"{value / 1024:.1f} TiB"
 
 
 def clip(text: str, width: int) -> str:

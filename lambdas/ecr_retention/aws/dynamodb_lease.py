@@ -9,13 +9,12 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallError, AwsCallFailed, describe_failure, error_code
+from ecr_retention.layout import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
 from ecr_retention.ports import LeaseUnavailable
 
 # The table's schema, shared with the CDK stack and the tests: the partition key (a string) and the attribute
 # holding the expiry in epoch seconds, which is also the table's TTL attribute. TTL only removes expired items
 # eventually (hours, even days), so acquire compares expiresAt itself rather than relying on the item's absence.
-LEASE_TABLE_KEY = "repository"
-LEASE_TABLE_TTL_ATTRIBUTE = "expiresAt"
 HOLDER_ATTRIBUTE = "holder"
 CONDITION_FAILED = "ConditionalCheckFailedException"
 

@@ -8,8 +8,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallError, AwsCallFailed, describe_failure, error_code
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.ports import StorageUnavailable
-from ecr_retention.tables import human_bytes
 
 # GetObject answers NoSuchKey for a missing key only when the caller may ListBucket; without that permission
 # S3 answers AccessDenied, which is reported as a StorageError rather than mistaken for "absent".

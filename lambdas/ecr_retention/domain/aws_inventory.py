@@ -16,6 +16,7 @@ from typing import Annotated
 from pydantic import StringConstraints
 
 from ecr_retention.domain.inventory import InUseImage, InUseManifest, InUseSource
+from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
 
 AccountId = Annotated[str, StringConstraints(pattern=r"^\d{12}$")]
 AwsRegion = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,5}(-[a-z]+)+-\d{1,2}$")]
@@ -41,7 +42,7 @@ _DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
 def inventory_name(account: str, region: str) -> str:
     """The manifest's `cluster` and file name: `aws-123456789012-eu-west-1` (a valid ClusterName, so
     `safety.clusters` can name it)."""
-    return f"aws-{account}-{region}"
+    return f"{AWS_INVENTORY_NAME_PREFIX}{account}-{region}"
 
 
 def account_of_role(role_arn: str) -> str:

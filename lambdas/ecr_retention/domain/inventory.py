@@ -73,6 +73,12 @@ class InUseManifest(BaseModel):
     images: tuple[InUseImage, ...] = Field(strict=False)
 
 
+def manifest_json(manifest: InUseManifest) -> bytes:
+    """The manifest as every writer stores it (the exporter, the AWS inventory collector): camelCase keys,
+    `digest` only where the cluster resolved one."""
+    return manifest.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+
+
 def manifest_key(cluster: str, prefix: str = "in-use/") -> str:
     """Where a cluster's manifest lives in the inventory bucket."""
     return f"{prefix}{cluster}.json"

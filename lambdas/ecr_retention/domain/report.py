@@ -15,6 +15,7 @@ from pydantic import Field
 from ecr_retention.domain.doctor import Finding, TemplateFinding
 from ecr_retention.domain.plan import Decision, PlanModel, ReasonKind, ReplicaRegistry
 from ecr_retention.domain.timestamps import UtcDatetime
+from ecr_retention.layout import REPORTS_PREFIX
 
 Trigger = Literal["schedule", "push", "cli"]
 RunOutcome = Literal["ok", "blocked", "partial", "failed"]
@@ -186,6 +187,6 @@ def build_run_report(
     )
 
 
-def report_key(run_id: str, started_at: datetime, prefix: str = "reports/") -> str:
+def report_key(run_id: str, started_at: datetime, prefix: str = REPORTS_PREFIX) -> str:
     """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC)."""
     return f"{prefix}{started_at:%Y/%m/%d}/{run_id}.json"

@@ -8,19 +8,11 @@ from datetime import datetime
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.plan import ReplicaRegistry
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.domain.sizes import human_bytes
 
 SUBJECT_LIMIT = 99
 LARGEST_SHOWN = 10
 REPOSITORY_LINES = 50
-
-
-def human_bytes(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TiB"
 
 
 def subject_line(report: RunReport) -> str:

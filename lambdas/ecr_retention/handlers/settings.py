@@ -10,6 +10,7 @@ from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, field_validator
 
+from ecr_retention import layout
 from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, AwsRegion, RoleArn, account_of_role
 from ecr_retention.domain.errors import InputError, describe_validation_error
 
@@ -34,14 +35,16 @@ class FunctionSettings(BaseModel):
 
 
 class BucketSettings(FunctionSettings):
-    bucket_name: str = Field(alias="BUCKET_NAME", min_length=3)
+    bucket_name: str = Field(alias=layout.BUCKET_NAME_VARIABLE, min_length=3)
 
 
 class RulesSettings(BucketSettings):
     """A function that works from the rules file, on this account's registry."""
 
-    registry_id: str | None = Field(default=None, alias="REGISTRY_ID", pattern=r"^\d{12}$")  # None: the caller's
-    rules_file: Path = Field(default_factory=default_rules_file, alias="RULES_FILE")
+    registry_id: str | None = Field(
+        default=None, alias=layout.REGISTRY_ID_VARIABLE, pattern=r"^\d{12}$"
+    )  # None: the caller's
+    rules_file: Path = Field(default_factory=default_rules_file, alias=layout.RULES_FILE_VARIABLE)
 
 
 class TargetsSettings(RulesSettings):
@@ -51,13 +54,13 @@ class TargetsSettings(RulesSettings):
 class EvaluateSettings(RulesSettings):
     """handlers/evaluate.py: one evaluation per repository at a time, through the lease table."""
 
-    lease_table: str = Field(alias="LEASE_TABLE", min_length=3)
+    lease_table: str = Field(alias=layout.LEASE_TABLE_VARIABLE, min_length=3)
 
 
 class ReportSettings(RulesSettings):
     """handlers/report.py: the run's summary goes to the report topic."""
 
-    topic_arn: str = Field(alias="TOPIC_ARN", pattern=r"^arn:aws[a-z-]*:sns:")
+    topic_arn: str = Field(alias=layout.TOPIC_ARN_VARIABLE, pattern=r"^arn:aws[a-z-]*:sns:")
 
 
 class TaggerSettings(RulesSettings):
@@ -67,7 +70,7 @@ class TaggerSettings(RulesSettings):
 class PushSettings(FunctionSettings):
     """handlers/push.py: it only starts runs of the workflow."""
 
-    state_machine_arn: str = Field(alias="STATE_MACHINE_ARN", pattern=r"^arn:aws[a-z-]*:states:")
+    state_machine_arn: str = Field(alias=layout.STATE_MACHINE_ARN_VARIABLE, pattern=r"^arn:aws[a-z-]*:states:")
 
 
 class CollectorSettings(BucketSettings):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import Inventory, ManifestDocument, read_inventory
 from ecr_retention.domain.limits import IN_USE_MANIFEST
+from ecr_retention.layout import IN_USE_PREFIX
 from ecr_retention.ports import Bucket
 
-IN_USE_PREFIX = "in-use/"
 MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under; rename or remove it"
 
 

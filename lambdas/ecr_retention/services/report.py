@@ -16,12 +16,12 @@ from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger, build_run_report, report_key
 from ecr_retention.domain.summary import failure_summary, render_summary
+from ecr_retention.layout import RUNS_PREFIX
 from ecr_retention.ports import Bucket, Notifier
 from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
-RUNS_PREFIX = "runs/"
 MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
 READ_THREADS = 16
 

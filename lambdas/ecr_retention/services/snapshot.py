@@ -14,9 +14,9 @@ from typing import Any, Protocol
 
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
+from ecr_retention.layout import MANIFEST_CACHE_PREFIX
 from ecr_retention.ports import Bucket, Registry, RepositoryGone
 
-MANIFEST_CACHE_PREFIX = "manifests/"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
 INDEX_ACCEPTED_MEDIA_TYPES = tuple(sorted(INDEX_MEDIA_TYPES))

@@ -8,7 +8,8 @@ from typing import Any
 import boto3
 import pytest
 
-from ecr_retention.aws.dynamodb_lease import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE, DynamoDbLeases, LeaseError
+from ecr_retention.aws.dynamodb_lease import DynamoDbLeases, LeaseError
+from ecr_retention.layout import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
 from tests.integration.aws.conftest import REGION
 from tests.integration.aws.storage.faults import fail_with
 
