@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ecr_retention.domain.inventory import InUseManifest
+from ecr_retention.domain.inventory import InUseManifest, manifest_json
 from ecr_retention.exporter.errors import ExportFailed
-from ecr_retention.exporter.manifest import build_manifest, check_key_names_cluster, manifest_json
+from ecr_retention.exporter.manifest import build_manifest, check_key_names_cluster
 from ecr_retention.exporter.workloads import ContainerImage, ObjectImages, Owner
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

@@ -78,6 +78,12 @@ def manifest_key(cluster: str, prefix: str = "in-use/") -> str:
     return f"{prefix}{cluster}.json"
 
 
+def manifest_json(manifest: InUseManifest) -> bytes:
+    """The manifest as stored (by the exporter and the AWS inventory collector): camelCase keys, `digest` only
+    where the source resolved one."""
+    return manifest.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+
+
 @dataclass(frozen=True)
 class Inventory:
     """Every in-use manifest a run could read, and every file under in-use/ it could not.

@@ -53,11 +53,6 @@ def build_manifest(cluster: str, generated_at: datetime, objects: Iterable[Objec
     return InUseManifest(schema_version=1, cluster=cluster, generated_at=generated_at, complete=True, images=images)
 
 
-def manifest_json(manifest: InUseManifest) -> bytes:
-    """The manifest as stored: camelCase keys, `digest` only where the cluster resolved one."""
-    return manifest.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
-
-
 def check_key_names_cluster(key: str, cluster: str) -> None:
     """The pipeline finds a cluster's manifest by its key, so a key naming another cluster is refused."""
     expected_name = manifest_key(cluster, prefix="")

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from ecr_retention.domain.inventory import InUseManifest
+from ecr_retention.domain.inventory import InUseManifest, manifest_json
 from ecr_retention.exporter.kube import ClusterLister
-from ecr_retention.exporter.manifest import build_manifest, check_key_names_cluster, manifest_json
+from ecr_retention.exporter.manifest import build_manifest, check_key_names_cluster
 from ecr_retention.exporter.storage import check_manifest_path, put_manifest, write_manifest_file
 from ecr_retention.exporter.workloads import (
     COLLECTED_RESOURCES,

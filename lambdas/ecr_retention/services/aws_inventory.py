@@ -28,8 +28,7 @@ from ecr_retention.domain.aws_inventory import (
     task_definition_use,
     task_use,
 )
-from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_key
-from ecr_retention.exporter.manifest import manifest_json
+from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_json, manifest_key
 from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ReadFailed
 from ecr_retention.services.evaluate import utc_now
 from ecr_retention.services.inventory import IN_USE_PREFIX
