@@ -48,7 +48,8 @@ started = time.perf_counter()
 import ecr_retention.handlers.{handler} as handler
 elapsed = time.perf_counter() - started
 import os, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools
-sources = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).endswith(".py")]
+sources = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).startswith({asset!r})
+           and m.__file__.endswith(".py")]
 print(json.dumps({{
     "seconds": elapsed,
     "handler": callable(handler.lambda_handler),
