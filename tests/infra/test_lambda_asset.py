@@ -47,7 +47,7 @@ sys.path.insert(0, {asset!r})
 started = time.perf_counter()
 import ecr_retention.handlers.{handler} as handler
 elapsed = time.perf_counter() - started
-import os, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools
+import os, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools, aws_xray_sdk.core.patcher
 sources = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).startswith({asset!r})
            and m.__file__.endswith(".py")]
 print(json.dumps({{
@@ -56,6 +56,7 @@ print(json.dumps({{
     "version": list(sys.version_info[:2]),
     "files": [m.__file__ for m in (handler, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools)],
     "ecr_retention": sorted({{name.split(".")[1] for name in sys.modules if name.startswith("ecr_retention.")}}),
+    "traced": sorted(aws_xray_sdk.core.patcher._PATCHED_MODULES),
     "compiled at import": sorted(m.__file__ for m in sources if not os.path.exists(m.__cached__)),
 }}))
 """
@@ -225,6 +226,7 @@ def test_every_handler_imports_from_the_asset_in_a_clean_runtime_interpreter(
         assert all(str(file).startswith(str(directory)) for file in loaded["files"])  # type: ignore[attr-defined]
         assert set(loaded["ecr_retention"]) <= {name.removesuffix(".py") for name in SHIPPED}  # type: ignore[arg-type]
         assert loaded["compiled at import"] == []
+        assert loaded["traced"] == ["botocore"]  # tracing is on in Lambda, and every AWS call is traced
         times[handler] = loaded["seconds"]
     checked = run_isolated(
         python, RUNTIME_CHECK.format(asset=str(directory), services=sorted(lambda_asset.BOTOCORE_SERVICES)), directory
