@@ -198,7 +198,7 @@ def lambda_code(rules_file: Path) -> lambda_.Code:
     if compiler is None:
         print(
             f"note: no python{version} on this machine: the Lambda asset ships without bytecode, "
-            "so each cold start compiles the modules it imports (about twice as slow)",
+            "so each cold start compiles the modules it imports (about three times slower)",
             file=sys.stderr,
         )
     bundler = PipBundler(rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler)
