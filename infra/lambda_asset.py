@@ -147,8 +147,9 @@ def drop_unused_service_models(models: Path) -> None:
 
 
 def asset_hash(rules_file: Path, architecture: str, python_version: str, *, bytecode: bool) -> str:
-    """From the inputs alone. The bytecode is derived from them (deterministically, by the runtime's version),
-    so only whether it is there counts: an asset synthesized without it is another asset."""
+    """From the inputs alone. The bytecode is derived from them, deterministically, by an interpreter of
+    python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
+    whether it is there counts, and an asset synthesized without it is another asset."""
     digest = hashlib.sha256()
     digest.update(f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0".encode())
     digest.update(b"bytecode\0" if bytecode else b"sources only\0")
