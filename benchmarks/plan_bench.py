@@ -167,7 +167,6 @@ def case(label: str, repositories: list[dict[str, Any]], references: int, config
 
 # (images, repositories): every size in one repository, and spread over 100 repositories.
 CASES = [(1_000, 1), (1_000, 100), (10_000, 1), (10_000, 100), (100_000, 1), (100_000, 100)]
-HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector")
 
 
 def run_case(name: str) -> None:
@@ -212,12 +211,7 @@ def main() -> None:
         )
     for module in ("ecr_retention.domain.planner", "ecr_retention.cli"):
         print(f"cold import of {module}: {import_time(module) * 1000:.0f} ms (best of 5, interpreter start included)")
-    for handler in HANDLERS:
-        module = f"ecr_retention.handlers.{handler}"
-        print(
-            f"cold import of {module}: {import_time(module) * 1000:.0f} ms "
-            "(best of 5, interpreter start included, POWERTOOLS_TRACE_DISABLED unset)"
-        )
+    # The handlers' cold imports are measured from the bundled Lambda asset: benchmarks/asset_bench.py.
 
 
 def import_time(module: str) -> float:

@@ -19,6 +19,7 @@ BENCHMARKS = [
     ("API efficiency and end to end", "pipeline_bench.py"),
     ("Lifecycle simulator and doctor", "lifecycle_bench.py"),
     ("Exporter", "export_bench.py"),
+    ("Lambda cold start", "asset_bench.py"),
 ]
 
 

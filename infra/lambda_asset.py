@@ -1,19 +1,25 @@
 """The one Lambda asset of the stack, bundled without Docker: the pinned requirements as Linux wheels for
-the functions' Python and architecture, the ecr_retention package, and the rules file (config as code).
+the functions' Python and architecture, the part of the ecr_retention package that the functions import, the
+rules file (config as code), and their bytecode.
 
 `pip install --platform manylinux2014_<arch> --only-binary=:all: --python-version <runtime>` runs on the
 synthesizing machine and fetches wheels built for Lambda, whatever that machine is; `--no-compile` keeps the
-synthesizing Python's .pyc files out (they would not match the runtime's version). The asset hash is
-computed from everything that goes in, so changing the rules file, the package or a pinned version
-changes the functions, and nothing else does.
+synthesizing Python's .pyc files out (they would not match the runtime's version). When the machine has an
+interpreter of the runtime's own version, it compiles the whole asset (see compile_bytecode); without one,
+synth says so in one line, and every cold start compiles what it imports.
+
+The asset hash is computed from everything that goes in, so changing the rules file, the shipped part of the
+package or a pinned version changes the functions, and nothing else does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,13 @@ PACKAGE_SOURCE = REPOSITORY_ROOT / "lambdas"
 PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
+# Top-level entries of the package that no function imports, left out of the asset: the CLI (`ecr-retention`,
+# `python -m ecr_retention`, commands/, its tables) and the in-cluster exporter. The demo and the emulator live in
+# another package (ecr_retention_dev), which the asset never copies. tests/infra/test_lambda_asset.py lists what
+# ships.
+NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "exporter", "tables.py"})
+# Where Lambda unpacks the asset: the file names compiled into the bytecode, as tracebacks show them.
+LAMBDA_TASK_ROOT = "/var/task"
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
 # The AWS services the package's functions create clients for (ecr_retention.handlers.wiring; ecs, events,
 # lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts), and xray, whose client the
@@ -40,10 +53,68 @@ BOTOCORE_SERVICES = frozenset(
 
 
 def package_files(root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> list[Path]:
+    """The files of the package that the asset ships."""
     return sorted(
         path
         for path in root.rglob("*")
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo")
+        if path.is_file()
+        and "__pycache__" not in path.parts
+        and path.suffix not in (".pyc", ".pyo")
+        and path.relative_to(root).parts[0] not in NOT_SHIPPED
+    )
+
+
+def ignore_not_shipped(directory: str, names: list[str]) -> set[str]:
+    """shutil.copytree's `ignore` for the package: caches everywhere, NOT_SHIPPED at its top level."""
+    ignored = set(IGNORED(directory, names))
+    if Path(directory) == PACKAGE_SOURCE / PACKAGE_NAME:
+        ignored |= NOT_SHIPPED & set(names)
+    return ignored
+
+
+@lru_cache(maxsize=4)
+def runtime_python(version: str = constants.LAMBDA_PYTHON_VERSION) -> str | None:
+    """An interpreter of exactly the functions' Python version on this machine, or None: python<version> on the
+    PATH, else one that pyenv installed (pyenv's shim on the PATH answers only when that version is selected).
+    Each candidate is asked for its bytecode cache tag, which is what the compiled files must match."""
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    candidates = [shutil.which(f"python{version}"), *sorted(pyenv.glob(f"versions/{version}.*/bin/python{version}"))]
+    expected = "cpython-" + version.replace(".", "")
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        try:
+            answer = subprocess.run(
+                [str(candidate), "-c", "import sys; print(sys.implementation.cache_tag)"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if answer.returncode == 0 and answer.stdout.strip() == expected:
+            return str(candidate)
+    return None
+
+
+def compile_bytecode(python: str, directory: Path) -> None:
+    """Compiles every .py file of the asset with the runtime's own Python, into __pycache__ beside it.
+
+    Lambda's /var/task is read-only, so without these files every cold start compiles boto3, botocore, pydantic
+    and Powertools again and throws the result away. They are hash-based, not timestamp-based: the asset is a
+    zip whose timestamps the CDK normalizes, so a timestamp .pyc would never match its source and would be
+    ignored. Unchecked-hash, not checked-hash: the runtime trusts the .pyc without reading and hashing its
+    source on every cold start, which is safe because a function's code never changes in place (a new
+    deployment is a new asset). The output is deterministic, bytes for bytes: file names are compiled as
+    /var/task/..., not the build directory, and a fixed hash seed keeps set constants in one order.
+    """
+    compileall = [python, "-s", "-m", "compileall", "-q", "-j0", "--invalidation-mode", "unchecked-hash"]
+    names = ["-s", str(directory), "-p", LAMBDA_TASK_ROOT]  # strip the build directory, prepend /var/task
+    subprocess.run(
+        [*compileall, *names, str(directory)],
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONHASHSEED": "0"},
+        check=True,
     )
 
 
@@ -76,9 +147,13 @@ def drop_unused_service_models(models: Path) -> None:
             shutil.rmtree(service)
 
 
-def asset_hash(rules_file: Path, architecture: str, python_version: str) -> str:
+def asset_hash(rules_file: Path, architecture: str, python_version: str, *, bytecode: bool) -> str:
+    """From the inputs alone. The bytecode is derived from them, deterministically, by an interpreter of
+    python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
+    whether it is there counts, and an asset synthesized without it is another asset."""
     digest = hashlib.sha256()
     digest.update(f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0".encode())
+    digest.update(b"bytecode\0" if bytecode else b"sources only\0")
     digest.update(REQUIREMENTS_FILE.read_bytes())
     digest.update(b"\0rules\0" + rules_file.read_bytes())
     for path in package_files():
@@ -91,18 +166,21 @@ def asset_hash(rules_file: Path, architecture: str, python_version: str) -> str:
 class PipBundler:
     """Bundles on this machine; returning True tells the CDK not to try Docker."""
 
-    def __init__(self, rules_file: Path, architecture: str, python_version: str) -> None:
+    def __init__(self, rules_file: Path, architecture: str, python_version: str, compiler: str | None) -> None:
         self.rules_file = rules_file
         self.architecture = architecture
         self.python_version = python_version
+        self.compiler = compiler  # an interpreter of python_version (runtime_python), or None: no bytecode
 
     def try_bundle(self, output_dir: str, *_options: Any, **_keywords: Any) -> bool:  # the BundlingOptions: unused
         subprocess.run(pip_command(output_dir, self.architecture, self.python_version), check=True)
         # pip's console scripts (bin/) point at the synthesizing interpreter and cannot run on Lambda.
         shutil.rmtree(Path(output_dir) / "bin", ignore_errors=True)
         drop_unused_service_models(Path(output_dir) / "botocore" / "data")
-        shutil.copytree(PACKAGE_SOURCE / PACKAGE_NAME, Path(output_dir) / PACKAGE_NAME, ignore=IGNORED)
+        shutil.copytree(PACKAGE_SOURCE / PACKAGE_NAME, Path(output_dir) / PACKAGE_NAME, ignore=ignore_not_shipped)
         shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
+        if self.compiler is not None:
+            compile_bytecode(self.compiler, Path(output_dir))
         return True
 
 
@@ -117,11 +195,19 @@ def architecture() -> lambda_.Architecture:
 
 def lambda_code(rules_file: Path) -> lambda_.Code:
     """One code object for every function of the stack (the CDK uploads it once)."""
-    bundler = PipBundler(rules_file, constants.LAMBDA_ARCHITECTURE, constants.LAMBDA_PYTHON_VERSION)
+    version = constants.LAMBDA_PYTHON_VERSION
+    compiler = runtime_python(version)
+    if compiler is None:
+        print(
+            f"note: no python{version} on this machine: the Lambda asset ships without bytecode, "
+            "so each cold start compiles the modules it imports (about three times slower)",
+            file=sys.stderr,
+        )
+    bundler = PipBundler(rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler)
     return lambda_.Code.from_asset(
         str(PACKAGE_SOURCE),
         asset_hash_type=AssetHashType.CUSTOM,
-        asset_hash=asset_hash(rules_file, constants.LAMBDA_ARCHITECTURE, constants.LAMBDA_PYTHON_VERSION),
+        asset_hash=asset_hash(rules_file, constants.LAMBDA_ARCHITECTURE, version, bytecode=compiler is not None),
         exclude=["**/__pycache__", "**/*.pyc"],
         bundling=BundlingOptions(
             # Required by the API, never pulled: the local bundler always succeeds or raises.

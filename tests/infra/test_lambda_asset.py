@@ -1,18 +1,20 @@
-"""The one test that bundles the Lambda asset for real (pip with --platform, no Docker) and imports every
-handler from it in a fresh interpreter of the functions' Python version, with a clean environment and no
-site-packages, as the Lambda runtime would: no .pyc files (the asset has none and /var/task is read-only),
-the package, the pinned dependencies and the rules file all from the asset.
+"""The tests that bundle the Lambda asset for real (pip with --platform, no Docker) and import every handler from it
+in a fresh interpreter of the functions' Python version, with a clean environment and no site-packages, as the
+Lambda runtime would: nothing written back (/var/task is read-only), the package, the pinned dependencies, the
+rules file and the bytecode all from the asset; and the fast tests of what goes in it and of its hash.
 
-It needs the package index (or pip's cache) for the wheels, and python3.13 on this machine (pyenv has it);
-without that interpreter the test is skipped, saying so. Run with -s to see the asset's size and each
-handler's cold import time."""
+Bundling needs the package index (or pip's cache) for the wheels; importing needs python3.13 on this machine
+(pyenv has it), which also compiles the asset's bytecode; without that interpreter the import is skipped, saying
+so, and the asset must hold no bytecode. Run with -s to see the asset's size and each handler's cold import time
+(benchmarks/asset_bench.py measures them, with and without bytecode)."""
 
 from __future__ import annotations
 
 import json
+import marshal
 import re
-import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -33,19 +35,29 @@ LAMBDA_ENVIRONMENT = {
     "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
     "AWS_LAMBDA_LOG_FORMAT": "JSON",
 }
-PACKAGE = Path(lambda_asset.PACKAGE_SOURCE) / "ecr_retention"
+# What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
+# import (ports.py; loading.py from handlers.dependencies; tables.py from aws.s3_bucket). Not the CLI, the
+# exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
+SHIPPED = {"__init__.py", "aws", "domain", "handlers", "services", "layout.py", "loading.py", "ports.py", "workflow.py"}
+# The flags word of a hash-based .pyc that the runtime does not check against its source (PEP 552).
+UNCHECKED_HASH = (1).to_bytes(4, "little")
 IMPORT = """
 import json, sys, time
 sys.path.insert(0, {asset!r})
 started = time.perf_counter()
 import ecr_retention.handlers.{handler} as handler
 elapsed = time.perf_counter() - started
-import boto3, botocore, pydantic_core, yaml, aws_lambda_powertools
+import os, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools, aws_xray_sdk.core.patcher
+sources = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).startswith({asset!r})
+           and m.__file__.endswith(".py")]
 print(json.dumps({{
     "seconds": elapsed,
     "handler": callable(handler.lambda_handler),
     "version": list(sys.version_info[:2]),
     "files": [m.__file__ for m in (handler, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools)],
+    "ecr_retention": sorted({{name.split(".")[1] for name in sys.modules if name.startswith("ecr_retention.")}}),
+    "traced": sorted(aws_xray_sdk.core.patcher._PATCHED_MODULES),
+    "compiled at import": sorted(m.__file__ for m in sources if not os.path.exists(m.__cached__)),
 }}))
 """
 RUNTIME_CHECK = """
@@ -59,17 +71,6 @@ for service in {services!r}:
     boto3.client(service, region_name="eu-west-1")
 print(json.dumps({{"rulesFile": str(default_rules_file()), "policies": len(config.policies)}}))
 """
-
-
-def runtime_python() -> str | None:
-    """An interpreter of the functions' Python version: pyenv's, or one on the PATH (not a pyenv shim, which
-    answers only when that version is selected)."""
-    version = constants.LAMBDA_PYTHON_VERSION
-    candidates = sorted(Path.home().glob(f".pyenv/versions/{version}.*/bin/python{version}"))
-    if candidates:
-        return str(candidates[-1])
-    found = shutil.which(f"python{version}")
-    return found if found and "/shims/" not in found else None
 
 
 def run_isolated(python: str, code: str, asset: Path) -> dict[str, object]:
@@ -114,22 +115,95 @@ def test_the_asset_holds_the_package_the_rules_file_and_linux_wheels_for_the_run
     [extension] = (directory / "pydantic_core").glob("_pydantic_core.*.so")
     version = constants.LAMBDA_PYTHON_VERSION.replace(".", "")
     assert extension.name == f"_pydantic_core.cpython-{version}-x86_64-linux-gnu.so"
-    assert list(directory.rglob("*.pyc")) == []
     assert not (directory / "bin").exists()
     models = {path.name for path in (directory / "botocore" / "data").iterdir() if path.is_dir()}
     assert models == lambda_asset.BOTOCORE_SERVICES
 
 
-# Code that never runs in a function: the in-cluster exporter and the CLI (the demo is not in the package).
-NOT_IN_FUNCTIONS = {"exporter", "commands"}
+@pytest.mark.slow
+def test_the_asset_holds_only_the_part_of_the_package_that_the_functions_import(asset: tuple[Path, Path]) -> None:
+    directory, _ = asset
+    shipped = {path.name for path in (directory / "ecr_retention").iterdir()} - {"__pycache__"}
+    assert shipped == SHIPPED
+    assert {path.relative_to(lambda_asset.PACKAGE_SOURCE).parts[1] for path in lambda_asset.package_files()} == SHIPPED
+
+
+@pytest.mark.slow
+def test_the_asset_carries_bytecode_of_the_runtime_python_when_this_machine_has_it(asset: tuple[Path, Path]) -> None:
+    directory, _ = asset
+    compiled = sorted(directory.rglob("*.pyc"))
+    if lambda_asset.runtime_python() is None:
+        assert compiled == []
+        return
+    tag = "cpython-" + constants.LAMBDA_PYTHON_VERSION.replace(".", "")
+    expected = {source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc" for source in directory.rglob("*.py")}
+    assert set(compiled) == expected
+    assert {path.read_bytes()[4:8] for path in compiled} == {UNCHECKED_HASH}
+
+
+def test_the_hash_covers_only_what_ships_and_whether_bytecode_does() -> None:
+    files = lambda_asset.package_files()
+    assert lambda_asset.PACKAGE_SOURCE / "ecr_retention" / "handlers" / "evaluate.py" in files
+    assert not [path for path in files if path.relative_to(lambda_asset.PACKAGE_SOURCE).parts[1] not in SHIPPED]
+    rules = Path(constants.DEFAULT_RULES_FILE)
+    hashes = {lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=bytecode) for bytecode in (True, False)}
+    assert len(hashes) == 2
+    assert lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=True) in hashes
+
+
+def test_the_runtime_python_is_an_interpreter_of_exactly_the_runtime_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A python3.13 on the PATH that is another interpreter (a wrapper, a pyenv shim of an unselected version)
+    is not taken."""
+    fake = tmp_path / "python3.13"
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    found = []
+    for tag in ("cpython-311", "cpython-313"):
+        fake.write_text(f"#!/bin/sh\necho {tag}\n")
+        fake.chmod(0o755)
+        lambda_asset.runtime_python.cache_clear()
+        found.append(lambda_asset.runtime_python("3.13"))
+    lambda_asset.runtime_python.cache_clear()
+    assert found == [None, str(fake)]
+
+
+def test_without_the_runtime_python_synth_says_so_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(lambda_asset, "runtime_python", lambda _version: None)
+    lambda_asset.lambda_code(Path(constants.DEFAULT_RULES_FILE))
+    [line] = capsys.readouterr().err.splitlines()
+    assert f"no python{constants.LAMBDA_PYTHON_VERSION}" in line
+    assert "cold start" in line
+
+
+def test_the_bytecode_is_the_same_bytes_wherever_it_is_built(tmp_path: Path) -> None:
+    python = lambda_asset.runtime_python()
+    if python is None:
+        pytest.skip(f"no python{constants.LAMBDA_PYTHON_VERSION} here: nothing is compiled")
+    source = "RULES = {'keep', 'delete', 'archive', 'tag'}\n\ndef decide(x):\n    return x in RULES\n"
+    builds = []
+    for name in ("one", "elsewhere/two"):
+        package = tmp_path / name / "pkg"
+        package.mkdir(parents=True)
+        (package / "rules.py").write_text(source)
+        lambda_asset.compile_bytecode(python, tmp_path / name)
+        [compiled] = (package / "__pycache__").glob("rules.*.pyc")
+        builds.append(compiled.read_bytes())
+    assert builds[0] == builds[1]
+    assert builds[0][4:8] == UNCHECKED_HASH
+    if sys.version_info[:2] == tuple(int(part) for part in constants.LAMBDA_PYTHON_VERSION.split(".")):
+        assert marshal.loads(builds[0][16:]).co_filename == "/var/task/pkg/rules.py"
 
 
 @pytest.mark.slow
 def test_the_package_creates_clients_only_for_services_the_asset_keeps() -> None:
     requested = {
         service
-        for path in PACKAGE.rglob("*.py")
-        if not NOT_IN_FUNCTIONS & set(path.parts)
+        for path in lambda_asset.package_files()
+        if path.suffix == ".py"
         for service in re.findall(r"""client\(\s*["']([a-z0-9-]+)["']""", path.read_text())
     }
     assert {"ecr", "s3", "ecs", "events", "lambda", "scheduler"} <= requested
@@ -140,7 +214,7 @@ def test_the_package_creates_clients_only_for_services_the_asset_keeps() -> None
 def test_every_handler_imports_from_the_asset_in_a_clean_runtime_interpreter(
     asset: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    python = runtime_python()
+    python = lambda_asset.runtime_python()
     if python is None:
         pytest.skip(f"no python{constants.LAMBDA_PYTHON_VERSION} here: the asset cannot be imported, only listed")
     directory, _ = asset
@@ -150,6 +224,9 @@ def test_every_handler_imports_from_the_asset_in_a_clean_runtime_interpreter(
         assert loaded["handler"] is True
         assert loaded["version"] == [int(part) for part in constants.LAMBDA_PYTHON_VERSION.split(".")]
         assert all(str(file).startswith(str(directory)) for file in loaded["files"])  # type: ignore[attr-defined]
+        assert set(loaded["ecr_retention"]) <= {name.removesuffix(".py") for name in SHIPPED}  # type: ignore[arg-type]
+        assert loaded["compiled at import"] == []
+        assert loaded["traced"] == ["botocore"]  # tracing is on in Lambda, and every AWS call is traced
         times[handler] = loaded["seconds"]
     checked = run_isolated(
         python, RUNTIME_CHECK.format(asset=str(directory), services=sorted(lambda_asset.BOTOCORE_SERVICES)), directory

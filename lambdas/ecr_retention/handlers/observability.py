@@ -19,7 +19,9 @@ MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
 CLUSTER_DIMENSION = "Cluster"
 
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+# botocore is the only library the functions call out through: patching it alone traces every AWS call, as
+# patch_all does, without importing sqlite3 and trying a dozen absent libraries at every cold start.
+tracer = Tracer(service=SERVICE, patch_modules=("botocore",))
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
 
 # The package's own standard-library loggers (services, adapters: `logging.getLogger(__name__)`) write through the
