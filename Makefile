@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy lambdas/ecr_retention lambdas/ecr_retention_dev app.py infra
+	$(BIN)/mypy lambdas/ecr_retention lambdas/ecr_retention_dev app.py infra tests/support
 
 test: lint typecheck
 	$(BIN)/python -m pytest -q

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from ecr_retention_dev.emulator.manifests import PushedImage
 from ecr_retention_dev.emulator.seeding import MotoEcr

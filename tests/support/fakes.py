@@ -196,7 +196,10 @@ class FakeRegistry:
         return Counter(child for digest, stored in images.items() for child in self._children(digest, stored))
 
     def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
-        done, gone, failed, unconfirmed = [], [], [], []
+        done: list[str] = []
+        gone: list[str] = []
+        failed: list[ImageFailure] = []
+        unconfirmed: list[str] = []
         for start in range(0, len(digests), 100):
             images = self._record("delete_images", repository)
             references = self._references(images)

@@ -280,7 +280,7 @@ def _read_body(handler: BaseHTTPRequestHandler) -> bytes:
     if handler.headers.get("Expect", "").lower() == "100-continue":  # S3 PutObject waits a second for it otherwise
         handler.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
     if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
             if size == 0:

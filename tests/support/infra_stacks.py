@@ -67,7 +67,7 @@ def build_stack(
     from infra.deploy_settings import DeploySettings
     from infra.stack import EcrRetentionStack
 
-    skip = {} if bundle else {"aws:cdk:bundling-stacks": []}
+    skip: dict[str, object] = {} if bundle else {"aws:cdk:bundling-stacks": []}
     app = cdk.App(
         context={**cdk_json_context(), **skip, **context, "config": str(rules_file)},
         outdir=str(outdir) if outdir else None,

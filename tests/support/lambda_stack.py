@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from ecr_retention.aws.clients import set_default_factory
 from ecr_retention.handlers.wiring import forget_cold_start

@@ -37,12 +37,17 @@ from ecr_retention.services.run import Dependencies
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr
-from ecr_retention_dev.scenario import LEASE_TABLE, create_inventory_bucket, create_lease_table, create_topic_with_queue
+from ecr_retention_dev.scenario import (
+    LEASE_TABLE,
+    REGION,
+    create_inventory_bucket,
+    create_lease_table,
+    create_topic_with_queue,
+)
 from support.api_calls import ApiCallRecorder, instant_retries
 from support.realistic_registry import (
     ACCOUNT,
     BUCKET,
-    REGION,
     SeededRegistry,
     in_use_manifests,
     registry_state,

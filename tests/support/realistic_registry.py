@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from ecr_retention_dev.emulator.manifests import PushedImage, PushedIndex
 from ecr_retention_dev.emulator.seeding import MotoEcr, iter_details

@@ -12,7 +12,7 @@ Layout: `models` (findings, policy edits, the diagnosis), `context` (what the ch
 function per check), `fixes` (the one fixed policy per repository), `diagnosis` (the entry points).
 """
 
-from ecr_retention.domain.doctor.context import describe_image, is_mutable_tag, protective_tag, short
+from ecr_retention.domain.doctor.context import describe_image, is_mutable_tag, protective_tag, short_with_algorithm
 from ecr_retention.domain.doctor.diagnosis import comparable_config, diagnose, diagnose_repository
 from ecr_retention.domain.doctor.fixes import intended_own_images, keep_one_rule, merge_fixes
 from ecr_retention.domain.doctor.models import (
@@ -53,6 +53,6 @@ __all__ = [
     "keep_one_rule",
     "merge_fixes",
     "protective_tag",
-    "short",
+    "short_with_algorithm",
     "template_policy",
 ]

@@ -35,14 +35,15 @@ UNTAGGED_FIX = (
 )
 
 
-def short(digest: str) -> str:
+def short_with_algorithm(digest: str) -> str:
+    """`sha256:1a2b3c4d5e6f`, as the doctor names images (the planner's `short` drops the algorithm)."""
     algorithm, _, hexdigits = digest.partition(":")
     return f"{algorithm}:{hexdigits[:12]}"
 
 
 def describe_image(image: ImageDetail) -> str:
     tags = f" [{', '.join(image.image_tags)}]" if image.image_tags else " (untagged)"
-    return short(image.image_digest) + tags
+    return short_with_algorithm(image.image_digest) + tags
 
 
 def is_mutable_tag(tag: str) -> bool:
