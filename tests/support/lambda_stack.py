@@ -73,7 +73,10 @@ class Stack:
         return {i["imageDigest"] for i in ecr.describe_images(repositoryName=repository)["imageDetails"]}
 
 
-def push(ecr: Any, repository: str, tag: str, age: timedelta) -> str:
+def push(ecr: Any, repository: str, tag: str, age: timedelta, *, seed: str | None = None) -> str:
+    """An image under `tag`, aged in moto's backend. Its digest derives from `seed` (the tag when none is given, so
+    the same tag in two repositories is the same image: pass a seed for images of their own)."""
+    seed = tag if seed is None else seed
     manifest = json.dumps(
         {
             "schemaVersion": 2,
@@ -81,13 +84,13 @@ def push(ecr: Any, repository: str, tag: str, age: timedelta) -> str:
             "config": {
                 "mediaType": "application/vnd.oci.image.config.v1+json",
                 "size": 7,
-                "digest": "sha256:" + hashlib.sha256(tag.encode()).hexdigest(),
+                "digest": "sha256:" + hashlib.sha256(seed.encode()).hexdigest(),
             },
             "layers": [
                 {
                     "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
                     "size": 1000,
-                    "digest": "sha256:" + hashlib.sha256(f"layer {tag}".encode()).hexdigest(),
+                    "digest": "sha256:" + hashlib.sha256(f"layer {seed}".encode()).hexdigest(),
                 }
             ],
         }

@@ -33,7 +33,6 @@ How it is wired, and what is adapted (nothing else is):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -51,6 +50,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda
 
 from ecr_retention.aws.clients import set_default_factory
 from ecr_retention.handlers.wiring import forget_cold_start
+from support import lambda_stack
 from support.infra_stacks import CONTEXT, build_stack, rules_file
 from support.lambda_stack import FakeContext
 
@@ -160,34 +160,8 @@ class Router:
 
 
 def push(ecr: Any, repository: str, tag: str, age: timedelta) -> str:
-    """An image of its own in each repository (support.lambda_stack.push derives the digest from the tag only)."""
-    seed = f"{repository}:{tag}"
-    manifest = json.dumps(
-        {
-            "schemaVersion": 2,
-            "mediaType": "application/vnd.oci.image.manifest.v1+json",
-            "config": {
-                "mediaType": "application/vnd.oci.image.config.v1+json",
-                "size": 7,
-                "digest": "sha256:" + hashlib.sha256(seed.encode()).hexdigest(),
-            },
-            "layers": [
-                {
-                    "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip",
-                    "size": 1000,
-                    "digest": "sha256:" + hashlib.sha256(f"layer {seed}".encode()).hexdigest(),
-                }
-            ],
-        }
-    )
-    digest = "sha256:" + hashlib.sha256(manifest.encode()).hexdigest()  # moto needs it given (env-probe §3)
-    ecr.put_image(repositoryName=repository, imageManifest=manifest, imageTag=tag, imageDigest=digest)
-    from moto.ecr.models import ecr_backends
-
-    for image in ecr_backends[DEFAULT_ACCOUNT_ID][REGION].repositories[repository].images:
-        if image.image_digest == digest:  # moto stamps the push time at put: age the image in its backend
-            image.image_pushed_at = int((datetime.now(UTC) - age).timestamp())
-    return digest
+    """An image of its own in each repository (the same tag in two repositories is not the same image here)."""
+    return lambda_stack.push(ecr, repository, tag, age, seed=f"{repository}:{tag}")
 
 
 @dataclass
