@@ -106,68 +106,109 @@ def push(ecr: Any, repository: str, tag: str, age: timedelta, *, seed: str | Non
     return digest
 
 
+@dataclass(frozen=True)
+class Provisioned:
+    topic_arn: str
+    queue_url: str
+    state_machine_arn: str
+    images: dict[str, dict[str, str]]  # repository -> tag -> digest
+
+
+def provision(
+    monkeypatch: pytest.MonkeyPatch,
+    rules_file: Path,
+    *,
+    bucket: str,
+    definition: dict[str, Any],
+    repositories: tuple[str, ...] = ("app",),
+    images_of_their_own: bool = False,
+) -> Provisioned:
+    """Inside a moto context: the stack's resources, four releases v1..v4 in each repository (v2 of app runs in
+    prod), and the environment the CDK stack sets for the functions. `images_of_their_own`: the same tag in two
+    repositories is a different image (by default an image's digest derives from its tag alone)."""
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": REGION})
+    sns = boto3.client("sns", region_name=REGION)
+    topic = sns.create_topic(Name="reports")["TopicArn"]
+    sqs = boto3.client("sqs", region_name=REGION)
+    queue_url = sqs.create_queue(QueueName="subscriber")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+    boto3.client("dynamodb", region_name=REGION).create_table(
+        TableName="leases",
+        KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    machine = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
+        name="pruning", definition=json.dumps(definition), roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/sfn"
+    )["stateMachineArn"]
+    ecr = boto3.client("ecr", region_name=REGION)
+    images: dict[str, dict[str, str]] = {}
+    for repository in repositories:
+        ecr.create_repository(repositoryName=repository)
+        images[repository] = {
+            f"v{n}": push(
+                ecr,
+                repository,
+                f"v{n}",
+                timedelta(days=100 - n),
+                seed=f"{repository}:v{n}" if images_of_their_own else None,
+            )
+            for n in range(1, 5)
+        }
+    running = images["app"]["v2"]
+    s3.put_object(
+        Bucket=bucket,
+        Key="in-use/prod.json",
+        Body=json.dumps(
+            {
+                "schemaVersion": 1,
+                "cluster": "prod",
+                "generatedAt": datetime.now(UTC).isoformat(),
+                "complete": True,
+                "images": [
+                    {
+                        "image": f"{HOST}/app@{running}",
+                        "digest": running,
+                        "namespace": "prod",
+                        "workload": "Deployment/app",
+                        "container": "app",
+                        "source": "pod",
+                    }
+                ],
+            }
+        ),
+    )
+    for name, value in {
+        "BUCKET_NAME": bucket,
+        "TOPIC_ARN": topic,
+        "LEASE_TABLE": "leases",
+        "STATE_MACHINE_ARN": machine,
+        "RULES_FILE": str(rules_file),
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
+    }.items():
+        monkeypatch.setenv(name, value)
+    return Provisioned(topic, queue_url, machine, images)
+
+
 @pytest.fixture
 def stack(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
     with mock_aws():
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket="inventory-bucket", CreateBucketConfiguration={"LocationConstraint": REGION})
-        sns = boto3.client("sns", region_name=REGION)
-        topic = sns.create_topic(Name="reports")["TopicArn"]
-        sqs = boto3.client("sqs", region_name=REGION)
-        queue_url = sqs.create_queue(QueueName="subscriber")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
-        boto3.client("dynamodb", region_name=REGION).create_table(
-            TableName="leases",
-            KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        machine = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
-            name="pruning",
-            definition=json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}),
-            roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/sfn",
-        )["stateMachineArn"]
-        ecr = boto3.client("ecr", region_name=REGION)
-        ecr.create_repository(repositoryName="app")
-        images = {f"v{n}": push(ecr, "app", f"v{n}", timedelta(days=100 - n)) for n in range(1, 5)}
-        s3.put_object(
-            Bucket="inventory-bucket",
-            Key="in-use/prod.json",
-            Body=json.dumps(
-                {
-                    "schemaVersion": 1,
-                    "cluster": "prod",
-                    "generatedAt": datetime.now(UTC).isoformat(),
-                    "complete": True,
-                    "images": [
-                        {
-                            "image": f"{HOST}/app@{images['v2']}",
-                            "digest": images["v2"],
-                            "namespace": "prod",
-                            "workload": "Deployment/app",
-                            "container": "app",
-                            "source": "pod",
-                        }
-                    ],
-                }
-            ),
-        )
         rules = tmp_path / "retention.yaml"
         rules.write_text(RULES)
-        for name, value in {
-            "BUCKET_NAME": "inventory-bucket",
-            "TOPIC_ARN": topic,
-            "LEASE_TABLE": "leases",
-            "STATE_MACHINE_ARN": machine,
-            "RULES_FILE": str(rules),
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
-        }.items():
-            monkeypatch.setenv(name, value)
+        done = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
+        provisioned = provision(monkeypatch, rules, bucket="inventory-bucket", definition=done)
         set_default_factory(None)
         forget_cold_start()
-        yield Stack("inventory-bucket", topic, queue_url, machine, images)
+        yield Stack(
+            "inventory-bucket",
+            provisioned.topic_arn,
+            provisioned.queue_url,
+            provisioned.state_machine_arn,
+            provisioned.images["app"],
+        )
         forget_cold_start()
         set_default_factory(None)
 

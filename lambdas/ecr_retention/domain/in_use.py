@@ -104,7 +104,6 @@ class InUseIndex:
     # none of those was exported from another account or region than the snapshot.
     registries: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
     in_known_registry: set[str] = field(default_factory=set)
-    replication: ReplicationConfiguration = NO_REPLICATION
     warnings: tuple[str, ...] = ()  # image strings of the manifests that are not references
 
     @classmethod
@@ -115,7 +114,7 @@ class InUseIndex:
         region: str | None,
         replication: ReplicationConfiguration = NO_REPLICATION,
     ) -> InUseIndex:
-        index = cls(registry_id=registry_id, region=region, replication=replication)
+        index = cls(registry_id=registry_id, region=region)
         warnings: list[str] = []
         for manifest in sorted(manifests, key=lambda m: m.cluster):
             invalid = 0
@@ -136,13 +135,20 @@ class InUseIndex:
                         kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
                         warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
                     continue
-                index.add(manifest.cluster, reference, entry.digest, usage)
+                index.add(manifest.cluster, reference, entry.digest, usage, replication)
             if invalid > MAX_WARNINGS_PER_CLUSTER:
                 warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
         index.warnings = tuple(warnings)
         return index
 
-    def add(self, cluster: str, reference: ImageReference, resolved: str | None, usage: Workload) -> None:
+    def add(
+        self,
+        cluster: str,
+        reference: ImageReference,
+        resolved: str | None,
+        usage: Workload,
+        replication: ReplicationConfiguration,
+    ) -> None:
         """One in-use reference (and the digest the cluster resolved it to, if any):
         - of this registry, or of a destination that our deletions reach (a replica with delete replication of
           the same repository): its digest protects in every repository, its tag the digest our tag points to;
@@ -152,7 +158,7 @@ class InUseIndex:
             registry = (reference.account, reference.region)
             self.registries[cluster].add(registry)
             here = reference.in_registry(self.registry_id, self.region)
-            replica = None if here else self.replica_of(reference.repository, registry)
+            replica = None if here else replica_of(replication, reference.repository, registry)
             if here or replica is not None:
                 self.in_known_registry.add(cluster)
             if replica is not None and not replica.replicates_deletions:
@@ -163,9 +169,6 @@ class InUseIndex:
                 self.by_tag[(reference.repository, reference.tag)].append(usage)
         for digest in dict.fromkeys(d for d in (resolved, reference.digest) if d):
             self.by_digest[digest].append(usage)
-
-    def replica_of(self, repository: str, registry: tuple[str, str]) -> Replica | None:
-        return next((r for r in self.replication.replicas(repository) if r.registry == registry), None)
 
     def clusters_in(self, registry: tuple[str, str], clusters: Iterable[str]) -> list[str]:
         """The given clusters whose manifests reference images of that registry."""
@@ -211,6 +214,11 @@ class InUseIndex:
         for tag in image.image_tags:
             found.extend(self.by_tag.get((repository, tag), ()))
         return found
+
+
+def replica_of(replication: ReplicationConfiguration, repository: str, registry: tuple[str, str]) -> Replica | None:
+    """The repository's replica in that registry, if replication sends the repository there."""
+    return next((replica for replica in replication.replicas(repository) if replica.registry == registry), None)
 
 
 def replica_note(replica: Replica, source_registry_id: str | None) -> str:

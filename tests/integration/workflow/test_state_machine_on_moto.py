@@ -37,7 +37,6 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -159,11 +158,6 @@ class Router:
 # --- the world: moto with the state machine executing -------------------------------------------------
 
 
-def push(ecr: Any, repository: str, tag: str, age: timedelta) -> str:
-    """An image of its own in each repository (the same tag in two repositories is not the same image here)."""
-    return lambda_stack.push(ecr, repository, tag, age, seed=f"{repository}:{tag}")
-
-
 @dataclass
 class World:
     state_machine_arn: str
@@ -216,64 +210,17 @@ def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     router = Router(synthesized.handlers)
     monkeypatch.setattr(lambda_eval_utils, "_invoke_lambda_function", router.invoke)
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
-        sns = boto3.client("sns", region_name=REGION)
-        topic = sns.create_topic(Name="reports")["TopicArn"]
-        sqs = boto3.client("sqs", region_name=REGION)
-        queue_url = sqs.create_queue(QueueName="subscriber")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn, Attributes={"RawMessageDelivery": "false"})
-        boto3.client("dynamodb", region_name=REGION).create_table(
-            TableName="leases",
-            KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        machine = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
-            name="pruning",
-            definition=json.dumps(adapt_for_moto(synthesized.definition)),
-            roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/sfn",
-        )["stateMachineArn"]
-        ecr = boto3.client("ecr", region_name=REGION)
-        images: dict[str, dict[str, str]] = {}
-        for repository in REPOSITORIES:
-            ecr.create_repository(repositoryName=repository)
-            images[repository] = {f"v{n}": push(ecr, repository, f"v{n}", timedelta(days=100 - n)) for n in range(1, 5)}
-        s3.put_object(
-            Bucket=BUCKET,
-            Key="in-use/prod.json",
-            Body=json.dumps(
-                {
-                    "schemaVersion": 1,
-                    "cluster": "prod",
-                    "generatedAt": datetime.now(UTC).isoformat(),
-                    "complete": True,
-                    "images": [
-                        {
-                            "image": f"{HOST}/app@{images['app']['v2']}",
-                            "digest": images["app"]["v2"],
-                            "namespace": "prod",
-                            "workload": "Deployment/app",
-                            "container": "app",
-                            "source": "pod",
-                        }
-                    ],
-                }
-            ),
-        )
         rules = tmp_path / "retention.yaml"
         rules.write_text(RULES)
-        for name, value in {
-            "BUCKET_NAME": BUCKET,
-            "TOPIC_ARN": topic,
-            "LEASE_TABLE": "leases",
-            "STATE_MACHINE_ARN": machine,
-            "RULES_FILE": str(rules),
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
-        }.items():
-            monkeypatch.setenv(name, value)
+        provisioned = lambda_stack.provision(
+            monkeypatch,
+            rules,
+            bucket=BUCKET,
+            definition=adapt_for_moto(synthesized.definition),
+            repositories=REPOSITORIES,
+            images_of_their_own=True,
+        )
+        machine, queue_url, images = provisioned.state_machine_arn, provisioned.queue_url, provisioned.images
         set_default_factory(None)
         forget_cold_start()
         yield World(machine, queue_url, router, images)

@@ -117,12 +117,12 @@ def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedR
     else:
         policy_index, policy = match
         planned = _plan_with_policy(repository, policy_index, policy, run)
-    reach = deletion_reach(repository.repository_name, run)
-    if reach and match is not None:
-        planned = PlannedRepository(
-            plan=planned.plan.model_copy(update={"deletion_replicates_to": reach}),
-            warnings=(*planned.warnings, *unwatched_replica_warnings(planned.plan, reach, run)),
-        )
+        reach = deletion_reach(repository.repository_name, run)
+        if reach:
+            planned = PlannedRepository(
+                plan=planned.plan.model_copy(update={"deletion_replicates_to": reach}),
+                warnings=(*planned.warnings, *unwatched_replica_warnings(planned.plan, reach, run)),
+            )
     if run.blocked:
         return PlannedRepository(plan=block_repository(planned.plan, run.blocked), warnings=planned.warnings)
     return planned
