@@ -213,7 +213,7 @@ def workflow_with_a_crashed_worker(registry: FakeRegistry, bucket: MemoryBucket,
     for item in json.loads(bucket.objects[start.targets_key]):
         if item["repository"] != "team-a/api":
             evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    finish_run(deps, start)
+    finish_run(deps, start, config.safety)
 
 
 def push_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
@@ -222,7 +222,7 @@ def push_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNo
     start = start_run(config, deps, trigger="push", repositories=["multi", "unmanaged", "multi"])
     for item in json.loads(bucket.objects[start.targets_key]):
         evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    finish_run(deps, start)
+    finish_run(deps, start, config.safety)
 
 
 def blocked_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:

@@ -102,11 +102,18 @@ class TaggingRule(StrictModel):
     tag_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}$")]
 
 
+class ReportSettings(StrictModel):
+    # USD per GB-month of ECR storage, for the cost the report estimates; None: the region's standard rate
+    # (domain/cost.py, with its source and date). Set it for a private price or a region the table lacks.
+    storage_price_per_gb_month: Annotated[float, Field(gt=0, le=100)] | None = None
+
+
 class RetentionConfig(StrictModel):
     version: Literal[1]
     dry_run: StrictBool = True
     safety: Safety
     tagging: tuple[TaggingRule, ...] = ()
+    report: ReportSettings = ReportSettings()
     policies: Annotated[tuple[Policy, ...], Field(min_length=1)]
 
     @model_validator(mode="before")

@@ -53,28 +53,37 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> I
     unreadable = {cluster_of_source(source) for source in inventory.problems}
     manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
     for cluster in sorted(set(safety.clusters) - unreadable):
-        manifest = manifests.get(cluster)
-        if manifest is None:
-            blockers.append(f"cluster {cluster}: no in-use manifest" + misfiled_note(inventory, cluster))
-        elif not manifest.complete:
-            blockers.append(f"cluster {cluster}: in-use manifest is incomplete (complete: false)")
-        elif now - manifest.generated_at > safety.inventory_max_age:
-            age = humanize_age(now - manifest.generated_at)
-            blockers.append(
-                f"cluster {cluster}: in-use manifest is {age} old, older than inventory_max_age "
-                f"{format_duration(safety.inventory_max_age)}"
-            )
-        elif manifest.generated_at - now > CLOCK_SKEW:
-            blockers.append(
-                f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
-                "in the future; check the exporter's clock"
-            )
+        problem = expected_manifest_problem(safety, inventory, manifests.get(cluster), cluster, now)
+        if problem is not None:
+            blockers.append(problem)
     warnings = tuple(
         f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
         "stands for no cluster; its images still protect"
         for source, manifest in sorted(inventory.misfiled.items())
     )
     return InventoryCheck(blocked=tuple(blockers), warnings=warnings)
+
+
+def expected_manifest_problem(
+    safety: Safety, inventory: Inventory, manifest: InUseManifest | None, cluster: str, now: datetime
+) -> str | None:
+    """Why an expected cluster's (readable or absent) manifest blocks the run, or None when it is fresh and complete."""
+    if manifest is None:
+        return f"cluster {cluster}: no in-use manifest" + misfiled_note(inventory, cluster)
+    if not manifest.complete:
+        return f"cluster {cluster}: in-use manifest is incomplete (complete: false)"
+    if now - manifest.generated_at > safety.inventory_max_age:
+        age = humanize_age(now - manifest.generated_at)
+        return (
+            f"cluster {cluster}: in-use manifest is {age} old, older than inventory_max_age "
+            f"{format_duration(safety.inventory_max_age)}"
+        )
+    if manifest.generated_at - now > CLOCK_SKEW:
+        return (
+            f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
+            "in the future; check the exporter's clock"
+        )
+    return None
 
 
 def misfiled_note(inventory: Inventory, cluster: str) -> str:

@@ -13,7 +13,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ecr_retention.domain.doctor import Finding, TemplateFinding
-from ecr_retention.domain.plan import Decision, PlanModel, ReasonKind, ReplicaRegistry
+from ecr_retention.domain.manifest_evidence import ManifestEvidence
+from ecr_retention.domain.plan import Decision, Plan, PlanModel, Reason, ReasonKind, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.timestamps import UtcDatetime
 from ecr_retention.layout import REPORTS_PREFIX
 
@@ -37,6 +38,9 @@ class ImageEntry(PlanModel):
     rule: str | None = None
     detail: str
     error_code: str | None = None
+    # Every reason the plan gave, in the plan's vocabulary; kind, rule and detail above are the one that decided
+    # (or, for cancelled and failed images, what became of the removal).
+    reasons: tuple[Reason, ...] = ()
 
     @classmethod
     def from_decision(
@@ -57,6 +61,7 @@ class ImageEntry(PlanModel):
             rule=main.rule,
             detail=detail if detail is not None else main.detail,
             error_code=error_code,
+            reasons=decision.reasons,
         )
 
 
@@ -69,6 +74,7 @@ class RepositoryReport(PlanModel):
     images: int = 0
     kept: int = 0
     protected_in_use: int = 0
+    kept_images: tuple[ImageEntry, ...] = ()  # the images the plan keeps, each with its main reason
     deleted: tuple[ImageEntry, ...] = ()
     archived: tuple[ImageEntry, ...] = ()
     cancelled: tuple[ImageEntry, ...] = ()
@@ -106,6 +112,8 @@ class RunReport(PlanModel):
     registry_id: str | None = None
     region: str | None = None
     report_key: str | None = None
+    # Each in-use manifest as the run's report step read it (expected clusters first among the checks).
+    manifests: tuple[ManifestEvidence, ...] = ()
     totals: RunTotals = Field(default_factory=RunTotals)
     repositories: tuple[RepositoryReport, ...] = ()
     # The doctor's structural findings on the lifecycle policies of the registry's repository creation templates,
@@ -165,6 +173,7 @@ def build_run_report(
     report_key: str | None = None,
     run_warnings: Sequence[str] = (),
     template_findings: Sequence[TemplateFinding] = (),
+    manifests: Sequence[ManifestEvidence] = (),
 ) -> RunReport:
     ordered = sorted(repositories, key=lambda repo: repo.repository_name)
     blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
@@ -181,9 +190,53 @@ def build_run_report(
         registry_id=registry_id,
         region=region,
         report_key=report_key,
+        manifests=tuple(manifests),
         totals=totals_of(ordered),
         repositories=tuple(ordered),
         template_findings=tuple(template_findings),
+    )
+
+
+def kept_entries(decisions: Iterable[Decision]) -> tuple[ImageEntry, ...]:
+    return tuple(ImageEntry.from_decision(d) for d in decisions if d.action == "keep")
+
+
+def repository_report_of_plan(plan: RepositoryPlan, evaluated_at: datetime, blocked: Sequence[str]) -> RepositoryReport:
+    """What a dry run would report of this plan: the same repository report an evaluation in dry run stores."""
+    outcome: RepositoryOutcome = (
+        "unmanaged" if plan.policy is None else "blocked" if blocked else "skipped" if plan.skipped else "ok"
+    )
+    return RepositoryReport(
+        repository_name=plan.repository_name,
+        outcome=outcome,
+        policy=plan.policy,
+        deletion_replicates_to=plan.deletion_replicates_to,
+        evaluated_at=evaluated_at,
+        images=len(plan.images),
+        kept=sum(1 for d in plan.images if d.action == "keep"),
+        protected_in_use=sum(1 for d in plan.images if any(r.kind == "in-use" for r in d.reasons)),
+        kept_images=kept_entries(plan.images),
+        deleted=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "delete"),
+        archived=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "archive"),
+        skipped=plan.skipped,
+        blocked=tuple(blocked),
+        bytes_reclaimed=plan.summary.bytes_reclaimed,
+    )
+
+
+def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvidence] = ()) -> RunReport:
+    """A plan as the report of the dry run it is (trigger cli), for the page and the sheet of `ecr-retention plan`."""
+    return build_run_report(
+        run_id=run_id,
+        trigger="cli",
+        dry_run=True,
+        started_at=plan.generated_at,
+        finished_at=plan.generated_at,
+        repositories=[repository_report_of_plan(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
+        registry_id=plan.registry_id,
+        region=plan.region,
+        run_warnings=plan.warnings,
+        manifests=manifests,
     )
 
 

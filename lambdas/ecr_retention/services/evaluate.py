@@ -22,7 +22,7 @@ from ecr_retention.domain.plan import Decision, RepositoryPlan
 from ecr_retention.domain.planner import build_run_context, first_matching_policy, plan_repository, tag_sources
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
-from ecr_retention.domain.report import ImageEntry, RepositoryReport
+from ecr_retention.domain.report import ImageEntry, RepositoryReport, repository_report_of_plan
 from ecr_retention.ports import LeaseStore, LeaseUnavailable, Registry, RepositoryGone
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.removal import RemovalOutcome, remove_candidates
@@ -171,22 +171,11 @@ def _evaluate(
         registry, snapshot, evaluation.inventory, plan, now, evaluation.replication.replication_configuration
     )
     warnings = (*warnings, *diagnosis_warnings)
-    base = RepositoryReport(
-        repository_name=repository,
-        outcome="ok",
-        policy=plan.policy,
-        deletion_replicates_to=plan.deletion_replicates_to,
-        evaluated_at=now,
-        images=len(plan.images),
-        kept=sum(1 for d in plan.images if d.action == "keep"),
-        protected_in_use=sum(1 for d in plan.images if any(r.kind == "in-use" for r in d.reasons)),
-        lifecycle_findings=findings,
-        warnings=tuple(warnings),
+    base = repository_report_of_plan(plan, now, run.blocked).model_copy(
+        update={"lifecycle_findings": findings, "warnings": tuple(warnings)}
     )
-    if run.blocked:
-        return base.model_copy(update={"outcome": "blocked", "blocked": tuple(run.blocked)})
-    if plan.skipped:
-        return base.model_copy(update={"outcome": "skipped", "skipped": plan.skipped})
+    if base.outcome in ("blocked", "skipped"):
+        return base
     candidates = [d for d in plan.images if d.action != "keep"]
     if evaluation.dry_run or not candidates:
         return with_removals(base, candidates, RemovalOutcome.as_planned(candidates))

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger, build_run_report, report_key
 from ecr_retention.domain.summary import failure_summary, render_summary
 from ecr_retention.layout import RUNS_PREFIX
@@ -76,6 +77,7 @@ def report_run(
     region: str | None = None,
     run_warnings: Sequence[str] = (),
     template_findings: Sequence[TemplateFinding] = (),
+    manifests: Sequence[ManifestEvidence] = (),
 ) -> RunReport:
     key = report_key(run_id, started_at)
     report = build_run_report(
@@ -90,6 +92,7 @@ def report_run(
         report_key=f"s3://{bucket.name}/{key}",
         run_warnings=run_warnings,
         template_findings=template_findings,
+        manifests=manifests,
     )
     # Whatever stops the write, the summary must still go out, saying the report is missing.
     written = contain(lambda: bucket.write(key, report.to_json().encode()), log=logger, what="writing the run report")

@@ -9,12 +9,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.config import RetentionConfig, Safety
 from ecr_retention.domain.errors import InputError, parse_json
+from ecr_retention.domain.manifest_evidence import manifest_evidence
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import first_matching_policy
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
-from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry
+from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository, utc_now
 from ecr_retention.services.inventory import read_inventory_from_bucket
@@ -152,23 +153,32 @@ def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[Repos
     ]
 
 
-def finish_run(deps: Dependencies, start: RunRecord) -> RunReport:
-    """The report step: gather what the workers stored, write the run report, publish the summary."""
+def finish_run(deps: Dependencies, start: RunRecord, safety: Safety) -> RunReport:
+    """The report step: gather what the workers stored, write the run report, publish the summary. The manifests'
+    evidence is read now, after the evaluations (each read the inventory as it was when it started)."""
     reports = load_repository_reports(deps.bucket, start.run_id)
     templates = creation_template_findings(deps.registry)
+    finished_at = deps.clock()
+    warnings = list(templates.warnings)
+    try:
+        manifests = manifest_evidence(safety, read_inventory_from_bucket(deps.bucket), finished_at)
+    except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
+        manifests = ()
+        warnings.append(f"the in-use manifests could not be read when the run was reported, so it lists none: {error}")
     return report_run(
         run_id=start.run_id,
         trigger=start.trigger,
         dry_run=start.dry_run,
         started_at=start.started_at,
-        finished_at=deps.clock(),
+        finished_at=finished_at,
         repositories=[*reports, *unreported_targets(deps.bucket, start, reports)],
         bucket=deps.bucket,
         notifier=deps.notifier,
         registry_id=deps.registry.registry_id,
         region=deps.registry.region,
-        run_warnings=templates.warnings,
+        run_warnings=warnings,
         template_findings=templates.findings,
+        manifests=manifests,
     )
 
 
@@ -223,4 +233,5 @@ def run_pipeline(
         region=deps.registry.region,
         run_warnings=templates.warnings,
         template_findings=templates.findings,
+        manifests=manifest_evidence(config.safety, evaluation.inventory, started_at),
     )

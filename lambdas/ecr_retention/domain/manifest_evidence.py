@@ -1,0 +1,67 @@
+"""What a run knew of each in-use manifest, for the report's checks: every expected cluster (with or without a
+manifest), every other manifest that protected images, and every file under in-use/ that could not be read.
+
+Pure; the blocking reasons are the ones the planner blocks on (domain.in_use), worded the same.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ecr_retention.domain.config import Safety
+from ecr_retention.domain.in_use import expected_manifest_problem
+from ecr_retention.domain.inventory import Inventory, cluster_of_source
+from ecr_retention.domain.plan import PlanModel
+from ecr_retention.domain.timestamps import UtcDatetime
+
+
+class ManifestEvidence(PlanModel):
+    cluster: str  # the cluster its file stands for (`in-use/<cluster>.json`)
+    expected: bool  # listed in safety.clusters: without a fresh, complete manifest the run deletes nothing
+    generated_at: UtcDatetime | None = None  # None: no readable manifest
+    complete: bool | None = None
+    references: int = 0  # image references it lists, each protecting what it names
+    problem: str | None = None  # why it blocks the run (an unreadable file blocks it whether expected or not)
+    note: str | None = None  # a manifest that declares another cluster than its file name
+
+
+def manifest_evidence(safety: Safety, inventory: Inventory, now: datetime) -> tuple[ManifestEvidence, ...]:
+    """One entry per cluster, by name: each expected cluster, each readable manifest, each unreadable file."""
+    entries: dict[str, ManifestEvidence] = {}
+    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    for source, problem in inventory.problems.items():
+        cluster = cluster_of_source(source)
+        entries[cluster] = ManifestEvidence(
+            cluster=cluster,
+            expected=cluster in safety.clusters,
+            problem=f"{source}: unreadable in-use manifest: {problem}",
+        )
+    for cluster in {*safety.clusters, *manifests} - entries.keys():
+        manifest = manifests.get(cluster)
+        expected = cluster in safety.clusters
+        entries[cluster] = ManifestEvidence(
+            cluster=cluster,
+            expected=expected,
+            generated_at=manifest.generated_at if manifest else None,
+            complete=manifest.complete if manifest else None,
+            references=len(manifest.images) if manifest else 0,
+            problem=expected_manifest_problem(safety, inventory, manifest, cluster, now) if expected else None,
+        )
+    for source, manifest in inventory.misfiled.items():
+        name = cluster_of_source(source)
+        note = f"{source} declares cluster {manifest.cluster}; its images still protect"
+        known = entries.get(name)
+        if known is None:
+            entries[name] = ManifestEvidence(
+                cluster=name,
+                expected=False,
+                generated_at=manifest.generated_at,
+                complete=manifest.complete,
+                references=len(manifest.images),
+                note=note,
+            )
+        else:  # the file of an expected cluster, which it does not stand for: its references still count
+            entries[name] = known.model_copy(
+                update={"references": known.references + len(manifest.images), "note": note}
+            )
+    return tuple(entries[name] for name in sorted(entries))

@@ -1,0 +1,57 @@
+"""Render the page: Jinja2 with autoescaping, every style and script inline and allowed by hash in the page's
+Content-Security-Policy, so that nothing is fetched from anywhere (a file, an S3 object, an e-mail attachment)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from functools import cache
+from importlib.resources import files
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from ecr_retention.domain.cost import StoragePrice, run_cost
+from ecr_retention.domain.report import RunReport
+
+
+@cache
+def environment() -> Environment:
+    return Environment(
+        loader=PackageLoader("ecr_retention.report_page", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+@cache
+def asset(name: str) -> str:
+    return (files("ecr_retention.report_page") / "templates" / name).read_text(encoding="utf-8")
+
+
+def csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(style: str, script: str) -> str:
+    """Nothing from the network; only this page's own style and script run (by hash, not 'unsafe-inline')."""
+    return (
+        f"default-src 'none'; style-src {csp_hash(style)}; script-src {csp_hash(script)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
+def render_page(report: RunReport, price: StoragePrice) -> str:
+    style, script = asset("page.css"), asset("page.js")
+    return (
+        environment()
+        .get_template("run.html.j2")
+        .render(
+            report=report,
+            cost=run_cost(report, price),
+            style=style,
+            script=script,
+            csp=content_security_policy(style, script),
+        )
+    )
