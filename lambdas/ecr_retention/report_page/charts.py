@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -125,8 +126,12 @@ class AgeChart:
     base: int = AGE_BASE
 
 
+_LIMITS = [limit for _, limit in AGE_BUCKETS]
+
+
 def bucket_of(age_seconds: float) -> int:
-    return next(index for index, (_, limit) in enumerate(AGE_BUCKETS) if age_seconds < limit)
+    """The first bucket whose upper limit is above the age (an image exactly one day old is in 1-7d)."""
+    return bisect_right(_LIMITS, age_seconds)
 
 
 def age_counts(entries: Sequence[ImageEntry], at: datetime) -> list[int]:

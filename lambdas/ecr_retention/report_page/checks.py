@@ -54,8 +54,9 @@ def removed(report: RunReport) -> Iterator[tuple[RepositoryReport, ImageEntry]]:
             yield repo, entry
 
 
-def has_kind(entry: ImageEntry, kind: ReasonKind) -> bool:
-    return any(reason.kind == kind for reason in entry.reasons)
+def kind_counts(entries: Iterable[ImageEntry]) -> Counter[str]:
+    """How many of the entries carry each reason kind (an entry counts once per kind)."""
+    return Counter(kind for entry in entries for kind in {reason.kind for reason in entry.reasons})
 
 
 def image_ref(repo: RepositoryReport, entry: ImageEntry) -> tuple[Part, ...]:
@@ -76,7 +77,7 @@ def blocked_check(report: RunReport) -> Check:
 
 def manifest_check(manifest: ManifestEvidence, report: RunReport) -> Check:
     name = f"manifest:{manifest.cluster}"
-    title_ = "Expected cluster" if manifest.expected else "Other cluster"
+    title_ = "In-use manifest"
     evidence: list[Line] = []
     if manifest.generated_at is not None:
         age = humanize_age(report.finished_at - manifest.generated_at)
@@ -91,7 +92,7 @@ def manifest_check(manifest: ManifestEvidence, report: RunReport) -> Check:
             name, "fail", title_, line("cluster ", data(manifest.cluster), ": blocks the run"), tuple(evidence)
         )
     if manifest.expected:
-        summary = line("cluster ", data(manifest.cluster), ": fresh and complete")
+        summary = line("cluster ", data(manifest.cluster), " (expected): fresh and complete")
     else:
         summary = line(
             "cluster ", data(manifest.cluster), ": protects its images, not required (not in safety.clusters)"
@@ -149,9 +150,7 @@ def removals_check(report: RunReport) -> Check:
 
 def spared_check(report: RunReport) -> Check:
     kept = [entry for repo in report.repositories for entry in repo.kept_images]
-    counts = {
-        kind: sum(1 for entry in kept if has_kind(entry, kind)) for kind in ("min-age", "keep-newest", "keep-rule")
-    }
+    counts = kind_counts(kept)
     rules = Counter(
         (reason.kind, reason.rule or "")
         for entry in kept
@@ -159,7 +158,8 @@ def spared_check(report: RunReport) -> Check:
         if reason.kind in ("keep-newest", "keep-rule")
     )
     evidence = [
-        line(f"{kind} ", data(rule), f": {plural(count, 'image')}") for (kind, rule), count in sorted(rules.items())
+        line(kind, *((" ", data(rule)) if rule else ()), f": {plural(count, 'image')}")
+        for (kind, rule), count in sorted(rules.items())
     ]
     return Check(
         "spared",
@@ -174,15 +174,20 @@ def spared_check(report: RunReport) -> Check:
 
 
 def dependents_check(report: RunReport) -> Check:
-    kept = [entry for repo in report.repositories for entry in repo.kept_images]
-    gone = [entry for _, entry in removed(report)]
-    parts = (
-        f"kept with their kept parents: {plural(sum(has_kind(e, 'index-child') for e in kept), 'child', 'children')}, "
-        f"{plural(sum(has_kind(e, 'referrer') for e in kept), 'signature or attestation', 'signatures or attestations')}"
-        f"; removed with their parents: {plural(sum(has_kind(e, 'index-child') for e in gone), 'child', 'children')}, "
-        f"{plural(sum(has_kind(e, 'referrer') for e in gone), 'signature or attestation', 'signatures or attestations')}"
+    kept = kind_counts(entry for repo in report.repositories for entry in repo.kept_images)
+    gone = kind_counts(entry for _, entry in removed(report))
+    children = ("child", "children")
+    referrers = ("signature or attestation", "signatures or attestations")
+    return Check(
+        "dependents",
+        "pass",
+        "Dependents",
+        line(
+            f"kept with their kept parents: {plural(kept['index-child'], *children)}, "
+            f"{plural(kept['referrer'], *referrers)}; "
+            f"removed with their parents: {plural(gone['index-child'], *children)}, {plural(gone['referrer'], *referrers)}"
+        ),
     )
-    return Check("dependents", "pass", "Dependents", line(parts))
 
 
 def fraction_check(report: RunReport) -> Check:

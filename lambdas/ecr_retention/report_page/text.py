@@ -4,17 +4,19 @@ repository name cannot reorder the text around it."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # Embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), the marks (U+200E, U+200F, U+061C), and the
 # zero-width characters that hide a difference between two names (U+200B, U+FEFF).
 INVISIBLE = "\u061c\u200b\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\ufeff"
 _SHOWN = str.maketrans({char: f"\u27e8U+{ord(char):04X}\u27e9" for char in INVISIBLE})
+_ANY = re.compile(f"[{INVISIBLE}]")
 
 
 def visible(text: str) -> str:
     """`a\u202eb` becomes `a⟨U+202E⟩b`: the control is shown, never applied."""
-    return text.translate(_SHOWN)
+    return text.translate(_SHOWN) if _ANY.search(text) else text
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,7 +80,7 @@ TOTAL_LABELS = {
     "repositories": "repositories",
     "images": "images",
     "kept": "kept",
-    "protected_in_use": "kept in use",
+    "protected_in_use": "protected in use",
     "deleted": "deleted",
     "archived": "archived",
     "cancelled": "cancelled",
@@ -208,13 +208,13 @@ class ImageRow:
     size_text: str
     action: str
     reasons: tuple[ReasonText, ...]
-    error_code: str
 
 
 def reasons_of(entry: ImageEntry, action: str) -> tuple[ReasonText, ...]:
     reasons = [ReasonText(r.kind, visible(r.rule or ""), visible(r.detail)) for r in entry.reasons]
     if action in ("cancelled", "failed") or not reasons:  # what became of the removal comes first
-        reasons.insert(0, ReasonText(entry.kind, visible(entry.rule or ""), visible(entry.detail)))
+        detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
+        reasons.insert(0, ReasonText(entry.kind, visible(entry.rule or ""), visible(detail)))
     return tuple(reasons)
 
 
@@ -232,7 +232,6 @@ def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: dateti
         size_text=human_bytes(entry.image_size_in_bytes),
         action=action,
         reasons=reasons_of(entry, action),
-        error_code=visible(entry.error_code or ""),
     )
 
 
