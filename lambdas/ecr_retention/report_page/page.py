@@ -10,8 +10,9 @@ from importlib.resources import files
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from ecr_retention.domain.cost import StoragePrice, run_cost
+from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.report import RunReport
+from ecr_retention.report_page.view import page_of
 
 
 @cache
@@ -43,13 +44,14 @@ def content_security_policy(style: str, script: str) -> str:
 
 
 def render_page(report: RunReport, price: StoragePrice) -> str:
+    """The whole page: the view (view.py) computes every figure, the template writes every tag."""
     style, script = asset("page.css"), asset("page.js")
     return (
         environment()
         .get_template("run.html.j2")
         .render(
             report=report,
-            cost=run_cost(report, price),
+            page=page_of(report, price),
             style=style,
             script=script,
             csp=content_security_policy(style, script),

@@ -1,0 +1,323 @@
+"""The checks a reviewer makes by hand on a run, each a line with pass, warn or fail and its evidence.
+
+Pure: every figure comes from the RunReport. Ids are stable (`data-check` on the page, docs/report.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.manifest_evidence import ManifestEvidence
+from ecr_retention.domain.plan import ReasonKind
+from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.report_page.text import Line, Part, data, line, plural
+
+Status = Literal["pass", "warn", "fail"]
+MARKS: dict[Status, str] = {"pass": "\u2713", "warn": "!", "fail": "\u2717"}
+WORDS: dict[Status, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
+# A removal carrying one of these reasons contradicts itself: the planner never removes what they protect.
+PROTECTING: tuple[ReasonKind, ...] = ("in-use", "keep-rule", "min-age", "blocked", "skipped")
+EVIDENCE_LINES = 50  # a check lists at most this many lines of evidence, then says how many more there are
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    id: str
+    status: Status
+    title: str
+    summary: Line
+    evidence: tuple[Line, ...] = ()
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.status]
+
+    @property
+    def word(self) -> str:
+        return WORDS[self.status]
+
+
+def capped(lines: Iterable[Line]) -> tuple[Line, ...]:
+    shown = list(lines)
+    if len(shown) <= EVIDENCE_LINES:
+        return tuple(shown)
+    return (*shown[:EVIDENCE_LINES], line(f"… and {len(shown) - EVIDENCE_LINES} more"))
+
+
+def removed(report: RunReport) -> Iterator[tuple[RepositoryReport, ImageEntry]]:
+    for repo in report.repositories:
+        for entry in (*repo.deleted, *repo.archived):
+            yield repo, entry
+
+
+def kind_counts(entries: Iterable[ImageEntry]) -> Counter[str]:
+    """How many of the entries carry each reason kind (an entry counts once per kind)."""
+    return Counter(kind for entry in entries for kind in {reason.kind for reason in entry.reasons})
+
+
+def image_ref(repo: RepositoryReport, entry: ImageEntry) -> tuple[Part, ...]:
+    return data(repo.repository_name), Part(" "), data(entry.image_digest[:19])
+
+
+def blocked_check(report: RunReport) -> Check:
+    if not report.blocked:
+        return Check("blocked", "pass", "Not blocked", line("the inventory allowed deletions"))
+    return Check(
+        "blocked",
+        "fail",
+        "Blocked",
+        line(f"nothing was deleted anywhere: {plural(len(report.blocked), 'reason')}"),
+        capped(line(data(reason)) for reason in report.blocked),
+    )
+
+
+def manifest_check(manifest: ManifestEvidence, report: RunReport) -> Check:
+    name = f"manifest:{manifest.cluster}"
+    title_ = "In-use manifest"
+    evidence: list[Line] = []
+    if manifest.generated_at is not None:
+        age = humanize_age(report.finished_at - manifest.generated_at)
+        evidence.append(line(f"generated {manifest.generated_at:%Y-%m-%d %H:%M:%S} UTC, {age} old at the run's finish"))
+        evidence.append(line("complete" if manifest.complete else "NOT complete (complete: false)"))
+    evidence.append(line(f"{plural(manifest.references, 'image reference')}"))
+    if manifest.note:
+        evidence.append(line(data(manifest.note)))
+    if manifest.problem:
+        evidence.insert(0, line(data(manifest.problem)))
+        return Check(
+            name, "fail", title_, line("cluster ", data(manifest.cluster), ": blocks the run"), tuple(evidence)
+        )
+    if manifest.expected:
+        summary = line("cluster ", data(manifest.cluster), " (expected): fresh and complete")
+    else:
+        summary = line(
+            "cluster ", data(manifest.cluster), ": protects its images, not required (not in safety.clusters)"
+        )
+    return Check(name, "pass", title_, summary, tuple(evidence))
+
+
+def in_use_check(report: RunReport) -> Check:
+    readable = [m for m in report.manifests if m.generated_at is not None]
+    references = sum(m.references for m in readable)
+    protected = report.totals.protected_in_use
+    if not readable:
+        return Check(
+            "in-use",
+            "warn",
+            "In use",
+            line(f"no in-use manifest was read: no image is protected by use ({plural(protected, 'image')} counted)"),
+        )
+    return Check(
+        "in-use",
+        "pass",
+        "In use",
+        line(
+            f"{plural(references, 'reference')} in {plural(len(readable), 'manifest')} "
+            f"protect {plural(protected, 'image')}"
+        ),
+    )
+
+
+def removals_check(report: RunReport) -> Check:
+    checked = 0
+    offenders: list[Line] = []
+    for repo, entry in removed(report):
+        checked += 1
+        kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
+        if kinds:
+            offenders.append(line(*image_ref(repo, entry), f" is removed but carries {', '.join(kinds)}"))
+    if offenders:
+        return Check(
+            "removals-unprotected",
+            "fail",
+            "Removals unprotected",
+            line(f"{plural(len(offenders), 'removal')} of {checked} carry a protecting reason"),
+            capped(offenders),
+        )
+    return Check(
+        "removals-unprotected",
+        "pass",
+        "Removals unprotected",
+        line(
+            f"{plural(checked, 'removal')} checked: none is in use, kept by a rule, younger than min_age, blocked or skipped"
+        ),
+    )
+
+
+def spared_check(report: RunReport) -> Check:
+    kept = [entry for repo in report.repositories for entry in repo.kept_images]
+    counts = kind_counts(kept)
+    rules = Counter(
+        (reason.kind, reason.rule or "")
+        for entry in kept
+        for reason in entry.reasons
+        if reason.kind in ("keep-newest", "keep-rule")
+    )
+    evidence = [
+        line(kind, *((" ", data(rule)) if rule else ()), f": {plural(count, 'image')}")
+        for (kind, rule), count in sorted(rules.items())
+    ]
+    return Check(
+        "spared",
+        "pass",
+        "Spared",
+        line(
+            f"kept by min-age {counts['min-age']}, by keep-newest {counts['keep-newest']}, "
+            f"by keep-rule {counts['keep-rule']}"
+        ),
+        capped(evidence),
+    )
+
+
+def dependents_check(report: RunReport) -> Check:
+    kept = kind_counts(entry for repo in report.repositories for entry in repo.kept_images)
+    gone = kind_counts(entry for _, entry in removed(report))
+    children = ("child", "children")
+    referrers = ("signature or attestation", "signatures or attestations")
+    return Check(
+        "dependents",
+        "pass",
+        "Dependents",
+        line(
+            f"kept with their kept parents: {plural(kept['index-child'], *children)}, "
+            f"{plural(kept['referrer'], *referrers)}; "
+            f"removed with their parents: {plural(gone['index-child'], *children)}, {plural(gone['referrer'], *referrers)}"
+        ),
+    )
+
+
+def fraction_check(report: RunReport) -> Check:
+    skipped = [repo for repo in report.repositories if repo.skipped]
+    if not skipped:
+        return Check(
+            "max-delete-fraction", "pass", "Max delete fraction", line("no repository is over max_delete_fraction")
+        )
+    return Check(
+        "max-delete-fraction",
+        "warn",
+        "Max delete fraction",
+        line(f"{plural(len(skipped), 'repository', 'repositories')} skipped over max_delete_fraction"),
+        capped(line(data(repo.repository_name), ": ", data(repo.skipped or "")) for repo in skipped),
+    )
+
+
+def cancellation_check(report: RunReport) -> Check:
+    cancelled = [(repo, entry) for repo in report.repositories for entry in repo.cancelled]
+    if not cancelled:
+        return Check("cancellations", "pass", "Re-check", line("no removal was cancelled by the re-check"))
+    return Check(
+        "cancellations",
+        "warn",
+        "Re-check",
+        line(f"{plural(len(cancelled), 'removal')} cancelled"),
+        capped(line(*image_ref(repo, entry), f" {entry.kind}: ", data(entry.detail)) for repo, entry in cancelled),
+    )
+
+
+def failure_check(report: RunReport) -> Check:
+    failed = [(repo, entry) for repo in report.repositories for entry in repo.failed]
+    stuck = [repo for repo in report.repositories if repo.outcome in ("failed", "busy")]
+    if not failed and not stuck:
+        return Check("failures", "pass", "Failures", line("no failure"))
+    codes = Counter(entry.error_code or "unknown" for _, entry in failed)
+    summary = line(
+        f"{plural(len(failed), 'image')} failed",
+        *((" (", data(", ".join(f"{code} {count}" for code, count in sorted(codes.items()))), ")") if codes else ()),
+        f"; {plural(len(stuck), 'repository', 'repositories')} failed or busy",
+    )
+    evidence = [line(data(repo.repository_name), f": {repo.outcome}", *error_parts(repo.error)) for repo in stuck]
+    evidence += [
+        line(*image_ref(repo, entry), ": ", data(entry.error_code or "unknown"), " ", data(entry.detail))
+        for repo, entry in failed
+    ]
+    return Check("failures", "fail", "Failures", summary, capped(evidence))
+
+
+def error_parts(error: str | None) -> tuple[Part, ...]:
+    return (Part(" ("), data(error), Part(")")) if error else ()
+
+
+def replication_check(report: RunReport) -> Check:
+    replicated = [repo for repo in report.repositories if repo.deletion_replicates_to]
+    if not replicated:
+        return Check("replication", "pass", "Replication", line("no repository's deletions replicate"))
+    evidence: list[Line] = []
+    warn = False
+    for repo in replicated:
+        removes = bool(repo.deleted or repo.archived)
+        for replica in repo.deletion_replicates_to:
+            if replica.expected_clusters:
+                watched = line(" (expected clusters there: ", data(", ".join(replica.expected_clusters)), ")")
+            else:
+                warn = warn or removes
+                watched = line(" (no expected cluster there", "" if removes else "; this run removes nothing here", ")")
+            evidence.append(line(data(repo.repository_name), " deletions reach ", data(str(replica)), *watched))
+    summary = line(
+        f"{plural(len(replicated), 'repository', 'repositories')} replicate deletions",
+        "; a destination without an expected cluster receives this run's removals" if warn else "",
+    )
+    return Check("replication", "warn" if warn else "pass", "Replication", summary, capped(evidence))
+
+
+def findings_check(report: RunReport) -> Check:
+    lifecycle = [(repo, finding) for repo in report.repositories for finding in repo.lifecycle_findings]
+    templates = report.template_findings
+    if not lifecycle and not templates:
+        return Check(
+            "findings",
+            "pass",
+            "Native lifecycle",
+            line("no finding on native lifecycle policies or creation templates"),
+        )
+    evidence = [
+        line(data(repo.repository_name), f": {finding.severity} {finding.code}: ", data(finding.message))
+        for repo, finding in lifecycle
+    ]
+    evidence += [
+        line("template ", data(finding.prefix), f": {finding.severity} {finding.code}: ", data(finding.message))
+        for finding in templates
+    ]
+    errors = sum(1 for _, finding in lifecycle if finding.severity == "error")
+    return Check(
+        "findings",
+        "warn",
+        "Native lifecycle",
+        line(
+            f"{plural(len(lifecycle), 'lifecycle policy finding')} ({errors} errors), "
+            f"{plural(len(templates), 'creation-template finding')}"
+        ),
+        capped(evidence),
+    )
+
+
+def warnings_check(report: RunReport) -> Check:
+    if not report.warnings:
+        return Check("warnings", "pass", "Warnings", line("no warning"))
+    return Check(
+        "warnings",
+        "warn",
+        "Warnings",
+        line(plural(len(report.warnings), "warning")),
+        capped(line(data(warning)) for warning in report.warnings),
+    )
+
+
+def checks_of(report: RunReport) -> tuple[Check, ...]:
+    return (
+        blocked_check(report),
+        *(manifest_check(manifest, report) for manifest in sorted(report.manifests, key=lambda m: not m.expected)),
+        in_use_check(report),
+        removals_check(report),
+        spared_check(report),
+        dependents_check(report),
+        fraction_check(report),
+        cancellation_check(report),
+        failure_check(report),
+        replication_check(report),
+        findings_check(report),
+        warnings_check(report),
+    )

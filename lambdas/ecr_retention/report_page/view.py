@@ -1,0 +1,287 @@
+"""What the page shows, as plain data the template reads: the header, the checks, the totals, a row per repository,
+the charts' geometry, the cost lines and a row per image. Pure: no HTML here (the template writes every tag and
+escapes every value); text from registries and clusters passes through `visible` (text.py) on its way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from ecr_retention.domain.cost import (
+    ARCHIVE_DISCOUNT_ABOVE_TB,
+    ARCHIVE_MINIMUM_DAYS,
+    RESTORE_PRICE_PER_GB,
+    RunCost,
+    StoragePrice,
+    run_cost,
+)
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, RunTotals
+from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.report_page.charts import AgeChart, BarChart, age_chart, bytes_chart
+from ecr_retention.report_page.checks import Check, checks_of
+from ecr_retention.report_page.text import visible
+
+SHORT_DIGEST = len("sha256:") + 12
+# The order of the image table: what the run removed (or failed to) first, then what it kept.
+ACTIONS = ("delete", "archive", "failed", "cancelled", "keep")
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    mode: str  # "Dry run" or "Run"
+    outcome: str
+    dry_run: bool
+    trigger: str
+    run_id: str
+    registry: str
+    region: str
+    started_iso: str
+    started: str
+    finished_iso: str
+    finished: str
+    duration: str
+    report_key: str | None
+
+
+def utc(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M:%S} UTC"
+
+
+def header_of(report: RunReport) -> Header:
+    seconds = int((report.finished_at - report.started_at).total_seconds())
+    return Header(
+        mode="Dry run" if report.dry_run else "Run",
+        outcome=report.outcome,
+        dry_run=report.dry_run,
+        trigger=report.trigger,
+        run_id=visible(report.run_id),
+        registry=visible(report.registry_id or "unknown"),
+        region=visible(report.region or "unknown"),
+        started_iso=report.started_at.isoformat(),
+        started=utc(report.started_at),
+        finished_iso=report.finished_at.isoformat(),
+        finished=utc(report.finished_at),
+        duration=humanize_age(timedelta(seconds=seconds)),
+        report_key=visible(report.report_key) if report.report_key else None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Total:
+    key: str  # the RunTotals field, camelCase, as in the JSON
+    label: str
+    value: int
+    human: str
+
+
+TOTAL_LABELS = {
+    "repositories": "repositories",
+    "images": "images",
+    "kept": "kept",
+    "protected_in_use": "protected in use",
+    "deleted": "deleted",
+    "archived": "archived",
+    "cancelled": "cancelled",
+    "failed": "failed",
+    "bytes_reclaimed": "reclaimed",
+}
+
+
+def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
+    values = totals.model_dump(by_alias=False)
+    labels = dict(TOTAL_LABELS)
+    if dry_run:
+        labels.update(deleted="would delete", archived="would archive", bytes_reclaimed="would reclaim")
+    fields = RunTotals.model_fields
+    return tuple(
+        Total(
+            key=fields[name].alias or name,
+            label=labels[name],
+            value=values[name],
+            human=human_bytes(values[name]) if name == "bytes_reclaimed" else str(values[name]),
+        )
+        for name in TOTAL_LABELS
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryRow:
+    name: str  # raw, for data-repository (an attribute: escaped, never shown)
+    label: str
+    outcome: str
+    policy: str
+    images: int
+    kept: int
+    deleted: int
+    archived: int
+    cancelled: int
+    failed: int
+    bytes_reclaimed: int
+    bytes_human: str
+    note: str  # why it was skipped, or what failed
+
+
+def repository_row(repo: RepositoryReport) -> RepositoryRow:
+    return RepositoryRow(
+        name=repo.repository_name,
+        label=visible(repo.repository_name),
+        outcome=repo.outcome,
+        policy=visible(repo.policy or "-"),
+        images=repo.images,
+        kept=repo.kept,
+        deleted=len(repo.deleted),
+        archived=len(repo.archived),
+        cancelled=len(repo.cancelled),
+        failed=len(repo.failed),
+        bytes_reclaimed=repo.bytes_reclaimed,
+        bytes_human=human_bytes(repo.bytes_reclaimed),
+        note=visible(repo.skipped or repo.error or ""),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    key: str  # data-cost
+    value: float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CostView:
+    dry_run: bool
+    price: str
+    source: str
+    deleted: str  # bytes, human
+    archived: str
+    figures: dict[str, Figure]
+    restore_price: str
+    minimum_days: int
+    discount_above_tb: int
+    has_archive: bool
+
+
+def usd(value: float) -> str:
+    return "$0.00" if value == 0 else "< $0.01" if value < 0.005 else f"${value:,.2f}"
+
+
+def cost_view(cost: RunCost, dry_run: bool) -> CostView:
+    figures = (
+        Figure("deletedGbMonth", cost.deleted_gb_month, f"{cost.deleted_gb_month:,.3f} GB-month"),
+        Figure("deletedMonthlyUsd", cost.deleted_monthly_usd, usd(cost.deleted_monthly_usd) + " a month"),
+        Figure("archivedGb", cost.archived_gb, f"{cost.archived_gb:,.3f} GB"),
+        Figure("archiveMinimumUsd", cost.archive_minimum_usd, usd(cost.archive_minimum_usd)),
+        Figure("restoreUsd", cost.restore_usd, usd(cost.restore_usd)),
+    )
+    return CostView(
+        dry_run=dry_run,
+        price=f"${cost.price.per_gb_month:g} per GB-month",
+        source=visible(cost.price.source),
+        deleted=human_bytes(cost.deleted_bytes),
+        archived=human_bytes(cost.archived_bytes),
+        figures={figure.key: figure for figure in figures},
+        restore_price=f"${RESTORE_PRICE_PER_GB:g}/GB",
+        minimum_days=ARCHIVE_MINIMUM_DAYS,
+        discount_above_tb=ARCHIVE_DISCOUNT_ABOVE_TB,
+        has_archive=cost.archived_bytes > 0,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReasonText:
+    kind: str
+    rule: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRow:
+    repository: str  # raw, for data-repository
+    repository_label: str
+    digest: str  # raw, for data-digest and the title
+    short_digest: str
+    tags: str
+    age_seconds: int
+    age: str
+    size: int | None
+    size_text: str
+    action: str
+    reasons: tuple[ReasonText, ...]
+
+
+def reasons_of(entry: ImageEntry, action: str) -> tuple[ReasonText, ...]:
+    reasons = [ReasonText(r.kind, visible(r.rule or ""), visible(r.detail)) for r in entry.reasons]
+    if action in ("cancelled", "failed") or not reasons:  # what became of the removal comes first
+        detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
+        reasons.insert(0, ReasonText(entry.kind, visible(entry.rule or ""), visible(detail)))
+    return tuple(reasons)
+
+
+def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: datetime) -> ImageRow:
+    age = max(0, int((at - entry.image_pushed_at).total_seconds()))
+    return ImageRow(
+        repository=repo.repository_name,
+        repository_label=visible(repo.repository_name),
+        digest=entry.image_digest,
+        short_digest=visible(entry.image_digest[:SHORT_DIGEST]),
+        tags=visible(", ".join(entry.image_tags)),
+        age_seconds=age,
+        age=humanize_age(timedelta(seconds=age)),
+        size=entry.image_size_in_bytes,
+        size_text=human_bytes(entry.image_size_in_bytes),
+        action=action,
+        reasons=reasons_of(entry, action),
+    )
+
+
+def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
+    groups = {
+        "delete": repo.deleted,
+        "archive": repo.archived,
+        "failed": repo.failed,
+        "cancelled": repo.cancelled,
+        "keep": repo.kept_images,
+    }
+    for action in ACTIONS:
+        for entry in groups[action]:
+            yield action, entry
+
+
+def image_rows(report: RunReport) -> tuple[ImageRow, ...]:
+    return tuple(
+        image_row(repo, entry, action, repo.evaluated_at or report.started_at)
+        for repo in report.repositories
+        for action, entry in entries_of(repo)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    header: Header
+    blocked: tuple[str, ...]
+    checks: tuple[Check, ...]
+    totals: tuple[Total, ...]
+    repositories: tuple[RepositoryRow, ...]
+    bytes_chart: BarChart
+    age_charts: tuple[AgeChart, ...]
+    cost: CostView
+    images: tuple[ImageRow, ...]
+
+
+def page_of(report: RunReport, price: StoragePrice) -> Page:
+    return Page(
+        header=header_of(report),
+        blocked=tuple(visible(reason) for reason in report.blocked),
+        checks=checks_of(report),
+        totals=totals_of(report.totals, report.dry_run),
+        repositories=tuple(repository_row(repo) for repo in report.repositories),
+        bytes_chart=bytes_chart(report.repositories, report.dry_run),
+        age_charts=tuple(
+            age_chart(repo, repo.evaluated_at or report.started_at, report.dry_run)
+            for repo in report.repositories
+            if repo.images or repo.kept_images or repo.deleted or repo.archived
+        ),
+        cost=cost_view(run_cost(report, price), report.dry_run),
+        images=image_rows(report),
+    )

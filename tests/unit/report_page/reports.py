@@ -1,0 +1,140 @@
+"""Run reports for the page's tests, built from the domain models as a run's report step builds them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ecr_retention.domain.cost import StoragePrice
+from ecr_retention.domain.manifest_evidence import ManifestEvidence
+from ecr_retention.domain.plan import Reason, ReasonKind
+from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from support.builders import digest
+
+STARTED = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
+FINISHED = STARTED + timedelta(minutes=4)
+MIB = 1024 * 1024
+PRICE = StoragePrice(0.10, "ECR standard storage in eu-west-1, test price")
+DELETE_RULE = Reason(kind="delete-rule", rule="policies[0].rules[1]", detail="delete tags *.*, older than 30d")
+
+
+def reason(kind: ReasonKind, detail: str | None = None, rule: str | None = None) -> Reason:
+    return Reason(kind=kind, rule=rule, detail=detail or f"{kind} detail")
+
+
+def entry(
+    seed: str,
+    *tags: str,
+    reasons: Sequence[Reason] = (DELETE_RULE,),
+    age: timedelta = timedelta(days=100),
+    size: int | None = 10 * MIB,
+    kind: ReasonKind | None = None,
+    detail: str | None = None,
+    error_code: str | None = None,
+) -> ImageEntry:
+    main = reasons[0]
+    return ImageEntry(
+        image_digest=digest(seed),
+        image_tags=tags,
+        image_pushed_at=STARTED - age,
+        image_size_in_bytes=size,
+        kind=kind or main.kind,
+        rule=main.rule,
+        detail=detail or main.detail,
+        error_code=error_code,
+        reasons=tuple(reasons),
+    )
+
+
+def kept(seed: str, *tags: str, kind: ReasonKind = "no-delete-rule", **options: Any) -> ImageEntry:
+    return entry(
+        seed, *tags, reasons=[reason(kind, rule="policies[0].rules[0]" if kind == "keep-rule" else None)], **options
+    )
+
+
+def repo(
+    name: str,
+    *,
+    kept_images: Sequence[ImageEntry] = (),
+    deleted: Sequence[ImageEntry] = (),
+    archived: Sequence[ImageEntry] = (),
+    cancelled: Sequence[ImageEntry] = (),
+    failed: Sequence[ImageEntry] = (),
+    **fields: Any,
+) -> RepositoryReport:
+    fields.setdefault("outcome", "ok")
+    everything = (*kept_images, *deleted, *archived, *cancelled, *failed)
+    return RepositoryReport(
+        repository_name=name,
+        policy=fields.pop("policy", "policies[0]"),
+        evaluated_at=STARTED + timedelta(minutes=1),
+        images=len(everything),
+        kept=len(kept_images) + len(cancelled) + len(failed),
+        protected_in_use=sum(1 for e in everything if any(r.kind == "in-use" for r in e.reasons)),
+        kept_images=tuple(kept_images),
+        deleted=tuple(deleted),
+        archived=tuple(archived),
+        cancelled=tuple(cancelled),
+        failed=tuple(failed),
+        bytes_reclaimed=sum(e.image_size_in_bytes or 0 for e in deleted),
+        **fields,
+    )
+
+
+def prod_manifest(**fields: Any) -> ManifestEvidence:
+    values: dict[str, Any] = {
+        "cluster": "prod",
+        "expected": True,
+        "generated_at": STARTED - timedelta(minutes=30),
+        "complete": True,
+        "references": 12,
+    }
+    values.update(fields)
+    return ManifestEvidence(**values)
+
+
+def run(
+    *repositories: RepositoryReport,
+    manifests: Sequence[ManifestEvidence] = (),
+    dry_run: bool = False,
+    **fields: Any,
+) -> RunReport:
+    return build_run_report(
+        run_id=fields.pop("run_id", "20261130T030000Z-schedule-1a2b3c4d"),
+        trigger=fields.pop("trigger", "schedule"),
+        dry_run=dry_run,
+        started_at=STARTED,
+        finished_at=FINISHED,
+        repositories=repositories,
+        registry_id="123456789012",
+        region="eu-west-1",
+        manifests=manifests if manifests else (prod_manifest(),),
+        **fields,
+    )
+
+
+def mixed_run(**fields: Any) -> RunReport:
+    """A run that did a bit of everything: deletions, an archive, a cancellation, a failure, children, referrers."""
+    app = repo(
+        "app",
+        kept_images=[
+            kept("k1", "latest", kind="keep-rule"),
+            kept("k2", "1.2.0", kind="keep-newest"),
+            kept("k3", kind="min-age", age=timedelta(hours=3)),
+            kept("k4", "1.1.0", kind="in-use", age=timedelta(days=400)),
+            kept("k5", kind="index-child"),
+            kept("k6", "sha256-abc.sig", kind="referrer"),
+        ],
+        deleted=[
+            entry("d1", "1.0.0", age=timedelta(days=40), size=300 * MIB),
+            entry("d2", reasons=[DELETE_RULE, reason("index-child", "child of a deleted index")], size=None),
+            entry("d3", "sha256-d1.att", reasons=[reason("referrer", "its subject goes")], age=timedelta(days=5)),
+        ],
+        archived=[entry("a1", "pr-12", age=timedelta(days=20), size=2 * 1024 * MIB)],
+        cancelled=[entry("c1", "1.0.1", kind="tag-changed", detail="its tags changed since the plan")],
+        failed=[entry("f1", "0.9.0", kind="delete-failed", detail="ECR refused", error_code="ImageNotFoundException")],
+        outcome="partial",
+    )
+    web = repo("team-a/web", kept_images=[kept("w1", "v1")], deleted=[entry("w2", "v0", size=50 * MIB)])
+    return run(app, web, **fields)
