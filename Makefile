@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test fast lint typecheck unit synth bench clean
+.PHONY: demo test fast lint typecheck unit synth bench screenshots clean
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ test: lint typecheck
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit tests/golden
 
-# Everything but the slow tiers (CDK synthesis, moto in server mode, the demo): before a commit, not before a stop.
+# Everything but the slow tiers (CDK synthesis, moto in server mode, the demo, the browser): before a commit, not before a stop.
 fast: lint typecheck
 	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/golden tests/integration
 
@@ -42,6 +42,10 @@ synth: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/write_performance.py
+
+# docs/images/report-page.png: the demo's real-run page in headless Chromium (apt-get install chromium).
+screenshots: $(STAMP)
+	$(BIN)/python tools/screenshots.py
 
 clean:
 	rm -rf $(VENV) cdk.out .pytest_cache .mypy_cache .ruff_cache

@@ -20,6 +20,7 @@ BENCHMARKS = [
     ("Lifecycle simulator and doctor", "lifecycle_bench.py"),
     ("Exporter", "export_bench.py"),
     ("Lambda cold start", "asset_bench.py"),
+    ("Report page: render, size and first paint", "report_page.py"),
 ]
 
 

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request
@@ -59,14 +60,15 @@ Opener = Callable[..., OpenedPage]
 
 @pytest.fixture
 def open_html(browser: Browser, tmp_path: Path) -> Iterator[Opener]:
-    """open_html(html, scripts=True) writes the page to a file and opens it by its file:// URL."""
+    """open_html(html, scripts=True, timeout=ms) writes the page to a file and opens it by its file:// URL; every
+    step on the page waits at most `timeout` milliseconds."""
     contexts: list[BrowserContext] = []
 
-    def open_page(html: str, *, scripts: bool = True, name: str = "report.html") -> OpenedPage:
-        path = tmp_path / name
+    def open_page(html: str, *, scripts: bool = True, timeout: float = 10_000) -> OpenedPage:
+        path = tmp_path / "report.html"
         path.write_text(html, encoding="utf-8")
         context = browser.new_context(viewport=VIEWPORT, java_script_enabled=scripts)
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(timeout)
         contexts.append(context)
         page = context.new_page()
         opened = OpenedPage(page=page, url=path.as_uri())
@@ -92,9 +94,9 @@ def open_html(browser: Browser, tmp_path: Path) -> Iterator[Opener]:
 
 @pytest.fixture
 def open_report(open_html: Opener) -> Callable[..., OpenedPage]:
-    """open_report(report, scripts=True): the page render_page makes of the report, opened in Chromium."""
+    """open_report(report, scripts=True, timeout=ms): the page render_page makes of the report, opened in Chromium."""
 
-    def open_page(report: RunReport, *, scripts: bool = True) -> OpenedPage:
-        return open_html(render_page(report, StoragePrice.for_region(report.region)), scripts=scripts)
+    def open_page(report: RunReport, **options: Any) -> OpenedPage:
+        return open_html(render_page(report, StoragePrice.for_region(report.region)), **options)
 
     return open_page
