@@ -1,26 +1,27 @@
 """The report page in headless Chromium (Debian's, driven by Playwright; ecr_retention_dev.browser).
 
 Without Chromium the browser tests skip, with one line saying how to get it; with ECR_RETENTION_BROWSER_TESTS=required
-(.ci/run sets it) they fail instead. Pages are opened from a file:// URL, as a reader opens a downloaded report, and
+(.ci/run sets it) they fail instead (support.chromium). Pages are opened from a file:// URL, as a reader opens a downloaded report, and
 every request other than that URL is recorded: the page must make none."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request
 
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.report import RunReport
 from ecr_retention.report_page import render_page
-from ecr_retention_dev.browser import headless_chromium, missing_reason
+from ecr_retention_dev.browser import headless_chromium
+from support.chromium import fail_without_chromium
 
-REQUIRED_VARIABLE = "ECR_RETENTION_BROWSER_TESTS"
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request
+
 VIEWPORT = {"width": 1280, "height": 800}
 
 
@@ -34,11 +35,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
-    reason = missing_reason()
-    if reason is not None:
-        if os.environ.get(REQUIRED_VARIABLE) == "required":
-            pytest.fail(f"{REQUIRED_VARIABLE}=required, but {reason}", pytrace=False)
-        pytest.skip(f"browser tests: {reason}")
+    fail_without_chromium()  # the test modules skip without it, unless CI requires them
     with headless_chromium() as launched:
         yield launched
 

@@ -7,16 +7,21 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from playwright.sync_api import Page
 
 from ecr_retention.domain.cost import StoragePrice, run_cost
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
 from ecr_retention.report_page import render_page
 from ecr_retention_dev.browser import screenshot_page
+from support.chromium import skip_module_without_chromium
 from support.reports import blocked_report, dry_run_report, real_run_report
+
+skip_module_without_chromium()
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 Open = Callable[..., Any]  # conftest.open_report and open_html: they return a conftest.OpenedPage
 ACTIONS = ("keep", "delete", "archive", "cancelled", "failed")
