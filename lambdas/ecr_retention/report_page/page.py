@@ -39,7 +39,7 @@ def content_security_policy(style: str, script: str) -> str:
     """Nothing from the network; only this page's own style and script run (by hash, not 'unsafe-inline')."""
     return (
         f"default-src 'none'; style-src {csp_hash(style)}; script-src {csp_hash(script)}; "
-        "img-src data:; base-uri 'none'; form-action 'none'"
+        "base-uri 'none'; form-action 'none'"
     )
 
 

@@ -159,7 +159,6 @@ class CostView:
     restore_price: str
     minimum_days: int
     discount_above_tb: int
-    has_archive: bool
 
 
 def usd(value: float) -> str:
@@ -184,7 +183,6 @@ def cost_view(cost: RunCost, dry_run: bool) -> CostView:
         restore_price=f"${RESTORE_PRICE_PER_GB:g}/GB",
         minimum_days=ARCHIVE_MINIMUM_DAYS,
         discount_above_tb=ARCHIVE_DISCOUNT_ABOVE_TB,
-        has_archive=cost.archived_bytes > 0,
     )
 
 

@@ -179,6 +179,8 @@ def test_the_csp_allows_only_the_page_own_style_and_script() -> None:
     assert policy["style-src"] == sha256(style.text())
     assert policy["script-src"] == sha256(script.text())
     assert "unsafe-inline" not in meta.attrs["content"]
+    for sources in policy.values():  # nothing from anywhere: no host, no scheme, no data: URL
+        assert all(source == "'none'" or source.startswith("'sha256-") for source in sources.split()), sources
 
 
 def test_no_inline_style_no_handler_and_no_url() -> None:

@@ -16,6 +16,7 @@
     const cells = row.cells;
     const d = row.dataset;
     const tags = cells[2] ? cells[2].textContent : "";
+    const reasons = cells[6] ? cells[6].textContent : "";
     const size = d.size === "" ? -1 : Number(d.size);
     return {
       row,
@@ -26,7 +27,7 @@
       age: Number(d.ageSeconds),
       size,
       action: d.action || "",
-      haystack: ((d.repository || "") + "\n" + (d.digest || "") + "\n" + row.textContent).toLowerCase(),
+      haystack: [d.repository, d.digest, tags, reasons].join("\n").toLowerCase(),
       shown: true,
     };
   });
@@ -76,6 +77,9 @@
     order = descending ? ascending.reverse() : ascending;
     for (const th of section.querySelectorAll("thead th[aria-sort]")) th.setAttribute("aria-sort", "none");
     button.closest("th").setAttribute("aria-sort", descending ? "descending" : "ascending");
+    // Empty the body in one step, then insert the rows in their new order: moving 30,000 rows one by one out of a
+    // live table (appendChild, replaceChildren) takes Chromium close to a minute.
+    body.textContent = "";
     const fragment = document.createDocumentFragment();
     for (const item of order) fragment.appendChild(item.row);
     body.appendChild(fragment);
