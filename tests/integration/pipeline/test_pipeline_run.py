@@ -278,7 +278,7 @@ def test_the_workflow_steps_change_the_registry_as_planned_and_leave_a_busy_repo
     items = json.loads(pipeline.s3.get_object(Bucket=BUCKET, Key=start.targets_key)["Body"].read())
     for item in items:
         evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    report = finish_run(deps, start, config.safety)
+    report = finish_run(deps, start, config)
 
     assert [item["repository"] for item in items] == managed(plan)
     assert len(pipeline.keys(f"runs/{start.run_id}/repositories/")) == len(items)
