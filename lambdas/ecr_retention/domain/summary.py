@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.plan import ReplicaRegistry
@@ -36,9 +36,10 @@ class ReportFiles:
 
 
 def console_url(bucket: str, key: str, region: str | None) -> str:
-    """The S3 console's page of one object (its Open button shows the object, signed for the reader)."""
-    query = ({"region": region} if region else {}) | {"prefix": key}
-    return f"{CONSOLE_OBJECT_URL}{quote(bucket, safe='')}?{urlencode(query, quote_via=quote)}"
+    """The S3 console's page of one object (its Open button shows the object, signed for the reader). The key is
+    URL-quoted with its slashes kept, as the console writes its own links, so that the link reads as the key."""
+    where = f"region={quote(region, safe='')}&" if region else ""
+    return f"{CONSOLE_OBJECT_URL}{quote(bucket, safe='')}?{where}prefix={quote(key, safe='/')}"
 
 
 def subject_line(report: RunReport) -> str:

@@ -88,7 +88,7 @@ def test_the_report_step_writes_the_page_and_the_sheet_beside_the_json_report_an
     assert f"Sheet (CSV): s3://{stack.bucket}/{stem}.csv" in lines
     assert (
         f"  open it from the S3 console: https://console.aws.amazon.com/s3/object/{stack.bucket}?region={REGION}"
-        f"&prefix={stem.replace('/', '%2F')}.html"
+        f"&prefix={stem}.html"
     ) in lines
 
 

@@ -74,7 +74,7 @@ def test_the_summary_names_the_page_its_console_url_and_the_sheet() -> None:
         f"Full report: s3://inventory/{stem}.json",
         f"Report page: s3://inventory/{stem}.html",
         "  open it from the S3 console: https://console.aws.amazon.com/s3/object/inventory"
-        f"?region={REGION}&prefix=reports%2F2026%2F11%2F30%2F{report.run_id}.html",
+        f"?region={REGION}&prefix=reports/2026/11/30/{report.run_id}.html",
         f"Sheet (CSV): s3://inventory/{stem}.csv",
     ]
     assert notifier.report_locations == [f"s3://inventory/{stem}.json"]
@@ -154,9 +154,9 @@ def test_a_page_that_cannot_be_rendered_is_contained_too(monkeypatch: pytest.Mon
 def test_the_console_url_quotes_the_key_and_leaves_out_an_unknown_region() -> None:
     key = "reports/2026/11/30/run id+&=.html"
     assert console_url("b", key, "eu-west-1") == (
-        "https://console.aws.amazon.com/s3/object/b?region=eu-west-1&prefix=reports%2F2026%2F11%2F30%2Frun%20id%2B%26%3D.html"
+        "https://console.aws.amazon.com/s3/object/b?region=eu-west-1&prefix=reports/2026/11/30/run%20id%2B%26%3D.html"
     )
-    assert console_url("b", key, None).startswith("https://console.aws.amazon.com/s3/object/b?prefix=reports%2F")
+    assert console_url("b", key, None).startswith("https://console.aws.amazon.com/s3/object/b?prefix=reports/2026/")
 
 
 def test_without_files_the_summary_ends_with_the_full_report() -> None:
