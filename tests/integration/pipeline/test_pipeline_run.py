@@ -173,7 +173,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     )
     assert all(len(call.params["imageIds"]) <= 100 for call in rechecks + pipeline.recorder.of("BatchDeleteImage"))
     # The other services: the inventory listed and read once, each index manifest looked up in the cache and
-    # stored once, one report, one summary, one lease taken and released per evaluated repository.
+    # stored once, one report (JSON, page, sheet), one summary, one lease taken and released per evaluated repository.
     indexes = sum(
         1
         for repository in snapshot.repositories
@@ -185,7 +185,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
         {
             "ListObjectsV2": 1,
             "GetObject": 2 + indexes,  # the two in-use manifests, the cache misses
-            "PutObject": indexes + 1,
+            "PutObject": indexes + 3,  # the cache misses, the report, its page and its sheet
             "Publish": 1,
             "PutItem": len(managed(plan)),
             "DeleteItem": len(managed(plan)),
