@@ -28,6 +28,7 @@ from ecr_retention.domain.report import (
 from ecr_retention.domain.summary import ReportFiles, StoredFile, failure_summary, render_summary
 from ecr_retention.layout import RUNS_PREFIX
 from ecr_retention.ports import Bucket, Notifier
+from ecr_retention.report_sheet import render_sheet
 from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
@@ -126,13 +127,17 @@ def report_run(
 def store_page_and_sheet(bucket: Bucket, report: RunReport, price: StoragePrice) -> ReportFiles:
     """The page and the sheet beside the JSON report (same key stem). Each is contained: the JSON report is written
     already, and the summary must go out whatever happens to them."""
-    # Imported here: only the report step renders, and the other functions' cold starts need not load Jinja2.
-    from ecr_retention.report_page import render_page
-    from ecr_retention.report_sheet import render_sheet
-
-    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: render_page(report, price))
+    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: page_of(report, price))
     sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: render_sheet(report))
     return ReportFiles(bucket=bucket.name, page=page, sheet=sheet)
+
+
+def page_of(report: RunReport, price: StoragePrice) -> str:
+    # Imported here, inside the contained call: only the report step renders, so the other functions' cold starts
+    # do not load Jinja2, and a page that cannot even be imported costs the summary nothing.
+    from ecr_retention.report_page import render_page
+
+    return render_page(report, price)
 
 
 def store_rendered(

@@ -167,3 +167,17 @@ def test_without_files_the_summary_ends_with_the_full_report() -> None:
     files = ReportFiles("inventory", StoredFile("p.html", problem="a\nb"), StoredFile("s.csv"))
     _, body = render_summary(report, files)
     assert "Report page: NOT WRITTEN (a b); the full report above has everything" in body.splitlines()
+
+
+def test_a_page_renderer_that_cannot_be_imported_is_contained(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ecr_retention.report_page", None)  # `import` raises ModuleNotFoundError
+    bucket, notifier = MemoryBucket(name="inventory"), RecordingNotifier()
+
+    report = run(bucket, notifier)
+
+    [(_, body, _)] = notifier.messages
+    assert "Report page: NOT WRITTEN (ModuleNotFoundError: " in body
+    assert f"{STEM}{report.run_id}.json" in bucket.objects
+    assert f"{STEM}{report.run_id}.csv" in bucket.objects
