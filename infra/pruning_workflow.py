@@ -246,7 +246,8 @@ class PruningWorkflow(Construct):
             {
                 runs: "The run's targets and repository reports, listed and read by run id.",
                 in_use: "The in-use manifests, read to publish each expected cluster's manifest age.",
-                reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json).",
+                reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json, and the "
+                "page and the sheet beside it, .html and .csv).",
             },
         )
 

@@ -10,7 +10,7 @@ IN_USE_PREFIX = "in-use/"  # in-use/<cluster>.json, one manifest per cluster
 AWS_INVENTORY_NAME_PREFIX = "aws-"
 MANIFEST_CACHE_PREFIX = "manifests/"  # manifests/<digest>.json: index manifests, immutable
 RUNS_PREFIX = "runs/"  # runs/<runId>/: targets.json, replication.json, repositories/*.json
-REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json
+REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
 
 # --- The lease table (one evaluation per repository at a time).
 LEASE_TABLE_KEY = "repository"

@@ -115,7 +115,14 @@ def test_demo_prints_an_abridged_plan_and_writes_the_whole_of_it(demo: DemoRun) 
     plan = json.loads((demo.out / "plan.json").read_text())
     assert plan["blocked"] == []
     reports = sorted(path.name for path in (demo.out / "reports").iterdir())
-    assert [name.split("-2")[0] for name in reports] == ["dry-run", "live"]
+    assert [name.split("-2")[0] for name in reports] == ["dry-run"] * 3 + ["live"] * 3
+    assert {Path(name).suffix for name in reports} == {".json", ".html", ".csv"}
+    # the pages it names are the report step's, read back from the emulator's bucket
+    pages = re.findall(r"^Report page \((dry run|real run)\): (\S+)$", demo.output, flags=re.MULTILINE)
+    assert [label for label, _ in pages] == ["dry run", "real run"]
+    for _, path in pages:
+        assert Path(path).parent == demo.out / "reports"
+        assert Path(path).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 def test_demo_shows_the_images_ecs_and_lambda_use_kept_and_what_the_rules_alone_would_do(demo: DemoRun) -> None:

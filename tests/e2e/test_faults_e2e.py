@@ -221,7 +221,7 @@ def run_through(world: World, endpoint: str, client_config: Config = CLIENT_CONF
         try:
             return RunResult(run_pipeline(parse_config(rules_text(dry_run=False)), deps), None, recorder)
         except Exception as error:  # a run that dies is a result too: it must not have changed anything unreported
-            stored = sorted(set(world.keys("reports/")) - reports_before)
+            stored = sorted(key for key in set(world.keys("reports/")) - reports_before if key.endswith(".json"))
             return RunResult(world.report(stored[0]) if stored else None, error, recorder)
 
 

@@ -199,7 +199,14 @@ def test_ecr_retention_run_against_moto_server_deletes_exactly_what_the_plan_say
     assert body.startswith(f"Run {report['runId']} (cli), ")
     assert "Deletion run: the lists show what was deleted." in body
     assert "  app: ok, 29 images, kept 13, deleted 10, archived 6, 315.0 MiB" in body
-    assert body.endswith(f"Full report: {report['reportKey']}\n")
+    stem = report["reportKey"].removesuffix(".json")
+    assert body.endswith(
+        f"Full report: {report['reportKey']}\n"
+        f"Report page: {stem}.html\n"
+        f"  open it from the S3 console: https://console.aws.amazon.com/s3/object/{BUCKET}?region={REGION}"
+        f"&prefix={stem.removeprefix(f's3://{BUCKET}/')}.html\n"
+        f"Sheet (CSV): {stem}.csv\n"
+    )
 
     print("\n===== SNS message (real run) =====")
     print(f"Subject: {message['Subject']}")

@@ -12,6 +12,7 @@ What is compared (the recorded files are in tests/golden/data/):
   body; run-<scenario>.registry.txt: the images left in the registry, not the calls that removed the others): a CLI run that deletes, a forced dry run, the
   workflow's three steps with one worker that crashed, a push run, a blocked run and a run that dies before its
   report. Normalized: only the 8 random hex digits of each run id (`<uuid>`); everything else is as produced.
+  The sheet (run-<scenario>.report.csv) as stored beside the report; of the page, only that it is there.
 
 To re-record after a deliberate change of behaviour (and review `git diff tests/golden/data`):
 
@@ -187,10 +188,14 @@ def sns_text(notifier: RecordingNotifier) -> str:
 def record(scenario: str, registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
     reports = sorted(key for key in bucket.objects if key.startswith("reports/"))
     if reports:
-        [key] = reports
-        stored = bucket.objects[key]
-        text = stored.decode() if isinstance(stored, bytes) else str(stored)
+        key, sheet, page = (next(k for k in reports if k.endswith(suffix)) for suffix in (".json", ".csv", ".html"))
+        assert {key, sheet, page} == set(reports)
+        assert key.removesuffix(".json") == sheet.removesuffix(".csv") == page.removesuffix(".html")
+        text = bucket.objects[key].decode()
         check_golden(GOLDEN_DATA / f"run-{scenario}.report.json", normalize_run_ids(f"{key}\n{text}\n"))
+        # The sheet as stored (the page belongs to report_page's own tests; here only that it is there).
+        check_golden(GOLDEN_DATA / f"run-{scenario}.report.csv", normalize_run_ids(bucket.objects[sheet].decode()))
+        assert bucket.objects[page].decode().startswith("<!DOCTYPE html>")
     check_golden(GOLDEN_DATA / f"run-{scenario}.sns.txt", sns_text(notifier))
     check_golden(GOLDEN_DATA / f"run-{scenario}.registry.txt", registry_state(registry))
 
@@ -213,7 +218,7 @@ def workflow_with_a_crashed_worker(registry: FakeRegistry, bucket: MemoryBucket,
     for item in json.loads(bucket.objects[start.targets_key]):
         if item["repository"] != "team-a/api":
             evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    finish_run(deps, start, config.safety)
+    finish_run(deps, start, config)
 
 
 def push_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
@@ -222,7 +227,7 @@ def push_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNo
     start = start_run(config, deps, trigger="push", repositories=["multi", "unmanaged", "multi"])
     for item in json.loads(bucket.objects[start.targets_key]):
         evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    finish_run(deps, start, config.safety)
+    finish_run(deps, start, config)
 
 
 def blocked_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:

@@ -36,9 +36,21 @@ LAMBDA_ENVIRONMENT = {
     "AWS_LAMBDA_LOG_FORMAT": "JSON",
 }
 # What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
-# import (ports.py; loading.py from handlers.dependencies; tables.py from aws.s3_bucket). Not the CLI, the
-# exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
-SHIPPED = {"__init__.py", "aws", "domain", "handlers", "services", "layout.py", "loading.py", "ports.py", "workflow.py"}
+# import (ports.py; loading.py from handlers.dependencies; the report step's page, with its templates, and sheet).
+# Not the CLI, the exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
+SHIPPED = {
+    "__init__.py",
+    "aws",
+    "domain",
+    "handlers",
+    "services",
+    "layout.py",
+    "loading.py",
+    "ports.py",
+    "workflow.py",
+    "report_page",
+    "report_sheet.py",
+}
 # The flags word of a hash-based .pyc that the runtime does not check against its source (PEP 552).
 UNCHECKED_HASH = (1).to_bytes(4, "little")
 IMPORT = """
@@ -69,7 +81,20 @@ from ecr_retention.loading import load_config
 config = load_config(default_rules_file())
 for service in {services!r}:
     boto3.client(service, region_name="eu-west-1")
-print(json.dumps({{"rulesFile": str(default_rules_file()), "policies": len(config.policies)}}))
+# The report step's page (Jinja2 and the templates, from the asset) and sheet, of an empty run.
+from datetime import UTC, datetime
+from ecr_retention.domain.cost import StoragePrice
+from ecr_retention.domain.report import build_run_report
+from ecr_retention.report_page import render_page
+from ecr_retention.report_sheet import render_sheet
+now = datetime.now(UTC)
+report = build_run_report(run_id="asset", trigger="cli", dry_run=True, started_at=now, finished_at=now, repositories=[])
+print(json.dumps({{
+    "rulesFile": str(default_rules_file()),
+    "policies": len(config.policies),
+    "page": render_page(report, StoragePrice.for_region("eu-west-1")).startswith("<!DOCTYPE html>"),
+    "sheet": render_sheet(report).startswith("repository,digest,"),
+}}))
 """
 
 
@@ -231,7 +256,7 @@ def test_every_handler_imports_from_the_asset_in_a_clean_runtime_interpreter(
     checked = run_isolated(
         python, RUNTIME_CHECK.format(asset=str(directory), services=sorted(lambda_asset.BOTOCORE_SERVICES)), directory
     )
-    assert checked == {"rulesFile": str(directory / "retention.yaml"), "policies": 2}
+    assert checked == {"rulesFile": str(directory / "retention.yaml"), "policies": 2, "page": True, "sheet": True}
 
     archive = tmp_path / "asset.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:

@@ -7,9 +7,11 @@ import sys
 from typing import Any
 
 from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, topic_arn
+from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
+from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import load_config
 from ecr_retention.services.run import Dependencies, run_pipeline
-from ecr_retention.tables import render_run_report
+from ecr_retention.tables import printable, render_run_report
 
 
 def register(subparsers: Any) -> None:
@@ -19,7 +21,8 @@ def register(subparsers: Any) -> None:
         description="One whole run through the same services the Lambdas call: reads in-use/*.json from the "
         "bucket, plans every repository a policy matches, re-checks and deletes or archives (never when the "
         "rules file says dry_run: true or --dry-run is given), writes the report under reports/ and publishes "
-        "the summary. Uses the standard AWS credentials, region and AWS_ENDPOINT_URL. "
+        "the summary (and the page and the sheet beside it). --format html or csv also writes the page or the "
+        "sheet into --out. Uses the standard AWS credentials, region and AWS_ENDPOINT_URL. "
         "Exit 0 ok, 1 blocked/skipped/partial/failed, 2 bad input.",
     )
     parser.add_argument("--config", required=True, help="the rules file (retention.yaml)")
@@ -28,11 +31,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--repositories", nargs="+", metavar="PATTERN", help="only repositories matching these globs")
     parser.add_argument("--dry-run", action="store_true", help="report only, whatever the rules file says")
     parser.add_argument("--lease-table", help="DynamoDB lease table of a deployed stack, so runs never overlap")
-    parser.add_argument("--format", choices=("table", "json"), default="table")
+    add_format_arguments(parser)
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    out = output_file(args)  # before the run: wrong arguments delete nothing
     config = load_config(args.config)
     bucket = bucket_name(args.bucket)
     topic = topic_arn(args.topic_arn) if args.topic_arn else None
@@ -45,7 +49,16 @@ def run(args: argparse.Namespace) -> int:
     )
     with aws_errors():
         report = run_pipeline(config, deps, trigger="cli", patterns=args.repositories, force_dry_run=args.dry_run)
-    if args.format == "json":
+    if out is not None:
+        try:
+            write_report_file(out, report, config, args.format, "run")
+        except InputError as error:  # the run is done and reported: not a bad-input exit
+            print(
+                printable(f"ecr-retention run: error: {error}; the run's report is {report.report_key}"),
+                file=sys.stderr,
+            )
+            return 1
+    elif args.format == "json":
         sys.stdout.write(report.to_json(indent=2) + "\n")
     else:
         print(render_run_report(report))

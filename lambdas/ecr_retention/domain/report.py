@@ -240,6 +240,12 @@ def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvide
     )
 
 
-def report_key(run_id: str, started_at: datetime, prefix: str = REPORTS_PREFIX) -> str:
-    """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC)."""
-    return f"{prefix}{started_at:%Y/%m/%d}/{run_id}.json"
+ReportFormat = Literal["json", "html", "csv"]
+
+
+def report_key(
+    run_id: str, started_at: datetime, prefix: str = REPORTS_PREFIX, *, extension: ReportFormat = "json"
+) -> str:
+    """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC); the page (`.html`) and the sheet (`.csv`)
+    of the same run have the same stem."""
+    return f"{prefix}{started_at:%Y/%m/%d}/{run_id}.{extension}"

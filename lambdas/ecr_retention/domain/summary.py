@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import quote
 
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.plan import ReplicaRegistry
@@ -13,6 +15,31 @@ from ecr_retention.domain.sizes import human_bytes
 SUBJECT_LIMIT = 99
 LARGEST_SHOWN = 10
 REPOSITORY_LINES = 50
+CONSOLE_OBJECT_URL = "https://console.aws.amazon.com/s3/object/"
+
+
+@dataclass(frozen=True)
+class StoredFile:
+    """One of the files the report step writes beside the JSON report: its key, or why it could not be written."""
+
+    key: str
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """The page (`.html`) and the sheet (`.csv`) of a run, in the bucket of its JSON report."""
+
+    bucket: str
+    page: StoredFile
+    sheet: StoredFile
+
+
+def console_url(bucket: str, key: str, region: str | None) -> str:
+    """The S3 console's page of one object (its Open button shows the object, signed for the reader). The key is
+    URL-quoted with its slashes kept, as the console writes its own links, so that the link reads as the key."""
+    where = f"region={quote(region, safe='')}&" if region else ""
+    return f"{CONSOLE_OBJECT_URL}{quote(bucket, safe='')}?{where}prefix={quote(key, safe='/')}"
 
 
 def subject_line(report: RunReport) -> str:
@@ -58,13 +85,13 @@ def entry_line(repository: str, entry: ImageEntry, now: datetime) -> str:
     return f"  {size:>10}  {repository}  {tags}  {age} old  [{rule}]"
 
 
-def render_summary(report: RunReport) -> tuple[str, str]:
+def render_summary(report: RunReport, files: ReportFiles | None = None) -> tuple[str, str]:
     """(subject, body). The body names the run, the mode, each repository, why anything was blocked or
-    skipped, the largest removals, and where the full JSON report is."""
-    return subject_line(report), "\n".join(summary_lines(report)) + "\n"
+    skipped, the largest removals, and where the full JSON report, its page and its sheet are."""
+    return subject_line(report), "\n".join(summary_lines(report, files)) + "\n"
 
 
-def summary_lines(report: RunReport) -> list[str]:
+def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[str]:
     """The body, line by line: a value from outside (a warning, an error's detail) stays inside its line, so
     a terminal can escape each line's characters without joining or splitting lines."""
     lines = [
@@ -120,6 +147,22 @@ def summary_lines(report: RunReport) -> list[str]:
     if report.warnings:
         lines += ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:10]]
     lines += ["", f"Full report: {report.report_key or '(not written)'}"]
+    if files is not None:
+        lines += file_lines(files, report.region)
+    return lines
+
+
+def file_lines(files: ReportFiles, region: str | None) -> list[str]:
+    """Where the page and the sheet are; a file that could not be written says so (the JSON report is complete)."""
+    lines = []
+    for label, stored in (("Report page", files.page), ("Sheet (CSV)", files.sheet)):
+        if stored.problem is not None:
+            problem = " ".join(stored.problem.splitlines())  # one line, whatever the error said
+            lines.append(f"{label}: NOT WRITTEN ({problem}); the full report above has everything")
+            continue
+        lines.append(f"{label}: s3://{files.bucket}/{stored.key}")
+        if stored is files.page:
+            lines.append(f"  open it from the S3 console: {console_url(files.bucket, stored.key, region)}")
     return lines
 
 

@@ -25,7 +25,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
     record = parse_event(event, RunRecord, "report input")
     adapters = wiring.adapters
     try:
-        report = finish_run(adapters, record, wiring.config.safety)
+        report = finish_run(adapters, record, wiring.config)
     except Exception as error:  # the subscribers hear of a failed run; the workflow still fails
         publish_failure(adapters.notifier, record.run_id, record.dry_run, f"{type(error).__name__}: {error}")
         raise

@@ -1,24 +1,34 @@
-"""Report a run: the JSON report in the bucket, then one SNS summary. A run whose report cannot be written
-still publishes a failure message, so silence never means success."""
+"""Report a run: the JSON report in the bucket, its page (HTML) and its sheet (CSV) beside it, then one SNS summary.
+A run whose report cannot be written still publishes a failure message, so silence never means success; a page or a
+sheet that cannot be rendered or written costs neither the JSON report nor the summary, which says so."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 from pydantic import ValidationError
 
+from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
-from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger, build_run_report, report_key
-from ecr_retention.domain.summary import failure_summary, render_summary
+from ecr_retention.domain.report import (
+    ReportFormat,
+    RepositoryReport,
+    RunReport,
+    Trigger,
+    build_run_report,
+    report_key,
+)
+from ecr_retention.domain.summary import ReportFiles, StoredFile, failure_summary, render_summary
 from ecr_retention.layout import RUNS_PREFIX
 from ecr_retention.ports import Bucket, Notifier
+from ecr_retention.report_sheet import render_sheet
 from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
@@ -73,6 +83,7 @@ def report_run(
     repositories: Sequence[RepositoryReport],
     bucket: Bucket,
     notifier: Notifier | None,
+    price: StoragePrice,
     registry_id: str | None = None,
     region: str | None = None,
     run_warnings: Sequence[str] = (),
@@ -101,8 +112,9 @@ def report_run(
             subject, body = failure_summary(run_id, f"the report could not be written to {key}: {written.error}")
             notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})
         raise written.error
+    files = store_page_and_sheet(bucket, report, price)
     if notifier is not None:
-        subject, body = render_summary(report)
+        subject, body = render_summary(report, files)
         notifier.publish(
             subject,
             body,
@@ -110,6 +122,34 @@ def report_run(
             report_location=report.report_key,
         )
     return report
+
+
+def store_page_and_sheet(bucket: Bucket, report: RunReport, price: StoragePrice) -> ReportFiles:
+    """The page and the sheet beside the JSON report (same key stem). Each is contained: the JSON report is written
+    already, and the summary must go out whatever happens to them."""
+    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: page_of(report, price))
+    sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: render_sheet(report))
+    return ReportFiles(bucket=bucket.name, page=page, sheet=sheet)
+
+
+def page_of(report: RunReport, price: StoragePrice) -> str:
+    # Imported here, inside the contained call: only the report step renders, so the other functions' cold starts
+    # do not load Jinja2, and a page that cannot even be imported costs the summary nothing.
+    from ecr_retention.report_page import render_page
+
+    return render_page(report, price)
+
+
+def store_rendered(
+    bucket: Bucket, report: RunReport, extension: ReportFormat, content_type: str, render: Callable[[], str]
+) -> StoredFile:
+    key = report_key(report.run_id, report.started_at, extension=extension)
+    written = contain(
+        lambda: bucket.write(key, render().encode("utf-8"), content_type=content_type),
+        log=logger,
+        what=f"writing the run report's {extension}",
+    )
+    return StoredFile(key, problem=str(written) if isinstance(written, Defect) else None)
 
 
 def publish_failure(notifier: Notifier | None, run_id: str, dry_run: bool, problem: str) -> None:

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ecr_retention.domain.config import RetentionConfig, Safety
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.manifest_evidence import manifest_evidence
 from ecr_retention.domain.patterns import matches_any
@@ -153,15 +154,15 @@ def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[Repos
     ]
 
 
-def finish_run(deps: Dependencies, start: RunRecord, safety: Safety) -> RunReport:
-    """The report step: gather what the workers stored, write the run report, publish the summary. The manifests'
-    evidence is read now, after the evaluations (each read the inventory as it was when it started)."""
+def finish_run(deps: Dependencies, start: RunRecord, config: RetentionConfig) -> RunReport:
+    """The report step: gather what the workers stored, write the run report (JSON, page, sheet), publish the summary.
+    The manifests' evidence is read now, after the evaluations (each read the inventory as it was when it started)."""
     reports = load_repository_reports(deps.bucket, start.run_id)
     templates = creation_template_findings(deps.registry)
     finished_at = deps.clock()
     warnings = list(templates.warnings)
     try:
-        manifests = manifest_evidence(safety, read_inventory_from_bucket(deps.bucket), finished_at)
+        manifests = manifest_evidence(config.safety, read_inventory_from_bucket(deps.bucket), finished_at)
     except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
         manifests = ()
         warnings.append(f"the in-use manifests could not be read when the run was reported, so it lists none: {error}")
@@ -174,12 +175,18 @@ def finish_run(deps: Dependencies, start: RunRecord, safety: Safety) -> RunRepor
         repositories=[*reports, *unreported_targets(deps.bucket, start, reports)],
         bucket=deps.bucket,
         notifier=deps.notifier,
+        price=storage_price(config, deps.registry),
         registry_id=deps.registry.registry_id,
         region=deps.registry.region,
         run_warnings=warnings,
         template_findings=templates.findings,
         manifests=manifests,
     )
+
+
+def storage_price(config: RetentionConfig, registry: Registry) -> StoragePrice:
+    """The price the report's cost figures use: the rules file's, or the registry's region's list price."""
+    return StoragePrice.for_region(registry.region, config.report.storage_price_per_gb_month)
 
 
 def run_pipeline(
@@ -229,6 +236,7 @@ def run_pipeline(
         repositories=reports,
         bucket=deps.bucket,
         notifier=deps.notifier,
+        price=storage_price(config, deps.registry),
         registry_id=deps.registry.registry_id,
         region=deps.registry.region,
         run_warnings=templates.warnings,

@@ -10,6 +10,8 @@
 3. Second deployment, `dry_run: false`: the collector, the tagger, then the sweep that deletes and archives; the
    SNS message the subscribed queue received.
 4. The verification (demo/verify.py), read back from the emulator.
+Each sweep's JSON report, page and sheet are read back from the emulator's bucket, where the report step wrote them,
+into the output directory; the last lines name the two pages.
 """
 
 from __future__ import annotations
@@ -81,7 +83,12 @@ def run_demo(
         announced, plan, without_collector = demo.dry_run(registry)
         verification = demo.live_run(registry, announced, without_collector)
         write("")
-        write(f"Files: {directory} (rules, in-use manifests, snapshot.json, plan.txt, plan.json, reports/)")
+        write(
+            f"Files: {directory} (rules, in-use manifests, snapshot.json, plan.txt, plan.json, "
+            "reports/: each run's JSON report, page and sheet)"
+        )
+        for label, page in demo.pages.items():
+            write(f"Report page ({label}): {page}")
         write(
             f"Replay the plan offline: ecr-retention plan --config {directory / DRY_RULES} "
             f"--snapshot {directory / 'snapshot.json'} --manifests {directory / 'in-use'} "
@@ -131,6 +138,7 @@ class Demo:
         self.account = str(emulator.client("sts").get_caller_identity()["Account"])
         self.topic_arn = ""
         self.queue_url = ""
+        self.pages: dict[str, Path] = {}  # each run's page, as the report step stored it, copied here
 
     # 1 -------------------------------------------------------------------------------------------------------
 
@@ -194,7 +202,7 @@ class Demo:
             tagger = functions.tagger()
             sweep = functions.sweep(self.read_object)
         self.show_invocations(collector, tagger, sweep)
-        report = self.stored_report(sweep, "dry-run")
+        report = self.stored_report(sweep, "dry-run", "dry run")
         envelope = self.received_message()
         self.write(f"   SNS subject: {envelope.get('Subject', '')}")
         self.show_plan(plan, report, len(registry.images))
@@ -304,7 +312,7 @@ class Demo:
             sweep = functions.sweep(self.read_object)
         after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
         self.show_invocations(collector, tagger, sweep)
-        report = self.stored_report(sweep, "live")
+        report = self.stored_report(sweep, "live", "real run")
         self.show_message(self.received_message())
         verification = verify(registry, before, after, announced, report, without_collector)
         self.show_verification(verification)
@@ -323,16 +331,21 @@ class Demo:
         metrics = ", ".join(f"{name} {value:.0f}" for name, value in recorded.items())
         self.write(f"   metrics  EcrRetention: {metrics}")
 
-    def stored_report(self, sweep: Sweep, name: str) -> RunReport:
+    def stored_report(self, sweep: Sweep, name: str, label: str) -> RunReport:
+        """The run's JSON report, page and sheet, read back from the bucket where the report step wrote them."""
         assert sweep.report is not None
         key = str(sweep.report.result["reportKey"]).removeprefix(f"s3://{BUCKET}/")
-        body = self.read_object(BUCKET, key)
         (self.directory / "reports").mkdir(exist_ok=True)
-        copy = self.directory / "reports" / f"{name}-{Path(key).name}"
-        copy.write_bytes(body)
+        copies = {}
+        for extension in ("json", "html", "csv"):
+            stored = key.removesuffix(".json") + f".{extension}"
+            copies[extension] = self.directory / "reports" / f"{name}-{Path(stored).name}"
+            copies[extension].write_bytes(self.read_object(BUCKET, stored))
         self.write(f"   JSON report s3://{BUCKET}/{key}")
-        self.write(f"     copied to {copy}")
-        return RunReport.model_validate(json.loads(body))
+        self.write(f"     copied to {copies['json']}")
+        self.write(f"   page and sheet beside it (.html, .csv), copied to {copies['html'].name}, {copies['csv'].name}")
+        self.pages[label] = copies["html"]
+        return RunReport.model_validate(json.loads(copies["json"].read_bytes()))
 
     def read_object(self, bucket: str, key: str) -> bytes:
         body: bytes = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()

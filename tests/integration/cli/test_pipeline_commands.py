@@ -45,6 +45,18 @@ BAD_INPUT: dict[str, tuple[list[str], str]] = {
         ["run", "--config", "{rules}", "--bucket", f"s3://{BUCKET}", "--topic-arn", TOPIC],
         f"ecr-retention run: error: --bucket: 's3://{BUCKET}' is not an S3 bucket name",
     ),
+    "run: --format html without --out": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--format", "html"],
+        "ecr-retention run: error: --format html needs --out FILE",
+    ),
+    "run: --out with --format json": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--format", "json", "--out", "{tmp}/run.json"],
+        "ecr-retention run: error: --out is for --format html or csv; --format json prints to standard output",
+    ),
+    "run: --out in a missing directory": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--format", "csv", "--out", "{tmp}/no/run.csv"],
+        "ecr-retention run: error: --out: directory {tmp}/no does not exist",
+    ),
     "tag: rules file missing": (
         ["tag", "--config", "{tmp}/retention.yml", "--bucket", BUCKET],
         "ecr-retention tag: error: {tmp}/retention.yml: no such file",
@@ -251,6 +263,27 @@ def test_run_prints_its_table_and_summary_on_stdout_and_nothing_on_stderr(
     assert "DRY RUN: nothing was deleted; the lists show what a real run would delete." in lines
     assert "  team-data/etl-jobs: ok, 1050 images, kept 334, would delete 716, 13.3 GiB" in lines
     assert lines[-1].startswith(f"Full report: s3://{BUCKET}/reports/")
+
+
+@pytest.mark.parametrize("output", ["html", "csv"])
+def test_run_writes_its_page_or_sheet_to_the_file_and_names_it_on_stderr(
+    output: str, pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / f"run.{output}"
+    rules = str(write_rules(tmp_path, dry_run=True))
+    result = run_cli(
+        pipeline.recorder, capsys, "run", "--config", rules, "--bucket", BUCKET, "--format", output, "--out", str(out)
+    )
+
+    assert result.code == 0
+    assert result.stdout == ""
+    what = "page" if output == "html" else "sheet"
+    assert one_line(result.stderr) == f"ecr-retention run: wrote the {what} to {out}"
+    stored = pipeline.s3.list_objects_v2(Bucket=BUCKET, Prefix="reports/")["Contents"]
+    [key] = [item["Key"] for item in stored if item["Key"].endswith(f".{output}")]
+    # the file is what the report step stored in the bucket beside the JSON report
+    assert out.read_bytes() == pipeline.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []
 
 
 def test_a_run_that_cannot_read_the_replication_rules_is_blocked_exit_1_and_changes_nothing(

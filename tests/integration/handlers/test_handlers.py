@@ -62,6 +62,36 @@ def test_schedule_run_through_targets_evaluate_and_report(stack: Stack, capsys: 
     assert 0 <= age["InUseManifestAgeSeconds"][0] < 60
 
 
+def test_the_report_step_writes_the_page_and_the_sheet_beside_the_json_report_and_names_them(stack: Stack) -> None:
+    from ecr_retention.handlers import evaluate, report, targets
+
+    started = targets.lambda_handler({"trigger": "schedule"}, FakeContext())
+    items = json.loads(stack.s3().get_object(Bucket=stack.bucket, Key=started["targetsKey"])["Body"].read())
+    for item in items:
+        evaluate.lambda_handler(item, FakeContext())
+    finished = report.lambda_handler(started, FakeContext())
+
+    stem = finished["reportKey"].removeprefix(f"s3://{stack.bucket}/").removesuffix(".json")
+    listed = stack.s3().list_objects_v2(Bucket=stack.bucket, Prefix="reports/")["Contents"]
+    assert sorted(item["Key"] for item in listed) == [f"{stem}.csv", f"{stem}.html", f"{stem}.json"]
+    page = stack.s3().get_object(Bucket=stack.bucket, Key=f"{stem}.html")
+    assert page["ContentType"] == "text/html; charset=utf-8"
+    assert page["Body"].read().decode().startswith("<!DOCTYPE html>")
+    sheet = stack.s3().get_object(Bucket=stack.bucket, Key=f"{stem}.csv")
+    assert sheet["ContentType"] == "text/csv; charset=utf-8"
+    rows = sheet["Body"].read().decode().split("\r\n")
+    assert rows[0] == "repository,digest,tags,pushed_at,size_bytes,action,reason_kinds,rule,detail"
+    assert len([row for row in rows[1:] if row.startswith("app,")]) == 4
+    [message] = stack.messages()
+    lines = message["Message"].splitlines()
+    assert f"Report page: s3://{stack.bucket}/{stem}.html" in lines
+    assert f"Sheet (CSV): s3://{stack.bucket}/{stem}.csv" in lines
+    assert (
+        f"  open it from the S3 console: https://console.aws.amazon.com/s3/object/{stack.bucket}?region={REGION}"
+        f"&prefix={stem}.html"
+    ) in lines
+
+
 def test_a_services_failure_line_carries_the_run_id(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     from ecr_retention.handlers import evaluate
     from ecr_retention.handlers.observability import logger

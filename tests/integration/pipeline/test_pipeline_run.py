@@ -173,7 +173,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     )
     assert all(len(call.params["imageIds"]) <= 100 for call in rechecks + pipeline.recorder.of("BatchDeleteImage"))
     # The other services: the inventory listed and read once, each index manifest looked up in the cache and
-    # stored once, one report, one summary, one lease taken and released per evaluated repository.
+    # stored once, one report (JSON, page, sheet), one summary, one lease taken and released per evaluated repository.
     indexes = sum(
         1
         for repository in snapshot.repositories
@@ -185,7 +185,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
         {
             "ListObjectsV2": 1,
             "GetObject": 2 + indexes,  # the two in-use manifests, the cache misses
-            "PutObject": indexes + 1,
+            "PutObject": indexes + 3,  # the cache misses, the report, its page and its sheet
             "Publish": 1,
             "PutItem": len(managed(plan)),
             "DeleteItem": len(managed(plan)),
@@ -278,7 +278,7 @@ def test_the_workflow_steps_change_the_registry_as_planned_and_leave_a_busy_repo
     items = json.loads(pipeline.s3.get_object(Bucket=BUCKET, Key=start.targets_key)["Body"].read())
     for item in items:
         evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    report = finish_run(deps, start, config.safety)
+    report = finish_run(deps, start, config)
 
     assert [item["repository"] for item in items] == managed(plan)
     assert len(pipeline.keys(f"runs/{start.run_id}/repositories/")) == len(items)

@@ -122,7 +122,7 @@ def test_the_workflow_reads_the_configuration_once_and_every_evaluation_keeps_th
     start = start_run(RULES, deps, trigger="schedule")
     for item in json.loads(deps.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]"):
         evaluate_target(RULES, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    report = finish_run(deps, start, RULES.safety)
+    report = finish_run(deps, start, RULES)
 
     assert tags_left(registry["ecr"]) == {"1.0", "1.1"}
     assert registry["fidelity"].served["DescribeRegistry"] == 1

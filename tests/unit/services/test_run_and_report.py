@@ -74,7 +74,7 @@ def run_workflow(config: RetentionConfig, deps: Dependencies) -> tuple[RunRecord
     items = json.loads(deps.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]")
     for item in items:
         evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    return start, finish_run(deps, start, config.safety)
+    return start, finish_run(deps, start, config)
 
 
 def test_cli_run_deletes_reports_and_publishes() -> None:
@@ -139,7 +139,7 @@ def test_a_target_whose_evaluation_stored_no_report_is_reported_failed() -> None
     # The evaluation of team-a/api crashed (a timeout): only app's worker stored its report.
     evaluate_target(rules(False), deps, run_id=start.run_id, repository="app", dry_run=False)
 
-    report = finish_run(deps, start, rules(False).safety)
+    report = finish_run(deps, start, rules(False))
 
     assert report.outcome == "partial"
     assert [(r.repository_name, r.outcome) for r in report.repositories] == [("app", "ok"), ("team-a/api", "failed")]

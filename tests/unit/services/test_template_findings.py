@@ -73,7 +73,7 @@ def test_workflow_report_step_reads_the_templates_once() -> None:
     start = start_run(RULES, deps, trigger="schedule")
     evaluate_target(RULES, deps, run_id=start.run_id, repository="app", dry_run=True)
 
-    report = finish_run(deps, start, RULES.safety)
+    report = finish_run(deps, start, RULES)
 
     assert registry.count("creation_templates") == 1
     assert [finding.prefix for finding in report.template_findings] == ["ROOT"]
