@@ -30,10 +30,11 @@ def real_run_page(directory: Path) -> tuple[str, str]:
     """The demo's real-run page and where it comes from."""
     pages = sorted(directory.rglob("live*.html"))
     if pages:
-        return pages[-1].read_text(encoding="utf-8"), str(pages[-1])
+        return pages[-1].read_text(encoding="utf-8"), f"the demo's page {pages[-1].relative_to(directory)}"
     report_file = sorted((directory / "reports").glob("live-*.json"))[-1]
     report = RunReport.model_validate(json.loads(report_file.read_text(encoding="utf-8")))
-    return render_page(report, StoragePrice.for_region(report.region)), f"render_page({report_file})"
+    source = f"render_page of the demo's report {report_file.relative_to(directory)}"
+    return render_page(report, StoragePrice.for_region(report.region)), source
 
 
 def run_demo(directory: Path) -> None:
