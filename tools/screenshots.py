@@ -1,9 +1,8 @@
 """`make screenshots`: docs/images/report-page.png, the top 1400 pixels (1280 wide) of the demo's real-run page.
 
-Runs `ecr-retention demo --out DIR` (the whole pipeline against moto, about ten seconds), then takes the real run's
-page: the demo's own HTML when it writes one (`DIR/**/live*.html`), else the page rendered from its real run's JSON
-report (`DIR/reports/live-*.json`). Opens it in headless Chromium (Debian's; ecr_retention_dev.browser) by its
-file:// URL, as a reader opens a downloaded report.
+Runs `ecr-retention demo --out DIR` (the whole pipeline against moto, about ten seconds), then opens the page the
+report step wrote for the real run (`DIR/reports/live-<runId>.html`) in headless Chromium (Debian's;
+ecr_retention_dev.browser) by its file:// URL, as a reader opens a downloaded report.
 
     make screenshots        (or: .venv/bin/python tools/screenshots.py [--out PATH])
 """
@@ -11,30 +10,23 @@ file:// URL, as a reader opens a downloaded report.
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from ecr_retention.domain.cost import StoragePrice
-from ecr_retention.domain.report import RunReport
-from ecr_retention.report_page import render_page
 from ecr_retention_dev.browser import headless_chromium, missing_reason, screenshot_page
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET = ROOT / "docs" / "images" / "report-page.png"
 
 
-def real_run_page(directory: Path) -> tuple[str, str]:
-    """The demo's real-run page and where it comes from."""
-    pages = sorted(directory.rglob("live*.html"))
-    if pages:
-        return pages[-1].read_text(encoding="utf-8"), f"the demo's page {pages[-1].relative_to(directory)}"
-    report_file = sorted((directory / "reports").glob("live-*.json"))[-1]
-    report = RunReport.model_validate(json.loads(report_file.read_text(encoding="utf-8")))
-    source = f"render_page of the demo's report {report_file.relative_to(directory)}"
-    return render_page(report, StoragePrice.for_region(report.region)), source
+def real_run_page(directory: Path) -> Path:
+    """The page the demo's report step wrote for its real run (`reports/live-<runId>.html`)."""
+    pages = sorted((directory / "reports").glob("live-*.html"))
+    if not pages:
+        sys.exit(f"screenshots: ecr-retention demo wrote no reports/live-*.html in {directory}")
+    return pages[-1]
 
 
 def run_demo(directory: Path) -> None:
@@ -57,10 +49,11 @@ def main() -> None:
         sys.exit(f"screenshots: {reason}")
     with tempfile.TemporaryDirectory(prefix="ecr-retention-screenshots-") as directory:
         run_demo(Path(directory))
-        html, source = real_run_page(Path(directory))
+        page = real_run_page(Path(directory))
+        html = page.read_text(encoding="utf-8")
     with headless_chromium() as browser:
         screenshot_page(browser, html, args.out)
-    print(f"wrote {args.out} from {source}")
+    print(f"wrote {args.out} from the demo's page reports/{page.name}")
 
 
 if __name__ == "__main__":
