@@ -22,6 +22,7 @@ WORDS: dict[Status, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
 # A removal carrying one of these reasons contradicts itself: the planner never removes what they protect.
 PROTECTING: tuple[ReasonKind, ...] = ("in-use", "keep-rule", "min-age", "blocked", "skipped")
 EVIDENCE_LINES = 50  # a check lists at most this many lines of evidence, then says how many more there are
+OPEN_EVIDENCE_LINES = 3  # longer evidence is folded (a <details> element: no script needed to unfold it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +32,10 @@ class Check:
     title: str
     summary: Line
     evidence: tuple[Line, ...] = ()
+
+    @property
+    def folded(self) -> bool:
+        return len(self.evidence) > OPEN_EVIDENCE_LINES
 
     @property
     def mark(self) -> str:
@@ -78,12 +83,14 @@ def blocked_check(report: RunReport) -> Check:
 def manifest_check(manifest: ManifestEvidence, report: RunReport) -> Check:
     name = f"manifest:{manifest.cluster}"
     title_ = "In-use manifest"
-    evidence: list[Line] = []
+    facts = [plural(manifest.references, "image reference")]
     if manifest.generated_at is not None:
         age = humanize_age(report.finished_at - manifest.generated_at)
-        evidence.append(line(f"generated {manifest.generated_at:%Y-%m-%d %H:%M:%S} UTC, {age} old at the run's finish"))
-        evidence.append(line("complete" if manifest.complete else "NOT complete (complete: false)"))
-    evidence.append(line(f"{plural(manifest.references, 'image reference')}"))
+        facts[:0] = [
+            f"generated {manifest.generated_at:%Y-%m-%d %H:%M:%S} UTC, {age} old at the run's finish",
+            "complete" if manifest.complete else "NOT complete (complete: false)",
+        ]
+    evidence: list[Line] = [line(", ".join(facts))]
     if manifest.note:
         evidence.append(line(data(manifest.note)))
     if manifest.problem:
