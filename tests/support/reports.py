@@ -10,6 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.manifest_evidence import manifest_evidence
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.report import RunReport, report_of_plan
 from ecr_retention.services.run import Dependencies, run_pipeline
@@ -72,15 +74,16 @@ def ci_config(**safety: Any) -> RetentionConfig:
 
 
 def dry_run_report(count: int, *tagged: tuple[str, str]) -> RunReport:
-    """A dry run over `count` CI images and the `tagged` ones (see ci_snapshot)."""
-    return report_of_plan(plan(ci_config(), ci_snapshot(count, *tagged)), run_id=RUN_ID)
+    """A dry run over `count` CI images and the `tagged` ones (see ci_snapshot), without in-use manifests."""
+    return report_of_plan(plan(ci_config(), ci_snapshot(count, *tagged)), run_id=RUN_ID, manifests=())
 
 
 def blocked_report(count: int = 40) -> RunReport:
     """The same dry run, with the expected cluster's manifest 7 hours old: nothing is deleted."""
     stale = in_use("prod", (f"{HOST}/app:latest", None), age=timedelta(hours=7))
-    result = plan(ci_config(clusters=["prod"]), ci_snapshot(count), stale)
-    return report_of_plan(result, run_id=RUN_ID)
+    rules = ci_config(clusters=["prod"])
+    evidence = manifest_evidence(rules.safety, Inventory(manifests=(stale,)), NOW)
+    return report_of_plan(plan(rules, ci_snapshot(count), stale), run_id=RUN_ID, manifests=evidence)
 
 
 REAL_RUN_RULES = """

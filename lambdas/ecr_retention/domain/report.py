@@ -224,7 +224,7 @@ def repository_report_of_plan(plan: RepositoryPlan, evaluated_at: datetime, bloc
     )
 
 
-def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvidence] = ()) -> RunReport:
+def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvidence]) -> RunReport:
     """A plan as the report of the dry run it is (trigger cli), for the page and the sheet of `ecr-retention plan`."""
     return build_run_report(
         run_id=run_id,

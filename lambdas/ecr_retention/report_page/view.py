@@ -43,6 +43,20 @@ class Header:
     finished: str
     duration: str
     report_key: str | None
+    headline: str  # what the run did, in the SNS subject's words: "deleted 153 images (23.5 GiB) in 6 repositories"
+
+
+def headline_of(report: RunReport) -> str:
+    totals = report.totals
+    if report.outcome == "blocked":
+        return f"nothing deleted in {totals.repositories} repositories"
+    verb, archive_verb = ("would delete", "would archive") if report.dry_run else ("deleted", "archived")
+    parts = [f"{verb} {totals.deleted} images ({human_bytes(totals.bytes_reclaimed)})"]
+    if totals.archived:
+        parts.append(f"{archive_verb} {totals.archived}")
+    if totals.failed:
+        parts.append(f"{totals.failed} failed")
+    return f"{', '.join(parts)} in {totals.repositories} repositories; kept {totals.kept}"
 
 
 def utc(moment: datetime) -> str:
@@ -65,6 +79,7 @@ def header_of(report: RunReport) -> Header:
         finished=utc(report.finished_at),
         duration=humanize_age(timedelta(seconds=seconds)),
         report_key=visible(report.report_key) if report.report_key else None,
+        headline=headline_of(report),
     )
 
 
