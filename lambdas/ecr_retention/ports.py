@@ -64,9 +64,9 @@ class ImageFailure:
 
 @dataclass(frozen=True)
 class BatchOutcome:
-    """What a delete or archive call did, image by image. Nothing is counted as done unless ECR said so."""
+    """What a delete, archive or restore call did, image by image. Nothing is counted as done unless ECR said so."""
 
-    done: tuple[str, ...] = ()  # digests ECR confirmed deleted (or archived)
+    done: tuple[str, ...] = ()  # digests ECR confirmed deleted (or archived, or restoring: ACTIVATING)
     already_gone: tuple[str, ...] = ()  # ImageNotFound: absent before this call
     failed: tuple[ImageFailure, ...] = ()
     # ImageNotFound in the answer to a retried call: absent now, but perhaps deleted by an earlier attempt of the
@@ -75,6 +75,8 @@ class BatchOutcome:
     unconfirmed: tuple[str, ...] = ()
     # A call failed after its retries and nothing after it was attempted: the caller should stop too.
     stopped: bool = False
+    # restore_images: already ACTIVE or ACTIVATING when asked (nothing to do; the caller re-reads which).
+    already: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,11 @@ class Registry(Protocol):
 
     def archive_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
         """UpdateImageStorageClass to ARCHIVE, one image a call (ECR has no batch form); same failure rule."""
+        ...
+
+    def restore_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        """UpdateImageStorageClass to STANDARD, one image a call: `done` when ECR answers ACTIVATING, `already`
+        when the image is ACTIVE or ACTIVATING already; same failure rule as archive_images."""
         ...
 
     def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:

@@ -26,7 +26,7 @@ from ecr_retention.ports import (
     TemplatesUnreadable,
 )
 
-MUTATING = frozenset({"delete_images", "archive_images", "put_tag"})
+MUTATING = frozenset({"delete_images", "archive_images", "restore_images", "put_tag"})
 
 
 @dataclass
@@ -56,6 +56,8 @@ class FakeRegistry:
     # the registry's repository creation templates; `templates_failure` makes creation_templates raise it
     templates: list[RepositoryCreationTemplate] = field(default_factory=list)
     templates_failure: str | None = None
+    # digest -> error code that restore_images fails it with (e.g. KmsException)
+    restore_failures: dict[str, str] = field(default_factory=dict)
 
     # --- seeding -------------------------------------------------------------------------------
 
@@ -226,6 +228,34 @@ class FakeRegistry:
             stored.detail = stored.detail.model_copy(update={"image_status": "ARCHIVED"})
             done.append(digest)
         return BatchOutcome(tuple(done), tuple(gone), ())
+
+    def archive(self, repository: str, digest: str, when: datetime) -> None:
+        stored = self.repositories[repository][digest]
+        stored.detail = stored.detail.model_copy(update={"image_status": "ARCHIVED", "last_archived_at": when})
+
+    def activate(self, repository: str, digest: str) -> None:
+        """A restore ECR has finished: ACTIVATING becomes ACTIVE."""
+        stored = self.repositories[repository][digest]
+        stored.detail = stored.detail.model_copy(update={"image_status": "ACTIVE"})
+
+    def restore_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        done: list[str] = []
+        gone: list[str] = []
+        already: list[str] = []
+        failed: list[ImageFailure] = []
+        for digest in dict.fromkeys(digests):
+            images = self._record("restore_images", repository)
+            stored = images.get(digest)
+            if stored is None:
+                gone.append(digest)
+            elif digest in self.restore_failures:
+                failed.append(ImageFailure(digest, self.restore_failures[digest], "injected"))
+            elif stored.detail.image_status != "ARCHIVED":
+                already.append(digest)
+            else:
+                stored.detail = stored.detail.model_copy(update={"image_status": "ACTIVATING"})
+                done.append(digest)
+        return BatchOutcome(tuple(done), tuple(gone), tuple(failed), already=tuple(already))
 
     def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:
         images = self._record("put_tag", repository)

@@ -5,7 +5,7 @@ Facts this relies on (shared/reference/ecr-lifecycle.md, section 4, and the boto
 - DescribeImages by `imageIds` takes 100 ids and fails as a whole (ImageNotFoundException) when one is missing.
 - BatchGetImage resolves an index to one platform's manifest unless the index media types are accepted.
 - BatchDeleteImage takes 100 ids and reports per image in `imageIds` (deleted) and `failures[]`.
-- UpdateImageStorageClass has no batch form.
+- UpdateImageStorageClass has no batch form; to STANDARD it starts a restore (ACTIVATING, ACTIVE within ~20 minutes).
 - DescribeRepositoryCreationTemplates has no registryId parameter (the caller's registry) and supports no
   resource-level permissions (IAM resource "*").
 """
@@ -310,6 +310,64 @@ class EcrRegistry:
                 outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, f"ECR answered imageStatus {status!r}"))
         return outcome.build()
 
+    def restore_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        """UpdateImageStorageClass to STANDARD, one call an image, in the caller's order.
+
+        `done` when ECR answers ACTIVATING (the restore has started; ECR finishes it within about 20 minutes);
+        `already` when it answers ACTIVE, or refuses the call (ImageStorageClassUpdateNotSupportedException, ...)
+        for an image that a re-read (DescribeImages) finds ACTIVE or ACTIVATING: what ECR answers for an image
+        that is not archived is not documented, so either answer is read as "nothing to restore". Otherwise the
+        classification is archive_images': `already_gone` on ImageNotFoundException (or an image the re-read no
+        longer finds), `failed` with the code of an error about that image, and any other error stops the rest."""
+        outcome = _OutcomeBuilder()
+        ordered = _unique(digests)
+        for position, digest in enumerate(ordered):
+            try:
+                response = self._ecr.update_image_storage_class(
+                    registryId=self._registry_id,
+                    repositoryName=repository,
+                    imageId={"imageDigest": digest},
+                    targetStorageClass="STANDARD",
+                )
+            except ClientError as error:
+                code = error_code(error)
+                if code == "ImageNotFoundException":
+                    outcome.already_gone.append(digest)
+                elif code in IMAGE_LEVEL_ARCHIVE_ERRORS:
+                    self._classify_refused_restore(repository, digest, error, outcome)
+                else:
+                    outcome.stop([digest], ordered[position + 1 :], error)
+                    break
+                continue
+            except BotoCoreError as error:
+                outcome.stop([digest], ordered[position + 1 :], error)
+                break
+            status = response.get("imageStatus")
+            if response.get("imageId", {}).get("imageDigest", digest) != digest:
+                outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, "ECR answered for another image"))
+            elif status == "ACTIVATING":
+                outcome.done.append(digest)
+            elif status == "ACTIVE":
+                outcome.already.append(digest)
+            else:
+                outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, f"ECR answered imageStatus {status!r}"))
+        return outcome.build()
+
+    def _classify_refused_restore(
+        self, repository: str, digest: str, error: ClientError, outcome: _OutcomeBuilder
+    ) -> None:
+        """A restore ECR refused: nothing to do if the image is not archived (any more), a failure if it is."""
+        try:
+            found: dict[str, ImageDetail] | None = self.describe_image_ids(repository, [digest])
+        except (ClientError, BotoCoreError, RepositoryGone):
+            found = None  # the refusal stands
+        if found is not None and digest not in found:
+            outcome.already_gone.append(digest)
+        elif found is not None and found[digest].image_status in ("ACTIVE", "ACTIVATING"):
+            outcome.already.append(digest)
+        else:
+            outcome.failed.append(ImageFailure(digest, error_code(error), error_message(error)))
+
     def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:
         """PutImage with the manifest text exactly as BatchGetImage returned it, its media type and its digest
         (ECR refuses a manifest whose digest differs rather than creating a new image).
@@ -344,13 +402,14 @@ class EcrRegistry:
 
 
 class _OutcomeBuilder:
-    """Collects one delete or archive run, image by image, into a BatchOutcome."""
+    """Collects one delete, archive or restore run, image by image, into a BatchOutcome."""
 
     def __init__(self) -> None:
         self.done: list[str] = []
         self.already_gone: list[str] = []
         self.unconfirmed: list[str] = []
         self.failed: list[ImageFailure] = []
+        self.already: list[str] = []
         self.stopped = False
 
     def read_batch_response(self, batch: Sequence[str], response: dict[str, Any]) -> None:
@@ -394,6 +453,7 @@ class _OutcomeBuilder:
             failed=tuple(self.failed),
             stopped=self.stopped,
             unconfirmed=tuple(self.unconfirmed),
+            already=tuple(self.already),
         )
 
 

@@ -15,7 +15,10 @@ moto 5.2.5 gaps filled here, by replacing methods of moto's
   DescribeImages by `imageIds` as well: an image it hides is not found. (Whether ECR does so is not documented;
   this is the strict reading, so an adapter must send imageStatus ANY to re-read archived images.)
 - UpdateImageStorageClass (not implemented by moto): ARCHIVE sets the image ARCHIVED with `lastArchivedAt`;
-  STANDARD sets an archived image ACTIVATING with `lastActivatedAt`. Archiving an archived image is a no-op.
+  STANDARD sets an archived image ACTIVATING with `lastActivatedAt`. Archiving an archived image is a no-op, and so
+  is restoring an ACTIVE or ACTIVATING one (it answers the image's status). ECR turns ACTIVATING into ACTIVE within
+  about 20 minutes; here that happens on the first DescribeImages at least `activation_delay` after the restore
+  started (never when it is None, the default), so a test of `restore --wait` is deterministic.
 - Image details as ECR writes them: `imageSizeInBytes` is the sum of the layer sizes (moto: the config's size) and,
   for an index, the largest of its children present; `artifactMediaType` and `subjectManifestDigest` come from the
   manifest; `lastRecordedPullTime`, `imageStatus`, `lastArchivedAt`, `lastActivatedAt` are reported when set.
@@ -48,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 from unittest import mock
 
@@ -63,6 +67,8 @@ class EcrFidelity(FaultInjection):
     faults asked for (`FaultInjection`: `throttle`, `fail`, `before`, `refuse_delete`, the `served` counts)."""
 
     refuse_referenced_children: bool = True
+    # How long a restore takes (ACTIVATING -> ACTIVE, seen by DescribeImages); None: restores never finish.
+    activation_delay: timedelta | None = None
     _stack: ExitStack = field(default_factory=ExitStack)
 
     def __enter__(self) -> EcrFidelity:
@@ -77,11 +83,14 @@ class EcrFidelity(FaultInjection):
                 response, refusals=fidelity._refusals, refuse_referenced_children=fidelity.refuse_referenced_children
             )
 
+        def describe_images(response: ECRResponse) -> Any:
+            return responses.describe_images(response, activation_delay=fidelity.activation_delay)
+
         replacements: dict[str, Callable[..., Any]] = {
             "call_action": call_action,
             "describe_repositories": responses.describe_repositories,
             "list_images": responses.list_images,
-            "describe_images": responses.describe_images,
+            "describe_images": describe_images,
             "batch_get_image": responses.batch_get_image,
             "batch_delete_image": batch_delete_image,
             "put_image": responses.put_image,

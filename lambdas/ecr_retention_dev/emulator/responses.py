@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from moto.core.exceptions import JsonRESTError
@@ -44,8 +44,21 @@ def list_images(response: ECRResponse) -> ActionResult:
     return paged_result("imageIds", page, next_token)
 
 
-def describe_images(response: ECRResponse) -> ActionResult:
+def finish_restores(repository: Repository, activation_delay: timedelta | None) -> None:
+    """ECR finishes a restore within about 20 minutes: an ACTIVATING image whose restore started at least
+    `activation_delay` ago is ACTIVE from now on (never, when the delay is None)."""
+    if activation_delay is None:
+        return
+    now = datetime.now(UTC)
+    for image in repository.images:
+        started = getattr(image, "last_activated_at", None)
+        if storage_status(image) == "ACTIVATING" and started is not None and now - started >= activation_delay:
+            set_extra(image, image_status="ACTIVE")
+
+
+def describe_images(response: ECRResponse, activation_delay: timedelta | None = None) -> ActionResult:
     repository = repository_of(response)
+    finish_restores(repository, activation_delay)
     image_filter = response._get_param("filter") or {}
     image_ids = response._get_param("imageIds")
     if not image_ids:
