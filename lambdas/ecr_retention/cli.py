@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "ecr_retention.commands.snapshot",
     "ecr_retention.commands.run",
     "ecr_retention.commands.tag",
+    "ecr_retention.commands.restore",
     "ecr_retention.commands.demo",
 )
 

@@ -1,0 +1,142 @@
+"""`ecr-retention restore`: bring archived images back to STANDARD, those a run archived or those named here."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from typing import Any
+
+from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name
+from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
+from ecr_retention.domain.durations import parse_duration
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.services.restore import RestoreReport, RestoreStatus, Selection, Waiting, restore, run_started_at
+from ecr_retention.services.restore import selections_of_run as read_run
+from ecr_retention.tables import MAX_REASON_WIDTH, MAX_TAGS_WIDTH, clip, format_rows, printable
+
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # the OCI distribution spec's tag
+REPOSITORY = re.compile(r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$")  # ECR's pattern
+DEFAULT_TIMEOUT = "30m"  # ECR: "within 20 minutes"
+STATUSES: tuple[RestoreStatus, ...] = (
+    "would-restore",
+    "restoring",
+    "restored",
+    "being-restored",
+    "already-active",
+    "timed-out",
+    "failed",
+)
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "restore",
+        help="bring archived images back to STANDARD: those a run archived, or those named by digest or tag",
+        description="Restores archived images (UpdateImageStorageClass to STANDARD, one call an image): every image "
+        "the run archived (--run, read from its report in --bucket), or the images of --repository named by "
+        "--digest and --tag (repeatable). Images that are not archived are reported and left alone, so running it "
+        "twice is harmless. A restore takes up to about 20 minutes (ACTIVATING) and costs the restore fee "
+        f"(${RESTORE_PRICE_PER_GB:g}/GB). Exit 0 ok, 1 a restore failed or timed out, 2 bad input.",
+    )
+    parser.add_argument("--run", metavar="RUN_ID", help="restore every image this run archived (needs --bucket)")
+    parser.add_argument("--bucket", help="the inventory bucket holding the run's report (reports/)")
+    parser.add_argument("--repository", metavar="NAME", help="the repository of the --digest and --tag images")
+    parser.add_argument("--digest", action="append", default=[], metavar="D", help="an image digest (repeatable)")
+    parser.add_argument("--tag", action="append", default=[], metavar="T", help="an image tag (repeatable)")
+    parser.add_argument("--wait", action="store_true", help="wait until every restored image is ACTIVE")
+    parser.add_argument(
+        "--timeout", default=DEFAULT_TIMEOUT, help=f"how long --wait waits (default {DEFAULT_TIMEOUT}), e.g. 45m"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="show what would be restored, restore nothing")
+    parser.set_defaults(run=run)
+
+
+def check_arguments(args: argparse.Namespace) -> float:
+    """Every argument checked before any AWS call; the --wait timeout in seconds."""
+    if args.run is not None and args.repository is not None:
+        raise InputError("--run and --repository exclude each other: restore a run's images or a repository's")
+    if args.run is None and args.repository is None:
+        raise InputError("give --run RUN_ID (with --bucket) or --repository NAME with --digest or --tag")
+    if args.run is not None:
+        _check_run(args)
+    else:
+        _check_images(args)
+    try:
+        return parse_duration(args.timeout).total_seconds()
+    except ValueError as error:
+        raise InputError(f"--timeout: {error}") from None
+
+
+def _check_run(args: argparse.Namespace) -> None:
+    if args.digest or args.tag:
+        raise InputError("--digest and --tag go with --repository, not with --run")
+    if args.bucket is None:
+        raise InputError("--run needs --bucket NAME: the run's report is in the inventory bucket")
+    bucket_name(args.bucket)
+    run_started_at(args.run)
+
+
+def _check_images(args: argparse.Namespace) -> None:
+    if args.bucket is not None:
+        raise InputError("--bucket goes with --run, not with --repository")
+    if not REPOSITORY.match(args.repository):
+        raise InputError(f"--repository: {args.repository!r} is not an ECR repository name")
+    if not args.digest and not args.tag:
+        raise InputError("--repository needs --digest D or --tag T (repeatable)")
+    for digest in args.digest:
+        if not DIGEST.match(digest):
+            raise InputError(f"--digest: {digest!r} is not an image digest (sha256: and 64 lowercase hex digits)")
+    for tag in args.tag:
+        if not TAG.match(tag):
+            raise InputError(f"--tag: {tag!r} is not an image tag")
+
+
+def run(args: argparse.Namespace) -> int:
+    timeout = check_arguments(args)
+    session = AwsSession.from_environment()
+    with aws_errors():
+        if args.run is not None:
+            selections = read_run(session.bucket(args.bucket), args.run)
+        else:
+            selections = {args.repository: Selection(digests=tuple(args.digest), tags=tuple(args.tag))}
+        waiting = (
+            Waiting(timeout=timeout, clock=time.monotonic, sleep=time.sleep, progress=_progress) if args.wait else None
+        )
+        report = restore(selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting)
+    print(render_restore_report(report))
+    return 1 if report.has_problems else 0
+
+
+def _progress(message: str) -> None:
+    print(printable(f"ecr-retention restore: {message}"), file=sys.stderr, flush=True)
+
+
+def render_restore_report(report: RestoreReport) -> str:
+    rows: list[tuple[str, ...]] = [("REPOSITORY", "DIGEST", "TAGS", "SIZE", "RESULT", "DETAIL")]
+    rows.extend(
+        (
+            line.repository,
+            line.image_digest.split(":", 1)[-1][:12] or "-",
+            clip(",".join(line.image_tags) or "<untagged>", MAX_TAGS_WIDTH),
+            human_bytes(line.size),
+            line.status,
+            clip(line.detail, MAX_REASON_WIDTH),
+        )
+        for line in report.lines
+    )
+    lines = format_rows(rows) if report.lines else ["no image to restore"]
+    counts = ", ".join(f"{status} {report.count(status)}" for status in STATUSES if report.count(status))
+    mode = "dry run: nothing restored" if report.dry_run else "live"
+    total = f"total: {counts or 'nothing to do'} ({mode})"
+    if report.restored_bytes():
+        verb = "would cost" if report.dry_run else "costs"
+        total += (
+            f"; restoring {human_bytes(report.restored_bytes())} {verb} about ${report.fee():.2f} "
+            f"(${RESTORE_PRICE_PER_GB:g}/GB)"
+        )
+    lines.append(total)
+    return "\n".join(printable(line) for line in lines)
