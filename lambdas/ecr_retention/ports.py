@@ -150,8 +150,9 @@ class Registry(Protocol):
         ...
 
     def restore_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
-        """UpdateImageStorageClass to STANDARD, one image a call: `done` when ECR answers ACTIVATING, `already`
-        when the image is ACTIVE or ACTIVATING already; same failure rule as archive_images."""
+        """UpdateImageStorageClass to STANDARD, one image a call: `done` when ECR answers ACTIVATING (a restore under
+        way), `already` when the image is ACTIVE (or a refused call finds it ACTIVE or ACTIVATING); same failure
+        rule as archive_images."""
         ...
 
     def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:

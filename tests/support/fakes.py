@@ -250,7 +250,7 @@ class FakeRegistry:
                 gone.append(digest)
             elif digest in self.restore_failures:
                 failed.append(ImageFailure(digest, self.restore_failures[digest], "injected"))
-            elif stored.detail.image_status != "ARCHIVED":
+            elif stored.detail.image_status == "ACTIVE":
                 already.append(digest)
             else:
                 stored.detail = stored.detail.model_copy(update={"image_status": "ACTIVATING"})

@@ -542,6 +542,91 @@ def test_archive_stops_at_a_throttling_storm(
     assert len(recorder.of("UpdateImageStorageClass")) == 2
 
 
+# --- restoring -------------------------------------------------------------------------------------
+
+
+def test_restore_images_starts_a_restore_of_each_archived_image(
+    seed: MotoEcr, registry: EcrRegistry, recorder: ApiCallRecorder
+) -> None:
+    seed.create_repository(REPO)
+    first, second = seed.push_image(REPO, "v1"), seed.push_image(REPO, "v2")
+    for image in (first, second):
+        seed.archive(REPO, image.digest, datetime(2026, 1, 1, tzinfo=UTC))
+    absent = "sha256:" + "e" * 64
+
+    outcome = registry.restore_images(REPO, [first.digest, absent, second.digest])
+
+    assert outcome.done == (first.digest, second.digest)
+    assert outcome.already_gone == (absent,)
+    details = registry.describe_image_ids(REPO, [first.digest, second.digest])
+    assert {detail.image_status for detail in details.values()} == {"ACTIVATING"}
+    assert all(detail.last_activated_at is not None for detail in details.values())
+    calls = recorder.of("UpdateImageStorageClass")
+    assert [call.params["imageId"]["imageDigest"] for call in calls] == [first.digest, absent, second.digest]
+    assert {call.params["targetStorageClass"] for call in calls} == {"STANDARD"}
+
+
+def test_restore_of_an_active_image_is_already_done(seed: MotoEcr, registry: EcrRegistry) -> None:
+    """An ACTIVATING answer is a restore under way whoever started it: ECR's answer does not tell them apart."""
+    seed.create_repository(REPO)
+    active, activating = seed.push_image(REPO, "v1"), seed.push_image(REPO, "v2")
+    seed.archive(REPO, activating.digest, datetime(2026, 1, 1, tzinfo=UTC))
+    registry.restore_images(REPO, [activating.digest])
+
+    outcome = registry.restore_images(REPO, [active.digest, activating.digest])
+
+    assert outcome.already == (active.digest,)
+    assert outcome.done == (activating.digest,)
+    assert outcome.failed == ()
+
+
+def test_restore_refused_for_an_active_image_is_already_done_after_a_reread(
+    seed: MotoEcr, registry: EcrRegistry, fidelity: EcrFidelity, recorder: ApiCallRecorder
+) -> None:
+    """What ECR answers for an image that is not archived is not documented: a refusal of such an image is read
+    again, and the image's status decides."""
+    seed.create_repository(REPO)
+    active, archived = seed.push_image(REPO, "v1"), seed.push_image(REPO, "v2")
+    seed.archive(REPO, archived.digest, datetime(2026, 1, 1, tzinfo=UTC))
+    fidelity.fail("UpdateImageStorageClass", "ImageStorageClassUpdateNotSupportedException", times=2)
+
+    outcome = registry.restore_images(REPO, [active.digest, archived.digest])
+
+    assert outcome.already == (active.digest,)
+    assert codes_of(outcome.failed) == {archived.digest: "ImageStorageClassUpdateNotSupportedException"}
+    assert len(recorder.of("DescribeImages")) == 2
+
+
+def test_restore_stops_at_a_throttling_storm(
+    seed: MotoEcr, registry: EcrRegistry, fidelity: EcrFidelity, recorder: ApiCallRecorder
+) -> None:
+    seed.create_repository(REPO)
+    images = [seed.push_image(REPO, f"v{number}") for number in range(3)]
+    for image in images:
+        seed.archive(REPO, image.digest, datetime(2026, 1, 1, tzinfo=UTC))
+    fidelity.throttle("UpdateImageStorageClass", times=MAX_ATTEMPTS, after=1)
+
+    outcome = registry.restore_images(REPO, [image.digest for image in images])
+
+    assert outcome.done == (images[0].digest,)
+    assert codes_of(outcome.failed) == {images[1].digest: "ThrottlingException", images[2].digest: "NotAttempted"}
+    assert outcome.stopped
+
+
+def test_emulator_finishes_a_restore_after_its_activation_delay(
+    seed: MotoEcr, registry: EcrRegistry, fidelity: EcrFidelity
+) -> None:
+    seed.create_repository(REPO)
+    image = seed.push_image(REPO, "v1")
+    seed.archive(REPO, image.digest, datetime(2026, 1, 1, tzinfo=UTC))
+    registry.restore_images(REPO, [image.digest])
+    assert registry.describe_image_ids(REPO, [image.digest])[image.digest].image_status == "ACTIVATING"
+
+    fidelity.activation_delay = timedelta(0)
+
+    assert registry.describe_image_ids(REPO, [image.digest])[image.digest].image_status == "ACTIVE"
+
+
 # --- tagging ---------------------------------------------------------------------------------------
 
 
