@@ -1,0 +1,220 @@
+"""services/restore.py on the in-memory registry and bucket: what is archived is restored, what is not is reported
+as it is, a second restore does nothing, --wait polls until ACTIVE or the timeout, and a run's report names what
+to restore."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from ecr_retention.domain.errors import InputError
+from ecr_retention.services.restore import Selection, Waiting, restore, run_started_at, selections_of_run
+from support.fakes import FakeRegistry, MemoryBucket
+
+REPO = "app"
+PUSHED = datetime(2026, 10, 1, tzinfo=UTC)
+ARCHIVED_AT = datetime(2026, 11, 1, tzinfo=UTC)
+RUN_ID = "20261201T030000Z-schedule-1a2b3c4d"
+GIB = 1024**3
+
+
+def seeded() -> tuple[FakeRegistry, dict[str, str]]:
+    registry = FakeRegistry()
+    digests = {
+        tag: registry.add_image(REPO, tags=[tag], pushed_at=PUSHED, seed=tag, size=GIB)
+        for tag in ("pr-1", "pr-2", "v1")
+    }
+    for tag in ("pr-1", "pr-2"):
+        registry.archive(REPO, digests[tag], ARCHIVED_AT)
+    return registry, digests
+
+
+def test_restore_starts_each_archived_image_and_leaves_active_ones() -> None:
+    registry, digests = seeded()
+
+    report = restore({REPO: Selection(tags=("pr-1", "pr-2", "v1"))}, registry=registry)
+
+    assert {line.image_tags[0]: line.status for line in report.lines} == {
+        "pr-1": "restoring",
+        "pr-2": "restoring",
+        "v1": "already-active",
+    }
+    assert registry.count("restore_images") == 2
+    assert not report.has_problems
+    assert report.fee() == pytest.approx(2 * 0.03)
+
+
+def test_restore_twice_restores_nothing_the_second_time() -> None:
+    registry, digests = seeded()
+    restore({REPO: Selection(digests=(digests["pr-1"],))}, registry=registry)
+    registry.calls.clear()
+
+    again = restore({REPO: Selection(digests=(digests["pr-1"],))}, registry=registry)
+
+    assert [line.status for line in again.lines] == ["being-restored"]
+    assert registry.mutating_calls == []
+    registry.activate(REPO, digests["pr-1"])
+    assert [line.status for line in restore({REPO: Selection(tags=("pr-1",))}, registry=registry).lines] == [
+        "already-active"
+    ]
+
+
+def test_dry_run_says_would_restore_and_changes_nothing() -> None:
+    registry, digests = seeded()
+
+    report = restore({REPO: Selection(tags=("pr-1", "v1"))}, registry=registry, dry_run=True)
+
+    assert [line.status for line in report.lines] == ["already-active", "would-restore"]
+    assert registry.mutating_calls == []
+    assert registry.repositories[REPO][digests["pr-1"]].detail.image_status == "ARCHIVED"
+
+
+def test_unknown_tag_and_digest_are_failures_and_the_rest_goes_on() -> None:
+    registry, digests = seeded()
+    missing = "sha256:" + "0" * 64
+
+    report = restore({REPO: Selection(digests=(missing, digests["pr-2"]), tags=("nope",))}, registry=registry)
+
+    assert [(line.status, line.detail) for line in report.lines if line.status == "failed"] == [
+        ("failed", "no such image in the repository"),
+        ("failed", "tag nope names no image"),
+    ]
+    assert [line.status for line in report.lines if line.status != "failed"] == ["restoring"]
+    assert report.has_problems
+
+
+def test_an_image_deleted_between_the_read_and_the_restore_fails() -> None:
+    registry, digests = seeded()
+    registry.before["restore_images"] = lambda fake: fake.repositories[REPO].pop(digests["pr-1"])
+
+    report = restore({REPO: Selection(tags=("pr-1", "pr-2"))}, registry=registry)
+
+    by_tag = {line.image_tags[0]: (line.status, line.detail) for line in report.lines}
+    assert by_tag == {
+        "pr-1": ("failed", "gone: deleted since it was read"),
+        "pr-2": ("restoring", "restore started (ACTIVATING; ECR says within 20 minutes)"),
+    }
+
+
+def test_a_refused_restore_is_a_failure_with_its_code() -> None:
+    registry, digests = seeded()
+    registry.restore_failures[digests["pr-2"]] = "KmsException"
+
+    report = restore({REPO: Selection(tags=("pr-1", "pr-2"))}, registry=registry)
+
+    assert [(line.image_tags[0], line.status) for line in report.lines] == [("pr-1", "restoring"), ("pr-2", "failed")]
+    assert report.lines[1].detail.startswith("KmsException")
+
+
+def test_a_repository_that_does_not_exist_is_one_failure() -> None:
+    registry, _ = seeded()
+
+    report = restore({"gone": Selection(tags=("v1",))}, registry=registry)
+
+    assert [(line.repository, line.status) for line in report.lines] == [("gone", "failed")]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_wait_polls_until_each_restore_is_active() -> None:
+    registry, digests = seeded()
+    clock = Clock()
+    progress: list[str] = []
+
+    def finish_after_two_polls(seconds: float) -> None:
+        clock.sleep(seconds)
+        if len(clock.sleeps) == 2:
+            registry.activate(REPO, digests["pr-1"])
+            registry.activate(REPO, digests["pr-2"])
+
+    waiting = Waiting(timeout=1800, clock=lambda: clock.now, sleep=finish_after_two_polls, progress=progress.append)
+    report = restore({REPO: Selection(tags=("pr-1", "pr-2"))}, registry=registry, waiting=waiting)
+
+    assert [line.status for line in report.lines] == ["restored", "restored"]
+    assert clock.sleeps == [15.0, 15.0]
+    assert progress == ["waiting: 0 of 2 restored, 0s elapsed", "waiting: 0 of 2 restored, 15s elapsed"]
+
+
+def test_wait_times_out_and_says_the_restore_goes_on() -> None:
+    registry, _ = seeded()
+    clock = Clock()
+    waiting = Waiting(timeout=40, clock=lambda: clock.now, sleep=clock.sleep, progress=lambda _: None)
+
+    report = restore({REPO: Selection(tags=("pr-1",))}, registry=registry, waiting=waiting)
+
+    assert [(line.status, line.detail) for line in report.lines] == [
+        ("timed-out", "still ACTIVATING after 40s (the restore goes on)")
+    ]
+    assert clock.sleeps == [15.0, 15.0, 10.0]
+    assert report.has_problems
+
+
+def report_body(run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[str, ...] = ()) -> bytes:
+    entries = [
+        {
+            "imageDigest": digest,
+            "imageTags": [],
+            "imagePushedAt": PUSHED.isoformat(),
+            "kind": "delete-rule",
+            "detail": "pull-request builds",
+        }
+        for digest in archived
+    ]
+    document = {
+        "schemaVersion": 1,
+        "runId": run_id,
+        "trigger": "schedule",
+        "dryRun": dry_run,
+        "startedAt": "2026-12-01T03:00:00Z",
+        "finishedAt": "2026-12-01T03:05:00Z",
+        "outcome": "ok",
+        "repositories": [
+            {"repositoryName": REPO, "outcome": "ok", "archived": entries},
+            {"repositoryName": "other", "outcome": "ok"},
+        ],
+    }
+    return json.dumps(document).encode()
+
+
+def test_a_runs_report_names_the_images_it_archived() -> None:
+    bucket = MemoryBucket()
+    bucket.write(f"reports/2026/12/01/{RUN_ID}.json", report_body(archived=("sha256:" + "a" * 64,)))
+
+    assert selections_of_run(bucket, RUN_ID) == {REPO: Selection(digests=("sha256:" + "a" * 64,))}
+
+
+@pytest.mark.parametrize(
+    ("run_id", "body", "message"),
+    [
+        ("last-night", None, "--run: 'last-night' is not a run id"),
+        ("20261301T030000Z-schedule-1a2b3c4d", None, "does not start with a valid date and time"),
+        (RUN_ID, None, f"unknown run {RUN_ID}: no report at s3://inventory/reports/2026/12/01/{RUN_ID}.json"),
+        (RUN_ID, b"{not json", "reports/2026/12/01/" + RUN_ID + ".json"),
+        (RUN_ID, b'{"runId": 3}', "unreadable run report"),
+        (RUN_ID, report_body(dry_run=True), "was a dry run: it archived nothing"),
+        (RUN_ID, report_body("20261201T030000Z-schedule-ffffffff"), "the report is of run"),
+    ],
+)
+def test_a_run_that_cannot_be_read_is_bad_input(run_id: str, body: bytes | None, message: str) -> None:
+    bucket = MemoryBucket()
+    if body is not None:
+        bucket.write(f"reports/2026/12/01/{RUN_ID}.json", body)
+
+    with pytest.raises(InputError) as raised:
+        selections_of_run(bucket, run_id)
+
+    assert message in str(raised.value)
+
+
+def test_run_started_at_reads_the_run_ids_timestamp() -> None:
+    assert run_started_at(RUN_ID) == datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
