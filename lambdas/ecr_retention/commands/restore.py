@@ -13,7 +13,15 @@ from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
 from ecr_retention.domain.durations import parse_duration
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.sizes import human_bytes
-from ecr_retention.services.restore import RestoreReport, RestoreStatus, Selection, Waiting, restore, run_started_at
+from ecr_retention.services.restore import (
+    POLL_SECONDS,
+    RestoreReport,
+    RestoreStatus,
+    Selection,
+    Waiting,
+    restore,
+    run_started_at,
+)
 from ecr_retention.services.restore import selections_of_run as read_run
 from ecr_retention.tables import MAX_REASON_WIDTH, MAX_TAGS_WIDTH, clip, format_rows, printable
 
@@ -42,7 +50,9 @@ def register(subparsers: Any) -> None:
         "twice is harmless. A restore takes up to about 20 minutes (ACTIVATING) and costs the restore fee "
         f"(${RESTORE_PRICE_PER_GB:g}/GB). Exit 0 ok, 1 a restore failed or timed out, 2 bad input.",
     )
-    parser.add_argument("--run", metavar="RUN_ID", help="restore every image this run archived (needs --bucket)")
+    parser.add_argument(
+        "--run", dest="run_id", metavar="RUN_ID", help="restore every image this run archived (needs --bucket)"
+    )
     parser.add_argument("--bucket", help="the inventory bucket holding the run's report (reports/)")
     parser.add_argument("--repository", metavar="NAME", help="the repository of the --digest and --tag images")
     parser.add_argument("--digest", action="append", default=[], metavar="D", help="an image digest (repeatable)")
@@ -57,11 +67,11 @@ def register(subparsers: Any) -> None:
 
 def check_arguments(args: argparse.Namespace) -> float:
     """Every argument checked before any AWS call; the --wait timeout in seconds."""
-    if args.run is not None and args.repository is not None:
+    if args.run_id is not None and args.repository is not None:
         raise InputError("--run and --repository exclude each other: restore a run's images or a repository's")
-    if args.run is None and args.repository is None:
+    if args.run_id is None and args.repository is None:
         raise InputError("give --run RUN_ID (with --bucket) or --repository NAME with --digest or --tag")
-    if args.run is not None:
+    if args.run_id is not None:
         _check_run(args)
     else:
         _check_images(args)
@@ -77,7 +87,7 @@ def _check_run(args: argparse.Namespace) -> None:
     if args.bucket is None:
         raise InputError("--run needs --bucket NAME: the run's report is in the inventory bucket")
     bucket_name(args.bucket)
-    run_started_at(args.run)
+    run_started_at(args.run_id)
 
 
 def _check_images(args: argparse.Namespace) -> None:
@@ -99,13 +109,11 @@ def run(args: argparse.Namespace) -> int:
     timeout = check_arguments(args)
     session = AwsSession.from_environment()
     with aws_errors():
-        if args.run is not None:
-            selections = read_run(session.bucket(args.bucket), args.run)
+        if args.run_id is not None:
+            selections = read_run(session.bucket(args.bucket), args.run_id)
         else:
             selections = {args.repository: Selection(digests=tuple(args.digest), tags=tuple(args.tag))}
-        waiting = (
-            Waiting(timeout=timeout, clock=time.monotonic, sleep=time.sleep, progress=_progress) if args.wait else None
-        )
+        waiting = Waiting(timeout, time.monotonic, time.sleep, _progress, interval=POLL_SECONDS) if args.wait else None
         report = restore(selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting)
     print(render_restore_report(report))
     return 1 if report.has_problems else 0

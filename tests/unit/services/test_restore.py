@@ -32,7 +32,7 @@ def seeded() -> tuple[FakeRegistry, dict[str, str]]:
 
 
 def test_restore_starts_each_archived_image_and_leaves_active_ones() -> None:
-    registry, digests = seeded()
+    registry, _ = seeded()
 
     report = restore({REPO: Selection(tags=("pr-1", "pr-2", "v1"))}, registry=registry)
 
