@@ -25,6 +25,7 @@ from ecr_retention.ports import BatchOutcome, Bucket, Registry, RepositoryGone
 RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)-[a-z-]+-[0-9a-f]{8}$")
 MAX_RUN_REPORT_BYTES = 256 * 1024 * 1024
 POLL_SECONDS = 15.0
+PROGRESS_SECONDS = 60.0
 GB = 1024**3
 
 RestoreStatus = Literal[
@@ -226,35 +227,44 @@ def _reread(repository: str, digests: Sequence[str], registry: Registry) -> dict
 
 
 def _wait(lines: list[RestoreLine], registry: Registry, waiting: Waiting) -> list[RestoreLine]:
-    """Poll the images being restored (DescribeImages) until each is ACTIVE or the timeout has passed."""
+    """Poll the images being restored (DescribeImages) until each is ACTIVE or the timeout has passed. Progress
+    when the count changes, and at least once a minute."""
     pending = {(line.repository, line.image_digest) for line in lines if line.status in ("restoring", "being-restored")}
     total = len(pending)
     finished: dict[tuple[str, str], RestoreLine] = {}
-    deadline = waiting.clock() + waiting.timeout
     started = waiting.clock()
+    deadline = started + waiting.timeout
+    said: tuple[int, float] | None = None  # (restored, when) of the last progress line
     while pending:
-        for repository in sorted({repo for repo, _ in pending}):
-            digests = [digest for repo, digest in pending if repo == repository]
-            try:
-                now = registry.describe_image_ids(repository, digests)
-            except RepositoryGone:
-                now = {}
-            for digest in digests:
-                detail = now.get(digest)
-                if detail is None:
-                    finished[(repository, digest)] = RestoreLine(
-                        repository, digest, (), "failed", "gone while restoring"
-                    )
-                elif detail.image_status != "ACTIVATING":
-                    status: RestoreStatus = "restored" if detail.image_status == "ACTIVE" else "failed"
-                    finished[(repository, digest)] = _line(repository, detail, status, f"{detail.image_status} now")
+        finished.update(_poll(pending, registry))
         pending -= set(finished)
         if not pending or waiting.clock() >= deadline:
             break
-        elapsed = waiting.clock() - started
-        waiting.progress(f"waiting: {total - len(pending)} of {total} restored, {elapsed:.0f}s elapsed")
-        waiting.sleep(min(waiting.interval, max(deadline - waiting.clock(), 0.0)))
+        now = waiting.clock()
+        if said is None or said[0] != len(finished) or now - said[1] >= PROGRESS_SECONDS:
+            waiting.progress(f"waiting: {len(finished)} of {total} restored, {now - started:.0f}s elapsed")
+            said = (len(finished), now)
+        waiting.sleep(min(waiting.interval, max(deadline - now, 0.0)))
     return [_after_wait(line, finished, pending, waiting.timeout) for line in lines]
+
+
+def _poll(pending: set[tuple[str, str]], registry: Registry) -> dict[tuple[str, str], RestoreLine]:
+    """The pending images that are no longer ACTIVATING, as they are now."""
+    finished: dict[tuple[str, str], RestoreLine] = {}
+    for repository in sorted({repo for repo, _ in pending}):
+        digests = sorted(digest for repo, digest in pending if repo == repository)
+        try:
+            now = registry.describe_image_ids(repository, digests)
+        except RepositoryGone:
+            now = {}
+        for digest in digests:
+            detail = now.get(digest)
+            if detail is None:
+                finished[(repository, digest)] = RestoreLine(repository, digest, (), "failed", "gone while restoring")
+            elif detail.image_status != "ACTIVATING":
+                status: RestoreStatus = "restored" if detail.image_status == "ACTIVE" else "failed"
+                finished[(repository, digest)] = _line(repository, detail, status, f"{detail.image_status} now")
+    return finished
 
 
 def _after_wait(

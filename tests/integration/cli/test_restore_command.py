@@ -81,7 +81,8 @@ def test_restore_by_run_undoes_the_runs_archive_and_a_second_restore_does_nothin
     pipeline.fidelity.activation_delay = timedelta(seconds=1)
     monkeypatch.setattr(restore_command, "POLL_SECONDS", 0.05)
     restored = run_cli(pipeline.recorder, capsys, "restore", "--run", run_id, "--bucket", BUCKET, "--wait")
-    print(restored.stdout)
+    with capsys.disabled():  # the session, with -s
+        print(f"\n$ ecr-retention restore --run {run_id} --bucket {BUCKET} --wait\n{restored.stderr}{restored.stdout}")
 
     assert restored.code == 0, restored.stderr
     assert results(restored) == {short(digest): "restored" for digest in digests}
