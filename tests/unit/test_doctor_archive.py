@@ -205,3 +205,21 @@ def test_json_diagnosis_carries_the_archive_finding() -> None:
     ]
     assert finding["policyEdit"] == {"kind": "keep-tags", "tags": ["1.12.345"]}
     assert data["summary"]["errors"] >= 1
+
+
+def test_a_restored_image_not_pulled_since_is_aged_from_its_restore() -> None:
+    restored = {**image("r1", "1.11.0", age=200 * DAY, pulled_ago=150 * DAY)}
+    restored["lastActivatedAt"] = (NOW - 35 * DAY).isoformat()
+    images = [ImageDetail.model_validate({**restored, "repositoryName": "app"})]
+    inventory = Inventory(manifests=(in_use("prod", (f"{HOST}/app:1.11.0", None)),))
+    diagnosis = diagnose(
+        PULLED_30D,
+        images,
+        now=NOW,
+        repository_name="app",
+        registry_id="123456789012",
+        region="eu-west-1",
+        inventory=inventory,
+    )
+    [finding] = findings(diagnosis, "archives-in-use")
+    assert "has not been pulled since its restore 35 days ago" in finding.message
