@@ -16,6 +16,7 @@ EXAMPLES = ROOT / "examples" / "lifecycle"
 NOW = "2026-11-30T06:00:00Z"
 INCIDENT = str(EXAMPLES / "policy-incident.json")
 FIXED = str(EXAMPLES / "policy-fixed.json")
+ARCHIVE = str(EXAMPLES / "policy-archive.json")
 IMAGES = str(EXAMPLES / "describe-images.json")
 
 
@@ -225,6 +226,32 @@ def test_doctor_exits_0_on_the_seed_002_fix_and_prints_a_table(capsys: pytest.Ca
     assert out.startswith("lifecycle doctor for app: 0 errors, 1 warnings, 0 notes")
     assert "WARNING  count-reduced: rule 3" in out
     assert '"countNumber": 4' in out
+
+
+def test_doctor_reports_an_archive_rule_that_takes_an_image_prod_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """examples/lifecycle/policy-archive.json archives version images not pulled for a day; prod's old
+    ReplicaSet still names 1.12.359, last pulled 1.8 days ago."""
+    argv = ["doctor", "--policy", ARCHIVE, "--images", IMAGES, "--manifests", str(EXAMPLES / "in-use"), "--now", NOW]
+    code, out, _ = run(capsys, *argv)
+    assert code == 1
+    assert out.startswith("lifecycle doctor for app: 1 errors, 2 warnings, 0 notes")
+    assert (
+        "ERROR  archives-in-use: rule 1 would archive sha256:c38b94aae2cf [1.12.359], which runs in cluster prod, "
+        "namespace prod, Deployment/app (replicaset): an archived image cannot be pulled: its next pull (a restart, "
+        "a rescheduled pod, a scale-out) fails until it is restored (ImagePullBackOff), and restores take up to 20 "
+        "minutes. rule 1 counts days since the last recorded pull (sinceImagePulled, more than 1 day), and the "
+        "image was last pulled 1.8 days ago" in out
+    )
+    assert "  in the fixed policy: a keep-1 rule ahead of every rule for tag 1.12.359" in out
+
+    code, out, _ = run(capsys, *argv, "--format", "json")
+    assert code == 1
+    [finding] = [f for f in json.loads(out)["findings"] if f["code"] == "archives-in-use"]
+    assert finding["severity"] == "error"
+    assert finding["inUseBy"] == [
+        {"cluster": "prod", "namespace": "prod", "workload": "Deployment/app", "source": "replicaset"}
+    ]
+    assert finding["policyEdit"] == {"kind": "keep-tags", "tags": ["1.12.359"]}
 
 
 def test_doctor_warns_that_an_unreadable_manifest_is_not_checked(

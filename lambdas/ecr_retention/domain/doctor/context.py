@@ -9,9 +9,10 @@ from typing import Any
 from ecr_retention.domain.doctor.models import KeepTags
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Workload
-from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evaluate
+from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, Verdict, evaluate
 from ecr_retention.domain.lifecycle.matching import selection_includes, storage_class_of
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
+from ecr_retention.domain.lifecycle.timing import pull_time
 from ecr_retention.domain.plan import Decision, RepositoryPlan
 from ecr_retention.domain.registry import ImageDetail
 
@@ -183,11 +184,15 @@ class DoctorContext:
         return KeepTags(tags=tuple(dict.fromkeys(tags)))
 
     def priority_for(self, image: ImageDetail) -> int | None:
+        verdict = self.acting_on(image)
+        return verdict.rule.rule_priority if verdict else None
+
+    def acting_on(self, image: ImageDetail) -> Verdict | None:
+        """The verdict that takes `image`: its own, or that of the subject it goes with."""
         digest = image.image_digest
         while digest in self.evaluation.cascaded:
             digest = self.evaluation.cascaded[digest]
-        verdict = self.evaluation.verdicts.get(digest)
-        return verdict.rule.rule_priority if verdict else None
+        return self.evaluation.verdicts.get(digest)
 
     def rule_for(self, image: ImageDetail) -> str:
         priority = self.priority_for(image)
@@ -198,3 +203,35 @@ class DoctorContext:
     def shadowed(self, rule: LifecycleRule) -> bool:
         higher = (r for r in self.policy.ordered_rules if r.rule_priority < rule.rule_priority)
         return any(selection_includes(h.selection, rule.selection) for h in higher)
+
+
+DAY_SECONDS = 86400
+
+
+def days_text(days: float) -> str:
+    """`1 day`, `1.7 days`, `45 days`: a tenth of a day below ten days, whole days above."""
+    number = f"{days:.1f}".removesuffix(".0") if days < 10 else str(int(days))
+    return f"{number} day" if number == "1" else f"{number} days"
+
+
+def pull_count_detail(context: DoctorContext, image: ImageDetail) -> str:
+    """Why a `sinceImagePulled` rule takes an image that runs, or "" when the rule that takes it counts
+    otherwise: ECR ages the image by its last recorded pull, and a container that keeps running pulls nothing."""
+    verdict = context.acting_on(image)
+    if verdict is None or verdict.rule.selection.count_type != "sinceImagePulled":
+        return ""
+    acted = verdict.image
+    moment = pull_time(acted)
+    days = days_text((context.evaluation.now - moment).total_seconds() / DAY_SECONDS)
+    if acted.last_activated_at is not None and moment == acted.last_activated_at:
+        when = f"has not been pulled since its restore {days} ago"
+    elif acted.last_recorded_pull_time is None:
+        when = f"has no recorded pull, so ECR counts from its push {days} ago"
+    else:
+        when = f"was last pulled {days} ago"
+    who = "the image" if acted is image else f"its subject {describe_image(acted)}"
+    return (
+        f"{verdict.rule.label} counts days since the last recorded pull (sinceImagePulled, more than "
+        f"{days_text(verdict.rule.selection.count_number)}), and {who} {when}: ECR records pulls, not what runs, and a "
+        "long-running pod pulls only when it starts, so a native policy cannot see that it still runs the image"
+    )

@@ -14,6 +14,8 @@ FindingCode = Literal[
     "policy-invalid",
     "expires-in-use",
     "expires-kept-image",
+    "archives-in-use",
+    "archives-kept-image",
     "mutable-tag-expires",
     "mutable-tag-at-risk",
     "rule-shadowed",

@@ -1,9 +1,30 @@
-"""A policy that would remove an image an in-use manifest names."""
+"""A policy that would remove an image an in-use manifest names: `expires-in-use` when a rule expires it,
+`archives-in-use` when a rule transitions it to archive (an archived image cannot be pulled)."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.doctor.context import DoctorContext, describe_image, protective_tag, removes
-from ecr_retention.domain.doctor.models import Finding, KeepTags
+from collections.abc import Sequence
+
+from ecr_retention.domain.doctor.context import (
+    DoctorContext,
+    describe_image,
+    protective_tag,
+    pull_count_detail,
+    removes,
+)
+from ecr_retention.domain.doctor.models import Finding, KeepTags, Severity
+from ecr_retention.domain.inventory import Workload
+from ecr_retention.domain.lifecycle.evaluation import PreviewActionType
+from ecr_retention.domain.registry import ImageDetail
+
+ARCHIVE_DANGER = (
+    "an archived image cannot be pulled: its next pull (a restart, a rescheduled pod, a scale-out) fails until "
+    "it is restored (ImagePullBackOff), and restores take up to 20 minutes"
+)
+REPLICA_ARCHIVE = (
+    "ECR documents no replication of an archive, only of deletions, so the copy there stays pullable; but when "
+    "this policy later expires the archived image (sinceImageTransitioned), ECR deletes it there too (deleteReplication)"
+)
 
 
 def check_in_use(context: DoctorContext) -> list[Finding]:
@@ -13,43 +34,67 @@ def check_in_use(context: DoctorContext) -> list[Finding]:
         usages = context.usages(image)
         if action is None or not usages:
             continue
-        workloads = tuple(dict.fromkeys(usages))
-        rule = context.rule_for(image)
-        where = "; ".join(
-            f"cluster {w.cluster}{f' ({w.replica})' if w.replica else ''}, namespace {w.namespace}, "
-            f"{w.workload} ({w.source})"
-            for w in workloads[:3]
-        ) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
-        verb = removes(action)
-        if action == "EXPIRE" and any(w.replica for w in workloads):
+        findings.append(_finding(context, image, action, tuple(dict.fromkeys(usages))))
+    return findings
+
+
+def _where(workloads: Sequence[Workload]) -> str:
+    return "; ".join(
+        f"cluster {w.cluster}{f' ({w.replica})' if w.replica else ''}, namespace {w.namespace}, "
+        f"{w.workload} ({w.source})"
+        for w in workloads[:3]
+    ) + (f" and {len(workloads) - 3} more" if len(workloads) > 3 else "")
+
+
+def _finding(
+    context: DoctorContext, image: ImageDetail, action: PreviewActionType, workloads: tuple[Workload, ...]
+) -> Finding:
+    verb = removes(action)
+    where = _where(workloads)
+    severity: Severity = "error"
+    if action == "EXPIRE":
+        if any(w.replica for w in workloads):
             where += ", where ECR repeats the expiry (deleteReplication)"
-        used_tags = [t for t in image.image_tags if (context.repository_name, t) in context.in_use.by_tag]
-        protection = context.protection(image, used_tags or [protective_tag(image)] if image.image_tags else [])
-        edit: KeepTags | None = None
-        if isinstance(protection, KeepTags):
-            which = " and ".join(
-                "this image" if member is image else f"its subject {describe_image(member)}"
-                for member in context.removed_by_rules(image)
-            )
-            fix = (
-                f"add a higher-priority rule that selects {which} by its tag, so that no later rule can "
-                f"{verb} it (in the fixed policy). Native rules cannot see clusters: a durable fix is to drop "
-                f"the rule and let ecr-retention prune this repository, which keeps in-use images"
-            )
-            edit = protection
-        else:
-            fix = protection
-        findings.append(
-            Finding(
-                severity="error",
-                code="expires-in-use",
-                message=f"{rule} would {verb} {describe_image(image)}, which runs in {where}",
-                fix=fix,
-                rule_priority=context.priority_for(image),
-                image_digest=image.image_digest,
-                image_tags=image.image_tags,
-                in_use_by=workloads,
-                policy_edit=edit,
+        message = f"{context.rule_for(image)} would {verb} {describe_image(image)}, which runs in {where}"
+    else:
+        here = [w for w in workloads if not w.replica]
+        # Only clusters of delete-replicating destinations run it: their copy stays until an expiry reaches it.
+        severity = "error" if here else "warning"
+        danger = ARCHIVE_DANGER if here else REPLICA_ARCHIVE
+        message = f"{context.rule_for(image)} would {verb} {describe_image(image)}, which runs in {where}: {danger}"
+        pulled = pull_count_detail(context, image)
+        if pulled:
+            message += f". {pulled}"
+    used_tags = [t for t in image.image_tags if (context.repository_name, t) in context.in_use.by_tag]
+    protection = context.protection(image, used_tags or [protective_tag(image)] if image.image_tags else [])
+    edit: KeepTags | None = None
+    if isinstance(protection, KeepTags):
+        which = " and ".join(
+            "this image" if member is image else f"its subject {describe_image(member)}"
+            for member in context.removed_by_rules(image)
+        )
+        fix = (
+            f"add a higher-priority rule that selects {which} by its tag, so that no later rule can "
+            f"{verb} it (in the fixed policy). Native rules cannot see clusters: a durable fix is to drop "
+            + (
+                "the rule and let ecr-retention prune this repository, which keeps in-use images"
+                if action == "EXPIRE"
+                else "the transition rule and archive with ecr-retention's archive rules (`delete: {..., archive: "
+                "true}`), which know what runs, never archive an in-use image and restore an archived one a "
+                "cluster runs"
             )
         )
-    return findings
+        edit = protection
+    else:
+        fix = protection
+    return Finding(
+        severity=severity,
+        code="expires-in-use" if action == "EXPIRE" else "archives-in-use",
+        message=message,
+        fix=fix,
+        rule_priority=context.priority_for(image),
+        image_digest=image.image_digest,
+        image_tags=image.image_tags,
+        in_use_by=workloads,
+        policy_edit=edit,
+    )

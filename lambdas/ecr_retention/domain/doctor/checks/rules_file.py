@@ -7,6 +7,7 @@ from ecr_retention.domain.doctor.context import (
     describe_image,
     plan_keep_reasons,
     protective_tag,
+    pull_count_detail,
     removes,
 )
 from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount
@@ -28,17 +29,26 @@ def check_plan_keeps(context: DoctorContext) -> list[Finding]:
             continue
         protection = context.protection(image, [protective_tag(image)] if image.image_tags else [])
         rules = ", ".join(dict.fromkeys(r.rule or r.detail for r in keeps))
+        archives = action == "TRANSITION"
+        message = (
+            f"{context.rule_for(image)} would {removes(action)} {describe_image(image)}, "
+            f"which the rules file keeps ({rules})"
+        )
+        if archives:
+            message += ": an archived image cannot be pulled until it is restored, which takes up to 20 minutes"
+            pulled = pull_count_detail(context, image)
+            if pulled:
+                message += f". {pulled}"
         findings.append(
             Finding(
-                severity="error",
-                code="expires-kept-image",
-                message=(
-                    f"{context.rule_for(image)} would {removes(action)} {describe_image(image)}, "
-                    f"which the rules file keeps ({rules})"
-                ),
+                # An archive is undone by a restore, and no manifest names the image (else archives-in-use).
+                severity="warning" if archives else "error",
+                code="archives-kept-image" if archives else "expires-kept-image",
+                message=message,
                 fix=(
                     "protect the image's tag with a higher-priority keep-1 rule (in the fixed policy), or drop "
                     "the native rule and let ecr-retention apply the rules file"
+                    + (" (its archive rules archive only what the rules file lets go)" if archives else "")
                     if isinstance(protection, KeepTags)
                     else protection
                 ),
