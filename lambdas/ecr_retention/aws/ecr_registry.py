@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -280,35 +280,7 @@ class EcrRegistry:
         code of an error about that image (ImageStorageClassUpdateNotSupportedException, ...), and the next image
         is tried. Any other error (after botocore's retries) fails that image with its code and every later one
         with NotAttempted, as in delete_images; RepositoryNotFoundException fails them all with that code."""
-        outcome = _OutcomeBuilder()
-        ordered = _unique(digests)
-        for position, digest in enumerate(ordered):
-            try:
-                response = self._ecr.update_image_storage_class(
-                    registryId=self._registry_id,
-                    repositoryName=repository,
-                    imageId={"imageDigest": digest},
-                    targetStorageClass="ARCHIVE",
-                )
-            except ClientError as error:
-                code = error_code(error)
-                if code == "ImageNotFoundException":
-                    outcome.already_gone.append(digest)
-                    continue
-                if code in IMAGE_LEVEL_ARCHIVE_ERRORS:
-                    outcome.failed.append(ImageFailure(digest, code, error_message(error)))
-                    continue
-                outcome.stop([digest], ordered[position + 1 :], error)
-                break
-            except BotoCoreError as error:
-                outcome.stop([digest], ordered[position + 1 :], error)
-                break
-            status = response.get("imageStatus")
-            if status == "ARCHIVED" and response.get("imageId", {}).get("imageDigest", digest) == digest:
-                outcome.done.append(digest)
-            else:
-                outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, f"ECR answered imageStatus {status!r}"))
-        return outcome.build()
+        return self._update_storage_classes(repository, digests, "ARCHIVE", answered=_archived, refused=_refused)
 
     def restore_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
         """UpdateImageStorageClass to STANDARD, one call an image, in the caller's order.
@@ -319,6 +291,27 @@ class EcrRegistry:
         that is not archived is not documented, so either answer is read as "nothing to restore". Otherwise the
         classification is archive_images': `already_gone` on ImageNotFoundException (or an image the re-read no
         longer finds), `failed` with the code of an error about that image, and any other error stops the rest."""
+        return self._update_storage_classes(
+            repository,
+            digests,
+            "STANDARD",
+            answered=_restoring,
+            refused=lambda digest, error, outcome: self._classify_refused_restore(repository, digest, error, outcome),
+        )
+
+    def _update_storage_classes(
+        self,
+        repository: str,
+        digests: Sequence[str],
+        target: str,
+        *,
+        answered: Callable[[str, dict[str, Any], _OutcomeBuilder], None],
+        refused: Callable[[str, ClientError, _OutcomeBuilder], None],
+    ) -> BatchOutcome:
+        """UpdateImageStorageClass, one call an image in the caller's order. ImageNotFoundException is `already_gone`;
+        an error about that image (IMAGE_LEVEL_ARCHIVE_ERRORS) goes to `refused` and the next image is tried; any other
+        error (after botocore's retries) fails that image with its code and every later one with NotAttempted, as in
+        delete_images. ECR's answer for each image goes to `answered`."""
         outcome = _OutcomeBuilder()
         ordered = _unique(digests)
         for position, digest in enumerate(ordered):
@@ -327,14 +320,14 @@ class EcrRegistry:
                     registryId=self._registry_id,
                     repositoryName=repository,
                     imageId={"imageDigest": digest},
-                    targetStorageClass="STANDARD",
+                    targetStorageClass=target,
                 )
             except ClientError as error:
                 code = error_code(error)
                 if code == "ImageNotFoundException":
                     outcome.already_gone.append(digest)
                 elif code in IMAGE_LEVEL_ARCHIVE_ERRORS:
-                    self._classify_refused_restore(repository, digest, error, outcome)
+                    refused(digest, error, outcome)
                 else:
                     outcome.stop([digest], ordered[position + 1 :], error)
                     break
@@ -342,15 +335,7 @@ class EcrRegistry:
             except BotoCoreError as error:
                 outcome.stop([digest], ordered[position + 1 :], error)
                 break
-            status = response.get("imageStatus")
-            if response.get("imageId", {}).get("imageDigest", digest) != digest:
-                outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, "ECR answered for another image"))
-            elif status == "ACTIVATING":
-                outcome.done.append(digest)
-            elif status == "ACTIVE":
-                outcome.already.append(digest)
-            else:
-                outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, f"ECR answered imageStatus {status!r}"))
+            answered(digest, response, outcome)
         return outcome.build()
 
     def _classify_refused_restore(
@@ -479,3 +464,27 @@ def _declared_media_type(text: str) -> str:
         return ""
     media_type = document.get("mediaType") if isinstance(document, dict) else None
     return media_type if isinstance(media_type, str) else ""
+
+
+def _archived(digest: str, response: dict[str, Any], outcome: _OutcomeBuilder) -> None:
+    status = response.get("imageStatus")
+    if status == "ARCHIVED" and response.get("imageId", {}).get("imageDigest", digest) == digest:
+        outcome.done.append(digest)
+    else:
+        outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, f"ECR answered imageStatus {status!r}"))
+
+
+def _refused(digest: str, error: ClientError, outcome: _OutcomeBuilder) -> None:
+    outcome.failed.append(ImageFailure(digest, error_code(error), error_message(error)))
+
+
+def _restoring(digest: str, response: dict[str, Any], outcome: _OutcomeBuilder) -> None:
+    status = response.get("imageStatus")
+    if response.get("imageId", {}).get("imageDigest", digest) != digest:
+        outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, "ECR answered for another image"))
+    elif status == "ACTIVATING":
+        outcome.done.append(digest)
+    elif status == "ACTIVE":
+        outcome.already.append(digest)
+    else:
+        outcome.failed.append(ImageFailure(digest, NOT_CONFIRMED, f"ECR answered imageStatus {status!r}"))
