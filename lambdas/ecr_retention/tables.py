@@ -97,6 +97,8 @@ def plan_summary_lines(plan: Plan) -> list[str]:
             f"{repo.repository_name} ({repo.policy}): {s.images} images, kept {s.kept}, "
             f"delete {s.deleted}, archive {s.archived}, reclaims {human_bytes(s.bytes_reclaimed)}"
         )
+        if s.restored:
+            line += f"; restore {s.restored} in use (archived)"
         if repo.deletion_replicates_to:
             line += "; deletions replicate to " + ", ".join(replica_text(r) for r in repo.deletion_replicates_to)
         if repo.skipped:
@@ -122,7 +124,9 @@ RUN_COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "RESULT", "REASON"
 
 def render_run_report(report: RunReport) -> str:
     """Every image the run acted on (or would have), then the summary subscribers receive."""
-    verb = {"deleted": "would delete", "archived": "would archive"} if report.dry_run else {}
+    verb = (
+        {"deleted": "would delete", "archived": "would archive", "restored": "would restore"} if report.dry_run else {}
+    )
     rows: list[tuple[str, ...]] = [RUN_COLUMNS]
     for repo in report.repositories:
         for result, entries in (
@@ -130,6 +134,8 @@ def render_run_report(report: RunReport) -> str:
             ("archived", repo.archived),
             ("cancelled", repo.cancelled),
             ("failed", repo.failed),
+            ("restored", repo.restored),
+            ("restore failed", repo.restore_failed),
         ):
             for entry in entries:
                 reason = f"{entry.kind}" + (f" [{entry.rule}]" if entry.rule else "") + f": {entry.detail}"

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from playwright.sync_api import Page
 
 Open = Callable[..., Any]  # conftest.open_report and open_html: they return a conftest.OpenedPage
-ACTIONS = ("keep", "delete", "archive", "cancelled", "failed")
+ACTIONS = ("keep", "delete", "archive", "cancelled", "failed", "restore")
 ROWS = "#images tbody tr.image"
 VISIBLE_ROWS = f"{ROWS}:visible"
 PAGE_SIZE = 500  # rows beyond the first 500 matches wait behind #show-more
@@ -33,7 +33,7 @@ HOSTILE_TAG = '"><script>alert(1)</script>'
 
 def entries(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
     """Every image of a repository report with its action on the page."""
-    lists = (repo.kept_images, repo.deleted, repo.archived, repo.cancelled, repo.failed)
+    lists = (repo.kept_images, repo.deleted, repo.archived, repo.cancelled, repo.failed, repo.restored)
     for action, listed in zip(ACTIONS, lists, strict=True):
         for entry in listed:
             yield action, entry
@@ -74,7 +74,7 @@ def wait_for_shown(page: Page, matches: int) -> None:
 def real_run() -> RunReport:
     report = real_run_report()
     assert not report.dry_run
-    assert {action for _, action, _ in images(report)} >= {"keep", "delete", "archive", "failed"}
+    assert {action for _, action, _ in images(report)} >= {"keep", "delete", "archive", "failed", "restore"}
     return report
 
 

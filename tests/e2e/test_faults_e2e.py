@@ -306,7 +306,7 @@ def check_run(
 
 
 def removals(plan: Plan) -> int:
-    return sum(1 for r in plan.repositories for d in r.images if d.action != "keep")
+    return sum(1 for r in plan.repositories for d in r.images if d.removes)
 
 
 def runs_to_fixed_point(

@@ -221,4 +221,4 @@ def kinds_of(result: Plan, repo: str, seed: str) -> list[str]:
 
 
 def removed(result: Plan) -> set[str]:
-    return {d.image_digest for repo in result.repositories for d in repo.images if d.action != "keep"}
+    return {d.image_digest for repo in result.repositories for d in repo.images if d.removes}

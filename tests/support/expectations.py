@@ -35,7 +35,7 @@ def planned(plan: Plan, action: str) -> dict[str, set[str]]:
 def candidates(plan: Plan) -> dict[str, dict[str, str]]:
     """repository -> digest -> action, for every image the plan removes."""
     return {
-        repository.repository_name: {d.image_digest: d.action for d in repository.images if d.action != "keep"}
+        repository.repository_name: {d.image_digest: d.action for d in repository.images if d.removes}
         for repository in plan.repositories
     }
 

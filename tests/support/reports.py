@@ -101,7 +101,7 @@ policies:
 
 def real_run_report() -> RunReport:
     """A real run (dry_run: false) through the services on the fakes: deletions, archives, one failed deletion
-    (KmsError), an image the prod cluster runs, an image too young to delete."""
+    (KmsError), an image the prod cluster runs, found archived and restored, an image too young to delete."""
     registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
     digests: dict[tuple[str, str], str] = {}
     for name in ("app", "team-a/api"):
@@ -115,6 +115,7 @@ def real_run_report() -> RunReport:
         registry.add_image(name, tags=["latest"], pushed_at=NOW - timedelta(days=1))
         registry.add_image(name, tags=["v99"], pushed_at=NOW - timedelta(hours=2))
     registry.delete_failures[digests["team-a/api", "v3"]] = "KmsError"
+    registry.archive("app", digests["app", "v1"], NOW - timedelta(days=10))  # prod runs it: the run restores it
     bucket = MemoryBucket(name="inventory")
     bucket.write("in-use/prod.json", manifest_bytes(in_use("prod", (f"{HOST}/app:v1", None))))
     deps = Dependencies(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)

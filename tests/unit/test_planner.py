@@ -871,3 +871,91 @@ def test_json_output_uses_the_documented_field_names() -> None:
     }
     assert data["blocked"] == []
     assert data["generatedAt"] == NOW.isoformat().replace("+00:00", "Z")
+
+
+# --- in-use images found archived ------------------------------------------------------------------
+
+
+def test_archived_image_in_use_by_digest_is_restored_even_when_a_delete_rule_marks_it() -> None:
+    cfg = config([DELETE_OLD])
+    snap = snapshot(repository("app", image("a", "v1", status="ARCHIVED"), image("b", "v0")))
+    result = plan(cfg, snap, in_use("prod", (f"{HOST}/app@{digest('a')}", "a")))
+    assert action_of(result, "app", "a") == "restore"
+    main = decision_of(result, "app", "a").main_reason
+    assert main.kind == "in-use"
+    assert "prod: default/Deployment/web (pod)" in main.detail
+    assert "delete-rule" in kinds_of(result, "app", "a")
+    assert removed(result) == {digest("b")}
+    assert result.repositories[0].summary.restored == 1
+    assert result.repositories[0].summary.kept == 1
+
+
+def test_archived_image_in_use_by_a_tag_reference_is_restored() -> None:
+    cfg = config([DELETE_OLD])
+    snap = snapshot(
+        repository("app", image("a", "1.0", "dev", status="ARCHIVED"), image("b", "0.9", status="ARCHIVED"))
+    )
+    result = plan(cfg, snap, in_use("dev", (f"{HOST}/app:dev", None)))
+    assert action_of(result, "app", "a") == "restore"
+    assert action_of(result, "app", "b") == "delete"  # archived, not in use: the delete rule deletes it
+
+
+def test_an_archived_image_nobody_runs_is_not_restored() -> None:
+    cfg = config([{"keep": {"tags": ["*"]}}])
+    result = plan(cfg, snapshot(repository("app", image("a", "v1", status="ARCHIVED"))))
+    assert action_of(result, "app", "a") == "keep"
+
+
+def test_a_blocked_run_still_restores_an_in_use_image_found_archived() -> None:
+    cfg = config([DELETE_OLD], clusters=["prod", "missing"])
+    snap = snapshot(repository("app", image("a", "v1", status="ARCHIVED"), image("b", "v0")))
+    result = plan(cfg, snap, in_use("prod", (f"{HOST}/app@{digest('a')}", "a")))
+    assert result.blocked
+    assert action_of(result, "app", "a") == "restore"
+    assert removed(result) == set()
+    assert kinds_of(result, "app", "b")[0] == "blocked"
+
+
+def test_with_restore_in_use_false_an_archived_in_use_image_is_kept_and_reported() -> None:
+    cfg = config([DELETE_OLD], restore_in_use=False)
+    snap = snapshot(repository("app", image("a", "v1", status="ARCHIVED")))
+    result = plan(cfg, snap, in_use("prod", (f"{HOST}/app@{digest('a')}", "a")))
+    assert action_of(result, "app", "a") == "keep"
+    assert kinds_of(result, "app", "a")[0] == "in-use"
+    assert "in-use-archived" in kinds_of(result, "app", "a")
+    assert any("restore_in_use is false" in w and "prod: default/Deployment/web" in w for w in result.warnings)
+
+
+def test_an_activating_image_is_kept_with_a_restoring_reason_whatever_selects_it() -> None:
+    cfg = config([DELETE_OLD, {"delete": {"tags": ["v*"], "archive": True}}])
+    snap = snapshot(
+        repository(
+            "app",
+            image("idx", "old", media_type=OCI_INDEX),
+            image("amd64", status="ACTIVATING"),
+            manifests={"idx": index_manifest("amd64")},
+        )
+    )
+    result = plan(cfg, snap)
+    assert action_of(result, "app", "idx") == "delete"
+    assert action_of(result, "app", "amd64") == "keep"  # its index goes, it is being restored: it stays
+    assert decision_of(result, "app", "amd64").main_reason.kind == "restoring"
+
+
+def test_max_delete_fraction_does_not_count_restores_and_a_skipped_repository_still_restores() -> None:
+    cfg = config([DELETE_OLD], max_delete_fraction=0.5)
+    snap = snapshot(
+        repository("app", image("a", "v1", status="ARCHIVED"), image("b", "v2", status="ARCHIVED"), image("c", "v3"))
+    )
+    uses = in_use("prod", (f"{HOST}/app@{digest('a')}", "a"), (f"{HOST}/app@{digest('b')}", "b"))
+    result = plan(cfg, snap, uses)
+    assert result.repositories[0].skipped is None  # 1 removal of 3 images; the 2 restores are no removals
+    assert removed(result) == {digest("c")}
+    skipped = plan(
+        cfg,
+        snapshot(repository("app", image("a", "v1", status="ARCHIVED"), image("c", "v3"), image("d", "v4"))),
+        in_use("prod", (f"{HOST}/app@{digest('a')}", "a")),
+    )
+    assert skipped.repositories[0].skipped is not None  # 2 removals of 3 images
+    assert action_of(skipped, "app", "a") == "restore"
+    assert removed(skipped) == set()

@@ -94,6 +94,8 @@ class Safety(StrictModel):
     clusters: tuple[ClusterName, ...] = Field(
         description="Clusters whose fresh in-use manifests every run needs; [] runs without in-use protection."
     )
+    # An ARCHIVED image that an in-use manifest names is restored (false: kept and reported as a finding).
+    restore_in_use: StrictBool = True
 
 
 class TaggingRule(StrictModel):

@@ -1,4 +1,4 @@
-"""A plan: for every image, keep, delete or archive, with every reason."""
+"""A plan: for every image, keep, delete, archive or restore, with every reason."""
 
 from __future__ import annotations
 
@@ -23,14 +23,21 @@ ReasonKind = Literal[
     "skipped",
     "tag-changed",
     "delete-failed",
+    "restoring",
+    "in-use-archived",
+    "restore-failed",
 ]
-Action = Literal["keep", "delete", "archive"]
+# restore: an ARCHIVED image that an in-use manifest names goes back to standard storage. It removes nothing: it
+# is never a removal candidate, never counts toward max_delete_fraction, and survives a blocked run.
+Action = Literal["keep", "delete", "archive", "restore"]
+REMOVALS: tuple[Action, ...] = ("delete", "archive")
 
 # The order in which a kept image's main reason is chosen for one-line summaries.
 PROTECTION_ORDER: tuple[ReasonKind, ...] = (
     "blocked",
     "skipped",
     "in-use",
+    "restoring",
     "keep-rule",
     "min-age",
     "index-child",
@@ -40,6 +47,7 @@ PROTECTION_ORDER: tuple[ReasonKind, ...] = (
     "delete-failed",
     "no-delete-rule",
     "no-policy",
+    "in-use-archived",
 )
 
 
@@ -62,8 +70,15 @@ class Decision(PlanModel):
     reasons: tuple[Reason, ...]
 
     @property
+    def removes(self) -> bool:
+        """Deleted or archived; a restore and a keep leave the image in the repository."""
+        return self.action in REMOVALS
+
+    @property
     def main_reason(self) -> Reason:
-        if self.action != "keep":
+        if self.action == "restore":
+            return next((r for r in self.reasons if r.kind == "in-use"), self.reasons[0])
+        if self.removes:
             return next((r for r in self.reasons if r.kind == "delete-rule"), self.reasons[0])
         ranked = sorted(
             self.reasons,
@@ -77,6 +92,7 @@ class RepositorySummary(PlanModel):
     kept: int
     deleted: int
     archived: int
+    restored: int  # among the kept: in-use images restored from archive (or, in dry run, that would be)
     bytes_reclaimed: int
 
 
@@ -110,6 +126,7 @@ class RepositoryPlan(PlanModel):
             kept=len(self.images) - len(deleted) - len(archived),
             deleted=len(deleted),
             archived=len(archived),
+            restored=sum(1 for d in self.images if d.action == "restore"),
             bytes_reclaimed=sum(d.image_size_in_bytes or 0 for d in deleted),
         )
 

@@ -75,6 +75,12 @@ class RepositoryReport(PlanModel):
     kept: int = 0
     protected_in_use: int = 0
     kept_images: tuple[ImageEntry, ...] = ()  # the images the plan keeps, each with its main reason
+    # In-use images found ARCHIVED and restored (in dry run: that would be). `kept` counts them, and those in
+    # restore_failed (ECR refused the restore: they stay kept, archived); in_use_archived names every in-use image
+    # found archived, restored or not (safety.restore_in_use false keeps them in kept_images).
+    restored: tuple[ImageEntry, ...] = ()
+    restore_failed: tuple[ImageEntry, ...] = ()
+    in_use_archived: tuple[ImageEntry, ...] = ()
     deleted: tuple[ImageEntry, ...] = ()
     archived: tuple[ImageEntry, ...] = ()
     cancelled: tuple[ImageEntry, ...] = ()
@@ -95,6 +101,9 @@ class RunTotals(PlanModel):
     archived: int = 0
     cancelled: int = 0
     failed: int = 0
+    restored: int = 0
+    restore_failed: int = 0
+    in_use_archived: int = 0
     protected_in_use: int = 0
     bytes_reclaimed: int = 0
 
@@ -155,6 +164,9 @@ def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
         values["archived"] += len(repo.archived)
         values["cancelled"] += len(repo.cancelled)
         values["failed"] += len(repo.failed)
+        values["restored"] += len(repo.restored)
+        values["restore_failed"] += len(repo.restore_failed)
+        values["in_use_archived"] += len(repo.in_use_archived)
         values["protected_in_use"] += repo.protected_in_use
         values["bytes_reclaimed"] += repo.bytes_reclaimed
     return RunTotals(**values)
@@ -197,6 +209,11 @@ def build_run_report(
     )
 
 
+def is_in_use_archived(decision: Decision) -> bool:
+    """An in-use image the plan found ARCHIVED: restored, or (safety.restore_in_use false) kept with the finding."""
+    return decision.action == "restore" or any(r.kind == "in-use-archived" for r in decision.reasons)
+
+
 def kept_entries(decisions: Iterable[Decision]) -> tuple[ImageEntry, ...]:
     return tuple(ImageEntry.from_decision(d) for d in decisions if d.action == "keep")
 
@@ -213,9 +230,11 @@ def repository_report_of_plan(plan: RepositoryPlan, evaluated_at: datetime, bloc
         deletion_replicates_to=plan.deletion_replicates_to,
         evaluated_at=evaluated_at,
         images=len(plan.images),
-        kept=sum(1 for d in plan.images if d.action == "keep"),
+        kept=sum(1 for d in plan.images if not d.removes),
         protected_in_use=sum(1 for d in plan.images if any(r.kind == "in-use" for r in d.reasons)),
         kept_images=kept_entries(plan.images),
+        restored=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "restore"),
+        in_use_archived=tuple(ImageEntry.from_decision(d) for d in plan.images if is_in_use_archived(d)),
         deleted=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "delete"),
         archived=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "archive"),
         skipped=plan.skipped,

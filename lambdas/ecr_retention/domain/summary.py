@@ -70,6 +70,8 @@ def repository_line(repo: RepositoryReport, dry_run: bool) -> str:
         parts.append(f"cancelled {len(repo.cancelled)}")
     if repo.failed:
         parts.append(f"FAILED {len(repo.failed)}")
+    if repo.restored:
+        parts.append(f"{'would restore' if dry_run else 'restored'} {len(repo.restored)} in use")
     if repo.bytes_reclaimed:
         parts.append(human_bytes(repo.bytes_reclaimed))
     return ", ".join(parts)
@@ -127,6 +129,7 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
         lines += [
             f"  {name}  {entry.image_digest[:19]}  {entry.error_code}: {entry.detail}" for name, entry in failed[:20]
         ]
+    lines += in_use_archived_lines(report)
     largest = sorted(
         ((repo.repository_name, entry) for repo in report.repositories for entry in repo.deleted),
         key=lambda item: (-(item[1].image_size_in_bytes or 0), item[0], item[1].image_digest),
@@ -149,6 +152,32 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
     lines += ["", f"Full report: {report.report_key or '(not written)'}"]
     if files is not None:
         lines += file_lines(files, report.region)
+    return lines
+
+
+ARCHIVED_IN_USE_SHOWN = 20
+
+
+def in_use_archived_lines(report: RunReport) -> list[str]:
+    """The in-use images found archived, what became of each and the workloads that run them."""
+    found = [(repo, entry) for repo in report.repositories for entry in repo.in_use_archived]
+    if not found:
+        return []
+    lines = ["", f"In-use images found archived ({len(found)}): their workloads cannot pull them until restored"]
+    for repo, entry in found[:ARCHIVED_IN_USE_SHOWN]:
+        restored = {e.image_digest for e in repo.restored}
+        failed = {e.image_digest: e for e in repo.restore_failed}
+        if entry.image_digest in restored:
+            fate = "would restore" if report.dry_run else "restored"
+        elif entry.image_digest in failed:
+            fate = f"restore FAILED ({failed[entry.image_digest].error_code})"
+        else:
+            fate = "NOT restored (safety.restore_in_use: false)"
+        tags = ", ".join(entry.image_tags[:3]) or "<untagged>"
+        workloads = next((r.detail for r in entry.reasons if r.kind == "in-use"), "")
+        lines.append(f"  {repo.repository_name}  {entry.image_digest[:19]}  {tags}  {fate}; used by {workloads}")
+    if len(found) > ARCHIVED_IN_USE_SHOWN:
+        lines.append(f"  ... and {len(found) - ARCHIVED_IN_USE_SHOWN} more (see the report)")
     return lines
 
 

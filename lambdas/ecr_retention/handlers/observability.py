@@ -40,6 +40,9 @@ def record_run_metrics(report: RunReport) -> None:
     )
     metrics.add_metric(name="ImagesProtectedInUse", unit=MetricUnit.Count, value=totals.protected_in_use)
     metrics.add_metric(name="DeleteFailures", unit=MetricUnit.Count, value=totals.failed)
+    # In-use images found ARCHIVED, restored or not (the report and the summary name them and their workloads).
+    metrics.add_metric(name="InUseImagesArchived", unit=MetricUnit.Count, value=totals.in_use_archived)
+    metrics.add_metric(name="ImagesRestored", unit=MetricUnit.Count, value=0 if report.dry_run else totals.restored)
     metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.outcome == "blocked" else 0)
     metrics.add_metric(name="RunsCompleted", unit=MetricUnit.Count, value=1)
 

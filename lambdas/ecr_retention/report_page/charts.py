@@ -143,7 +143,7 @@ def age_counts(entries: Sequence[ImageEntry], at: datetime) -> list[int]:
 
 def age_chart(repo: RepositoryReport, at: datetime, dry_run: bool) -> AgeChart:
     removed = age_counts((*repo.deleted, *repo.archived), at)
-    kept = age_counts((*repo.kept_images, *repo.cancelled, *repo.failed), at)
+    kept = age_counts((*repo.kept_images, *repo.restored, *repo.restore_failed, *repo.cancelled, *repo.failed), at)
     tallest = max([k + r for k, r in zip(kept, removed, strict=True)] + [1])
     columns = []
     for index, (label, _) in enumerate(AGE_BUCKETS):

@@ -270,6 +270,34 @@ def replication_check(report: RunReport) -> Check:
     return Check("replication", "warn" if warn else "pass", "Replication", summary, capped(evidence))
 
 
+def in_use_archived_check(report: RunReport) -> Check:
+    """In-use images found ARCHIVED: their workloads cannot pull them until they are restored."""
+    found = [(repo, entry) for repo in report.repositories for entry in repo.in_use_archived]
+    if not found:
+        return Check("in-use-archived", "pass", "In use, archived", line("no in-use image was found archived"))
+    restored = {(repo.repository_name, e.image_digest) for repo in report.repositories for e in repo.restored}
+    verb = "would be restored" if report.dry_run else "restored"
+
+    def fate(repo: RepositoryReport, entry: ImageEntry) -> str:
+        if (repo.repository_name, entry.image_digest) in restored:
+            return verb
+        return "NOT restored" + (
+            "" if any(e.image_digest == entry.image_digest for e in repo.restore_failed) else " (restore_in_use: false)"
+        )
+
+    workloads = {e.image_digest: next((r.detail for r in e.reasons if r.kind == "in-use"), "") for _, e in found}
+    return Check(
+        "in-use-archived",
+        "warn",
+        "In use, archived",
+        line(f"{plural(len(found), 'in-use image')} found archived, {plural(len(restored), 'restore')}"),
+        capped(
+            line(*image_ref(repo, entry), f" {fate(repo, entry)}, used by ", data(workloads[entry.image_digest]))
+            for repo, entry in found
+        ),
+    )
+
+
 def findings_check(report: RunReport) -> Check:
     lifecycle = [(repo, finding) for repo in report.repositories for finding in repo.lifecycle_findings]
     templates = report.template_findings
@@ -318,6 +346,7 @@ def checks_of(report: RunReport) -> tuple[Check, ...]:
         blocked_check(report),
         *(manifest_check(manifest, report) for manifest in sorted(report.manifests, key=lambda m: not m.expected)),
         in_use_check(report),
+        in_use_archived_check(report),
         removals_check(report),
         spared_check(report),
         dependents_check(report),

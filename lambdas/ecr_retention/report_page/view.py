@@ -25,7 +25,7 @@ from ecr_retention.report_page.text import visible
 
 SHORT_DIGEST = len("sha256:") + 12
 # The order of the image table: what the run removed (or failed to) first, then what it kept.
-ACTIONS = ("delete", "archive", "failed", "cancelled", "keep")
+ACTIONS = ("delete", "archive", "failed", "cancelled", "restore", "keep")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,8 @@ def headline_of(report: RunReport) -> str:
         parts.append(f"{archive_verb} {totals.archived}")
     if totals.failed:
         parts.append(f"{totals.failed} failed")
+    if totals.restored:
+        parts.append(f"{'would restore' if report.dry_run else 'restored'} {totals.restored} in use")
     return f"{', '.join(parts)} in {totals.repositories} repositories; kept {totals.kept}"
 
 
@@ -100,6 +102,9 @@ TOTAL_LABELS = {
     "archived": "archived",
     "cancelled": "cancelled",
     "failed": "failed",
+    "restored": "restored (in use)",
+    "restore_failed": "restore failed",
+    "in_use_archived": "in use, found archived",
     "bytes_reclaimed": "reclaimed",
 }
 
@@ -108,7 +113,12 @@ def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
     values = totals.model_dump(by_alias=False)
     labels = dict(TOTAL_LABELS)
     if dry_run:
-        labels.update(deleted="would delete", archived="would archive", bytes_reclaimed="would reclaim")
+        labels.update(
+            deleted="would delete",
+            archived="would archive",
+            restored="would restore (in use)",
+            bytes_reclaimed="would reclaim",
+        )
     fields = RunTotals.model_fields
     return tuple(
         Total(
@@ -219,19 +229,28 @@ class ImageRow:
     age: str
     size: int | None
     size_text: str
-    action: str
+    action: str  # data-action, the filter's value
+    action_label: str  # what the action column says: "would restore" in dry run, "restore failed"
     reasons: tuple[ReasonText, ...]
 
 
 def reasons_of(entry: ImageEntry, action: str) -> tuple[ReasonText, ...]:
     reasons = [ReasonText(r.kind, visible(r.rule or ""), visible(r.detail)) for r in entry.reasons]
-    if action in ("cancelled", "failed") or not reasons:  # what became of the removal comes first
+    if (
+        action in ("cancelled", "failed") or entry.kind == "restore-failed" or not reasons
+    ):  # what became of the removal comes first
         detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
         reasons.insert(0, ReasonText(entry.kind, visible(entry.rule or ""), visible(detail)))
     return tuple(reasons)
 
 
-def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: datetime) -> ImageRow:
+def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
+    if action != "restore":
+        return action
+    return "restore failed" if entry.kind == "restore-failed" else "would restore" if dry_run else "restore"
+
+
+def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: datetime, *, dry_run: bool) -> ImageRow:
     age = max(0, int((at - entry.image_pushed_at).total_seconds()))
     return ImageRow(
         repository=repo.repository_name,
@@ -244,6 +263,7 @@ def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: dateti
         size=entry.image_size_in_bytes,
         size_text=human_bytes(entry.image_size_in_bytes),
         action=action,
+        action_label=action_label(entry, action, dry_run),
         reasons=reasons_of(entry, action),
     )
 
@@ -254,6 +274,7 @@ def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
         "archive": repo.archived,
         "failed": repo.failed,
         "cancelled": repo.cancelled,
+        "restore": (*repo.restored, *repo.restore_failed),  # a failed restore: kept, still archived, named first
         "keep": repo.kept_images,
     }
     for action in ACTIONS:
@@ -263,7 +284,7 @@ def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
 
 def image_rows(report: RunReport) -> tuple[ImageRow, ...]:
     return tuple(
-        image_row(repo, entry, action, repo.evaluated_at or report.started_at)
+        image_row(repo, entry, action, repo.evaluated_at or report.started_at, dry_run=report.dry_run)
         for repo in report.repositories
         for action, entry in entries_of(repo)
     )

@@ -1,6 +1,7 @@
-"""Evaluate one repository: take its lease, snapshot it, plan it, have services/removal.py re-check the
-candidates and delete or archive them (nothing mutating in dry run, in a blocked run, or in a skipped repository),
-and report what happened.
+"""Evaluate one repository: take its lease, snapshot it, plan it, restore the in-use images found archived (in a
+blocked run and a skipped repository too: restoring deletes nothing; never in dry run), have services/removal.py
+re-check the candidates and delete or archive them (nothing mutating in dry run, in a blocked run, or in a skipped
+repository), and report what happened.
 
 The one code path that deletes: the evaluate Lambda and `ecr-retention run` both call
 `evaluate_repository`.
@@ -174,9 +175,12 @@ def _evaluate(
     base = repository_report_of_plan(plan, now, run.blocked).model_copy(
         update={"lifecycle_findings": findings, "warnings": tuple(warnings)}
     )
+    restores = [d for d in plan.images if d.action == "restore"]
+    if restores and not evaluation.dry_run:
+        base = with_restores(base, restores, restore_in_use_images(registry, repository, restores))
     if base.outcome in ("blocked", "skipped"):
         return base
-    candidates = [d for d in plan.images if d.action != "keep"]
+    candidates = [d for d in plan.images if d.removes]
     if evaluation.dry_run or not candidates:
         return with_removals(base, candidates, RemovalOutcome.as_planned(candidates))
     removals = remove_candidates(registry, snapshot, plan, candidates, seconds_left=seconds_left)
@@ -238,6 +242,58 @@ def referenced_tags(
         except RepositoryGone:
             continue
     return tags
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    """What became of the planned restores: done (ACTIVATING, or ACTIVE already) or failed (code, detail)."""
+
+    failed: Mapping[str, tuple[str, str]]
+
+
+def restore_in_use_images(registry: Registry, repository: str, restores: Sequence[Decision]) -> RestoreOutcome:
+    """Ask ECR to restore the in-use images found archived. A restore that fails is reported, never raised: it
+    fails neither the evaluation nor its deletions (the image stays kept)."""
+    digests = [d.image_digest for d in restores]
+    answer = contain(
+        partial(registry.restore_images, repository, digests), log=logger, what=f"restoring in {repository}"
+    )
+    if isinstance(answer, Defect):
+        return RestoreOutcome(failed=dict.fromkeys(digests, ("RestoreFailed", str(answer))))
+    failed = {f.image_digest: (f.code, f.message) for f in answer.failed}
+    for digest in answer.already_gone:
+        failed[digest] = ("ImageNotFound", "no longer in the repository: it could not be restored")
+    for digest in answer.unconfirmed:
+        failed.setdefault(digest, ("NotConfirmed", "the registry did not confirm the restore"))
+    answered = {*answer.done, *answer.already, *failed}
+    for digest in digests:
+        if digest not in answered:
+            failed[digest] = ("NoAnswer", "the registry's answer did not mention this image")
+    return RestoreOutcome(failed=failed)
+
+
+def with_restores(base: RepositoryReport, restores: Sequence[Decision], outcome: RestoreOutcome) -> RepositoryReport:
+    """The report with the restores ECR refused moved from `restored` to `restore_failed`, each named in a warning."""
+    if not outcome.failed:
+        return base
+    by_digest = {d.image_digest: d for d in restores}
+    failed = tuple(
+        ImageEntry.from_decision(by_digest[d], kind="restore-failed", detail=detail, error_code=code)
+        for d, (code, detail) in sorted(outcome.failed.items())
+        if d in by_digest
+    )
+    warnings = tuple(
+        f"{base.repository_name}: in-use image {entry.image_digest} could not be restored from archive "
+        f"({entry.error_code}: {entry.detail}); it stays kept, restore it with ecr-retention restore"
+        for entry in failed
+    )
+    return base.model_copy(
+        update={
+            "restored": tuple(entry for entry in base.restored if entry.image_digest not in outcome.failed),
+            "restore_failed": failed,
+            "warnings": (*base.warnings, *warnings),
+        }
+    )
 
 
 def with_removals(base: RepositoryReport, candidates: Sequence[Decision], removals: RemovalOutcome) -> RepositoryReport:

@@ -240,9 +240,7 @@ class Demo:
         )
         for line in [*format_rows(rows), "", *(printable(line) for line in plan_summary_lines(plan))]:
             self.write(f"   {line}".rstrip())
-        planned = {
-            (r.repository_name, d.image_digest) for r in plan.repositories for d in r.images if d.action != "keep"
-        }
+        planned = {(r.repository_name, d.image_digest) for r in plan.repositories for d in r.images if d.removes}
         reported = {
             (r.repository_name, e.image_digest) for r in announced.repositories for e in (*r.deleted, *r.archived)
         }

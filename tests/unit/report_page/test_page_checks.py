@@ -43,6 +43,7 @@ def test_a_clean_run_passes_every_check() -> None:
         "blocked",
         "manifest:prod",
         "in-use",
+        "in-use-archived",
         "removals-unprotected",
         "spared",
         "dependents",

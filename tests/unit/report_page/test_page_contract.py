@@ -149,7 +149,7 @@ def test_image_controls_follow_the_contract() -> None:
 
     assert images.find("input", id="filter-text").attrs["type"] == "search"
     options = [option.attrs["value"] for option in images.find("select", id="filter-action").find_all("option")]
-    assert options == ["all", "keep", "delete", "archive", "cancelled", "failed"]
+    assert options == ["all", "keep", "delete", "archive", "cancelled", "failed", "restore"]
     keys = [button.attrs["data-sort-key"] for button in images.find_all("button", class_="sort")]
     assert keys == ["repository", "digest", "tags", "age", "size", "action"]
     for button in images.find_all("button", class_="sort"):

@@ -536,3 +536,117 @@ def test_a_lifecycle_diagnosis_that_fails_does_not_stop_pruning(monkeypatch: pyt
     assert report.outcome == "ok"
     assert len(report.deleted) == 4
     assert any("could not be diagnosed" in w for w in report.warnings)
+
+
+# --- in-use images found archived: restored (restoring deletes nothing) ---------------------------
+
+
+def evaluate_with(registry: FakeRegistry, inv: Inventory, *, dry_run: bool = False, **safety: object):  # type: ignore[no-untyped-def]
+    cfg = config(dry_run)
+    cfg = cfg.model_copy(update={"safety": cfg.safety.model_copy(update=safety)})
+    evaluation = Evaluation(
+        replication=RegistryReplication(), run_id="run-1", config=cfg, inventory=inv, dry_run=dry_run
+    )
+    return evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+
+def given_an_archived_release_in_use() -> tuple[FakeRegistry, dict[str, str]]:
+    registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
+    images = seed_app(registry)
+    registry.archive("app", images["v2"], NOW - timedelta(days=10))
+    return registry, images
+
+
+def status(registry: FakeRegistry, digest: str) -> str:
+    return registry.repositories["app"][digest].detail.image_status
+
+
+def test_a_run_restores_the_archived_image_a_tag_reference_runs_and_deletes_as_planned() -> None:
+    registry, images = given_an_archived_release_in_use()
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")))
+
+    assert status(registry, images["v2"]) == "ACTIVATING"
+    assert [e.image_digest for e in report.restored] == [images["v2"]]
+    assert [e.image_digest for e in report.in_use_archived] == [images["v2"]]
+    assert "prod: prod/Deployment/app (pod)" in report.restored[0].detail
+    gone = {images["v1"], images["v3"], images["old-untagged"]}
+    assert {e.image_digest for e in report.deleted} == gone  # the same deletions as without the archive
+    assert report.outcome == "ok"
+    assert report.kept == 4
+
+
+def test_a_dry_run_reports_would_restore_and_makes_no_call() -> None:
+    registry, images = given_an_archived_release_in_use()
+
+    report = evaluate_with(registry, inventory(manifest(digests=(images["v2"],))), dry_run=True)
+
+    assert registry.mutating_calls == []
+    assert status(registry, images["v2"]) == "ARCHIVED"
+    assert [e.image_digest for e in report.restored] == [images["v2"]]
+
+
+def test_a_blocked_run_still_restores_and_deletes_nothing() -> None:
+    registry, images = given_an_archived_release_in_use()
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2", generated_ago=timedelta(hours=7))))
+
+    assert report.outcome == "blocked"
+    assert [op for op, _ in registry.calls if op in ("delete_images", "archive_images")] == []
+    assert status(registry, images["v2"]) == "ACTIVATING"
+    assert [e.image_digest for e in report.restored] == [images["v2"]]
+    assert registry.digests("app") == set(images.values())
+
+
+def test_a_skipped_repository_still_restores() -> None:
+    registry, images = given_an_archived_release_in_use()
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")), max_delete_fraction=0.25)
+
+    assert report.outcome == "skipped"
+    assert status(registry, images["v2"]) == "ACTIVATING"
+    assert registry.digests("app") == set(images.values())
+
+
+def test_a_failing_restore_is_reported_and_nothing_else_changes() -> None:
+    registry, images = given_an_archived_release_in_use()
+    registry.restore_failures[images["v2"]] = "KmsException"
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")))
+
+    assert report.outcome == "ok"
+    assert report.restored == ()
+    assert [(e.image_digest, e.kind, e.error_code) for e in report.restore_failed] == [
+        (images["v2"], "restore-failed", "KmsException")
+    ]
+    assert [e.image_digest for e in report.in_use_archived] == [images["v2"]]
+    assert any("could not be restored" in w for w in report.warnings)
+    assert status(registry, images["v2"]) == "ARCHIVED"
+    assert {e.image_digest for e in report.deleted} == {images["v1"], images["v3"], images["old-untagged"]}
+    assert report.kept == 4
+
+
+def test_a_restore_that_raises_is_reported_and_the_deletions_still_run() -> None:
+    registry, images = given_an_archived_release_in_use()
+
+    def boom(*_: object) -> None:
+        raise RuntimeError("connection reset")
+
+    registry.restore_images = boom  # type: ignore[method-assign,assignment]
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")))
+
+    assert [e.error_code for e in report.restore_failed] == ["RestoreFailed"]
+    assert {e.image_digest for e in report.deleted} == {images["v1"], images["v3"], images["old-untagged"]}
+
+
+def test_with_restore_in_use_false_nothing_is_restored_and_the_report_names_it() -> None:
+    registry, images = given_an_archived_release_in_use()
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")), restore_in_use=False)
+
+    assert registry.count("restore_images") == 0
+    assert status(registry, images["v2"]) == "ARCHIVED"
+    assert report.restored == ()
+    assert [e.image_digest for e in report.in_use_archived] == [images["v2"]]
+    assert images["v2"] in {e.image_digest for e in report.kept_images}
+    assert any("restore_in_use is false" in w for w in report.warnings)

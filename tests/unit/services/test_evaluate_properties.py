@@ -186,7 +186,7 @@ def test_what_evaluate_removes_is_planned_unprotected_and_reported_exactly(
         scenario.config, Snapshot(registry_id=ACCOUNT, region=REGION, repositories=(snapshot,)), scenario.inventory, NOW
     )
     [decisions] = plan.repositories
-    removals = {d.image_digest: d.action for d in decisions.images if d.action != "keep"}
+    removals = {d.image_digest: d.action for d in decisions.images if d.removes}
     before = {digest: stored.detail for digest, stored in registry.repositories["app"].items()}
     faults = draw_faults(data, scenario, removals)
     registry.calls.clear()

@@ -115,7 +115,7 @@ class DoctorContext:
         if self.usages(image) or any(is_mutable_tag(tag) for tag in image.image_tags):
             return True
         decision = self.decisions.get(image.image_digest)
-        return decision is not None and decision.action == "keep" and bool(plan_keep_reasons(decision))
+        return decision is not None and not decision.removes and bool(plan_keep_reasons(decision))
 
     def endangered_without(self, rule: LifecycleRule) -> list[ImageDetail]:
         """Images that must stay and that removing `rule` would endanger. A rule's selection protects what

@@ -10,6 +10,7 @@ from datetime import datetime
 from ecr_retention.domain.plan import Action, Decision, Reason
 from ecr_retention.domain.planner.explain import (
     REFERENCE_CYCLE,
+    RESTORE_OFF_REASON,
     goes_with_parent_reason,
     no_delete_rule_reason,
     parent_kept_reason,
@@ -41,17 +42,33 @@ def decide(images: RepositoryImages, findings: Findings, now: datetime) -> list[
 
 
 def limit_removals(decisions: list[Decision], max_delete_fraction: float) -> tuple[list[Decision], str | None]:
-    """A plan that removes more than max_delete_fraction of the repository keeps everything, and says why."""
-    removed = sum(1 for d in decisions if d.action != "keep")
+    """A plan that removes more than max_delete_fraction of the repository keeps everything, and says why. A restore
+    is no removal: it is not counted and stays a restore."""
+    removed = sum(1 for d in decisions if d.removes)
     skipped = None
     if decisions and removed / len(decisions) > max_delete_fraction:
         skipped = too_many_removals(removed, len(decisions), max_delete_fraction)
         reason = skipped_reason(skipped)
         decisions = [
-            d.model_copy(update={"action": "keep", "reasons": (reason, *d.reasons)}) if d.action != "keep" else d
+            d.model_copy(update={"action": "keep", "reasons": (reason, *d.reasons)}) if d.removes else d
             for d in decisions
         ]
     return decisions, skipped
+
+
+def restore_in_use(decisions: list[Decision], archived_in_use: set[str], *, restore: bool) -> list[Decision]:
+    """An ARCHIVED image that an in-use manifest names is restored (it is kept by its in-use protection whatever the
+    rules say); with safety.restore_in_use false it stays kept, with a reason that says it is not restored."""
+    return [
+        (
+            d.model_copy(update={"action": "restore"})
+            if restore
+            else d.model_copy(update={"reasons": (*d.reasons, RESTORE_OFF_REASON)})
+        )
+        if d.image_digest in archived_in_use and d.action == "keep"
+        else d
+        for d in decisions
+    ]
 
 
 class _Resolver:

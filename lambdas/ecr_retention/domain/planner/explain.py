@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from ecr_retention.domain.config import DeleteRule, KeepRule, Selector
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.inventory import Workload
-from ecr_retention.domain.plan import Action, Reason, ReplicaRegistry
+from ecr_retention.domain.plan import REMOVALS, Action, Decision, Reason, ReplicaRegistry
 from ecr_retention.domain.planner.repository import DependentKind, DisplacedSlots
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.timestamps import format_timestamp
@@ -121,6 +121,23 @@ def in_use_reason(usages: Sequence[Workload]) -> Reason:
     return Reason(kind="in-use", detail=shown + (f" and {more} more" if more > 0 else ""))
 
 
+RESTORING_REASON = Reason(kind="restoring", detail="being restored from archive (ACTIVATING)")
+RESTORE_OFF_REASON = Reason(
+    kind="in-use-archived",
+    detail="archived while in use; safety.restore_in_use is false, so it is not restored",
+)
+
+
+def archived_in_use_warning(repository_name: str, decision: Decision) -> str:
+    """Names an in-use image found archived that is not restored (safety.restore_in_use false), and its workloads."""
+    workloads = next((r.detail for r in decision.reasons if r.kind == "in-use"), "")
+    label = short(decision.image_digest) + (f" ({', '.join(decision.image_tags[:3])})" if decision.image_tags else "")
+    return (
+        f"{repository_name}: in-use image {label} is archived, used by {workloads}; safety.restore_in_use is false, "
+        "so it stays archived: restore it with ecr-retention restore"
+    )
+
+
 def min_age_reason(age: timedelta, min_age: timedelta) -> Reason:
     pushed = (
         f"pushed {humanize_age(-age)} in the future, so counted as 0s old:"
@@ -208,7 +225,7 @@ def future_image_warnings(
             f"{repository_name}: {len(future) - MAX_FUTURE_IMAGES_NAMED} more images were pushed after the plan's time"
         )
     for slots in displaced:
-        removed = [image for image in slots.displaced if actions[image.image_digest] != "keep"]
+        removed = [image for image in slots.displaced if actions[image.image_digest] in REMOVALS]
         if removed:
             warnings.append(f"{repository_name}: {slots.rule}: {_lost_slots(slots, removed, actions)}")
     return warnings

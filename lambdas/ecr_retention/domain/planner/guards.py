@@ -1,4 +1,5 @@
-"""What protects an image whatever the rules say: a cluster runs it, it is younger than min_age, or it is
+"""What protects an image whatever the rules say: a cluster runs it (and when it is ARCHIVED, it is to be restored),
+it is being restored (ACTIVATING), it is younger than min_age, or it is
 a child or referrer of an image that stays (the dependents are linked here, and followed in decisions); and
 the OCI referrers whose subject is gone, which go as it went."""
 
@@ -9,7 +10,12 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from ecr_retention.domain.in_use import InUseIndex
-from ecr_retention.domain.planner.explain import in_use_reason, min_age_reason, unknown_index_reason
+from ecr_retention.domain.planner.explain import (
+    RESTORING_REASON,
+    in_use_reason,
+    min_age_reason,
+    unknown_index_reason,
+)
 from ecr_retention.domain.planner.repository import Findings, RepositoryImages
 from ecr_retention.domain.registry import is_index
 
@@ -19,11 +25,16 @@ COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 def apply_guards(
     images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta, now: datetime
 ) -> None:
-    """In-use images and images younger than min_age are protected."""
+    """In-use images, images being restored and images younger than min_age are protected; the in-use images found
+    ARCHIVED are noted, for the decisions to restore them."""
     for image in images.ordered:
         usages = in_use.usages(images.name, image)
         if usages:
             findings.protections[image.image_digest].append(in_use_reason(usages))
+            if image.image_status == "ARCHIVED":
+                findings.archived_in_use.add(image.image_digest)
+        if image.image_status == "ACTIVATING":
+            findings.protections[image.image_digest].append(RESTORING_REASON)
         age = now - image.image_pushed_at
         if not age > min_age:
             findings.protections[image.image_digest].append(min_age_reason(age, min_age))

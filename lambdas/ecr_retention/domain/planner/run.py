@@ -12,8 +12,9 @@ from ecr_retention.domain.in_use import InUseIndex, InventoryCheck, check_invent
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.plan import Plan, ReplicaRegistry, RepositoryPlan
-from ecr_retention.domain.planner.decisions import decide, decision, limit_removals
+from ecr_retention.domain.planner.decisions import decide, decision, limit_removals, restore_in_use
 from ecr_retention.domain.planner.explain import (
+    archived_in_use_warning,
     blocked_reason,
     future_image_warnings,
     no_policy_reason,
@@ -138,6 +139,12 @@ def _plan_with_policy(
     apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age, now=run.now)
     link_dependents(images, findings)
     decisions, skipped = limit_removals(decide(images, findings, run.now), run.config.safety.max_delete_fraction)
+    restoring = run.config.safety.restore_in_use
+    decisions = restore_in_use(decisions, findings.archived_in_use, restore=restoring)
+    if not restoring:  # a finding: the workload runs an image it cannot pull
+        findings.warnings.extend(
+            archived_in_use_warning(images.name, d) for d in decisions if d.image_digest in findings.archived_in_use
+        )
     actions = {d.image_digest: d.action for d in decisions}
     findings.warnings.extend(future_image_warnings(images.name, images.future, findings.displaced, actions, run.now))
     plan = RepositoryPlan(
@@ -204,9 +211,13 @@ def unmanaged_repository(repository: RepositorySnapshot) -> RepositoryPlan:
 
 
 def block_repository(repository: RepositoryPlan, blocked: Sequence[str]) -> RepositoryPlan:
-    """A blocked run keeps everything; what would have happened stays visible in the reasons."""
+    """A blocked run keeps everything; what would have happened stays visible in the reasons. A restore deletes
+    nothing, so it stays a restore."""
     reason = blocked_reason(blocked)
     images = tuple(
-        image.model_copy(update={"action": "keep", "reasons": (reason, *image.reasons)}) for image in repository.images
+        image
+        if image.action == "restore"
+        else image.model_copy(update={"action": "keep", "reasons": (reason, *image.reasons)})
+        for image in repository.images
     )
     return repository.model_copy(update={"images": images})

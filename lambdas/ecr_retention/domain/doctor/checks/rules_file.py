@@ -81,7 +81,7 @@ def check_against_plan(context: DoctorContext) -> list[Finding]:
         if not rule.is_count_rule:
             continue
         selected = [image for image in rule_evaluation.selected if image.image_digest in decisions]
-        plan_keeps = {i.image_digest for i in selected if decisions[i.image_digest].action == "keep"}
+        plan_keeps = {i.image_digest for i in selected if not decisions[i.image_digest].removes}
         native_removes = {i.image_digest for i in selected if context.evaluation.action_of(i.image_digest)}
         # Native removes what the plan keeps (errors already name in-use and rules-file keeps).
         lost = [
