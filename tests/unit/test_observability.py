@@ -28,7 +28,9 @@ def test_each_expected_cluster_with_a_manifest_publishes_its_age(capsys: pytest.
         [manifest("prod", timedelta(hours=1)), manifest("staging", timedelta(hours=9))]  # staging: not expected
     )
 
-    record_manifest_ages(inventory.manifests, ["prod", "dev"], NOW)  # dev: no manifest
+    record_manifest_ages(
+        {m.cluster: m.generated_at for m in inventory.manifests}, ["prod", "dev"], NOW
+    )  # dev: no manifest
 
     documents = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(d["Cluster"], d["InUseManifestAgeSeconds"]) for d in documents] == [("prod", [3600.0])]
@@ -43,7 +45,7 @@ def test_each_expected_cluster_with_a_manifest_publishes_its_age(capsys: pytest.
 def test_a_manifest_from_the_future_is_age_zero(capsys: pytest.CaptureFixture[str]) -> None:
     inventory = read_inventory([manifest("prod", -timedelta(minutes=5))])
 
-    record_manifest_ages(inventory.manifests, ["prod"], NOW)
+    record_manifest_ages({m.cluster: m.generated_at for m in inventory.manifests}, ["prod"], NOW)
 
     [document] = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert document["InUseManifestAgeSeconds"] == [0.0]

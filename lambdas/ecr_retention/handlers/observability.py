@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from ecr_retention.domain.inventory import InUseManifest
 from ecr_retention.domain.report import RunReport
 
 SERVICE = "ecr-retention"
@@ -47,17 +46,16 @@ def record_run_metrics(report: RunReport) -> None:
     metrics.add_metric(name="RunsCompleted", unit=MetricUnit.Count, value=1)
 
 
-def record_manifest_ages(manifests: Iterable[InUseManifest], clusters: Iterable[str], now: datetime) -> None:
+def record_manifest_ages(generated_at: Mapping[str, datetime], clusters: Iterable[str], now: datetime) -> None:
     """InUseManifestAgeSeconds of each expected cluster's manifest, with a Cluster dimension, so that an alarm
     sees an exporter fall behind before its manifest passes inventory_max_age and blocks pruning. Each is a
     metric of its own (Metrics shares one dimension set per flush). A cluster without a manifest publishes
-    nothing: the run it blocks is alarmed as RunsBlocked."""
-    by_cluster = {manifest.cluster: manifest for manifest in manifests}
+    nothing: the run it blocks is alarmed as RunsBlocked. `generated_at`: when each cluster's manifest was written."""
     for cluster in clusters:
-        manifest = by_cluster.get(cluster)
-        if manifest is None:
+        written = generated_at.get(cluster)
+        if written is None:
             continue
-        age = max(0.0, (now - manifest.generated_at).total_seconds())
+        age = max(0.0, (now - written).total_seconds())
         with single_metric(
             name=MANIFEST_AGE_METRIC,
             unit=MetricUnit.Seconds,

@@ -10,8 +10,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
-from ecr_retention.ports import StorageUnavailable
-from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.report import publish_failure
 from ecr_retention.services.run import finish_run
 from ecr_retention.workflow import RunRecord, RunReported
@@ -30,11 +28,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         publish_failure(adapters.notifier, record.run_id, record.dry_run, f"{type(error).__name__}: {error}")
         raise
     record_run_metrics(report)
-    try:
-        inventory = read_inventory_from_bucket(adapters.bucket)
-    except StorageUnavailable as error:  # the run is reported; a missing age datapoint is not worth failing it
-        logger.warning("manifest ages not published", extra={"error": str(error)})
-    else:
-        record_manifest_ages(inventory.manifests, wiring.config.safety.clusters, adapters.clock())
+    # The manifests as the report step read them (finish_run): read once, for the report's evidence and these ages.
+    written = {m.cluster: m.generated_at for m in report.manifests if m.generated_at is not None}
+    record_manifest_ages(written, wiring.config.safety.clusters, adapters.clock())
     logger.info("run reported", extra={"outcome": report.outcome, "report": report.report_key})
     return RunReported(run_id=report.run_id, outcome=report.outcome, report_key=report.report_key).to_wire()

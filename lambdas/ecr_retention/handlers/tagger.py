@@ -27,7 +27,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
     now = adapters.clock()
     inventory = read_inventory_from_bucket(adapters.bucket)
     # The tagger runs hourly and on every manifest written: the manifest-age alarms watch what it publishes.
-    record_manifest_ages(inventory.manifests, config.safety.clusters, now)
+    record_manifest_ages({m.cluster: m.generated_at for m in inventory.manifests}, config.safety.clusters, now)
     report = tag_deployed(
         config, inventory, registry=adapters.registry, run_id=tag_run_id(now), now=now, dry_run=config.dry_run
     )
