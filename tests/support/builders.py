@@ -44,8 +44,10 @@ def image(
     subject: str | None = None,
     status: str = "ACTIVE",
     size: int = 100 * 1024 * 1024,
+    archived_ago: timedelta | None = None,
 ) -> dict[str, Any]:
-    """One describe-images entry; `seed` names the image (its digest is derived from it)."""
+    """One describe-images entry; `seed` names the image (its digest is derived from it). `archived_ago` makes it
+    ARCHIVED since then."""
     detail: dict[str, Any] = {
         "registryId": ACCOUNT,
         "imageDigest": digest(seed),
@@ -60,6 +62,9 @@ def image(
         detail["lastRecordedPullTime"] = (NOW - pulled_ago).isoformat()
     if subject is not None:
         detail["subjectManifestDigest"] = digest(subject)
+    if archived_ago is not None:
+        detail["imageStatus"] = "ARCHIVED"
+        detail["lastArchivedAt"] = (NOW - archived_ago).isoformat()
     return detail
 
 

@@ -120,3 +120,13 @@ def real_run_report() -> RunReport:
     bucket.write("in-use/prod.json", manifest_bytes(in_use("prod", (f"{HOST}/app:v1", None))))
     deps = Dependencies(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
     return run_pipeline(parse_config(REAL_RUN_RULES), deps)
+
+
+QUARANTINE_TOTALS = ("enteredQuarantine", "leftQuarantine", "inQuarantine")
+
+
+def page_totals(document: dict[str, Any]) -> dict[str, int]:
+    """The JSON report's totals as the page shows them: the quarantine's only when it acted."""
+    totals: dict[str, int] = document["totals"]
+    quarantined = any(totals[name] for name in QUARANTINE_TOTALS)
+    return {name: value for name, value in totals.items() if quarantined or name not in QUARANTINE_TOTALS}

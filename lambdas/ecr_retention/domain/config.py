@@ -96,6 +96,9 @@ class Safety(StrictModel):
     )
     # An ARCHIVED image that an in-use manifest names is restored (false: kept and reported as a finding).
     restore_in_use: StrictBool = True
+    # What a delete rule would delete is archived instead, and deleted once archived longer than this (the
+    # quarantine); None deletes at once. ECR bills an archived image at least 90 days however soon it goes.
+    quarantine: Duration | None = None
 
 
 class TaggingRule(StrictModel):

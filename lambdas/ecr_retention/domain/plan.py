@@ -26,10 +26,14 @@ ReasonKind = Literal[
     "restoring",
     "in-use-archived",
     "restore-failed",
+    "quarantine",
 ]
 # restore: an ARCHIVED image that an in-use manifest names goes back to standard storage. It removes nothing: it
 # is never a removal candidate, never counts toward max_delete_fraction, and survives a blocked run.
 Action = Literal["keep", "delete", "archive", "restore"]
+# With safety.quarantine, a deletion passes through the archive: the image enters quarantine (archived instead of
+# deleted), waits there (archived, kept), and leaves it for good (deleted once archived longer than the quarantine).
+QuarantineStage = Literal["enters", "waits", "leaves"]
 REMOVALS: tuple[Action, ...] = ("delete", "archive")
 
 # The order in which a kept image's main reason is chosen for one-line summaries.
@@ -45,6 +49,7 @@ PROTECTION_ORDER: tuple[ReasonKind, ...] = (
     "keep-newest",
     "tag-changed",
     "delete-failed",
+    "quarantine",
     "no-delete-rule",
     "no-policy",
     "in-use-archived",
@@ -75,11 +80,22 @@ class Decision(PlanModel):
         return self.action in REMOVALS
 
     @property
+    def quarantine_stage(self) -> QuarantineStage | None:
+        """Where the image stands in the quarantine, read from the reason the quarantine gave; None outside it (a
+        blocked or skipped run's kept image is not waiting: it goes nowhere this run)."""
+        main = self.main_reason
+        if main.kind != "quarantine":
+            return None
+        return "enters" if self.action == "archive" else "leaves" if self.action == "delete" else "waits"
+
+    @property
     def main_reason(self) -> Reason:
         if self.action == "restore":
             return next((r for r in self.reasons if r.kind == "in-use"), self.reasons[0])
-        if self.removes:
-            return next((r for r in self.reasons if r.kind == "delete-rule"), self.reasons[0])
+        if self.removes:  # a quarantine names the rule it stands in for, and what it does instead
+            return next((r for r in self.reasons if r.kind == "quarantine"), None) or next(
+                (r for r in self.reasons if r.kind == "delete-rule"), self.reasons[0]
+            )
         ranked = sorted(
             self.reasons,
             key=lambda r: PROTECTION_ORDER.index(r.kind) if r.kind in PROTECTION_ORDER else len(PROTECTION_ORDER),

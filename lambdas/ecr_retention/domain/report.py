@@ -104,6 +104,11 @@ class RunTotals(PlanModel):
     restored: int = 0
     restore_failed: int = 0
     in_use_archived: int = 0
+    # safety.quarantine: archived instead of deleted (among `archived`), deleted for good after the quarantine
+    # (among `deleted`), and kept archived while they wait (among `kept`)
+    entered_quarantine: int = 0
+    left_quarantine: int = 0
+    in_quarantine: int = 0
     protected_in_use: int = 0
     bytes_reclaimed: int = 0
 
@@ -167,6 +172,9 @@ def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
         values["restored"] += len(repo.restored)
         values["restore_failed"] += len(repo.restore_failed)
         values["in_use_archived"] += len(repo.in_use_archived)
+        values["entered_quarantine"] += sum(1 for e in repo.archived if e.kind == "quarantine")
+        values["left_quarantine"] += sum(1 for e in repo.deleted if e.kind == "quarantine")
+        values["in_quarantine"] += sum(1 for e in repo.kept_images if e.kind == "quarantine")
         values["protected_in_use"] += repo.protected_in_use
         values["bytes_reclaimed"] += repo.bytes_reclaimed
     return RunTotals(**values)

@@ -130,6 +130,7 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
             f"  {name}  {entry.image_digest[:19]}  {entry.error_code}: {entry.detail}" for name, entry in failed[:20]
         ]
     lines += in_use_archived_lines(report)
+    lines += quarantine_lines(report)
     largest = sorted(
         ((repo.repository_name, entry) for repo in report.repositories for entry in repo.deleted),
         key=lambda item: (-(item[1].image_size_in_bytes or 0), item[0], item[1].image_digest),
@@ -156,6 +157,20 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
 
 
 ARCHIVED_IN_USE_SHOWN = 20
+
+
+def quarantine_lines(report: RunReport) -> list[str]:
+    """safety.quarantine at work: what entered it, what left it for good, how many wait archived."""
+    totals = report.totals
+    if not (totals.entered_quarantine or totals.left_quarantine or totals.in_quarantine):
+        return []
+    entered = "would enter" if report.dry_run else "entered"
+    left = "would leave" if report.dry_run else "left"
+    return [
+        "",
+        f"Quarantine: {entered} {totals.entered_quarantine} (archived instead of deleted), {left} "
+        f"{totals.left_quarantine} for good (deleted after their quarantine), {totals.in_quarantine} waiting archived",
+    ]
 
 
 def in_use_archived_lines(report: RunReport) -> list[str]:

@@ -298,6 +298,33 @@ def in_use_archived_check(report: RunReport) -> Check:
     )
 
 
+def quarantine_check(report: RunReport) -> Check:
+    """safety.quarantine: what entered it (archived instead of deleted), what left it for good (deleted), and how
+    many wait archived. Information for the reviewer, never a failure: the planner decided each from lastArchivedAt."""
+    totals = report.totals
+    if not (totals.entered_quarantine or totals.left_quarantine or totals.in_quarantine):
+        return Check("quarantine", "pass", "Quarantine", line("no image entered or left a quarantine"))
+    entered = "would enter" if report.dry_run else "entered"
+    left = "would leave" if report.dry_run else "left"
+    evidence = [
+        line(*image_ref(repo, entry), f" {stage}: ", data(entry.detail))
+        for repo in report.repositories
+        for stage, entries in ((entered, repo.archived), (f"{left} for good", repo.deleted))
+        for entry in entries
+        if entry.kind == "quarantine"
+    ]
+    return Check(
+        "quarantine",
+        "pass",
+        "Quarantine",
+        line(
+            f"{plural(totals.entered_quarantine, 'image')} {entered} quarantine (archived instead of deleted), "
+            f"{totals.left_quarantine} {left} it for good (deleted), {totals.in_quarantine} waiting archived"
+        ),
+        capped(evidence),
+    )
+
+
 def findings_check(report: RunReport) -> Check:
     lifecycle = [(repo, finding) for repo in report.repositories for finding in repo.lifecycle_findings]
     templates = report.template_findings
@@ -351,6 +378,7 @@ def checks_of(report: RunReport) -> tuple[Check, ...]:
         spared_check(report),
         dependents_check(report),
         fraction_check(report),
+        quarantine_check(report),
         cancellation_check(report),
         failure_check(report),
         replication_check(report),

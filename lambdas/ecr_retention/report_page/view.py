@@ -105,8 +105,12 @@ TOTAL_LABELS = {
     "restored": "restored (in use)",
     "restore_failed": "restore failed",
     "in_use_archived": "in use, found archived",
+    "entered_quarantine": "entered quarantine",
+    "left_quarantine": "left quarantine (deleted)",
+    "in_quarantine": "in quarantine",
     "bytes_reclaimed": "reclaimed",
 }
+QUARANTINE_TOTALS = ("entered_quarantine", "left_quarantine", "in_quarantine")  # shown when safety.quarantine acted
 
 
 def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
@@ -117,8 +121,11 @@ def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
             deleted="would delete",
             archived="would archive",
             restored="would restore (in use)",
+            entered_quarantine="would enter quarantine",
+            left_quarantine="would leave quarantine (deleted)",
             bytes_reclaimed="would reclaim",
         )
+    quarantined = any(values[name] for name in QUARANTINE_TOTALS)
     fields = RunTotals.model_fields
     return tuple(
         Total(
@@ -128,6 +135,7 @@ def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
             human=human_bytes(values[name]) if name == "bytes_reclaimed" else str(values[name]),
         )
         for name in TOTAL_LABELS
+        if quarantined or name not in QUARANTINE_TOTALS
     )
 
 

@@ -86,7 +86,7 @@ class RemovalOutcome:
 
 def recheck(registry: Registry, repository: str, candidates: Sequence[Decision]) -> dict[str, str]:
     """Re-read the candidates right before acting: an image whose tags changed since the plan (or that is
-    gone, or being restored) is not touched in this run. Returns digest -> why it is cancelled."""
+    gone, or being restored, or that left the archive it was to be deleted from) is not touched in this run. Returns digest -> why it is cancelled."""
     current = registry.describe_image_ids(repository, [d.image_digest for d in candidates])
     cancelled = {}
     for decision in candidates:
@@ -99,6 +99,9 @@ def recheck(registry: Registry, repository: str, candidates: Sequence[Decision])
             cancelled[decision.image_digest] = f"tags changed since the plan ({before} -> {after}); kept this run"
         elif image.image_status == "ACTIVATING":
             cancelled[decision.image_digest] = "being restored from archive since the plan; kept this run"
+        elif decision.quarantine_stage == "leaves" and image.image_status != "ARCHIVED":
+            # restored since the plan (by hand, by a push): its quarantine is over, it is no longer to be deleted
+            cancelled[decision.image_digest] = f"{image.image_status} since the plan, no longer in quarantine; kept"
     return cancelled
 
 

@@ -48,6 +48,7 @@ def test_a_clean_run_passes_every_check() -> None:
         "spared",
         "dependents",
         "max-delete-fraction",
+        "quarantine",
         "cancellations",
         "failures",
         "replication",
@@ -170,6 +171,37 @@ def test_cancellations_warn_with_their_count() -> None:
     assert check.attrs["data-status"] == "warn"
     assert "1 removal cancelled" in check.text()
     assert "tag-changed" in check.text()
+
+
+def test_quarantine_passes_and_names_what_entered_and_left_it() -> None:
+    entering = reason("quarantine", "archived instead of deleted: safety.quarantine ...", "policies[0].rules[1]")
+    leaving = reason("quarantine", "archived 95d ago, longer than safety.quarantine 90d: deleted for good")
+    report = run(
+        repo(
+            "app",
+            kept_images=[kept("w", "v0", kind="quarantine")],
+            archived=[entry("a", "v1", reasons=[entering, DELETE_RULE])],
+            deleted=[entry("d", "v2", reasons=[leaving, DELETE_RULE]), entry("x", "v3")],
+        )
+    )
+
+    check = checks_of(report)["quarantine"]
+
+    assert check.attrs["data-status"] == "pass"
+    text = check.text()
+    assert "1 image entered quarantine (archived instead of deleted), 1 left it for good (deleted), 1 waiting" in text
+    assert "entered: archived instead of deleted" in text
+    assert "left for good: archived 95d ago" in text
+    assert (report.totals.entered_quarantine, report.totals.left_quarantine, report.totals.in_quarantine) == (1, 1, 1)
+    totals = parse(render_page(report, PRICE)).find_all("dd", **{"data-total": "leftQuarantine"})
+    assert len(totals) == 1
+
+
+def test_without_quarantine_its_totals_are_not_shown() -> None:
+    report = run(repo("app", deleted=[entry("d1", "1.0.0")]))
+
+    assert "no image entered or left a quarantine" in checks_of(report)["quarantine"].text()
+    assert parse(render_page(report, PRICE)).find_all("dd", **{"data-total": "leftQuarantine"}) == []
 
 
 def test_failures_fail_with_count_and_error_codes() -> None:

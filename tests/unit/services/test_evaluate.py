@@ -650,3 +650,54 @@ def test_with_restore_in_use_false_nothing_is_restored_and_the_report_names_it()
     assert [e.image_digest for e in report.in_use_archived] == [images["v2"]]
     assert images["v2"] in {e.image_digest for e in report.kept_images}
     assert any("restore_in_use is false" in w for w in report.warnings)
+
+
+# --- safety.quarantine: deletions pass through the archive ----------------------------------------
+
+
+def test_under_quarantine_a_run_archives_what_it_would_delete_and_deletes_nothing() -> None:
+    registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
+    images = seed_app(registry)
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")), quarantine=timedelta(days=30))
+
+    quarantined = {images["v1"], images["v3"], images["old-untagged"]}
+    assert {e.image_digest for e in report.archived} == quarantined
+    assert {e.kind for e in report.archived} == {"quarantine"}
+    assert report.deleted == ()
+    assert registry.count("delete_images") == 0
+    assert registry.digests("app") == set(images.values())
+    assert {status(registry, d) for d in quarantined} == {"ARCHIVED"}
+
+
+def test_under_quarantine_only_images_archived_longer_than_it_are_deleted() -> None:
+    registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
+    images = seed_app(registry)
+    registry.archive("app", images["v1"], NOW - timedelta(days=31))
+    registry.archive("app", images["v3"], NOW - timedelta(days=3))
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")), quarantine=timedelta(days=30))
+
+    assert {e.image_digest for e in report.deleted} == {images["v1"]}
+    assert "deleted for good" in report.deleted[0].detail
+    assert {e.image_digest for e in report.archived} == {images["old-untagged"]}
+    assert images["v3"] in registry.digests("app")
+    assert status(registry, images["v3"]) == "ARCHIVED"
+    waiting = {e.image_digest: e for e in report.kept_images}[images["v3"]]
+    assert waiting.kind == "quarantine"
+    assert "in quarantine: archived 3d ago" in waiting.detail
+
+
+def test_an_image_restored_between_the_plan_and_its_deletion_from_quarantine_is_kept() -> None:
+    registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
+    images = seed_app(registry)
+    registry.archive("app", images["v1"], NOW - timedelta(days=31))
+    # Someone restores v1 (ecr-retention restore, a push) after the plan, right before the re-check.
+    registry.before["describe_image_ids"] = lambda r: r.activate("app", images["v1"])
+
+    report = evaluate_with(registry, inventory(manifest(f"{HOST}/app:v2")), quarantine=timedelta(days=30))
+
+    assert images["v1"] in registry.digests("app")
+    cancelled = {e.image_digest: e.detail for e in report.cancelled}
+    assert "no longer in quarantine" in cancelled[images["v1"]]
+    assert images["v1"] not in {e.image_digest for e in report.deleted}

@@ -1,11 +1,12 @@
 """From findings to one action per image: a protection keeps, a delete rule's marks remove (archive only
 when every mark archives), and a dependent follows its parents: kept with a kept parent, removed with a
-removed one; an OCI referrer whose subject is gone is removed as its deleted subject was."""
+removed one; an OCI referrer whose subject is gone is removed as its deleted subject was. With a quarantine,
+every deletion passes through the archive first (see `_quarantined`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ecr_retention.domain.plan import Action, Decision, Reason
 from ecr_retention.domain.planner.explain import (
@@ -14,6 +15,10 @@ from ecr_retention.domain.planner.explain import (
     goes_with_parent_reason,
     no_delete_rule_reason,
     parent_kept_reason,
+    quarantine_entry_reason,
+    quarantine_exit_reason,
+    quarantine_unknown_reason,
+    quarantine_wait_reason,
     skipped_reason,
     subject_gone_reason,
     too_many_removals,
@@ -33,9 +38,11 @@ def decision(image: ImageDetail, action: Action, reasons: Sequence[Reason]) -> D
     )
 
 
-def decide(images: RepositoryImages, findings: Findings, now: datetime) -> list[Decision]:
+def decide(
+    images: RepositoryImages, findings: Findings, now: datetime, *, quarantine: timedelta | None = None
+) -> list[Decision]:
     """Every image's action and reasons, newest first."""
-    resolver = _Resolver(images, findings, now)
+    resolver = _Resolver(images, findings, now, quarantine)
     for image in images.ordered:
         resolver.decide(image.image_digest)
     return [decision(image, *resolver.actions[image.image_digest]) for image in images.ordered]
@@ -72,10 +79,14 @@ def restore_in_use(decisions: list[Decision], archived_in_use: set[str], *, rest
 
 
 class _Resolver:
-    def __init__(self, images: RepositoryImages, findings: Findings, now: datetime) -> None:
+    def __init__(
+        self, images: RepositoryImages, findings: Findings, now: datetime, quarantine: timedelta | None
+    ) -> None:
         self.images = images
         self.findings = findings
         self.now = now
+        self.quarantine = quarantine
+        self.entering_quarantine: set[str] = set()  # archived instead of deleted
         self.actions: dict[str, tuple[Action, list[Reason]]] = {}
         self.visiting: set[str] = set()
 
@@ -89,8 +100,31 @@ class _Resolver:
         protections, followed, removed_with = self.follow_parents(digest)
         marks = self.findings.marks.get(digest, ())
         action = _action(protections, marks, removed_with)
-        self.actions[digest] = (action, self.reasons(digest, action, protections, marks, followed))
+        if action == "delete" and self.quarantine is not None:
+            action, quarantine_reason = self.quarantined(digest, self.quarantine, marks)
+            reasons = [quarantine_reason, *(reason for reason, _ in marks), *followed]
+        else:
+            reasons = self.reasons(digest, action, protections, marks, followed)
+        self.actions[digest] = (action, reasons)
         return action
+
+    def quarantined(
+        self, digest: str, quarantine: timedelta, marks: Sequence[tuple[Reason, bool]]
+    ) -> tuple[Action, Reason]:
+        """A deletion under quarantine: an image not yet archived is archived instead; an archived one is deleted
+        once archived longer than the quarantine, kept until then (and kept when ECR does not say since when).
+        Dependents pass through it too: nothing is deleted that was not archived longer than the quarantine."""
+        image = self.images.by_digest[digest]
+        marked_by = marks[0][0].rule if marks else None
+        if image.image_status != "ARCHIVED":
+            self.entering_quarantine.add(digest)
+            return "archive", quarantine_entry_reason(quarantine, marked_by)
+        if image.last_archived_at is None:
+            return "keep", quarantine_unknown_reason(marked_by)
+        archived_at = min(image.last_archived_at, self.now)  # a future time: archived just now
+        if self.now - archived_at > quarantine:
+            return "delete", quarantine_exit_reason(self.now - archived_at, quarantine, marked_by)
+        return "keep", quarantine_wait_reason(archived_at, self.now, quarantine, marked_by)
 
     def follow_parents(self, digest: str) -> tuple[list[Reason], list[Reason], list[Action]]:
         """The image's protections, a kept parent's among them; then the reasons and the actions of the removed
@@ -107,7 +141,8 @@ class _Resolver:
                 protections.append(parent_kept_reason(kind, parent_image))
             else:
                 followed.append(goes_with_parent_reason(kind, parent_image, parent_action))
-                removed_with.append(parent_action)
+                # a parent the quarantine archives was deleted in truth: its dependents enter quarantine with it
+                removed_with.append("delete" if parent in self.entering_quarantine else parent_action)
         self.visiting.discard(digest)
         gone_subject = self.findings.orphans.get(digest)
         if gone_subject is not None:

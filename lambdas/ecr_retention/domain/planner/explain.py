@@ -121,6 +121,43 @@ def in_use_reason(usages: Sequence[Workload]) -> Reason:
     return Reason(kind="in-use", detail=shown + (f" and {more} more" if more > 0 else ""))
 
 
+def quarantine_entry_reason(quarantine: timedelta, marked_by: str | None) -> Reason:
+    return Reason(
+        kind="quarantine",
+        rule=marked_by,
+        detail=f"archived instead of deleted, for safety.quarantine {format_duration(quarantine)}",
+    )
+
+
+def quarantine_exit_reason(archived_for: timedelta, quarantine: timedelta, marked_by: str | None) -> Reason:
+    return Reason(
+        kind="quarantine",
+        rule=marked_by,
+        detail=f"archived {humanize_age(archived_for)} ago, past safety.quarantine {format_duration(quarantine)}: "
+        "deleted for good",
+    )
+
+
+def quarantine_wait_reason(
+    archived_at: datetime, now: datetime, quarantine: timedelta, marked_by: str | None
+) -> Reason:
+    return Reason(
+        kind="quarantine",
+        rule=marked_by,
+        detail=f"in quarantine: archived {humanize_age(now - archived_at)} ago, deleted after "
+        f"{format_timestamp(archived_at + quarantine)} (safety.quarantine {format_duration(quarantine)})",
+    )
+
+
+def quarantine_unknown_reason(marked_by: str | None) -> Reason:
+    return Reason(
+        kind="quarantine",
+        rule=marked_by,
+        detail="archived, but ECR reports no lastArchivedAt: kept, since the quarantine cannot tell how long it has "
+        "been archived",
+    )
+
+
 RESTORING_REASON = Reason(kind="restoring", detail="being restored from archive (ACTIVATING)")
 RESTORE_OFF_REASON = Reason(
     kind="in-use-archived",

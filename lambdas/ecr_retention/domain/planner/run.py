@@ -138,7 +138,9 @@ def _plan_with_policy(
     apply_rules(policy, policy_index, images, findings, tags_by_repository=run.tags_by_repository, now=run.now)
     apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age, now=run.now)
     link_dependents(images, findings)
-    decisions, skipped = limit_removals(decide(images, findings, run.now), run.config.safety.max_delete_fraction)
+    safety = run.config.safety
+    decided = decide(images, findings, run.now, quarantine=safety.quarantine)
+    decisions, skipped = limit_removals(decided, safety.max_delete_fraction)
     restoring = run.config.safety.restore_in_use
     decisions = restore_in_use(decisions, findings.archived_in_use, restore=restoring)
     if not restoring:  # a finding: the workload runs an image it cannot pull
