@@ -63,13 +63,17 @@ def test_demo_exits_0_and_says_verified_after_checking(demo: DemoRun) -> None:
         "in use",
         "ECS and Lambda",
         "replicated",
+        "restored",
         "protected",
         "young",
         "referenced",
         "untouched",
     ]
     assert all(mark == "ok  " for mark, _ in checks)
-    assert "\nverified: no in-use, protected, young or referenced image was deleted or archived\n" in demo.output
+    assert (
+        "\nverified: no in-use, protected, young or referenced image was deleted or archived, and the in-use image "
+        "found archived runs again\n" in demo.output
+    )
 
 
 def test_demo_prints_the_sns_message_a_subscriber_received(demo: DemoRun) -> None:
@@ -199,6 +203,34 @@ def test_a_release_a_delete_replicating_destination_runs_is_kept_named_and_verif
     assert app["deletionReplicatesTo"] == [
         {"registryId": "123456789012", "region": "us-east-1", "expectedClusters": ["us-prod"]}
     ]
+
+
+def test_an_in_use_image_a_native_pull_time_rule_archived_is_restored_by_the_sweep_and_verified(demo: DemoRun) -> None:
+    """nginx 1.14.2 runs in dev since it was pulled months ago; a native sinceImagePulled rule archived it."""
+    assert (
+        "\n   docker.io/library/nginx 1.14.2 is ARCHIVED: a native sinceImagePulled rule archived it 2 days ago, while "
+        "dev's Deployment/nginx still runs it\n" in demo.output
+    )
+    section = demo.output.split("\n   In use, found archived: ", 1)[1].split("\n3. ", 1)[0]
+    assert re.search(
+        r"^   docker\.io/library/nginx\s+[0-9a-f]{12}  1\.14\.2 .* restore  in-use: dev: tcn-personal-1/Deployment/nginx",
+        section,
+        re.MULTILINE,
+    )
+    assert re.search(
+        r"^   restore  docker\.io/library/nginx 1\.14\.2: ACTIVE [\d.]+ s after the sweep", demo.output, re.M
+    )
+    assert "restored; used by dev: tcn-personal-1/Deployment/nginx (pod)" in demo.output  # the SNS summary
+    assert (
+        "   ok   restored: 1 in-use image archived by a native pull-time rule: restored, ACTIVE again\n" in demo.output
+    )
+    metrics = re.findall(r"^   metrics  EcrRetention: .*$", demo.output, re.MULTILINE)
+    assert len(metrics) == 2
+    assert "InUseImagesArchived 1, ImagesRestored 0" in metrics[0]  # the dry run restores nothing
+    assert "InUseImagesArchived 1, ImagesRestored 1" in metrics[1]
+    live = json.loads(next((demo.out / "reports").glob("live-*.json")).read_text())
+    restored = [entry for repository in live["repositories"] for entry in repository["restored"]]
+    assert [entry["imageTags"] for entry in restored] == [["1.14.2"]]
 
 
 def test_the_plan_can_be_replayed_offline_as_printed(demo: DemoRun, capsys: pytest.CaptureFixture[str]) -> None:

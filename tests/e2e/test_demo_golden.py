@@ -10,8 +10,8 @@ run to run, and only these are normalized (two runs of the recorded code differe
 * run ids and the tagger's run ids: their time (`<stamp>`) and their 8 random hex digits (`<uuid>`);
 * wall-clock times: ISO 8601 timestamps (`<time>`: the report's startedAt, imagePushedAt, ...; the --now of the
   replay hint), the summary's "YYYY-MM-DD HH:MM UTC", and the date folders of the report keys (`reports/<date>/`);
-* `InUseManifestAgeSeconds <n>` (the seconds between writing the collector's manifest and reading it) and
-  `Done in <n> s`;
+* `InUseManifestAgeSeconds <n>` (the seconds between writing the collector's manifest and reading it),
+  `Done in <n> s` and the restore's `ACTIVE <n> s after the sweep`;
 * the unix seconds in the tagger's `deployed-prod-<unix>` tags.
 
 Ages (`1h`, `135d`, `1y11mo`), sizes, digests, counts and every reason are compared as printed: the seeds are
@@ -43,6 +43,7 @@ NORMALIZE = (
     (re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC"), "<time> UTC"),
     (re.compile(r"InUseManifestAgeSeconds \d+"), "InUseManifestAgeSeconds <n>"),
     (re.compile(r"Done in \d+(?:\.\d+)? s"), "Done in <n> s"),
+    (re.compile(r"ACTIVE \d+(?:\.\d+)? s after the sweep"), "ACTIVE <n> s after the sweep"),
     (re.compile(r"deployed-prod-\d+"), "deployed-prod-<unix>"),
 )
 

@@ -60,8 +60,8 @@ def test_without_moto_the_demo_says_in_one_line_to_run_make_demo() -> None:
 # two old releases an ECS service and a Lambda function run (the rules alone would delete them), and an old release
 # a cluster in the Region app replicates its deletions to runs.
 
-INDEX, CHILD, RUNNING, OLD, YOUNG, PR, TRY, LATEST, SERVICE, FUNCTION, REPLICA = (
-    "sha256:" + c * 64 for c in "abcdef01234"
+INDEX, CHILD, RUNNING, OLD, YOUNG, PR, TRY, LATEST, SERVICE, FUNCTION, REPLICA, ARCHIVED_IN_USE = (
+    "sha256:" + c * 64 for c in "abcdef012345"
 )
 API, APP, WORKER, SANDBOX = "platform/api", "app", "team-payments/worker", "sandbox/experiments"
 Key = tuple[str, str]
@@ -83,6 +83,7 @@ def registry() -> DemoRegistry:
         (APP, SERVICE, ()),
         (APP, FUNCTION, ()),
         (APP, REPLICA, ()),
+        (APP, ARCHIVED_IN_USE, ()),
     ):
         seeded.images[(repository, digest)] = SeededImage(
             repository, digest, f"{repository} {digest[7:9]}", NOW, children
@@ -90,6 +91,9 @@ def registry() -> DemoRegistry:
     seeded.tags = {APP: {"1.0": RUNNING, "0.6": REPLICA}}
     seeded.uses("prod", f"{seeded.host}/app:1.0", "Deployment/app")
     seeded.uses("us-prod", f"{seeded.replica_host}/app:0.6", "Deployment/app")
+    # a native pull-time rule archived what dev runs: the real sweep restores it
+    seeded.uses("dev", f"{seeded.host}/app@{ARCHIVED_IN_USE}", "Deployment/app", digest=ARCHIVED_IN_USE)
+    seeded.archived_in_use = [(APP, ARCHIVED_IN_USE)]
     seeded.aws_workloads = [
         AwsWorkload("ECS service", "backoffice/app-admin", APP, SERVICE, f"{seeded.host}/app:0.8", "1 task running"),
         AwsWorkload("Lambda function", "reports", APP, FUNCTION, f"{seeded.host}/app:0.7", "version 1, alias live"),
@@ -114,6 +118,7 @@ BEFORE = RegistryState(
         (APP, SERVICE): detail(SERVICE, "0.8"),
         (APP, FUNCTION): detail(FUNCTION, "0.7"),
         (APP, REPLICA): detail(REPLICA, "0.6"),
+        (APP, ARCHIVED_IN_USE): {**detail(ARCHIVED_IN_USE, "0.5"), "imageStatus": "ARCHIVED"},
     },
     NOW,
 )
@@ -140,9 +145,11 @@ def plan_of(actions: dict[str, Action], *, blocked: tuple[str, ...] = ()) -> Pla
 WITHOUT_COLLECTOR = plan_of({OLD: "delete", SERVICE: "delete", FUNCTION: "delete", LATEST: "keep"})
 
 
-def report(deleted: list[Key], archived: list[Key], *, dry_run: bool = False) -> RunReport:
+def report(deleted: list[Key], archived: list[Key], *, dry_run: bool = False, restored: bool = True) -> RunReport:
     def entry(digest: str) -> ImageEntry:
         return ImageEntry(image_digest=digest, image_tags=(), image_pushed_at=NOW, kind="delete-rule", detail="")
+
+    restores = [(APP, ARCHIVED_IN_USE)] if restored else []
 
     return build_run_report(
         run_id="20261130T060000Z-schedule-1a2b3c4d",
@@ -156,16 +163,19 @@ def report(deleted: list[Key], archived: list[Key], *, dry_run: bool = False) ->
                 outcome="ok",
                 deleted=tuple(entry(d) for n, d in deleted if n == name),
                 archived=tuple(entry(d) for n, d in archived if n == name),
+                restored=tuple(entry(d) for n, d in restores if n == name),
             )
-            for name in sorted({name for name, _ in [*deleted, *archived]})
+            for name in sorted({name for name, _ in [*deleted, *archived, *restores]})
         ],
     )
 
 
-def after(deleted: list[Key], archived: list[Key]) -> RegistryState:
+def after(deleted: list[Key], archived: list[Key], *, restored: bool = True) -> RegistryState:
     images = {key: value for key, value in BEFORE.images.items() if key not in deleted}
     for key in archived:
         images[key] = {**images[key], "imageStatus": "ARCHIVED"}
+    if restored:
+        images[(APP, ARCHIVED_IN_USE)] = {**images[(APP, ARCHIVED_IN_USE)], "imageStatus": "ACTIVE"}
     return RegistryState(images, NOW)
 
 
@@ -250,6 +260,26 @@ def test_the_plan_without_the_collector_drops_its_manifest_and_its_name_from_saf
     assert planned_actions(with_collector)[key] == "keep"
     assert (without_collector.blocked, planned_actions(without_collector)[key]) == ((), "delete")
     assert rules.safety.clusters == ("prod", source)  # the rules themselves are left as they were
+
+
+def test_an_in_use_image_found_archived_that_stays_archived_fails_the_verification() -> None:
+    done = report(CLEAN_DELETED, CLEAN_ARCHIVED, restored=False)
+    state = after(CLEAN_DELETED, CLEAN_ARCHIVED, restored=False)
+
+    result = verify(registry(), BEFORE, state, done, done, WITHOUT_COLLECTOR)
+
+    assert [check.name for check in result.checks if not check.ok] == ["in use", "restored"]
+    [restored] = [check for check in result.checks if check.name == "restored"]
+    assert "app 55: ARCHIVED before, ARCHIVED after" in restored.offenders
+
+
+def test_a_restore_the_reports_do_not_list_fails_the_verification() -> None:
+    done = report(CLEAN_DELETED, CLEAN_ARCHIVED)
+    unannounced = report(CLEAN_DELETED, CLEAN_ARCHIVED, dry_run=True, restored=False)
+
+    result = verify(registry(), BEFORE, after(CLEAN_DELETED, CLEAN_ARCHIVED), unannounced, done, WITHOUT_COLLECTOR)
+
+    assert [check.name for check in result.checks if not check.ok] == ["restored"]
 
 
 def test_a_report_that_does_not_match_the_registry_fails_the_verification() -> None:

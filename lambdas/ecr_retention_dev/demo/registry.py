@@ -7,7 +7,8 @@
   `deployed-prod-<unix seconds>` from earlier deployments; some rebuilds lost their tag to the next push.
 - `docker.io/library/nginx`: an image-swapper cache. `1.14.2` was cached long ago and is not pulled any more,
   but a pod in `dev` still runs it: deleting it is the outage where the swapper kept rewriting pods to an image
-  that was gone.
+  that was gone. A native `sinceImagePulled` archive rule archived it two days ago (ECR cannot see a pod that has
+  run since it pulled), so the pod's next restart would fail with ImagePullBackOff: the sweep restores it.
 - `frontend` and `backend`, released together under the same tags: a backend release stays while the frontend
   still has its tag (`tag_in_repositories`).
 - `platform/api`: multi-arch indexes (amd64, arm64, a BuildKit attestation), two releases sharing one arm64
@@ -51,6 +52,7 @@ REPLICA_REGION, REPLICA_CLUSTER = "us-east-1", "us-prod"
 FUNCTION, FUNCTION_ALIAS = "backend-reports", "live"
 
 MIN_AGE = DAY  # safety.min_age below
+ARCHIVED_AGO = 2 * DAY  # when a native pull-time rule archived the nginx image dev still runs
 DEPLOYED_KEPT = 20  # app keeps the 20 newest images deployed to production
 # Every duration of the rules below: no seeded age lies within an hour of one.
 THRESHOLDS = tuple(days * DAY for days in (1, 3, 7, 14, 30, 45, 60, 90))
@@ -197,6 +199,8 @@ class DemoRegistry:
     tags: dict[str, dict[str, str]] = field(default_factory=dict)  # repository -> tag -> digest, as tags moved
     in_use: list[InUseEntry] = field(default_factory=list)
     aws_workloads: list[AwsWorkload] = field(default_factory=list)  # seeded in ECS and Lambda
+    # In-use images a native pull-time rule archived before the demo (repository, digest): the sweep restores them.
+    archived_in_use: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def host(self) -> str:
@@ -503,7 +507,10 @@ def seed_nginx_cache(registry: DemoRegistry, rng: random.Random) -> None:
             pulled = rng.randint(1, 9) * DAY + 3 * HOUR
         tags = [version, "latest"] if version == versions[-1] else [version]
         size = rng.randint(55, 75) * MIB
-        registry.push(repo, version, age, *tags, pulled=pulled, media_type=DOCKER_MANIFEST, size=size)
+        image = registry.push(repo, version, age, *tags, pulled=pulled, media_type=DOCKER_MANIFEST, size=size)
+        if version == "1.14.2":  # archived by a native sinceImagePulled rule: the dev pod has not pulled since
+            registry.ecr.archive(repo, image.digest, registry.now - ARCHIVED_AGO)
+            registry.archived_in_use.append((repo, image.digest))
 
 
 def seed_platform_api(registry: DemoRegistry, rng: random.Random) -> PushedImage:

@@ -7,8 +7,9 @@
    manifest), the tagger, then one sweep (targets -> evaluate per repository -> report). The plan is shown
    abridged: `ecr-retention plan` over a snapshot of the registry taken just before the sweep; then the two images
    ECS and Lambda use, as this plan and as a plan without the collector's manifest decide them.
-3. Second deployment, `dry_run: false`: the collector, the tagger, then the sweep that deletes and archives; the
-   SNS message the subscribed queue received.
+3. Second deployment, `dry_run: false`: the collector, the tagger, then the sweep that deletes and archives, and
+   restores the in-use image a native pull-time rule archived (the demo waits until ECR, here the emulator, has
+   finished the restore); the SNS message the subscribed queue received.
 4. The verification (demo/verify.py), read back from the emulator.
 Each sweep's JSON report, page and sheet are read back from the emulator's bucket, where the report step wrote them,
 into the output directory; the last lines name the two pages.
@@ -22,7 +23,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,9 @@ ROWS_PER_REPOSITORY = 4
 # The reasons shown first in the abridged plan, one row each, so that every repository shows its variety.
 SHOWN_FIRST = ("delete-rule", "in-use", "keep-rule", "referrer", "index-child", "min-age", "keep-newest")
 DRY_RULES, LIVE_RULES = "retention.yaml", "retention-live.yaml"
+# The emulator finishes a restore this long after it started (ECR: up to 20 minutes); the demo waits at most
+# RESTORE_WAIT for the restored image to be ACTIVE.
+RESTORE_DELAY, RESTORE_WAIT = timedelta(seconds=2), 30.0
 
 Write = Callable[[str], None]
 
@@ -76,6 +80,7 @@ def run_demo(
     clock = time.monotonic()
     directory = prepare_directory(out)
     with running_emulator(REGION) as emulator:
+        emulator.fidelity.activation_delay = RESTORE_DELAY
         write(f"ecr-retention demo: the whole pipeline against moto in server mode at {emulator.endpoint}")
         write("(in this process: no AWS account, no network, no Docker; your AWS configuration is not read)")
         demo = Demo(emulator, directory, write)
@@ -96,7 +101,7 @@ def run_demo(
         )
         write(f"Done in {time.monotonic() - clock:.1f} s.")
         if keep_running:
-            show_endpoint(emulator, directory, write)
+            show_endpoint(emulator, directory, demo.live_run_id, write)
             (wait or wait_for_interrupt)()
     return 0 if verification.ok else 1
 
@@ -139,6 +144,7 @@ class Demo:
         self.topic_arn = ""
         self.queue_url = ""
         self.pages: dict[str, Path] = {}  # each run's page, as the report step stored it, copied here
+        self.live_run_id = ""
 
     # 1 -------------------------------------------------------------------------------------------------------
 
@@ -180,6 +186,18 @@ class Demo:
         self.write(
             "   as docs/aws-inventory.md advises: a failed or stale collection blocks deletion, as a stale cluster does"
         )
+        for repository, digest in registry.archived_in_use:
+            runs = ", ".join(
+                f"{entry.cluster}'s {entry.workload}"
+                for entry in registry.in_use_digests().get((repository, digest), [])
+            )
+            self.write(
+                f"   {printable(registry.labelled(repository, digest))} is ARCHIVED: a native sinceImagePulled rule "
+                f"archived it 2 days ago, while {runs} still runs it"
+            )
+            self.write(
+                "   (ECR cannot see a pod that has run since it pulled; its next restart would fail, ImagePullBackOff)"
+            )
         self.write(f"   SNS topic {self.topic_arn}, with SQS queue {QUEUE} subscribed")
         self.write(f"   lease table {LEASE_TABLE}")
         return registry
@@ -208,6 +226,7 @@ class Demo:
         self.show_plan(plan, report, len(registry.images))
         self.show_aws_workloads(registry, plan, without_collector)
         self.show_replication(registry, plan)
+        self.show_archived_in_use(registry, plan)
         return report, plan, without_collector
 
     def copy_collected(self, registry: DemoRegistry) -> None:
@@ -297,6 +316,14 @@ class Demo:
                 + (f" (the rules alone would delete it: {printable(marked[0])})" if marked else "")
             )
 
+    def show_archived_in_use(self, registry: DemoRegistry, plan: Plan) -> None:
+        """The in-use image found archived, as this plan decides it: restored, whatever the rules say."""
+        found = decisions_of(plan, registry.archived_in_use)
+        self.write("")
+        self.write("   In use, found archived: the plan restores it (action restore; in a dry run, would restore):")
+        for line in format_rows([COLUMNS, *(row(name, decision, plan) for name, decision in found)]):
+            self.write(f"   {line}")
+
     # 3 -------------------------------------------------------------------------------------------------------
 
     def live_run(self, registry: DemoRegistry, announced: RunReport, without_collector: Plan) -> Verification:
@@ -308,13 +335,33 @@ class Demo:
             tagger = functions.tagger()
             before = read_state(self.ecr, registry.repositories, datetime.now(UTC))
             sweep = functions.sweep(self.read_object)
-        after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
         self.show_invocations(collector, tagger, sweep)
+        self.wait_for_restores(registry)
+        after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
         report = self.stored_report(sweep, "live", "real run")
+        self.live_run_id = report.run_id
         self.show_message(self.received_message())
         verification = verify(registry, before, after, announced, report, without_collector)
         self.show_verification(verification)
         return verification
+
+    def wait_for_restores(self, registry: DemoRegistry) -> None:
+        """Until each in-use image found archived is ACTIVE again (the sweep started its restore), or RESTORE_WAIT."""
+        ecr = EcrRegistry(self.ecr, self.account, REGION)
+        started = time.monotonic()
+        for repository, digest in registry.archived_in_use:
+            status = None
+            while time.monotonic() - started < RESTORE_WAIT:
+                detail = ecr.describe_image_ids(repository, [digest]).get(digest)
+                status = None if detail is None else detail.image_status
+                if status != "ACTIVATING":
+                    break
+                time.sleep(0.25)
+            self.write(
+                f"   restore  {printable(registry.labelled(repository, digest))}: {status} "
+                f"{time.monotonic() - started:.1f} s after the sweep (the emulator finishes a restore "
+                f"{RESTORE_DELAY.total_seconds():.0f} s after it started; ECR within 20 minutes)"
+            )
 
     def show_invocations(self, collector: Invocation, tagger: Invocation, sweep: Sweep) -> None:
         self.write(f"   collector {json.dumps(collector.result)}")
@@ -386,7 +433,10 @@ class Demo:
             for offender in check.offenders[:10]:
                 self.write(f"          {printable(offender)}")
         if verification.ok:
-            self.write("verified: no in-use, protected, young or referenced image was deleted or archived")
+            self.write(
+                "verified: no in-use, protected, young or referenced image was deleted or archived, "
+                "and the in-use image found archived runs again"
+            )
         else:
             self.write("NOT VERIFIED: see the failed checks above")
 
@@ -409,7 +459,7 @@ def decisions_of(plan: Plan, keys: list[tuple[str, str]]) -> list[tuple[str, Dec
     return [(key[0], decisions[key]) for key in keys if key in decisions]
 
 
-def show_endpoint(emulator: Emulator, directory: Path, write: Write) -> None:
+def show_endpoint(emulator: Emulator, directory: Path, live_run_id: str, write: Write) -> None:
     environment = " ".join(f"{name}={value}" for name, value in emulator.cli_environment().items())
     write("")
     write(f"The emulator keeps running at {emulator.endpoint}; Ctrl-C stops it. In another shell:")
@@ -417,3 +467,4 @@ def show_endpoint(emulator: Emulator, directory: Path, write: Write) -> None:
     write("  aws ecr describe-images --repository-name app --query 'imageDetails[].imageTags'")
     write(f"  aws s3 ls s3://{BUCKET}/reports/ --recursive")
     write(f"  ecr-retention run --config {directory / DRY_RULES} --bucket {BUCKET}")
+    write(f"  ecr-retention restore --run {live_run_id} --bucket {BUCKET} --wait   # undo the real run's archives")

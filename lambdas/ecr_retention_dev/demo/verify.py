@@ -159,6 +159,7 @@ def verify(
             f"image {REPLICA_CLUSTER} runs in {REPLICA_REGION}, where app's deletions replicate",
         )
     )
+    result.checks.append(restored_in_use(registry, before, after, announced, report))
     result.checks.append(kept("protected", set(protected(before)), "images a keep rule protects by tag or pull"))
     young = {key for key, detail in before.images.items() if before.read_at - _pushed(detail) < MIN_AGE}
     result.checks.append(kept("young", young, "images pushed less than a day ago"))
@@ -184,6 +185,26 @@ def aws_workloads_kept(registry: DemoRegistry, after: RegistryState, without_col
         f"{registry.labelled(*key)}: kept even without the collector's manifest" for key in unneeded
     ]
     return Check("ECS and Lambda", bool(keys) and not gone and not unneeded, detail, tuple(offenders))
+
+
+def restored_in_use(
+    registry: DemoRegistry, before: RegistryState, after: RegistryState, announced: RunReport, report: RunReport
+) -> Check:
+    """The in-use images a native pull-time rule archived were ARCHIVED before the real sweep and are ACTIVE after it;
+    the real run's report lists them as restored, and the dry run's as would restore."""
+    keys = set(registry.archived_in_use)
+    offenders = [
+        f"{registry.labelled(*key)}: {_status(before, key)} before, {_status(after, key)} after"
+        for key in sorted(keys)
+        if _status(before, key) != "ARCHIVED" or _status(after, key) != "ACTIVE"
+    ]
+    for name, run in (("the real run", report), ("the dry run", announced)):
+        listed = {(repo.repository_name, entry.image_digest) for repo in run.repositories for entry in repo.restored}
+        offenders += [f"{registry.labelled(*key)}: not in {name}'s restored" for key in sorted(keys - listed)]
+    detail = f"{len(keys)} in-use image archived by a native pull-time rule: " + (
+        "restored, ACTIVE again" if not offenders else "NOT restored"
+    )
+    return Check("restored", bool(keys) and not offenders, detail, tuple(offenders))
 
 
 def protected(before: RegistryState) -> Iterator[Key]:
