@@ -959,3 +959,38 @@ def test_max_delete_fraction_does_not_count_restores_and_a_skipped_repository_st
     assert skipped.repositories[0].skipped is not None  # 2 removals of 3 images
     assert action_of(skipped, "app", "a") == "restore"
     assert removed(skipped) == set()
+
+
+def test_the_archived_children_of_an_in_use_index_are_restored_with_it() -> None:
+    cfg = config([DELETE_OLD])
+    snap = snapshot(
+        repository(
+            "app",
+            image("idx", "v1", media_type=OCI_INDEX, status="ARCHIVED"),
+            image("amd64", status="ARCHIVED"),
+            image("arm64"),
+            image("sbom", subject="idx", status="ARCHIVED"),
+            manifests={"idx": index_manifest("amd64", "arm64")},
+        )
+    )
+    result = plan(cfg, snap, in_use("prod", (f"{HOST}/app:v1", None)))
+    assert action_of(result, "app", "idx") == "restore"
+    assert action_of(result, "app", "amd64") == "restore"  # a pull of the index on amd64 fetches it
+    assert decision_of(result, "app", "amd64").main_reason.kind == "index-child"
+    assert action_of(result, "app", "arm64") == "keep"  # active already
+    assert action_of(result, "app", "sbom") == "keep"  # a referrer is not pulled with its subject: kept, archived
+    assert removed(result) == set()
+
+
+def test_an_archived_child_of_an_active_in_use_index_is_restored() -> None:
+    snap = snapshot(
+        repository(
+            "app",
+            image("idx", "v1", media_type=OCI_INDEX),
+            image("amd64", status="ARCHIVED"),
+            manifests={"idx": index_manifest("amd64")},
+        )
+    )
+    result = plan(config([DELETE_OLD]), snap, in_use("prod", (f"{HOST}/app@{digest('idx')}", "idx")))
+    assert action_of(result, "app", "amd64") == "restore"
+    assert action_of(result, "app", "idx") == "keep"

@@ -31,6 +31,7 @@ def apply_guards(
         usages = in_use.usages(images.name, image)
         if usages:
             findings.protections[image.image_digest].append(in_use_reason(usages))
+            findings.in_use.add(image.image_digest)
             if image.image_status == "ARCHIVED":
                 findings.archived_in_use.add(image.image_digest)
         if image.image_status == "ACTIVATING":
@@ -42,9 +43,24 @@ def apply_guards(
 
 def link_dependents(images: RepositoryImages, findings: Findings) -> None:
     """Children of indexes and referrers of subjects live and die with their parents; an OCI referrer whose
-    subject is gone is an orphan, and goes as its subject went."""
+    subject is gone is an orphan, and goes as its subject went. The ARCHIVED children of an in-use index are
+    restored with it: a pull of the index fetches the child of its platform."""
     _link_index_children(images, findings)
     _link_referrers(images, findings)
+    _restore_children_of_in_use_indexes(images, findings)
+
+
+def _restore_children_of_in_use_indexes(images: RepositoryImages, findings: Findings) -> None:
+    pulled = set(findings.in_use)  # in use, or the child of an index in use (nested indexes too)
+    changed = True
+    while changed:
+        changed = False
+        for child, parents in findings.parents.items():
+            if child not in pulled and any(kind == "index-child" and p in pulled for p, kind in parents):
+                pulled.add(child)
+                changed = True
+                if images.by_digest[child].image_status == "ARCHIVED":
+                    findings.archived_in_use.add(child)
 
 
 def _link_index_children(images: RepositoryImages, findings: Findings) -> None:

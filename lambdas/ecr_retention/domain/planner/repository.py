@@ -78,6 +78,8 @@ class Findings:
     parents: defaultdict[str, list[tuple[str, DependentKind]]] = field(default_factory=lambda: defaultdict(list))
     orphans: dict[str, str] = field(default_factory=dict)  # OCI referrer -> its subject, absent from the repository
     displaced: list[DisplacedSlots] = field(default_factory=list)
-    # ARCHIVED images that an in-use manifest names: restored (or, with safety.restore_in_use false, reported).
+    in_use: set[str] = field(default_factory=set)  # the images an in-use manifest names
+    # ARCHIVED images that an in-use manifest names, and the ARCHIVED children of in-use indexes: restored (or, with
+    # safety.restore_in_use false, reported).
     archived_in_use: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)  # about this repository, returned with its plan
