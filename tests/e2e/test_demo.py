@@ -208,7 +208,7 @@ def test_a_release_a_delete_replicating_destination_runs_is_kept_named_and_verif
 def test_an_in_use_image_a_native_pull_time_rule_archived_is_restored_by_the_sweep_and_verified(demo: DemoRun) -> None:
     """nginx 1.14.2 runs in dev since it was pulled months ago; a native sinceImagePulled rule archived it."""
     assert (
-        "\n   docker.io/library/nginx 1.14.2 is ARCHIVED: a native sinceImagePulled rule archived it 2 days ago, while "
+        "\n   docker.io/library/nginx 1.14.2 is ARCHIVED: a native sinceImagePulled rule archived it 2d ago, while "
         "dev's Deployment/nginx still runs it\n" in demo.output
     )
     section = demo.output.split("\n   In use, found archived: ", 1)[1].split("\n3. ", 1)[0]

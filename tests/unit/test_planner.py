@@ -994,3 +994,19 @@ def test_an_archived_child_of_an_active_in_use_index_is_restored() -> None:
     result = plan(config([DELETE_OLD]), snap, in_use("prod", (f"{HOST}/app@{digest('idx')}", "idx")))
     assert action_of(result, "app", "amd64") == "restore"
     assert action_of(result, "app", "idx") == "keep"
+
+
+def test_with_restore_in_use_false_the_archived_child_of_an_in_use_index_is_named_as_such() -> None:
+    snap = snapshot(
+        repository(
+            "app",
+            image("idx", "v1", media_type=OCI_INDEX),
+            image("amd64", status="ARCHIVED"),
+            manifests={"idx": index_manifest("amd64")},
+        )
+    )
+    uses = in_use("prod", (f"{HOST}/app@{digest('idx')}", "idx"))
+    result = plan(config([DELETE_OLD], restore_in_use=False), snap, uses)
+    assert action_of(result, "app", "amd64") == "keep"
+    [warning] = [w for w in result.warnings if short(digest("amd64")) in w]
+    assert "is archived, the child of an in-use index (" in warning

@@ -86,7 +86,8 @@ class RemovalOutcome:
 
 def recheck(registry: Registry, repository: str, candidates: Sequence[Decision]) -> dict[str, str]:
     """Re-read the candidates right before acting: an image whose tags changed since the plan (or that is
-    gone, or being restored, or that left the archive it was to be deleted from) is not touched in this run. Returns digest -> why it is cancelled."""
+    gone, or being restored, or that left the archive it was to be deleted from) is not touched in this run.
+    Returns digest -> why it is cancelled."""
     current = registry.describe_image_ids(repository, [d.image_digest for d in candidates])
     cancelled = {}
     for decision in candidates:

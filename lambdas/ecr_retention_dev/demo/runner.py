@@ -30,6 +30,7 @@ from typing import Any
 import boto3
 
 from ecr_retention.aws.ecr_registry import EcrRegistry
+from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import manifest_key
 from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
@@ -41,6 +42,7 @@ from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_regist
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
 from ecr_retention_dev.demo.pipeline import Deployment, Invocation, Sweep, deployed
 from ecr_retention_dev.demo.registry import (
+    ARCHIVED_AGO,
     BUCKET,
     REPLICA_CLUSTER,
     REPLICA_REGION,
@@ -193,7 +195,7 @@ class Demo:
             )
             self.write(
                 f"   {printable(registry.labelled(repository, digest))} is ARCHIVED: a native sinceImagePulled rule "
-                f"archived it 2 days ago, while {runs} still runs it"
+                f"archived it {humanize_age(ARCHIVED_AGO)} ago, while {runs} still runs it"
             )
             self.write(
                 "   (ECR cannot see a pod that has run since it pulled; its next restart would fail, ImagePullBackOff)"

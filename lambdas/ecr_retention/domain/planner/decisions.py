@@ -1,7 +1,7 @@
 """From findings to one action per image: a protection keeps, a delete rule's marks remove (archive only
 when every mark archives), and a dependent follows its parents: kept with a kept parent, removed with a
 removed one; an OCI referrer whose subject is gone is removed as its deleted subject was. With a quarantine,
-every deletion passes through the archive first (see `_quarantined`)."""
+every deletion passes through the archive first (`_Resolver.quarantined`)."""
 
 from __future__ import annotations
 

@@ -167,10 +167,12 @@ RESTORE_OFF_REASON = Reason(
 
 def archived_in_use_warning(repository_name: str, decision: Decision) -> str:
     """Names an in-use image found archived that is not restored (safety.restore_in_use false), and its workloads."""
-    workloads = next((r.detail for r in decision.reasons if r.kind == "in-use"), "")
+    workloads = next((r.detail for r in decision.reasons if r.kind == "in-use"), None)
+    index = next((r.detail for r in decision.reasons if r.kind == "index-child"), "")
+    used = f"used by {workloads}" if workloads is not None else f"the child of an in-use index ({index})"
     label = short(decision.image_digest) + (f" ({', '.join(decision.image_tags[:3])})" if decision.image_tags else "")
     return (
-        f"{repository_name}: in-use image {label} is archived, used by {workloads}; safety.restore_in_use is false, "
+        f"{repository_name}: in-use image {label} is archived, {used}; safety.restore_in_use is false, "
         "so it stays archived: restore it with ecr-retention restore"
     )
 

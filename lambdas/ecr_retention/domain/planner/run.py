@@ -141,7 +141,7 @@ def _plan_with_policy(
     safety = run.config.safety
     decided = decide(images, findings, run.now, quarantine=safety.quarantine)
     decisions, skipped = limit_removals(decided, safety.max_delete_fraction)
-    restoring = run.config.safety.restore_in_use
+    restoring = safety.restore_in_use
     decisions = restore_in_use(decisions, findings.archived_in_use, restore=restoring)
     if not restoring:  # a finding: the workload runs an image it cannot pull
         findings.warnings.extend(
