@@ -26,10 +26,12 @@ from ecr_retention.domain.replication import RegistryReplication, ReplicationCon
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, repository_report_of_plan
 from ecr_retention.ports import LeaseStore, LeaseUnavailable, Registry, RepositoryGone
 from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.removal import RemovalOutcome, remove_candidates
+from ecr_retention.services.removal import DEADLINE_MARGIN_SECONDS, OUT_OF_TIME, RemovalOutcome, remove_candidates
 from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
 
 logger = logging.getLogger(__name__)
+# UpdateImageStorageClass takes one image per call: the deadline is checked every this many restores.
+RESTORE_BATCH = 10
 
 GLOB_CHARACTERS = frozenset("*?[")
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
@@ -177,7 +179,8 @@ def _evaluate(
     )
     restores = [d for d in plan.images if d.action == "restore"]
     if restores and not evaluation.dry_run:
-        base = with_restores(base, restores, restore_in_use_images(registry, repository, restores))
+        outcome = restore_in_use_images(registry, repository, restores, seconds_left=seconds_left)
+        base = with_restores(base, restores, outcome)
     if base.outcome in ("blocked", "skipped"):
         return base
     candidates = [d for d in plan.images if d.removes]
@@ -251,15 +254,33 @@ class RestoreOutcome:
     failed: Mapping[str, tuple[str, str]]
 
 
-def restore_in_use_images(registry: Registry, repository: str, restores: Sequence[Decision]) -> RestoreOutcome:
-    """Ask ECR to restore the in-use images found archived. A restore that fails is reported, never raised: it
-    fails neither the evaluation nor its deletions (the image stays kept)."""
+def restore_in_use_images(
+    registry: Registry,
+    repository: str,
+    restores: Sequence[Decision],
+    *,
+    seconds_left: Callable[[], float] | None = None,
+) -> RestoreOutcome:
+    """Ask ECR to restore the in-use images found archived, RESTORE_BATCH images (one call each) between checks of
+    the deadline, as removals do. A restore that fails, or that the deadline leaves unasked (DeadlineReached), is
+    reported, never raised: it fails neither the evaluation nor its deletions (the image stays kept), and the next
+    run asks again."""
     digests = [d.image_digest for d in restores]
+    failed: dict[str, tuple[str, str]] = {}
+    for start in range(0, len(digests), RESTORE_BATCH):
+        if seconds_left is not None and seconds_left() < DEADLINE_MARGIN_SECONDS:
+            failed.update(dict.fromkeys(digests[start:], OUT_OF_TIME))
+            break
+        failed.update(_restore_batch(registry, repository, digests[start : start + RESTORE_BATCH]))
+    return RestoreOutcome(failed=failed)
+
+
+def _restore_batch(registry: Registry, repository: str, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
     answer = contain(
         partial(registry.restore_images, repository, digests), log=logger, what=f"restoring in {repository}"
     )
     if isinstance(answer, Defect):
-        return RestoreOutcome(failed=dict.fromkeys(digests, ("RestoreFailed", str(answer))))
+        return dict.fromkeys(digests, ("RestoreFailed", str(answer)))
     failed = {f.image_digest: (f.code, f.message) for f in answer.failed}
     for digest in answer.already_gone:
         failed[digest] = ("ImageNotFound", "no longer in the repository: it could not be restored")
@@ -269,7 +290,7 @@ def restore_in_use_images(registry: Registry, repository: str, restores: Sequenc
     for digest in digests:
         if digest not in answered:
             failed[digest] = ("NoAnswer", "the registry's answer did not mention this image")
-    return RestoreOutcome(failed=failed)
+    return failed
 
 
 def with_restores(base: RepositoryReport, restores: Sequence[Decision], outcome: RestoreOutcome) -> RepositoryReport:

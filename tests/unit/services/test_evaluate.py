@@ -13,14 +13,16 @@ import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.plan import Decision, Reason
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, LeaseUnavailable
-from ecr_retention.services.evaluate import Evaluation, evaluate_repository
+from ecr_retention.services.evaluate import RESTORE_BATCH, Evaluation, evaluate_repository, restore_in_use_images
 from ecr_retention.services.snapshot import MemoryManifestCache
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryLeases
 
 HOST = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
+IN_USE = Reason(kind="in-use", detail="prod: prod/Deployment/app (pod)")
 
 RULES = """
 version: 1
@@ -701,3 +703,25 @@ def test_an_image_restored_between_the_plan_and_its_deletion_from_quarantine_is_
     cancelled = {e.image_digest: e.detail for e in report.cancelled}
     assert "no longer in quarantine" in cancelled[images["v1"]]
     assert images["v1"] not in {e.image_digest for e in report.deleted}
+
+
+def test_restores_stop_at_the_deadline_and_what_was_not_asked_is_reported_for_the_next_run() -> None:
+    registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
+    archived = [
+        registry.add_image("app", tags=[f"r{n}"], pushed_at=NOW - timedelta(days=50 + n), seed=f"r{n}")
+        for n in range(RESTORE_BATCH + 5)
+    ]
+    for digest in archived:
+        registry.archive("app", digest, NOW - timedelta(days=3))
+    restores = [
+        Decision(image_digest=d, image_tags=(), image_pushed_at=NOW, action="restore", reasons=(IN_USE,))
+        for d in archived
+    ]
+    left = iter([600.0, 30.0])  # time for the first batch; then less than the margin a call needs
+
+    outcome = restore_in_use_images(registry, "app", restores, seconds_left=lambda: next(left))
+
+    assert registry.count("restore_images") == RESTORE_BATCH  # one call per image
+    assert {status(registry, d) for d in archived[:RESTORE_BATCH]} == {"ACTIVATING"}
+    assert set(outcome.failed) == set(archived[RESTORE_BATCH:])
+    assert {code for code, _ in outcome.failed.values()} == {"DeadlineReached"}
