@@ -223,3 +223,20 @@ def test_a_restored_image_not_pulled_since_is_aged_from_its_restore() -> None:
     )
     [finding] = findings(diagnosis, "archives-in-use")
     assert "has not been pulled since its restore 35 days ago" in finding.message
+
+
+def test_a_transition_that_takes_a_mutable_tags_image_says_pulls_of_the_tag_fail_not_that_it_is_removed() -> None:
+    details = [image("dev", "1.12.360-dev", "dev", age=50 * DAY, pulled_ago=45 * DAY), *DETAILS]
+    diagnosis = diagnose(
+        policy(archive_rule(1, "sinceImagePulled", 30, "*.*")),
+        repo(details),
+        now=NOW,
+        repository_name="app",
+        registry_id="123456789012",
+        region="eu-west-1",
+    )
+
+    [finding] = findings(diagnosis, "mutable-tag-expires")
+    assert "would archive" in finding.message
+    assert "pulls of the mutable tag dev fail until the image is restored" in finding.message
+    assert "goes with it" not in finding.message

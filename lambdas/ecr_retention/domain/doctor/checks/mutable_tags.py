@@ -60,9 +60,13 @@ def check_mutable_tags(context: DoctorContext) -> list[Finding]:
         if action is not None:
             severity: Severity = "error"
             code: FindingCode = "mutable-tag-expires"
+            consequence = (
+                f"ECR archives images, not tags, so pulls of the mutable tag {tags} fail until the image is restored"
+                if action == "TRANSITION"
+                else f"ECR removes images, not tags, so the mutable tag {tags} goes with it"
+            )
             message = (
-                f"{verdict_rule} selects {describe_image(image)} {how} and would {removes(action)} it: "
-                f"ECR removes images, not tags, so the mutable tag {tags} goes with it"
+                f"{verdict_rule} selects {describe_image(image)} {how} and would {removes(action)} it: {consequence}"
             )
         else:
             severity, code = "warning", "mutable-tag-at-risk"
