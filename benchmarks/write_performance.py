@@ -21,6 +21,7 @@ BENCHMARKS = [
     ("Exporter", "export_bench.py"),
     ("Lambda cold start", "asset_bench.py"),
     ("Report page: render, size and first paint", "report_page.py"),
+    ("Report step: time and peak memory", "report_step.py"),
 ]
 
 

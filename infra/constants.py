@@ -123,9 +123,12 @@ FUNCTION_SIZES = {
     # did not attempt as failed (DeadlineReached), and the next run continues.
     # Must stay under the repository lease (ecr_retention.services.evaluate.DEFAULT_LEASE_SECONDS, 15 min).
     "evaluate": FunctionSize(memory_mb=1024, timeout_seconds=600),
-    # Reads up to 10,000 small repository reports with 16 threads (services.report.READ_THREADS), holds the
-    # run report in memory (up to ~100 MB for 10,000 repositories), writes it and publishes one message.
-    "report": FunctionSize(memory_mb=1024, timeout_seconds=300),
+    # Reads the repository reports with 16 threads (services.report.READ_THREADS), holds the run report in memory,
+    # writes its JSON, page and sheet, and publishes one message. Memory grows with the images the run lists:
+    # benchmarks/report_step.py measures a peak of about 250 MiB for 30,000 images and 750 MiB for 100,000 (some
+    # 4 KiB per image over the imports), so 3008 MB (the limit every account has) holds a run of about 600,000
+    # images; it runs once per sweep, for seconds.
+    "report": FunctionSize(memory_mb=3008, timeout_seconds=300),
     # Parses one SQS batch and starts one execution.
     "push": FunctionSize(memory_mb=512, timeout_seconds=60),
     # Reads the in-use manifests, re-reads the deployed images and PutImage's new tags (10 a second quota).
