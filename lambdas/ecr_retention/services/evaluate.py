@@ -184,8 +184,8 @@ def _evaluate(
     if base.outcome in ("blocked", "skipped"):
         return base
     candidates = [d for d in plan.images if d.removes]
-    if evaluation.dry_run or not candidates:
-        return with_removals(base, candidates, RemovalOutcome.as_planned(candidates))
+    if evaluation.dry_run or not candidates:  # every removal as planned: the plan's report is what a dry run did
+        return base
     removals = remove_candidates(registry, snapshot, plan, candidates, seconds_left=seconds_left)
     return with_removals(base, candidates, removals)
 

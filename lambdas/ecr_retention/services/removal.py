@@ -51,14 +51,6 @@ class RemovalOutcome:
     # nothing any more, so the children and referrers planned to go with it still go.
     gone: set[str] = field(default_factory=set)
 
-    @classmethod
-    def as_planned(cls, candidates: Sequence[Decision]) -> RemovalOutcome:
-        """What a dry run reports: every candidate removed as planned, without a call."""
-        return cls(
-            deleted=[d.image_digest for d in candidates if d.action == "delete"],
-            archived=[d.image_digest for d in candidates if d.action == "archive"],
-        )
-
     @property
     def not_removed(self) -> set[str]:
         return self.cancelled.keys() | self.failed.keys()
