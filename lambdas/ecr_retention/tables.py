@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from ecr_retention.domain.durations import humanize_age
@@ -99,6 +100,12 @@ def plan_summary_lines(plan: Plan) -> list[str]:
         )
         if s.restored:
             line += f"; restore {s.restored} in use (archived)"
+        stages = Counter(d.quarantine_stage for d in repo.images if d.quarantine_stage is not None)
+        if stages:
+            line += (
+                f"; quarantine: {stages['enters']} enter (archived instead of deleted), "
+                f"{stages['leaves']} leave for good, {stages['waits']} wait"
+            )
         if repo.deletion_replicates_to:
             line += "; deletions replicate to " + ", ".join(replica_text(r) for r in repo.deletion_replicates_to)
         if repo.skipped:

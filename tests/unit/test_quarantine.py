@@ -284,6 +284,7 @@ def test_the_plan_table_and_the_sheet_name_the_quarantine() -> None:
     rows = list(csv.DictReader(io.StringIO(render_sheet(report_of_plan(result, run_id="r", manifests=())))))
 
     assert "archive  quarantine [policies[0].rules[0]]: archived instead of deleted, for safety.quarantine 30d" in table
+    assert "; quarantine: 1 enter (archived instead of deleted), 1 leave for good, 0 wait" in table
     assert (
         "delete   quarantine [policies[0].rules[0]]: archived 40d ago, past safety.quarantine 30d: deleted for" in table
     )
