@@ -25,6 +25,7 @@ from pydantic import (
 
 from ecr_retention.domain.aws_inventory import AwsRegion, RoleArn, account_of_role
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
+from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from infra import constants
 
@@ -47,10 +48,6 @@ def _optional_list_from_text(value: Any) -> Any:
 
 ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
 Email = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
-# arn:<partition>:eks:<region>:<account>:cluster/<name>; EKS cluster names: 1-100 of letters, digits, - and _.
-EksClusterArn = Annotated[
-    str, StringConstraints(pattern=r"^arn:aws[a-z-]*:eks:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
-]
 # A repository name prefix for the push rule: the characters a repository name may hold.
 RepositoryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/-]{1,256}$")]
 TextList = BeforeValidator(_list_from_text)
@@ -58,12 +55,12 @@ GLOB_CHARACTERS = frozenset("*?")
 
 
 def cluster_name(arn: str) -> str:
-    return arn.rsplit("/", 1)[-1]
+    return EksCluster(arn).name
 
 
 def account_of_cluster(arn: str) -> str:
     """arn:aws:eks:eu-west-1:210987654321:cluster/prod -> 210987654321."""
-    return arn.split(":")[4]
+    return EksCluster(arn).account
 
 
 class DeploySettings(BaseModel):
