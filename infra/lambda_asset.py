@@ -35,20 +35,20 @@ PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 # Top-level entries of the package that no function imports, left out of the asset: the CLI (`ecr-retention`,
-# `python -m ecr_retention`, commands/, its tables) and the in-cluster exporter. The demo and the emulator live in
+# `python -m ecr_retention`, commands/, its tables). The exporter ships: the collector lists eksClusters with it. The demo and the emulator live in
 # another package (ecr_retention_dev), which the asset never copies. tests/infra/test_lambda_asset.py lists what
 # ships.
-NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "exporter", "tables.py"})
+NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "tables.py"})
 # Where Lambda unpacks the asset: the file names compiled into the bytecode, as tracebacks show them.
 LAMBDA_TASK_ROOT = "/var/task"
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
 # The AWS services the package's functions create clients for (ecr_retention.handlers.wiring; ecs, events,
-# lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts), and xray, whose client the
+# lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts, and eks for its eksClusters), and xray, whose client the
 # X-Ray SDK's sampler creates outside a Lambda context; botocore's models of the other ~440 services are tens of
 # MB of the asset that no function reads. tests/infra/test_lambda_asset.py checks that the package asks for no
 # other service, and creates a client of each kept one from the asset.
 BOTOCORE_SERVICES = frozenset(
-    {"dynamodb", "ecr", "ecs", "events", "lambda", "s3", "scheduler", "sns", "stepfunctions", "sts", "xray"}
+    {"dynamodb", "ecr", "ecs", "eks", "events", "lambda", "s3", "scheduler", "sns", "stepfunctions", "sts", "xray"}
 )
 
 

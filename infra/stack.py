@@ -12,6 +12,7 @@ from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from infra import lambda_asset, queues
 from infra.alarms import Alarms
+from ecr_retention.domain.eks_clusters import EksCluster
 from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
 from infra.exporter_role import ExporterRole
@@ -68,11 +69,15 @@ class EcrRetentionStack(Stack):
                 regions=settings.collect_regions,
                 spoke_role_arns=settings.spoke_role_arns,
                 revisions=settings.task_definition_revisions,
+                eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
+                own_eks_clusters=settings.own_eks_clusters,
+                vpc=settings.collector_vpc,
             )
         self.inventory.allow_in_use_writes_only_from(
             self.exporter.role,
             settings.exporter_cluster_arns,
             collector_role=self.collector.role if self.collector is not None else None,
+            collector_keys=self.collector.manifest_keys if self.collector is not None else (),
             spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
         )
         self.workflow = PruningWorkflow(

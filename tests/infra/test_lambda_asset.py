@@ -37,11 +37,12 @@ LAMBDA_ENVIRONMENT = {
 }
 # What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
 # import (ports.py; loading.py from handlers.dependencies; the report step's page, with its templates, and sheet).
-# Not the CLI, the exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
+# The exporter, whose lister the collector uses for eksClusters. Not the CLI or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
 SHIPPED = {
     "__init__.py",
     "aws",
     "domain",
+    "exporter",
     "handlers",
     "services",
     "layout.py",
