@@ -138,7 +138,9 @@ class AwsInventoryCollector(Construct):
             allow_all_outbound=False,
         )
         group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "EKS API endpoints and AWS APIs")
-        subnets = [ec2.Subnet.from_subnet_id(self, f"Subnet{n}", subnet) for n, subnet in enumerate(settings.subnet_ids)]
+        subnets = [
+            ec2.Subnet.from_subnet_id(self, f"Subnet{n}", subnet) for n, subnet in enumerate(settings.subnet_ids)
+        ]
         return FunctionNetwork(vpc=vpc, subnets=ec2.SubnetSelection(subnets=subnets), security_group=group)
 
     def _workload_reads(self, role: iam.IRole) -> iam.Policy:

@@ -10,9 +10,9 @@ from constructs import Construct
 
 from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.eks_clusters import EksCluster
 from infra import lambda_asset, queues
 from infra.alarms import Alarms
-from ecr_retention.domain.eks_clusters import EksCluster
 from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
 from infra.exporter_role import ExporterRole
