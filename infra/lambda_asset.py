@@ -52,6 +52,11 @@ BOTOCORE_SERVICES = frozenset(
 )
 
 
+# Parts of the dependencies that nothing in the asset imports: the kubernetes package's asyncio client (41 MB of
+# the package's 75; the collector lists eksClusters with the synchronous one, ecr_retention.exporter.kube).
+UNUSED_DEPENDENCY_PARTS = ("kubernetes/aio",)
+
+
 def package_files(root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> list[Path]:
     """The files of the package that the asset ships."""
     return sorted(
@@ -152,7 +157,9 @@ def asset_hash(rules_file: Path, architecture: str, python_version: str, *, byte
     python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
     whether it is there counts, and an asset synthesized without it is another asset."""
     digest = hashlib.sha256()
-    digest.update(f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0".encode())
+    digest.update(
+        f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0{UNUSED_DEPENDENCY_PARTS}\0".encode()
+    )
     digest.update(b"bytecode\0" if bytecode else b"sources only\0")
     digest.update(REQUIREMENTS_FILE.read_bytes())
     digest.update(b"\0rules\0" + rules_file.read_bytes())
@@ -177,6 +184,8 @@ class PipBundler:
         # pip's console scripts (bin/) point at the synthesizing interpreter and cannot run on Lambda.
         shutil.rmtree(Path(output_dir) / "bin", ignore_errors=True)
         drop_unused_service_models(Path(output_dir) / "botocore" / "data")
+        for part in UNUSED_DEPENDENCY_PARTS:
+            shutil.rmtree(Path(output_dir) / part)
         shutil.copytree(PACKAGE_SOURCE / PACKAGE_NAME, Path(output_dir) / PACKAGE_NAME, ignore=ignore_not_shipped)
         shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
         if self.compiler is not None:
