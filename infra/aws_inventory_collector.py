@@ -81,6 +81,8 @@ class AwsInventoryCollector(Construct):
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
         role_name = stack.stack_name + constants.COLLECTOR_ROLE_NAME_SUFFIX
+        network = self._network(vpc) if vpc is not None else None
+        self.security_group = network.security_group if network is not None else None
         self.collector = PipelineFunction(
             self,
             "Collector",
@@ -99,7 +101,7 @@ class AwsInventoryCollector(Construct):
             # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
             dead_letter_queue=dead_letters,
             role_name=role_name,
-            network=self._network(vpc) if vpc is not None else None,
+            network=network,
         )
         # Safe to retry: a collection only reads, and each manifest is written whole.
         self.collector.function.configure_async_invoke(

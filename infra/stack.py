@@ -197,3 +197,11 @@ class EcrRetentionStack(Stack):
                 value=self.collector.function.function_name,
                 description="The AWS inventory collector; invoke it to collect now (docs/aws-inventory.md)",
             )
+            if self.collector.security_group is not None:
+                CfnOutput(
+                    self,
+                    "CollectorSecurityGroupId",
+                    value=self.collector.security_group.security_group_id,
+                    description="The collector's security group (collectorVpc): allow it HTTPS in on each private "
+                    "EKS endpoint's cluster security group",
+                )

@@ -142,6 +142,9 @@ def test_with_collector_vpc_the_collector_runs_in_its_subnets_with_https_out_onl
         }
     ]
     assert "SecurityGroupIngress" not in group
+    assert template["Outputs"]["CollectorSecurityGroupId"]["Value"] == {
+        "Fn::GetAtt": [group_ref["Fn::GetAtt"][0], "GroupId"]
+    }
     # The other functions stay outside any VPC.
     in_vpc = [f for f in resources_of(template, "AWS::Lambda::Function").values() if "VpcConfig" in f["Properties"]]
     assert in_vpc == [function]
