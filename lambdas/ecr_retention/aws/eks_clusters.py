@@ -3,7 +3,8 @@ a token signed with the credentials of the cluster's account (the collector's ow
 and the exporter's lister over the official kubernetes client. The cluster authorizes the role through an EKS
 access entry (infra.eks_access, deploy/cloudformation/spoke-eks-access.yaml); nothing runs in the cluster.
 
-Imported only when eksClusters lists a cluster: the kubernetes package adds a quarter of a second to a cold start.
+Imported only when eksClusters lists a cluster: the kubernetes client adds 70 ms to a cold start (with the asset's
+bytecode; 0.3 s without).
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ class CollectorAccounts(AccountAccess, Protocol):
 
 
 def eks_clusters(accounts: CollectorAccounts) -> ClusterAccess:
-    # Imported here, only when a cluster is listed: the kubernetes package adds a quarter of a second to a cold start.
+    # Imported here, only when a cluster is listed: the kubernetes client adds 70 ms to a cold start (with the
+    # asset's bytecode; 0.3 s without).
     from ecr_retention.aws.eks_clusters import EksClusters
 
     return EksClusters(accounts)
