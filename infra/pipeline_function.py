@@ -85,12 +85,18 @@ class PipelineFunction(Construct):
         self.log_group.grant_write(self.role)
         self._acknowledge_runtime_services()
         if network is not None:
+            # The CDK adds this policy only to a role it creates itself; Lambda needs it to manage the function's
+            # network interfaces in the subnets (and checks for it when the function is created).
+            self.role.add_managed_policy(
+                iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AWSLambdaVPCAccessExecutionRole")
+            )
             nag.acknowledge(
                 self.role,
                 "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
                 "AWSLambdaVPCAccessExecutionRole]",
                 "Lambda creates and deletes the function's network interfaces in the given subnets with this "
-                "AWS-managed policy, which the CDK attaches to every function in a VPC.",
+                "AWS-managed policy (ec2:CreateNetworkInterface, DescribeNetworkInterfaces, DeleteNetworkInterface, "
+                "AssignPrivateIpAddresses, UnassignPrivateIpAddresses), the one Lambda documents for VPC access.",
             )
 
     def _acknowledge_runtime_services(self) -> None:

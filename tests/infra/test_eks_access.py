@@ -142,6 +142,16 @@ def test_with_collector_vpc_the_collector_runs_in_its_subnets_with_https_out_onl
         }
     ]
     assert "SecurityGroupIngress" not in group
+    # Lambda manages the function's network interfaces with the execution role: its AWS-managed VPC policy.
+    role = template["Resources"][collector_role(template)]["Properties"]
+    assert role["ManagedPolicyArns"] == [
+        {
+            "Fn::Join": [
+                "",
+                ["arn:", {"Ref": "AWS::Partition"}, ":iam::aws:policy/service-role/AWSLambdaVPCAccessExecutionRole"],
+            ]
+        }
+    ]
     assert template["Outputs"]["CollectorSecurityGroupId"]["Value"] == {
         "Fn::GetAtt": [group_ref["Fn::GetAtt"][0], "GroupId"]
     }
