@@ -31,12 +31,7 @@ from ecr_retention.handlers import collector
 from ecr_retention.handlers.wiring import forget_cold_start
 from ecr_retention.services.aws_inventory import BucketManifestStore
 from ecr_retention.services.eks_inventory import export_eks_inventory
-from ecr_retention_dev.emulator.seeding import MotoEcr
-from ecr_retention_dev.emulator.workloads import AwsFidelity, MotoWorkloads
-from support.aws_workloads_scenario import BUCKET, HOST, HUB, REGION, SPOKE, SPOKE_ROLE, HubScenario, seed_hub
-from tests.integration.aws_inventory.test_collector import deleted, in_use_reasons, plan_hub
-from tests.integration.exporter import realistic_cluster
-from tests.integration.exporter.fake_apiserver import (
+from ecr_retention_dev.emulator.kubernetes_api import (
     LOOPBACK,
     FakeApiServer,
     FakeCluster,
@@ -44,6 +39,11 @@ from tests.integration.exporter.fake_apiserver import (
     pod,
     self_signed_tls,
 )
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from ecr_retention_dev.emulator.workloads import AwsFidelity, MotoWorkloads
+from support.aws_workloads_scenario import BUCKET, HOST, HUB, REGION, SPOKE, SPOKE_ROLE, HubScenario, seed_hub
+from tests.integration.aws_inventory.test_collector import deleted, in_use_reasons, plan_hub
+from tests.integration.exporter import realistic_cluster
 
 CLUSTER = "prod-eks"
 CLUSTER_ARN = f"arn:aws:eks:{REGION}:{HUB}:cluster/{CLUSTER}"

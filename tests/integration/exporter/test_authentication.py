@@ -17,7 +17,7 @@ from ecr_retention.cli import main
 from ecr_retention.domain.errors import InputError
 from ecr_retention.exporter.kube import ClusterLister, connect
 from ecr_retention.exporter.workloads import POD
-from tests.integration.exporter.fake_apiserver import LOOPBACK, FakeApiServer, FakeCluster, self_signed_tls
+from ecr_retention_dev.emulator.kubernetes_api import LOOPBACK, FakeApiServer, FakeCluster, self_signed_tls
 
 # What `aws eks get-token` prints; a kubeconfig from `aws eks update-kubeconfig` runs it as an exec plugin.
 EXEC_CREDENTIAL = {

@@ -25,7 +25,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -199,10 +199,16 @@ class FakeApiServer:
         return _status(fault.status, "InternalError", "Internal error occurred: etcdserver: request timed out", headers)
 
 
-def eks_token_problem(token: str) -> str | None:
+def aws_sts_host(url: SplitResult) -> bool:
+    host = url.hostname or ""
+    return url.scheme == "https" and host.startswith("sts.") and host.endswith(".amazonaws.com")
+
+
+def eks_token_problem(token: str, *, sts_endpoint: Callable[[SplitResult], bool] = aws_sts_host) -> str | None:
     """Why `token` is not shaped as EKS takes it, or None: `k8s-aws-v1.` and a base64url (unpadded) presigned STS
-    GetCallerIdentity URL on an STS host whose signature covers `x-k8s-aws-id`. The signature itself would need
-    the secret key: EKS checks it by replaying the URL against STS."""
+    GetCallerIdentity URL on an STS endpoint (AWS's, unless `sts_endpoint` says otherwise: the demo's emulator)
+    whose signature covers `x-k8s-aws-id`. The signature itself would need the secret key: EKS checks it by
+    replaying the URL against STS."""
     prefix = "k8s-aws-v1."
     if not token.startswith(prefix):
         return "not k8s-aws-v1."
@@ -214,9 +220,8 @@ def eks_token_problem(token: str) -> str | None:
     except ValueError:
         return "not base64url"
     query = {key: values[-1] for key, values in parse_qs(url.query).items()}
-    host = url.hostname or ""
-    if url.scheme != "https" or not (host.startswith("sts.") and host.endswith(".amazonaws.com")):
-        return f"not an STS URL: {url.scheme}://{host}"
+    if not sts_endpoint(url):
+        return f"not an STS URL: {url.scheme}://{url.netloc}"
     if query.get("Action") != "GetCallerIdentity":
         return "not GetCallerIdentity"
     if "x-k8s-aws-id" not in query.get("X-Amz-SignedHeaders", "").split(";"):
