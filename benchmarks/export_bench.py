@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the fake API 
 
 from ecr_retention.exporter.kube import DEFAULT_PAGE_SIZE, ClusterLister, connect
 from ecr_retention.exporter.service import FileDestination, export_inventory
-from tests.integration.exporter.fake_apiserver import (
+from ecr_retention_dev.emulator.kubernetes_api import (
     FakeApiServer,
     FakeCluster,
     controller_revision,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from aws_cdk import Aws, Duration, Stack
+from aws_cdk import Aws, Duration, Fn, Stack
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
@@ -21,8 +22,12 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ecr_retention import layout
+from ecr_retention.domain.eks_clusters import EksCluster
+from ecr_retention.domain.inventory import manifest_key
 from infra import access, constants, nag
-from infra.pipeline_function import PipelineFunction
+from infra.deploy_settings import CollectorVpc
+from infra.eks_access import EksClusterAccess
+from infra.pipeline_function import FunctionNetwork, PipelineFunction
 
 # The calls of ecr_retention.aws.ecs_workloads, scheduled_tasks and lambda_functions that IAM authorizes on "*"
 # only (Service Authorization Reference: no resource type, or, for ecs:ListTasks, a container-instance type that
@@ -69,10 +74,15 @@ class AwsInventoryCollector(Construct):
         regions: Sequence[str],
         spoke_role_arns: Sequence[str],
         revisions: int,
+        eks_clusters: Sequence[EksCluster] = (),
+        own_eks_clusters: Sequence[EksCluster] = (),
+        vpc: CollectorVpc | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
         role_name = stack.stack_name + constants.COLLECTOR_ROLE_NAME_SUFFIX
+        network = self._network(vpc) if vpc is not None else None
+        self.security_group = network.security_group if network is not None else None
         self.collector = PipelineFunction(
             self,
             "Collector",
@@ -86,19 +96,23 @@ class AwsInventoryCollector(Construct):
                 "COLLECT_REGIONS": json.dumps(list(regions)) if regions else f'["{Aws.REGION}"]',
                 "SPOKE_ROLE_ARNS": json.dumps(list(spoke_role_arns)),
                 "TASK_DEFINITION_REVISIONS": str(revisions),
+                "EKS_CLUSTERS": json.dumps([cluster.arn for cluster in eks_clusters]),
             },
             # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
             dead_letter_queue=dead_letters,
             role_name=role_name,
+            network=network,
         )
         # Safe to retry: a collection only reads, and each manifest is written whole.
         self.collector.function.configure_async_invoke(
             retry_attempts=2, max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS)
         )
         role = self.collector.role
-        role.add_to_principal_policy(
-            access.objects_statement(bucket, ["s3:PutObject"], [constants.AWS_INVENTORY_MANIFESTS])
-        )
+        self.manifest_keys = [
+            constants.AWS_INVENTORY_MANIFESTS,
+            *(manifest_key(cluster.name, constants.IN_USE_PREFIX) for cluster in eks_clusters),
+        ]
+        role.add_to_principal_policy(access.objects_statement(bucket, ["s3:PutObject"], self.manifest_keys))
         access.acknowledge_key_patterns(
             role,
             bucket,
@@ -112,6 +126,24 @@ class AwsInventoryCollector(Construct):
                 iam.PolicyStatement(actions=["sts:AssumeRole"], resources=sorted(spoke_role_arns))
             )
         self.reads = self._workload_reads(role)
+        self.eks_access = EksClusterAccess(self, "EksAccess", role=role, clusters=own_eks_clusters)
+
+    def _network(self, settings: CollectorVpc) -> FunctionNetwork:
+        """The collector in the given subnets, with a security group that only opens HTTPS out: the clusters'
+        endpoints and the AWS APIs (docs/aws-inventory.md lists the VPC endpoints)."""
+        vpc = ec2.Vpc.from_vpc_attributes(self, "Vpc", vpc_id=settings.vpc_id, availability_zones=Fn.get_azs())
+        group = ec2.SecurityGroup(
+            self,
+            "CollectorSecurityGroup",
+            vpc=vpc,
+            description="ecr-retention collector: HTTPS out to EKS API endpoints and AWS APIs",
+            allow_all_outbound=False,
+        )
+        group.add_egress_rule(ec2.Peer.any_ipv4(), ec2.Port.tcp(443), "EKS API endpoints and AWS APIs")
+        subnets = [
+            ec2.Subnet.from_subnet_id(self, f"Subnet{n}", subnet) for n, subnet in enumerate(settings.subnet_ids)
+        ]
+        return FunctionNetwork(vpc=vpc, subnets=ec2.SubnetSelection(subnets=subnets), security_group=group)
 
     def _workload_reads(self, role: iam.IRole) -> iam.Policy:
         """The read-only calls in this account, in a policy of their own: its '*' is acknowledged for these

@@ -42,6 +42,14 @@ DEFAULT_COLLECTOR_SCHEDULE = "rate(1 hour)"
 COLLECT_REGIONS_CONTEXT_KEY = "collectRegions"
 SPOKE_ROLE_ARNS_CONTEXT_KEY = "spokeRoleArns"
 TASK_DEFINITION_REVISIONS_CONTEXT_KEY = "taskDefinitionRevisions"
+# EKS clusters the collector reads through their API, with an EKS access entry and nothing installed in them
+# (docs/aws-inventory.md, "EKS clusters without an install"); and the VPC it then runs in, when their endpoints
+# are private.
+EKS_CLUSTERS_CONTEXT_KEY = "eksClusters"
+COLLECTOR_VPC_CONTEXT_KEY = "collectorVpc"
+# What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
+# (infra.eks_access explains the choice).
+EKS_VIEW_POLICY = "AmazonEKSViewPolicy"
 DEFAULT_TASK_DEFINITION_REVISIONS = 5  # ecr_retention.domain.aws_inventory.DEFAULT_REVISIONS
 # Ten repositories at a time: ECR publishes no rate for DescribeImages or BatchDeleteImage, and ten workers
 # stay well inside the throttling that the clients' retries ride out (ecr_retention.aws.clients).

@@ -25,6 +25,7 @@ from pydantic import (
 
 from ecr_retention.domain.aws_inventory import AwsRegion, RoleArn, account_of_role
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
+from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from infra import constants
 
@@ -41,16 +42,21 @@ def _list_from_text(value: Any) -> Any:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _object_from_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not a JSON object ({error.msg})") from None
+
+
 def _optional_list_from_text(value: Any) -> Any:
     return None if value is None else _list_from_text(value)
 
 
 ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
 Email = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
-# arn:<partition>:eks:<region>:<account>:cluster/<name>; EKS cluster names: 1-100 of letters, digits, - and _.
-EksClusterArn = Annotated[
-    str, StringConstraints(pattern=r"^arn:aws[a-z-]*:eks:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
-]
 # A repository name prefix for the push rule: the characters a repository name may hold.
 RepositoryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/-]{1,256}$")]
 TextList = BeforeValidator(_list_from_text)
@@ -58,12 +64,26 @@ GLOB_CHARACTERS = frozenset("*?")
 
 
 def cluster_name(arn: str) -> str:
-    return arn.rsplit("/", 1)[-1]
+    return EksCluster(arn).name
 
 
 def account_of_cluster(arn: str) -> str:
     """arn:aws:eks:eu-west-1:210987654321:cluster/prod -> 210987654321."""
-    return arn.split(":")[4]
+    return EksCluster(arn).account
+
+
+VpcId = Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
+SubnetId = Annotated[str, StringConstraints(pattern=r"^subnet-[0-9a-f]{8,17}$")]
+
+
+class CollectorVpc(BaseModel):
+    """`collectorVpc`: the subnets (with a route to the clusters' private endpoints, and to the AWS APIs through
+    VPC endpoints or a NAT) that the collector runs in; the stack adds its security group."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    vpc_id: VpcId = Field(alias="vpcId")
+    subnet_ids: tuple[SubnetId, ...] = Field(alias="subnetIds", min_length=1)
 
 
 class DeploySettings(BaseModel):
@@ -113,6 +133,13 @@ class DeploySettings(BaseModel):
     task_definition_revisions: int = Field(
         default=constants.DEFAULT_TASK_DEFINITION_REVISIONS, ge=0, alias=constants.TASK_DEFINITION_REVISIONS_CONTEXT_KEY
     )
+    # After exporter_cluster_arns, spoke_role_arns and aws_inventory: its validator checks against them.
+    eks_clusters: Annotated[tuple[EksClusterArn, ...], TextList] = Field(
+        default=(), alias=constants.EKS_CLUSTERS_CONTEXT_KEY
+    )
+    collector_vpc: Annotated[CollectorVpc | None, BeforeValidator(_object_from_text)] = Field(
+        default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
+    )
 
     @field_validator("exporter_cluster_arns")
     @classmethod
@@ -159,6 +186,42 @@ class DeploySettings(BaseModel):
         if repeated:
             raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
         return arns
+
+    @field_validator("eks_clusters")
+    @classmethod
+    def _each_agentless_cluster_has_its_own_manifest(
+        cls, arns: tuple[str, ...], info: ValidationInfo
+    ) -> tuple[str, ...]:
+        if arns and info.data.get("aws_inventory") is False:
+            raise ValueError(f"the collector reads these clusters: {constants.AWS_INVENTORY_CONTEXT_KEY} is false")
+        names = [cluster_name(arn) for arn in arns]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
+        reserved = sorted(name for name in names if name.startswith(constants.AWS_INVENTORY_NAME_PREFIX))
+        if reserved:
+            raise ValueError(
+                f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
+                f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
+            )
+        # One writer per manifest: the exporter's and the collector's would overwrite each other every hour.
+        exported = {cluster_name(arn) for arn in info.data.get("exporter_cluster_arns", ())}
+        both = sorted(set(names) & exported)
+        if both:
+            raise ValueError(
+                f"also in {constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} (one writer per in-use/<name>.json: the "
+                f"collector or the in-cluster exporter): {', '.join(both)}"
+            )
+        return arns
+
+    @property
+    def spoke_accounts(self) -> frozenset[str]:
+        return frozenset(account_of_role(arn) for arn in self.spoke_role_arns)
+
+    @property
+    def own_eks_clusters(self) -> tuple[EksCluster, ...]:
+        """The eksClusters of this stack's account: every one whose account has no spoke role."""
+        return tuple(EksCluster(arn) for arn in self.eks_clusters if account_of_cluster(arn) not in self.spoke_accounts)
 
     @classmethod
     def from_context(cls, lookup: Callable[[str], Any]) -> DeploySettings:

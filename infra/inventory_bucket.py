@@ -93,6 +93,7 @@ class InventoryBucket(Construct):
         cluster_arns: Sequence[str],
         collector_role: iam.IRole | None = None,
         spoke_exporter_role_arns: Sequence[str] = (),
+        collector_keys: Sequence[str] = (constants.AWS_INVENTORY_MANIFESTS,),
     ) -> None:
         """Whatever identity policies say elsewhere in the account, only the exporter roles (this account's and
         the spokes'), in a session of a listed cluster, and the AWS inventory collector's role may write under
@@ -130,14 +131,15 @@ class InventoryBucket(Construct):
             )
         )
         if collector_role is not None:
-            # And the collector writes nothing else in this bucket: not a cluster's manifest, not a report.
+            # And the collector writes nothing else in this bucket: not another cluster's manifest, not a report;
+            # only the AWS inventory and the manifests of the eksClusters it reads (collector_keys).
             self.bucket.add_to_resource_policy(
                 iam.PolicyStatement(
-                    sid="TheCollectorWritesOnlyAwsInventory",
+                    sid="TheCollectorWritesOnlyItsManifests",
                     effect=iam.Effect.DENY,
                     principals=[iam.AnyPrincipal()],
                     actions=["s3:PutObject"],
-                    not_resources=[self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS)],
+                    not_resources=[self.bucket.arn_for_objects(key) for key in collector_keys],
                     conditions={"ArnEquals": {"aws:PrincipalArn": collector_role.role_arn}},
                 )
             )

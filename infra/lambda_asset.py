@@ -35,21 +35,26 @@ PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 # Top-level entries of the package that no function imports, left out of the asset: the CLI (`ecr-retention`,
-# `python -m ecr_retention`, commands/, its tables) and the in-cluster exporter. The demo and the emulator live in
+# `python -m ecr_retention`, commands/, its tables). The exporter ships: the collector lists eksClusters with it. The demo and the emulator live in
 # another package (ecr_retention_dev), which the asset never copies. tests/infra/test_lambda_asset.py lists what
 # ships.
-NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "exporter", "tables.py"})
+NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "tables.py"})
 # Where Lambda unpacks the asset: the file names compiled into the bytecode, as tracebacks show them.
 LAMBDA_TASK_ROOT = "/var/task"
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
 # The AWS services the package's functions create clients for (ecr_retention.handlers.wiring; ecs, events,
-# lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts), and xray, whose client the
+# lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts, and eks for its eksClusters), and xray, whose client the
 # X-Ray SDK's sampler creates outside a Lambda context; botocore's models of the other ~440 services are tens of
 # MB of the asset that no function reads. tests/infra/test_lambda_asset.py checks that the package asks for no
 # other service, and creates a client of each kept one from the asset.
 BOTOCORE_SERVICES = frozenset(
-    {"dynamodb", "ecr", "ecs", "events", "lambda", "s3", "scheduler", "sns", "stepfunctions", "sts", "xray"}
+    {"dynamodb", "ecr", "ecs", "eks", "events", "lambda", "s3", "scheduler", "sns", "stepfunctions", "sts", "xray"}
 )
+
+
+# Parts of the dependencies that nothing in the asset imports: the kubernetes package's asyncio client (41 MB of
+# the package's 75; the collector lists eksClusters with the synchronous one, ecr_retention.exporter.kube).
+UNUSED_DEPENDENCY_PARTS = ("kubernetes/aio",)
 
 
 def package_files(root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> list[Path]:
@@ -152,7 +157,9 @@ def asset_hash(rules_file: Path, architecture: str, python_version: str, *, byte
     python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
     whether it is there counts, and an asset synthesized without it is another asset."""
     digest = hashlib.sha256()
-    digest.update(f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0".encode())
+    digest.update(
+        f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0{UNUSED_DEPENDENCY_PARTS}\0".encode()
+    )
     digest.update(b"bytecode\0" if bytecode else b"sources only\0")
     digest.update(REQUIREMENTS_FILE.read_bytes())
     digest.update(b"\0rules\0" + rules_file.read_bytes())
@@ -177,6 +184,8 @@ class PipBundler:
         # pip's console scripts (bin/) point at the synthesizing interpreter and cannot run on Lambda.
         shutil.rmtree(Path(output_dir) / "bin", ignore_errors=True)
         drop_unused_service_models(Path(output_dir) / "botocore" / "data")
+        for part in UNUSED_DEPENDENCY_PARTS:
+            shutil.rmtree(Path(output_dir) / part)
         shutil.copytree(PACKAGE_SOURCE / PACKAGE_NAME, Path(output_dir) / PACKAGE_NAME, ignore=ignore_not_shipped)
         shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
         if self.compiler is not None:

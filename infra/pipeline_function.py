@@ -1,11 +1,14 @@
-"""One Lambda function of the pipeline: its own role (no managed policy), its own log group with retention,
-JSON logs, X-Ray tracing, the shared asset, and the size constants.FUNCTION_SIZES gives it."""
+"""One Lambda function of the pipeline: its own role (no managed policy, but for Lambda's VPC one when it runs in
+subnets), its own log group with retention, JSON logs, X-Ray tracing, the shared asset, and the size
+constants.FUNCTION_SIZES gives it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -13,6 +16,15 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra import constants, lambda_asset, nag
+
+
+@dataclass(frozen=True)
+class FunctionNetwork:
+    """Where a function runs when it must reach private addresses: subnets of a VPC and a security group."""
+
+    vpc: ec2.IVpc
+    subnets: ec2.SubnetSelection
+    security_group: ec2.ISecurityGroup
 
 
 class PipelineFunction(Construct):
@@ -29,6 +41,7 @@ class PipelineFunction(Construct):
         environment: Mapping[str, str],
         dead_letter_queue: sqs.IQueue | None = None,
         role_name: str | None = None,
+        network: FunctionNetwork | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         size = constants.FUNCTION_SIZES[name]
@@ -64,10 +77,27 @@ class PipelineFunction(Construct):
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
             environment=dict(environment),
             dead_letter_queue=dead_letter_queue,
+            vpc=network.vpc if network else None,
+            vpc_subnets=network.subnets if network else None,
+            security_groups=[network.security_group] if network else None,
         )
         # Lambda writes the function's logs with the function's role; the log group exists, so no CreateLogGroup.
         self.log_group.grant_write(self.role)
         self._acknowledge_runtime_services()
+        if network is not None:
+            # The CDK adds this policy only to a role it creates itself; Lambda needs it to manage the function's
+            # network interfaces in the subnets (and checks for it when the function is created).
+            self.role.add_managed_policy(
+                iam.ManagedPolicy.from_aws_managed_policy_name("service-role/AWSLambdaVPCAccessExecutionRole")
+            )
+            nag.acknowledge(
+                self.role,
+                "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                "AWSLambdaVPCAccessExecutionRole]",
+                "Lambda creates and deletes the function's network interfaces in the given subnets with this "
+                "AWS-managed policy (ec2:CreateNetworkInterface, DescribeNetworkInterfaces, DeleteNetworkInterface, "
+                "AssignPrivateIpAddresses, UnassignPrivateIpAddresses), the one Lambda documents for VPC access.",
+            )
 
     def _acknowledge_runtime_services(self) -> None:
         nag.acknowledge(

@@ -10,6 +10,7 @@ from constructs import Construct
 
 from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.eks_clusters import EksCluster
 from infra import lambda_asset, queues
 from infra.alarms import Alarms
 from infra.aws_inventory_collector import AwsInventoryCollector
@@ -68,11 +69,15 @@ class EcrRetentionStack(Stack):
                 regions=settings.collect_regions,
                 spoke_role_arns=settings.spoke_role_arns,
                 revisions=settings.task_definition_revisions,
+                eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
+                own_eks_clusters=settings.own_eks_clusters,
+                vpc=settings.collector_vpc,
             )
         self.inventory.allow_in_use_writes_only_from(
             self.exporter.role,
             settings.exporter_cluster_arns,
             collector_role=self.collector.role if self.collector is not None else None,
+            collector_keys=self.collector.manifest_keys if self.collector is not None else (),
             spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
         )
         self.workflow = PruningWorkflow(
@@ -192,3 +197,11 @@ class EcrRetentionStack(Stack):
                 value=self.collector.function.function_name,
                 description="The AWS inventory collector; invoke it to collect now (docs/aws-inventory.md)",
             )
+            if self.collector.security_group is not None:
+                CfnOutput(
+                    self,
+                    "CollectorSecurityGroupId",
+                    value=self.collector.security_group.security_group_id,
+                    description="The collector's security group (collectorVpc): allow it HTTPS in on each private "
+                    "EKS endpoint's cluster security group",
+                )

@@ -3,9 +3,9 @@ boto3; tests hand in in-memory fakes (tests/support/fakes.py) or the real adapte
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from ecr_retention.domain.aws_inventory import (
     EcsService,
@@ -16,8 +16,10 @@ from ecr_retention.domain.aws_inventory import (
     TaskDefinition,
 )
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.eks_clusters import EksCluster
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.exporter.workloads import Resource
 
 
 class RepositoryGone(Exception):
@@ -273,4 +275,23 @@ class AccountAccess(Protocol):
 
     def readers(self, account: str, region: str) -> AccountReaders:
         """Raises ReadFailed when the account cannot be entered (AssumeRole refused)."""
+        ...
+
+
+Item = TypeVar("Item")
+
+
+class ObjectLister(Protocol):
+    """A Kubernetes API server's objects of one kind, across all namespaces (ecr_retention.exporter.kube)."""
+
+    def list_all(self, resource: Resource, read: Callable[[Mapping[str, Any]], Item | None]) -> list[Item]:
+        """Raises ExportFailed when any page of the list cannot be read."""
+        ...
+
+
+class ClusterAccess(Protocol):
+    """A way into each EKS cluster's API from outside it: its endpoint and CA, and a token of the caller's role."""
+
+    def lister(self, cluster: EksCluster) -> ObjectLister:
+        """Raises ReadFailed when the cluster cannot be described or the caller cannot sign a token for it."""
         ...

@@ -100,7 +100,16 @@ def test_demo_runs_the_handlers_in_the_state_machines_order(demo: DemoRun) -> No
                     "images": 6,  # the service, its tasks, its task definition; $LATEST, version 1, alias live
                     "location": f"s3://ecr-retention-demo/in-use/{AWS_SOURCE}.json",
                     "problems": 0,
-                }
+                },
+                {
+                    # dev, agentless: read through its API (demo.agentless), nothing installed. Each Deployment's
+                    # container as its template, its ReplicaSet and its pod; the CronJob's.
+                    "name": "dev",
+                    "complete": True,
+                    "images": 10,
+                    "location": "s3://ecr-retention-demo/in-use/dev.json",
+                    "problems": 0,
+                },
             ],
             "incomplete": 0,
         }

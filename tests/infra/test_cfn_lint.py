@@ -26,3 +26,29 @@ def test_cfn_lint_finds_nothing_in_the_template(tmp_path: Path) -> None:
     findings = lint_file(path, config=ManualArgs(regions=REGIONS, ignore_checks=["W3005"]))
 
     assert [f"{m.rule.id} {m.message} ({m.path})" for m in findings] == []
+
+
+SPOKE_TEMPLATES = sorted((Path(__file__).resolve().parents[2] / "deploy" / "cloudformation").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SPOKE_TEMPLATES, ids=lambda path: path.name)
+def test_cfn_lint_finds_nothing_in_the_spoke_templates(path: Path) -> None:
+    findings = lint_file(path, config=ManualArgs(regions=REGIONS))
+
+    assert [f"{m.rule.id} {m.message} ({m.path})" for m in findings] == []
+
+
+@pytest.mark.slow
+def test_with_eks_clusters_and_a_vpc_cfn_lint_finds_nothing_in_the_template(tmp_path: Path) -> None:
+    context = {
+        **CONTEXT,
+        "eksClusters": ["arn:aws:eks:eu-west-1:123456789012:cluster/agentless"],
+        "collectorVpc": {"vpcId": "vpc-0a1b2c3d4e5f60718", "subnetIds": ["subnet-0a1b2c3d4e5f60718"]},
+    }
+    template = Template.from_stack(build_stack(rules_file(tmp_path, RULES), context)).to_json()
+    path = tmp_path / "EcrRetention.template.json"
+    path.write_text(json.dumps(template, indent=1))
+
+    findings = lint_file(path, config=ManualArgs(regions=REGIONS, ignore_checks=["W3005"]))
+
+    assert [f"{m.rule.id} {m.message} ({m.path})" for m in findings] == []

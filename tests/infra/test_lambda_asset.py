@@ -37,11 +37,12 @@ LAMBDA_ENVIRONMENT = {
 }
 # What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
 # import (ports.py; loading.py from handlers.dependencies; the report step's page, with its templates, and sheet).
-# Not the CLI, the exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
+# The exporter, whose lister the collector uses for eksClusters. Not the CLI or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
 SHIPPED = {
     "__init__.py",
     "aws",
     "domain",
+    "exporter",
     "handlers",
     "services",
     "layout.py",
@@ -89,7 +90,12 @@ from ecr_retention.report_page import render_page
 from ecr_retention.report_sheet import render_sheet
 now = datetime.now(UTC)
 report = build_run_report(run_id="asset", trigger="cli", dry_run=True, started_at=now, finished_at=now, repositories=[])
+# The collector's way into eksClusters: the kubernetes client, from the asset, without its asyncio part.
+import kubernetes
+from ecr_retention.aws.eks_clusters import EksClusters
+from ecr_retention.exporter.kube import ClusterLister
 print(json.dumps({{
+    "kubernetes": kubernetes.__file__.startswith({asset!r}) and callable(ClusterLister) and callable(EksClusters),
     "rulesFile": str(default_rules_file()),
     "policies": len(config.policies),
     "page": render_page(report, StoragePrice.for_region("eu-west-1")).startswith("<!DOCTYPE html>"),
@@ -256,7 +262,14 @@ def test_every_handler_imports_from_the_asset_in_a_clean_runtime_interpreter(
     checked = run_isolated(
         python, RUNTIME_CHECK.format(asset=str(directory), services=sorted(lambda_asset.BOTOCORE_SERVICES)), directory
     )
-    assert checked == {"rulesFile": str(directory / "retention.yaml"), "policies": 2, "page": True, "sheet": True}
+    assert checked == {
+        "kubernetes": True,
+        "rulesFile": str(directory / "retention.yaml"),
+        "policies": 2,
+        "page": True,
+        "sheet": True,
+    }
+    assert not (directory / "kubernetes" / "aio").exists()
 
     archive = tmp_path / "asset.zip"
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:

@@ -114,6 +114,22 @@ def test_spoke_exporter_roles_come_as_a_list_next_to_their_accounts_clusters() -
         ({"taskDefinitionRevisions": -1}, "cdk context: taskDefinitionRevisions: -1: input should be greater"),
         ({"awsInventory": "maybe"}, "cdk context: awsInventory: Input should be a valid boolean"),
         ({"collectorSchedule": "hourly"}, "cdk context: collectorSchedule: String should match pattern"),
+        ({"eksClusters": ["arn:aws:eks:eu-west-1:1234:cluster/x"]}, "cdk context: eksClusters[0]: String should"),
+        ({"eksClusters": "prod"}, "cdk context: eksClusters[0]: String should match pattern"),
+        (
+            {"eksClusters": [PROD, PROD.replace("eu-west-1", "us-east-1")]},
+            "cdk context: eksClusters: two clusters would write the same manifest in-use/<name>.json: prod",
+        ),
+        (
+            {"exporterClusterArns": [PROD], "eksClusters": [PROD]},
+            "cdk context: eksClusters: also in exporterClusterArns (one writer per in-use/<name>.json",
+        ),
+        (
+            {"awsInventory": False, "eksClusters": [PROD]},
+            "cdk context: eksClusters: the collector reads these clusters: awsInventory is false",
+        ),
+        ({"collectorVpc": {"vpcId": "vpc-0abc"}}, "cdk context: collectorVpc"),
+        ({"collectorVpc": "{not json"}, "cdk context: collectorVpc"),
     ],
 )
 def test_a_bad_context_value_is_one_line_naming_the_key(context: dict[str, Any], expected: str) -> None:

@@ -216,7 +216,7 @@ ENVIRONMENTS = {
     "push": {"REGISTRY_ID", "STATE_MACHINE_ARN"},
     "tagger": {"REGISTRY_ID"},
     # Names no registry: it reads what ECS and Lambda use (tests/infra/test_triggers.py checks the values).
-    "collector": {"COLLECT_REGIONS", "SPOKE_ROLE_ARNS", "TASK_DEFINITION_REVISIONS"},
+    "collector": {"COLLECT_REGIONS", "SPOKE_ROLE_ARNS", "TASK_DEFINITION_REVISIONS", "EKS_CLUSTERS"},
 }
 
 
@@ -238,6 +238,7 @@ def test_each_function_gets_the_bucket_and_only_its_own_settings(
         "COLLECT_REGIONS": {"Fn::Join": ["", ['["', {"Ref": "AWS::Region"}, '"]']]},
         "SPOKE_ROLE_ARNS": "[]",
         "TASK_DEFINITION_REVISIONS": "5",
+        "EKS_CLUSTERS": "[]",
         "LEASE_TABLE": {"Ref": logical_id(stack, stack.workflow.lease_table)},
         "TOPIC_ARN": {"Ref": logical_id(stack, stack.reports.topic)},
         "STATE_MACHINE_ARN": {"Ref": logical_id(stack, stack.workflow.state_machine)},

@@ -48,7 +48,7 @@ class AwsAccounts:
         return [own, *(account for account in self._roles if account != own)]
 
     def readers(self, account: str, region: str) -> AccountReaders:
-        factory = self._factory_for(account)
+        factory = self.factory_for(account)
         return AccountReaders(
             account=account,
             region=region,
@@ -57,9 +57,10 @@ class AwsAccounts:
             functions=LambdaFunctions(factory.client("lambda", region)),
         )
 
-    def _factory_for(self, account: str) -> ClientFactory:
+    def factory_for(self, account: str) -> ClientFactory:
         """The own account's factory, or one over the account's assumed role (a role listed for the own account
-        is used too: the operator asked for it)."""
+        is used too: the operator asked for it). Raises ReadFailed when the role cannot be assumed, ValueError
+        for an account that is neither the own one nor a spoke's."""
         role_arn = self._roles.get(account)
         if role_arn is None:
             if account != self.own_account():

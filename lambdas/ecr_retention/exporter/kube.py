@@ -16,7 +16,7 @@ import re
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import urllib3
 import yaml
@@ -70,6 +70,25 @@ def connect(
     else:
         _load_kubeconfig(configuration, kubeconfig or DEFAULT_KUBECONFIG, context)
     return client.ApiClient(configuration)
+
+
+def connect_with_token(host: str, ca_pem: str, token: BearerToken) -> Any:
+    """An `ApiClient` for an API server reached from outside the cluster (the AWS inventory collector and an EKS
+    cluster's endpoint): TLS verified against the cluster's own CA, and `token` asked for the bearer token before
+    every request, so that it can sign a new one before the current one expires."""
+    configuration = client.Configuration()
+    configuration.client_go_retries = True
+    configuration.host = host
+    configuration.ca_cert_data = ca_pem  # verified: the client's verify_ssl stays True
+    token.refresh(configuration)  # the client authenticates only requests whose key is already set
+    configuration.refresh_api_key_hook = token.refresh  # type: ignore[assignment]  # annotated as None only
+    return client.ApiClient(configuration)
+
+
+class BearerToken(Protocol):
+    def refresh(self, configuration: Any) -> None:
+        """Put the current token in `configuration.api_key["authorization"]` (and its "Bearer" prefix)."""
+        ...
 
 
 def _load_service_account(configuration: Any, environ: Mapping[str, str], directory: Path) -> None:

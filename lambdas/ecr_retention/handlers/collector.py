@@ -1,5 +1,6 @@
 """The AWS inventory collector: on its schedule, before the sweep, what ECS and Lambda use in each configured
-account and region, written to `in-use/aws-<account>-<region>.json` in the inventory bucket."""
+account and region, written to `in-use/aws-<account>-<region>.json` in the inventory bucket, and what runs in each
+EKS cluster it reads through the cluster's API (eksClusters), written to `in-use/<cluster name>.json`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ecr_retention.handlers.events import CollectionDone, ManifestCollected, par
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import CollectorWiring, collector_at_cold_start
 from ecr_retention.services.aws_inventory import export_aws_inventory
+from ecr_retention.services.eks_inventory import export_eks_inventory
 from ecr_retention.workflow import RunRequest
 
 
@@ -38,9 +40,10 @@ def lambda_handler(
     wiring = wiring or collector_at_cold_start()
     trigger = parse_trigger(event)
     settings = wiring.settings
-    collections = export_aws_inventory(
-        wiring.accounts(), settings.collect_regions, wiring.store, revisions=settings.revisions
-    )
+    accounts = wiring.accounts()
+    collections = export_aws_inventory(accounts, settings.collect_regions, wiring.store, revisions=settings.revisions)
+    if settings.eks_clusters:
+        collections += export_eks_inventory(settings.eks_clusters, wiring.clusters(accounts), wiring.store)
     for collection in collections:
         details = {"manifest": collection.name, "images": len(collection.manifest.images), **collection.counts}
         if collection.problems:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationErr
 
 from ecr_retention import layout
 from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, AwsRegion, RoleArn, account_of_role
+from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.errors import InputError, describe_validation_error
 
 
@@ -80,8 +81,10 @@ class CollectorSettings(BucketSettings):
     regions: tuple[AwsRegion, ...] = Field(default=(), alias="COLLECT_REGIONS")  # empty: the function's region
     role_arns: tuple[RoleArn, ...] = Field(default=(), alias="SPOKE_ROLE_ARNS")  # one read-only role per spoke
     revisions: NonNegativeInt = Field(default=DEFAULT_REVISIONS, alias="TASK_DEFINITION_REVISIONS")
+    # Read through their API (services.eks_inventory); each one's manifest is in-use/<cluster name>.json.
+    eks_cluster_arns: tuple[EksClusterArn, ...] = Field(default=(), alias="EKS_CLUSTERS")
 
-    @field_validator("regions", "role_arns", mode="before")
+    @field_validator("regions", "role_arns", "eks_cluster_arns", mode="before")
     @classmethod
     def _json_array(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -101,6 +104,10 @@ class CollectorSettings(BucketSettings):
         if repeated:
             raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
         return value
+
+    @property
+    def eks_clusters(self) -> tuple[EksCluster, ...]:
+        return tuple(EksCluster(arn) for arn in dict.fromkeys(self.eks_cluster_arns))
 
     @property
     def collect_regions(self) -> tuple[str, ...]:

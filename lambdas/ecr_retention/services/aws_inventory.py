@@ -217,11 +217,11 @@ def export_aws_inventory(
                 collection = unreachable_collection(account, region, generated_at, str(error))
             else:
                 collection = collect_aws_inventory(readers, generated_at=generated_at, revisions=revisions)
-            collections.append(_stored(collection, store))
+            collections.append(stored_collection(collection, store))
     return collections
 
 
-def _stored(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
+def stored_collection(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
     # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one. A store that fails
     # in any way (a bucket, or a local file for the CLI) is reported in the result and fails the run; the other
     # accounts still go out.

@@ -3,6 +3,8 @@
 - `server`: the emulator's lifecycle (ecr_retention_dev.emulator) and the environment that points every client
   at it;
 - `registry`: the seeded registry, its in-use manifests, the ECS service and Lambda function, and the demo's rules;
+- `agentless`: the cluster `dev`, with nothing installed: the collector reads it through its API (`eksClusters`),
+  served by a fake Kubernetes API server behind the emulator's EKS;
 - `pipeline`: the real Lambda handlers, invoked as their triggers and the state machine invoke them;
 - `verify`: the check of what the real run removed, from the seeded data and the emulator's answers;
 - `runner`: the steps, and what is printed.

@@ -55,6 +55,7 @@ class Deployment:
     rules_file: Path
     account: str
     region: str
+    eks_clusters: tuple[str, ...] = ()  # read through their API (demo.agentless)
 
     def environment(self) -> dict[str, str]:
         return {
@@ -65,6 +66,7 @@ class Deployment:
             # The collector's (docs/aws-inventory.md): this account in this region, no spoke account.
             "COLLECT_REGIONS": json.dumps([self.region]),
             "TASK_DEFINITION_REVISIONS": "5",
+            "EKS_CLUSTERS": json.dumps(list(self.eks_clusters)),
             "POWERTOOLS_SERVICE_NAME": "ecr-retention",
             "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
             "POWERTOOLS_TRACE_DISABLED": "true",

@@ -1,12 +1,14 @@
 """`ecr-retention demo`: seed an emulated registry, deploy twice (dry run, then for real), show and check it all.
 
 1. The emulator starts and the registry is seeded (demo/registry.py), with an ECS service and a Lambda function
-   that use two of its images; the stack's resources are created: the inventory bucket with two clusters' in-use
-   manifests, the report topic with an SQS queue subscribed to it, and the lease table.
+   that use two of its images; the stack's resources are created: the inventory bucket with the in-use manifests
+   of the two clusters that run the exporter, the report topic with an SQS queue subscribed to it, and the lease
+   table; the third cluster, dev, has nothing installed (demo/agentless.py).
 2. First deployment, `dry_run: true`: the AWS inventory collector on its schedule (it writes the ECS and Lambda
-   manifest), the tagger, then one sweep (targets -> evaluate per repository -> report). The plan is shown
-   abridged: `ecr-retention plan` over a snapshot of the registry taken just before the sweep; then the two images
-   ECS and Lambda use, as this plan and as a plan without the collector's manifest decide them.
+   manifest, and dev's through dev's API), the tagger, then one sweep (targets -> evaluate per repository ->
+   report). The plan is shown abridged: `ecr-retention plan` over a snapshot of the registry taken just before the
+   sweep; then the two images ECS and Lambda use, as this plan and as a plan without the collector's manifest
+   decide them.
 3. Second deployment, `dry_run: false`: the collector, the tagger, then the sweep that deletes and archives, and
    restores the in-use image a native pull-time rule archived (the demo waits until ECR, here the emulator, has
    finished the restore); the SNS message the subscribed queue received.
@@ -40,6 +42,7 @@ from ecr_retention.domain.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
+from ecr_retention_dev.demo.agentless import AGENTLESS_CLUSTER, AgentlessCluster, serving_agentless_cluster
 from ecr_retention_dev.demo.pipeline import Deployment, Invocation, Sweep, deployed
 from ecr_retention_dev.demo.registry import (
     ARCHIVED_AGO,
@@ -81,11 +84,11 @@ def run_demo(
     """Exit code 0 when the verification held, 1 otherwise."""
     clock = time.monotonic()
     directory = prepare_directory(out)
-    with running_emulator(REGION) as emulator:
+    with running_emulator(REGION) as emulator, serving_agentless_cluster(emulator.endpoint) as agentless:
         emulator.fidelity.activation_delay = RESTORE_DELAY
         write(f"ecr-retention demo: the whole pipeline against moto in server mode at {emulator.endpoint}")
         write("(in this process: no AWS account, no network, no Docker; your AWS configuration is not read)")
-        demo = Demo(emulator, directory, write)
+        demo = Demo(emulator, directory, write, agentless)
         registry = demo.seed()
         announced, plan, without_collector = demo.dry_run(registry)
         verification = demo.live_run(registry, announced, without_collector)
@@ -135,8 +138,9 @@ def wait_for_interrupt() -> None:
 class Demo:
     """The demo's steps against one emulator, writing as it goes."""
 
-    def __init__(self, emulator: Emulator, directory: Path, write: Write) -> None:
+    def __init__(self, emulator: Emulator, directory: Path, write: Write, agentless: AgentlessCluster) -> None:
         self.emulator = emulator
+        self.agentless = agentless
         self.directory = directory
         self.write = write
         self.ecr = emulator.client("ecr")
@@ -154,7 +158,10 @@ class Demo:
         """The registry, and what the CDK stack would have created around it."""
         workloads = MotoWorkloads(boto3.session.Session(), self.account, REGION, endpoint_url=self.emulator.endpoint)
         registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0), workloads)
-        manifests = dict(registry.manifests())
+        # dev's manifest comes from the collector, through dev's API: nothing is installed there.
+        agentless = [entry for entry in registry.in_use if entry.cluster == AGENTLESS_CLUSTER]
+        self.agentless.publish(agentless, self.emulator.client("eks"), self.account, REGION)
+        manifests = {key: body for key, body in registry.manifests() if key != manifest_key(AGENTLESS_CLUSTER)}
         create_inventory_bucket(self.s3, manifests, name=BUCKET, region=REGION)
         (self.directory / "in-use").mkdir(exist_ok=True)
         for key, body in manifests.items():
@@ -174,6 +181,12 @@ class Demo:
         for cluster in ("prod", "dev", REPLICA_CLUSTER):
             entries = [entry for entry in registry.in_use if entry.cluster == cluster]
             where = f" (in {REPLICA_REGION})" if cluster == REPLICA_CLUSTER else ""
+            if cluster == AGENTLESS_CLUSTER:
+                self.write(
+                    f"   {cluster}: {len(entries)} images running, nothing installed: the collector reads its API "
+                    f"(eksClusters) and writes s3://{BUCKET}/in-use/{cluster}.json"
+                )
+                continue
             self.write(f"   s3://{BUCKET}/in-use/{cluster}.json: {len(entries)} images running in {cluster}{where}")
         self.write(
             f"   app replicates to {REPLICA_REGION} with deleteReplication: a deletion in app here deletes there too"
@@ -205,7 +218,9 @@ class Demo:
         return registry
 
     def deployment(self, rules: str) -> Deployment:
-        return Deployment(BUCKET, self.topic_arn, LEASE_TABLE, self.directory / rules, self.account, REGION)
+        return Deployment(
+            BUCKET, self.topic_arn, LEASE_TABLE, self.directory / rules, self.account, REGION, (self.agentless.arn,)
+        )
 
     # 2 -------------------------------------------------------------------------------------------------------
 
@@ -232,9 +247,10 @@ class Demo:
         return report, plan, without_collector
 
     def copy_collected(self, registry: DemoRegistry) -> None:
-        """The manifest the collector wrote, next to the clusters' (for the plan, and to replay it offline)."""
-        key = manifest_key(registry.aws_source)
-        (self.directory / key).write_bytes(self.read_object(BUCKET, key))
+        """The manifests the collector wrote (ECS and Lambda's, dev's), next to the clusters' (for the plan, and to
+        replay it offline)."""
+        for key in (manifest_key(registry.aws_source), manifest_key(AGENTLESS_CLUSTER)):
+            (self.directory / key).write_bytes(self.read_object(BUCKET, key))
 
     def plan(self, registry: DemoRegistry) -> tuple[Plan, Plan]:
         """What `ecr-retention snapshot` then `ecr-retention plan` give: every image, every reason (files kept);

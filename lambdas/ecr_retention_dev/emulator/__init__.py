@@ -6,5 +6,7 @@
 - `images`: an image of moto's backend as ECR describes it (storage status, pull times, sizes);
 - `manifests`: manifest texts as registries store them, and what a push returns;
 - `seeding`: `MotoEcr`, a registry seeded through the ECR API, with the backend edits no API offers;
-- `workloads`: the same for ECS, Lambda, EventBridge, Scheduler and STS (`AwsFidelity`, `MotoWorkloads`).
+- `workloads`: the same for ECS, Lambda, EventBridge, Scheduler and STS (`AwsFidelity`, `MotoWorkloads`);
+- `kubernetes_api`: a fake Kubernetes API server on 127.0.0.1 (lists, TLS, bearer and EKS tokens, faults), and
+  builders of the objects it serves, for the exporter's tests and the demo's agentless cluster.
 """

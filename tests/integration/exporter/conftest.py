@@ -11,8 +11,8 @@ import pytest
 import yaml
 from moto import mock_aws
 
+from ecr_retention_dev.emulator.kubernetes_api import FakeApiServer, FakeCluster
 from tests.integration.exporter import realistic_cluster
-from tests.integration.exporter.fake_apiserver import FakeApiServer, FakeCluster
 
 BUCKET = "inventory-123456789012-eu-west-1"
 REGION = "eu-west-1"

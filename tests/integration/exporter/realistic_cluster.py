@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.integration.exporter.fake_apiserver import (
+from ecr_retention_dev.emulator.kubernetes_api import (
     FakeCluster,
     controller_revision,
     cron_job,

@@ -3,10 +3,7 @@ account over TLS, and bad configuration reported as one line."""
 
 from __future__ import annotations
 
-import datetime as dt
-import ipaddress
 import json
-import ssl
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,16 +12,12 @@ from typing import Any
 
 import pytest
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from ecr_retention.cli import main
 from ecr_retention.domain.errors import InputError
 from ecr_retention.exporter.kube import ClusterLister, connect
 from ecr_retention.exporter.workloads import POD
-from tests.integration.exporter.fake_apiserver import LOOPBACK, FakeApiServer, FakeCluster
+from ecr_retention_dev.emulator.kubernetes_api import LOOPBACK, FakeApiServer, FakeCluster, self_signed_tls
 
 # What `aws eks get-token` prints; a kubeconfig from `aws eks update-kubeconfig` runs it as an exec plugin.
 EXEC_CREDENTIAL = {
@@ -69,29 +62,7 @@ def test_context_option_selects_the_cluster(
 @pytest.fixture
 def tls_server(cluster: FakeCluster, tmp_path: Path) -> Iterator[tuple[FakeApiServer, Path]]:
     """The fake API server over HTTPS with a self-signed certificate for 127.0.0.1, and that CA file."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
-    now = dt.datetime.now(dt.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(LOOPBACK))]), critical=False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = tmp_path / "apiserver.crt", tmp_path / "apiserver.key"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert_file, key_file)
+    context, cert_file = self_signed_tls(tmp_path)
     with FakeApiServer(cluster, token="service-account-token", tls_context=context) as server:
         yield server, cert_file
 

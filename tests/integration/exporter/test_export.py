@@ -20,8 +20,8 @@ from ecr_retention.exporter.kube import ClusterLister, connect
 from ecr_retention.exporter.service import ExportSummary, FileDestination, S3Destination, export_inventory
 from ecr_retention.exporter.workloads import NamespaceFilter
 from ecr_retention.loading import load_manifests
+from ecr_retention_dev.emulator.kubernetes_api import FakeApiServer, FakeCluster, Fault
 from tests.integration.exporter.conftest import BUCKET
-from tests.integration.exporter.fake_apiserver import FakeApiServer, FakeCluster, Fault
 from tests.integration.exporter.realistic_cluster import CACHE_304, EXPECTED_IMAGES
 
 GENERATED_AT = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

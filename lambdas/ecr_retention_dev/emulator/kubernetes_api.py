@@ -1,7 +1,8 @@
 """A fake Kubernetes API server on 127.0.0.1 that serves cluster-wide lists in the API's real JSON shapes.
 
 It implements what the exporter relies on: `limit` and opaque `continue` tokens, `Status` error bodies,
-bearer-token authentication, and injected faults (403, 500, 410 Gone on a continue, 429 with
+bearer-token authentication (a static token, or an EKS token's shape: `eks_token_problem`), TLS with a
+self-signed certificate (`self_signed_tls`), and injected faults (403, 500, 410 Gone on a continue, 429 with
 Retry-After, slow answers). Builders below make objects shaped like `kubectl get -o json` output.
 """
 
@@ -10,18 +11,26 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
+import datetime as dt
+import ipaddress
 import itertools
 import json
 import ssl
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, urlsplit
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 LOOPBACK = "127.0.0.1"
 
@@ -75,9 +84,13 @@ class FakeApiServer:
         *,
         token: str = "test-token",
         tls_context: ssl.SSLContext | None = None,
+        authenticate: Callable[[str], str | None] | None = None,
     ) -> None:
+        """`authenticate(bearer token)` is why a token is refused, or None; without it, only `token` is accepted."""
         self.cluster = cluster
         self.token = token
+        self.authenticate = authenticate
+        self.presented_tokens: list[str] = []
         self.faults: dict[str, list[Fault]] = {}
         self.requests: list[tuple[str, dict[str, str]]] = []  # (plural or path, query) in arrival order
         self._lock = threading.Lock()
@@ -123,7 +136,7 @@ class FakeApiServer:
     # -- answering ---------------------------------------------------------------------------------
 
     def answer(self, path: str, query: dict[str, str], authorization: str | None) -> tuple[int, dict[str, str], bytes]:
-        if authorization is None or authorization.lower() != f"bearer {self.token}".lower():
+        if not self._authenticated(authorization):
             return _status(HTTPStatus.UNAUTHORIZED, "Unauthorized", "Unauthorized")
         if path not in LIST_PATHS:
             return _status(HTTPStatus.NOT_FOUND, "NotFound", "the server could not find the requested resource")
@@ -145,6 +158,14 @@ class FakeApiServer:
             metadata["remainingItemCount"] = len(items) - start - limit
         body = {"kind": list_kind, "apiVersion": api_version, "metadata": metadata, "items": page}
         return HTTPStatus.OK, {}, json.dumps(body, separators=(",", ":")).encode()
+
+    def _authenticated(self, authorization: str | None) -> bool:
+        if self.authenticate is None:
+            return authorization is not None and authorization.lower() == f"bearer {self.token}".lower()
+        scheme, _, token = (authorization or "").partition(" ")
+        with self._lock:
+            self.presented_tokens.append(token)
+        return scheme == "Bearer" and self.authenticate(token) is None
 
     def _take_fault(self, plural: str, *, page: int, continuing: bool) -> Fault | None:
         with self._lock:
@@ -176,6 +197,66 @@ class FakeApiServer:
         if fault.status == HTTPStatus.TOO_MANY_REQUESTS:
             return _status(fault.status, "TooManyRequests", "too many requests, please try again later", headers)
         return _status(fault.status, "InternalError", "Internal error occurred: etcdserver: request timed out", headers)
+
+
+def aws_sts_host(url: SplitResult) -> bool:
+    host = url.hostname or ""
+    return url.scheme == "https" and host.startswith("sts.") and host.endswith(".amazonaws.com")
+
+
+def eks_token_problem(token: str, *, sts_endpoint: Callable[[SplitResult], bool] = aws_sts_host) -> str | None:
+    """Why `token` is not shaped as EKS takes it, or None: `k8s-aws-v1.` and a base64url (unpadded) presigned STS
+    GetCallerIdentity URL on an STS endpoint (AWS's, unless `sts_endpoint` says otherwise: the demo's emulator)
+    whose signature covers `x-k8s-aws-id`. The signature itself would need the secret key: EKS checks it by
+    replaying the URL against STS."""
+    prefix = "k8s-aws-v1."
+    if not token.startswith(prefix):
+        return "not k8s-aws-v1."
+    encoded = token[len(prefix) :]
+    if "=" in encoded:
+        return "padded"
+    try:
+        url = urlsplit(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode("utf-8"))
+    except ValueError:
+        return "not base64url"
+    query = {key: values[-1] for key, values in parse_qs(url.query).items()}
+    if not sts_endpoint(url):
+        return f"not an STS URL: {url.scheme}://{url.netloc}"
+    if query.get("Action") != "GetCallerIdentity":
+        return "not GetCallerIdentity"
+    if "x-k8s-aws-id" not in query.get("X-Amz-SignedHeaders", "").split(";"):
+        return "x-k8s-aws-id not signed"
+    if not query.get("X-Amz-Signature"):
+        return "not signed"
+    return None
+
+
+def self_signed_tls(directory: Path) -> tuple[ssl.SSLContext, Path]:
+    """A server context with a self-signed certificate for 127.0.0.1 (it is its own CA), and that certificate."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
+    now = dt.datetime.now(dt.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(LOOPBACK))]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "apiserver.crt", directory / "apiserver.key"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    return context, cert_file
 
 
 def _handler_for(server: FakeApiServer) -> type[BaseHTTPRequestHandler]:
