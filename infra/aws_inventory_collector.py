@@ -112,7 +112,12 @@ class AwsInventoryCollector(Construct):
             constants.AWS_INVENTORY_MANIFESTS,
             *(manifest_key(cluster.name, constants.IN_USE_PREFIX) for cluster in eks_clusters),
         ]
-        role.add_to_principal_policy(access.objects_statement(bucket, ["s3:PutObject"], self.manifest_keys))
+        # GetObject: an incomplete collection carries over what the manifest it replaces named (its own manifests
+        # only); ListBucket on in-use/, so that a first collection's missing manifest is NoSuchKey, not AccessDenied.
+        role.add_to_principal_policy(
+            access.objects_statement(bucket, ["s3:GetObject", "s3:PutObject"], self.manifest_keys)
+        )
+        role.add_to_principal_policy(access.list_statement(bucket, [constants.IN_USE_PREFIX]))
         access.acknowledge_key_patterns(
             role,
             bucket,

@@ -187,11 +187,14 @@ class UnreachableAccount:
 
 class MemoryManifestStore:
     def __init__(self) -> None:
-        self.stored: dict[str, bytes] = {}
+        self.bodies: dict[str, bytes] = {}
 
     def store(self, name: str, body: bytes) -> str:
-        self.stored[name] = body
+        self.bodies[name] = body
         return f"s3://inventory/in-use/{name}.json"
+
+    def stored(self, name: str) -> tuple[str, bytes | None]:
+        return f"s3://inventory/in-use/{name}.json", self.bodies.get(name)
 
 
 class FakeContext:

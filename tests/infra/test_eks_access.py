@@ -95,7 +95,7 @@ def test_the_collector_describes_exactly_its_own_accounts_clusters_and_writes_ea
     assert eks == [
         {"Action": "eks:DescribeCluster", "Effect": "Allow", "Resource": sorted([OWN_CLUSTER, OWN_CLUSTER_ELSEWHERE])}
     ]
-    [put] = [s for s in statements if s["Action"] == "s3:PutObject"]
+    [put] = [s for s in statements if s["Action"] == ["s3:GetObject", "s3:PutObject"]]
     keys = sorted(part[-1].split("/", 1)[1] for part in (r["Fn::Join"][1] for r in put["Resource"]))
     assert keys == ["in-use/agentless.json", "in-use/aws-*.json", "in-use/batch_east.json", "in-use/payments.json"]
 

@@ -310,11 +310,14 @@ COLLECTOR_READS = [
 def test_the_collector_role_reads_workloads_and_writes_only_the_aws_inventory_manifests(
     template: dict[str, Any], names: dict[str, str]
 ) -> None:
-    # No spoke roles in CONTEXT: the collector reads its own account and assumes nothing.
+    # No spoke roles in CONTEXT: the collector reads its own account and assumes nothing. It reads back only its own
+    # manifests (an incomplete collection carries over what the manifest it replaces named).
+    in_use = json.dumps({"StringLike": {"s3:prefix": ["in-use/*"]}}, sort_keys=True)
     assert normalized(role_statements(template, function_role(template, "collector")), names) == sorted(
         [
             *COLLECTOR_READS,
-            (("s3:PutObject",), ("${Bucket.Arn}/in-use/aws-*.json",), "{}"),
+            (("s3:GetObject", "s3:PutObject"), ("${Bucket.Arn}/in-use/aws-*.json",), "{}"),
+            (("s3:ListBucket",), ("${Bucket.Arn}",), in_use),
             (("sqs:SendMessage",), ("${DeliveryDLQ.Arn}",), "{}"),
             logs_statement("Collector"),
             (XRAY, ("*",), "{}"),

@@ -13,7 +13,8 @@ from pydantic import TypeAdapter, ValidationError
 from ecr_retention.commands.aws_session import aws_errors, bucket_name
 from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, AwsRegion, RoleArn, account_of_role, count_summary
 from ecr_retention.domain.errors import InputError
-from ecr_retention.loading import check_output_file, write_file_atomically
+from ecr_retention.domain.limits import IN_USE_MANIFEST
+from ecr_retention.loading import check_output_file, read_limited, write_file_atomically
 
 if TYPE_CHECKING:
     from ecr_retention.services.aws_inventory import AwsCollection
@@ -66,6 +67,9 @@ class FileManifestStore:
     def store(self, name: str, body: bytes) -> str:
         write_file_atomically(self.path, body)
         return str(self.path)
+
+    def stored(self, name: str) -> tuple[str, bytes | None]:
+        return str(self.path), read_limited(self.path, IN_USE_MANIFEST) if self.path.exists() else None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -28,7 +28,10 @@ from ecr_retention.domain.aws_inventory import (
     task_definition_use,
     task_use,
 )
-from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_json, manifest_key
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_json, manifest_key, parse_manifest
+from ecr_retention.domain.limits import IN_USE_MANIFEST
+from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import IN_USE_PREFIX
 from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ReadFailed
 from ecr_retention.services.defects import Defect, contain
@@ -44,6 +47,11 @@ class ManifestStore(Protocol):
         """Store the manifest of `name` whole; return where it went."""
         ...
 
+    def stored(self, name: str) -> tuple[str, bytes | None]:
+        """Where the manifest of `name` is, and its bytes as stored now (None: there is none). Raises InputError
+        when it cannot be read."""
+        ...
+
 
 @dataclass(frozen=True)
 class BucketManifestStore:
@@ -56,6 +64,10 @@ class BucketManifestStore:
         key = manifest_key(name, self.prefix)
         self.bucket.write(key, body)
         return f"s3://{self.bucket.name}/{key}"
+
+    def stored(self, name: str) -> tuple[str, bytes | None]:
+        key = manifest_key(name, self.prefix)
+        return f"s3://{self.bucket.name}/{key}", self.bucket.read(key, max_bytes=IN_USE_MANIFEST.max_bytes)
 
 
 @dataclass(frozen=True)
@@ -221,10 +233,49 @@ def export_aws_inventory(
     return collections
 
 
+def carried_forward(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
+    """An incomplete collection keeps the references of the manifest it replaces that it could not read again, so
+    that what the last reading found running stays protected while the source cannot be read (an exporter that
+    fails stores nothing, which leaves its previous manifest in place to the same effect). The manifest stays
+    `complete: false`; a complete collection replaces the previous manifest whole."""
+    if collection.manifest.complete:
+        return collection
+    read = contain(lambda: store.stored(collection.name), log=logger, what=f"reading the previous {collection.name}")
+    if isinstance(read, Defect):
+        return _with_problem(collection, f"the previous manifest could not be read, nothing carried over: {read}")
+    source, body = read
+    if body is None:
+        return collection
+    try:
+        previous = parse_manifest(source, body)
+    except InputError as error:
+        return _with_problem(collection, f"the previous manifest is unreadable, nothing carried over: {error}")
+    if previous.cluster != collection.name:
+        return collection  # a misfiled manifest protects as it is read from its own key; not ours to carry
+    seen = set(collection.manifest.images)
+    carried = tuple(dict.fromkeys(image for image in previous.images if image not in seen))
+    if not carried:
+        return collection
+    manifest = collection.manifest.model_copy(update={"images": (*collection.manifest.images, *carried)})
+    references = "1 image reference" if len(carried) == 1 else f"{len(carried)} image references"
+    note = (
+        f"{references} carried over from the previous manifest (generated {format_timestamp(previous.generated_at)}),"
+        " not read again"
+    )
+    return AwsCollection(manifest=manifest, problems=(*collection.problems, note), counts=collection.counts)
+
+
+def _with_problem(collection: AwsCollection, problem: str) -> AwsCollection:
+    return AwsCollection(
+        manifest=collection.manifest, problems=(*collection.problems, problem), counts=collection.counts
+    )
+
+
 def stored_collection(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
     # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one. A store that fails
     # in any way (a bucket, or a local file for the CLI) is reported in the result and fails the run; the other
     # accounts still go out.
+    collection = carried_forward(collection, store)
     location = contain(
         lambda: store.store(collection.name, manifest_json(collection.manifest)),
         log=logger,

@@ -325,6 +325,9 @@ def test_a_manifest_that_cannot_be_stored_is_reported_and_the_others_are_still_w
                 raise RuntimeError("s3://inventory-bucket/in-use/x.json: PutObject failed: AccessDenied")
             return self.inner.store(name, body)
 
+        def stored(self, name: str) -> tuple[str, bytes | None]:
+            return self.inner.stored(name)
+
     store: Any = FailsFirst()
     hub_collection, spoke_collection = export_aws_inventory(AwsAccounts(factory, [SPOKE_ROLE]), [REGION], store)
 

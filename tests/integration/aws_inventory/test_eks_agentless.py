@@ -215,6 +215,35 @@ def test_an_unreachable_agentless_cluster_is_stored_incomplete_and_blocks_the_ru
     assert plan.blocked == (f"cluster {CLUSTER}: in-use manifest is incomplete (complete: false)",)
 
 
+def test_a_cluster_that_cannot_be_read_again_keeps_protecting_what_it_ran_when_last_read(
+    aws: AwsFidelity, factory: ClientFactory, scenario: HubScenario, tls: tuple[Any, Path]
+) -> None:
+    # GIVEN web:v1 running in an agentless cluster that safety.clusters does not list, read once
+    running = FakeCluster()
+    web_v1 = scenario.images["web:v1"]
+    running.add("pods", pod("shop", "web-0", containers=[("web", f"{HOST}/web:v1", f"{HOST}/web@{web_v1.digest}")]))
+    server = serve(running, tls)
+    try:
+        arn = create_cluster(CLUSTER, server.url, tls[1])
+        collect(factory, arn)
+    finally:
+        server.stop()
+
+    # WHEN the next collection cannot reach it
+    eks_backends[HUB][REGION].clusters[CLUSTER].endpoint = f"https://{LOOPBACK}:{closed_port()}"
+    [collection] = collect(factory, arn)
+
+    # THEN the stored manifest is incomplete and still names web:v1, which the plan keeps as in use
+    manifest = stored(CLUSTER)
+    assert manifest["complete"] is False
+    assert {entry.get("digest") for entry in manifest["images"]} == {web_v1.digest}
+    assert collection.problems[-1].startswith("1 image reference carried over from the previous manifest")
+    plan = plan_hub(EXPECTING_THE_CLUSTER.replace(f"clusters: [{CLUSTER}]", "clusters: []"))
+    assert plan.blocked == ()
+    assert web_v1.digest not in deleted(plan)
+    assert in_use_reasons(plan, web_v1.digest)
+
+
 def test_a_server_certificate_the_clusters_ca_did_not_sign_is_refused(
     aws: AwsFidelity, factory: ClientFactory, api_server: FakeApiServer, tmp_path: Path
 ) -> None:
