@@ -28,6 +28,17 @@ def write_repository_reports(count: int, directory: Path) -> None:
         (directory / f"{number}.json").write_text(repository.model_dump_json(by_alias=True))
 
 
+def peak_rss_mib() -> float:
+    """This process's peak resident set: VmHWM, which a new program starts afresh (getrusage's maxrss survives
+    execve, so a child would report its parent's peak at the fork)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux, bytes on macOS: a fallback
+
+
 def report_step(directory: Path) -> None:
     """In this process: what the report Lambda does with the stored repository reports, then the figures."""
     from ecr_retention.domain.cost import StoragePrice
@@ -40,7 +51,7 @@ def report_step(directory: Path) -> None:
     for path in sorted(directory.glob("*.json")):
         bucket.objects[repository_report_key(RUN_ID, path.stem)] = path.read_bytes()
     stored = sum(len(body) for body in bucket.objects.values())
-    bucket_baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    baseline = peak_rss_mib()
     started = time.perf_counter()
     repositories = load_repository_reports(bucket, RUN_ID)
     report = report_run(
@@ -56,11 +67,11 @@ def report_step(directory: Path) -> None:
         region="eu-west-1",
     )
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    peak = peak_rss_mib()
     written = {key.rsplit(".", 1)[-1]: len(body) for key, body in bucket.objects.items() if key.startswith("reports/")}
     print(
-        f"{report.totals.images:>7,} images: report step {seconds:5.1f} s, peak RSS {peak / 1024:5.0f} MiB "
-        f"(of which {bucket_baseline / 1024:.0f} MiB before it started: imports and the {stored / 2**20:.0f} MiB of "
+        f"{report.totals.images:>7,} images: report step {seconds:5.1f} s, peak RSS {peak:5.0f} MiB "
+        f"(of which {baseline:.0f} MiB before it started: imports and the {stored / 2**20:.0f} MiB of "
         f"stored repository reports); JSON {written['json'] / 2**20:.1f} MiB, page {written['html'] / 2**20:.1f} MiB, "
         f"sheet {written['csv'] / 2**20:.1f} MiB"
     )

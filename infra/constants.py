@@ -134,7 +134,7 @@ FUNCTION_SIZES = {
     # Reads the repository reports with 16 threads (services.report.READ_THREADS), holds the run report in memory,
     # writes its JSON, page and sheet, and publishes one message. Memory grows with the images the run lists:
     # benchmarks/report_step.py measures a peak of about 250 MiB for 30,000 images and 750 MiB for 100,000 (some
-    # 4 KiB per image over the imports), so 3008 MB (the limit every account has) holds a run of about 600,000
+    # 7 KiB per image over the imports), so 3008 MB (the limit every account has) holds a run of about 400,000
     # images; it runs once per sweep, for seconds.
     "report": FunctionSize(memory_mb=3008, timeout_seconds=300),
     # Parses one SQS batch and starts one execution.
