@@ -19,8 +19,15 @@ class ExporterRole(Construct):
     """
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, inventory_bucket: s3.Bucket, cluster_arns: Sequence[str]
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        inventory_bucket: s3.Bucket,
+        cluster_arns: Sequence[str],
+        agentless_clusters: bool = False,
     ) -> None:
+        """`agentless_clusters`: eksClusters lists clusters whose manifests the collector writes (no exporter)."""
         super().__init__(scope, construct_id)
 
         pod_identity = iam.SessionTagsPrincipal(
@@ -43,12 +50,15 @@ class ExporterRole(Construct):
         )
         self.cluster_arns = tuple(cluster_arns)
         if not self.cluster_arns:
-            # No cluster may write until the operator lists the clusters (cdk.json exporterClusterArns).
-            Annotations.of(self).add_warning_v2(
-                "ecr-retention:no-exporter-clusters",
-                f"no {constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} in the CDK context: no cluster can write its "
-                "in-use manifest, so runs are blocked while safety.clusters names any (docs/deploy.md)",
-            )
+            # No cluster may write until the operator lists the clusters (cdk.json exporterClusterArns), and none
+            # has a manifest at all unless the collector reads it (eksClusters).
+            if not agentless_clusters:
+                Annotations.of(self).add_warning_v2(
+                    "ecr-retention:no-exporter-clusters",
+                    f"no {constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} or {constants.EKS_CLUSTERS_CONTEXT_KEY} in the "
+                    "CDK context: no cluster's in-use manifest is written, so runs are blocked while safety.clusters "
+                    "names any cluster (docs/deploy.md)",
+                )
             return
         # Pod Identity tags each session with the EKS cluster's name and ARN: a cluster writes its own manifest
         # and no other, so a compromised cluster cannot hide what another cluster runs; and only the listed

@@ -48,7 +48,11 @@ class EcrRetentionStack(Stack):
         for email in settings.report_emails:
             self.reports.topic.add_subscription(subscriptions.EmailSubscription(email))
         self.exporter = ExporterRole(
-            self, "Exporter", inventory_bucket=bucket, cluster_arns=settings.exporter_cluster_arns
+            self,
+            "Exporter",
+            inventory_bucket=bucket,
+            cluster_arns=settings.exporter_cluster_arns,
+            agentless_clusters=settings.aws_inventory and bool(settings.eks_clusters),
         )
 
         code = lambda_asset.lambda_code(settings.rules_file)

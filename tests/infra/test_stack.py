@@ -457,8 +457,21 @@ def test_without_listed_clusters_no_exporter_writes_in_use_manifests(tmp_path: P
     collected = put_manifest(AWS_MANIFEST, COLLECTOR_ROLE_ARN, None, None)
     assert in_use_write(template, exporter_id, bucket_id, collected, collector_id) == "allow"
     Annotations.from_stack(stack).has_warning(
-        "/EcrRetentionTest/Exporter", Match.string_like_regexp("no exporterClusterArns in the CDK context")
+        "/EcrRetentionTest/Exporter",
+        Match.string_like_regexp("no exporterClusterArns or eksClusters in the CDK context"),
     )
+
+
+@pytest.mark.slow
+def test_clusters_the_collector_reads_through_their_api_need_no_exporter_and_no_warning(
+    tmp_path: Path, minimal_rules_text: str
+) -> None:
+    stack = build_stack(
+        rules_file(tmp_path, minimal_rules_text), {"eksClusters": ["arn:aws:eks:eu-west-1:123456789012:cluster/prod"]}
+    )
+
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("no exporterClusterArns"))
+    assert warnings == []
 
 
 @pytest.mark.slow
