@@ -8,7 +8,7 @@ with one line naming the context key.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -86,6 +86,23 @@ class CollectorVpc(BaseModel):
     subnet_ids: tuple[SubnetId, ...] = Field(alias="subnetIds", min_length=1)
 
 
+def check_manifest_names(arns: Sequence[str]) -> list[str]:
+    """The clusters' manifest names (in-use/<name>.json), each written by one cluster only; raises ValueError. Two
+    clusters of one name (in two regions) would overwrite each other's manifest, and in-use/aws-*.json are the AWS
+    inventory's, which the bucket policy lets only the collector write."""
+    names = [cluster_name(arn) for arn in arns]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
+    reserved = sorted(name for name in names if name.startswith(constants.AWS_INVENTORY_NAME_PREFIX))
+    if reserved:
+        raise ValueError(
+            f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
+            f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
+        )
+    return names
+
+
 class DeploySettings(BaseModel):
     """Field aliases are the context keys (constants.*_CONTEXT_KEY)."""
 
@@ -144,20 +161,7 @@ class DeploySettings(BaseModel):
     @field_validator("exporter_cluster_arns")
     @classmethod
     def _one_manifest_key_per_cluster(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
-        # Each cluster writes in-use/<its name>.json: two clusters of one name (in two regions) would overwrite
-        # each other's manifest.
-        names = [cluster_name(arn) for arn in arns]
-        twice = sorted({name for name in names if names.count(name) > 1})
-        if twice:
-            raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
-        # in-use/aws-*.json are the AWS inventory's manifests, and the bucket policy lets only the collector write
-        # them: such a cluster's exporter could never write its manifest.
-        reserved = sorted(name for name in names if name.startswith(constants.AWS_INVENTORY_NAME_PREFIX))
-        if reserved:
-            raise ValueError(
-                f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
-                f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
-            )
+        check_manifest_names(arns)
         return arns
 
     @field_validator("spoke_exporter_role_arns")
@@ -194,16 +198,7 @@ class DeploySettings(BaseModel):
     ) -> tuple[str, ...]:
         if arns and info.data.get("aws_inventory") is False:
             raise ValueError(f"the collector reads these clusters: {constants.AWS_INVENTORY_CONTEXT_KEY} is false")
-        names = [cluster_name(arn) for arn in arns]
-        twice = sorted({name for name in names if names.count(name) > 1})
-        if twice:
-            raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
-        reserved = sorted(name for name in names if name.startswith(constants.AWS_INVENTORY_NAME_PREFIX))
-        if reserved:
-            raise ValueError(
-                f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
-                f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
-            )
+        names = check_manifest_names(arns)
         # One writer per manifest: the exporter's and the collector's would overwrite each other every hour.
         exported = {cluster_name(arn) for arn in info.data.get("exporter_cluster_arns", ())}
         both = sorted(set(names) & exported)
