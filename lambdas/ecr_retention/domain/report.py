@@ -112,6 +112,11 @@ class RunTotals(PlanModel):
     protected_in_use: int = 0
     bytes_reclaimed: int = 0
 
+    @property
+    def quarantined(self) -> bool:
+        """safety.quarantine acted in this run: something entered, left or waits in it."""
+        return bool(self.entered_quarantine or self.left_quarantine or self.in_quarantine)
+
 
 class RunReport(PlanModel):
     schema_version: Literal[1] = 1

@@ -162,7 +162,7 @@ ARCHIVED_IN_USE_SHOWN = 20
 def quarantine_lines(report: RunReport) -> list[str]:
     """safety.quarantine at work: what entered it, what left it for good, how many wait archived."""
     totals = report.totals
-    if not (totals.entered_quarantine or totals.left_quarantine or totals.in_quarantine):
+    if not totals.quarantined:
         return []
     entered = "would enter" if report.dry_run else "entered"
     left = "would leave" if report.dry_run else "left"

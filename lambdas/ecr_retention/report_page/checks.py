@@ -302,7 +302,7 @@ def quarantine_check(report: RunReport) -> Check:
     """safety.quarantine: what entered it (archived instead of deleted), what left it for good (deleted), and how
     many wait archived. Information for the reviewer, never a failure: the planner decided each from lastArchivedAt."""
     totals = report.totals
-    if not (totals.entered_quarantine or totals.left_quarantine or totals.in_quarantine):
+    if not totals.quarantined:
         return Check("quarantine", "pass", "Quarantine", line("no image entered or left a quarantine"))
     entered = "would enter" if report.dry_run else "entered"
     left = "would leave" if report.dry_run else "left"

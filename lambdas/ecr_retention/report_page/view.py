@@ -125,7 +125,6 @@ def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
             left_quarantine="would leave quarantine (deleted)",
             bytes_reclaimed="would reclaim",
         )
-    quarantined = any(values[name] for name in QUARANTINE_TOTALS)
     fields = RunTotals.model_fields
     return tuple(
         Total(
@@ -135,7 +134,7 @@ def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
             human=human_bytes(values[name]) if name == "bytes_reclaimed" else str(values[name]),
         )
         for name in TOTAL_LABELS
-        if quarantined or name not in QUARANTINE_TOTALS
+        if totals.quarantined or name not in QUARANTINE_TOTALS
     )
 
 

@@ -26,7 +26,7 @@ from ecr_retention.domain.replication import RegistryReplication, ReplicationCon
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, repository_report_of_plan
 from ecr_retention.ports import LeaseStore, LeaseUnavailable, Registry, RepositoryGone
 from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.removal import DEADLINE_MARGIN_SECONDS, OUT_OF_TIME, RemovalOutcome, remove_candidates
+from ecr_retention.services.removal import OUT_OF_TIME, RemovalOutcome, out_of_time, remove_candidates
 from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
 
 logger = logging.getLogger(__name__)
@@ -268,7 +268,7 @@ def restore_in_use_images(
     digests = [d.image_digest for d in restores]
     failed: dict[str, tuple[str, str]] = {}
     for start in range(0, len(digests), RESTORE_BATCH):
-        if seconds_left is not None and seconds_left() < DEADLINE_MARGIN_SECONDS:
+        if out_of_time(seconds_left):
             failed.update(dict.fromkeys(digests[start:], OUT_OF_TIME))
             break
         failed.update(_restore_batch(registry, repository, digests[start : start + RESTORE_BATCH]))

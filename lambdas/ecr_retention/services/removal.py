@@ -76,6 +76,11 @@ class RemovalOutcome:
         self.fail([digest for digest in batch if digest not in answered], NO_ANSWER)
 
 
+def out_of_time(seconds_left: Callable[[], float] | None) -> bool:
+    """Too little of the worker's time is left to start another ECR call (and still store the report)."""
+    return seconds_left is not None and seconds_left() < DEADLINE_MARGIN_SECONDS
+
+
 def recheck(registry: Registry, repository: str, candidates: Sequence[Decision]) -> dict[str, str]:
     """Re-read the candidates right before acting: an image whose tags changed since the plan (or that is
     gone, or being restored, or that left the archive it was to be deleted from) is not touched in this run.
@@ -142,7 +147,7 @@ def remove_wave(
     failed, and nothing further is attempted."""
     for action in ACTIONS:
         for batch in _batches([d.image_digest for d in wave if d.action == action]):
-            if seconds_left is not None and seconds_left() < DEADLINE_MARGIN_SECONDS:
+            if out_of_time(seconds_left):
                 outcome.stopped.update(delete=OUT_OF_TIME, archive=OUT_OF_TIME)
             if action in outcome.stopped:
                 outcome.fail(batch, outcome.stopped[action])

@@ -123,6 +123,21 @@ def credential_of(token: str) -> str:
     return parse_qs(urlsplit(url).query)["X-Amz-Credential"][0].split("/")[0]
 
 
+def collect_web_v1_running(factory: ClientFactory, scenario: HubScenario, tls: tuple[Any, Path]) -> tuple[str, Any]:
+    """An agentless cluster whose pod runs web:v1 (which nothing on ECS or Lambda uses), collected once; its ARN
+    and the image. The fake API server is stopped afterwards."""
+    running = FakeCluster()
+    web_v1 = scenario.images["web:v1"]
+    running.add("pods", pod("shop", "web-0", containers=[("web", f"{HOST}/web:v1", f"{HOST}/web@{web_v1.digest}")]))
+    server = serve(running, tls)
+    try:
+        arn = create_cluster(CLUSTER, server.url, tls[1])
+        collect(factory, arn)
+    finally:
+        server.stop()
+    return arn, web_v1
+
+
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind((LOOPBACK, 0))
@@ -177,14 +192,7 @@ def test_an_agentless_cluster_protects_the_images_it_runs(
     aws: AwsFidelity, factory: ClientFactory, scenario: HubScenario, tls: tuple[Any, Path]
 ) -> None:
     # GIVEN web:v1, which nothing on ECS or Lambda uses, running in an agentless cluster
-    running = FakeCluster()
-    web_v1 = scenario.images["web:v1"]
-    running.add("pods", pod("shop", "web-0", containers=[("web", f"{HOST}/web:v1", f"{HOST}/web@{web_v1.digest}")]))
-    server = serve(running, tls)
-    try:
-        collect(factory, create_cluster(CLUSTER, server.url, tls[1]))
-    finally:
-        server.stop()
+    _, web_v1 = collect_web_v1_running(factory, scenario, tls)
 
     # WHEN the registry is planned with the cluster expected
     plan = plan_hub(EXPECTING_THE_CLUSTER)
@@ -219,15 +227,7 @@ def test_a_cluster_that_cannot_be_read_again_keeps_protecting_what_it_ran_when_l
     aws: AwsFidelity, factory: ClientFactory, scenario: HubScenario, tls: tuple[Any, Path]
 ) -> None:
     # GIVEN web:v1 running in an agentless cluster that safety.clusters does not list, read once
-    running = FakeCluster()
-    web_v1 = scenario.images["web:v1"]
-    running.add("pods", pod("shop", "web-0", containers=[("web", f"{HOST}/web:v1", f"{HOST}/web@{web_v1.digest}")]))
-    server = serve(running, tls)
-    try:
-        arn = create_cluster(CLUSTER, server.url, tls[1])
-        collect(factory, arn)
-    finally:
-        server.stop()
+    arn, web_v1 = collect_web_v1_running(factory, scenario, tls)
 
     # WHEN the next collection cannot reach it
     eks_backends[HUB][REGION].clusters[CLUSTER].endpoint = f"https://{LOOPBACK}:{closed_port()}"
