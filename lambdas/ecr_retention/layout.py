@@ -10,6 +10,8 @@ IN_USE_PREFIX = "in-use/"  # in-use/<cluster>.json, one manifest per cluster
 AWS_INVENTORY_NAME_PREFIX = "aws-"
 MANIFEST_CACHE_PREFIX = "manifests/"  # manifests/<digest>.json: index manifests, immutable
 RUNS_PREFIX = "runs/"  # runs/<runId>/: targets.json, replication.json, repositories/*.json
+# The in-use memory (domain/in_use_memory.py): the pipeline's own state, written by the report step only.
+IN_USE_MEMORY_KEY = "state/in-use-memory.json"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
 
 # --- The lease table (one evaluation per repository at a time).

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from ecr_retention.domain.durations import Duration, parse_duration
+from ecr_retention.domain.durations import Duration, GraceDuration, parse_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory import ClusterName
 
@@ -94,11 +94,27 @@ class Safety(StrictModel):
     clusters: tuple[ClusterName, ...] = Field(
         description="Clusters whose fresh in-use manifests every run needs; [] runs without in-use protection."
     )
+    # Clusters whose manifests are read, protect and are remembered, but never block a run by being missing,
+    # stale or incomplete (an unreadable one still blocks: its images may run).
+    optional_clusters: tuple[ClusterName, ...] = ()
+    # The in-use memory (domain/in_use_memory.py): a reference any manifest named keeps protecting its image for
+    # this long after the last reading that named it, whatever becomes of the manifest. 0s turns the memory off.
+    in_use_grace: GraceDuration = parse_duration("7d")
     # An ARCHIVED image that an in-use manifest names is restored (false: kept and reported as a finding).
     restore_in_use: StrictBool = True
     # What a delete rule would delete is archived instead, and deleted once archived longer than this (the
     # quarantine); None deletes at once. ECR bills an archived image at least 90 days however soon it goes.
     quarantine: Duration | None = None
+
+    @model_validator(mode="after")
+    def _optional_is_not_expected(self) -> Self:
+        both = sorted(set(self.clusters) & set(self.optional_clusters))
+        if both:
+            raise ValueError(
+                f"cluster {both[0]} is in both clusters and optional_clusters: an expected cluster blocks runs "
+                "without a fresh manifest, an optional one never does; keep it in one list"
+            )
+        return self
 
 
 class TaggingRule(StrictModel):

@@ -51,6 +51,8 @@ def _shown(text: object) -> str:
 def format_duration(value: timedelta) -> str:
     """The shortest exact form: 30d, 6h, 90m."""
     seconds = int(value.total_seconds())
+    if seconds == 0:
+        return "0s"
     for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
@@ -66,6 +68,17 @@ def _validate(value: Any) -> timedelta:
 
 
 Duration = Annotated[timedelta, BeforeValidator(_validate), PlainSerializer(_serialize, return_type=str)]
+
+
+def _validate_grace(value: Any) -> timedelta:
+    """A duration, or zero written with a unit (`0s`, `0d`): a window that may be switched off."""
+    if isinstance(value, str) and re.fullmatch(r"0+[smhdw]", value.strip()):
+        return timedelta(0)
+    return parse_duration(value)
+
+
+# A duration that may be zero (written `0s`): safety.in_use_grace.
+GraceDuration = Annotated[timedelta, BeforeValidator(_validate_grace), PlainSerializer(_serialize, return_type=str)]
 
 
 def humanize_age(age: timedelta) -> str:
