@@ -12,6 +12,9 @@ MANIFEST_CACHE_PREFIX = "manifests/"  # manifests/<digest>.json: index manifests
 RUNS_PREFIX = "runs/"  # runs/<runId>/: targets.json, replication.json, repositories/*.json
 # The in-use memory (domain/in_use_memory.py): the pipeline's own state, written by the report step only.
 IN_USE_MEMORY_KEY = "state/in-use-memory.json"
+# The memory's file name offline, in a directory of manifests (`plan --manifests`, `snapshot --bucket --manifests`):
+# no cluster name starts with `_`, so it is never a manifest's.
+MEMORY_FILE = "_in-use-memory.json"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
 
 # --- The lease table (one evaluation per repository at a time).

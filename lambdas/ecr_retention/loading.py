@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,10 +14,11 @@ from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.inventory import Inventory, read_inventory
-from ecr_retention.domain.limits import IN_USE_MANIFEST, RULES_FILE, SNAPSHOT, SizeLimit
+from ecr_retention.domain.inventory import Inventory, parse_memory, read_inventory
+from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SizeLimit
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
+from ecr_retention.layout import MEMORY_FILE
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -83,14 +85,30 @@ def load_snapshot(path: str | Path) -> Snapshot:
 
 
 def load_manifests(directory: str | Path | None) -> Inventory:
-    """Every `*.json` in the directory is an in-use manifest, named `<cluster>.json`. A manifest that
-    cannot be read is not bad input here: it is a problem of the inventory, which blocks the plan."""
+    """Every `*.json` in the directory is an in-use manifest, named `<cluster>.json`, except the in-use memory
+    (MEMORY_FILE, which `snapshot --bucket` records beside them; no cluster name starts with `_`). A manifest or a
+    memory that cannot be read is not bad input here: it is a problem of the inventory, which blocks the plan."""
     if directory is None:
         return Inventory()
     folder = Path(directory)
     if not folder.is_dir():
         raise InputError(f"{directory}: not a directory of in-use manifests")
-    return read_inventory((str(path), read_manifest_file(path)) for path in sorted(folder.glob("*.json")))
+    paths = sorted(path for path in folder.glob("*.json") if path.name != MEMORY_FILE)
+    inventory = read_inventory((str(path), read_manifest_file(path)) for path in paths)
+    memory_path = folder / MEMORY_FILE
+    if not memory_path.exists() and not memory_path.is_symlink():
+        return inventory
+    try:
+        memory = parse_memory(str(memory_path), read_limited(memory_path, IN_USE_MEMORY))
+    except InputError as error:
+        return replace(
+            inventory, memory_problem=f"{memory_path}: unreadable in-use memory: {_problem(error, memory_path)}"
+        )
+    return replace(inventory, memory=memory)
+
+
+def _problem(error: InputError, path: Path) -> str:
+    return str(error).removeprefix(f"{path}: ")
 
 
 def read_manifest_file(path: Path) -> bytes | InputError:

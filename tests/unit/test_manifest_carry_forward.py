@@ -78,7 +78,9 @@ def test_without_a_previous_manifest_nothing_is_carried() -> None:
     assert result.problems == ("unreachable",)
 
 
-def test_an_unreadable_previous_manifest_is_named_and_the_incomplete_one_is_still_stored() -> None:
+def test_an_incomplete_collection_is_never_stored_over_a_manifest_that_cannot_be_read() -> None:
+    # Given an unreadable dev.json (it blocks runs), when the collector cannot reach the cluster, then the unreadable
+    # manifest stays: an empty incomplete one over it would unprotect what it may name once it blocks no more.
     bucket = MemoryBucket()
     bucket.objects[f"in-use/{CLUSTER}.json"] = b"{not json"
 
@@ -86,5 +88,18 @@ def test_an_unreadable_previous_manifest_is_named_and_the_incomplete_one_is_stil
         AwsCollection(manifest=manifest(complete=False), problems=("unreachable",)), BucketManifestStore(bucket)
     )
 
-    assert stored(bucket).complete is False
-    assert result.problems[-1].startswith("the previous manifest is unreadable, nothing carried over: s3://inventory/")
+    assert bucket.objects[f"in-use/{CLUSTER}.json"] == b"{not json"
+    assert result.location is None
+    assert result.store_error is not None
+    assert result.store_error.startswith("not stored: the previous manifest is unreadable (s3://inventory/")
+    assert result.store_error.endswith("the previous one stays in place")
+
+
+def test_a_complete_collection_replaces_a_manifest_that_cannot_be_read() -> None:
+    bucket = MemoryBucket()
+    bucket.objects[f"in-use/{CLUSTER}.json"] = b"{not json"
+
+    result = stored_collection(AwsCollection(manifest=manifest(use(f"{HOST}/web:v1"))), BucketManifestStore(bucket))
+
+    assert stored(bucket).images == (use(f"{HOST}/web:v1"),)
+    assert result.store_error is None

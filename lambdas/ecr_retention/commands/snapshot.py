@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors
+from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors, bucket_name
 from ecr_retention.domain.errors import InputError
+from ecr_retention.layout import MEMORY_FILE
 from ecr_retention.loading import check_output_file, write_file_atomically
 from ecr_retention.ports import ReplicationUnreadable
+from ecr_retention.services.inventory import inventory_objects
 from ecr_retention.services.replication import GRANT
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 
@@ -27,11 +29,21 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", required=True, type=Path, help="the snapshot file to write")
     parser.add_argument("--repositories", nargs="+", metavar="PATTERN", help="only repositories matching these globs")
+    parser.add_argument(
+        "--bucket",
+        help="the inventory bucket: also record its in-use manifests and the in-use memory into --manifests, "
+        "byte for byte, so that `plan --manifests` decides as the pipeline does (S3 read access only)",
+    )
+    parser.add_argument("--manifests", type=Path, help="the directory to record them in (with --bucket)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
+    if (args.bucket is None) != (args.manifests is None):
+        raise InputError("--bucket and --manifests go together: the inventory is recorded into the directory")
+    if args.manifests is not None:
+        check_manifests_directory(args.manifests)
     session = AwsSession.from_environment()
 
     def progress(number: int, total: int, name: str) -> None:
@@ -51,4 +63,28 @@ def run(args: argparse.Namespace) -> int:
     write_file_atomically(args.out, body.encode())
     images = sum(len(repo.image_details) for repo in snapshot.repositories)
     print(f"snapshot: {len(snapshot.repositories)} repositories, {images} images -> {args.out}", file=sys.stderr)
+    if args.bucket is not None:
+        record_inventory(session, bucket_name(args.bucket), args.manifests)
     return 0
+
+
+def check_manifests_directory(directory: Path) -> None:
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"--manifests: {directory} is not a directory")
+    if directory.is_dir() and any(directory.glob("*.json")):
+        raise InputError(f"--manifests: {directory} holds .json files already; name an empty or new directory")
+
+
+def record_inventory(session: AwsSession, bucket: str, directory: Path) -> None:
+    """The in-use manifests and the memory as the pipeline's next run would read them."""
+    with aws_errors():
+        objects = inventory_objects(session.bucket(bucket))
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(f"--manifests: cannot create {directory}: {error.strerror or error}") from None
+    for name, body in objects.items():
+        write_file_atomically(directory / name, body)
+    memory = "with the in-use memory" if MEMORY_FILE in objects else "no in-use memory yet"
+    manifests = len(objects) - (MEMORY_FILE in objects)
+    print(f"snapshot: {manifests} in-use manifests, {memory} -> {directory}", file=sys.stderr)

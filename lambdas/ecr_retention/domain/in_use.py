@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.inventory import InUseManifest, Inventory, Workload, cluster_of_source
+from ecr_retention.domain.inventory import InUseManifest, Inventory, RememberedImage, Workload, cluster_of_source
 from ecr_retention.domain.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import NO_REPLICATION, Replica, ReplicationConfiguration
@@ -50,6 +50,11 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> I
     blockers = [
         f"{source}: unreadable in-use manifest: {problem}" for source, problem in sorted(inventory.problems.items())
     ]
+    if inventory.memory_problem is not None and safety.in_use_grace:
+        blockers.append(
+            f"{inventory.memory_problem}; the in-use memory may protect images no manifest names now, so nothing is "
+            "deleted until it is readable (docs/operations.md)"
+        )
     unreadable = {cluster_of_source(source) for source in inventory.problems}
     manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
     for cluster in sorted(set(safety.clusters) - unreadable):
@@ -122,7 +127,10 @@ class InUseIndex:
         registry_id: str | None,
         region: str | None,
         replication: ReplicationConfiguration = NO_REPLICATION,
+        remembered: Iterable[tuple[RememberedImage, str]] = (),
     ) -> InUseIndex:
+        """`remembered`: the in-use memory's references that protect now, each with how its reason says when it was
+        seen (domain/in_use_memory.py); they protect as the manifests' own do, and inform no warning."""
         index = cls(registry_id=registry_id, region=region)
         warnings: list[str] = []
         for manifest in sorted(manifests, key=lambda m: m.cluster):
@@ -148,7 +156,25 @@ class InUseIndex:
             if invalid > MAX_WARNINGS_PER_CLUSTER:
                 warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
         index.warnings = tuple(warnings)
+        for image, note in remembered:
+            index.remember(image, note, replication)
         return index
+
+    def remember(self, image: RememberedImage, note: str, replication: ReplicationConfiguration) -> None:
+        usage = Workload(
+            cluster=image.cluster,
+            namespace=image.namespace,
+            workload=image.workload,
+            source=image.source,
+            remembered=note,
+        )
+        try:
+            reference = parse_reference(image.image)
+        except InvalidReference:  # the manifest's reading warned of it; its digest, if any, still protects
+            if image.digest:
+                self.by_digest[image.digest].append(usage)
+            return
+        self.add(image.cluster, reference, image.digest, usage, replication, track=False)
 
     def add(
         self,
@@ -157,19 +183,23 @@ class InUseIndex:
         resolved: str | None,
         usage: Workload,
         replication: ReplicationConfiguration,
+        *,
+        track: bool = True,
     ) -> None:
         """One in-use reference (and the digest the cluster resolved it to, if any):
         - of this registry, or of a destination that our deletions reach (a replica with delete replication of
           the same repository): its digest protects in every repository, its tag the digest our tag points to;
         - of a replica that our deletions do not reach: nothing here (that copy stays whatever we delete);
-        - of any other registry: its digest still protects (we cannot know how it relates to ours), its tag not."""
+        - of any other registry: its digest still protects (we cannot know how it relates to ours), its tag not.
+        `track`: whether it counts for the registries each cluster's manifest names (a remembered one does not)."""
         if reference.is_ecr and reference.account is not None and reference.region is not None:
             registry = (reference.account, reference.region)
-            self.registries[cluster].add(registry)
             here = reference.in_registry(self.registry_id, self.region)
             replica = None if here else replica_of(replication, reference.repository, registry)
-            if here or replica is not None:
-                self.in_known_registry.add(cluster)
+            if track:
+                self.registries[cluster].add(registry)
+                if here or replica is not None:
+                    self.in_known_registry.add(cluster)
             if replica is not None and not replica.replicates_deletions:
                 return
             if replica is not None:

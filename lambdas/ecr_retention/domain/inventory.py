@@ -5,9 +5,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    StrictInt,
+    StringConstraints,
+    ValidationError,
+)
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
@@ -55,10 +64,18 @@ class Workload(BaseModel):
     source: InUseSource
     # Set when the workload runs a replica that our deletions reach: `us-east-1, replicated`.
     replica: str | None = None
+    # Set when the in-use memory names it and no current manifest does: `last seen 2d ago, protected until ...`.
+    remembered: str | None = None
 
     def __str__(self) -> str:
         where = f" ({self.replica})" if self.replica else ""
-        return f"{self.cluster}{where}: {self.namespace}/{self.workload} ({self.source})"
+        when = f", {self.remembered}" if self.remembered else ""
+        return f"{self.cluster}{where}: {self.namespace}/{self.workload} ({self.source}){when}"
+
+    @property
+    def runs_where(self) -> tuple[str, str, str, str, str | None]:
+        """The workload whatever the reading that named it: a current and a remembered usage of one image alike."""
+        return (self.cluster, self.namespace, self.workload, self.source, self.replica)
 
 
 class InUseManifest(BaseModel):
@@ -71,6 +88,48 @@ class InUseManifest(BaseModel):
     # Required: a manifest without its list is not "nothing runs". Lax only to take a JSON list as a
     # tuple; the entries are strict InUseImage models.
     images: tuple[InUseImage, ...] = Field(strict=False)
+
+
+class RememberedImage(InUseImage):
+    """One reference of the in-use memory: what a manifest named, in which cluster, and the last reading that named
+    it (`lastSeenAt`, the manifest's generatedAt). `digest` is the manifest's, or for a tag reference the digest
+    its tag pointed to when the reference was last seen."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    cluster: ClusterName
+    last_seen_at: UtcDatetime
+
+
+class Reading(BaseModel):
+    """One reading of a cluster's manifest: when it was generated and how many references it named."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    generated_at: UtcDatetime
+    references: NonNegativeInt
+
+
+class ClusterReadings(BaseModel):
+    """A cluster's last reading and the one before it (a manifest read again unchanged is the same reading)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    last: Reading
+    previous: Reading | None = None
+
+
+class InUseMemory(BaseModel):
+    """The in-use memory (`state/in-use-memory.json`, domain/in_use_memory.py): every reference a manifest named
+    within safety.in_use_grace, which protects its image whatever becomes of the manifest. The pipeline's own state:
+    strict, as a manifest is, because it decides what must not be deleted."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    schema_version: SchemaVersion
+    updated_at: UtcDatetime
+    clusters: dict[ClusterName, ClusterReadings] = Field(default_factory=dict, strict=False)
+    images: tuple[RememberedImage, ...] = Field(default=(), strict=False)
 
 
 def manifest_json(manifest: InUseManifest) -> bytes:
@@ -95,6 +154,10 @@ class Inventory:
     manifests: tuple[InUseManifest, ...] = ()  # at most one per cluster
     misfiled: Mapping[str, InUseManifest] = field(default_factory=dict)  # source -> manifest naming another cluster
     problems: Mapping[str, str] = field(default_factory=dict)  # source (file name or key) -> why it is unreadable
+    # The in-use memory as the run read it: None when there is none (the first run, an offline plan without one).
+    memory: InUseMemory | None = None
+    # Why the memory could not be read ("<source>: <problem>"): it may protect images, so the run is blocked.
+    memory_problem: str | None = None
 
     @property
     def protecting(self) -> tuple[InUseManifest, ...]:
@@ -139,6 +202,24 @@ def read_inventory(documents: Iterable[ManifestDocument]) -> Inventory:
 
 def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:
     """One manifest, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
+    return _parse_strictly(
+        source, raw, InUseManifest, "an in-use manifest is a JSON object with schemaVersion, cluster and images"
+    )
+
+
+def parse_memory(source: str, raw: bytes | InputError) -> InUseMemory:
+    """The in-use memory, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
+    return _parse_strictly(source, raw, InUseMemory, "the in-use memory is a JSON object with schemaVersion and images")
+
+
+def memory_json(memory: InUseMemory) -> bytes:
+    return memory.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+
+
+Document = TypeVar("Document", bound=BaseModel)
+
+
+def _parse_strictly(source: str, raw: bytes | InputError, model: type[Document], shape: str) -> Document:
     if isinstance(raw, InputError):
         raise raw
     try:
@@ -147,8 +228,8 @@ def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:
         raise InputError(f"{source}: not UTF-8 text (byte {error.start})") from None
     data = parse_json(text, source)
     if not isinstance(data, dict):
-        raise InputError(f"{source}: an in-use manifest is a JSON object with schemaVersion, cluster and images")
+        raise InputError(f"{source}: {shape}")
     try:
-        return InUseManifest.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as error:
-        raise InputError(f"{source}: {describe_validation_error(error, InUseManifest)}") from None
+        raise InputError(f"{source}: {describe_validation_error(error, model)}") from None

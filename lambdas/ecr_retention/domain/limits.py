@@ -51,6 +51,10 @@ RULES_FILE = SizeLimit("rules file", 1 * MiB)
 # history, is about 7 MB. Nine times that leaves room for the largest clusters.
 IN_USE_MANIFEST = SizeLimit("in-use manifest", 64 * MiB)
 
+# The in-use memory: every reference the manifests named within in_use_grace, about 300 bytes each; four manifests
+# at their cap, remembered whole.
+IN_USE_MEMORY = SizeLimit("in-use memory", 256 * MiB)
+
 # A registry snapshot: a 500-repository registry with its describe-images pages and index manifests
 # is about 200 MB; 512 MiB is 2.5 times that.
 SNAPSHOT = SizeLimit("snapshot", 512 * MiB)

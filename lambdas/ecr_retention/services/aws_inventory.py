@@ -242,14 +242,14 @@ def carried_forward(collection: AwsCollection, store: ManifestStore) -> AwsColle
         return collection
     read = contain(lambda: store.stored(collection.name), log=logger, what=f"reading the previous {collection.name}")
     if isinstance(read, Defect):
-        return _with_problem(collection, f"the previous manifest could not be read, nothing carried over: {read}")
+        return _held_back(collection, f"the previous manifest could not be read ({read})")
     source, body = read
     if body is None:
         return collection
     try:
         previous = parse_manifest(source, body)
     except InputError as error:
-        return _with_problem(collection, f"the previous manifest is unreadable, nothing carried over: {error}")
+        return _held_back(collection, f"the previous manifest is unreadable ({error})")
     if previous.cluster != collection.name:
         return collection  # a misfiled manifest protects as it is read from its own key; not ours to carry
     seen = set(collection.manifest.images)
@@ -265,9 +265,17 @@ def carried_forward(collection: AwsCollection, store: ManifestStore) -> AwsColle
     return AwsCollection(manifest=manifest, problems=(*collection.problems, note), counts=collection.counts)
 
 
-def _with_problem(collection: AwsCollection, problem: str) -> AwsCollection:
+def _held_back(collection: AwsCollection, problem: str) -> AwsCollection:
+    """An incomplete collection is never stored over a manifest that could not be read: the unreadable one may
+    protect more than this reading found, and while it stays it blocks every run, which is the safe side."""
     return AwsCollection(
-        manifest=collection.manifest, problems=(*collection.problems, problem), counts=collection.counts
+        manifest=collection.manifest,
+        problems=collection.problems,
+        counts=collection.counts,
+        store_error=(
+            f"not stored: {problem}, and this collection is incomplete, so it would replace what the previous "
+            "manifest may protect; the previous one stays in place"
+        ),
     )
 
 
@@ -276,6 +284,8 @@ def stored_collection(collection: AwsCollection, store: ManifestStore) -> AwsCol
     # in any way (a bucket, or a local file for the CLI) is reported in the result and fails the run; the other
     # accounts still go out.
     collection = carried_forward(collection, store)
+    if collection.store_error is not None:
+        return collection
     location = contain(
         lambda: store.store(collection.name, manifest_json(collection.manifest)),
         log=logger,

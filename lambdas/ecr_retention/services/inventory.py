@@ -1,12 +1,15 @@
 """Read the in-use inventory from the bucket: every `in-use/*.json`, size-capped before it is read, then
-parsed by the same strict reader as `plan --manifests` uses offline (domain.inventory.read_inventory)."""
+parsed by the same strict reader as `plan --manifests` uses offline (domain.inventory.read_inventory), and the
+in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import Inventory, ManifestDocument, read_inventory
-from ecr_retention.domain.limits import IN_USE_MANIFEST
-from ecr_retention.layout import IN_USE_PREFIX
+from ecr_retention.domain.inventory import InUseMemory, Inventory, ManifestDocument, parse_memory, read_inventory
+from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY
+from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE
 from ecr_retention.ports import Bucket
 
 MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under; rename or remove it"
@@ -14,7 +17,8 @@ MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under
 
 def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> Inventory:
     """An object that cannot be read (too large, not JSON, wrong schema, not named `<cluster>.json`) is a problem of
-    the inventory named by its key, which blocks every deletion of the run: its images may be running."""
+    the inventory named by its key, which blocks every deletion of the run: its images may be running. So is a
+    memory that cannot be read."""
     documents: list[ManifestDocument] = []
     for key in sorted(bucket.list_objects(prefix)):
         if key.endswith("/"):  # a folder marker (the S3 console's "Create folder"): no object of anyone's
@@ -29,4 +33,35 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
             continue
         if body is not None:  # replaced between the listing and the read: the next run sees it
             documents.append((key, body))
-    return read_inventory(documents)
+    memory, problem = read_memory_from_bucket(bucket)
+    return replace(read_inventory(documents), memory=memory, memory_problem=problem)
+
+
+def read_memory_from_bucket(bucket: Bucket) -> tuple[InUseMemory | None, str | None]:
+    """The in-use memory (None before the first run wrote it), or why it cannot be read."""
+    source = f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}"
+    try:
+        body = bucket.read(IN_USE_MEMORY_KEY, max_bytes=IN_USE_MEMORY.max_bytes)
+        return (None if body is None else parse_memory(source, body)), None
+    except InputError as error:
+        return None, f"{source}: unreadable in-use memory: {str(error).removeprefix(f'{source}: ')}"
+
+
+def inventory_objects(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> dict[str, bytes]:
+    """The inventory as stored, byte for byte, for an offline plan to read as the pipeline does: each object under
+    in-use/ by its file name, and the memory as MEMORY_FILE. Raises InputError when two keys share a file name
+    (in-use/a/prod.json and in-use/prod.json) or an object is over its cap."""
+    objects: dict[str, bytes] = {}
+    for key in sorted(bucket.list_objects(prefix)):
+        name = key.rsplit("/", 1)[-1]
+        if not name:
+            continue
+        if name in objects:
+            raise InputError(f"s3://{bucket.name}/{key}: another object under {prefix} has the file name {name}")
+        body = bucket.read(key, max_bytes=IN_USE_MANIFEST.max_bytes)
+        if body is not None:
+            objects[name] = body
+    memory = bucket.read(IN_USE_MEMORY_KEY, max_bytes=IN_USE_MEMORY.max_bytes)
+    if memory is not None:
+        objects[MEMORY_FILE] = memory
+    return objects

@@ -12,7 +12,7 @@ from datetime import datetime
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.manifest_evidence import manifest_evidence
+from ecr_retention.domain.manifest_evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import first_matching_policy
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
@@ -20,6 +20,7 @@ from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageU
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.evaluate import Evaluation, evaluate_repository, utc_now
 from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
     load_repository_reports,
@@ -162,10 +163,27 @@ def finish_run(deps: Dependencies, start: RunRecord, config: RetentionConfig) ->
     finished_at = deps.clock()
     warnings = list(templates.warnings)
     try:
-        manifests = manifest_evidence(config.safety, read_inventory_from_bucket(deps.bucket), finished_at)
+        inventory = read_inventory_from_bucket(deps.bucket)
     except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
-        manifests = ()
-        warnings.append(f"the in-use manifests could not be read when the run was reported, so it lists none: {error}")
+        manifests: tuple[ManifestEvidence, ...] = ()
+        warnings.append(
+            f"the in-use manifests could not be read when the run was reported, so it lists none and the in-use "
+            f"memory was not updated: {error}"
+        )
+    else:
+        manifests = manifest_evidence(config.safety, inventory, finished_at)
+        warnings.extend(
+            update_memory(
+                deps.bucket,
+                config.safety,
+                inventory,
+                reports,
+                finished_at,
+                registry_id=deps.registry.registry_id,
+                region=deps.registry.region,
+                replication=load_replication(deps.bucket, start.run_id).replication_configuration,
+            )
+        )
     return report_run(
         run_id=start.run_id,
         trigger=start.trigger,
@@ -227,6 +245,16 @@ def run_pipeline(
         raise evaluated.error
     evaluation, reports = evaluated
     templates = creation_template_findings(deps.registry)
+    memory_warnings = update_memory(
+        deps.bucket,
+        config.safety,
+        evaluation.inventory,
+        reports,
+        deps.clock(),
+        registry_id=deps.registry.registry_id,
+        region=deps.registry.region,
+        replication=evaluation.replication.replication_configuration,
+    )
     return report_run(
         run_id=run_id,
         trigger=trigger,
@@ -239,7 +267,7 @@ def run_pipeline(
         price=storage_price(config, deps.registry),
         registry_id=deps.registry.registry_id,
         region=deps.registry.region,
-        run_warnings=templates.warnings,
+        run_warnings=(*templates.warnings, *memory_warnings),
         template_findings=templates.findings,
         manifests=manifest_evidence(config.safety, evaluation.inventory, started_at),
     )

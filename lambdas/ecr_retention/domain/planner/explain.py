@@ -114,11 +114,23 @@ def unknown_tag_source_warning(repository_name: str, pattern: str) -> str:
 # --- guards --------------------------------------------------------------------------------------
 
 
-def in_use_reason(usages: Sequence[Workload]) -> Reason:
+def in_use_reasons(usages: Sequence[Workload]) -> list[Reason]:
+    """What the manifests name now, then what only the in-use memory still names (rule `remembered`): a workload a
+    current manifest names is not repeated from the memory."""
+    current = [usage for usage in usages if usage.remembered is None]
+    running = {usage.runs_where for usage in current}
+    remembered = [usage for usage in usages if usage.remembered is not None and usage.runs_where not in running]
+    reasons = [in_use_reason(current)] if current else []
+    if remembered:
+        reasons.append(in_use_reason(remembered, rule="remembered", separator="; "))
+    return reasons
+
+
+def in_use_reason(usages: Sequence[Workload], *, rule: str | None = None, separator: str = ", ") -> Reason:
     unique = sorted(set(usages), key=str)
-    shown = ", ".join(str(u) for u in unique[:MAX_USAGES_IN_DETAIL])
+    shown = separator.join(str(u) for u in unique[:MAX_USAGES_IN_DETAIL])
     more = len(unique) - MAX_USAGES_IN_DETAIL
-    return Reason(kind="in-use", detail=shown + (f" and {more} more" if more > 0 else ""))
+    return Reason(kind="in-use", rule=rule, detail=shown + (f" and {more} more" if more > 0 else ""))
 
 
 def quarantine_entry_reason(quarantine: timedelta, marked_by: str | None) -> Reason:

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.planner.explain import (
     RESTORING_REASON,
-    in_use_reason,
+    in_use_reasons,
     min_age_reason,
     unknown_index_reason,
 )
@@ -30,7 +30,7 @@ def apply_guards(
     for image in images.ordered:
         usages = in_use.usages(images.name, image)
         if usages:
-            findings.protections[image.image_digest].append(in_use_reason(usages))
+            findings.protections[image.image_digest].extend(in_use_reasons(usages))
             findings.in_use.add(image.image_digest)
             if image.image_status == "ARCHIVED":
                 findings.archived_in_use.add(image.image_digest)

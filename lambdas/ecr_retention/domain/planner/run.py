@@ -9,6 +9,7 @@ from datetime import datetime
 
 from ecr_retention.domain.config import Policy, RetentionConfig
 from ecr_retention.domain.in_use import InUseIndex, InventoryCheck, check_inventory
+from ecr_retention.domain.in_use_memory import reading_warnings, remembered_note, still_protecting
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.plan import Plan, ReplicaRegistry, RepositoryPlan
@@ -84,8 +85,16 @@ def build_run_context(
     replication: RegistryReplication,
 ) -> RunContext:
     """`replication`: the registry's replication rules, or why they could not be read (the run is blocked then)."""
-    in_use = InUseIndex.build(inventory.protecting, registry_id, region, replication.replication_configuration)
-    check = check_inventory(config.safety, inventory, in_use, now)
+    grace = config.safety.in_use_grace
+    remembered = [
+        (image, remembered_note(image, now, grace)) for image in still_protecting(inventory.memory, now, grace)
+    ]
+    in_use = InUseIndex.build(
+        inventory.protecting, registry_id, region, replication.replication_configuration, remembered=remembered
+    )
+    check = check_inventory(config.safety, inventory, in_use, now) + InventoryCheck(
+        warnings=reading_warnings(inventory.memory, inventory, now, grace)
+    )
     if replication.problem is not None:
         check += InventoryCheck(blocked=(replication.problem,))
     return RunContext(

@@ -1,0 +1,187 @@
+"""The in-use memory (SPEC "The in-use memory"): protection that does not vanish with a manifest.
+
+Every reference a readable manifest names is remembered with the last reading that named it (the manifest's
+generatedAt, never later than the run's clock). For safety.in_use_grace after that reading it protects its image as
+a current reference would, whatever becomes of the manifest: deleted, emptied, truncated, incomplete, stale, its
+cluster gone. A tag reference without a digest is remembered with the digest its tag pointed to when it was seen
+(the evaluations resolve it; `resolved` below), so that moving the tag later does not unprotect what ran.
+
+Pure: the report step (services/memory.py) updates the memory once per run; every evaluation reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+
+from ecr_retention.domain.durations import format_duration, humanize_age
+from ecr_retention.domain.in_use import replica_of
+from ecr_retention.domain.inventory import (
+    ClusterReadings,
+    InUseImage,
+    InUseManifest,
+    InUseMemory,
+    Inventory,
+    Reading,
+    RememberedImage,
+    cluster_of_source,
+)
+from ecr_retention.domain.references import InvalidReference, parse_reference
+from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.timestamps import format_timestamp
+
+# (repository, tag) -> the digest the tag points to: what the evaluations found, for the tag references they saw.
+ResolvedTags = Mapping[tuple[str, str], str]
+RememberedKey = tuple[str, str, str | None, str, str, str, str]
+
+
+def protected_until(image: RememberedImage, grace: timedelta) -> datetime:
+    return image.last_seen_at + grace
+
+
+def still_protecting(memory: InUseMemory | None, now: datetime, grace: timedelta) -> tuple[RememberedImage, ...]:
+    """The remembered references that protect now: last seen no longer than the grace ago (an image last seen
+    exactly the grace ago still is; one second later it is not, as every duration here is strictly more)."""
+    if memory is None or grace <= timedelta(0):
+        return ()
+    return tuple(image for image in memory.images if not now - image.last_seen_at > grace)
+
+
+def remembered_note(image: RememberedImage, now: datetime, grace: timedelta) -> str:
+    """How a reason says when a remembered reference was seen and until when it protects."""
+    return (
+        f"last seen {humanize_age(now - image.last_seen_at)} ago, "
+        f"protected until {format_timestamp(protected_until(image, grace))}"
+    )
+
+
+def remember(
+    memory: InUseMemory | None,
+    inventory: Inventory,
+    now: datetime,
+    grace: timedelta,
+    *,
+    resolved: ResolvedTags,
+    registry_id: str | None,
+    region: str | None,
+    replication: ReplicationConfiguration = NO_REPLICATION,
+) -> InUseMemory:
+    """The memory after this run's reading: every reference of every readable manifest refreshed to its manifest's
+    generatedAt (a reading dated in the future counts as now), each cluster's reading recorded, and whatever was
+    last seen more than the grace ago forgotten."""
+    images: dict[RememberedKey, RememberedImage] = {}
+    for image in still_protecting(memory, now, grace):
+        images[remembered_key(image)] = image
+    for manifest in sorted(inventory.protecting, key=lambda m: m.cluster):
+        seen_at = min(manifest.generated_at, now)
+        for entry in manifest.images:
+            digest = entry.digest or resolved_digest(entry, resolved, registry_id, region, replication)
+            image = RememberedImage(
+                **entry.model_dump(exclude={"digest"}), digest=digest, cluster=manifest.cluster, last_seen_at=seen_at
+            )
+            key = remembered_key(image)
+            known = images.get(key)
+            if known is None or known.last_seen_at < seen_at:
+                images[key] = image
+    return InUseMemory(
+        schema_version=1,
+        updated_at=now,
+        clusters=recorded_readings(memory, inventory.manifests, now, grace),
+        images=tuple(sorted(images.values(), key=remembered_key)),
+    )
+
+
+def remembered_key(image: RememberedImage) -> RememberedKey:
+    return (image.cluster, image.image, image.digest, image.namespace, image.workload, image.container, image.source)
+
+
+def resolved_digest(
+    entry: InUseImage,
+    resolved: ResolvedTags,
+    registry_id: str | None,
+    region: str | None,
+    replication: ReplicationConfiguration,
+) -> str | None:
+    """The digest a tag reference into this registry (or a destination our deletions reach) pointed to when the
+    evaluations read its repository; None for anything else, which is remembered as the manifest named it."""
+    try:
+        reference = parse_reference(entry.image)
+    except InvalidReference:
+        return None
+    if not reference.is_ecr or reference.tag is None or reference.account is None or reference.region is None:
+        return None
+    here = reference.in_registry(registry_id, region)
+    replica = None if here else replica_of(replication, reference.repository, (reference.account, reference.region))
+    if not here and (replica is None or not replica.replicates_deletions):
+        return None
+    return resolved.get((reference.repository, reference.tag))
+
+
+def distinct_references(manifest: InUseManifest) -> int:
+    """How many references a reading names: each image string and digest once, whatever runs it."""
+    return len({(entry.image, entry.digest) for entry in manifest.images})
+
+
+def recorded_readings(
+    memory: InUseMemory | None, manifests: Iterable[InUseManifest], now: datetime, grace: timedelta
+) -> dict[str, ClusterReadings]:
+    """Each cluster's last two readings, the new one first; a cluster not read within the grace is forgotten."""
+    readings = {
+        cluster: known
+        for cluster, known in (memory.clusters.items() if memory is not None else ())
+        if not now - known.last.generated_at > grace
+    }
+    for manifest in manifests:
+        reading = Reading(generated_at=manifest.generated_at, references=distinct_references(manifest))
+        known = readings.get(manifest.cluster)
+        if known is None:
+            readings[manifest.cluster] = ClusterReadings(last=reading)
+        elif known.last.generated_at != reading.generated_at:
+            readings[manifest.cluster] = ClusterReadings(last=reading, previous=known.last)
+    return dict(sorted(readings.items()))
+
+
+def reading_warnings(
+    memory: InUseMemory | None, inventory: Inventory, now: datetime, grace: timedelta
+) -> tuple[str, ...]:
+    """A cluster whose reading names fewer than half the references of its previous one (or none), and a remembered
+    cluster without a readable manifest now: its dropped references stay protected through the memory, for the
+    grace; someone should look before it ends."""
+    if memory is None or grace <= timedelta(0):
+        return ()
+    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    warnings = []
+    for cluster, known in sorted(memory.clusters.items()):
+        if now - known.last.generated_at > grace:
+            continue
+        manifest = manifests.get(cluster)
+        if manifest is None:
+            if known.last.references and not _unreadable(inventory, cluster):
+                warnings.append(
+                    f"cluster {cluster}: no in-use manifest now, it reported {_images(known.last.references)} at "
+                    f"{format_timestamp(known.last.generated_at)}; {_kept(known.last, grace)}"
+                )
+            continue
+        before = known.previous if known.last.generated_at == manifest.generated_at else known.last
+        count = distinct_references(manifest)
+        if before is not None and before.references and count * 2 < before.references:
+            warnings.append(
+                f"cluster {cluster}: now reports {_images(count)}, it reported {_images(before.references)} at "
+                f"{format_timestamp(before.generated_at)}; {_kept(before, grace)}"
+            )
+    return tuple(warnings)
+
+
+def _unreadable(inventory: Inventory, cluster: str) -> bool:
+    return any(cluster_of_source(source) == cluster for source in inventory.problems)
+
+
+def _images(count: int) -> str:
+    return "1 image" if count == 1 else f"{count} images"
+
+
+def _kept(reading: Reading, grace: timedelta) -> str:
+    return (
+        "the references it dropped stay protected through the in-use memory until "
+        f"{format_timestamp(reading.generated_at + grace)} (safety.in_use_grace {format_duration(grace)})"
+    )

@@ -1,0 +1,76 @@
+"""Update the in-use memory once per run (the report step, and `ecr-retention run` at its end): the references of the
+manifests the run read, each tag reference with the digest the evaluations found its tag pointing to.
+
+The memory only ever grows protection by itself; it is written after the evaluations, and an evaluation that reads
+it while it is being replaced reads the old or the new object whole (S3 writes are atomic). A memory that cannot be
+read is never overwritten: every run stays blocked until someone looks (docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from ecr_retention.domain.config import Safety
+from ecr_retention.domain.in_use_memory import ResolvedTags, reading_warnings, remember
+from ecr_retention.domain.inventory import Inventory, memory_json
+from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.report import RepositoryReport
+from ecr_retention.layout import IN_USE_MEMORY_KEY
+from ecr_retention.ports import Bucket
+from ecr_retention.services.defects import Defect, contain
+
+logger = logging.getLogger(__name__)
+
+
+def resolved_in_use_tags(reports: Iterable[RepositoryReport]) -> ResolvedTags:
+    """(repository, tag) -> digest for every tag of every image the evaluations found in use: the tags that in-use tag
+    references name point there now (a tag names one image of its repository)."""
+    resolved: dict[tuple[str, str], str] = {}
+    for report in reports:
+        for entry in (*report.kept_images, *report.restored, *report.restore_failed):
+            if any(reason.kind == "in-use" and reason.rule is None for reason in entry.reasons):
+                for tag in entry.image_tags:
+                    resolved[(report.repository_name, tag)] = entry.image_digest
+    return resolved
+
+
+def update_memory(
+    bucket: Bucket,
+    safety: Safety,
+    inventory: Inventory,
+    reports: Iterable[RepositoryReport],
+    now: datetime,
+    *,
+    registry_id: str | None,
+    region: str | None,
+    replication: ReplicationConfiguration = NO_REPLICATION,
+) -> tuple[str, ...]:
+    """Write the memory after this run's reading; return the run's warnings about it (a cluster that dropped most of
+    its references, a memory that could not be read or written). Never raises: the run's report is worth more."""
+    if not safety.in_use_grace:
+        return ()
+    warnings = reading_warnings(inventory.memory, inventory, now, safety.in_use_grace)
+    if inventory.memory_problem is not None:
+        return (*warnings, f"{inventory.memory_problem}; it was not updated, and every run stays blocked until it is")
+    memory = remember(
+        inventory.memory,
+        inventory,
+        now,
+        safety.in_use_grace,
+        resolved=resolved_in_use_tags(reports),
+        registry_id=registry_id,
+        region=region,
+        replication=replication,
+    )
+    written = contain(
+        lambda: bucket.write(IN_USE_MEMORY_KEY, memory_json(memory)), log=logger, what="writing the in-use memory"
+    )
+    if isinstance(written, Defect):
+        return (
+            *warnings,
+            f"the in-use memory could not be written to s3://{bucket.name}/{IN_USE_MEMORY_KEY} ({written}); "
+            "it protects what it named before this run, and the next run tries again",
+        )
+    return warnings
