@@ -124,6 +124,11 @@ class FakeRegistry:
     def digests(self, repository: str) -> set[str]:
         return set(self.repositories.get(repository, {}))
 
+    def tags(self, repository: str) -> list[str]:
+        return sorted(
+            tag for stored in self.repositories.get(repository, {}).values() for tag in stored.detail.image_tags
+        )
+
     def count(self, operation: str) -> int:
         return sum(1 for op, _ in self.calls if op == operation)
 
