@@ -10,7 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ecr_retention.domain.errors import InputError
 from ecr_retention.tables import printable
+
+# The demo's EKS clusters (demo/registry.py): prod and us-prod run the exporter, dev is read through its API.
+DEMO_CLUSTERS = ("prod", "dev", "us-prod")
 
 # What moto's server mode needs beyond the runtime dependencies (requirements-dev.txt: moto[server,...]).
 EMULATOR_PACKAGES = frozenset({"moto", "flask", "flask_cors", "werkzeug", "jsonpath_ng", "openapi_spec_validator"})
@@ -40,6 +44,19 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="write the rules, manifests, snapshot, plan and reports here (default: a new temporary directory)",
     )
+    tamper = parser.add_mutually_exclusive_group()
+    tamper.add_argument(
+        "--empty-manifest",
+        metavar="CLUSTER",
+        help="right before the real sweep, replace in-use/CLUSTER.json with an empty, complete, fresh manifest (what "
+        "a broken collector could write): the in-use memory keeps what CLUSTER runs, and the report says why",
+    )
+    tamper.add_argument(
+        "--delete-manifest",
+        metavar="CLUSTER",
+        help="right before the real sweep, delete in-use/CLUSTER.json: an expected cluster blocks the run, an optional "
+        "one is remembered",
+    )
     parser.set_defaults(run=run)
 
 
@@ -60,4 +77,15 @@ def run(args: argparse.Namespace) -> int:
     def write(line: str) -> None:
         print(printable(line), flush=True)
 
-    return run_demo(out=args.out, keep_running=args.keep_running, write=write)
+    tampering = None
+    if args.empty_manifest or args.delete_manifest:
+        from ecr_retention_dev.demo.runner import Tampering
+
+        cluster = args.empty_manifest or args.delete_manifest
+        if cluster not in DEMO_CLUSTERS:
+            raise InputError(
+                f"--{'empty' if args.empty_manifest else 'delete'}-manifest: the demo's clusters are "
+                f"{', '.join(DEMO_CLUSTERS)}, not {cluster!r}"
+            )
+        tampering = Tampering("empty" if args.empty_manifest else "delete", cluster)
+    return run_demo(out=args.out, keep_running=args.keep_running, write=write, tampering=tampering)

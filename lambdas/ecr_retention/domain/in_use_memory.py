@@ -30,6 +30,12 @@ from ecr_retention.domain.references import InvalidReference, parse_reference
 from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.domain.timestamps import format_timestamp
 
+
+def _when(value: datetime) -> str:
+    """A time as people read it in a reason or a warning: to the second."""
+    return format_timestamp(value.replace(microsecond=0))
+
+
 # (repository, tag) -> the digest the tag points to: what the evaluations found, for the tag references they saw.
 ResolvedTags = Mapping[tuple[str, str], str]
 RememberedKey = tuple[str, str, str | None, str, str, str, str]
@@ -51,7 +57,7 @@ def remembered_note(image: RememberedImage, now: datetime, grace: timedelta) -> 
     """How a reason says when a remembered reference was seen and until when it protects."""
     return (
         f"last seen {humanize_age(now - image.last_seen_at)} ago, "
-        f"protected until {format_timestamp(protected_until(image, grace))}"
+        f"protected until {_when(protected_until(image, grace))}"
     )
 
 
@@ -159,7 +165,7 @@ def reading_warnings(
             if known.last.references and not _unreadable(inventory, cluster):
                 warnings.append(
                     f"cluster {cluster}: no in-use manifest now, it reported {_images(known.last.references)} at "
-                    f"{format_timestamp(known.last.generated_at)}; {_kept(known.last, grace)}"
+                    f"{_when(known.last.generated_at)}; {_kept(known.last, grace)}"
                 )
             continue
         before = known.previous if known.last.generated_at == manifest.generated_at else known.last
@@ -167,7 +173,7 @@ def reading_warnings(
         if before is not None and before.references and count * 2 < before.references:
             warnings.append(
                 f"cluster {cluster}: now reports {_images(count)}, it reported {_images(before.references)} at "
-                f"{format_timestamp(before.generated_at)}; {_kept(before, grace)}"
+                f"{_when(before.generated_at)}; {_kept(before, grace)}"
             )
     return tuple(warnings)
 
@@ -183,5 +189,5 @@ def _images(count: int) -> str:
 def _kept(reading: Reading, grace: timedelta) -> str:
     return (
         "the references it dropped stay protected through the in-use memory until "
-        f"{format_timestamp(reading.generated_at + grace)} (safety.in_use_grace {format_duration(grace)})"
+        f"{_when(reading.generated_at + grace)} (safety.in_use_grace {format_duration(grace)})"
     )

@@ -25,16 +25,17 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import boto3
 
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import manifest_key
+from ecr_retention.domain.inventory import InUseManifest, manifest_json, manifest_key
 from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.report import RunReport
@@ -78,8 +79,23 @@ RESTORE_DELAY, RESTORE_WAIT = timedelta(seconds=2), 30.0
 Write = Callable[[str], None]
 
 
+@dataclass(frozen=True)
+class Tampering:
+    """What the demo does to one cluster's manifest right before the real sweep, as an adversary or a broken
+    collector could: `delete` it, or replace it with an `empty`, complete, fresh one. The in-use memory the dry run
+    recorded must keep everything the cluster runs protected, and the report must say why."""
+
+    action: Literal["delete", "empty"]
+    cluster: str
+
+
 def run_demo(
-    *, out: Path | None, keep_running: bool, write: Write = print, wait: Callable[[], None] | None = None
+    *,
+    out: Path | None,
+    keep_running: bool,
+    write: Write = print,
+    wait: Callable[[], None] | None = None,
+    tampering: Tampering | None = None,
 ) -> int:
     """Exit code 0 when the verification held, 1 otherwise."""
     clock = time.monotonic()
@@ -91,7 +107,7 @@ def run_demo(
         demo = Demo(emulator, directory, write, agentless)
         registry = demo.seed()
         announced, plan, without_collector = demo.dry_run(registry)
-        verification = demo.live_run(registry, announced, without_collector)
+        verification = demo.live_run(registry, announced, without_collector, tampering)
         write("")
         write(
             f"Files: {directory} (rules, in-use manifests, snapshot.json, plan.txt, plan.json, "
@@ -344,16 +360,26 @@ class Demo:
 
     # 3 -------------------------------------------------------------------------------------------------------
 
-    def live_run(self, registry: DemoRegistry, announced: RunReport, without_collector: Plan) -> Verification:
+    def live_run(
+        self,
+        registry: DemoRegistry,
+        announced: RunReport,
+        without_collector: Plan,
+        tampering: Tampering | None = None,
+    ) -> Verification:
         deployment = self.deployment(LIVE_RULES)
         self.write("")
         self.write(f"3. Second deployment, dry_run: false (RULES_FILE={deployment.rules_file})")
         with deployed(deployment) as functions:
             collector = functions.collector()
             tagger = functions.tagger()
+            if tampering is not None:
+                self.tamper(tampering)
             before = read_state(self.ecr, registry.repositories, datetime.now(UTC))
             sweep = functions.sweep(self.read_object)
         self.show_invocations(collector, tagger, sweep)
+        if tampering is not None:
+            self.show_remembered(sweep)
         self.wait_for_restores(registry)
         after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
         report = self.stored_report(sweep, "live", "real run")
@@ -362,6 +388,43 @@ class Demo:
         verification = verify(registry, before, after, announced, report, without_collector)
         self.show_verification(verification)
         return verification
+
+    def tamper(self, tampering: Tampering) -> None:
+        key = manifest_key(tampering.cluster)
+        if tampering.action == "delete":
+            self.s3.delete_object(Bucket=BUCKET, Key=key)
+            self.write(f"   tamper   s3://{BUCKET}/{key} deleted before the sweep (--delete-manifest)")
+            return
+        empty = InUseManifest(
+            schema_version=1, cluster=tampering.cluster, generated_at=datetime.now(UTC), complete=True, images=()
+        )
+        self.s3.put_object(Bucket=BUCKET, Key=key, Body=manifest_json(empty))
+        self.write(
+            f"   tamper   s3://{BUCKET}/{key} replaced by an empty, complete, fresh manifest before the sweep "
+            "(--empty-manifest)"
+        )
+
+    def show_remembered(self, sweep: Sweep) -> None:
+        """What the in-use memory kept, in the report's words: the warnings, and each image kept only by it."""
+        report = RunReport.model_validate_json(self.read_object(BUCKET, self.report_key_of(sweep)))
+        for warning in report.warnings:
+            if "in-use memory" in warning or "unreadable" in warning:
+                self.write(f"   warning  {warning}")
+        for repository in report.repositories:
+            for label, entries in (("kept", repository.kept_images), ("restored", repository.restored)):
+                for entry in entries:
+                    reason = next((r for r in entry.reasons if r.rule == "remembered"), None)
+                    if reason is not None and not any(r.kind == "in-use" and r.rule is None for r in entry.reasons):
+                        tags = ",".join(entry.image_tags) or entry.image_digest[:19]
+                        self.write(
+                            f"   {label:<8} {repository.repository_name} {tags}: in-use [remembered]: {reason.detail}"
+                        )
+        for line in report.blocked:
+            self.write(f"   blocked  {line}")
+
+    def report_key_of(self, sweep: Sweep) -> str:
+        assert sweep.report is not None
+        return str(sweep.report.result["reportKey"]).removeprefix(f"s3://{BUCKET}/")
 
     def wait_for_restores(self, registry: DemoRegistry) -> None:
         """Until each in-use image found archived is ACTIVE again (the sweep started its restore), or RESTORE_WAIT."""

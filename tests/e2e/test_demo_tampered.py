@@ -1,0 +1,41 @@
+"""`ecr-retention demo --empty-manifest dev`: dev's manifest replaced by an empty, complete, fresh one right before the
+real sweep (what a broken collector or a spoke choosing its session tags could write). The in-use memory the dry
+run recorded keeps everything dev runs; the demo's own verification, which reads what runs where from the seeded
+workloads and not from any manifest, holds; the report says why (SPEC "The in-use memory", docs/safety.md 19)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from ecr_retention.cli import main
+
+pytestmark = pytest.mark.slow
+
+
+def test_an_emptied_manifest_before_the_real_run_changes_nothing_dev_ran(tmp_path: Path) -> None:
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        code = main(["demo", "--out", str(tmp_path), "--empty-manifest", "dev"])
+    output = printed.getvalue()
+
+    assert code == 0, output
+    assert "\nverified: no in-use, protected, young or referenced image was deleted or archived" in output
+    assert re.search(
+        r"^   warning  cluster dev: now reports 0 images, it reported 4 images at \S+; the references it dropped stay "
+        r"protected through the in-use memory until \S+ \(safety.in_use_grace 1w\)$",
+        output,
+        flags=re.MULTILINE,
+    )
+    remembered = re.findall(r"^   (kept|restored) +(\S+ \S+): in-use \[remembered\]: dev: ", output, flags=re.MULTILINE)
+    assert ("kept", "app 1.12.307-dev") in remembered
+    assert ("restored", "docker.io/library/nginx 1.14.2") in remembered
+    (live,) = tmp_path.glob("reports/live-*.json")
+    report = json.loads(live.read_text())
+    assert report["outcome"] == "ok"
+    assert any(w.startswith("cluster dev: now reports 0 images") for w in report["warnings"])
