@@ -302,3 +302,67 @@ def test_a_run_that_cannot_read_the_replication_rules_is_blocked_exit_1_and_chan
     blocked = [line for line in result.stdout.splitlines() if "DescribeRegistry failed: AccessDeniedException" in line]
     assert blocked
     assert all("nothing is deleted until it can be read" in line for line in blocked)
+
+
+def test_snapshot_with_the_bucket_records_the_manifests_and_the_memory_so_plan_decides_as_the_pipeline(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a run that read dev's manifest (the memory remembers it), when dev.json is deleted from the bucket,
+    # then a snapshot with the bucket records prod's manifest and the memory, and plan keeps what dev ran, as the
+    # pipeline's own plan on the bucket does.
+    from ecr_retention.layout import MEMORY_FILE
+    from ecr_retention.services.run import run_pipeline
+
+    config = pipeline.config(dry_run=True)
+    run_pipeline(config, pipeline.deps())
+    pipeline.s3.delete_object(Bucket=BUCKET, Key="in-use/dev.json")
+    rules = write_rules(tmp_path, dry_run=True)
+    out, manifests = tmp_path / "registry.json", tmp_path / "recorded"
+    recorder = ApiCallRecorder()  # the CLI's calls alone
+
+    snapshot = run_cli(
+        recorder, capsys, "snapshot", "--out", str(out), "--bucket", BUCKET, "--manifests", str(manifests)
+    )
+    planned = run_cli(
+        recorder,
+        capsys,
+        "plan",
+        "--config",
+        str(rules),
+        "--snapshot",
+        str(out),
+        "--manifests",
+        str(manifests),
+        "--now",
+        NOW.isoformat(),
+        "--format",
+        "json",
+    )
+
+    assert snapshot.code == 0, snapshot.stderr
+    assert snapshot.stderr.splitlines()[-1] == f"snapshot: 1 in-use manifests, with the in-use memory -> {manifests}"
+    assert sorted(path.name for path in manifests.iterdir()) == [MEMORY_FILE, "prod.json"]
+    result = json.loads(planned.stdout)
+    assert result == json.loads(json.dumps(pipeline.plan(config).to_json_dict()))
+    remembered = [
+        reason
+        for repository in result["repositories"]
+        for image in repository["images"]
+        for reason in image["reasons"]
+        if reason["rule"] == "remembered"
+    ]
+    assert remembered
+    assert all(reason["detail"].startswith("dev: ") for reason in remembered)
+    assert recorder.mutating() == []
+
+
+def test_snapshot_bucket_and_manifests_go_together(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run_cli(pipeline.recorder, capsys, "snapshot", "--out", str(tmp_path / "s.json"), "--bucket", BUCKET)
+
+    assert result.code == 2
+    assert result.stderr == (
+        "ecr-retention snapshot: error: --bucket and --manifests go together: the inventory is recorded into the "
+        "directory\n"
+    )
