@@ -92,8 +92,36 @@ def run_started_at(run_id: str) -> datetime:
         raise InputError(f"--run: {run_id!r} does not start with a valid date and time") from None
 
 
+@dataclass(frozen=True)
+class RunRemovals:
+    """What a run removed, from its report: the images it archived, by repository (they can be restored), and how
+    many it deleted (gone for good: a deletion cannot be undone)."""
+
+    selections: dict[str, Selection]
+    archived: int
+    deleted: int
+
+
+def removals_of_run(bucket: Bucket, run_id: str) -> RunRemovals:
+    """The run's report (reports/YYYY/MM/DD/<runId>.json) read for what it archived and deleted."""
+    report = _run_report(bucket, run_id)
+    return RunRemovals(
+        selections={
+            repo.repository_name: Selection(digests=tuple(entry.image_digest for entry in repo.archived))
+            for repo in report.repositories
+            if repo.archived
+        },
+        archived=sum(len(repo.archived) for repo in report.repositories),
+        deleted=sum(len(repo.deleted) for repo in report.repositories),
+    )
+
+
 def selections_of_run(bucket: Bucket, run_id: str) -> dict[str, Selection]:
     """Every image the run archived, by repository, from its report (reports/YYYY/MM/DD/<runId>.json)."""
+    return removals_of_run(bucket, run_id).selections
+
+
+def _run_report(bucket: Bucket, run_id: str) -> RunReport:
     key = report_key(run_id, run_started_at(run_id))
     where = f"s3://{bucket.name}/{key}"
     body = bucket.read(key, max_bytes=MAX_RUN_REPORT_BYTES)
@@ -108,11 +136,7 @@ def selections_of_run(bucket: Bucket, run_id: str) -> dict[str, Selection]:
         raise InputError(f"{where}: the report is of run {report.run_id}, not {run_id}")
     if report.dry_run:
         raise InputError(f"run {run_id} was a dry run: it archived nothing")
-    return {
-        repo.repository_name: Selection(digests=tuple(entry.image_digest for entry in repo.archived))
-        for repo in report.repositories
-        if repo.archived
-    }
+    return report
 
 
 # --- restoring ---------------------------------------------------------------------------------------------------

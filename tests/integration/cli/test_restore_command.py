@@ -51,6 +51,10 @@ def archiving_run(pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixt
     return report
 
 
+def deleted_by(report: dict[str, Any]) -> int:
+    return sum(len(repo["deleted"]) for repo in report["repositories"])
+
+
 def archived_by(report: dict[str, Any]) -> dict[str, list[str]]:
     return {
         repo["repositoryName"]: [entry["imageDigest"] for entry in repo["archived"]]
@@ -97,6 +101,25 @@ def test_restore_by_run_undoes_the_runs_archive_and_a_second_restore_does_nothin
     assert again.code == 0
     assert set(results(again).values()) == {"already-active"}
     assert pipeline.recorder.mutating() == []
+
+
+def test_restore_by_run_says_how_many_of_the_runs_deletions_it_cannot_bring_back(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = archiving_run(pipeline, tmp_path, capsys)
+    deleted, archived = deleted_by(report), sum(map(len, archived_by(report).values()))
+    assert deleted > 1
+    assert archived > 1
+    run_id = report["runId"]
+
+    dry = run_cli(pipeline.recorder, capsys, "restore", "--run", run_id, "--bucket", BUCKET, "--dry-run")
+    live = run_cli(pipeline.recorder, capsys, "restore", "--run", run_id, "--bucket", BUCKET)
+
+    assert dry.code == live.code == 0
+    said = f"ecr-retention restore: run {run_id} deleted {deleted} images; deletions cannot be undone, only its "
+    assert one_line(dry.stderr) == f"{said}{archived} archived images would be restored"
+    assert one_line(live.stderr) == f"{said}{archived} archived images are restored"
+    assert results(live) == {short(d): "restoring" for digests in archived_by(report).values() for d in digests}
 
 
 def test_restore_by_tag_and_by_digest(pipeline: Pipeline, capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,6 +211,10 @@ BAD_INPUT: dict[str, tuple[list[str], str]] = {
     "--bucket with --repository": (
         ["--repository", "app", "--digest", DIGEST, "--bucket", BUCKET],
         "--bucket goes with --run, not with --repository",
+    ),
+    "--timeout without --wait": (
+        ["--repository", "app", "--tag", "pr-100", "--timeout", "45m"],
+        "--timeout goes with --wait: without --wait the restores start and nothing waits for them",
     ),
     "--timeout malformed": (
         ["--repository", "app", "--tag", "v1", "--wait", "--timeout", "soon"],

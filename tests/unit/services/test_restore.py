@@ -10,7 +10,15 @@ from datetime import UTC, datetime
 import pytest
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.services.restore import Selection, Waiting, restore, run_started_at, selections_of_run
+from ecr_retention.services.restore import (
+    RunRemovals,
+    Selection,
+    Waiting,
+    removals_of_run,
+    restore,
+    run_started_at,
+    selections_of_run,
+)
 from support.fakes import FakeRegistry, MemoryBucket
 
 REPO = "app"
@@ -159,8 +167,8 @@ def test_wait_times_out_and_says_the_restore_goes_on() -> None:
     assert report.has_problems
 
 
-def report_body(run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[str, ...] = ()) -> bytes:
-    entries = [
+def entries_of(digests: tuple[str, ...]) -> list[dict[str, object]]:
+    return [
         {
             "imageDigest": digest,
             "imageTags": [],
@@ -168,8 +176,14 @@ def report_body(run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[
             "kind": "delete-rule",
             "detail": "pull-request builds",
         }
-        for digest in archived
+        for digest in digests
     ]
+
+
+def report_body(
+    run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[str, ...] = (), deleted: tuple[str, ...] = ()
+) -> bytes:
+    entries = entries_of(archived)
     document = {
         "schemaVersion": 1,
         "runId": run_id,
@@ -180,7 +194,7 @@ def report_body(run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[
         "outcome": "ok",
         "repositories": [
             {"repositoryName": REPO, "outcome": "ok", "archived": entries},
-            {"repositoryName": "other", "outcome": "ok"},
+            {"repositoryName": "other", "outcome": "ok", "deleted": entries_of(deleted)},
         ],
     }
     return json.dumps(document).encode()
@@ -191,6 +205,16 @@ def test_a_runs_report_names_the_images_it_archived() -> None:
     bucket.write(f"reports/2026/12/01/{RUN_ID}.json", report_body(archived=("sha256:" + "a" * 64,)))
 
     assert selections_of_run(bucket, RUN_ID) == {REPO: Selection(digests=("sha256:" + "a" * 64,))}
+
+
+def test_a_runs_removals_count_its_deletions_which_cannot_be_restored() -> None:
+    bucket = MemoryBucket()
+    archived, deleted = ("sha256:" + "a" * 64,), ("sha256:" + "b" * 64, "sha256:" + "c" * 64)
+    bucket.write(f"reports/2026/12/01/{RUN_ID}.json", report_body(archived=archived, deleted=deleted))
+
+    removals = removals_of_run(bucket, RUN_ID)
+
+    assert removals == RunRemovals(selections={REPO: Selection(digests=archived)}, archived=1, deleted=2)
 
 
 @pytest.mark.parametrize(
