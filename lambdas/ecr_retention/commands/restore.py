@@ -15,6 +15,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.services.restore import (
     POLL_SECONDS,
+    ReadOnlyManifests,
     RestoreReport,
     RestoreStatus,
     RunRemovals,
@@ -24,6 +25,7 @@ from ecr_retention.services.restore import (
     restore,
     run_started_at,
 )
+from ecr_retention.services.snapshot import BucketManifestCache, ManifestCache
 from ecr_retention.tables import MAX_REASON_WIDTH, MAX_TAGS_WIDTH, clip, format_rows, printable
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -47,8 +49,10 @@ def register(subparsers: Any) -> None:
         help="bring archived images back to STANDARD: those a run archived, or those named by digest or tag",
         description="Restores archived images (UpdateImageStorageClass to STANDARD, one call an image): every image "
         "the run archived (--run, read from its report in --bucket), or the images of --repository named by "
-        "--digest and --tag (repeatable). Images that are not archived are reported and left alone, so running it "
-        "twice is harmless. A restore takes up to about 20 minutes (ACTIVATING) and costs the restore fee "
+        "--digest and --tag (repeatable). An image index comes back with its archived children, nested indexes too "
+        "(ECR serves an archived index's manifest to no one: with --wait its children follow once it is ACTIVE, "
+        "without it a second restore finds them). Images that are not archived are reported and left alone, so "
+        "running it twice is harmless. A restore takes up to about 20 minutes (ACTIVATING) and costs the restore fee "
         f"(${RESTORE_PRICE_PER_GB:g}/GB). Exit 0 ok, 1 a restore failed or timed out, 2 bad input.",
     )
     parser.add_argument(
@@ -110,16 +114,22 @@ def _check_images(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     timeout = check_arguments(args)
     session = AwsSession.from_environment()
+    manifests: ManifestCache | None = None
     with aws_errors():
         if args.run_id is not None:
-            removals = removals_of_run(session.bucket(args.bucket), args.run_id)
+            bucket = session.bucket(args.bucket)
+            removals = removals_of_run(bucket, args.run_id)
             if removals.deleted:
                 _progress(_what_cannot_be_restored(args.run_id, removals, dry_run=args.dry_run))
             selections = removals.selections
+            # The pipeline's copies of index manifests: ECR serves none while an index is archived.
+            manifests = ReadOnlyManifests(BucketManifestCache(bucket))
         else:
             selections = {args.repository: Selection(digests=tuple(args.digest), tags=tuple(args.tag))}
         waiting = Waiting(timeout, time.monotonic, time.sleep, _progress, interval=POLL_SECONDS) if args.wait else None
-        report = restore(selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting)
+        report = restore(
+            selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting, manifests=manifests
+        )
     print(render_restore_report(report))
     return 1 if report.has_problems else 0
 
