@@ -131,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
             selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting, manifests=manifests
         )
     print(render_restore_report(report))
+    for note in report.notes:
+        _progress(note)
     return 1 if report.has_problems else 0
 
 

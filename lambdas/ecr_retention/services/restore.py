@@ -69,6 +69,7 @@ class RestoreLine:
 class RestoreReport:
     dry_run: bool
     lines: list[RestoreLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what is left to do, for people (an index's unknown children)
 
     def count(self, status: RestoreStatus) -> int:
         return sum(1 for line in self.lines if line.status == status)
@@ -217,7 +218,14 @@ def restore(
         restoring.add(repository, _restore_repository(repository, selection, registry, cache, dry_run=dry_run))
     if waiting is not None and not dry_run:
         _wait_for_every_round(restoring, registry, cache, waiting)
-    return RestoreReport(dry_run=dry_run, lines=[_explained(line, restoring, dry_run) for line in restoring.lines])
+    return RestoreReport(
+        dry_run=dry_run,
+        lines=[_explained(line, restoring) for line in restoring.lines],
+        notes=[
+            _unknown_children_note(repository, index, dry_run)
+            for repository, index in sorted(restoring.unknown_indexes)
+        ],
+    )
 
 
 def _wait_for_every_round(restoring: _Restoring, registry: Registry, cache: ManifestCache, waiting: Waiting) -> None:
@@ -240,19 +248,21 @@ def _status(lines: Sequence[RestoreLine], key: tuple[str, str]) -> RestoreStatus
     return next((line.status for line in lines if (line.repository, line.image_digest) == key), None)
 
 
-def _explained(line: RestoreLine, restoring: _Restoring, dry_run: bool) -> RestoreLine:
-    """The line with why it is there (a child of an index) and what is left to do (an index whose children are not
-    known yet)."""
-    key = (line.repository, line.image_digest)
-    detail = line.detail
-    if key in restoring.index_of:
-        detail += f" (child of index {_short(restoring.index_of[key])})"
-    if key in restoring.unknown_indexes:
-        then = "a restore once it is ACTIVE restores them" if dry_run else "restore again once it is ACTIVE (or --wait)"
-        detail += f"; its children are unknown until its manifest can be read: {then}"
-    if detail == line.detail:
+def _explained(line: RestoreLine, restoring: _Restoring) -> RestoreLine:
+    """The line of a child names the index that brought it."""
+    index = restoring.index_of.get((line.repository, line.image_digest))
+    if index is None:
         return line
+    detail = f"{line.detail} (child of index {_short(index)})"
     return RestoreLine(line.repository, line.image_digest, line.image_tags, line.status, detail, line.size)
+
+
+def _unknown_children_note(repository: str, index: str, dry_run: bool) -> str:
+    then = "a restore restores them" if dry_run else "restore again (or use --wait) to restore them"
+    return (
+        f"{repository}: index {_short(index)} is not ACTIVE and its manifest is not cached, so its archived children "
+        f"are not known yet (ECR serves no manifest of an archived image): once it is ACTIVE, {then}"
+    )
 
 
 def _short(digest: str) -> str:

@@ -330,7 +330,11 @@ def test_an_archived_index_whose_manifest_is_unknown_says_to_restore_again_and_a
 
     [line] = first.lines
     assert (line.image_digest, line.status) == (digests["index"], "restoring")
-    assert "its children are unknown until its manifest can be read: restore again once it is ACTIVE" in line.detail
+    assert first.notes == [
+        f"{REPO}: index {short(digests['index'])} is not ACTIVE and its manifest is not cached, so its archived "
+        "children are not known yet (ECR serves no manifest of an archived image): once it is ACTIVE, restore again "
+        "(or use --wait) to restore them"
+    ]
     registry.activate(REPO, digests["index"])
 
     second = restore({REPO: Selection(tags=("v1",))}, registry=registry)
@@ -359,7 +363,7 @@ def test_wait_restores_the_children_of_an_archived_index_once_its_manifest_can_b
 
     statuses = {line.image_digest: line.status for line in report.lines}
     assert statuses == {digests[name]: "restored" for name in ("index", "amd64", "arm64", "nested", "attestation")}
-    assert not any("unknown" in line.detail for line in report.lines)
+    assert report.notes == []
     assert clock.sleeps == [15.0, 15.0, 15.0]  # the index, then its children and the nested index, then its child
     assert registry.repositories[REPO][digests["other"]].detail.image_status == "ARCHIVED"
 
@@ -372,5 +376,6 @@ def test_wait_that_times_out_before_the_index_is_active_still_names_its_unknown_
     report = restore({REPO: Selection(tags=("v1",))}, registry=registry, waiting=waiting)
 
     [line] = report.lines
-    assert line.status == "timed-out"
-    assert line.detail.startswith("still ACTIVATING after 20s (the restore goes on); its children are unknown")
+    assert (line.status, line.detail) == ("timed-out", "still ACTIVATING after 20s (the restore goes on)")
+    [note] = report.notes
+    assert "its archived children are not known yet" in note
