@@ -132,8 +132,8 @@ def check_replaceable(path: Path, option: str) -> None:
     not the file it points to, and a link planted in a shared directory (/tmp) must not steer where we write."""
     try:
         status = os.lstat(path)
-    except FileNotFoundError:
-        return
+    except (FileNotFoundError, NotADirectoryError):
+        return  # a new name; the checks of its directory say what is wrong with that
     except OSError as error:
         raise InputError(f"{option}: {path}: cannot read: {error.strerror or error}") from None
     if stat.S_ISLNK(status.st_mode):
