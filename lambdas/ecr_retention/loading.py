@@ -129,12 +129,13 @@ def parse_now(text: str | None) -> datetime:
 
 
 def check_output_file(path: Path, option: str) -> None:
-    """Refuse an output path that cannot be written before any work is done: empty, a directory, or in a
-    directory that does not exist or is not writable."""
+    """Refuse an output path that cannot be written before any work is done: empty, a directory, in a
+    directory that does not exist or is not writable, or anything but a regular file or a new name."""
     if not str(path):
         raise InputError(f"{option}: empty path")
     if path.is_dir():
         raise InputError(f"{option}: {path} is a directory, expected a file")
+    check_replaceable(path, option)
     parent = path.parent
     if not parent.is_dir():
         raise InputError(f"{option}: directory {parent} does not exist")
@@ -142,12 +143,44 @@ def check_output_file(path: Path, option: str) -> None:
         raise InputError(f"{option}: directory {parent} is not writable")
 
 
-def write_file_atomically(path: Path, body: bytes) -> None:
-    """Write beside the target, then rename over it, so a reader never sees half a file."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def check_replaceable(path: Path, option: str) -> None:
+    """Only a regular file or a new name may be replaced by an output file. The file is written beside its name
+    and renamed over it, so whatever holds the name is unlinked and replaced: a FIFO or a device (`/dev/null`, as
+    root) would be destroyed, not written to. A symbolic link is refused too: the rename would replace the link,
+    not the file it points to, and a link planted in a shared directory (/tmp) must not steer where we write."""
     try:
-        temporary.write_bytes(body)
+        status = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return  # a new name; the checks of its directory say what is wrong with that
+    except OSError as error:
+        raise InputError(f"{option}: {path}: cannot read: {error.strerror or error}") from None
+    if stat.S_ISLNK(status.st_mode):
+        raise InputError(f"{option}: {path} is a symbolic link; name a new or regular file")
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError(f"{option}: {path} is not a regular file; name a new or regular file")
+
+
+def open_beside(path: Path) -> tuple[int, Path]:
+    """A new file beside `path` for its next contents, created exclusively (never through a link or over a file
+    someone left there), with the permissions open() gives new files (the umask)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    return os.open(temporary, flags, 0o666), temporary
+
+
+def write_file_atomically(path: Path, body: bytes, option: str = "--out") -> None:
+    """Write beside the target, then rename over it, so a reader never sees half a file. What holds the name is
+    checked again right before the rename: it may have changed since the arguments were checked."""
+    try:
+        descriptor, temporary = open_beside(path)
+    except OSError as error:
+        raise InputError(f"{path}: cannot write: {error.strerror or error}") from None
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(body)
+        check_replaceable(path, option)
         os.replace(temporary, path)
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise InputError(f"{path}: cannot write: {error.strerror or error}") from None
+    finally:
+        temporary.unlink(missing_ok=True)  # gone already when the rename happened

@@ -17,6 +17,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.report import RunReport
+from ecr_retention.loading import check_replaceable, open_beside
 from ecr_retention.tables import printable
 
 FORMATS = ("table", "json", "html", "csv")
@@ -44,6 +45,7 @@ def output_file(args: argparse.Namespace) -> Path | None:
     path = Path(args.out)
     if path.is_dir():
         raise InputError(f"--out: {path} is a directory")
+    check_replaceable(path, "--out")
     if not path.parent.is_dir():
         raise InputError(f"--out: directory {path.parent} does not exist")
     return path
@@ -64,13 +66,18 @@ def write_report_file(path: Path, report: RunReport, config: RetentionConfig, ou
     """Render, write beside `path`, rename over it; then one line on standard error naming the file."""
     text = render(report, config, output)
     # Beside the final name (a rename within one directory is atomic), created as open() creates files (umask).
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with temporary.open("w", encoding="utf-8", newline="") as file:
+        descriptor, temporary = open_beside(path)
+    except OSError as error:
+        raise InputError(f"--out: cannot write {path}: {error.strerror or error}") from None
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
             file.write(text)
+        check_replaceable(path, "--out")  # again: a run takes minutes, and the name may hold something else now
         os.replace(temporary, path)
     except OSError as error:
-        temporary.unlink(missing_ok=True)
         raise InputError(f"--out: cannot write {path}: {error.strerror or error}") from None
+    finally:
+        temporary.unlink(missing_ok=True)  # gone already when the rename happened
     what = "page" if output == "html" else "sheet"
     print(printable(f"ecr-retention {command}: wrote the {what} to {path.resolve()}"), file=sys.stderr)

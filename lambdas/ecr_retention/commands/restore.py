@@ -15,14 +15,17 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.services.restore import (
     POLL_SECONDS,
+    ReadOnlyManifests,
     RestoreReport,
     RestoreStatus,
+    RunRemovals,
     Selection,
     Waiting,
+    removals_of_run,
     restore,
     run_started_at,
 )
-from ecr_retention.services.restore import selections_of_run as read_run
+from ecr_retention.services.snapshot import BucketManifestCache, ManifestCache
 from ecr_retention.tables import MAX_REASON_WIDTH, MAX_TAGS_WIDTH, clip, format_rows, printable
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -46,8 +49,10 @@ def register(subparsers: Any) -> None:
         help="bring archived images back to STANDARD: those a run archived, or those named by digest or tag",
         description="Restores archived images (UpdateImageStorageClass to STANDARD, one call an image): every image "
         "the run archived (--run, read from its report in --bucket), or the images of --repository named by "
-        "--digest and --tag (repeatable). Images that are not archived are reported and left alone, so running it "
-        "twice is harmless. A restore takes up to about 20 minutes (ACTIVATING) and costs the restore fee "
+        "--digest and --tag (repeatable). An image index comes back with its archived children, nested indexes too "
+        "(ECR serves an archived index's manifest to no one: with --wait its children follow once it is ACTIVE, "
+        "without it a second restore finds them). Images that are not archived are reported and left alone, so "
+        "running it twice is harmless. A restore takes up to about 20 minutes (ACTIVATING) and costs the restore fee "
         f"(${RESTORE_PRICE_PER_GB:g}/GB). Exit 0 ok, 1 a restore failed or timed out, 2 bad input.",
     )
     parser.add_argument(
@@ -58,9 +63,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--digest", action="append", default=[], metavar="D", help="an image digest (repeatable)")
     parser.add_argument("--tag", action="append", default=[], metavar="T", help="an image tag (repeatable)")
     parser.add_argument("--wait", action="store_true", help="wait until every restored image is ACTIVE")
-    parser.add_argument(
-        "--timeout", default=DEFAULT_TIMEOUT, help=f"how long --wait waits (default {DEFAULT_TIMEOUT}), e.g. 45m"
-    )
+    parser.add_argument("--timeout", help=f"how long --wait waits (default {DEFAULT_TIMEOUT}), e.g. 45m")
     parser.add_argument("--dry-run", action="store_true", help="show what would be restored, restore nothing")
     parser.set_defaults(run=run)
 
@@ -75,8 +78,11 @@ def check_arguments(args: argparse.Namespace) -> float:
         _check_run(args)
     else:
         _check_images(args)
+    # Without --wait nothing waits: a timeout given there would be silently ignored, and a restore thought bounded.
+    if args.timeout is not None and not args.wait:
+        raise InputError("--timeout goes with --wait: without --wait the restores start and nothing waits for them")
     try:
-        return parse_duration(args.timeout).total_seconds()
+        return parse_duration(args.timeout or DEFAULT_TIMEOUT).total_seconds()
     except ValueError as error:
         raise InputError(f"--timeout: {error}") from None
 
@@ -108,15 +114,39 @@ def _check_images(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     timeout = check_arguments(args)
     session = AwsSession.from_environment()
+    manifests: ManifestCache | None = None
     with aws_errors():
         if args.run_id is not None:
-            selections = read_run(session.bucket(args.bucket), args.run_id)
+            bucket = session.bucket(args.bucket)
+            removals = removals_of_run(bucket, args.run_id)
+            if removals.deleted:
+                _progress(_what_cannot_be_restored(args.run_id, removals, dry_run=args.dry_run))
+            selections = removals.selections
+            # The pipeline's copies of index manifests: ECR serves none while an index is archived.
+            manifests = ReadOnlyManifests(BucketManifestCache(bucket))
         else:
             selections = {args.repository: Selection(digests=tuple(args.digest), tags=tuple(args.tag))}
         waiting = Waiting(timeout, time.monotonic, time.sleep, _progress, interval=POLL_SECONDS) if args.wait else None
-        report = restore(selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting)
+        report = restore(
+            selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting, manifests=manifests
+        )
     print(render_restore_report(report))
+    for note in report.notes:
+        _progress(note)
     return 1 if report.has_problems else 0
+
+
+def _what_cannot_be_restored(run_id: str, removals: RunRemovals, *, dry_run: bool) -> str:
+    """The run's deletions are gone for good: said once, so that a restore by run is not taken for an undo."""
+    said = f"run {run_id} deleted {_images(removals.deleted)}; deletions cannot be undone"
+    if not removals.archived:
+        return f"{said}, and it archived none: nothing to restore"
+    verb = "would be restored" if dry_run else ("is restored" if removals.archived == 1 else "are restored")
+    return f"{said}, only its {_images(removals.archived, 'archived ')} {verb}"
+
+
+def _images(count: int, kind: str = "") -> str:
+    return f"{count} {kind}image" + ("" if count == 1 else "s")
 
 
 def _progress(message: str) -> None:

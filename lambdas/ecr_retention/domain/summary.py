@@ -8,6 +8,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.escaping import printable
 from ecr_retention.domain.plan import ReplicaRegistry
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
 from ecr_retention.domain.sizes import human_bytes
@@ -89,8 +90,12 @@ def entry_line(repository: str, entry: ImageEntry, now: datetime) -> str:
 
 def render_summary(report: RunReport, files: ReportFiles | None = None) -> tuple[str, str]:
     """(subject, body). The body names the run, the mode, each repository, why anything was blocked or
-    skipped, the largest removals, and where the full JSON report, its page and its sheet are."""
-    return subject_line(report), "\n".join(summary_lines(report, files)) + "\n"
+    skipped, the largest removals, and where the full JSON report, its page and its sheet are.
+
+    Each line is escaped (`printable`) before the lines are joined: values from outside (a manifest's workload or
+    namespace, an image string, a registry's error text) may hold line breaks or bidirectional controls that would
+    forge lines in the e-mail (`Deployment/x\\nOutcome: ok`); the summary's own line breaks are the joins."""
+    return subject_line(report), "\n".join(printable(line) for line in summary_lines(report, files)) + "\n"
 
 
 def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[str]:
@@ -231,4 +236,6 @@ def replica_text(replica: ReplicaRegistry) -> str:
 def failure_summary(run_id: str, problem: str) -> tuple[str, str]:
     """What is published when the report itself could not be written or built."""
     subject = f"ecr-retention run {run_id[:40]} FAILED"
-    return subject[:SUBJECT_LIMIT], f"Run {run_id} failed before its report was stored:\n  {problem}\n"
+    # The problem is an error's text (from S3, from a registry): escaped like every line of the summary.
+    body = f"Run {printable(run_id)} failed before its report was stored:\n  {printable(problem)}\n"
+    return subject[:SUBJECT_LIMIT], body

@@ -44,13 +44,17 @@ def check_manifest_path(path: Path, label: str) -> None:
     """InputError when `path` can never take the manifest, so that it is said before the cluster is read.
 
     The manifest is written beside the target and renamed over it: the directory must exist and be
-    writable, and the target must be a regular file or absent. A later failure (a full disk, a directory
-    removed meanwhile) is still an ExportFailed from `write_manifest_file`.
+    writable, and the target must be a regular file (not a link to one) or absent. A later failure (a full disk,
+    a directory removed meanwhile) is still an ExportFailed from `write_manifest_file`.
     """
     if path.is_dir():
         raise InputError(f"{label}: is a directory, not a file")
+    # The rename would unlink what holds the name: a FIFO or a device would be destroyed, a symbolic link replaced
+    # instead of the file it points to (and a link planted in a shared directory must not steer the write).
+    if path.is_symlink():
+        raise InputError(f"{label}: is a symbolic link; name a new or regular file")
     if path.exists() and not path.is_file():
-        raise InputError(f"{label}: is not a regular file")
+        raise InputError(f"{label}: is not a regular file; name a new or regular file")
     directory = path.parent
     if not directory.exists():
         raise InputError(f"{label}: directory {directory} does not exist")

@@ -3,7 +3,13 @@ operator names by digest or tag. Restoring deletes nothing, and a second restore
 (they are already ACTIVE, or ACTIVATING).
 
 ECR restores one image per UpdateImageStorageClass call; the image is ACTIVATING until the restore finishes
-("within 20 minutes"), then ACTIVE, and each GB restored costs the restore fee (domain/cost.py)."""
+("within 20 minutes"), then ACTIVE, and each GB restored costs the restore fee (domain/cost.py).
+
+An image index comes back with its children, nested indexes too, as the pipeline restores an in-use index: a pull of
+the index fetches the child of its platform, so an index restored without its archived children still cannot be
+pulled. The children are listed in the index's manifest, which ECR does not serve while the index is archived: it is
+read from the manifest cache the pipeline keeps (manifests/<digest>.json, with --run), or from ECR once the index
+is ACTIVE (with --wait, the children follow in a second round; without it, a second restore finds them)."""
 
 from __future__ import annotations
 
@@ -11,16 +17,17 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
 from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.report import RunReport, report_key
 from ecr_retention.ports import BatchOutcome, Bucket, Registry, RepositoryGone
+from ecr_retention.services.snapshot import ManifestCache, MemoryManifestCache, index_manifests, read_index_manifest
 
 RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)-[a-z-]+-[0-9a-f]{8}$")
 MAX_RUN_REPORT_BYTES = 256 * 1024 * 1024
@@ -62,6 +69,7 @@ class RestoreLine:
 class RestoreReport:
     dry_run: bool
     lines: list[RestoreLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what is left to do, for people (an index's unknown children)
 
     def count(self, status: RestoreStatus) -> int:
         return sum(1 for line in self.lines if line.status == status)
@@ -92,8 +100,36 @@ def run_started_at(run_id: str) -> datetime:
         raise InputError(f"--run: {run_id!r} does not start with a valid date and time") from None
 
 
+@dataclass(frozen=True)
+class RunRemovals:
+    """What a run removed, from its report: the images it archived, by repository (they can be restored), and how
+    many it deleted (gone for good: a deletion cannot be undone)."""
+
+    selections: dict[str, Selection]
+    archived: int
+    deleted: int
+
+
+def removals_of_run(bucket: Bucket, run_id: str) -> RunRemovals:
+    """The run's report (reports/YYYY/MM/DD/<runId>.json) read for what it archived and deleted."""
+    report = _run_report(bucket, run_id)
+    return RunRemovals(
+        selections={
+            repo.repository_name: Selection(digests=tuple(entry.image_digest for entry in repo.archived))
+            for repo in report.repositories
+            if repo.archived
+        },
+        archived=sum(len(repo.archived) for repo in report.repositories),
+        deleted=sum(len(repo.deleted) for repo in report.repositories),
+    )
+
+
 def selections_of_run(bucket: Bucket, run_id: str) -> dict[str, Selection]:
     """Every image the run archived, by repository, from its report (reports/YYYY/MM/DD/<runId>.json)."""
+    return removals_of_run(bucket, run_id).selections
+
+
+def _run_report(bucket: Bucket, run_id: str) -> RunReport:
     key = report_key(run_id, run_started_at(run_id))
     where = f"s3://{bucket.name}/{key}"
     body = bucket.read(key, max_bytes=MAX_RUN_REPORT_BYTES)
@@ -108,11 +144,22 @@ def selections_of_run(bucket: Bucket, run_id: str) -> dict[str, Selection]:
         raise InputError(f"{where}: the report is of run {report.run_id}, not {run_id}")
     if report.dry_run:
         raise InputError(f"run {run_id} was a dry run: it archived nothing")
-    return {
-        repo.repository_name: Selection(digests=tuple(entry.image_digest for entry in repo.archived))
-        for repo in report.repositories
-        if repo.archived
-    }
+    return report
+
+
+class ReadOnlyManifests:
+    """The pipeline's manifest cache (BucketManifestCache) read and never written: a restore needs S3 read access
+    only, and what it reads from ECR is kept for this process."""
+
+    def __init__(self, cache: ManifestCache) -> None:
+        self._cache = cache
+        self._read: dict[str, str] = {}
+
+    def get(self, digest: str) -> str | None:
+        return self._read.get(digest) or self._cache.get(digest)
+
+    def put(self, digest: str, text: str) -> None:
+        self._read[digest] = text
 
 
 # --- restoring ---------------------------------------------------------------------------------------------------
@@ -129,30 +176,115 @@ class Waiting:
     interval: float = POLL_SECONDS
 
 
+@dataclass
+class _Restoring:
+    """What one restore has seen: the lines, each child's index, and the indexes whose children are still unknown
+    (their manifest cannot be read yet), each keyed by (repository, digest)."""
+
+    lines: list[RestoreLine] = field(default_factory=list)
+    index_of: dict[tuple[str, str], str] = field(default_factory=dict)
+    unknown_indexes: set[tuple[str, str]] = field(default_factory=set)
+
+    def add(self, repository: str, restored: _RepositoryRestore) -> None:
+        seen = {(line.repository, line.image_digest) for line in self.lines}
+        self.lines.extend(line for line in restored.lines if (repository, line.image_digest) not in seen)
+        self.index_of.update({(repository, child): index for child, index in restored.index_of.items()})
+        self.unknown_indexes.update((repository, index) for index in restored.unknown_indexes)
+
+
+@dataclass(frozen=True)
+class _RepositoryRestore:
+    lines: list[RestoreLine]
+    index_of: dict[str, str]  # child digest -> the index that lists it
+    unknown_indexes: tuple[str, ...]
+
+
 def restore(
     selections: Mapping[str, Selection],
     *,
     registry: Registry,
     dry_run: bool = False,
     waiting: Waiting | None = None,
+    manifests: ManifestCache | None = None,
 ) -> RestoreReport:
-    """Restore each selected image that is ARCHIVED; report the others as they are. With `waiting`, poll until
-    the restores have finished (ACTIVE) or the timeout has passed."""
-    report = RestoreReport(dry_run=dry_run)
+    """Restore each selected image that is ARCHIVED, and the archived children of each selected index (nested
+    indexes too); report the others as they are. With `waiting`, poll until the restores have finished (ACTIVE) or
+    the timeout has passed; an index whose children were unknown while it was archived is read once ACTIVE, and
+    its children restored and waited for in the time left. `manifests`: index manifests known already (the
+    pipeline's cache)."""
+    cache = manifests if manifests is not None else MemoryManifestCache()
+    restoring = _Restoring()
     for repository, selection in selections.items():
-        report.lines.extend(_restore_repository(repository, selection, registry, dry_run=dry_run))
+        restoring.add(repository, _restore_repository(repository, selection, registry, cache, dry_run=dry_run))
     if waiting is not None and not dry_run:
-        report.lines = _wait(report.lines, registry, waiting)
-    return report
+        _wait_for_every_round(restoring, registry, cache, waiting)
+    return RestoreReport(
+        dry_run=dry_run,
+        lines=[_explained(line, restoring) for line in restoring.lines],
+        notes=[
+            _unknown_children_note(repository, index, dry_run)
+            for repository, index in sorted(restoring.unknown_indexes)
+        ],
+    )
+
+
+def _wait_for_every_round(restoring: _Restoring, registry: Registry, cache: ManifestCache, waiting: Waiting) -> None:
+    """Wait; then restore the children of the indexes that have become readable (ACTIVE), and wait for them, as
+    many rounds as indexes are nested, all within the one timeout."""
+    deadline = waiting.clock() + waiting.timeout
+    while True:
+        restoring.lines = _wait(restoring.lines, registry, waiting, deadline)
+        readable = {key for key in restoring.unknown_indexes if _status(restoring.lines, key) == "restored"}
+        if not readable or waiting.clock() >= deadline:
+            return
+        restoring.unknown_indexes -= readable
+        for repository in sorted({repo for repo, _ in readable}):
+            indexes = tuple(sorted(digest for repo, digest in readable if repo == repository))
+            again = _restore_repository(repository, Selection(digests=indexes), registry, cache, dry_run=False)
+            restoring.add(repository, again)
+
+
+def _status(lines: Sequence[RestoreLine], key: tuple[str, str]) -> RestoreStatus | None:
+    return next((line.status for line in lines if (line.repository, line.image_digest) == key), None)
+
+
+def _explained(line: RestoreLine, restoring: _Restoring) -> RestoreLine:
+    """The line of a child names the index that brought it."""
+    index = restoring.index_of.get((line.repository, line.image_digest))
+    if index is None:
+        return line
+    detail = f"{line.detail} (child of index {_short(index)})"
+    return RestoreLine(line.repository, line.image_digest, line.image_tags, line.status, detail, line.size)
+
+
+def _unknown_children_note(repository: str, index: str, dry_run: bool) -> str:
+    then = "a restore restores them" if dry_run else "restore again (or use --wait) to restore them"
+    return (
+        f"{repository}: index {_short(index)} is not ACTIVE and its manifest is not cached, so its archived children "
+        f"are not known yet (ECR serves no manifest of an archived image): once it is ACTIVE, {then}"
+    )
+
+
+def _short(digest: str) -> str:
+    return digest.split(":", 1)[-1][:12]
 
 
 def _restore_repository(
-    repository: str, selection: Selection, registry: Registry, *, dry_run: bool
-) -> list[RestoreLine]:
+    repository: str, selection: Selection, registry: Registry, cache: ManifestCache, *, dry_run: bool
+) -> _RepositoryRestore:
     try:
-        found, lines = _resolve(repository, selection, registry)
+        chosen, lines = _resolve(repository, selection, registry)
+        found, index_of, unknown = _with_children(repository, chosen, registry, cache)
     except RepositoryGone as error:
-        return [RestoreLine(repository, "", (), "failed", f"repository gone: {error}")]
+        return _RepositoryRestore([RestoreLine(repository, "", (), "failed", f"repository gone: {error}")], {}, ())
+    lines.extend(_restore_found(repository, found, registry, dry_run=dry_run))
+    return _RepositoryRestore(lines, index_of, unknown)
+
+
+def _restore_found(
+    repository: str, found: Sequence[ImageDetail], registry: Registry, *, dry_run: bool
+) -> list[RestoreLine]:
+    lines: list[RestoreLine] = []
     archived = [detail for detail in found if detail.image_status == "ARCHIVED"]
     for detail in found:
         if detail.image_status == "ACTIVE":
@@ -171,6 +303,51 @@ def _restore_repository(
             return [*lines, *(_line(repository, d, "failed", f"repository gone: {error}") for d in archived)]
         lines.extend(_lines_of_outcome(repository, archived, outcome, registry))
     return lines
+
+
+def _with_children(
+    repository: str, chosen: Sequence[ImageDetail], registry: Registry, cache: ManifestCache
+) -> tuple[list[ImageDetail], dict[str, str], tuple[str, ...]]:
+    """The chosen images and every image their indexes list, nested indexes too, each once; which index brought
+    each child; and the indexes whose manifest cannot be read now (archived and not cached)."""
+    found = {detail.image_digest: detail for detail in chosen}
+    frontier = [detail for detail in chosen if detail.image_manifest_media_type in INDEX_MEDIA_TYPES]
+    if not frontier:
+        return list(found.values()), {}, ()
+    everything = {detail.image_digest: detail for detail in registry.describe_images(repository)}
+    index_of: dict[str, str] = {}
+    unknown: list[str] = []
+    while frontier:
+        manifests = _index_manifests(registry, repository, frontier, cache)
+        listed: list[ImageDetail] = []
+        for index in frontier:
+            manifest = manifests.get(index.image_digest)
+            if manifest is None:
+                unknown.append(index.image_digest)
+                continue
+            for child in (entry["digest"] for entry in manifest["manifests"]):
+                detail = everything.get(child)
+                if detail is not None and child not in found:
+                    found[child] = detail
+                    index_of[child] = index.image_digest
+                    listed.append(detail)
+        frontier = [detail for detail in listed if detail.image_manifest_media_type in INDEX_MEDIA_TYPES]
+    return list(found.values()), index_of, tuple(unknown)
+
+
+def _index_manifests(
+    registry: Registry, repository: str, indexes: Sequence[ImageDetail], cache: ManifestCache
+) -> dict[str, dict[str, Any]]:
+    """The manifests of these indexes that can be read: from the cache, and from ECR for an ACTIVE index only (ECR
+    serves no manifest of an archived or activating image: it cannot be pulled)."""
+    active = [index.image_digest for index in indexes if index.image_status == "ACTIVE"]
+    manifests = dict(index_manifests(registry, repository, active, cache))
+    for index in indexes:
+        text = cache.get(index.image_digest) if index.image_digest not in manifests else None
+        parsed = read_index_manifest(index.image_digest, text) if text is not None else None
+        if parsed is not None:
+            manifests[index.image_digest] = parsed
+    return manifests
 
 
 def _resolve(repository: str, selection: Selection, registry: Registry) -> tuple[list[ImageDetail], list[RestoreLine]]:
@@ -226,14 +403,13 @@ def _reread(repository: str, digests: Sequence[str], registry: Registry) -> dict
         return {}
 
 
-def _wait(lines: list[RestoreLine], registry: Registry, waiting: Waiting) -> list[RestoreLine]:
-    """Poll the images being restored (DescribeImages) until each is ACTIVE or the timeout has passed. Progress
-    when the count changes, and at least once a minute."""
+def _wait(lines: list[RestoreLine], registry: Registry, waiting: Waiting, deadline: float) -> list[RestoreLine]:
+    """Poll the images being restored (DescribeImages) until each is ACTIVE or the deadline (of the whole restore)
+    has passed. Progress when the count changes, and at least once a minute."""
     pending = {(line.repository, line.image_digest) for line in lines if line.status in ("restoring", "being-restored")}
     total = len(pending)
     finished: dict[tuple[str, str], RestoreLine] = {}
     started = waiting.clock()
-    deadline = started + waiting.timeout
     said: tuple[int, float] | None = None  # (restored, when) of the last progress line
     while pending:
         finished.update(_poll(pending, registry))

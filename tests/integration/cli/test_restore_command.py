@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from ecr_retention.commands import restore as restore_command
-from support.pipeline_harness import CliResult, Pipeline, run_cli, write_rules
+from ecr_retention_dev.emulator.seeding import MotoEcr
+from support.pipeline_harness import NOW, CliResult, Pipeline, run_cli, write_rules
 from support.realistic_registry import BUCKET
 
 RUN_ID = "20261201T030000Z-schedule-1a2b3c4d"
@@ -49,6 +50,10 @@ def archiving_run(pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixt
     assert ran.code == 0, ran.stderr
     report: dict[str, Any] = json.loads(ran.stdout)
     return report
+
+
+def deleted_by(report: dict[str, Any]) -> int:
+    return sum(len(repo["deleted"]) for repo in report["repositories"])
 
 
 def archived_by(report: dict[str, Any]) -> dict[str, list[str]]:
@@ -99,6 +104,25 @@ def test_restore_by_run_undoes_the_runs_archive_and_a_second_restore_does_nothin
     assert pipeline.recorder.mutating() == []
 
 
+def test_restore_by_run_says_how_many_of_the_runs_deletions_it_cannot_bring_back(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = archiving_run(pipeline, tmp_path, capsys)
+    deleted, archived = deleted_by(report), sum(map(len, archived_by(report).values()))
+    assert deleted > 1
+    assert archived > 1
+    run_id = report["runId"]
+
+    dry = run_cli(pipeline.recorder, capsys, "restore", "--run", run_id, "--bucket", BUCKET, "--dry-run")
+    live = run_cli(pipeline.recorder, capsys, "restore", "--run", run_id, "--bucket", BUCKET)
+
+    assert dry.code == live.code == 0
+    said = f"ecr-retention restore: run {run_id} deleted {deleted} images; deletions cannot be undone, only its "
+    assert one_line(dry.stderr) == f"{said}{archived} archived images would be restored"
+    assert one_line(live.stderr) == f"{said}{archived} archived images are restored"
+    assert results(live) == {short(d): "restoring" for digests in archived_by(report).values() for d in digests}
+
+
 def test_restore_by_tag_and_by_digest(pipeline: Pipeline, capsys: pytest.CaptureFixture[str]) -> None:
     archived = pipeline.seeded.digest("app pr-100")  # archived by the seed, 40 days ago
     active = pipeline.seeded.digest("app v1.0.11")
@@ -115,6 +139,35 @@ def test_restore_by_tag_and_by_digest(pipeline: Pipeline, capsys: pytest.Capture
     assert results(by_digest) == {short(archived): "being-restored"}
     assert pipeline.recorder.of("UpdateImageStorageClass")[-1].params["imageId"] == {"imageDigest": archived}
     assert len(pipeline.recorder.of("UpdateImageStorageClass")) == 1  # the second restore asked for nothing
+
+
+def test_restore_of_an_archived_index_with_wait_restores_its_archived_children_once_the_index_is_active(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repository = "platform/runtime"
+    index, current = pipeline.seeded.indexes["runtime 2.1.0"], pipeline.seeded.indexes["runtime 3.0.0"]
+    shared = {child.digest for child in current.children}  # 3.0.0 still lists it: ECR would not archive it
+    archived = [index.digest, *(child.digest for child in index.children if child.digest not in shared)]
+    assert len(archived) >= 3, "the index, its arm64 build and its attestation"
+    seeding = MotoEcr(pipeline.ecr)
+    for digest in archived:
+        seeding.archive(repository, digest, NOW - timedelta(days=10))
+    pipeline.fidelity.activation_delay = timedelta(seconds=1)
+    monkeypatch.setattr(restore_command, "POLL_SECONDS", 0.05)
+
+    result = run_cli(
+        pipeline.recorder, capsys, "restore", "--repository", repository, "--tag", "2.1.0", "--wait", "--timeout", "1m"
+    )
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert results(result) == {
+        **{short(digest): "restored" for digest in archived},
+        **{short(child.digest): "already-active" for child in index.children if child.digest in shared},
+    }
+    assert set(statuses(pipeline, repository, archived).values()) == {"ACTIVE"}
+    assert len(pipeline.recorder.of("UpdateImageStorageClass")) == len(archived)
+    # The index's manifest was asked for once, when it could be served (ECR serves none of an archived image).
+    assert len(pipeline.recorder.of("BatchGetImage")) == 1
 
 
 def test_an_unknown_tag_and_an_image_deleted_mid_way_exit_1(
@@ -188,6 +241,10 @@ BAD_INPUT: dict[str, tuple[list[str], str]] = {
     "--bucket with --repository": (
         ["--repository", "app", "--digest", DIGEST, "--bucket", BUCKET],
         "--bucket goes with --run, not with --repository",
+    ),
+    "--timeout without --wait": (
+        ["--repository", "app", "--tag", "pr-100", "--timeout", "45m"],
+        "--timeout goes with --wait: without --wait the restores start and nothing waits for them",
     ),
     "--timeout malformed": (
         ["--repository", "app", "--tag", "v1", "--wait", "--timeout", "soon"],

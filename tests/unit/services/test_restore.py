@@ -10,7 +10,16 @@ from datetime import UTC, datetime
 import pytest
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.services.restore import Selection, Waiting, restore, run_started_at, selections_of_run
+from ecr_retention.services.restore import (
+    RunRemovals,
+    Selection,
+    Waiting,
+    removals_of_run,
+    restore,
+    run_started_at,
+    selections_of_run,
+)
+from ecr_retention.services.snapshot import MemoryManifestCache
 from support.fakes import FakeRegistry, MemoryBucket
 
 REPO = "app"
@@ -159,8 +168,8 @@ def test_wait_times_out_and_says_the_restore_goes_on() -> None:
     assert report.has_problems
 
 
-def report_body(run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[str, ...] = ()) -> bytes:
-    entries = [
+def entries_of(digests: tuple[str, ...]) -> list[dict[str, object]]:
+    return [
         {
             "imageDigest": digest,
             "imageTags": [],
@@ -168,8 +177,14 @@ def report_body(run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[
             "kind": "delete-rule",
             "detail": "pull-request builds",
         }
-        for digest in archived
+        for digest in digests
     ]
+
+
+def report_body(
+    run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[str, ...] = (), deleted: tuple[str, ...] = ()
+) -> bytes:
+    entries = entries_of(archived)
     document = {
         "schemaVersion": 1,
         "runId": run_id,
@@ -180,7 +195,7 @@ def report_body(run_id: str = RUN_ID, *, dry_run: bool = False, archived: tuple[
         "outcome": "ok",
         "repositories": [
             {"repositoryName": REPO, "outcome": "ok", "archived": entries},
-            {"repositoryName": "other", "outcome": "ok"},
+            {"repositoryName": "other", "outcome": "ok", "deleted": entries_of(deleted)},
         ],
     }
     return json.dumps(document).encode()
@@ -191,6 +206,16 @@ def test_a_runs_report_names_the_images_it_archived() -> None:
     bucket.write(f"reports/2026/12/01/{RUN_ID}.json", report_body(archived=("sha256:" + "a" * 64,)))
 
     assert selections_of_run(bucket, RUN_ID) == {REPO: Selection(digests=("sha256:" + "a" * 64,))}
+
+
+def test_a_runs_removals_count_its_deletions_which_cannot_be_restored() -> None:
+    bucket = MemoryBucket()
+    archived, deleted = ("sha256:" + "a" * 64,), ("sha256:" + "b" * 64, "sha256:" + "c" * 64)
+    bucket.write(f"reports/2026/12/01/{RUN_ID}.json", report_body(archived=archived, deleted=deleted))
+
+    removals = removals_of_run(bucket, RUN_ID)
+
+    assert removals == RunRemovals(selections={REPO: Selection(digests=archived)}, archived=1, deleted=2)
 
 
 @pytest.mark.parametrize(
@@ -218,3 +243,139 @@ def test_a_run_that_cannot_be_read_is_bad_input(run_id: str, body: bytes | None,
 
 def test_run_started_at_reads_the_run_ids_timestamp() -> None:
     assert run_started_at(RUN_ID) == datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+
+
+# --- an image index comes back with its children -----------------------------------------------------------------
+
+
+def archived_multi_arch() -> tuple[FakeRegistry, dict[str, str]]:
+    """v1: an index listing two platform images and a nested index (listing a third), every one of them archived,
+    as the pipeline archives an index with its children; v2: an unrelated archived image, left alone."""
+    registry = FakeRegistry()
+    digests = {name: registry.add_image(REPO, pushed_at=PUSHED, seed=name, size=GIB) for name in ("amd64", "arm64")}
+    digests["attestation"] = registry.add_image(REPO, pushed_at=PUSHED, seed="attestation")
+    digests["nested"] = registry.add_index(REPO, [digests["attestation"]], tags=(), pushed_at=PUSHED)
+    digests["index"] = registry.add_index(
+        REPO, [digests["amd64"], digests["arm64"], digests["nested"]], tags=("v1",), pushed_at=PUSHED
+    )
+    digests["other"] = registry.add_image(REPO, tags=["v2"], pushed_at=PUSHED, seed="other")
+    for digest in digests.values():
+        registry.archive(REPO, digest, ARCHIVED_AT)
+    return registry, digests
+
+
+def pipeline_cache(registry: FakeRegistry, *digests: str) -> MemoryManifestCache:
+    """The index manifests as the pipeline's cache holds them (read while the indexes were ACTIVE)."""
+    cache = MemoryManifestCache()
+    for digest in digests:
+        cache.put(digest, registry.repositories[REPO][digest].manifest)
+    return cache
+
+
+def short(digest: str) -> str:
+    return digest.removeprefix("sha256:")[:12]
+
+
+def test_restoring_an_index_by_tag_restores_its_archived_children_and_nested_indexes() -> None:
+    registry, digests = archived_multi_arch()
+    cache = pipeline_cache(registry, digests["index"], digests["nested"])
+
+    report = restore({REPO: Selection(tags=("v1",))}, registry=registry, manifests=cache)
+
+    restored = {"index", "amd64", "arm64", "nested", "attestation"}
+    by_digest = {line.image_digest: line for line in report.lines}
+    assert set(by_digest) == {digests[name] for name in restored}
+    assert {line.status for line in report.lines} == {"restoring"}
+    assert by_digest[digests["amd64"]].detail.endswith(f"(child of index {short(digests['index'])})")
+    assert by_digest[digests["attestation"]].detail.endswith(f"(child of index {short(digests['nested'])})")
+    assert registry.repositories[REPO][digests["other"]].detail.image_status == "ARCHIVED"
+    assert registry.count("get_manifests") == 0  # ECR serves no manifest of an archived index: the cache does
+    assert report.fee() == pytest.approx(2 * 0.03, rel=0.01)
+
+
+def test_a_dry_run_of_an_index_names_the_children_it_would_restore() -> None:
+    registry, digests = archived_multi_arch()
+    cache = pipeline_cache(registry, digests["index"], digests["nested"])
+
+    report = restore({REPO: Selection(digests=(digests["index"],))}, registry=registry, manifests=cache, dry_run=True)
+
+    assert len(report.lines) == 5
+    assert {line.status for line in report.lines} == {"would-restore"}
+    assert registry.mutating_calls == []
+
+
+def test_the_archived_children_of_an_active_index_are_found_through_its_manifest_from_ecr() -> None:
+    registry, digests = archived_multi_arch()
+    registry.activate(REPO, digests["index"])  # restored earlier, alone
+    registry.activate(REPO, digests["nested"])
+
+    report = restore({REPO: Selection(tags=("v1",))}, registry=registry)
+
+    statuses = {line.image_digest: line.status for line in report.lines}
+    assert statuses == {
+        digests["index"]: "already-active",
+        digests["nested"]: "already-active",
+        digests["amd64"]: "restoring",
+        digests["arm64"]: "restoring",
+        digests["attestation"]: "restoring",
+    }
+
+
+def test_an_archived_index_whose_manifest_is_unknown_says_to_restore_again_and_a_second_restore_finds_its_children() -> (
+    None
+):
+    registry, digests = archived_multi_arch()
+
+    first = restore({REPO: Selection(tags=("v1",))}, registry=registry)
+
+    [line] = first.lines
+    assert (line.image_digest, line.status) == (digests["index"], "restoring")
+    assert first.notes == [
+        f"{REPO}: index {short(digests['index'])} is not ACTIVE and its manifest is not cached, so its archived "
+        "children are not known yet (ECR serves no manifest of an archived image): once it is ACTIVE, restore again "
+        "(or use --wait) to restore them"
+    ]
+    registry.activate(REPO, digests["index"])
+
+    second = restore({REPO: Selection(tags=("v1",))}, registry=registry)
+
+    statuses = {line.image_digest: line.status for line in second.lines}
+    assert statuses == {
+        digests["index"]: "already-active",
+        digests["amd64"]: "restoring",
+        digests["arm64"]: "restoring",
+        digests["nested"]: "restoring",
+    }
+
+
+def test_wait_restores_the_children_of_an_archived_index_once_its_manifest_can_be_read() -> None:
+    registry, digests = archived_multi_arch()
+    clock = Clock()
+
+    def ecr_finishes_every_restore(seconds: float) -> None:
+        clock.sleep(seconds)
+        for digest, stored in registry.repositories[REPO].items():
+            if stored.detail.image_status == "ACTIVATING":
+                registry.activate(REPO, digest)
+
+    waiting = Waiting(timeout=1800, clock=lambda: clock.now, sleep=ecr_finishes_every_restore, progress=lambda _: None)
+    report = restore({REPO: Selection(tags=("v1",))}, registry=registry, waiting=waiting)
+
+    statuses = {line.image_digest: line.status for line in report.lines}
+    assert statuses == {digests[name]: "restored" for name in ("index", "amd64", "arm64", "nested", "attestation")}
+    assert report.notes == []
+    assert clock.sleeps == [15.0, 15.0, 15.0]  # the index, then its children and the nested index, then its child
+    assert registry.repositories[REPO][digests["other"]].detail.image_status == "ARCHIVED"
+
+
+def test_wait_that_times_out_before_the_index_is_active_still_names_its_unknown_children() -> None:
+    registry, _ = archived_multi_arch()
+    clock = Clock()
+    waiting = Waiting(timeout=20, clock=lambda: clock.now, sleep=clock.sleep, progress=lambda _: None)
+
+    report = restore({REPO: Selection(tags=("v1",))}, registry=registry, waiting=waiting)
+
+    [line] = report.lines
+    assert (line.status, line.detail) == ("timed-out", "still ACTIVATING after 20s (the restore goes on)")
+    [note] = report.notes
+    assert "its archived children are not known yet" in note
