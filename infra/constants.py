@@ -47,6 +47,9 @@ TASK_DEFINITION_REVISIONS_CONTEXT_KEY = "taskDefinitionRevisions"
 # are private.
 EKS_CLUSTERS_CONTEXT_KEY = "eksClusters"
 COLLECTOR_VPC_CONTEXT_KEY = "collectorVpc"
+# The one role that may delete the objects protection depends on (in-use/, the in-use memory, each run's targets
+# and replication rules; infra.inventory_bucket): none when absent, administrators included.
+BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
 # (infra.eks_access explains the choice).
 EKS_VIEW_POLICY = "AmazonEKSViewPolicy"

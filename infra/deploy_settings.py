@@ -157,6 +157,7 @@ class DeploySettings(BaseModel):
     collector_vpc: Annotated[CollectorVpc | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
+    break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
 
     @field_validator("exporter_cluster_arns")
     @classmethod

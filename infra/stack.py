@@ -95,6 +95,8 @@ class EcrRetentionStack(Stack):
             report_key=self.reports.key,
             map_concurrency=settings.map_concurrency,
         )
+        self.inventory.allow_memory_writes_only_from(self.workflow.report.role)
+        self.inventory.deny_deleting_protection_state(settings.break_glass_role_arn)
         self.tagger = Tagger(
             self,
             "Tagging",
