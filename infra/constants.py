@@ -47,6 +47,10 @@ TASK_DEFINITION_REVISIONS_CONTEXT_KEY = "taskDefinitionRevisions"
 # are private.
 EKS_CLUSTERS_CONTEXT_KEY = "eksClusters"
 COLLECTOR_VPC_CONTEXT_KEY = "collectorVpc"
+# The partitions whose EKS clusters eksClusters may name: the commercial, China and GovCloud ones, where EKS access
+# entries and the collector's STS-signed tokens work as documented. Another (an ISO partition) is a typo or a
+# deployment this project never covered, and is refused at synthesis.
+EKS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
 # The one role that may delete the objects protection depends on (in-use/, the in-use memory, each run's targets
 # and replication rules; infra.inventory_bucket): none when absent, administrators included.
 BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"

@@ -162,7 +162,9 @@ def test_an_incomplete_collection_alarms(by_metric: dict[tuple[str, str], list[d
 
 
 def test_an_expected_aws_inventory_source_alarms_on_its_manifest_age_like_a_cluster(tmp_path: Path) -> None:
-    rules = RULES.replace("clusters: [prod, dev]", "clusters: [prod, aws-123456789012-eu-west-1]")
+    rules = RULES.replace(
+        "clusters: [prod, dev]", "clusters: [prod, aws-123456789012-eu-west-1], optional_clusters: [dev]"
+    )
     template = Template.from_stack(build_stack(rules_file(tmp_path, rules), CONTEXT))
     ages = {
         a["Properties"]["Dimensions"][0]["Value"]: a["Properties"]

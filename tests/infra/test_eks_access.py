@@ -32,7 +32,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
         "eksClusters": [OWN_CLUSTER, OWN_CLUSTER_ELSEWHERE, SPOKE_CLUSTER],
         "collectorVpc": VPC,
     }
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), context)
+    # Every cluster the collector reads is expected or optional (DeploySettings.check_against_the_stack).
+    rules = RULES.replace(
+        "clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [agentless, batch_east, payments]}"
+    )
+    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), rules), context)
 
 
 @pytest.fixture(scope="module")

@@ -583,6 +583,28 @@ def test_without_a_break_glass_role_nobody_deletes_the_protection_state(tmp_path
 
 
 @pytest.mark.slow
+def test_a_stack_that_knows_its_account_checks_its_eks_clusters_and_its_aws_inventory_against_it(
+    tmp_path: Path,
+) -> None:
+    import aws_cdk as cdk
+
+    from ecr_retention.domain.errors import InputError
+    from ecr_retention.loading import load_config
+    from infra.deploy_settings import DeploySettings
+
+    app = cdk.App(context={"aws:cdk:bundling-stacks": []})
+    config = load_config(rules_file(tmp_path, RULES))
+    environment = cdk.Environment(account="123456789012", region="eu-west-1")
+    foreign = DeploySettings.from_context({"eksClusters": [SPOKE_CLUSTER_ARN]}.get)
+    with pytest.raises(InputError, match=r"^cdk context: eksClusters: .*cluster/payments is of another account"):
+        EcrRetentionStack(app, "Foreign", config=config, settings=foreign, env=environment)
+    with pytest.raises(
+        InputError, match=r"^cdk\.json awsInventory .*: cluster aws-123456789012-eu-west-1 is in neither"
+    ):
+        EcrRetentionStack(app, "Collected", config=config, settings=DeploySettings(), env=environment)
+
+
+@pytest.mark.slow
 def test_without_listed_clusters_no_exporter_writes_in_use_manifests(tmp_path: Path, minimal_rules_text: str) -> None:
     stack = build_stack(rules_file(tmp_path, minimal_rules_text), {})
     template = Template.from_stack(stack)

@@ -180,7 +180,12 @@ def test_the_collector_function_collects_where_the_context_says(tmp_path: Path) 
         "spokeRoleArns": spokes,
         "taskDefinitionRevisions": 3,
     }
-    stack = build_stack(rules_file(tmp_path, RULES), context)
+    # The spoke's aws-<account>-<region> manifests must be expected or optional (DeploySettings.check_against_the_stack).
+    rules = RULES.replace(
+        "clusters: [prod, dev]}",
+        "clusters: [prod, dev], optional_clusters: [aws-210987654321-eu-west-1, aws-210987654321-us-east-1]}",
+    )
+    stack = build_stack(rules_file(tmp_path, rules), context)
     assert stack.collector is not None
     function = Template.from_stack(stack).find_resources("AWS::Lambda::Function")[
         logical_id(stack, stack.collector.function)
