@@ -170,6 +170,11 @@ PUSH_BATCH_SIZE = 1000
 # AWS recommends a visibility timeout of six times the function's timeout for SQS event sources.
 PUSH_VISIBILITY_TIMEOUT_SECONDS = 6 * FUNCTION_SIZES["push"].timeout_seconds
 PUSH_MAX_RECEIVE_COUNT = 5
+# At most this many push functions at a time (the SQS event source's MaximumConcurrency; 2 is SQS's minimum). Each
+# invocation starts one run, and every run fans out to mapConcurrency evaluations: without a cap, a burst of pushes
+# scales the poller up and starts runs side by side, each holding ECR's throttling budget. An invocation only
+# starts an execution (seconds), so two drain a burst's batches quickly; what waits stays in the queue.
+PUSH_MAX_CONCURRENCY = 2
 
 # --- Asynchronous delivery (schedules, EventBridge rules, the tagger's async invocations): retries, then the
 # delivery dead-letter queue. DLQs keep a message for SQS's maximum, 14 days.

@@ -302,6 +302,20 @@ def test_the_push_function_reads_the_queue_in_batching_windows_with_partial_fail
     )
 
 
+def test_push_triggered_runs_are_started_by_at_most_two_push_functions_at_a_time(
+    template: Template, stack: EcrRetentionStack
+) -> None:
+    """A burst of pushes waits in the queue rather than starting runs side by side."""
+    assert stack.push is not None
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": {"Fn::GetAtt": [logical_id(stack, stack.push.queue), "Arn"]},
+            "ScalingConfig": {"MaximumConcurrency": 2},
+        },
+    )
+
+
 def test_every_queue_is_encrypted_and_refuses_requests_without_tls(template: Template) -> None:
     queues = template.find_resources("AWS::SQS::Queue")
     assert len(queues) == 3  # the debounce queue and two dead-letter queues
