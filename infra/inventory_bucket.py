@@ -3,7 +3,7 @@ run state (`runs/`) and the run reports (`reports/`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Duration
@@ -209,7 +209,7 @@ class InventoryBucket(Construct):
             )
         )
 
-    def _deny_puts(self, sid: str, resources: Sequence[str], conditions: dict[str, object] | None) -> None:
+    def _deny_puts(self, sid: str, resources: Sequence[str], conditions: Mapping[str, object] | None) -> None:
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid=sid,
@@ -217,7 +217,7 @@ class InventoryBucket(Construct):
                 principals=[iam.AnyPrincipal()],
                 actions=["s3:PutObject"],
                 resources=list(resources),
-                conditions=conditions,
+                conditions=dict(conditions) if conditions is not None else None,
             )
         )
 
