@@ -32,14 +32,18 @@ def main() -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
-    EcrRetentionStack(
-        app,
-        constants.STACK_NAME,
-        config=config,
-        settings=settings,
-        description=constants.STACK_DESCRIPTION,
-        tags=dict(constants.STACK_TAGS),
-    )
+    try:
+        EcrRetentionStack(
+            app,
+            constants.STACK_NAME,
+            config=config,
+            settings=settings,
+            description=constants.STACK_DESCRIPTION,
+            tags=dict(constants.STACK_TAGS),
+        )
+    except InputError as error:  # the context and the rules file disagree (DeploySettings.check_against_the_stack)
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     app.synth()
     return 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Duration, Stack
+from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_iam as iam
@@ -70,7 +70,31 @@ class Alarms(Construct):
             master_key=key,
             enforce_ssl=True,
         )
-        # CloudWatch publishes alarm notifications to the encrypted topic as itself.
+        # CloudWatch publishes alarm notifications as itself, so the topic's policy must allow it: enforce_ssl gives
+        # the topic a policy of its own, which replaces SNS's default one (that let the account's principals
+        # publish), and without this statement no alarm would ever reach the operations e-mail. Only this account's
+        # alarms: the source conditions keep another account's alarms (the confused deputy) out.
+        stack = Stack.of(self)
+        self.topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="CloudWatchAlarmsOfThisAccountPublish",
+                principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],
+                actions=["sns:Publish"],
+                resources=[self.topic.topic_arn],
+                conditions={
+                    "StringEquals": {"aws:SourceAccount": stack.account},
+                    "ArnLike": {
+                        "aws:SourceArn": stack.format_arn(
+                            service="cloudwatch",
+                            resource="alarm",
+                            resource_name="*",
+                            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                        )
+                    },
+                },
+            )
+        )
+        # And the topic is encrypted: CloudWatch asks KMS for a data key as itself too.
         key.add_to_resource_policy(
             iam.PolicyStatement(
                 principals=[iam.ServicePrincipal("cloudwatch.amazonaws.com")],

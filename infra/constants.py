@@ -47,6 +47,13 @@ TASK_DEFINITION_REVISIONS_CONTEXT_KEY = "taskDefinitionRevisions"
 # are private.
 EKS_CLUSTERS_CONTEXT_KEY = "eksClusters"
 COLLECTOR_VPC_CONTEXT_KEY = "collectorVpc"
+# The partitions whose EKS clusters eksClusters may name: the commercial, China and GovCloud ones, where EKS access
+# entries and the collector's STS-signed tokens work as documented. Another (an ISO partition) is a typo or a
+# deployment this project never covered, and is refused at synthesis.
+EKS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
+# The one role that may delete the objects protection depends on (in-use/, the in-use memory, each run's targets
+# and replication rules; infra.inventory_bucket): none when absent, administrators included.
+BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
 # (infra.eks_access explains the choice).
 EKS_VIEW_POLICY = "AmazonEKSViewPolicy"
@@ -163,6 +170,11 @@ PUSH_BATCH_SIZE = 1000
 # AWS recommends a visibility timeout of six times the function's timeout for SQS event sources.
 PUSH_VISIBILITY_TIMEOUT_SECONDS = 6 * FUNCTION_SIZES["push"].timeout_seconds
 PUSH_MAX_RECEIVE_COUNT = 5
+# At most this many push functions at a time (the SQS event source's MaximumConcurrency; 2 is SQS's minimum). Each
+# invocation starts one run, and every run fans out to mapConcurrency evaluations: without a cap, a burst of pushes
+# scales the poller up and starts runs side by side, each holding ECR's throttling budget. An invocation only
+# starts an execution (seconds), so two drain a burst's batches quickly; what waits stays in the queue.
+PUSH_MAX_CONCURRENCY = 2
 
 # --- Asynchronous delivery (schedules, EventBridge rules, the tagger's async invocations): retries, then the
 # delivery dead-letter queue. DLQs keep a message for SQS's maximum, 14 days.

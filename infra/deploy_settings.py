@@ -23,7 +23,7 @@ from pydantic import (
     field_validator,
 )
 
-from ecr_retention.domain.aws_inventory import AwsRegion, RoleArn, account_of_role
+from ecr_retention.domain.aws_inventory import AwsRegion, RoleArn, account_of_role, inventory_name
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
 from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.errors import InputError, describe_validation_error
@@ -103,6 +103,31 @@ def check_manifest_names(arns: Sequence[str]) -> list[str]:
     return names
 
 
+def check_partitions(arns: Sequence[str]) -> None:
+    """Only the partitions of constants.EKS_PARTITIONS (the pattern of an EKS ARN admits any aws-*); raises
+    ValueError."""
+    for arn in arns:
+        partition = EksCluster(arn).partition
+        if partition not in constants.EKS_PARTITIONS:
+            raise ValueError(
+                f"{arn}: partition {partition} is not supported (one of {', '.join(constants.EKS_PARTITIONS)})"
+            )
+
+
+def check_one_account_without_spoke_role(arns: Sequence[str], spoke_role_arns: Sequence[str]) -> None:
+    """The collector reads the clusters of this stack's account with its own role, and another account's only
+    through that account's spoke role (spokeRoleArns): clusters of two accounts without one cannot both be this
+    account's. Raises ValueError. (EcrRetentionStack also checks them against its account, when it knows it.)"""
+    spoke_accounts = {account_of_role(arn) for arn in spoke_role_arns}
+    own = sorted({account_of_cluster(arn) for arn in arns} - spoke_accounts)
+    if len(own) > 1:
+        raise ValueError(
+            f"clusters of accounts {', '.join(own)} and no {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} role of any of "
+            "them: the collector reads only this account's clusters with its own role; add a spoke role for each "
+            "other account (docs/aws-inventory.md)"
+        )
+
+
 class DeploySettings(BaseModel):
     """Field aliases are the context keys (constants.*_CONTEXT_KEY)."""
 
@@ -157,6 +182,7 @@ class DeploySettings(BaseModel):
     collector_vpc: Annotated[CollectorVpc | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
+    break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
 
     @field_validator("exporter_cluster_arns")
     @classmethod
@@ -198,6 +224,8 @@ class DeploySettings(BaseModel):
     ) -> tuple[str, ...]:
         if arns and info.data.get("aws_inventory") is False:
             raise ValueError(f"the collector reads these clusters: {constants.AWS_INVENTORY_CONTEXT_KEY} is false")
+        check_partitions(arns)
+        check_one_account_without_spoke_role(arns, info.data.get("spoke_role_arns", ()))
         names = check_manifest_names(arns)
         # One writer per manifest: the exporter's and the collector's would overwrite each other every hour.
         exported = {cluster_name(arn) for arn in info.data.get("exporter_cluster_arns", ())}
@@ -208,6 +236,56 @@ class DeploySettings(BaseModel):
                 f"collector or the in-cluster exporter): {', '.join(both)}"
             )
         return arns
+
+    def check_against_the_stack(self, config: RetentionConfig, *, account: str | None, region: str | None) -> None:
+        """What needs the rules file and, when synthesis knows them, the stack's account and region; raises
+        InputError with one line. Every cluster the stack lets write a manifest, and every aws-<account>-<region>
+        the collector writes, must be expected (safety.clusters) or optional (safety.optional_clusters): a manifest
+        of neither would protect only while it exists, and blocks nothing when it is deleted or emptied."""
+        if account is not None:
+            strangers = [cluster.arn for cluster in self.own_eks_clusters if cluster.account != account]
+            if strangers:
+                raise InputError(
+                    f"cdk context: {constants.EKS_CLUSTERS_CONTEXT_KEY}: {strangers[0]} is of another account than "
+                    f"this stack's ({account}) and no {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} role is of its account: "
+                    "the collector reads another account's clusters only through that account's spoke role"
+                )
+        listed = {*config.safety.clusters, *config.safety.optional_clusters}
+        for source, names in self.manifest_sources(account=account, region=region):
+            missing = [name for name in names if name not in listed]
+            if missing:
+                raise InputError(unexpected_clusters_message(source, missing, self.rules_file))
+
+    def manifest_sources(self, *, account: str | None, region: str | None) -> list[tuple[str, list[str]]]:
+        """The names of the manifests the stack lets be written (in-use/<name>.json), by the context key that
+        causes them."""
+        spoke_exporter_accounts = {account_of_role(arn) for arn in self.spoke_exporter_role_arns}
+        exported = [EksCluster(arn) for arn in self.exporter_cluster_arns]
+        sources = [
+            (constants.EKS_CLUSTERS_CONTEXT_KEY, [cluster_name(arn) for arn in self.eks_clusters]),
+            (
+                constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY,
+                [cluster.name for cluster in exported if cluster.account not in spoke_exporter_accounts],
+            ),
+            (
+                f"{constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} (a cluster of a "
+                f"{constants.SPOKE_EXPORTER_ROLE_ARNS_CONTEXT_KEY} account)",
+                [cluster.name for cluster in exported if cluster.account in spoke_exporter_accounts],
+            ),
+        ]
+        if self.aws_inventory:
+            accounts = ([account] if account is not None else []) + sorted(self.spoke_accounts)
+            regions = list(self.collect_regions) or ([region] if region is not None else [])
+            collected = [inventory_name(each, where) for each in accounts for where in regions]
+            sources.append(
+                (
+                    f"{constants.AWS_INVENTORY_CONTEXT_KEY} (the collector writes in-use/aws-<account>-<region>.json "
+                    f"for this account and each {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} account, in each of "
+                    f"{constants.COLLECT_REGIONS_CONTEXT_KEY})",
+                    collected,
+                )
+            )
+        return sources
 
     @property
     def spoke_accounts(self) -> frozenset[str]:
@@ -241,6 +319,15 @@ class DeploySettings(BaseModel):
     def push_trigger_enabled(self) -> bool:
         """An empty `pushRepositoryPrefixes` list turns the push trigger off: only the schedule runs."""
         return self.push_repository_prefixes != ()
+
+
+def unexpected_clusters_message(source: str, names: Sequence[str], rules_file: Path) -> str:
+    which = f"cluster {names[0]} is" if len(names) == 1 else f"clusters {', '.join(names)} are"
+    them = "it" if len(names) == 1 else "each"
+    return (
+        f"cdk.json {source}: {which} in neither safety.clusters nor safety.optional_clusters of {rules_file}; "
+        f"list {them} in one of them (optional: read and protects, never blocks)"
+    )
 
 
 def literal_prefix(pattern: RepositoryPattern) -> str:

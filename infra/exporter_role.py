@@ -63,7 +63,10 @@ class ExporterRole(Construct):
         # Pod Identity tags each session with the EKS cluster's name and ARN: a cluster writes its own manifest
         # and no other, so a compromised cluster cannot hide what another cluster runs; and only the listed
         # clusters write at all, because a name is unique only per region: a cluster called prod in another
-        # region, or one nobody configured, must not overwrite the real prod's manifest.
+        # region, or one nobody configured, must not overwrite the real prod's manifest. The key comes from the
+        # name tag, which nothing here ties to the ARN tag: the bucket policy does (a listed cluster's key only from
+        # a session carrying that cluster's ARN; infra.inventory_bucket), for this role and the spokes' alike. One
+        # statement here rather than one per cluster keeps the role's inline policies far from IAM's size limit.
         own_manifest = inventory_bucket.arn_for_objects(
             constants.IN_USE_PREFIX + "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}.json"
         )

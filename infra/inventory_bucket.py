@@ -3,7 +3,7 @@ run state (`runs/`) and the run reports (`reports/`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Duration
@@ -11,9 +11,11 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ecr_retention import layout
 from ecr_retention.domain.aws_inventory import account_of_role
+from ecr_retention.domain.inventory import manifest_key
 from infra import constants
-from infra.deploy_settings import account_of_cluster
+from infra.deploy_settings import account_of_cluster, cluster_name
 
 
 def _private_bucket_properties() -> dict[str, Any]:
@@ -97,22 +99,15 @@ class InventoryBucket(Construct):
     ) -> None:
         """Whatever identity policies say elsewhere in the account, only the exporter roles (this account's and
         the spokes'), in a session of a listed cluster, and the AWS inventory collector's role may write under
-        in-use/: a manifest decides what must not be deleted. The collector's manifests, in-use/aws-*.json, are
-        the collector's alone."""
+        in-use/: a manifest decides what must not be deleted. Each key has one writer: `in-use/<name>.json` of a
+        listed cluster only a session tagged with that cluster's ARN, the collector's keys (in-use/aws-*.json
+        and its eksClusters' manifests) only the collector, and no other key anyone."""
         in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
-        writers = [exporter_role.role_arn, *spoke_exporter_role_arns]
+        exporter_roles = [exporter_role.role_arn, *spoke_exporter_role_arns]
+        writers = [*exporter_roles]
         if collector_role is not None:
             writers.append(collector_role.role_arn)
-        self.bucket.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="InUseWritesOnlyByTheWriterRoles",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["s3:PutObject"],
-                resources=[in_use],
-                conditions={"ArnNotEquals": {"aws:PrincipalArn": writers}},
-            )
-        )
+        self._deny_puts("InUseWritesOnlyByTheWriterRoles", [in_use], {"ArnNotEquals": {"aws:PrincipalArn": writers}})
         # A session without a listed cluster's tag is refused (StringNotEquals is true for a missing tag);
         # with no cluster listed, nobody but the collector writes. The collector's sessions carry no cluster tag.
         conditions: dict[str, object] = {}
@@ -120,16 +115,8 @@ class InventoryBucket(Construct):
             conditions["StringNotEquals"] = {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(cluster_arns)}
         if collector_role is not None:
             conditions["ArnNotEquals"] = {"aws:PrincipalArn": collector_role.role_arn}
-        self.bucket.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="InUseWritesOnlyFromListedClusters",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["s3:PutObject"],
-                resources=[in_use],
-                conditions=conditions or None,
-            )
-        )
+        self._deny_puts("InUseWritesOnlyFromListedClusters", [in_use], conditions or None)
+        self._bind_each_manifest_to_its_cluster(cluster_arns, exporter_roles)
         if collector_role is not None:
             # And the collector writes nothing else in this bucket: not another cluster's manifest, not a report;
             # only the AWS inventory and the manifests of the eksClusters it reads (collector_keys).
@@ -146,46 +133,128 @@ class InventoryBucket(Construct):
         self._allow_spoke_exporters(cluster_arns, spoke_exporter_role_arns)
         # in-use/aws-<account>-<region>.json: an exporter (of a cluster named aws-..., or one compromised) must not
         # replace what ECS and Lambda use. Without a collector, nobody writes them.
+        only_the_collector = (
+            None if collector_role is None else {"ArnNotEquals": {"aws:PrincipalArn": collector_role.role_arn}}
+        )
+        self._deny_puts(
+            "AwsInventoryWritesOnlyByTheCollector",
+            [self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS)],
+            only_the_collector,
+        )
+        # The manifests of the clusters the collector reads through their API (eksClusters): an exporter session
+        # (whatever cluster name it carries) must not replace them either.
+        collected_clusters = [key for key in collector_keys if key != constants.AWS_INVENTORY_MANIFESTS]
+        if collected_clusters:
+            self._deny_puts(
+                "CollectedClustersManifestsOnlyByTheCollector",
+                [self.bucket.arn_for_objects(key) for key in collected_clusters],
+                only_the_collector,
+            )
+
+    def _bind_each_manifest_to_its_cluster(self, cluster_arns: Sequence[str], exporter_roles: Sequence[str]) -> None:
+        """The exporter roles' identity policies name the key by the session's eks-cluster-name tag, which nothing
+        ties to its eks-cluster-arn tag: a principal a spoke lets assume its exporter role chooses both. So the key
+        is bound to the ARN here: `in-use/<name>.json` of a listed cluster only from a session tagged with that
+        cluster's ARN, and the exporter roles write no key but a listed cluster's."""
+        if not cluster_arns:
+            return  # InUseWritesOnlyFromListedClusters already refuses every exporter session.
+        for sid_name, arn in zip(_sid_names(cluster_arns), cluster_arns, strict=True):
+            self._deny_puts(
+                f"ManifestOf{sid_name}OnlyFromItsCluster",
+                [self._manifest_arn(arn)],
+                {"StringNotEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": arn}},
+            )
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
-                sid="AwsInventoryWritesOnlyByTheCollector",
+                sid="ExportersWriteOnlyListedClustersManifests",
                 effect=iam.Effect.DENY,
                 principals=[iam.AnyPrincipal()],
                 actions=["s3:PutObject"],
-                resources=[self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS)],
-                conditions=None
-                if collector_role is None
-                else {"ArnNotEquals": {"aws:PrincipalArn": collector_role.role_arn}},
+                not_resources=[self._manifest_arn(arn) for arn in cluster_arns],
+                conditions={"ArnEquals": {"aws:PrincipalArn": list(exporter_roles)}},
             )
         )
 
+    def allow_memory_writes_only_from(self, writer_role: iam.IRole) -> None:
+        """The in-use memory (layout.IN_USE_MEMORY_KEY) protects what manifests named in the last
+        safety.in_use_grace: whoever rewrites it unprotects those images. Only the report step writes it, whatever
+        identity policies say (administrators included)."""
+        self._deny_puts(
+            "InUseMemoryWritesOnlyByTheReportStep",
+            [self.bucket.arn_for_objects(layout.IN_USE_MEMORY_KEY)],
+            {"ArnNotEquals": {"aws:PrincipalArn": writer_role.role_arn}},
+        )
+
+    def deny_deleting_protection_state(self, break_glass_role_arn: str | None) -> None:
+        """Deleting a manifest, the in-use memory or a run's targets or replication rules does what rewriting it
+        would (the bucket is versioned: deleting the current version brings the previous one back), so nobody but
+        the break-glass role (cdk.json breakGlassRoleArn, when set) deletes them, administrators included. The
+        bucket's lifecycle rules still expire them: S3 applies those itself, outside any bucket policy."""
+        keys = [
+            constants.IN_USE_PREFIX + "*",
+            layout.IN_USE_MEMORY_KEY,
+            f"{constants.RUNS_PREFIX}*/targets.json",
+            f"{constants.RUNS_PREFIX}*/replication.json",
+        ]
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="ProtectionStateDeletedOnlyByBreakGlass",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
+                resources=[self.bucket.arn_for_objects(key) for key in keys],
+                conditions=None
+                if break_glass_role_arn is None
+                else {"ArnNotEquals": {"aws:PrincipalArn": break_glass_role_arn}},
+            )
+        )
+
+    def _deny_puts(self, sid: str, resources: Sequence[str], conditions: Mapping[str, object] | None) -> None:
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid=sid,
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:PutObject"],
+                resources=list(resources),
+                conditions=dict(conditions) if conditions is not None else None,
+            )
+        )
+
+    def _manifest_arn(self, cluster_arn: str) -> str:
+        return self.bucket.arn_for_objects(manifest_key(cluster_name(cluster_arn), constants.IN_USE_PREFIX))
+
     def _allow_spoke_exporters(self, cluster_arns: Sequence[str], spoke_exporter_role_arns: Sequence[str]) -> None:
         """A principal of another account writes only what both its own identity policy and this bucket policy
-        allow. Each spoke exporter role may write its own cluster's manifest, as this account's exporter role
-        may, and only for the listed clusters of its own account: a spoke cannot write for a cluster of another
-        spoke or of this account. The Deny statements above still apply (in-use/aws-*.json among them)."""
+        allow. Each listed cluster of a spoke account gets its own Allow: the spoke's exporter roles may write
+        `in-use/<that cluster's name>.json` from a session whose eks-cluster-arn tag is that cluster's ARN, and
+        nothing else. A spoke therefore cannot write for a cluster of another spoke or of this account, whatever
+        eks-cluster-name its session carries: no Allow names another account's cluster for its roles, and the
+        Deny per listed cluster (ManifestOf...OnlyFromItsCluster) refuses a key whose cluster is not the
+        session's. The Deny statements above still apply (in-use/aws-*.json among them)."""
         roles_by_account: dict[str, list[str]] = {}
         for role_arn in spoke_exporter_role_arns:
             roles_by_account.setdefault(account_of_role(role_arn), []).append(role_arn)
-        own_manifest = self.bucket.arn_for_objects(
-            constants.IN_USE_PREFIX + "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}.json"
-        )
-        for account, role_arns in sorted(roles_by_account.items()):
+        for sid_name, arn in zip(_sid_names(cluster_arns), cluster_arns, strict=True):
+            role_arns = roles_by_account.get(account_of_cluster(arn))
+            if not role_arns:
+                continue  # a cluster of this account: its exporter role's own identity policy allows the write
             # Named principals, not "*" with a condition: a policy that names its principals is never "public"
             # to S3's Block Public Access. S3 checks that each named role exists when the policy is set.
             self.bucket.add_to_resource_policy(
                 iam.PolicyStatement(
-                    sid=f"SpokeExportersOf{account}WriteTheirClustersManifests",
+                    sid=f"SpokeExportersWriteManifestOf{sid_name}",
                     effect=iam.Effect.ALLOW,
                     principals=[iam.ArnPrincipal(role_arn) for role_arn in role_arns],
                     actions=["s3:PutObject"],
-                    resources=[own_manifest],
-                    conditions={
-                        "StringEquals": {
-                            f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": [
-                                arn for arn in cluster_arns if account_of_cluster(arn) == account
-                            ]
-                        }
-                    },
+                    resources=[self._manifest_arn(arn)],
+                    conditions={"StringEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": arn}},
                 )
             )
+
+
+def _sid_names(cluster_arns: Sequence[str]) -> list[str]:
+    """A statement id part per cluster: its name's letters and digits (a Sid holds no - or _), with its position
+    appended where two names would read alike (a-b and ab)."""
+    plain = ["".join(character for character in cluster_name(arn) if character.isalnum()) for arn in cluster_arns]
+    return [name if plain.count(name) == 1 else f"{name}{position}" for position, name in enumerate(plain)]

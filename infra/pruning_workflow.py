@@ -207,8 +207,11 @@ class PruningWorkflow(Construct):
         in_use = f"{constants.IN_USE_PREFIX}*"
         repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
         replication_file = f"{constants.RUNS_PREFIX}*/replication.json"
+        # The in-use memory protects what the manifests named in the last safety.in_use_grace; read, never written.
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:GetObject"], [cache, in_use, replication_file])
+            access.objects_statement(
+                self._bucket, ["s3:GetObject"], [cache, in_use, replication_file, layout.IN_USE_MEMORY_KEY]
+            )
         )
         role.add_to_principal_policy(
             access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports])
@@ -229,11 +232,20 @@ class PruningWorkflow(Construct):
         runs = f"{constants.RUNS_PREFIX}*"
         in_use = f"{constants.IN_USE_PREFIX}*"
         reports = f"{constants.REPORTS_PREFIX}*"
+        # ListBucket on the memory's key too: the first run finds no memory, which must read as NoSuchKey (an empty
+        # memory), not AccessDenied (an unreadable one, which blocks the run).
         role.add_to_principal_policy(
-            access.list_statement(self._bucket, [constants.RUNS_PREFIX, constants.IN_USE_PREFIX])
+            access.list_statement(
+                self._bucket, [constants.RUNS_PREFIX, constants.IN_USE_PREFIX, layout.IN_USE_MEMORY_KEY]
+            )
         )
-        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use]))
-        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:PutObject"], [reports]))
+        role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use, layout.IN_USE_MEMORY_KEY])
+        )
+        # The in-use memory: the report step is its only writer (the bucket policy refuses everyone else).
+        role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:PutObject"], [reports, layout.IN_USE_MEMORY_KEY])
+        )
         role.add_to_principal_policy(iam.PolicyStatement(actions=["sns:Publish"], resources=[topic.topic_arn]))
         self._grant_template_reads(role)
         # Publishing to a topic encrypted with a customer key: SNS asks KMS for a data key as the publisher.

@@ -78,6 +78,7 @@ class PushTrigger(Construct):
                 batch_size=constants.PUSH_BATCH_SIZE,
                 max_batching_window=Duration.seconds(constants.PUSH_BATCHING_WINDOW_SECONDS),
                 report_batch_item_failures=True,
+                max_concurrency=constants.PUSH_MAX_CONCURRENCY,
             )
         )
         state_machine.grant_start_execution(self.push.role)

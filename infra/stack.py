@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import Aws, CfnOutput, Stack
+from aws_cdk import Aws, CfnOutput, Stack, Token
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
@@ -39,6 +39,8 @@ class EcrRetentionStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        # Before any construct: what the context and the rules file disagree on stops synthesis with one line.
+        settings.check_against_the_stack(config, account=_known(self.account), region=_known(self.region))
         self.config = config
         self.settings = settings
 
@@ -95,6 +97,8 @@ class EcrRetentionStack(Stack):
             report_key=self.reports.key,
             map_concurrency=settings.map_concurrency,
         )
+        self.inventory.allow_memory_writes_only_from(self.workflow.report.role)
+        self.inventory.deny_deleting_protection_state(settings.break_glass_role_arn)
         self.tagger = Tagger(
             self,
             "Tagging",
@@ -209,3 +213,8 @@ class EcrRetentionStack(Stack):
                     description="The collector's security group (collectorVpc): allow it HTTPS in on each private "
                     "EKS endpoint's cluster security group",
                 )
+
+
+def _known(value: str) -> str | None:
+    """A stack without an explicit environment has its account and region as deploy-time tokens."""
+    return None if Token.is_unresolved(value) else value

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Match, Template
 
 from ecr_retention.handlers import collector, observability
 from ecr_retention.handlers.settings import CollectorSettings
@@ -63,6 +63,51 @@ def test_every_alarm_notifies_the_operations_topic_only(template: Template, stac
         "EcrRetentionTest-CollectorErrors",
         "EcrRetentionTest-IncompleteInUseManifests",
     }
+
+
+def test_cloudwatch_may_publish_this_accounts_alarms_to_the_operations_topic(
+    template: Template, stack: EcrRetentionStack
+) -> None:
+    """enforce_ssl replaced SNS's default topic policy: without this Allow, no alarm would reach the topic."""
+    topic = {"Ref": logical_id(stack, stack.alarms.topic)}
+    template.has_resource_properties(
+        "AWS::SNS::TopicPolicy",
+        {
+            "Topics": [topic],
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        {
+                            "Sid": "CloudWatchAlarmsOfThisAccountPublish",
+                            "Effect": "Allow",
+                            "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                            "Action": "sns:Publish",
+                            "Resource": topic,
+                            "Condition": {
+                                "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                                "ArnLike": {
+                                    "aws:SourceArn": {
+                                        "Fn::Join": [
+                                            "",
+                                            [
+                                                "arn:",
+                                                {"Ref": "AWS::Partition"},
+                                                ":cloudwatch:",
+                                                {"Ref": "AWS::Region"},
+                                                ":",
+                                                {"Ref": "AWS::AccountId"},
+                                                ":alarm:*",
+                                            ],
+                                        ]
+                                    }
+                                },
+                            },
+                        }
+                    ]
+                )
+            },
+        },
+    )
 
 
 def test_each_function_alarms_on_its_first_error(
@@ -162,7 +207,9 @@ def test_an_incomplete_collection_alarms(by_metric: dict[tuple[str, str], list[d
 
 
 def test_an_expected_aws_inventory_source_alarms_on_its_manifest_age_like_a_cluster(tmp_path: Path) -> None:
-    rules = RULES.replace("clusters: [prod, dev]", "clusters: [prod, aws-123456789012-eu-west-1]")
+    rules = RULES.replace(
+        "clusters: [prod, dev]", "clusters: [prod, aws-123456789012-eu-west-1], optional_clusters: [dev]"
+    )
     template = Template.from_stack(build_stack(rules_file(tmp_path, rules), CONTEXT))
     ages = {
         a["Properties"]["Dimensions"][0]["Value"]: a["Properties"]

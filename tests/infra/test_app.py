@@ -83,3 +83,22 @@ def test_app_rejects_a_bad_context_value_with_one_line(tmp_path: Path, minimal_r
         "error: cdk context: mapConcurrency: '0': input should be greater than or equal to 1"
     ], result.stderr
     assert not (tmp_path / "cdk.out" / "EcrRetention.template.json").exists()
+
+
+@pytest.mark.slow
+def test_app_refuses_a_cluster_the_rules_file_neither_expects_nor_lists_as_optional(
+    tmp_path: Path, minimal_rules_text: str
+) -> None:
+    rules_file = tmp_path / "retention.yaml"
+    rules_file.write_text(minimal_rules_text)
+
+    result = run_app(
+        rules_file, tmp_path / "cdk.out", eksClusters=["arn:aws:eks:eu-west-1:123456789012:cluster/payments"]
+    )
+
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"error: cdk.json eksClusters: cluster payments is in neither safety.clusters nor safety.optional_clusters of "
+        f"{rules_file}; list it in one of them (optional: read and protects, never blocks)"
+    ], result.stderr
+    assert not (tmp_path / "cdk.out" / "EcrRetention.template.json").exists()

@@ -45,7 +45,9 @@ def test_with_eks_clusters_and_a_vpc_cfn_lint_finds_nothing_in_the_template(tmp_
         "eksClusters": ["arn:aws:eks:eu-west-1:123456789012:cluster/agentless"],
         "collectorVpc": {"vpcId": "vpc-0a1b2c3d4e5f60718", "subnetIds": ["subnet-0a1b2c3d4e5f60718"]},
     }
-    template = Template.from_stack(build_stack(rules_file(tmp_path, RULES), context)).to_json()
+    # The cluster the collector reads is expected or optional (DeploySettings.check_against_the_stack).
+    rules = RULES.replace("clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [agentless]}")
+    template = Template.from_stack(build_stack(rules_file(tmp_path, rules), context)).to_json()
     path = tmp_path / "EcrRetention.template.json"
     path.write_text(json.dumps(template, indent=1))
 

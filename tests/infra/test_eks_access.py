@@ -14,7 +14,16 @@ from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, role_statements, rules_file
+from support.iam_evaluation import Request, decide
+from support.infra_stacks import (
+    CONTEXT,
+    PROD_ARN,
+    RULES,
+    build_stack,
+    function_role,
+    role_statements,
+    rules_file,
+)
 
 OWN_CLUSTER = "arn:aws:eks:eu-west-1:123456789012:cluster/agentless"
 OWN_CLUSTER_ELSEWHERE = "arn:aws:eks:us-east-1:123456789012:cluster/batch_east"
@@ -32,7 +41,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
         "eksClusters": [OWN_CLUSTER, OWN_CLUSTER_ELSEWHERE, SPOKE_CLUSTER],
         "collectorVpc": VPC,
     }
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), context)
+    # Every cluster the collector reads is expected or optional (DeploySettings.check_against_the_stack).
+    rules = RULES.replace(
+        "clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [agentless, batch_east, payments]}"
+    )
+    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), rules), context)
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +122,33 @@ def test_the_bucket_policy_lets_the_collector_write_only_its_manifests(template:
     [deny] = [s for s in statements if s.get("Sid") == "TheCollectorWritesOnlyItsManifests"]
     keys = sorted(r["Fn::Join"][1][-1] for r in deny["NotResource"])
     assert keys == ["/in-use/agentless.json", "/in-use/aws-*.json", "/in-use/batch_east.json", "/in-use/payments.json"]
+
+
+def test_only_the_collector_writes_the_manifests_of_the_clusters_it_reads(
+    stack: EcrRetentionStack, template: dict[str, Any]
+) -> None:
+    """An exporter session of a listed cluster (prod) that names itself after a collected cluster writes nothing."""
+    assert stack.collector is not None
+    bucket_id = stack.get_logical_id(stack.inventory.bucket.node.default_child)  # type: ignore[arg-type]
+    collector_id = stack.get_logical_id(stack.collector.role.node.default_child)  # type: ignore[arg-type]
+    exporter_id = stack.get_logical_id(stack.exporter.role.node.default_child)  # type: ignore[arg-type]
+    collector_arn, exporter_arn = "arn:aws:iam::123456789012:role/collector", "arn:aws:iam::123456789012:role/exporter"
+    tokens = {f"{bucket_id}.Arn": "arn:aws:s3:::inventory", f"{collector_id}.Arn": collector_arn}
+    tokens[f"{exporter_id}.Arn"] = exporter_arn
+    [bucket_policy] = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in resources_of(template, "AWS::S3::BucketPolicy").values()
+        if p["Properties"]["Bucket"] == {"Ref": bucket_id}
+    ]
+    context = {"aws:SecureTransport": "true", "s3:TlsVersion": "1.3"}
+    exporter = {**context, "aws:PrincipalArn": exporter_arn, "aws:PrincipalTag/eks-cluster-arn": PROD_ARN}
+    for name in ("agentless", "batch_east", "payments"):
+        key = f"arn:aws:s3:::inventory/in-use/{name}.json"
+        as_exporter = Request("s3:PutObject", key, {**exporter, "aws:PrincipalTag/eks-cluster-name": name})
+        everything = [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]
+        assert decide([everything, bucket_policy], as_exporter, tokens) == "deny", name
+        as_collector = Request("s3:PutObject", key, {**context, "aws:PrincipalArn": collector_arn})
+        assert decide([role_statements(template, collector_id), bucket_policy], as_collector, tokens) == "allow", name
 
 
 def test_the_collector_is_told_which_clusters_to_read(template: dict[str, Any]) -> None:

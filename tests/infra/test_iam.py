@@ -175,7 +175,12 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
             (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),
             (
                 ("s3:GetObject",),
-                ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/manifests/*", "${Bucket.Arn}/runs/*/replication.json"),
+                (
+                    "${Bucket.Arn}/in-use/*",
+                    "${Bucket.Arn}/manifests/*",
+                    "${Bucket.Arn}/runs/*/replication.json",
+                    "${Bucket.Arn}/state/in-use-memory.json",  # the in-use memory: read, never written
+                ),
                 "{}",
             ),
             (("s3:PutObject",), ("${Bucket.Arn}/manifests/*", "${Bucket.Arn}/runs/*/repositories/*"), "{}"),
@@ -199,15 +204,18 @@ def test_the_targets_role_lists_repositories_reads_the_replication_and_writes_th
     )
 
 
-def test_the_report_role_reads_run_state_writes_reports_and_publishes(
+def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_and_publishes(
     template: dict[str, Any], names: dict[str, str]
 ) -> None:
-    prefixes = json.dumps({"StringLike": {"s3:prefix": ["runs/*", "in-use/*"]}}, sort_keys=True)
+    prefixes = json.dumps(
+        {"StringLike": {"s3:prefix": ["runs/*", "in-use/*", "state/in-use-memory.json*"]}}, sort_keys=True
+    )
+    memory = "${Bucket.Arn}/state/in-use-memory.json"  # its only writer (the bucket policy refuses everyone else)
     assert normalized(role_statements(template, function_role(template, "report")), names) == sorted(
         [
             (("s3:ListBucket",), ("${Bucket.Arn}",), prefixes),
-            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/runs/*"), "{}"),
-            (("s3:PutObject",), ("${Bucket.Arn}/reports/*",), "{}"),
+            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/runs/*", memory), "{}"),
+            (("s3:PutObject",), ("${Bucket.Arn}/reports/*", memory), "{}"),
             (("sns:Publish",), ("${ReportTopic}",), "{}"),
             (("kms:Decrypt", "kms:GenerateDataKey"), ("${TopicKey.Arn}",), "{}"),
             (REPORT_STAR_ACTIONS, ("*",), "{}"),

@@ -128,6 +128,17 @@ def test_spoke_exporter_roles_come_as_a_list_next_to_their_accounts_clusters() -
             {"awsInventory": False, "eksClusters": [PROD]},
             "cdk context: eksClusters: the collector reads these clusters: awsInventory is false",
         ),
+        (
+            {"eksClusters": [PROD.replace("arn:aws:", "arn:aws-iso:")]},
+            f"cdk context: eksClusters: {PROD.replace('arn:aws:', 'arn:aws-iso:')}: partition aws-iso is not "
+            "supported (one of aws, aws-cn, aws-us-gov)",
+        ),
+        (
+            {"eksClusters": [PROD, SPOKE_CLUSTER]},
+            "cdk context: eksClusters: clusters of accounts 123456789012, 210987654321 and no spokeRoleArns role of "
+            "any of them: the collector reads only this account's clusters with its own role",
+        ),
+        ({"breakGlassRoleArn": "admin"}, "cdk context: breakGlassRoleArn: String should match pattern"),
         ({"collectorVpc": {"vpcId": "vpc-0abc"}}, "cdk context: collectorVpc"),
         ({"collectorVpc": "{not json"}, "cdk context: collectorVpc"),
     ],
@@ -137,6 +148,96 @@ def test_a_bad_context_value_is_one_line_naming_the_key(context: dict[str, Any],
         settings(**context)
     assert str(raised.value).startswith(expected)
     assert "\n" not in str(raised.value)
+
+
+def test_clusters_of_this_and_other_partitions_and_of_spoke_accounts_are_accepted() -> None:
+    china = "arn:aws-cn:eks:cn-north-1:123456789012:cluster/beijing"
+    gov = "arn:aws-us-gov:eks:us-gov-west-1:123456789012:cluster/gov"
+    spoke_role = "arn:aws:iam::210987654321:role/ecr-retention-reader"
+    parsed = settings(eksClusters=[PROD, china, gov, SPOKE_CLUSTER], spokeRoleArns=[spoke_role])
+    assert parsed.eks_clusters == (PROD, china, gov, SPOKE_CLUSTER)
+    assert settings(breakGlassRoleArn=spoke_role).break_glass_role_arn == spoke_role
+
+
+# Every cluster the stack lets write, and each aws-<account>-<region> the collector writes, is expected or optional.
+LISTED = (
+    "version: 1\nsafety: {clusters: [prod], optional_clusters: [%s]}\n"
+    "policies: [{repositories: [app], rules: [{delete: {untagged: true}}]}]\n"
+)
+SPOKE_READER = "arn:aws:iam::210987654321:role/ecr-retention-reader"
+CHECKOUT = "arn:aws:eks:eu-west-1:210987654321:cluster/checkout"
+
+
+def unexpected(context: dict[str, Any], optional: str, account: str | None = None, region: str | None = None) -> str:
+    with pytest.raises(InputError) as raised:
+        settings(**context).check_against_the_stack(parse_config(LISTED % optional), account=account, region=region)
+    message = str(raised.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_cluster_the_collector_reads_in_neither_list_stops_synthesis_naming_it() -> None:
+    message = unexpected({"eksClusters": [PROD, PROD.replace("/prod", "/payments")]}, "dev")
+    assert message == (
+        "cdk.json eksClusters: cluster payments is in neither safety.clusters nor safety.optional_clusters of "
+        "retention.yaml; list it in one of them (optional: read and protects, never blocks)"
+    )
+
+
+def test_an_exporter_cluster_in_neither_list_stops_synthesis_naming_it() -> None:
+    message = unexpected({"exporterClusterArns": [PROD, PROD.replace("/prod", "/dev")]}, "staging")
+    assert message.startswith("cdk.json exporterClusterArns: cluster dev is in neither safety.clusters nor ")
+
+
+def test_a_spoke_exporters_cluster_in_neither_list_stops_synthesis_naming_it() -> None:
+    context = {"exporterClusterArns": [PROD, SPOKE_CLUSTER, CHECKOUT], "spokeExporterRoleArns": [SPOKE_EXPORTER]}
+    message = unexpected(context, "payments")
+    assert message.startswith(
+        "cdk.json exporterClusterArns (a cluster of a spokeExporterRoleArns account): cluster checkout is in neither"
+    )
+    assert "clusters payments, checkout are in neither" in unexpected(context, "dev")
+
+
+def test_an_aws_inventory_the_collector_writes_in_neither_list_stops_synthesis_naming_it() -> None:
+    context = {"spokeRoleArns": [SPOKE_READER], "collectRegions": ["eu-west-1", "us-east-1"]}
+    # Without the stack's account, the spokes' names are known; with it, this account's too.
+    spokes = "aws-210987654321-eu-west-1, aws-210987654321-us-east-1"
+    assert unexpected(context, "dev").startswith("cdk.json awsInventory (the collector writes ")
+    assert f"clusters {spokes} are in neither" in unexpected(context, "dev")
+    own = unexpected(context, spokes, account="123456789012")
+    assert "clusters aws-123456789012-eu-west-1, aws-123456789012-us-east-1 are in neither" in own
+    # Without collectRegions, the collector reads the stack's region: known only with the stack's region.
+    assert "cluster aws-123456789012-eu-west-2 is in neither" in unexpected(
+        {}, "dev", account="123456789012", region="eu-west-2"
+    )
+
+
+def test_every_source_listed_as_expected_or_optional_synthesizes() -> None:
+    context = {
+        "eksClusters": [PROD.replace("/prod", "/batch")],
+        "exporterClusterArns": [PROD, SPOKE_CLUSTER],
+        "spokeExporterRoleArns": [SPOKE_EXPORTER],
+        "spokeRoleArns": [SPOKE_READER],
+        "collectRegions": ["eu-west-1"],
+    }
+    optional = "batch, payments, aws-123456789012-eu-west-1, aws-210987654321-eu-west-1"
+    config = parse_config(LISTED % optional)
+    settings(**context).check_against_the_stack(config, account="123456789012", region="eu-west-1")
+    settings(**context).check_against_the_stack(config, account=None, region=None)
+    # Without the AWS inventory, the collector writes nothing (and reads no eksClusters).
+    del context["eksClusters"]
+    settings(**context, awsInventory=False).check_against_the_stack(
+        parse_config(LISTED % "payments"), account="123456789012", region="eu-west-1"
+    )
+
+
+def test_an_eks_cluster_of_another_account_than_the_stacks_needs_that_accounts_spoke_role() -> None:
+    message = unexpected({"eksClusters": [SPOKE_CLUSTER]}, "payments", account="123456789012")
+    assert message == (
+        f"cdk context: eksClusters: {SPOKE_CLUSTER} is of another account than this stack's (123456789012) and no "
+        "spokeRoleArns role is of its account: the collector reads another account's clusters only through that "
+        "account's spoke role"
+    )
 
 
 def test_the_push_filter_matches_literal_names_exactly_and_globs_by_their_prefix() -> None:

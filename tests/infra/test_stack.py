@@ -22,16 +22,21 @@ DENY_WITHOUT_TLS = {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTranspor
 # An EKS cluster in a workload (spoke) account, whose exporter role there writes to this stack's bucket.
 SPOKE_CLUSTER_ARN = "arn:aws:eks:eu-west-1:210987654321:cluster/payments"
 SPOKE_EXPORTER_ROLE_ARN = "arn:aws:iam::210987654321:role/ecr-retention-exporter"
+# The one role that may delete manifests, the in-use memory and run state (cdk.json breakGlassRoleArn).
+BREAK_GLASS_ROLE_ARN = "arn:aws:iam::123456789012:role/ecr-retention-break-glass"
 STACK_CONTEXT = {
     **CONTEXT,
     "exporterClusterArns": [PROD_ARN, DEV_ARN, SPOKE_CLUSTER_ARN],
     "spokeExporterRoleArns": [SPOKE_EXPORTER_ROLE_ARN],
+    "breakGlassRoleArn": BREAK_GLASS_ROLE_ARN,
 }
+# Every cluster the stack lets write is expected or optional (synthesis refuses any other).
+STACK_RULES = RULES.replace("clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [payments]}")
 
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), STACK_CONTEXT)
+    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), STACK_RULES), STACK_CONTEXT)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +66,7 @@ def exporter_role_id(template: Template) -> str:
 
 @pytest.mark.slow
 def test_stack_keeps_the_validated_rules_and_the_context_settings(stack: EcrRetentionStack) -> None:
-    assert stack.config == parse_config(RULES, "inline")
+    assert stack.config == parse_config(STACK_RULES, "inline")
     assert stack.settings.exporter_cluster_arns == (PROD_ARN, DEV_ARN, SPOKE_CLUSTER_ARN)
     assert stack.settings.spoke_exporter_role_arns == (SPOKE_EXPORTER_ROLE_ARN,)
     assert stack.settings.map_concurrency == 25
@@ -324,8 +329,20 @@ SPOKE_EXPORTER_CASES = [
     ),
     pytest.param(
         put_manifest("in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
-        "implicit-deny",
+        "deny",
         id="spoke-other-clusters-key",
+    ),
+    # A principal the spoke lets assume its exporter role chooses both session tags: a listed cluster's ARN and
+    # another cluster's name. The key is bound to the ARN, not to the name.
+    pytest.param(
+        put_manifest("in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "prod"),
+        "deny",
+        id="spoke-arn-of-payments-name-of-prod",
+    ),
+    pytest.param(
+        put_manifest("in-use/anything.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "anything"),
+        "deny",
+        id="spoke-arn-of-payments-name-of-no-cluster",
     ),
     pytest.param(
         put_manifest(
@@ -392,8 +409,15 @@ def collector_role_id(stack: EcrRetentionStack) -> str:
             "deny",
             id="unlisted-cluster",
         ),
+        pytest.param(put_manifest("in-use/dev.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "deny", id="other-key"),
+        pytest.param(put_manifest("in-use/dev.json", EXPORTER_ROLE_ARN, DEV_ARN, "dev"), "allow", id="listed-dev"),
         pytest.param(
-            put_manifest("in-use/dev.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "implicit-deny", id="other-key"
+            put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, DEV_ARN, "prod"), "deny", id="arn-of-dev-name-of-prod"
+        ),
+        pytest.param(
+            put_manifest("in-use/anything.json", EXPORTER_ROLE_ARN, DEV_ARN, "anything"),
+            "deny",
+            id="arn-of-dev-name-of-no-cluster",
         ),
         pytest.param(put_manifest("in-use/prod.json", ADMIN_ROLE_ARN, None, None), "deny", id="not-the-exporter"),
         pytest.param(
@@ -440,6 +464,144 @@ def test_the_bucket_policy_alone_keeps_the_aws_inventory_manifests_the_collector
         in_use_write(template, exporter_role_id, inventory_bucket_id, request_, collector_role_id, identity=EVERYTHING)
         == decision
     )
+
+
+REPORT_ROLE_ARN = "arn:aws:iam::123456789012:role/report"
+EVALUATE_ROLE_ARN = "arn:aws:iam::123456789012:role/evaluate"
+MEMORY_KEY = "state/in-use-memory.json"
+
+
+def bucket_request(action: str, key: str, principal: str) -> Request:
+    context = {"aws:PrincipalArn": principal, "aws:SecureTransport": "true", "s3:TlsVersion": "1.3"}
+    return Request(action, f"{BUCKET_ARN}/{key}", context)
+
+
+def pipeline_decision(
+    stack: EcrRetentionStack, template: Template, request: Request, identity: list[dict[str, Any]] | None = None
+) -> str:
+    """The decision for a request of a hub principal: a pipeline role (with its own policies unless `identity` is
+    given), the break-glass role or an administrator (both with an Allow-everything policy), and the bucket
+    policy."""
+    document = template.to_json()
+    roles = {
+        EXPORTER_ROLE_ARN: stack.exporter.role,
+        REPORT_ROLE_ARN: stack.workflow.report.role,
+        EVALUATE_ROLE_ARN: stack.workflow.evaluate.role,
+    }
+    if stack.collector is not None:
+        roles[COLLECTOR_ROLE_ARN] = stack.collector.role
+    role_ids = {arn: stack.get_logical_id(role.node.default_child) for arn, role in roles.items()}  # type: ignore[arg-type]
+    bucket_id = stack.get_logical_id(stack.inventory.bucket.node.default_child)  # type: ignore[arg-type]
+    [bucket_policy] = [
+        p["Properties"]["PolicyDocument"]["Statement"]
+        for p in document["Resources"].values()
+        if p["Type"] == "AWS::S3::BucketPolicy" and p["Properties"]["Bucket"] == {"Ref": bucket_id}
+    ]
+    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory"}
+    tokens |= {f"{role_id}.Arn": arn for arn, role_id in role_ids.items()}
+    principal = request.context["aws:PrincipalArn"]
+    if identity is None:
+        identity = role_statements(document, role_ids[principal]) if principal in role_ids else EVERYTHING
+    return decide([identity, bucket_policy], request, tokens)
+
+
+PROTECTION_STATE_KEYS = [
+    "in-use/prod.json",
+    "in-use/payments.json",
+    AWS_MANIFEST,
+    MEMORY_KEY,
+    "runs/2026-12-01T03-00-00Z/replication.json",
+    "runs/2026-12-01T03-00-00Z/targets.json",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("action", ["s3:DeleteObject", "s3:DeleteObjectVersion"])
+@pytest.mark.parametrize("key", PROTECTION_STATE_KEYS)
+def test_only_the_break_glass_role_deletes_manifests_the_memory_and_a_runs_targets_and_replication(
+    stack: EcrRetentionStack, template: Template, action: str, key: str
+) -> None:
+    """Deleting the current version of a versioned object brings the previous one back: a delete rewrites."""
+    assert pipeline_decision(stack, template, bucket_request(action, key, ADMIN_ROLE_ARN)) == "deny"
+    assert pipeline_decision(stack, template, bucket_request(action, key, BREAK_GLASS_ROLE_ARN)) == "allow"
+    for writer in (EXPORTER_ROLE_ARN, COLLECTOR_ROLE_ARN, REPORT_ROLE_ARN):
+        request = bucket_request(action, key, writer)
+        assert pipeline_decision(stack, template, request, identity=EVERYTHING) == "deny", writer
+
+
+@pytest.mark.slow
+def test_deleting_anything_else_is_left_to_identity_policies(stack: EcrRetentionStack, template: Template) -> None:
+    for key in ("reports/2026/12/01/run.json", "runs/2026-12-01T03-00-00Z/repositories/app.json", "manifests/d.json"):
+        assert pipeline_decision(stack, template, bucket_request("s3:DeleteObject", key, ADMIN_ROLE_ARN)) == "allow"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("principal", "decision"),
+    [
+        pytest.param(REPORT_ROLE_ARN, "allow", id="report-step"),
+        pytest.param(EVALUATE_ROLE_ARN, "deny", id="evaluate"),
+        pytest.param(EXPORTER_ROLE_ARN, "deny", id="exporter"),
+        pytest.param(COLLECTOR_ROLE_ARN, "deny", id="collector"),
+        pytest.param(ADMIN_ROLE_ARN, "deny", id="admin"),
+        pytest.param(BREAK_GLASS_ROLE_ARN, "deny", id="break-glass"),
+    ],
+)
+def test_only_the_report_step_writes_the_in_use_memory(
+    stack: EcrRetentionStack, template: Template, principal: str, decision: str
+) -> None:
+    request = bucket_request("s3:PutObject", MEMORY_KEY, principal)
+    assert pipeline_decision(stack, template, request, identity=EVERYTHING) == decision
+    # And with its own policies, the report step may write it.
+    if principal == REPORT_ROLE_ARN:
+        assert pipeline_decision(stack, template, request) == "allow"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("principal", "decision"),
+    [
+        pytest.param(REPORT_ROLE_ARN, "allow", id="report-step"),
+        pytest.param(EVALUATE_ROLE_ARN, "allow", id="evaluate"),
+        pytest.param(EXPORTER_ROLE_ARN, "implicit-deny", id="exporter"),
+    ],
+)
+def test_the_report_step_and_the_evaluations_read_the_in_use_memory(
+    stack: EcrRetentionStack, template: Template, principal: str, decision: str
+) -> None:
+    assert pipeline_decision(stack, template, bucket_request("s3:GetObject", MEMORY_KEY, principal)) == decision
+
+
+@pytest.mark.slow
+def test_without_a_break_glass_role_nobody_deletes_the_protection_state(tmp_path: Path) -> None:
+    context = {key: value for key, value in STACK_CONTEXT.items() if key != "breakGlassRoleArn"}
+    stack = build_stack(rules_file(tmp_path, STACK_RULES), context)
+    template = Template.from_stack(stack)
+    for principal in (ADMIN_ROLE_ARN, BREAK_GLASS_ROLE_ARN):
+        request = bucket_request("s3:DeleteObjectVersion", "in-use/prod.json", principal)
+        assert pipeline_decision(stack, template, request) == "deny"
+
+
+@pytest.mark.slow
+def test_a_stack_that_knows_its_account_checks_its_eks_clusters_and_its_aws_inventory_against_it(
+    tmp_path: Path,
+) -> None:
+    import aws_cdk as cdk
+
+    from ecr_retention.domain.errors import InputError
+    from ecr_retention.loading import load_config
+    from infra.deploy_settings import DeploySettings
+
+    app = cdk.App(context={"aws:cdk:bundling-stacks": []})
+    config = load_config(rules_file(tmp_path, RULES))
+    environment = cdk.Environment(account="123456789012", region="eu-west-1")
+    foreign = DeploySettings.from_context({"eksClusters": [SPOKE_CLUSTER_ARN]}.get)
+    with pytest.raises(InputError, match=r"^cdk context: eksClusters: .*cluster/payments is of another account"):
+        EcrRetentionStack(app, "Foreign", config=config, settings=foreign, env=environment)
+    with pytest.raises(
+        InputError, match=r"^cdk\.json awsInventory .*: cluster aws-123456789012-eu-west-1 is in neither"
+    ):
+        EcrRetentionStack(app, "Collected", config=config, settings=DeploySettings(), env=environment)
 
 
 @pytest.mark.slow

@@ -180,7 +180,12 @@ def test_the_collector_function_collects_where_the_context_says(tmp_path: Path) 
         "spokeRoleArns": spokes,
         "taskDefinitionRevisions": 3,
     }
-    stack = build_stack(rules_file(tmp_path, RULES), context)
+    # The spoke's aws-<account>-<region> manifests must be expected or optional (DeploySettings.check_against_the_stack).
+    rules = RULES.replace(
+        "clusters: [prod, dev]}",
+        "clusters: [prod, dev], optional_clusters: [aws-210987654321-eu-west-1, aws-210987654321-us-east-1]}",
+    )
+    stack = build_stack(rules_file(tmp_path, rules), context)
     assert stack.collector is not None
     function = Template.from_stack(stack).find_resources("AWS::Lambda::Function")[
         logical_id(stack, stack.collector.function)
@@ -293,6 +298,20 @@ def test_the_push_function_reads_the_queue_in_batching_windows_with_partial_fail
             "BatchSize": 1000,
             "MaximumBatchingWindowInSeconds": 60,
             "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        },
+    )
+
+
+def test_push_triggered_runs_are_started_by_at_most_two_push_functions_at_a_time(
+    template: Template, stack: EcrRetentionStack
+) -> None:
+    """A burst of pushes waits in the queue rather than starting runs side by side."""
+    assert stack.push is not None
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": {"Fn::GetAtt": [logical_id(stack, stack.push.queue), "Arn"]},
+            "ScalingConfig": {"MaximumConcurrency": 2},
         },
     )
 
