@@ -113,11 +113,13 @@ class AwsInventoryCollector(Construct):
             *(manifest_key(cluster.name, constants.IN_USE_PREFIX) for cluster in eks_clusters),
         ]
         # GetObject: an incomplete collection carries over what the manifest it replaces named (its own manifests
-        # only); ListBucket on in-use/, so that a first collection's missing manifest is NoSuchKey, not AccessDenied.
+        # only). ListBucket unconditioned, so that a first collection's missing manifest is NoSuchKey, not
+        # AccessDenied (the s3:prefix condition key is absent from a GetObject request): an incomplete collection is
+        # never stored over a manifest that could not be read.
         role.add_to_principal_policy(
             access.objects_statement(bucket, ["s3:GetObject", "s3:PutObject"], self.manifest_keys)
         )
-        role.add_to_principal_policy(access.list_statement(bucket, [constants.IN_USE_PREFIX]))
+        role.add_to_principal_policy(access.list_statement(bucket, None))
         access.acknowledge_key_patterns(
             role,
             bucket,

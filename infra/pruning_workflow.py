@@ -232,13 +232,10 @@ class PruningWorkflow(Construct):
         runs = f"{constants.RUNS_PREFIX}*"
         in_use = f"{constants.IN_USE_PREFIX}*"
         reports = f"{constants.REPORTS_PREFIX}*"
-        # ListBucket on the memory's key too: the first run finds no memory, which must read as NoSuchKey (an empty
-        # memory), not AccessDenied (an unreadable one, which blocks the run).
-        role.add_to_principal_policy(
-            access.list_statement(
-                self._bucket, [constants.RUNS_PREFIX, constants.IN_USE_PREFIX, layout.IN_USE_MEMORY_KEY]
-            )
-        )
+        # The first run finds no memory, which must read as NoSuchKey (an empty memory), not AccessDenied (an
+        # unreadable one, which would leave the memory unwritten): ListBucket unconditioned, as the evaluation's (the
+        # s3:prefix condition key is absent from a GetObject request, so a narrowed ListBucket does not count).
+        role.add_to_principal_policy(access.list_statement(self._bucket, None))
         role.add_to_principal_policy(
             access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use, layout.IN_USE_MEMORY_KEY])
         )
