@@ -139,8 +139,10 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel] | N
         message = f"should be an object, not {_json_type(first.get('input'))}"
     elif kind == "literal_error" and loc == ("version",):
         message = f"unsupported version {first.get('input')!r}; this release reads version 1"
-    elif kind == "greater_than_equal" or kind == "greater_than":
+    elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         message = f"{first.get('input')!r}: {message.lower()}"
+    elif kind == "finite_number":
+        message = f"should be a finite number, not {first.get('input')!r}"
     more = len(details) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     if where == "(top level)":
