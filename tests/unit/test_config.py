@@ -345,3 +345,31 @@ def test_a_null_storage_price_is_refused() -> None:
 def test_a_null_required_section_is_refused() -> None:
     text = rules_file("- delete: {untagged: true}").replace("safety: {clusters: [prod]}", "safety: null")
     assert error_of(text) == ("retention.yaml: safety: null is not a value; safety is required")
+
+
+# --- patterns: the characters they hold, and the one line for another --------------------------------------
+
+
+def test_a_tag_pattern_with_a_character_no_tag_holds_names_that_character() -> None:
+    assert error_of(rules_file("- keep: {tags: ['v1 beta']}")) == (
+        "retention.yaml: policies[0].rules[0].keep.tags[0]: 'v1 beta': ' ' (U+0020) cannot be in a tag pattern, "
+        "which holds letters A-Z a-z, digits 0-9, _ . - and the globs * ?"
+    )
+
+
+def test_a_tag_pattern_with_a_letter_outside_ascii_is_refused() -> None:
+    assert "'é' (U+00E9) cannot be in a tag pattern" in error_of(rules_file("- keep: {tags: ['vé*']}"))
+
+
+def test_a_repository_pattern_in_capitals_names_the_capital() -> None:
+    text = rules_file("- keep: {tags: [latest]}").replace("repositories: [app]", "repositories: [App]")
+    assert error_of(text) == (
+        "retention.yaml: policies[0].repositories[0]: 'App': 'A' (U+0041) cannot be in a repository pattern, "
+        "which holds lowercase letters a-z, digits 0-9, . _ / - and the globs * ?"
+    )
+
+
+def test_an_empty_tag_pattern_says_how_long_a_pattern_is() -> None:
+    assert error_of(rules_file("- keep: {tags: ['']}")) == (
+        "retention.yaml: policies[0].rules[0].keep.tags[0]: '': a tag pattern is 1 to 300 characters long"
+    )

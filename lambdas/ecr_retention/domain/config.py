@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -25,8 +27,42 @@ from ecr_retention.domain.durations import Duration, GraceDuration, format_durat
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory import ClusterName
 
-TagPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*?-]{1,300}$")]
-RepositoryPattern = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/*?-]{1,256}$")]
+_TAG_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,300}")
+_REPOSITORY_PATTERN = re.compile(r"[a-z0-9._/*?-]{1,256}")
+
+
+def _glob_of(kind: str, form: re.Pattern[str], characters: str, longest: int) -> Callable[[str], str]:
+    """A check that names the first character a pattern may not hold (an error line a user can act on, where
+    pydantic would quote the regular expression)."""
+
+    def check(value: str) -> str:
+        if form.fullmatch(value):
+            return value
+        if not value or len(value) > longest:
+            raise ValueError(f"{_quoted(value)}: a {kind} pattern is 1 to {longest} characters long")
+        char = next(char for char in value if not form.fullmatch(char))
+        raise ValueError(
+            f"{_quoted(value)}: {char!r} (U+{ord(char):04X}) cannot be in a {kind} pattern, which holds {characters}"
+        )
+
+    return check
+
+
+def _quoted(value: str) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
+
+
+# The characters of ECR tags and repository names, plus the glob's * and ?.
+TagPattern = Annotated[
+    str, AfterValidator(_glob_of("tag", _TAG_PATTERN, "letters A-Z a-z, digits 0-9, _ . - and the globs * ?", 300))
+]
+RepositoryPattern = Annotated[
+    str,
+    AfterValidator(
+        _glob_of("repository", _REPOSITORY_PATTERN, "lowercase letters a-z, digits 0-9, . _ / - and the globs * ?", 256)
+    ),
+]
 Patterns = Annotated[tuple[TagPattern, ...], Field(min_length=1)]
 RepositoryPatterns = Annotated[tuple[RepositoryPattern, ...], Field(min_length=1)]
 # Numbers are numbers: lax pydantic reads `true` as 1 (`max_delete_fraction: true` would switch the guard off),
