@@ -46,7 +46,13 @@ class NotificationFailed(Exception):
 
 class ReplicationUnreadable(Exception):
     """The registry's replication configuration could not be read (denied, throttled past the retries, an answer
-    that is not one): the message names the call and AWS's error."""
+    that is not one): the message names the call and AWS's error, or what is wrong with the answer. `denied`: AWS
+    refused the call (AccessDenied), so the message is worth the grant it lacks; a call that succeeded with an
+    answer this release cannot read lacks no permission."""
+
+    def __init__(self, message: str, *, denied: bool = False) -> None:
+        super().__init__(message)
+        self.denied = denied
 
 
 class TemplatesUnreadable(Exception):

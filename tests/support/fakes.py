@@ -179,8 +179,8 @@ class FakeRegistry:
 
     def replication_configuration(self) -> ReplicationConfiguration:
         self.calls.append(("replication_configuration", ""))
-        if self.replication_problem is not None:
-            raise ReplicationUnreadable(self.replication_problem)
+        if self.replication_problem is not None:  # denied as the adapter tells it: from AWS's error code
+            raise ReplicationUnreadable(self.replication_problem, denied="AccessDenied" in self.replication_problem)
         return self.replication
 
     def creation_templates(self) -> list[RepositoryCreationTemplate]:

@@ -106,3 +106,61 @@ def test_a_replication_this_release_cannot_read_is_one_line_and_exit_2(
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1
     assert "replication.rules[0].deleteReplication.enabled" in err
+
+
+def test_a_snapshot_rule_without_delete_replication_protects_as_replicating_and_the_plan_warns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stripped = {key: value for key, value in rule(enabled=False).items() if key != "deleteReplication"}
+    assert main([*workspace(tmp_path, {"rules": [stripped]}), "--format", "json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    [repository] = plan["repositories"]
+    old = next(image for image in repository["images"] if image["imageDigest"] == OLD)
+    assert old["action"] == "keep"  # us-prod runs it through the destination a deletion may reach
+    assert repository["deletionReplicatesTo"] == [
+        {"registryId": ACCOUNT, "region": "us-east-1", "expectedClusters": ["us-prod"]}
+    ]
+    assert plan["warnings"][0] == (
+        "snapshot replication rules[0]: no deleteReplication field, read as replicating deletions (the safe side); "
+        "an AWS CLI whose botocore predates ECR's replication of deletions drops it: take the snapshot with "
+        "ecr-retention snapshot or a newer CLI"
+    )
+
+
+def test_a_snapshot_rule_that_states_delete_replication_gets_no_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*workspace(tmp_path, {"rules": [rule(enabled=False)]}), "--format", "json"]) == 0
+    assert not any("deleteReplication" in warning for warning in json.loads(capsys.readouterr().out)["warnings"])
+
+
+@pytest.mark.parametrize(
+    ("replication", "where"),
+    [
+        (
+            {"rules": [{**rule(enabled=True), "deleteReplications": {"enabled": False}}]},
+            "replication.rules[0].deleteReplications: unknown key; did you mean deleteReplication? allowed keys: "
+            "deleteReplication, destinations, repositoryFilters",
+        ),
+        ({"rules": [], "registryId": ACCOUNT}, "replication.registryId: unknown key; allowed keys: rules"),
+        (
+            {"rules": [{**rule(enabled=True), "deleteReplication": {"enabled": True, "scope": "all"}}]},
+            "replication.rules[0].deleteReplication.scope: unknown key; allowed keys: enabled",
+        ),
+        (
+            {
+                "rules": [
+                    {**rule(enabled=True), "destinations": [{"region": "us-east-1", "registryId": "١٢٣٤٥٦٧٨٩٠١٢"}]}
+                ]
+            },
+            "replication.rules[0].destinations[0].registryId: String should match pattern '^[0-9]{12}$'",
+        ),
+    ],
+    ids=["misspelt-delete-replication", "unknown-top-key", "unknown-nested-key", "account-in-arabic-digits"],
+)
+def test_a_snapshot_replication_with_a_key_or_value_this_release_does_not_read_is_refused_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], replication: dict[str, Any], where: str
+) -> None:
+    assert main(workspace(tmp_path, replication)) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == f"ecr-retention plan: error: {tmp_path}/snapshot.json: {where}"

@@ -171,7 +171,7 @@ def test_validate_summary_escapes_the_file_name(tmp_path: Path, capsys: pytest.C
     lines = assert_safe(capsys.readouterr().out)
     assert lines == [
         f"{tmp_path}/evil\\nname\\u202elmay.yaml: valid: 1 policies, 1 rules, dry run (report only); "
-        "expected clusters: prod"
+        "expected clusters: prod (block when missing, stale or incomplete); optional clusters: none; in_use_grace 7d"
     ]
 
 

@@ -67,13 +67,20 @@ def test_prefix_filters_match_names_that_start_with_them() -> None:
     assert config_.deletion_reach("my-app") == ()
 
 
-def test_a_rule_without_delete_replication_copies_but_reaches_no_deletion() -> None:
-    config_ = configuration(rule(("us-east-1", ACCOUNT), delete=False), rule(("ap-south-1", ACCOUNT), delete=None))
+def test_a_rule_with_delete_replication_disabled_copies_but_reaches_no_deletion() -> None:
+    config_ = configuration(rule(("us-east-1", ACCOUNT), delete=False), rule(("ap-south-1", ACCOUNT), delete=False))
     assert config_.replicas("app") == (
         Replica(ACCOUNT, "ap-south-1", False),
         Replica(ACCOUNT, "us-east-1", False),
     )
     assert config_.deletion_reach("app") == ()
+
+
+def test_a_rule_that_says_nothing_of_deletions_is_read_as_replicating_them() -> None:
+    """The safe side: an old AWS CLI drops deleteReplication; the live adapter always states it."""
+    config_ = configuration(rule(("us-east-1", ACCOUNT), delete=False), rule(("ap-south-1", ACCOUNT), delete=None))
+    assert config_.deletion_reach("app") == (Replica(ACCOUNT, "ap-south-1", True),)
+    assert config_.rules_without_delete_replication == (1,)
 
 
 def test_a_destination_of_several_rules_receives_deletions_when_any_of_them_replicates_deletions() -> None:

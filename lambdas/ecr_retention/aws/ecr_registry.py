@@ -194,17 +194,21 @@ class EcrRegistry:
         try:
             response = self._ecr.describe_registry()
         except AWS_CALL_ERRORS as error:
-            raise ReplicationUnreadable(describe_failure("DescribeRegistry", error)[1]) from None
+            code, message = describe_failure("DescribeRegistry", error)
+            raise ReplicationUnreadable(message, denied=code.startswith("AccessDenied")) from None
         if response.get("registryId") != self._registry_id:
             raise ReplicationUnreadable(
                 f"DescribeRegistry answered for registry {response.get('registryId')!r}, not {self._registry_id}: "
                 "it describes the caller's own registry, so run with credentials of that account"
             )
+        answer = with_documented_defaults(response.get("replicationConfiguration") or {})
         try:
-            return ReplicationConfiguration.model_validate(response.get("replicationConfiguration") or {})
+            return ReplicationConfiguration.model_validate(answer)
         except ValidationError as error:
             detail = describe_validation_error(error, ReplicationConfiguration)
-            raise ReplicationUnreadable(f"DescribeRegistry answered a replication configuration: {detail}") from None
+            raise ReplicationUnreadable(
+                f"DescribeRegistry answered, but its replicationConfiguration cannot be read: {detail}"
+            ) from None
 
     def creation_templates(self) -> list[RepositoryCreationTemplate]:
         """Every repository creation template, all pages of 1,000. DescribeRepositoryCreationTemplates takes no
@@ -449,6 +453,25 @@ def _unique(digests: Sequence[str]) -> list[str]:
 def _batches(digests: list[str]) -> Iterator[list[str]]:
     for start in range(0, len(digests), BATCH_SIZE):
         yield digests[start : start + BATCH_SIZE]
+
+
+def with_documented_defaults(configuration: Any) -> Any:
+    """DescribeRegistry's replicationConfiguration with each rule's `deleteReplication` stated: the API leaves it
+    out of a rule that never set it, and documents a missing one as "the service does not replicate image
+    deletions or image tag removals". The model reads an absent field as replicating deletions, the safe side
+    for a snapshot, which an AWS CLI older than the field may have written without it; here its absence is the
+    API's own answer, because the botocore this package pins (requirements.txt) has deleteReplication in its ECR
+    model (tests/integration/aws/test_ecr_replication.py checks), so it is read as the API means it: false.
+    Anything that is not a list of rule objects is left to the model to refuse."""
+    if not isinstance(configuration, dict) or not isinstance(configuration.get("rules"), list):
+        return configuration
+    rules = [
+        {**rule, "deleteReplication": {"enabled": False}}
+        if isinstance(rule, dict) and "deleteReplication" not in rule
+        else rule
+        for rule in configuration["rules"]
+    ]
+    return {**configuration, "rules": rules}
 
 
 def _raise_if_gone(error: ClientError, repository: str) -> None:

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
                 session.registry(), MemoryManifestCache(), patterns=args.repositories, progress=progress
             )
         except ReplicationUnreadable as error:
-            raise AwsFailure(f"{error}; a snapshot records where deletions replicate to: {GRANT}") from None
+            need = f": {GRANT}" if error.denied else ", so none is written"
+            raise AwsFailure(f"{error}; a snapshot records where deletions replicate to{need}") from None
     if args.repositories and not snapshot.repositories:
         raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
     body = json.dumps(snapshot.model_dump(mode="json", by_alias=True, exclude_none=True), indent=1)

@@ -2,33 +2,124 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Self
+import re
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
-    NonNegativeInt,
-    PositiveInt,
     StrictBool,
     StringConstraints,
     ValidationError,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
-from ecr_retention.domain.durations import Duration, GraceDuration, parse_duration
+from ecr_retention.domain.durations import Duration, GraceDuration, format_duration, parse_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory import ClusterName
 
-TagPattern = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.*?-]{1,300}$")]
-RepositoryPattern = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/*?-]{1,256}$")]
+_TAG_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,300}")
+_REPOSITORY_PATTERN = re.compile(r"[a-z0-9._/*?-]{1,256}")
+
+
+def _glob_of(kind: str, form: re.Pattern[str], characters: str, longest: int) -> Callable[[str], str]:
+    """A check that names the first character a pattern may not hold (an error line a user can act on, where
+    pydantic would quote the regular expression)."""
+
+    def check(value: str) -> str:
+        if form.fullmatch(value):
+            return value
+        if not value or len(value) > longest:
+            raise ValueError(f"{_quoted(value)}: a {kind} pattern is 1 to {longest} characters long")
+        char = next(char for char in value if not form.fullmatch(char))
+        raise ValueError(
+            f"{_quoted(value)}: {char!r} (U+{ord(char):04X}) cannot be in a {kind} pattern, which holds {characters}"
+        )
+
+    return check
+
+
+def _quoted(value: str) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
+
+
+# The characters of ECR tags and repository names, plus the glob's * and ?.
+TagPattern = Annotated[
+    str, AfterValidator(_glob_of("tag", _TAG_PATTERN, "letters A-Z a-z, digits 0-9, _ . - and the globs * ?", 300))
+]
+RepositoryPattern = Annotated[
+    str,
+    AfterValidator(
+        _glob_of("repository", _REPOSITORY_PATTERN, "lowercase letters a-z, digits 0-9, . _ / - and the globs * ?", 256)
+    ),
+]
 Patterns = Annotated[tuple[TagPattern, ...], Field(min_length=1)]
 RepositoryPatterns = Annotated[tuple[RepositoryPattern, ...], Field(min_length=1)]
+# Numbers are numbers: lax pydantic reads `true` as 1 (`max_delete_fraction: true` would switch the guard off),
+# "10" and 10.0 as 10. Strict fields take a YAML int (and a float field an int or a float), nothing else.
+Count = Annotated[int, Field(strict=True, ge=0)]
+PositiveCount = Annotated[int, Field(strict=True, ge=1)]
+
+
+def _fraction(low_exclusive: float, high: float) -> Any:
+    return Field(strict=True, gt=low_exclusive, le=high, allow_inf_nan=False)
+
+
+def _whole_number(value: Any) -> Any:
+    """`version: true` and `version: 1.0` equal 1 in Python; the file's version is the integer 1."""
+    if type(value) is not int:
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
 
 
 class StrictModel(BaseModel):
+    """A mapping of the rules file: unknown keys and `null` values are errors.
+
+    `null` is refused wherever a value is expected: a field whose absence means "off" (quarantine) or "no
+    condition" (older_than) is left out, never written as null, so that what a file says is what it means."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+    # What leaving an optional field out means, for the error line of a `null` written in its place; a field not
+    # named here is explained by its default value.
+    when_left_out: ClassVar[dict[str, str]] = {}
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _null_is_not_a_value(cls, value: Any, info: ValidationInfo) -> Any:
+        if value is None and info.field_name is not None:
+            raise PydanticCustomError("null_value", "{problem}", {"problem": cls._null_problem(info.field_name)})
+        return value
+
+    @classmethod
+    def _null_problem(cls, name: str) -> str:
+        field = cls.model_fields[name]
+        if name in cls.when_left_out:
+            return f"null is not a value; {cls.when_left_out[name]}"
+        if field.is_required():
+            return f"null is not a value; {name} is required"
+        return f"null is not a value; leave {name} out for the default{_shown_default(field.default)}"
+
+
+def _shown_default(default: Any) -> str:
+    if isinstance(default, bool):
+        return f" ({str(default).lower()})"
+    if isinstance(default, timedelta):
+        return f" ({format_duration(default)})"
+    if isinstance(default, int | float):
+        return f" ({default})"
+    if default == ():
+        return " ([])"
+    return ""
 
 
 class Selector(StrictModel):
@@ -37,6 +128,11 @@ class Selector(StrictModel):
     tags: Patterns | None = None
     untagged: StrictBool = False
     tag_in_repositories: RepositoryPatterns | None = None
+
+    when_left_out: ClassVar[dict[str, str]] = {
+        "tags": "leave tags out to select images whatever their tags",
+        "tag_in_repositories": "leave tag_in_repositories out to select images whatever other repositories hold",
+    }
 
     @model_validator(mode="after")
     def _untagged_excludes_tags(self) -> Self:
@@ -51,14 +147,26 @@ class Selector(StrictModel):
 
 class KeepRule(Selector):
     pulled_within: Duration | None = None
-    newest: PositiveInt | None = None
+    newest: PositiveCount | None = None
+
+    when_left_out: ClassVar[dict[str, str]] = {
+        **Selector.when_left_out,
+        "pulled_within": "leave pulled_within out for no pull condition",
+        "newest": "leave newest out to keep every image the rule selects",
+    }
 
 
 class DeleteRule(Selector):
     older_than: Duration | None = None
     not_pulled_within: Duration | None = None
-    keep_newest: NonNegativeInt = 0
+    keep_newest: Count = 0
     archive: StrictBool = False
+
+    when_left_out: ClassVar[dict[str, str]] = {
+        **Selector.when_left_out,
+        "older_than": "leave older_than out for no age condition",
+        "not_pulled_within": "leave not_pulled_within out for no pull condition",
+    }
 
     @model_validator(mode="after")
     def _selects_something(self) -> Self:
@@ -75,6 +183,12 @@ class Rule(StrictModel):
     delete: DeleteRule | None = None
     description: Annotated[str, StringConstraints(min_length=1, max_length=200)] | None = None
 
+    when_left_out: ClassVar[dict[str, str]] = {
+        "keep": "a rule has exactly one of keep or delete: leave keep out of a delete rule",
+        "delete": "a rule has exactly one of keep or delete: leave delete out of a keep rule",
+        "description": "leave description out to name the rule by its position",
+    }
+
     @model_validator(mode="after")
     def _exactly_one_kind(self) -> Self:
         if (self.keep is None) == (self.delete is None):
@@ -89,7 +203,7 @@ class Policy(StrictModel):
 
 class Safety(StrictModel):
     min_age: Duration = parse_duration("1d")
-    max_delete_fraction: Annotated[float, Field(gt=0, le=1)] = 0.5
+    max_delete_fraction: Annotated[float, _fraction(0, 1)] = 0.5
     inventory_max_age: Duration = parse_duration("6h")
     clusters: tuple[ClusterName, ...] = Field(
         description="Clusters whose fresh in-use manifests every run needs; [] runs without in-use protection."
@@ -105,6 +219,15 @@ class Safety(StrictModel):
     # What a delete rule would delete is archived instead, and deleted once archived longer than this (the
     # quarantine); None deletes at once. ECR bills an archived image at least 90 days however soon it goes.
     quarantine: Duration | None = None
+
+    when_left_out: ClassVar[dict[str, str]] = {
+        "clusters": (
+            "list the clusters whose in-use manifests must be fresh, or write clusters: [] to run without in-use "
+            "protection"
+        ),
+        "in_use_grace": "leave in_use_grace out for the default (7d), or write 0s to turn the in-use memory off",
+        "quarantine": "leave quarantine out to turn it off",
+    }
 
     @model_validator(mode="after")
     def _optional_is_not_expected(self) -> Self:
@@ -126,11 +249,15 @@ class TaggingRule(StrictModel):
 class ReportSettings(StrictModel):
     # USD per GB-month of ECR storage, for the cost the report estimates; None: the region's standard rate
     # (domain/cost.py, with its source and date). Set it for a private price or a region the table lacks.
-    storage_price_per_gb_month: Annotated[float, Field(gt=0, le=100)] | None = None
+    storage_price_per_gb_month: Annotated[float, _fraction(0, 100)] | None = None
+
+    when_left_out: ClassVar[dict[str, str]] = {
+        "storage_price_per_gb_month": "leave storage_price_per_gb_month out for the region's standard rate",
+    }
 
 
 class RetentionConfig(StrictModel):
-    version: Literal[1]
+    version: Annotated[Literal[1], BeforeValidator(_whole_number)]
     dry_run: StrictBool = True
     safety: Safety
     tagging: tuple[TaggingRule, ...] = ()
@@ -170,6 +297,21 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+# Numbers in decimal only. YAML 1.1, which PyYAML reads, also takes `010` for 8 (octal), `1:30` for 90
+# (sexagesimal), `0x10`, `0b10` and `1_000`: a keep_newest or a fraction written so would silently mean another
+# number. Those forms stay strings here, and a string is no number (the field's error names it).
+_INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+_UniqueKeyLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_UniqueKeyLoader.add_implicit_resolver(_INT_TAG, re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
+_UniqueKeyLoader.add_implicit_resolver(
+    _FLOAT_TAG,
+    re.compile(r"^(?:[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
+    list("-+0123456789."),
+)
 
 
 def load_yaml(text: str, source: str) -> Any:

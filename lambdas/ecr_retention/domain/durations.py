@@ -9,7 +9,10 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, PlainSerializer
 
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_DURATION = re.compile(r"(\d+)([smhdw])")
+# [0-9], not \d: Python's \d and int() also read other scripts' digits, so `min_age: ٣d` (Arabic-Indic 3) would
+# pass for 3 days; a guard's number is written in ASCII digits or it is an error.
+_DURATION = re.compile(r"([0-9]+)([smhdw])")
+_ZERO = re.compile(r"0+[smhdw]")
 # No retention window is longer than a century; a larger number is a typo, and one beyond timedelta's
 # range (999999999 days) would fail as an OverflowError. The planner compares ages (`now - pushed_at`)
 # with durations and never computes `now - duration`, which could fall before year 1 with an old --now.
@@ -29,6 +32,8 @@ def parse_duration(text: object) -> timedelta:
         else:
             seconds = int(number) * _UNIT_SECONDS[unit]
             value = timedelta.max if seconds > MAX_DURATION.total_seconds() else timedelta(seconds=seconds)
+    elif isinstance(text, str) and any(char.isdigit() and not char.isascii() for char in text):
+        raise ValueError(f"invalid duration {_shown(text)}: write its number in the digits 0-9, such as 90m, 6h or 30d")
     else:
         raise ValueError(
             f"invalid duration {_shown(text)}: write a whole number and a unit (s, m, h, d, w), such as 90m, 6h or 30d"
@@ -72,7 +77,7 @@ Duration = Annotated[timedelta, BeforeValidator(_validate), PlainSerializer(_ser
 
 def _validate_grace(value: Any) -> timedelta:
     """A duration, or zero written with a unit (`0s`, `0d`): a window that may be switched off."""
-    if isinstance(value, str) and re.fullmatch(r"0+[smhdw]", value.strip()):
+    if isinstance(value, str) and _ZERO.fullmatch(value.strip()):
         return timedelta(0)
     return parse_duration(value)
 

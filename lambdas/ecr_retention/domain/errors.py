@@ -9,6 +9,7 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 
 class InputError(ValueError):
@@ -63,11 +64,21 @@ def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseMo
             continue
         if not (isinstance(current, type) and issubclass(current, BaseModel)):
             return None
-        field = current.model_fields.get(part)
+        field = current.model_fields.get(part) or _field_by_alias(current, part)
         if field is None:
             return None
         current = _unwrap(field.annotation)
     return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _field_by_alias(model: type[BaseModel], key: str) -> FieldInfo | None:
+    """The field an AWS-shaped model reads from `key` (`repositoryFilters` for repository_filters)."""
+    return next((field for field in model.model_fields.values() if field.alias == key), None)
+
+
+def _keys(model: type[BaseModel]) -> list[str]:
+    """The keys a model reads, as the input writes them: camelCase for AWS shapes, the field names otherwise."""
+    return sorted(field.alias or name for name, field in model.model_fields.items())
 
 
 def _unwrap(annotation: Any) -> Any:
@@ -123,7 +134,7 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel] | N
     if kind == "extra_forbidden":
         parent = _model_at(model, loc[:-1]) if model else None
         if parent is not None:
-            allowed = sorted(name for name in parent.model_fields)
+            allowed = _keys(parent)
             close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
             hint = f"did you mean {close[0]}? " if close else ""
             message = f"unknown key; {hint}allowed keys: {', '.join(allowed)}"
@@ -139,8 +150,10 @@ def describe_validation_error(error: ValidationError, model: type[BaseModel] | N
         message = f"should be an object, not {_json_type(first.get('input'))}"
     elif kind == "literal_error" and loc == ("version",):
         message = f"unsupported version {first.get('input')!r}; this release reads version 1"
-    elif kind == "greater_than_equal" or kind == "greater_than":
+    elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         message = f"{first.get('input')!r}: {message.lower()}"
+    elif kind == "finite_number":
+        message = f"should be a finite number, not {first.get('input')!r}"
     more = len(details) - 1
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     if where == "(top level)":

@@ -10,33 +10,53 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import StrictBool, StringConstraints
+from pydantic import ConfigDict, StrictBool, StringConstraints
 
 from ecr_retention.domain.aws_shape import AwsShape
 
-AccountId = Annotated[str, StringConstraints(pattern=r"^\d{12}$")]
-RegionName = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,5}(?:-[a-z]+)+-\d+$")]
+# [0-9], not \d: pydantic's patterns read \d as any script's digit, and an account id in Arabic-Indic digits is
+# no account's id.
+AccountId = Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]
+RegionName = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,5}(?:-[a-z]+)+-[0-9]+$")]
 
 
-class ReplicationDestination(AwsShape):
+class ReplicationShape(AwsShape):
+    """A part of `replicationConfiguration`, read strictly: an unknown key is refused, not ignored. The reach of a
+    deletion cannot be half understood: a misspelt `deleteReplications` in a snapshot would otherwise be read as
+    "no field". From DescribeRegistry an unknown key cannot arrive: botocore hands over only the members of its
+    ECR model, which these classes mirror (rules; destinations, repositoryFilters, deleteReplication; region,
+    registryId; filter, filterType; enabled). A newer botocore with a new member would block the run, naming the
+    key, rather than let this release guess what the member means."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ReplicationDestination(ReplicationShape):
     region: RegionName
     registry_id: AccountId
 
 
-class RepositoryFilter(AwsShape):
+class RepositoryFilter(ReplicationShape):
     # PREFIX_MATCH is the only filter type ECR has; another would be one this release cannot read, and reading
     # it as "matches nothing" could hide a destination, so it is refused.
     filter: Annotated[str, StringConstraints(min_length=1, max_length=256)]
     filter_type: Literal["PREFIX_MATCH"]
 
 
-class DeleteReplication(AwsShape):
+class DeleteReplication(ReplicationShape):
     enabled: StrictBool
 
 
-class ReplicationRule(AwsShape):
+DELETIONS_NOT_REPLICATED = DeleteReplication(enabled=False)
+
+
+class ReplicationRule(ReplicationShape):
     destinations: tuple[ReplicationDestination, ...]
     repository_filters: tuple[RepositoryFilter, ...] = ()
+    # Absent (None): not known, and read as replicating deletions, the side that protects more. A rule in a
+    # snapshot without it most likely comes from an AWS CLI whose botocore predates ECR's replication of deletions
+    # and dropped the field (the plan warns, see rules_without_delete_replication). The live adapter
+    # (aws/ecr_registry.py) never leaves it absent: it writes the API's documented meaning of a missing field.
     delete_replication: DeleteReplication | None = None
 
     def applies_to(self, repository: str) -> bool:
@@ -47,7 +67,7 @@ class ReplicationRule(AwsShape):
 
     @property
     def replicates_deletions(self) -> bool:
-        return self.delete_replication is not None and self.delete_replication.enabled
+        return self.delete_replication is None or self.delete_replication.enabled
 
 
 @dataclass(frozen=True, order=True)
@@ -63,10 +83,15 @@ class Replica:
         return (self.registry_id, self.region)
 
 
-class ReplicationConfiguration(AwsShape):
+class ReplicationConfiguration(ReplicationShape):
     """`replicationConfiguration` exactly as `aws ecr describe-registry` returns it."""
 
     rules: tuple[ReplicationRule, ...] = ()
+
+    @property
+    def rules_without_delete_replication(self) -> tuple[int, ...]:
+        """The positions of the rules that say nothing of deletions (read as replicating them)."""
+        return tuple(index for index, rule in enumerate(self.rules) if rule.delete_replication is None)
 
     def replicas(self, repository: str) -> tuple[Replica, ...]:
         """The repository's destinations, each once: deletions reach it when any rule that sends the repository

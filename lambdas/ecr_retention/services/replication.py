@@ -14,10 +14,12 @@ MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations an
 GRANT = 'the role needs ecr:DescribeRegistry, an action without resource-level permissions (Resource "*")'
 
 
-def unreadable(detail: str) -> RegistryReplication:
+def unreadable(detail: str, *, denied: bool = False) -> RegistryReplication:
+    """Why the run deletes nothing. The grant is named only when AWS denied the call: an answer that could not be
+    read, or a run file that is missing, is no missing permission, and saying so would send the reader to IAM."""
+    grant = f" ({GRANT})" if denied else ""
     return RegistryReplication.unreadable(
-        f"the registry's replication configuration is unknown: {detail}; nothing is deleted until it can be read "
-        f"({GRANT})"
+        f"the registry's replication configuration is unknown: {detail}; nothing is deleted until it can be read{grant}"
     )
 
 
@@ -25,7 +27,7 @@ def read_replication(registry: Registry) -> RegistryReplication:
     try:
         return RegistryReplication(replication_configuration=registry.replication_configuration())
     except ReplicationUnreadable as error:
-        return unreadable(str(error))
+        return unreadable(str(error), denied=error.denied)
 
 
 def replication_key(run_id: str) -> str:

@@ -250,6 +250,14 @@ def unwatched_replica_warning(repository_name: str, replica: ReplicaRegistry) ->
     )
 
 
+def assumed_delete_replication_warning(rule_index: int) -> str:
+    return (
+        f"snapshot replication rules[{rule_index}]: no deleteReplication field, read as replicating deletions (the "
+        "safe side); an AWS CLI whose botocore predates ECR's replication of deletions drops it: take the snapshot "
+        "with ecr-retention snapshot or a newer CLI"
+    )
+
+
 def blocked_reason(blocked: Sequence[str]) -> Reason:
     return Reason(kind="blocked", detail="; ".join(blocked))
 

@@ -16,6 +16,7 @@ from ecr_retention.domain.plan import Plan, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.planner.decisions import decide, decision, limit_removals, restore_in_use
 from ecr_retention.domain.planner.explain import (
     archived_in_use_warning,
+    assumed_delete_replication_warning,
     blocked_reason,
     future_image_warnings,
     no_policy_reason,
@@ -30,6 +31,7 @@ from ecr_retention.domain.replication import NO_REPLICATION, RegistryReplication
 
 def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches."""
+    replication = snapshot.replication or NO_REPLICATION
     run = build_run_context(
         config,
         inventory,
@@ -37,13 +39,15 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
         registry_id=snapshot.effective_registry_id,
         region=snapshot.region,
         tags_by_repository={repo.repository_name: repo_tags(repo) for repo in snapshot.repositories},
-        replication=RegistryReplication(replication_configuration=snapshot.replication or NO_REPLICATION),
+        replication=RegistryReplication(replication_configuration=replication),
     )
     planned = [
         plan_repository(repository, run)
         for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
     ]
-    warnings = [*run.warnings, *(warning for repository in planned for warning in repository.warnings)]
+    # Only a snapshot can lack deleteReplication (the live adapter states it), so the warning is the snapshot's.
+    assumed = (assumed_delete_replication_warning(index) for index in replication.rules_without_delete_replication)
+    warnings = [*assumed, *run.warnings, *(warning for repository in planned for warning in repository.warnings)]
     return Plan(
         generated_at=now,
         dry_run=config.dry_run,
