@@ -172,8 +172,9 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
         call.params["maxResults"] == 1000 and call.params["filter"] == {"imageStatus": "ANY"} for call in listing
     )
     assert all(len(call.params["imageIds"]) <= 100 for call in rechecks + pipeline.recorder.of("BatchDeleteImage"))
-    # The other services: the inventory listed and read once, each index manifest looked up in the cache and
-    # stored once, one report (JSON, page, sheet), one summary, one lease taken and released per evaluated repository.
+    # The other services: the inventory (manifests and in-use memory) listed and read once, each index manifest looked
+    # up in the cache and stored once, one report (JSON, page, sheet), the memory written once, one summary, one lease
+    # taken and released per evaluated repository.
     indexes = sum(
         1
         for repository in snapshot.repositories
@@ -184,8 +185,8 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     assert other == Counter(
         {
             "ListObjectsV2": 1,
-            "GetObject": 2 + indexes,  # the two in-use manifests, the cache misses
-            "PutObject": indexes + 3,  # the cache misses, the report, its page and its sheet
+            "GetObject": 2 + 1 + indexes,  # the two in-use manifests, the memory (none yet), the cache misses
+            "PutObject": indexes + 3 + 1,  # the cache misses, the report, its page and its sheet, the memory
             "Publish": 1,
             "PutItem": len(managed(plan)),
             "DeleteItem": len(managed(plan)),
