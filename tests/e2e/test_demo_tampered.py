@@ -39,3 +39,24 @@ def test_an_emptied_manifest_before_the_real_run_changes_nothing_dev_ran(tmp_pat
     report = json.loads(live.read_text())
     assert report["outcome"] == "ok"
     assert any(w.startswith("cluster dev: now reports 0 images") for w in report["warnings"])
+
+
+def test_a_deleted_manifest_of_an_expected_cluster_blocks_the_real_run_and_the_memory_is_named(tmp_path: Path) -> None:
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        code = main(["demo", "--out", str(tmp_path), "--delete-manifest", "dev"])
+    output = printed.getvalue()
+
+    assert code == 0, output
+    assert "\n   ok   blocked: cluster dev: no in-use manifest: 0 deleted, 0 archived\n" in output
+    assert re.search(
+        r"^   warning  cluster dev: no in-use manifest now, it reported 4 images at ", output, re.MULTILINE
+    )
+    assert "\nverified: no in-use, protected, young or referenced image was deleted or archived" in output
+
+
+def test_a_cluster_the_demo_does_not_have_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--empty-manifest", "staging"]) == 2
+    assert capsys.readouterr().err == (
+        "ecr-retention demo: error: --empty-manifest: the demo's clusters are prod, dev, us-prod, not 'staging'\n"
+    )

@@ -54,8 +54,8 @@ def register(subparsers: Any) -> None:
     tamper.add_argument(
         "--delete-manifest",
         metavar="CLUSTER",
-        help="right before the real sweep, delete in-use/CLUSTER.json: an expected cluster blocks the run, an optional "
-        "one is remembered",
+        help="right before the real sweep, delete in-use/CLUSTER.json: every demo cluster is expected, so the run is "
+        "blocked and removes nothing, and the report names what the in-use memory still protects",
     )
     parser.set_defaults(run=run)
 

@@ -385,7 +385,8 @@ class Demo:
         report = self.stored_report(sweep, "live", "real run")
         self.live_run_id = report.run_id
         self.show_message(self.received_message())
-        verification = verify(registry, before, after, announced, report, without_collector)
+        deleted = tampering.cluster if tampering is not None and tampering.action == "delete" else None
+        verification = verify(registry, before, after, announced, report, without_collector, blocked_by=deleted)
         self.show_verification(verification)
         return verification
 

@@ -110,8 +110,11 @@ def verify(
     announced: RunReport,
     report: RunReport,
     without_collector: Plan,
+    blocked_by: str | None = None,
 ) -> Verification:
-    """`without_collector`: plan_without_source for the collector's manifest, on the dry run's snapshot."""
+    """`without_collector`: plan_without_source for the collector's manifest, on the dry run's snapshot. `blocked_by`:
+    an expected cluster whose manifest the demo deleted before the real sweep, which must block it: then nothing may
+    be removed, and the in-use image found archived is still restored (restoring deletes nothing)."""
     result = Verification(
         deleted={key for key in before.images if key not in after.images},
         archived={key for key in before.images if before.active(key) and _status(after, key) == "ARCHIVED"},
@@ -125,13 +128,24 @@ def verify(
         return Check(name, bool(keys) and not gone, detail, tuple(label(*key) for key in gone))
 
     reported_deleted, reported_archived = _entries(report, "deleted"), _entries(report, "archived")
-    result.checks.append(
-        Check(
-            "something removed",
-            bool(result.deleted) and bool(result.archived),
-            f"{len(result.deleted)} deleted, {len(result.archived)} archived",
+    if blocked_by is None:
+        result.checks.append(
+            Check(
+                "something removed",
+                bool(result.deleted) and bool(result.archived),
+                f"{len(result.deleted)} deleted, {len(result.archived)} archived",
+            )
         )
-    )
+    else:
+        reasons = [reason for reason in report.blocked if reason.startswith(f"cluster {blocked_by}:")]
+        result.checks.append(
+            Check(
+                "blocked",
+                report.outcome == "blocked" and bool(reasons) and not removed,
+                f"{reasons[0] if reasons else 'not blocked'}: {len(result.deleted)} deleted, "
+                f"{len(result.archived)} archived",
+            )
+        )
     result.checks.append(
         Check(
             "the report is exact",
@@ -141,14 +155,15 @@ def verify(
         )
     )
     announced_removed = _entries(announced, "deleted") | _entries(announced, "archived")
-    result.checks.append(
-        Check(
-            "the dry run announced it",
-            announced_removed == removed,
-            "the real run removed exactly what the dry run said it would",
-            tuple(label(*key) for key in sorted(announced_removed ^ removed)),
+    if blocked_by is None:
+        result.checks.append(
+            Check(
+                "the dry run announced it",
+                announced_removed == removed,
+                "the real run removed exactly what the dry run said it would",
+                tuple(label(*key) for key in sorted(announced_removed ^ removed)),
+            )
         )
-    )
     in_use = set(registry.in_use_digests())
     result.checks.append(kept("in use", in_use, "images the clusters run (by digest or by tag)"))
     result.checks.append(aws_workloads_kept(registry, after, without_collector))
