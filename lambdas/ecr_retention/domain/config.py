@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ecr_retention.domain.durations import Duration, GraceDuration, format_duration, parse_duration
-from ecr_retention.domain.errors import InputError, describe_validation_error
+from ecr_retention.domain.errors import InputError, describe_validation_error, quoted
 from ecr_retention.domain.inventory import ClusterName
 
 _TAG_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,300}")
@@ -39,18 +39,13 @@ def _glob_of(kind: str, form: re.Pattern[str], characters: str, longest: int) ->
         if form.fullmatch(value):
             return value
         if not value or len(value) > longest:
-            raise ValueError(f"{_quoted(value)}: a {kind} pattern is 1 to {longest} characters long")
+            raise ValueError(f"{quoted(value)}: a {kind} pattern is 1 to {longest} characters long")
         char = next(char for char in value if not form.fullmatch(char))
         raise ValueError(
-            f"{_quoted(value)}: {char!r} (U+{ord(char):04X}) cannot be in a {kind} pattern, which holds {characters}"
+            f"{quoted(value)}: {char!r} (U+{ord(char):04X}) cannot be in a {kind} pattern, which holds {characters}"
         )
 
     return check
-
-
-def _quoted(value: str) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 40 else shown[:39] + "…"
 
 
 # The characters of ECR tags and repository names, plus the glob's * and ?.

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
 
+from ecr_retention.domain.errors import quoted
+
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 # [0-9], not \d: Python's \d and int() also read other scripts' digits, so `min_age: ٣d` (Arabic-Indic 3) would
 # pass for 3 days; a guard's number is written in ASCII digits or it is an error.
@@ -33,24 +35,18 @@ def parse_duration(text: object) -> timedelta:
             seconds = int(number) * _UNIT_SECONDS[unit]
             value = timedelta.max if seconds > MAX_DURATION.total_seconds() else timedelta(seconds=seconds)
     elif isinstance(text, str) and any(char.isdigit() and not char.isascii() for char in text):
-        raise ValueError(f"invalid duration {_shown(text)}: write its number in the digits 0-9, such as 90m, 6h or 30d")
+        raise ValueError(f"invalid duration {quoted(text)}: write its number in the digits 0-9, such as 90m, 6h or 30d")
     else:
         raise ValueError(
-            f"invalid duration {_shown(text)}: write a whole number and a unit (s, m, h, d, w), such as 90m, 6h or 30d"
+            f"invalid duration {quoted(text)}: write a whole number and a unit (s, m, h, d, w), such as 90m, 6h or 30d"
         )
     if value <= timedelta(0):
-        raise ValueError(f"duration {_shown(text)} must be longer than zero")
+        raise ValueError(f"duration {quoted(text)} must be longer than zero")
     if value > MAX_DURATION:
         raise ValueError(
-            f"duration {_shown(text)} is longer than the maximum of 100 years ({format_duration(MAX_DURATION)})"
+            f"duration {quoted(text)} is longer than the maximum of 100 years ({format_duration(MAX_DURATION)})"
         )
     return value
-
-
-def _shown(text: object) -> str:
-    """The value as an error line quotes it, cut short: the line must stay one readable line."""
-    shown = repr(text)
-    return shown if len(shown) <= 40 else shown[:39] + "…"
 
 
 def format_duration(value: timedelta) -> str:

@@ -34,6 +34,12 @@ def _object_without_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, An
     return result
 
 
+def quoted(value: object) -> str:
+    """A value as an error line quotes it, cut short: the line must stay one readable line."""
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:39] + "…"
+
+
 def parse_json(text: str, source: str) -> Any:
     """Parse JSON input strictly: a key written twice in one object is an error, as in the rules file."""
     try:
