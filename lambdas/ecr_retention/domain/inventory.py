@@ -64,8 +64,9 @@ class Workload(BaseModel):
     source: InUseSource
     # Set when the workload runs a replica that our deletions reach: `us-east-1, replicated`.
     replica: str | None = None
-    # Set when the in-use memory names it and no current manifest does: `last seen 2d ago, protected until ...`.
-    remembered: str | None = None
+    # Set when the in-use memory names it and no current manifest does: `last seen 2d ago, protected until ...`. For
+    # the reason's words only: never serialized, so what reports say of workloads (inUseBy) keeps its shape.
+    remembered: str | None = Field(default=None, exclude=True)
 
     def __str__(self) -> str:
         where = f" ({self.replica})" if self.replica else ""
