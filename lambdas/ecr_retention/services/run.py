@@ -161,29 +161,8 @@ def finish_run(deps: Dependencies, start: RunRecord, config: RetentionConfig) ->
     reports = load_repository_reports(deps.bucket, start.run_id)
     templates = creation_template_findings(deps.registry)
     finished_at = deps.clock()
-    warnings = list(templates.warnings)
-    try:
-        inventory = read_inventory_from_bucket(deps.bucket)
-    except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
-        manifests: tuple[ManifestEvidence, ...] = ()
-        warnings.append(
-            f"the in-use manifests could not be read when the run was reported, so it lists none and the in-use "
-            f"memory was not updated: {error}"
-        )
-    else:
-        manifests = manifest_evidence(config.safety, inventory, finished_at)
-        warnings.extend(
-            update_memory(
-                deps.bucket,
-                config.safety,
-                inventory,
-                reports,
-                finished_at,
-                registry_id=deps.registry.registry_id,
-                region=deps.registry.region,
-                replication=load_replication(deps.bucket, start.run_id).replication_configuration,
-            )
-        )
+    manifests, inventory_warnings = remember_inventory(deps, start, config, reports, finished_at)
+    warnings = [*templates.warnings, *inventory_warnings]
     return report_run(
         run_id=start.run_id,
         trigger=start.trigger,
@@ -200,6 +179,31 @@ def finish_run(deps: Dependencies, start: RunRecord, config: RetentionConfig) ->
         template_findings=templates.findings,
         manifests=manifests,
     )
+
+
+def remember_inventory(
+    deps: Dependencies, start: RunRecord, config: RetentionConfig, reports: Sequence[RepositoryReport], now: datetime
+) -> tuple[tuple[ManifestEvidence, ...], tuple[str, ...]]:
+    """The report step's one reading of the inventory: each manifest's evidence for the report, and the in-use memory
+    updated from it (with its warnings)."""
+    try:
+        inventory = read_inventory_from_bucket(deps.bucket)
+    except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
+        return (), (
+            "the in-use manifests could not be read when the run was reported, so it lists none and the in-use "
+            f"memory was not updated: {error}",
+        )
+    warnings = update_memory(
+        deps.bucket,
+        config.safety,
+        inventory,
+        reports,
+        now,
+        registry_id=deps.registry.registry_id,
+        region=deps.registry.region,
+        replication=load_replication(deps.bucket, start.run_id).replication_configuration,
+    )
+    return manifest_evidence(config.safety, inventory, now), warnings
 
 
 def storage_price(config: RetentionConfig, registry: Registry) -> StoragePrice:
