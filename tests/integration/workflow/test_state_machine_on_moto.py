@@ -61,7 +61,7 @@ BUCKET = "inventory-bucket"
 RULES = """\
 version: 1
 dry_run: false
-safety: {min_age: 1d, max_delete_fraction: 0.9, inventory_max_age: 6h, clusters: [prod]}
+safety: {min_age: 1d, max_delete_fraction: 0.9, inventory_max_age: 6h, clusters: [prod], optional_clusters: [dev]}
 policies:
   - repositories: ["app", "team-*/*"]
     rules:
