@@ -123,6 +123,19 @@ def test_a_tag_reference_is_remembered_with_the_digest_its_tag_pointed_to() -> N
     assert action_of(result, "app", "b") == "delete"
 
 
+def test_a_tag_reference_seen_both_resolved_and_not_is_remembered_both_ways() -> None:
+    # A push run evaluates some repositories only: the same template reference is resolved in one run and not in
+    # the next; both are kept, in a stable order.
+    template = in_use("dev", (f"{HOST}/app:v1", None))
+    resolved = memory_of(template, when=timedelta(hours=1), resolved={("app", "v1"): digest("a")})
+
+    memory = remember(
+        resolved, Inventory(manifests=(template,)), NOW, GRACE, resolved={}, registry_id=None, region=None
+    )
+
+    assert [image.digest for image in memory.images] == [None, digest("a")]
+
+
 def test_a_remembered_index_keeps_its_children() -> None:
     memory = memory_of(in_use("dev", (f"{HOST}/app@{digest('index')}", None)))
     snap = snapshot(

@@ -93,12 +93,18 @@ def remember(
         schema_version=1,
         updated_at=now,
         clusters=recorded_readings(memory, inventory.manifests, now, grace),
-        images=tuple(sorted(images.values(), key=remembered_key)),
+        images=tuple(sorted(images.values(), key=_in_order)),
     )
 
 
 def remembered_key(image: RememberedImage) -> RememberedKey:
     return (image.cluster, image.image, image.digest, image.namespace, image.workload, image.container, image.source)
+
+
+def _in_order(image: RememberedImage) -> tuple[str, ...]:
+    """A stable order for the stored memory (a reference without a digest sorts before one with)."""
+    cluster, reference, digest, *rest = remembered_key(image)
+    return (cluster, reference, digest or "", *rest)
 
 
 def resolved_digest(

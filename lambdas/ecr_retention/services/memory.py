@@ -15,6 +15,7 @@ from datetime import datetime
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use_memory import ResolvedTags, reading_warnings, remember
 from ecr_retention.domain.inventory import Inventory, memory_json
+from ecr_retention.domain.limits import IN_USE_MEMORY, format_limit
 from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
@@ -64,9 +65,14 @@ def update_memory(
         region=region,
         replication=replication,
     )
-    written = contain(
-        lambda: bucket.write(IN_USE_MEMORY_KEY, memory_json(memory)), log=logger, what="writing the in-use memory"
-    )
+    body = memory_json(memory)
+    if len(body) > IN_USE_MEMORY.max_bytes // 2:  # over the cap, the next run cannot read it and is blocked
+        warnings = (
+            *warnings,
+            f"the in-use memory is {len(body) / 2**20:.1f} MiB, over half its {format_limit(IN_USE_MEMORY.max_bytes)} cap: "
+            "past it, every run is blocked; shorten safety.in_use_grace or split the registry's clusters",
+        )
+    written = contain(lambda: bucket.write(IN_USE_MEMORY_KEY, body), log=logger, what="writing the in-use memory")
     if isinstance(written, Defect):
         return (
             *warnings,

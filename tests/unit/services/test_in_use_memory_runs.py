@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
+import pytest
+
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory import parse_memory
 from ecr_retention.domain.report import RunReport
@@ -157,3 +159,19 @@ def test_with_a_grace_of_zero_nothing_is_remembered() -> None:
 
     assert IN_USE_MEMORY_KEY not in bucket.objects
     assert registry.tags("app") == []
+
+
+def test_a_memory_over_half_its_cap_is_a_warning_before_it_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecr_retention.domain.limits import SizeLimit
+    from ecr_retention.services import memory
+
+    monkeypatch.setattr(memory, "IN_USE_MEMORY", SizeLimit("in-use memory", 1024))
+    registry, bucket, _ = seeded()
+
+    report = run(registry, bucket, rules(), later=timedelta(0))
+
+    assert any(
+        w.startswith("the in-use memory is 0.0 MiB, over half its 1 KiB cap: past it, every run is blocked")
+        for w in report.warnings
+    )
+    assert IN_USE_MEMORY_KEY in bucket.objects
