@@ -24,8 +24,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the fake API server lives in tests/
 
-from ecr_retention.exporter.kube import DEFAULT_PAGE_SIZE, ClusterLister, connect
 from ecr_retention.exporter.service import FileDestination, export_inventory
+from ecr_retention.kube.client import DEFAULT_PAGE_SIZE, ClusterLister, connect
 from ecr_retention_dev.emulator.kubernetes_api import (
     FakeApiServer,
     FakeCluster,

@@ -35,10 +35,11 @@ PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
 # Top-level entries of the package that no function imports, left out of the asset: the CLI (`ecr-retention`,
-# `python -m ecr_retention`, commands/, its tables). The exporter ships: the collector lists eksClusters with it. The demo and the emulator live in
+# `python -m ecr_retention`, commands/, its tables) and the in-cluster exporter (exporter/: it runs in a cluster's
+# image, and the collector reads eksClusters with the shared Kubernetes code, kube/). The demo and the emulator live in
 # another package (ecr_retention_dev), which the asset never copies. tests/infra/test_lambda_asset.py lists what
 # ships.
-NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "tables.py"})
+NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "exporter", "tables.py"})
 # Where Lambda unpacks the asset: the file names compiled into the bytecode, as tracebacks show them.
 LAMBDA_TASK_ROOT = "/var/task"
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
@@ -53,7 +54,7 @@ BOTOCORE_SERVICES = frozenset(
 
 
 # Parts of the dependencies that nothing in the asset imports: the kubernetes package's asyncio client (41 MB of
-# the package's 75; the collector lists eksClusters with the synchronous one, ecr_retention.exporter.kube).
+# the package's 75; the collector lists eksClusters with the synchronous one, ecr_retention.kube.client).
 UNUSED_DEPENDENCY_PARTS = ("kubernetes/aio",)
 
 

@@ -19,7 +19,7 @@ from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.eks_clusters import EksCluster
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import ReplicationConfiguration
-from ecr_retention.exporter.workloads import Resource
+from ecr_retention.kube.workloads import Resource
 
 
 class RepositoryGone(Exception):
@@ -288,7 +288,7 @@ Item = TypeVar("Item")
 
 
 class ObjectLister(Protocol):
-    """A Kubernetes API server's objects of one kind, across all namespaces (ecr_retention.exporter.kube)."""
+    """A Kubernetes API server's objects of one kind, across all namespaces (ecr_retention.kube.client)."""
 
     def list_all(self, resource: Resource, read: Callable[[Mapping[str, Any]], Item | None]) -> list[Item]:
         """Raises ExportFailed when any page of the list cannot be read."""

@@ -37,12 +37,13 @@ LAMBDA_ENVIRONMENT = {
 }
 # What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
 # import (ports.py; loading.py from handlers.dependencies; the report step's page, with its templates, and sheet).
-# The exporter, whose lister the collector uses for eksClusters. Not the CLI or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
+# The shared Kubernetes code (kube/), whose lister the collector uses for eksClusters. Not the CLI, the in-cluster
+# exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
 SHIPPED = {
     "__init__.py",
     "aws",
     "domain",
-    "exporter",
+    "kube",
     "handlers",
     "services",
     "layout.py",
@@ -93,7 +94,7 @@ report = build_run_report(run_id="asset", trigger="cli", dry_run=True, started_a
 # The collector's way into eksClusters: the kubernetes client, from the asset, without its asyncio part.
 import kubernetes
 from ecr_retention.aws.eks_clusters import EksClusters
-from ecr_retention.exporter.kube import ClusterLister
+from ecr_retention.kube.client import ClusterLister
 print(json.dumps({{
     "kubernetes": kubernetes.__file__.startswith({asset!r}) and callable(ClusterLister) and callable(EksClusters),
     "rulesFile": str(default_rules_file()),

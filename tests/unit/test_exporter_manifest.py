@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import pytest
 
 from ecr_retention.domain.inventory import InUseManifest, manifest_json
-from ecr_retention.exporter.errors import ExportFailed
-from ecr_retention.exporter.manifest import build_manifest, check_key_names_cluster
-from ecr_retention.exporter.workloads import ContainerImage, ObjectImages, Owner
+from ecr_retention.kube.errors import ExportFailed
+from ecr_retention.kube.manifest import build_manifest, check_key_names_cluster
+from ecr_retention.kube.workloads import ContainerImage, ObjectImages, Owner
 
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 DIGEST_A = "sha256:" + "aa" * 32

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.exporter.workloads import (
+from ecr_retention.kube.workloads import (
     COLLECTED_RESOURCES,
     CONTROLLER_REVISION,
     CRON_JOB,

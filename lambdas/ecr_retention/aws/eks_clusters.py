@@ -1,6 +1,6 @@
 """Into an EKS cluster's API from outside it (ports.ClusterAccess): eks:DescribeCluster for the endpoint and the CA,
 a token signed with the credentials of the cluster's account (the collector's own, or the spoke role it assumes),
-and the exporter's lister over the official kubernetes client. The cluster authorizes the role through an EKS
+and the shared lister (kube.client) over the official kubernetes client. The cluster authorizes the role through an EKS
 access entry (infra.eks_access, deploy/cloudformation/spoke-eks-access.yaml); nothing runs in the cluster.
 
 Imported only when eksClusters lists a cluster: the kubernetes client adds 70 ms to a cold start (with the asset's
@@ -19,8 +19,8 @@ from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.eks_token import ClusterToken
 from ecr_retention.aws.reading import read
 from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.exporter.errors import ExportFailed
-from ecr_retention.exporter.kube import ClusterLister, connect_with_token
+from ecr_retention.kube.client import ClusterLister, connect_with_token
+from ecr_retention.kube.errors import ExportFailed
 from ecr_retention.ports import ReadFailed
 
 

@@ -54,11 +54,11 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here so that the other commands start without the Kubernetes client and boto3.
-    from ecr_retention.exporter.errors import ExportFailed
-    from ecr_retention.exporter.kube import DEFAULT_PAGE_SIZE, ClusterLister, connect
     from ecr_retention.exporter.service import Destination, FileDestination, S3Destination, export_inventory
     from ecr_retention.exporter.storage import new_s3_client
-    from ecr_retention.exporter.workloads import NamespaceFilter
+    from ecr_retention.kube.client import DEFAULT_PAGE_SIZE, ClusterLister, connect
+    from ecr_retention.kube.errors import ExportFailed
+    from ecr_retention.kube.workloads import NamespaceFilter
 
     cluster = _cluster_name(args.cluster)
     namespaces = NamespaceFilter(include=tuple(args.include_namespace or ("*",)), exclude=tuple(args.exclude_namespace))

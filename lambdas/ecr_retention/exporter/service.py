@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ecr_retention.domain.inventory import InUseManifest, manifest_json
-from ecr_retention.exporter.kube import ClusterLister
-from ecr_retention.exporter.manifest import build_manifest, check_key_names_cluster
 from ecr_retention.exporter.storage import check_manifest_path, put_manifest, write_manifest_file
-from ecr_retention.exporter.workloads import (
+from ecr_retention.kube.client import ClusterLister
+from ecr_retention.kube.manifest import build_manifest, check_key_names_cluster
+from ecr_retention.kube.workloads import (
     COLLECTED_RESOURCES,
     NamespaceFilter,
     ObjectImages,

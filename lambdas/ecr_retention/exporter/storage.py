@@ -12,7 +12,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.exporter.errors import ExportFailed
+from ecr_retention.kube.errors import ExportFailed
 
 # Standard retry mode backs off on throttling and transient errors, with a retry quota, unlike legacy.
 S3_CLIENT_CONFIG = Config(

@@ -1,6 +1,6 @@
 """The EKS clusters that the AWS inventory collector reads through their API, with nothing installed in them
 (`eksClusters`, docs/aws-inventory.md): for each, the manifest the in-cluster exporter would write,
-`in-use/<cluster name>.json`, listed and built by the exporter's own code (exporter.workloads, exporter.manifest).
+`in-use/<cluster name>.json`, listed and built by the code the exporter uses too (kube.workloads, kube.manifest).
 
 A cluster that cannot be described, authenticated to or listed is stored `complete: false`, with what was read
 before the failure (it still protects those images) and the failure named in the collection: an expected cluster
@@ -14,9 +14,9 @@ from datetime import datetime
 from functools import partial
 
 from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.exporter.errors import ExportFailed
-from ecr_retention.exporter.manifest import build_manifest
-from ecr_retention.exporter.workloads import COLLECTED_RESOURCES, ObjectImages, read_object
+from ecr_retention.kube.errors import ExportFailed
+from ecr_retention.kube.manifest import build_manifest
+from ecr_retention.kube.workloads import COLLECTED_RESOURCES, ObjectImages, read_object
 from ecr_retention.ports import ClusterAccess, ReadFailed
 from ecr_retention.services.aws_inventory import AwsCollection, ManifestStore, stored_collection
 from ecr_retention.services.evaluate import utc_now

@@ -15,10 +15,10 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import InUseManifest, manifest_key
-from ecr_retention.exporter.errors import ExportFailed
-from ecr_retention.exporter.kube import ClusterLister, connect
 from ecr_retention.exporter.service import ExportSummary, FileDestination, S3Destination, export_inventory
-from ecr_retention.exporter.workloads import NamespaceFilter
+from ecr_retention.kube.client import ClusterLister, connect
+from ecr_retention.kube.errors import ExportFailed
+from ecr_retention.kube.workloads import NamespaceFilter
 from ecr_retention.loading import load_manifests
 from ecr_retention_dev.emulator.kubernetes_api import FakeApiServer, FakeCluster, Fault
 from tests.integration.exporter.conftest import BUCKET
@@ -205,7 +205,7 @@ class TestEveryFailureStoresNothing:
     ) -> None:
         previous = b'{"schemaVersion": 1, "cluster": "prod", "previous": true}'
         s3.put_object(Bucket=BUCKET, Key=KEY, Body=previous)
-        monkeypatch.setattr("ecr_retention.exporter.kube.DEFAULT_REQUEST_TIMEOUT", (1.0, 0.2))
+        monkeypatch.setattr("ecr_retention.kube.client.DEFAULT_REQUEST_TIMEOUT", (1.0, 0.2))
         api_server.inject(plural, fault)
 
         code = main(

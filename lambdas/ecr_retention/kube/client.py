@@ -30,8 +30,8 @@ from kubernetes.config.incluster_config import (
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.limits import KUBECONFIG
-from ecr_retention.exporter.errors import ExportFailed
-from ecr_retention.exporter.workloads import Resource
+from ecr_retention.kube.errors import ExportFailed
+from ecr_retention.kube.workloads import Resource
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_KUBECONFIG = "~/.kube/config"

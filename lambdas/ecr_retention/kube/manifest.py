@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from ecr_retention.domain.inventory import InUseImage, InUseManifest, InUseSource, manifest_key
-from ecr_retention.exporter.errors import ExportFailed
-from ecr_retention.exporter.workloads import ObjectImages, Owner
+from ecr_retention.kube.errors import ExportFailed
+from ecr_retention.kube.workloads import ObjectImages, Owner
 
 SOURCE_BY_KIND: Mapping[str, InUseSource] = {
     "Pod": "pod",
