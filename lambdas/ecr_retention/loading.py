@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -14,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.inventory import Inventory, parse_memory, read_inventory
+from ecr_retention.domain.inventory import Inventory, read_inventory, with_memory
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SizeLimit
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
@@ -95,26 +94,17 @@ def load_manifests(directory: str | Path | None) -> Inventory:
         raise InputError(f"{directory}: not a directory of in-use manifests")
     paths = sorted(path for path in folder.glob("*.json") if path.name != MEMORY_FILE)
     inventory = read_inventory((str(path), read_manifest_file(path)) for path in paths)
-    memory_path = folder / MEMORY_FILE
-    if not memory_path.exists() and not memory_path.is_symlink():
+    memory = folder / MEMORY_FILE
+    if not memory.exists() and not memory.is_symlink():
         return inventory
+    return with_memory(inventory, str(memory), read_manifest_file(memory, IN_USE_MEMORY))
+
+
+def read_manifest_file(path: Path, limit: SizeLimit = IN_USE_MANIFEST) -> bytes | InputError:
+    """A manifest (or the memory) that cannot be read is handed on as its error: it blocks the run, named by its
+    file."""
     try:
-        memory = parse_memory(str(memory_path), read_limited(memory_path, IN_USE_MEMORY))
-    except InputError as error:
-        return replace(
-            inventory, memory_problem=f"{memory_path}: unreadable in-use memory: {_problem(error, memory_path)}"
-        )
-    return replace(inventory, memory=memory)
-
-
-def _problem(error: InputError, path: Path) -> str:
-    return str(error).removeprefix(f"{path}: ")
-
-
-def read_manifest_file(path: Path) -> bytes | InputError:
-    """A manifest that cannot be read is handed on as its error: it blocks the run, named by its file."""
-    try:
-        return read_limited(path, IN_USE_MANIFEST)
+        return read_limited(path, limit)
     except InputError as error:
         return error
 

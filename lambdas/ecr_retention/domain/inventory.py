@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Annotated, Literal, TypeVar
 
@@ -211,6 +211,18 @@ def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:
 def parse_memory(source: str, raw: bytes | InputError) -> InUseMemory:
     """The in-use memory, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
     return _parse_strictly(source, raw, InUseMemory, "the in-use memory is a JSON object with schemaVersion and images")
+
+
+def with_memory(inventory: Inventory, source: str, raw: bytes | InputError | None) -> Inventory:
+    """The inventory with the memory read from `source`, whatever the door (a file offline, the bucket): `raw` None
+    is no memory yet (the first run); one that cannot be read is the inventory's memory_problem, which blocks."""
+    if raw is None:
+        return inventory
+    try:
+        return replace(inventory, memory=parse_memory(source, raw))
+    except InputError as error:
+        problem = str(error).removeprefix(f"{source}: ")
+        return replace(inventory, memory_problem=f"{source}: unreadable in-use memory: {problem}")
 
 
 def memory_json(memory: InUseMemory) -> bytes:

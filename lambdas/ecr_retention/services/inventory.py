@@ -4,10 +4,8 @@ in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import InUseMemory, Inventory, ManifestDocument, parse_memory, read_inventory
+from ecr_retention.domain.inventory import Inventory, ManifestDocument, read_inventory, with_memory
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY
 from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE
 from ecr_retention.ports import Bucket
@@ -33,18 +31,15 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
             continue
         if body is not None:  # replaced between the listing and the read: the next run sees it
             documents.append((key, body))
-    memory, problem = read_memory_from_bucket(bucket)
-    return replace(read_inventory(documents), memory=memory, memory_problem=problem)
+    return with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
 
 
-def read_memory_from_bucket(bucket: Bucket) -> tuple[InUseMemory | None, str | None]:
-    """The in-use memory (None before the first run wrote it), or why it cannot be read."""
-    source = f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}"
+def read_memory(bucket: Bucket) -> bytes | InputError | None:
+    """The memory's bytes (None before the first run wrote it), or the InputError that stopped the read."""
     try:
-        body = bucket.read(IN_USE_MEMORY_KEY, max_bytes=IN_USE_MEMORY.max_bytes)
-        return (None if body is None else parse_memory(source, body)), None
+        return bucket.read(IN_USE_MEMORY_KEY, max_bytes=IN_USE_MEMORY.max_bytes)
     except InputError as error:
-        return None, f"{source}: unreadable in-use memory: {str(error).removeprefix(f'{source}: ')}"
+        return error
 
 
 def inventory_objects(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> dict[str, bytes]:

@@ -378,11 +378,11 @@ class Demo:
             before = read_state(self.ecr, registry.repositories, datetime.now(UTC))
             sweep = functions.sweep(self.read_object)
         self.show_invocations(collector, tagger, sweep)
-        if tampering is not None:
-            self.show_remembered(sweep)
         self.wait_for_restores(registry)
         after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
         report = self.stored_report(sweep, "live", "real run")
+        if tampering is not None:
+            self.show_remembered(report)
         self.live_run_id = report.run_id
         self.show_message(self.received_message())
         deleted = tampering.cluster if tampering is not None and tampering.action == "delete" else None
@@ -405,9 +405,8 @@ class Demo:
             "(--empty-manifest)"
         )
 
-    def show_remembered(self, sweep: Sweep) -> None:
+    def show_remembered(self, report: RunReport) -> None:
         """What the in-use memory kept, in the report's words: the warnings, and each image kept only by it."""
-        report = RunReport.model_validate_json(self.read_object(BUCKET, self.report_key_of(sweep)))
         for warning in report.warnings:
             if "in-use memory" in warning or "unreadable" in warning:
                 self.write(f"   warning  {warning}")
@@ -422,10 +421,6 @@ class Demo:
                         )
         for line in report.blocked:
             self.write(f"   blocked  {line}")
-
-    def report_key_of(self, sweep: Sweep) -> str:
-        assert sweep.report is not None
-        return str(sweep.report.result["reportKey"]).removeprefix(f"s3://{BUCKET}/")
 
     def wait_for_restores(self, registry: DemoRegistry) -> None:
         """Until each in-use image found archived is ACTIVE again (the sweep started its restore), or RESTORE_WAIT."""

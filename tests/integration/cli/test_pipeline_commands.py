@@ -182,6 +182,27 @@ def test_an_aws_failure_is_one_line_and_exit_1_without_a_traceback(
     assert not (tmp_path / "registry.json").exists()
 
 
+def plan_offline(
+    recorder: ApiCallRecorder, capsys: pytest.CaptureFixture[str], rules: Path, snapshot: Path, manifests: Path
+) -> CliResult:
+    """`ecr-retention plan --format json` on a snapshot and a directory of manifests, as of the harness's NOW."""
+    return run_cli(
+        recorder,
+        capsys,
+        "plan",
+        "--config",
+        str(rules),
+        "--snapshot",
+        str(snapshot),
+        "--manifests",
+        str(manifests),
+        "--now",
+        NOW.isoformat(),
+        "--format",
+        "json",
+    )
+
+
 def test_a_snapshot_file_plans_exactly_as_the_services_snapshot_and_progress_goes_to_stderr(
     pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -205,21 +226,7 @@ def test_a_snapshot_file_plans_exactly_as_the_services_snapshot_and_progress_goe
     pipeline.ecr.put_replication_configuration(replicationConfiguration=replication)
 
     snapshot = run_cli(pipeline.recorder, capsys, "snapshot", "--out", str(out))
-    planned = run_cli(
-        pipeline.recorder,
-        capsys,
-        "plan",
-        "--config",
-        str(rules),
-        "--snapshot",
-        str(out),
-        "--manifests",
-        str(manifests),
-        "--now",
-        NOW.isoformat(),
-        "--format",
-        "json",
-    )
+    planned = plan_offline(pipeline.recorder, capsys, rules, out, manifests)
 
     assert snapshot.code == 0
     assert snapshot.stdout == ""
@@ -323,21 +330,7 @@ def test_snapshot_with_the_bucket_records_the_manifests_and_the_memory_so_plan_d
     snapshot = run_cli(
         recorder, capsys, "snapshot", "--out", str(out), "--bucket", BUCKET, "--manifests", str(manifests)
     )
-    planned = run_cli(
-        recorder,
-        capsys,
-        "plan",
-        "--config",
-        str(rules),
-        "--snapshot",
-        str(out),
-        "--manifests",
-        str(manifests),
-        "--now",
-        NOW.isoformat(),
-        "--format",
-        "json",
-    )
+    planned = plan_offline(recorder, capsys, rules, out, manifests)
 
     assert snapshot.code == 0, snapshot.stderr
     assert snapshot.stderr.splitlines()[-1] == f"snapshot: 1 in-use manifests, with the in-use memory -> {manifests}"
