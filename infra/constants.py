@@ -134,7 +134,7 @@ FUNCTION_SIZES = {
     # One repository of up to 10,000 images: ~1 s of CPU to parse and plan, 10 DescribeImages pages, a
     # re-check of the candidates (100 a call), BatchDeleteImage in waves of 100: tens of seconds. Archive is one
     # UpdateImageStorageClass call per image (no batch form): ~5 a second, so about 2,500 archive decisions fit;
-    # the worker starts no removal in its last 90 s (services.removal.DEADLINE_MARGIN_SECONDS), reports what it
+    # the worker starts no removal in its last 90 s (services.act.DEADLINE_MARGIN_SECONDS), reports what it
     # did not attempt as failed (DeadlineReached), and the next run continues.
     # Must stay under the repository lease (ecr_retention.services.evaluate.DEFAULT_LEASE_SECONDS, 15 min).
     "evaluate": FunctionSize(memory_mb=1024, timeout_seconds=600),

@@ -7,12 +7,12 @@ from __future__ import annotations
 import csv
 import io
 
-from ecr_retention.domain.report import RunReport, report_of_plan
+from ecr_retention.domain.ledger import Ledger
+from ecr_retention.domain.report import RunReport, report_of_plan, repository_report
 from ecr_retention.domain.summary import render_summary
 from ecr_retention.handlers import observability
 from ecr_retention.report_page import render_page
 from ecr_retention.report_sheet import render_sheet
-from ecr_retention.services.evaluate import RestoreOutcome, with_restores
 from ecr_retention.tables import render_plan_table
 from support.builders import HOST, config, digest, image, in_use, plan, repository, snapshot
 from tests.unit.report_page.dom import parse
@@ -60,10 +60,8 @@ def test_a_failed_restore_is_named_in_the_summary_and_stays_kept() -> None:
     snap = snapshot(repository("app", image("a", "v1", status="ARCHIVED"), image("b", "v0")))
     result = plan(cfg, snap, in_use("prod", (f"{HOST}/app@{digest('a')}", "a")))
     report = report_of_plan(result, run_id="r-1", manifests=()).model_copy(update={"dry_run": False})
-    restores = [d for d in result.repositories[0].images if d.action == "restore"]
-    repo = with_restores(
-        report.repositories[0], restores, RestoreOutcome(failed={digest("a"): ("KmsException", "denied")})
-    )
+    ledger = Ledger(restore_failed={digest("a"): ("KmsException", "denied")})
+    repo = repository_report(result.repositories[0], result.generated_at, result.blocked, ledger)
     report = report.model_copy(update={"repositories": (repo,)})
 
     _, body = render_summary(report)

@@ -1,6 +1,6 @@
 """The order in which a repository's candidates are removed: in waves, indexes before their children and subjects
 before their referrers, so that nothing a kept image needs is removed when its parent's removal was cancelled or
-failed. A parent that is gone, whoever removed it, holds nothing back. Pure: services/removal.py does the calls."""
+failed. A parent that is gone, whoever removed it, holds nothing back. Pure: services/act.py does the calls."""
 
 from __future__ import annotations
 

@@ -6,13 +6,14 @@ under `deleted` or `archived` unless ECR confirmed the action (or, in dry run, t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from pydantic import Field
 
 from ecr_retention.domain.doctor import Finding, TemplateFinding
+from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.plan import Decision, Plan, PlanModel, Reason, ReasonKind, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.timestamps import UtcDatetime
@@ -231,29 +232,131 @@ def kept_entries(decisions: Iterable[Decision]) -> tuple[ImageEntry, ...]:
     return tuple(ImageEntry.from_decision(d) for d in decisions if d.action == "keep")
 
 
-def repository_report_of_plan(plan: RepositoryPlan, evaluated_at: datetime, blocked: Sequence[str]) -> RepositoryReport:
-    """What a dry run would report of this plan: the same repository report an evaluation in dry run stores."""
-    outcome: RepositoryOutcome = (
-        "unmanaged" if plan.policy is None else "blocked" if blocked else "skipped" if plan.skipped else "ok"
-    )
+def repository_report(
+    plan: RepositoryPlan,
+    evaluated_at: datetime,
+    blocked: Sequence[str],
+    ledger: Ledger | None = None,
+    *,
+    lifecycle_findings: Sequence[Finding] = (),
+    warnings: Sequence[str] = (),
+) -> RepositoryReport:
+    """The repository's report: what the plan decided and, with a ledger, what became of it. Without one (a dry
+    run), or for what the ledger did not attempt, the plan's actions are reported as taken: the same report a dry
+    run stores and `ecr-retention plan` renders."""
+    ledger = ledger or Ledger()
+    restores = _restores(plan, ledger)
     return RepositoryReport(
         repository_name=plan.repository_name,
-        outcome=outcome,
         policy=plan.policy,
         deletion_replicates_to=plan.deletion_replicates_to,
         evaluated_at=evaluated_at,
         images=len(plan.images),
-        kept=sum(1 for d in plan.images if not d.removes),
         protected_in_use=sum(1 for d in plan.images if any(r.kind == "in-use" for r in d.reasons)),
         kept_images=kept_entries(plan.images),
-        restored=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "restore"),
         in_use_archived=tuple(ImageEntry.from_decision(d) for d in plan.images if is_in_use_archived(d)),
-        deleted=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "delete"),
-        archived=tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "archive"),
         skipped=plan.skipped,
         blocked=tuple(blocked),
-        bytes_reclaimed=plan.summary.bytes_reclaimed,
+        lifecycle_findings=tuple(lifecycle_findings),
+        warnings=(*warnings, *restores.warnings),
+        restored=restores.restored,
+        restore_failed=restores.failed,
+        **_removals(plan, blocked, ledger),
     )
+
+
+class _Removals(TypedDict, total=False):
+    outcome: RepositoryOutcome
+    kept: int
+    deleted: tuple[ImageEntry, ...]
+    archived: tuple[ImageEntry, ...]
+    cancelled: tuple[ImageEntry, ...]
+    failed: tuple[ImageEntry, ...]
+    bytes_reclaimed: int
+
+
+class _Restores(NamedTuple):
+    restored: tuple[ImageEntry, ...]
+    failed: tuple[ImageEntry, ...]
+    warnings: tuple[str, ...]
+
+
+def _restores(plan: RepositoryPlan, ledger: Ledger) -> _Restores:
+    """The planned restores, those ECR refused moved to `failed`, each named in a warning."""
+    planned = {d.image_digest: d for d in plan.images if d.action == "restore"}
+    failed = _entries_of(planned, ledger.restore_failed, kind="restore-failed")
+    warnings = tuple(
+        f"{plan.repository_name}: in-use image {entry.image_digest} could not be restored from archive "
+        f"({entry.error_code}: {entry.detail}); it stays kept, restore it with ecr-retention restore"
+        for entry in failed
+    )
+    restored = tuple(
+        ImageEntry.from_decision(d) for digest, d in planned.items() if digest not in ledger.restore_failed
+    )
+    return _Restores(restored, failed, warnings)
+
+
+def _removals(plan: RepositoryPlan, blocked: Sequence[str], ledger: Ledger) -> _Removals:
+    """The report's removal fields: as planned, or, once the removals were attempted, as the ledger has them."""
+    return _removals_done(plan, ledger) if ledger.removing else _planned_removals(plan, blocked)
+
+
+def _removals_done(plan: RepositoryPlan, ledger: Ledger) -> _Removals:
+    candidates = {d.image_digest: d for d in plan.images if d.removes}
+    deleted, archived = _confirmed(candidates, ledger.deleted), _confirmed(candidates, ledger.archived)
+    failed = _entries_of(candidates, ledger.failed, kind="delete-failed")
+    untouched = len(candidates) - len(deleted) - len(archived)
+    return {
+        "outcome": "partial" if failed else "ok",
+        "kept": sum(1 for d in plan.images if not d.removes) + untouched,
+        "deleted": deleted,
+        "archived": archived,
+        "cancelled": _entries_of(
+            candidates, {d: (None, why) for d, why in ledger.cancelled.items()}, kind="tag-changed"
+        ),
+        "failed": failed,
+        "bytes_reclaimed": sum(entry.image_size_in_bytes or 0 for entry in deleted),
+    }
+
+
+def _confirmed(candidates: Mapping[str, Decision], digests: Iterable[str]) -> tuple[ImageEntry, ...]:
+    return tuple(ImageEntry.from_decision(candidates[d]) for d in digests)
+
+
+def _kept_as_planned(plan: RepositoryPlan) -> int:
+    return sum(1 for d in plan.images if not d.removes)
+
+
+def _bytes_of(entries: Iterable[ImageEntry]) -> int:
+    return sum(entry.image_size_in_bytes or 0 for entry in entries)
+
+
+def _without_code(why: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:
+    return {digest: (None, detail) for digest, detail in why.items()}
+
+
+def _entries_of(
+    decisions: Mapping[str, Decision], what: Mapping[str, tuple[str | None, str]], *, kind: ReasonKind
+) -> tuple[ImageEntry, ...]:
+    """An entry for each planned image that `what` says (code, detail) went otherwise than planned, by digest."""
+    return tuple(
+        ImageEntry.from_decision(decisions[d], kind=kind, detail=detail, error_code=code)
+        for d, (code, detail) in sorted(what.items())
+        if d in decisions
+    )
+
+
+def _planned_removals(plan: RepositoryPlan, blocked: Sequence[str]) -> _Removals:
+    outcome: RepositoryOutcome = (
+        "unmanaged" if plan.policy is None else "blocked" if blocked else "skipped" if plan.skipped else "ok"
+    )
+    return {
+        "outcome": outcome,
+        "kept": _kept_as_planned(plan),
+        "deleted": tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "delete"),
+        "archived": tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "archive"),
+        "bytes_reclaimed": plan.summary.bytes_reclaimed,
+    }
 
 
 def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvidence]) -> RunReport:
@@ -264,7 +367,7 @@ def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvide
         dry_run=True,
         started_at=plan.generated_at,
         finished_at=plan.generated_at,
-        repositories=[repository_report_of_plan(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
+        repositories=[repository_report(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
         registry_id=plan.registry_id,
         region=plan.region,
         run_warnings=plan.warnings,

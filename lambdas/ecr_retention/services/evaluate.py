@@ -1,16 +1,14 @@
-"""Evaluate one repository: take its lease, snapshot it, plan it, restore the in-use images found archived (in a
-blocked run and a skipped repository too: restoring deletes nothing; never in dry run), have services/removal.py
-re-check the candidates and delete or archive them (nothing mutating in dry run, in a blocked run, or in a skipped
-repository), and report what happened.
+"""Evaluate one repository: take its lease, snapshot it, plan it, have services/act.py act on the plan (nothing in
+dry run; restores only in a blocked run or a skipped repository, since restoring deletes nothing), and report what
+happened (domain/report.py `repository_report`, from the plan and the act's ledger).
 
-The one code path that deletes: the evaluate Lambda and `ecr-retention run` both call
-`evaluate_repository`.
+The one code path that deletes: the evaluate Lambda and `ecr-retention run` both call `evaluate_repository`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -18,20 +16,19 @@ from functools import partial
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
 from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.plan import Decision, RepositoryPlan
+from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import build_run_context, first_matching_policy, plan_repository, tag_sources
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
-from ecr_retention.domain.report import ImageEntry, RepositoryReport, repository_report_of_plan
+from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, repository_report
 from ecr_retention.ports import LeaseStore, LeaseUnavailable, Registry, RepositoryGone
+from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.removal import OUT_OF_TIME, RemovalOutcome, out_of_time, remove_candidates
 from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
 
 logger = logging.getLogger(__name__)
-# UpdateImageStorageClass takes one image per call: the deadline is checked every this many restores.
-RESTORE_BATCH = 10
 
 GLOB_CHARACTERS = frozenset("*?[")
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
@@ -69,125 +66,158 @@ def evaluate_repository(
     leases: LeaseStore | None = None,
     clock: Callable[[], datetime] = utc_now,
     lease_seconds: int = DEFAULT_LEASE_SECONDS,
-    seconds_left: Callable[[], float] | None = None,
+    seconds_left: SecondsLeft = None,
 ) -> RepositoryReport:
-    """`seconds_left` (a Lambda's remaining time): no removal starts when less than
-    services.removal.DEADLINE_MARGIN_SECONDS remain; what was not attempted is reported failed (DeadlineReached)
+    """`seconds_left` (a Lambda's remaining time): no call starts when less than
+    services.act.DEADLINE_MARGIN_SECONDS remain; what was not attempted is reported failed (DeadlineReached)
     and the next run takes it up.
 
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (services/defects.py): a sweep goes on."""
-    if leases is not None:
-        try:
-            acquired = leases.acquire(repository, evaluation.run_id, lease_seconds)
-        except LeaseUnavailable as error:  # nothing was read or changed: the repository waits for the next run
-            logger.exception("taking the lease of %s failed", repository)
-            return RepositoryReport(
-                repository_name=repository,
-                outcome="failed",
-                error=f"its lease could not be taken, so nothing was done: {type(error).__name__}: {error}",
-            )
-        if not acquired:
-            return RepositoryReport(
-                repository_name=repository,
-                outcome="busy",
-                error="another evaluation holds this repository's lease; it is evaluated by that run",
-            )
-    evaluated = contain(
-        partial(
-            _evaluate_unless_gone,
-            repository,
-            evaluation,
-            registry=registry,
-            cache=cache,
-            clock=clock,
-            seconds_left=seconds_left,
-        ),
-        log=logger,
-        what=f"evaluating {repository}",
-    )
-    report = (
-        RepositoryReport(repository_name=repository, outcome="failed", error=str(evaluated))
-        if isinstance(evaluated, Defect)
-        else evaluated
-    )
-    if leases is not None:
-        # Whatever stops the release (the table, or a defect), what was deleted must still be reported: an unreleased
-        # lease only expires.
-        released = contain(
-            partial(leases.release, repository, evaluation.run_id),
-            log=logger,
-            what=f"releasing the lease of {repository}",
-        )
-        if isinstance(released, Defect):
-            warning = (
-                f"its lease could not be released ({released}); it expires in "
-                f"{lease_seconds} s, until then other runs report this repository busy"
-            )
-            report = report.model_copy(update={"warnings": (*report.warnings, warning)})
-    return report
-
-
-def _evaluate_unless_gone(
-    repository: str,
-    evaluation: Evaluation,
-    *,
-    registry: Registry,
-    cache: ManifestCache,
-    clock: Callable[[], datetime],
-    seconds_left: Callable[[], float] | None,
-) -> RepositoryReport:
-    try:
-        return _evaluate(repository, evaluation, registry=registry, cache=cache, clock=clock, seconds_left=seconds_left)
-    except RepositoryGone:
-        return RepositoryReport(repository_name=repository, outcome="gone", error="the repository no longer exists")
+    if leases is None:
+        return _evaluate(repository, evaluation, registry, cache, clock, seconds_left).report()
+    refused = _take_lease(leases, repository, evaluation.run_id, lease_seconds)
+    if refused is not None:
+        return refused
+    evaluated = _evaluate(repository, evaluation, registry, cache, clock, seconds_left)
+    return evaluated.report(*_release_lease(leases, repository, evaluation.run_id, lease_seconds))
 
 
 def _evaluate(
     repository: str,
     evaluation: Evaluation,
-    *,
     registry: Registry,
     cache: ManifestCache,
     clock: Callable[[], datetime],
-    seconds_left: Callable[[], float] | None,
-) -> RepositoryReport:
+    seconds_left: SecondsLeft,
+) -> Evaluated | Unevaluated:
+    """A defect is this repository's outcome, never the sweep's (services/defects.py)."""
+    evaluated = contain(
+        partial(_plan_and_act, repository, evaluation, registry, cache, clock, seconds_left),
+        log=logger,
+        what=f"evaluating {repository}",
+    )
+    return Unevaluated(repository, "failed", str(evaluated)) if isinstance(evaluated, Defect) else evaluated
+
+
+def _plan_and_act(
+    repository: str,
+    evaluation: Evaluation,
+    registry: Registry,
+    cache: ManifestCache,
+    clock: Callable[[], datetime],
+    seconds_left: SecondsLeft,
+) -> Evaluated | Unevaluated:
+    """Managed? Snapshot, plan, findings, act unless a dry run (removing unless blocked or skipped)."""
     config = evaluation.config
     if first_matching_policy(config.policies, repository) is None:
-        return RepositoryReport(repository_name=repository, outcome="unmanaged")
-    snapshot = snapshot_repository(registry, repository, cache)
-    tags = referenced_tags(registry, config, repository, evaluation.repository_names)
-    now = clock()
-    run = build_run_context(
-        config,
-        evaluation.inventory,
-        now,
-        registry_id=registry.registry_id,
-        region=registry.region,
-        tags_by_repository=tags,
-        replication=evaluation.replication,
+        return Unevaluated(repository, "unmanaged")
+    try:
+        snapshot = snapshot_repository(registry, repository, cache)
+        tags = referenced_tags(registry, config, repository, evaluation.repository_names)
+        now = clock()
+        run = build_run_context(
+            config,
+            evaluation.inventory,
+            now,
+            registry_id=registry.registry_id,
+            region=registry.region,
+            tags_by_repository=tags,
+            replication=evaluation.replication,
+        )
+        planned = plan_repository(snapshot, run)
+        plan = planned.plan
+        findings, diagnosis_warnings = lifecycle_findings(
+            registry, snapshot, evaluation.inventory, plan, now, evaluation.replication.replication_configuration
+        )
+        removing = not run.blocked and plan.skipped is None
+        ledger = (
+            None if evaluation.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
+        )
+    except RepositoryGone:
+        return Unevaluated(repository, "gone", "the repository no longer exists")
+    return Evaluated(plan, now, run.blocked, ledger, findings, (*run.warnings, *planned.warnings, *diagnosis_warnings))
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    """A repository planned, and (unless a dry run) acted on: its report is built once, from the plan and the ledger."""
+
+    plan: RepositoryPlan
+    evaluated_at: datetime
+    blocked: Sequence[str]
+    ledger: Ledger | None
+    findings: Sequence[Finding]
+    warnings: Sequence[str]
+
+    def report(self, *more_warnings: str) -> RepositoryReport:
+        return repository_report(
+            self.plan,
+            self.evaluated_at,
+            self.blocked,
+            self.ledger,
+            lifecycle_findings=self.findings,
+            warnings=(*self.warnings, *more_warnings),
+        )
+
+
+@dataclass(frozen=True)
+class Unevaluated:
+    """A repository with no plan: unmanaged, gone, failed."""
+
+    repository: str
+    outcome: RepositoryOutcome
+    error: str | None = None
+
+    def report(self, *more_warnings: str) -> RepositoryReport:
+        return RepositoryReport(
+            repository_name=self.repository, outcome=self.outcome, error=self.error, warnings=more_warnings
+        )
+
+
+def _take_lease(leases: LeaseStore, repository: str, run_id: str, lease_seconds: int) -> RepositoryReport | None:
+    """None when this run holds the repository's lease now; otherwise the report of a repository left untouched."""
+    try:
+        acquired = leases.acquire(repository, run_id, lease_seconds)
+    except LeaseUnavailable as error:  # nothing was read or changed: the repository waits for the next run
+        logger.exception("taking the lease of %s failed", repository)
+        return RepositoryReport(
+            repository_name=repository,
+            outcome="failed",
+            error=f"its lease could not be taken, so nothing was done: {type(error).__name__}: {error}",
+        )
+    if acquired:
+        return None
+    return RepositoryReport(
+        repository_name=repository,
+        outcome="busy",
+        error="another evaluation holds this repository's lease; it is evaluated by that run",
     )
-    planned = plan_repository(snapshot, run)
-    plan, warnings = planned.plan, (*run.warnings, *planned.warnings)
-    findings, diagnosis_warnings = lifecycle_findings(
-        registry, snapshot, evaluation.inventory, plan, now, evaluation.replication.replication_configuration
+
+
+def _release_lease(leases: LeaseStore, repository: str, run_id: str, lease_seconds: int) -> tuple[str, ...]:
+    """Whatever stops the release (the table, or a defect), what was deleted must still be reported: an unreleased
+    lease only expires. Returns the warning that says so, if any."""
+    problem = contain(
+        partial(_release, leases, repository, run_id), log=logger, what=f"releasing the lease of {repository}"
     )
-    warnings = (*warnings, *diagnosis_warnings)
-    base = repository_report_of_plan(plan, now, run.blocked).model_copy(
-        update={"lifecycle_findings": findings, "warnings": tuple(warnings)}
+    if problem is None:
+        return ()
+    return (
+        f"its lease could not be released ({problem}); it expires in "
+        f"{lease_seconds} s, until then other runs report this repository busy",
     )
-    restores = [d for d in plan.images if d.action == "restore"]
-    if restores and not evaluation.dry_run:
-        outcome = restore_in_use_images(registry, repository, restores, seconds_left=seconds_left)
-        base = with_restores(base, restores, outcome)
-    if base.outcome in ("blocked", "skipped"):
-        return base
-    candidates = [d for d in plan.images if d.removes]
-    if evaluation.dry_run or not candidates:  # every removal as planned: the plan's report is what a dry run did
-        return base
-    removals = remove_candidates(registry, snapshot, plan, candidates, seconds_left=seconds_left)
-    return with_removals(base, candidates, removals)
+
+
+def _release(leases: LeaseStore, repository: str, run_id: str) -> str | None:
+    """Why the table could not release the lease, or None once it has."""
+    try:
+        leases.release(repository, run_id)
+    except LeaseUnavailable as error:
+        logger.exception("releasing the lease of %s failed", repository)
+        return f"{type(error).__name__}: {error}"
+    return None
 
 
 def lifecycle_findings(
@@ -245,103 +275,3 @@ def referenced_tags(
         except RepositoryGone:
             continue
     return tags
-
-
-@dataclass(frozen=True)
-class RestoreOutcome:
-    """What became of the planned restores: done (ACTIVATING, or ACTIVE already) or failed (code, detail)."""
-
-    failed: Mapping[str, tuple[str, str]]
-
-
-def restore_in_use_images(
-    registry: Registry,
-    repository: str,
-    restores: Sequence[Decision],
-    *,
-    seconds_left: Callable[[], float] | None = None,
-) -> RestoreOutcome:
-    """Ask ECR to restore the in-use images found archived, RESTORE_BATCH images (one call each) between checks of
-    the deadline, as removals do. A restore that fails, or that the deadline leaves unasked (DeadlineReached), is
-    reported, never raised: it fails neither the evaluation nor its deletions (the image stays kept), and the next
-    run asks again."""
-    digests = [d.image_digest for d in restores]
-    failed: dict[str, tuple[str, str]] = {}
-    for start in range(0, len(digests), RESTORE_BATCH):
-        if out_of_time(seconds_left):
-            failed.update(dict.fromkeys(digests[start:], OUT_OF_TIME))
-            break
-        failed.update(_restore_batch(registry, repository, digests[start : start + RESTORE_BATCH]))
-    return RestoreOutcome(failed=failed)
-
-
-def _restore_batch(registry: Registry, repository: str, digests: Sequence[str]) -> dict[str, tuple[str, str]]:
-    answer = contain(
-        partial(registry.restore_images, repository, digests), log=logger, what=f"restoring in {repository}"
-    )
-    if isinstance(answer, Defect):
-        return dict.fromkeys(digests, ("RestoreFailed", str(answer)))
-    failed = {f.image_digest: (f.code, f.message) for f in answer.failed}
-    for digest in answer.already_gone:
-        failed[digest] = ("ImageNotFound", "no longer in the repository: it could not be restored")
-    for digest in answer.unconfirmed:
-        failed.setdefault(digest, ("NotConfirmed", "the registry did not confirm the restore"))
-    answered = {*answer.done, *answer.already, *failed}
-    for digest in digests:
-        if digest not in answered:
-            failed[digest] = ("NoAnswer", "the registry's answer did not mention this image")
-    return failed
-
-
-def with_restores(base: RepositoryReport, restores: Sequence[Decision], outcome: RestoreOutcome) -> RepositoryReport:
-    """The report with the restores ECR refused moved from `restored` to `restore_failed`, each named in a warning."""
-    if not outcome.failed:
-        return base
-    by_digest = {d.image_digest: d for d in restores}
-    failed = tuple(
-        ImageEntry.from_decision(by_digest[d], kind="restore-failed", detail=detail, error_code=code)
-        for d, (code, detail) in sorted(outcome.failed.items())
-        if d in by_digest
-    )
-    warnings = tuple(
-        f"{base.repository_name}: in-use image {entry.image_digest} could not be restored from archive "
-        f"({entry.error_code}: {entry.detail}); it stays kept, restore it with ecr-retention restore"
-        for entry in failed
-    )
-    return base.model_copy(
-        update={
-            "restored": tuple(entry for entry in base.restored if entry.image_digest not in outcome.failed),
-            "restore_failed": failed,
-            "warnings": (*base.warnings, *warnings),
-        }
-    )
-
-
-def with_removals(base: RepositoryReport, candidates: Sequence[Decision], removals: RemovalOutcome) -> RepositoryReport:
-    """The report with what became of each candidate: deleted, archived, cancelled or failed (the rest is kept)."""
-    by_digest: Mapping[str, Decision] = {d.image_digest: d for d in candidates}
-    deleted = tuple(ImageEntry.from_decision(by_digest[d]) for d in removals.deleted)
-    archived = tuple(ImageEntry.from_decision(by_digest[d]) for d in removals.archived)
-    cancelled = tuple(
-        ImageEntry.from_decision(by_digest[d], kind="tag-changed", detail=why)
-        for d, why in sorted(removals.cancelled.items())
-        if d in by_digest
-    )
-    failed = tuple(
-        ImageEntry.from_decision(by_digest[d], kind="delete-failed", detail=detail, error_code=code)
-        for d, (code, detail) in sorted(removals.failed.items())
-        if d in by_digest
-    )
-    outcome = "partial" if failed else "ok"
-    untouched = len(by_digest) - len(deleted) - len(archived)
-    return base.model_copy(
-        update={
-            "outcome": outcome,
-            "kept": base.kept + untouched,
-            "deleted": deleted,
-            "archived": archived,
-            "cancelled": cancelled,
-            "failed": failed,
-            "bytes_reclaimed": sum(entry.image_size_in_bytes or 0 for entry in deleted),
-        }
-    )

@@ -24,9 +24,11 @@ from pydantic import ValidationError
 from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
 from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.ledger import NO_ANSWER, Answer, Ledger
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.report import RunReport, report_key
-from ecr_retention.ports import BatchOutcome, Bucket, Registry, RepositoryGone
+from ecr_retention.ports import Bucket, Registry, RepositoryGone
+from ecr_retention.services.act import answers_of
 from ecr_retention.services.snapshot import ManifestCache, MemoryManifestCache, index_manifests, read_index_manifest
 
 RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)-[a-z-]+-[0-9a-f]{8}$")
@@ -284,25 +286,32 @@ def _restore_repository(
 def _restore_found(
     repository: str, found: Sequence[ImageDetail], registry: Registry, *, dry_run: bool
 ) -> list[RestoreLine]:
-    lines: list[RestoreLine] = []
+    lines = [_line_of_unarchived(repository, detail) for detail in found if detail.image_status != "ARCHIVED"]
     archived = [detail for detail in found if detail.image_status == "ARCHIVED"]
-    for detail in found:
-        if detail.image_status == "ACTIVE":
-            lines.append(_line(repository, detail, "already-active", "not archived: nothing to restore"))
-        elif detail.image_status == "ACTIVATING":
-            lines.append(_line(repository, detail, "being-restored", "ACTIVATING: a restore is under way"))
     if dry_run:
-        lines.extend(
-            _line(repository, detail, "would-restore", "archived: would restore to STANDARD") for detail in archived
-        )
-        return lines
-    if archived:
-        try:
-            outcome = registry.restore_images(repository, [detail.image_digest for detail in archived])
-        except RepositoryGone as error:
-            return [*lines, *(_line(repository, d, "failed", f"repository gone: {error}") for d in archived)]
-        lines.extend(_lines_of_outcome(repository, archived, outcome, registry))
-    return lines
+        return [
+            *lines,
+            *(_line(repository, d, "would-restore", "archived: would restore to STANDARD") for d in archived),
+        ]
+    return [*lines, *_restore_archived(repository, archived, registry)] if archived else lines
+
+
+def _restore_archived(repository: str, archived: Sequence[ImageDetail], registry: Registry) -> list[RestoreLine]:
+    """One restore of the archived images, read through the pipeline's ledger."""
+    digests = [detail.image_digest for detail in archived]
+    try:
+        outcome = registry.restore_images(repository, digests)
+    except RepositoryGone as error:
+        return [_line(repository, d, "failed", f"repository gone: {error}") for d in archived]
+    ledger = Ledger()
+    ledger.record("restore", answers_of(digests, outcome))
+    return _lines_of_answers(repository, archived, ledger, registry)
+
+
+def _line_of_unarchived(repository: str, detail: ImageDetail) -> RestoreLine:
+    if detail.image_status == "ACTIVATING":
+        return _line(repository, detail, "being-restored", "ACTIVATING: a restore is under way")
+    return _line(repository, detail, "already-active", "not archived: nothing to restore")
 
 
 def _with_children(
@@ -311,7 +320,7 @@ def _with_children(
     """The chosen images and every image their indexes list, nested indexes too, each once; which index brought
     each child; and the indexes whose manifest cannot be read now (archived and not cached)."""
     found = {detail.image_digest: detail for detail in chosen}
-    frontier = [detail for detail in chosen if detail.image_manifest_media_type in INDEX_MEDIA_TYPES]
+    frontier = _indexes(chosen)
     if not frontier:
         return list(found.values()), {}, ()
     everything = {detail.image_digest: detail for detail in registry.describe_images(repository)}
@@ -319,20 +328,34 @@ def _with_children(
     unknown: list[str] = []
     while frontier:
         manifests = _index_manifests(registry, repository, frontier, cache)
-        listed: list[ImageDetail] = []
-        for index in frontier:
-            manifest = manifests.get(index.image_digest)
-            if manifest is None:
-                unknown.append(index.image_digest)
-                continue
-            for child in (entry["digest"] for entry in manifest["manifests"]):
-                detail = everything.get(child)
-                if detail is not None and child not in found:
-                    found[child] = detail
-                    index_of[child] = index.image_digest
-                    listed.append(detail)
-        frontier = [detail for detail in listed if detail.image_manifest_media_type in INDEX_MEDIA_TYPES]
+        unknown.extend(index.image_digest for index in frontier if index.image_digest not in manifests)
+        listed = _new_children(frontier, manifests, everything, found, index_of)
+        frontier = _indexes(listed)
     return list(found.values()), index_of, tuple(unknown)
+
+
+def _indexes(images: Sequence[ImageDetail]) -> list[ImageDetail]:
+    return [detail for detail in images if detail.image_manifest_media_type in INDEX_MEDIA_TYPES]
+
+
+def _new_children(
+    indexes: Sequence[ImageDetail],
+    manifests: Mapping[str, dict[str, Any]],
+    everything: Mapping[str, ImageDetail],
+    found: dict[str, ImageDetail],
+    index_of: dict[str, str],
+) -> list[ImageDetail]:
+    """The images these indexes list that were not found before, now added to `found`, each with its index."""
+    listed: list[ImageDetail] = []
+    for index in indexes:
+        children = (entry["digest"] for entry in manifests.get(index.image_digest, {"manifests": []})["manifests"])
+        for child in children:
+            detail = everything.get(child)
+            if detail is not None and child not in found:
+                found[child] = detail
+                index_of[child] = index.image_digest
+                listed.append(detail)
+    return listed
 
 
 def _index_manifests(
@@ -352,46 +375,52 @@ def _index_manifests(
 
 def _resolve(repository: str, selection: Selection, registry: Registry) -> tuple[list[ImageDetail], list[RestoreLine]]:
     """The images selected, once each, and a failure line for each digest or tag that names none."""
-    failures: list[RestoreLine] = []
     by_digest = registry.describe_image_ids(repository, selection.digests) if selection.digests else {}
-    for digest in dict.fromkeys(selection.digests):
-        if digest not in by_digest:
-            failures.append(RestoreLine(repository, digest, (), "failed", "no such image in the repository"))
+    failures = [
+        RestoreLine(repository, digest, (), "failed", "no such image in the repository")
+        for digest in dict.fromkeys(selection.digests)
+        if digest not in by_digest
+    ]
     chosen: dict[str, ImageDetail] = {d: by_digest[d] for d in selection.digests if d in by_digest}
     if selection.tags:
-        tagged = {tag: detail for detail in registry.describe_images(repository) for tag in detail.image_tags}
-        for tag in dict.fromkeys(selection.tags):
-            if tag in tagged:
-                chosen.setdefault(tagged[tag].image_digest, tagged[tag])
-            else:
-                failures.append(RestoreLine(repository, "", (tag,), "failed", f"tag {tag} names no image"))
+        failures.extend(_resolve_tags(repository, selection.tags, registry, chosen))
     return list(chosen.values()), failures
 
 
-def _lines_of_outcome(
-    repository: str, archived: Sequence[ImageDetail], outcome: BatchOutcome, registry: Registry
+def _resolve_tags(
+    repository: str, tags: Sequence[str], registry: Registry, chosen: dict[str, ImageDetail]
 ) -> list[RestoreLine]:
-    details = {detail.image_digest: detail for detail in archived}
-    failures = {failure.image_digest: failure for failure in outcome.failed}
-    now = _reread(repository, outcome.already, registry)
-    lines: list[RestoreLine] = []
-    for digest, detail in details.items():
-        if digest in outcome.done:
-            lines.append(
-                _line(repository, detail, "restoring", "restore started (ACTIVATING; ECR says within 20 minutes)")
-            )
-        elif digest in outcome.already:
-            status = now.get(digest)
-            if status == "ACTIVE":
-                lines.append(_line(repository, detail, "already-active", "ACTIVE: restored meanwhile"))
-            else:
-                lines.append(_line(repository, detail, "being-restored", "ACTIVATING: a restore is under way"))
-        elif digest in failures:
-            failure = failures[digest]
-            lines.append(_line(repository, detail, "failed", f"{failure.code}: {failure.message}"))
-        else:  # already_gone, unconfirmed
-            lines.append(_line(repository, detail, "failed", "gone: deleted since it was read"))
-    return lines
+    """Adds the image each tag names to `chosen`; a failure line for each tag that names none."""
+    tagged = {tag: detail for detail in registry.describe_images(repository) for tag in detail.image_tags}
+    failures = []
+    for tag in dict.fromkeys(tags):
+        if tag in tagged:
+            chosen.setdefault(tagged[tag].image_digest, tagged[tag])
+        else:
+            failures.append(RestoreLine(repository, "", (tag,), "failed", f"tag {tag} names no image"))
+    return failures
+
+
+def _lines_of_answers(
+    repository: str, archived: Sequence[ImageDetail], ledger: Ledger, registry: Registry
+) -> list[RestoreLine]:
+    """The ledger's answer for each image asked: an image already ACTIVE or ACTIVATING is re-read to say which."""
+    already = [d.image_digest for d in archived if ledger.answers[d.image_digest].kind == "already"]
+    now = _reread(repository, already, registry)
+    return [_line_of_answer(repository, d, ledger.answers[d.image_digest], now.get(d.image_digest)) for d in archived]
+
+
+def _line_of_answer(repository: str, detail: ImageDetail, answer: Answer, status_now: str | None) -> RestoreLine:
+    if answer.kind == "done":
+        return _line(repository, detail, "restoring", "restore started (ACTIVATING; ECR says within 20 minutes)")
+    if answer.kind == "already" and status_now == "ACTIVE":
+        return _line(repository, detail, "already-active", "ACTIVE: restored meanwhile")
+    if answer.kind == "already":
+        return _line(repository, detail, "being-restored", "ACTIVATING: a restore is under way")
+    if answer.kind in ("gone", "unconfirmed"):
+        return _line(repository, detail, "failed", "gone: deleted since it was read")
+    code, message = answer.failure or NO_ANSWER
+    return _line(repository, detail, "failed", f"{code}: {message}")
 
 
 def _reread(repository: str, digests: Sequence[str], registry: Registry) -> dict[str, str]:

@@ -23,7 +23,7 @@ import boto3
 import pytest
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.services.removal import DEADLINE_MARGIN_SECONDS
+from ecr_retention.services.act import DEADLINE_MARGIN_SECONDS
 from support.lambda_stack import (
     REGION,
     FakeContext,

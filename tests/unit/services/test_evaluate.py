@@ -13,10 +13,12 @@ import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.plan import Decision, Reason
+from ecr_retention.domain.ledger import Ledger
+from ecr_retention.domain.plan import Reason
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, LeaseUnavailable
-from ecr_retention.services.evaluate import RESTORE_BATCH, Evaluation, evaluate_repository, restore_in_use_images
+from ecr_retention.services.act import RESTORE_BATCH, restore_in_use_images
+from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryLeases
@@ -713,15 +715,12 @@ def test_restores_stop_at_the_deadline_and_what_was_not_asked_is_reported_for_th
     ]
     for digest in archived:
         registry.archive("app", digest, NOW - timedelta(days=3))
-    restores = [
-        Decision(image_digest=d, image_tags=(), image_pushed_at=NOW, action="restore", reasons=(IN_USE,))
-        for d in archived
-    ]
     left = iter([600.0, 30.0])  # time for the first batch; then less than the margin a call needs
+    ledger = Ledger()
 
-    outcome = restore_in_use_images(registry, "app", restores, seconds_left=lambda: next(left))
+    restore_in_use_images(registry, "app", archived, ledger, seconds_left=lambda: next(left))
 
     assert registry.count("restore_images") == RESTORE_BATCH  # one call per image
     assert {status(registry, d) for d in archived[:RESTORE_BATCH]} == {"ACTIVATING"}
-    assert set(outcome.failed) == set(archived[RESTORE_BATCH:])
-    assert {code for code, _ in outcome.failed.values()} == {"DeadlineReached"}
+    assert set(ledger.restore_failed) == set(archived[RESTORE_BATCH:])
+    assert {code for code, _ in ledger.restore_failed.values()} == {"DeadlineReached"}
