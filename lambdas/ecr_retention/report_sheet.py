@@ -14,7 +14,7 @@ import csv
 import io
 from collections.abc import Iterator
 
-from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.domain.report import ImageEntry, RunReport, grouped_entries
 
 COLUMNS = ("repository", "digest", "tags", "pushed_at", "size_bytes", "action", "reason_kinds", "rule", "detail")
 # Tags are space-separated (ECR tags hold no whitespace); reason kinds are joined with ";".
@@ -27,20 +27,6 @@ GUARD = "'"
 def guarded(cell: str) -> str:
     """The cell as a spreadsheet shows it as text: a leading formula character gets a single quote before it."""
     return GUARD + cell if cell.startswith(FORMULA_STARTS) else cell
-
-
-def entries(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
-    for action, group in (
-        ("keep", repo.kept_images),
-        ("delete", repo.deleted),
-        ("archive", repo.archived),
-        ("cancelled", repo.cancelled),
-        ("failed", repo.failed),
-        ("restore", repo.restored),
-        ("restore-failed", repo.restore_failed),
-    ):
-        for entry in group:
-            yield action, entry
 
 
 def sheet_row(repository: str, action: str, entry: ImageEntry) -> tuple[str, ...]:
@@ -65,7 +51,9 @@ def sheet_rows(report: RunReport) -> Iterator[tuple[str, ...]]:
     """Repositories by name (as the report lists them), then images newest first, ties by digest (the plan's order
     of "newest")."""
     for repo in report.repositories:
-        ordered = sorted(entries(repo), key=lambda item: (-item[1].image_pushed_at.timestamp(), item[1].image_digest))
+        ordered = sorted(
+            grouped_entries(repo), key=lambda item: (-item[1].image_pushed_at.timestamp(), item[1].image_digest)
+        )
         for action, entry in ordered:
             yield sheet_row(repo.repository_name, action, entry)
 
