@@ -1,11 +1,12 @@
 """The run report as a CSV sheet (docs/report.md#the-sheet): pure, from a RunReport (a plan is a dry run).
 
-One row per image, every image of the report exactly once (kept, deleted, archived, cancelled, failed, restore: an
-in-use image found archived, restored or, in dry run, that would be; restore-failed: ECR refused it), after a
-header row. RFC 4180 through the csv module: fields separated by commas, quoted only when they hold a comma, a
-quote or a line break (a quote doubled inside), records ended by CRLF. Values are the report's own, except that a
-cell a spreadsheet would read as a formula (it starts with =, +, -, @, a tab or a carriage return: OWASP's list) is
-prefixed with a single quote, so that opening the sheet never runs a value that came from a registry.
+One row per image, every image of the report exactly once, its action one of the report's entry groups
+(domain/report.py ENTRY_GROUPS: keep, delete, archive, cancelled, failed, restore: an in-use image found archived,
+restored or, in dry run, that would be; restore-failed: ECR refused it), after a header row. RFC 4180 through the
+csv module: fields separated by commas, quoted only when they hold a comma, a quote or a line break (a quote doubled
+inside), records ended by CRLF. Values are the report's own, except that a cell a spreadsheet would read as a
+formula (it starts with =, +, -, @, a tab or a carriage return: OWASP's list) is prefixed with a single quote, so
+that opening the sheet never runs a value that came from a registry.
 """
 
 from __future__ import annotations
