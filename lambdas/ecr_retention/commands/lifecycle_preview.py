@@ -17,8 +17,9 @@ from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_document
 from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, build_preview
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
-from ecr_retention.domain.registry import ImageDetail, ImagesDocument, Snapshot
+from ecr_retention.domain.registry import ImageDetail, ImagesDocument, RepositorySnapshot, Snapshot
 from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.report import short_digest
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as
 from ecr_retention.tables import format_rows, printable
 
@@ -65,23 +66,11 @@ def load_policy(path: str | Path) -> PolicyDocument:
 
 
 def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
+    """One repository's images from an ecr-retention snapshot (which repository: --repository, or its only one) or
+    from `aws ecr describe-images` output."""
     data = read_json(path, IMAGES_FILE)
     if isinstance(data, dict) and "repositories" in data:
-        snapshot = validate_as(Snapshot, data, path)
-        names = [repo.repository_name for repo in snapshot.repositories]
-        if repository is None and len(names) != 1:
-            raise InputError(f"{path}: a snapshot of {len(names)} repositories; pick one with --repository")
-        chosen = next((repo for repo in snapshot.repositories if repository in (None, repo.repository_name)), None)
-        if chosen is None:
-            raise InputError(f"{path}: no repository {repository} in the snapshot (it has: {', '.join(names)})")
-        return RepositoryImages(
-            images=chosen.image_details,
-            manifests=dict(chosen.manifests),
-            repository_name=chosen.repository_name,
-            registry_id=snapshot.effective_registry_id,
-            region=snapshot.region,
-            replication=snapshot.replication,
-        )
+        return snapshot_images(validate_as(Snapshot, data, path), path, repository)
     if not isinstance(data, dict) or "imageDetails" not in data:
         raise InputError(f"{path}: expected `aws ecr describe-images` output, a JSON object with an imageDetails list")
     document = validate_as(ImagesDocument, data, path)
@@ -92,6 +81,29 @@ def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
         registry_id=document.image_registry_id,
         region=None,
     )
+
+
+def snapshot_images(snapshot: Snapshot, path: str | Path, repository: str | None) -> RepositoryImages:
+    chosen = chosen_repository(snapshot, path, repository)
+    return RepositoryImages(
+        images=chosen.image_details,
+        manifests=dict(chosen.manifests),
+        repository_name=chosen.repository_name,
+        registry_id=snapshot.effective_registry_id,
+        region=snapshot.region,
+        replication=snapshot.replication,
+    )
+
+
+def chosen_repository(snapshot: Snapshot, path: str | Path, repository: str | None) -> RepositorySnapshot:
+    """The snapshot's repository named --repository, or its only one when none is named."""
+    names = [repo.repository_name for repo in snapshot.repositories]
+    if repository is None and len(names) != 1:
+        raise InputError(f"{path}: a snapshot of {len(names)} repositories; pick one with --repository")
+    chosen = next((repo for repo in snapshot.repositories if repository in (None, repo.repository_name)), None)
+    if chosen is None:
+        raise InputError(f"{path}: no repository {repository} in the snapshot (it has: {', '.join(names)})")
+    return chosen
 
 
 def warn(lines: Sequence[str]) -> None:
@@ -142,7 +154,7 @@ def render_preview_table(result: LifecyclePolicyPreview, now: datetime, *, total
                 (
                     str(item.applied_rule_priority),
                     item.action.type,
-                    item.image_digest.split(":", 1)[-1][:12],
+                    short_digest(item.image_digest),
                     item.storage_class,
                     humanize_age(now - item.image_pushed_at),
                     ", ".join(item.image_tags) or "<untagged>",
@@ -151,7 +163,7 @@ def render_preview_table(result: LifecyclePolicyPreview, now: datetime, *, total
         lines.extend(format_rows(rows))
     for referrer in result.cascaded_referrers:
         lines.append(
-            f"also {referrer.action.type} with its subject {referrer.subject_manifest_digest.split(':', 1)[-1][:12]}: "
-            f"referrer {referrer.image_digest.split(':', 1)[-1][:12]} {', '.join(referrer.image_tags) or '<untagged>'}"
+            f"also {referrer.action.type} with its subject {short_digest(referrer.subject_manifest_digest)}: "
+            f"referrer {short_digest(referrer.image_digest)} {', '.join(referrer.image_tags) or '<untagged>'}"
         )
     return "\n".join(printable(line) for line in lines)

@@ -12,10 +12,12 @@ from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_na
 from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
 from ecr_retention.domain.durations import parse_duration
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.report import short_digest
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.services.restore import (
     POLL_SECONDS,
     ReadOnlyManifests,
+    RestoreLine,
     RestoreReport,
     RestoreStatus,
     RunRemovals,
@@ -153,28 +155,35 @@ def _progress(message: str) -> None:
     print(printable(f"ecr-retention restore: {message}"), file=sys.stderr, flush=True)
 
 
+RESTORE_COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "SIZE", "RESULT", "DETAIL")
+
+
 def render_restore_report(report: RestoreReport) -> str:
-    rows: list[tuple[str, ...]] = [("REPOSITORY", "DIGEST", "TAGS", "SIZE", "RESULT", "DETAIL")]
-    rows.extend(
-        (
-            line.repository,
-            line.image_digest.split(":", 1)[-1][:12] or "-",
-            clip(",".join(line.image_tags) or "<untagged>", MAX_TAGS_WIDTH),
-            human_bytes(line.size),
-            line.status,
-            clip(line.detail, MAX_REASON_WIDTH),
-        )
-        for line in report.lines
+    lines = format_rows([RESTORE_COLUMNS, *map(restore_row, report.lines)]) if report.lines else ["no image to restore"]
+    lines.append(restore_total_line(report))
+    return "\n".join(printable(line) for line in lines)
+
+
+def restore_row(line: RestoreLine) -> tuple[str, ...]:
+    return (
+        line.repository,
+        short_digest(line.image_digest) or "-",
+        clip(",".join(line.image_tags) or "<untagged>", MAX_TAGS_WIDTH),
+        human_bytes(line.size),
+        line.status,
+        clip(line.detail, MAX_REASON_WIDTH),
     )
-    lines = format_rows(rows) if report.lines else ["no image to restore"]
+
+
+def restore_total_line(report: RestoreReport) -> str:
+    """The count of each status, the mode, and what restoring the images costs (ECR's restore fee)."""
     counts = ", ".join(f"{status} {report.count(status)}" for status in STATUSES if report.count(status))
     mode = "dry run: nothing restored" if report.dry_run else "live"
     total = f"total: {counts or 'nothing to do'} ({mode})"
-    if report.restored_bytes():
-        verb = "would cost" if report.dry_run else "costs"
-        total += (
-            f"; restoring {human_bytes(report.restored_bytes())} {verb} about ${report.fee():.2f} "
-            f"(${RESTORE_PRICE_PER_GB:g}/GB)"
-        )
-    lines.append(total)
-    return "\n".join(printable(line) for line in lines)
+    if not report.restored_bytes():
+        return total
+    verb = "would cost" if report.dry_run else "costs"
+    return (
+        f"{total}; restoring {human_bytes(report.restored_bytes())} {verb} about ${report.fee():.2f} "
+        f"(${RESTORE_PRICE_PER_GB:g}/GB)"
+    )

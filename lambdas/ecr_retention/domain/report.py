@@ -6,7 +6,8 @@ under `deleted` or `archived` unless ECR confirmed the action (or, in dry run, t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, NamedTuple, TypedDict
 
@@ -384,3 +385,168 @@ def report_key(
     """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC); the page (`.html`) and the sheet (`.csv`)
     of the same run have the same stem."""
     return f"{prefix}{started_at:%Y/%m/%d}/{run_id}.{extension}"
+
+
+# --- The read model: the facts every renderer reads (the SNS summary, the page, the sheet, the CLI tables) ----------
+# A renderer formats these facts; it neither groups the report's lists again nor words a verb of its own.
+
+# Where an image of a repository report stands, one word per list of the report. The sheet shows these words; the
+# page and the CLI tables map them to their own labels.
+EntryGroup = Literal["keep", "delete", "archive", "cancelled", "failed", "restore", "restore-failed"]
+# What was kept, then what the plan removes and what became of the removals, then the in-use images restored.
+ENTRY_GROUPS: tuple[EntryGroup, ...] = ("keep", "delete", "archive", "cancelled", "failed", "restore", "restore-failed")
+
+
+# What a run removes (deletes or archives), and what stays in the repository: kept, restored, or still there after
+# a cancelled or failed removal.
+REMOVED_GROUPS: tuple[EntryGroup, ...] = ("delete", "archive")
+STAYING_GROUPS: tuple[EntryGroup, ...] = ("keep", "restore", "restore-failed", "cancelled", "failed")
+
+
+def entries_in(repo: RepositoryReport, group: EntryGroup) -> tuple[ImageEntry, ...]:
+    lists: dict[EntryGroup, tuple[ImageEntry, ...]] = {
+        "keep": repo.kept_images,
+        "delete": repo.deleted,
+        "archive": repo.archived,
+        "cancelled": repo.cancelled,
+        "failed": repo.failed,
+        "restore": repo.restored,
+        "restore-failed": repo.restore_failed,
+    }
+    return lists[group]
+
+
+def grouped_entries(
+    repo: RepositoryReport, groups: Sequence[EntryGroup] = ENTRY_GROUPS
+) -> Iterator[tuple[EntryGroup, ImageEntry]]:
+    """Each entry of these groups with its group, the groups in the order given."""
+    for group in groups:
+        for entry in entries_in(repo, group):
+            yield group, entry
+
+
+def run_entries(report: RunReport, *groups: EntryGroup) -> Iterator[tuple[RepositoryReport, ImageEntry]]:
+    """Each entry of these groups with its repository, repository by repository (the report's order)."""
+    for repo in report.repositories:
+        for _, entry in grouped_entries(repo, groups):
+            yield repo, entry
+
+
+def removes(repo: RepositoryReport) -> bool:
+    """The repository's report deletes or archives something (in dry run: would)."""
+    return bool(repo.deleted or repo.archived)
+
+
+# The verbs of what a run did, worded once: a dry run says what it would do.
+Verb = Literal["delete", "archive", "restore", "remove", "reclaim", "enter", "leave"]
+PAST_TENSE: dict[Verb, str] = {
+    "delete": "deleted",
+    "archive": "archived",
+    "restore": "restored",
+    "remove": "removed",
+    "reclaim": "reclaimed",
+    "enter": "entered",
+    "leave": "left",
+}
+
+
+def action_verb(verb: Verb, *, dry_run: bool) -> str:
+    """`deleted`, or in dry run `would delete`."""
+    return f"would {verb}" if dry_run else PAST_TENSE[verb]
+
+
+def passive_verb(verb: Verb, *, dry_run: bool) -> str:
+    """`restored`, or in dry run `would be restored`."""
+    return f"would be {PAST_TENSE[verb]}" if dry_run else PAST_TENSE[verb]
+
+
+SHORT_DIGEST_HEX = 12
+DIGEST_ALGORITHM = "sha256:"
+
+
+def short_digest(digest: str, *, with_algorithm: bool = False) -> str:
+    """A digest by its first 12 hex digits. Two forms, each kept where its readers know it: `1a2b3c4d5e6f` (the
+    default) in the CLI's columns and the plan's reasons, where width is short and every digest is sha256;
+    `sha256:1a2b3c4d5e6f` (with_algorithm) in the SNS summary and on the page, whose prose names images among other
+    figures."""
+    if with_algorithm:
+        return digest[: len(DIGEST_ALGORITHM) + SHORT_DIGEST_HEX]
+    return digest.split(":", 1)[-1][:SHORT_DIGEST_HEX]
+
+
+# What became of an in-use image the run found ARCHIVED: restored (in dry run: would be), its restore refused by ECR,
+# or left archived because safety.restore_in_use is false.
+Fate = Literal["restored", "restore-failed", "not-restored"]
+# "line": the SNS summary's line; "check": the page's check (see InUseArchived.fate_text).
+FateForm = Literal["line", "check"]
+
+
+@dataclass(frozen=True, slots=True)
+class InUseArchived:
+    """An in-use image found archived: its repository, its entry, its fate and (a refused restore) ECR's code."""
+
+    repository: RepositoryReport
+    entry: ImageEntry
+    fate: Fate
+    error_code: str | None = None
+
+    @property
+    def workloads(self) -> str:
+        """The workloads that run it, as its in-use reason names them."""
+        return next((reason.detail for reason in self.entry.reasons if reason.kind == "in-use"), "")
+
+    def fate_text(self, *, dry_run: bool, form: FateForm) -> str:
+        """The fate in words. The two forms differ and stay as they are: the summary's line ("line") says what the
+        run did (`restored`, `would restore`), a refused restore's error code, and the setting by its path
+        (`safety.restore_in_use`), for a reader who has only the e-mail; the page's check ("check") says what became
+        of the image (`would be restored`, `NOT restored`) beside evidence that names the setting by its key."""
+        if self.fate == "restored":
+            verb = action_verb if form == "line" else passive_verb
+            return verb("restore", dry_run=dry_run)
+        if self.fate == "restore-failed":
+            return f"restore FAILED ({self.error_code})" if form == "line" else "NOT restored"
+        setting = "safety.restore_in_use" if form == "line" else "restore_in_use"
+        return f"NOT restored ({setting}: false)"
+
+
+def in_use_archived_of(repo: RepositoryReport) -> Iterator[InUseArchived]:
+    restored = {entry.image_digest for entry in repo.restored}
+    refused = {entry.image_digest: entry for entry in repo.restore_failed}
+    for entry in repo.in_use_archived:
+        if entry.image_digest in restored:
+            yield InUseArchived(repo, entry, "restored")
+        elif entry.image_digest in refused:
+            yield InUseArchived(repo, entry, "restore-failed", refused[entry.image_digest].error_code)
+        else:
+            yield InUseArchived(repo, entry, "not-restored")
+
+
+def run_in_use_archived(report: RunReport) -> tuple[InUseArchived, ...]:
+    """Every in-use image found archived, repository by repository."""
+    return tuple(found for repo in report.repositories for found in in_use_archived_of(repo))
+
+
+# safety.quarantine in one repository's report: "enter", archived instead of deleted; "leave", deleted for good after
+# the quarantine. RunTotals counts them (entered_quarantine, left_quarantine).
+QuarantineStage = Literal["enter", "leave"]
+
+
+def quarantine_entries(repo: RepositoryReport) -> Iterator[tuple[QuarantineStage, ImageEntry]]:
+    stages: tuple[tuple[QuarantineStage, tuple[ImageEntry, ...]], ...] = (
+        ("enter", repo.archived),
+        ("leave", repo.deleted),
+    )
+    for stage, entries in stages:
+        for entry in entries:
+            if entry.kind == "quarantine":
+                yield stage, entry
+
+
+def replicating(repositories: Iterable[RepositoryReport]) -> tuple[RepositoryReport, ...]:
+    """The repositories whose deletions replicate (deleteReplication) to other registries."""
+    return tuple(repo for repo in repositories if repo.deletion_replicates_to)
+
+
+def reaches_unwatched_registry(repo: RepositoryReport) -> bool:
+    """This run's removals replicate to a registry where no expected cluster guards what is in use."""
+    return removes(repo) and any(not replica.expected_clusters for replica in repo.deletion_replicates_to)

@@ -10,7 +10,18 @@ from urllib.parse import quote
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.escaping import printable
 from ecr_retention.domain.plan import ReplicaRegistry
-from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.domain.report import (
+    ImageEntry,
+    InUseArchived,
+    RepositoryReport,
+    RunReport,
+    RunTotals,
+    action_verb,
+    replicating,
+    run_entries,
+    run_in_use_archived,
+    short_digest,
+)
 from ecr_retention.domain.sizes import human_bytes
 
 SUBJECT_LIMIT = 99
@@ -43,49 +54,66 @@ def console_url(bucket: str, key: str, region: str | None) -> str:
     return f"{CONSOLE_OBJECT_URL}{quote(bucket, safe='')}?{where}prefix={quote(key, safe='/')}"
 
 
+def nothing_deleted(totals: RunTotals) -> str:
+    """A blocked run's headline, in the SNS subject's words (the page's header says the same)."""
+    return f"nothing deleted in {totals.repositories} repositories"
+
+
+def deletions_phrase(totals: RunTotals, dry_run: bool) -> str:
+    """`deleted 153 images (23.5 GiB)`: the subject's and the page header's words for the run's deletions."""
+    return f"{action_verb('delete', dry_run=dry_run)} {totals.deleted} images ({human_bytes(totals.bytes_reclaimed)})"
+
+
 def subject_line(report: RunReport) -> str:
     mode = "dry run" if report.dry_run else "run"
     totals = report.totals
-    verb = "would delete" if report.dry_run else "deleted"
     if report.outcome == "blocked":
-        text = f"ecr-retention {mode} BLOCKED: nothing deleted in {totals.repositories} repositories"
+        text = f"ecr-retention {mode} BLOCKED: {nothing_deleted(totals)}"
     else:
-        text = (
-            f"ecr-retention {mode} {report.outcome}: {verb} {totals.deleted} images "
-            f"({human_bytes(totals.bytes_reclaimed)}) in {totals.repositories} repositories"
-        )
+        text = f"ecr-retention {mode} {report.outcome}: {deletions_phrase(totals, report.dry_run)} in {totals.repositories} repositories"
         if totals.failed:
             text += f", {totals.failed} failed"
     return text if len(text) <= SUBJECT_LIMIT else text[: SUBJECT_LIMIT - 1] + "…"
 
 
+STOPPED = ("busy", "gone", "failed", "unmanaged")  # outcomes of a repository that was not evaluated to the end
+
+
 def repository_line(repo: RepositoryReport, dry_run: bool) -> str:
-    verb = "would delete" if dry_run else "deleted"
-    parts = [f"{repo.repository_name}: {repo.outcome}"]
-    if repo.outcome in ("busy", "gone", "failed", "unmanaged"):
-        return parts[0] + (f" ({repo.error})" if repo.error else "")
-    parts.append(f"{repo.images} images, kept {repo.kept}, {verb} {len(repo.deleted)}")
-    if repo.archived:
-        parts.append(f"{'would archive' if dry_run else 'archived'} {len(repo.archived)}")
-    if repo.cancelled:
-        parts.append(f"cancelled {len(repo.cancelled)}")
-    if repo.failed:
-        parts.append(f"FAILED {len(repo.failed)}")
-    if repo.restored:
-        parts.append(f"{'would restore' if dry_run else 'restored'} {len(repo.restored)} in use")
+    head = f"{repo.repository_name}: {repo.outcome}"
+    if repo.outcome in STOPPED:
+        return head + (f" ({repo.error})" if repo.error else "")
+    return ", ".join([head, *repository_counts(repo, dry_run)])
+
+
+def repository_counts(repo: RepositoryReport, dry_run: bool) -> list[str]:
+    """What the repository's line counts: its images and deletions always, the other lists when they hold any."""
+    counts = [f"{repo.images} images, kept {repo.kept}, {action_verb('delete', dry_run=dry_run)} {len(repo.deleted)}"]
+    optional = (
+        (repo.archived, f"{action_verb('archive', dry_run=dry_run)} {len(repo.archived)}"),
+        (repo.cancelled, f"cancelled {len(repo.cancelled)}"),
+        (repo.failed, f"FAILED {len(repo.failed)}"),
+        (repo.restored, f"{action_verb('restore', dry_run=dry_run)} {len(repo.restored)} in use"),
+    )
+    counts += [text for entries, text in optional if entries]
     if repo.bytes_reclaimed:
-        parts.append(human_bytes(repo.bytes_reclaimed))
-    return ", ".join(parts)
+        counts.append(human_bytes(repo.bytes_reclaimed))
+    return counts
 
 
 def entry_line(repository: str, entry: ImageEntry, now: datetime) -> str:
-    tags = ", ".join(entry.image_tags[:3]) or "<untagged>"
-    if len(entry.image_tags) > 3:
-        tags += f" (+{len(entry.image_tags) - 3})"
     size = human_bytes(entry.image_size_in_bytes or 0)
     age = humanize_age(now - entry.image_pushed_at)
     rule = entry.rule or entry.kind
-    return f"  {size:>10}  {repository}  {tags}  {age} old  [{rule}]"
+    return f"  {size:>10}  {repository}  {tags_text(entry, shown_more=True)}  {age} old  [{rule}]"
+
+
+def tags_text(entry: ImageEntry, *, shown_more: bool) -> str:
+    """The first three tags, or `<untagged>`; shown_more adds how many more there are (`(+2)`)."""
+    tags = ", ".join(entry.image_tags[:3]) or "<untagged>"
+    if shown_more and len(entry.image_tags) > 3:
+        tags += f" (+{len(entry.image_tags) - 3})"
+    return tags
 
 
 def render_summary(report: RunReport, files: ReportFiles | None = None) -> tuple[str, str]:
@@ -101,48 +129,90 @@ def render_summary(report: RunReport, files: ReportFiles | None = None) -> tuple
 def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[str]:
     """The body, line by line: a value from outside (a warning, an error's detail) stays inside its line, so
     a terminal can escape each line's characters without joining or splitting lines."""
-    lines = [
+    shown = [repo for repo in report.repositories if repo.outcome != "unmanaged"]
+    lines = [*heading_lines(report), *blocked_lines(report), *totals_lines(report), *repository_lines(shown, report)]
+    lines += replication_lines(shown)
+    lines += failure_lines(report)
+    lines += in_use_archived_lines(report)
+    lines += quarantine_lines(report)
+    lines += largest_lines(report)
+    lines += finding_lines(report)
+    lines += warning_lines(report)
+    lines += ["", f"Full report: {report.report_key or '(not written)'}"]
+    if files is not None:
+        lines += file_lines(files, report.region)
+    return lines
+
+
+def heading_lines(report: RunReport) -> list[str]:
+    return [
         f"Run {report.run_id} ({report.trigger}), {report.started_at:%Y-%m-%d %H:%M} UTC",
         "DRY RUN: nothing was deleted; the lists show what a real run would delete."
         if report.dry_run
         else "Deletion run: the lists show what was deleted.",
         f"Outcome: {report.outcome}",
     ]
-    if report.blocked:
-        lines += ["", "BLOCKED, nothing was deleted anywhere:"] + [f"  - {reason}" for reason in report.blocked]
+
+
+def blocked_lines(report: RunReport) -> list[str]:
+    if not report.blocked:
+        return []
+    return ["", "BLOCKED, nothing was deleted anywhere:"] + [f"  - {reason}" for reason in report.blocked]
+
+
+def totals_lines(report: RunReport) -> list[str]:
     totals = report.totals
-    lines += [
+    return [
         "",
         f"Totals: {totals.repositories} repositories, {totals.images} images, kept {totals.kept} "
-        f"({totals.protected_in_use} in use), {'would delete' if report.dry_run else 'deleted'} {totals.deleted}, "
+        f"({totals.protected_in_use} in use), {action_verb('delete', dry_run=report.dry_run)} {totals.deleted}, "
         f"archived {totals.archived}, cancelled {totals.cancelled}, failed {totals.failed}, "
         f"reclaims {human_bytes(totals.bytes_reclaimed)}",
-        "",
-        "Repositories:",
     ]
-    shown = [repo for repo in report.repositories if repo.outcome != "unmanaged"]
+
+
+def repository_lines(shown: Sequence[RepositoryReport], report: RunReport) -> list[str]:
+    """A line per managed repository (at most REPOSITORY_LINES), each skipped one with why."""
+    lines = ["", "Repositories:"]
     for repo in shown[:REPOSITORY_LINES]:
         lines.append(f"  {repository_line(repo, report.dry_run)}")
         if repo.skipped:
             lines.append(f"    skipped: {repo.skipped}")
     if len(shown) > REPOSITORY_LINES:
         lines.append(f"  ... and {len(shown) - REPOSITORY_LINES} more repositories (see the report)")
-    lines += replication_lines(shown)
-    failed = [(repo.repository_name, entry) for repo in report.repositories for entry in repo.failed]
-    if failed:
-        lines += ["", "Failures:"]
-        lines += [
-            f"  {name}  {entry.image_digest[:19]}  {entry.error_code}: {entry.detail}" for name, entry in failed[:20]
-        ]
-    lines += in_use_archived_lines(report)
-    lines += quarantine_lines(report)
+    return lines
+
+
+FAILURES_SHOWN = 20
+
+
+def failure_lines(report: RunReport) -> list[str]:
+    failed = list(run_entries(report, "failed"))
+    if not failed:
+        return []
+    return ["", "Failures:"] + [
+        f"  {repo.repository_name}  {short_digest(entry.image_digest, with_algorithm=True)}  "
+        f"{entry.error_code}: {entry.detail}"
+        for repo, entry in failed[:FAILURES_SHOWN]
+    ]
+
+
+def largest_lines(report: RunReport) -> list[str]:
+    """The largest deletions (at most LARGEST_SHOWN), ties by repository and digest."""
     largest = sorted(
-        ((repo.repository_name, entry) for repo in report.repositories for entry in repo.deleted),
-        key=lambda item: (-(item[1].image_size_in_bytes or 0), item[0], item[1].image_digest),
+        run_entries(report, "delete"),
+        key=lambda item: (-(item[1].image_size_in_bytes or 0), item[0].repository_name, item[1].image_digest),
     )[:LARGEST_SHOWN]
-    if largest:
-        lines += ["", f"Largest {'would-be deletions' if report.dry_run else 'deletions'}:"]
-        lines += [entry_line(name, entry, report.started_at) for name, entry in largest]
+    if not largest:
+        return []
+    return ["", f"Largest {'would-be deletions' if report.dry_run else 'deletions'}:"] + [
+        entry_line(repo.repository_name, entry, report.started_at) for repo, entry in largest
+    ]
+
+
+def finding_lines(report: RunReport) -> list[str]:
+    """How many of the native lifecycle policies' findings would break running images; the creation templates'."""
+    lines = []
     findings = sum(1 for repo in report.repositories for f in repo.lifecycle_findings if f.severity == "error")
     if findings:
         lines += ["", f"Native lifecycle policies: {findings} findings that would break running images (see report)."]
@@ -153,12 +223,16 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
             f"Repository creation templates: {len(report.template_findings)} lifecycle findings in the templates for "
             f"{prefixes} (see the report's templateFindings).",
         ]
-    if report.warnings:
-        lines += ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:10]]
-    lines += ["", f"Full report: {report.report_key or '(not written)'}"]
-    if files is not None:
-        lines += file_lines(files, report.region)
     return lines
+
+
+WARNINGS_SHOWN = 10
+
+
+def warning_lines(report: RunReport) -> list[str]:
+    if not report.warnings:
+        return []
+    return ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:WARNINGS_SHOWN]]
 
 
 ARCHIVED_IN_USE_SHOWN = 20
@@ -169,8 +243,8 @@ def quarantine_lines(report: RunReport) -> list[str]:
     totals = report.totals
     if not totals.quarantined:
         return []
-    entered = "would enter" if report.dry_run else "entered"
-    left = "would leave" if report.dry_run else "left"
+    entered = action_verb("enter", dry_run=report.dry_run)
+    left = action_verb("leave", dry_run=report.dry_run)
     return [
         "",
         f"Quarantine: {entered} {totals.entered_quarantine} (archived instead of deleted), {left} "
@@ -180,25 +254,21 @@ def quarantine_lines(report: RunReport) -> list[str]:
 
 def in_use_archived_lines(report: RunReport) -> list[str]:
     """The in-use images found archived, what became of each and the workloads that run them."""
-    found = [(repo, entry) for repo in report.repositories for entry in repo.in_use_archived]
+    found = run_in_use_archived(report)
     if not found:
         return []
     lines = ["", f"In-use images found archived ({len(found)}): their workloads cannot pull them until restored"]
-    for repo, entry in found[:ARCHIVED_IN_USE_SHOWN]:
-        restored = {e.image_digest for e in repo.restored}
-        failed = {e.image_digest: e for e in repo.restore_failed}
-        if entry.image_digest in restored:
-            fate = "would restore" if report.dry_run else "restored"
-        elif entry.image_digest in failed:
-            fate = f"restore FAILED ({failed[entry.image_digest].error_code})"
-        else:
-            fate = "NOT restored (safety.restore_in_use: false)"
-        tags = ", ".join(entry.image_tags[:3]) or "<untagged>"
-        workloads = next((r.detail for r in entry.reasons if r.kind == "in-use"), "")
-        lines.append(f"  {repo.repository_name}  {entry.image_digest[:19]}  {tags}  {fate}; used by {workloads}")
+    lines += [in_use_archived_line(image, report.dry_run) for image in found[:ARCHIVED_IN_USE_SHOWN]]
     if len(found) > ARCHIVED_IN_USE_SHOWN:
         lines.append(f"  ... and {len(found) - ARCHIVED_IN_USE_SHOWN} more (see the report)")
     return lines
+
+
+def in_use_archived_line(image: InUseArchived, dry_run: bool) -> str:
+    digest = short_digest(image.entry.image_digest, with_algorithm=True)
+    tags = tags_text(image.entry, shown_more=False)
+    fate = image.fate_text(dry_run=dry_run, form="line")
+    return f"  {image.repository.repository_name}  {digest}  {tags}  {fate}; used by {image.workloads}"
 
 
 def file_lines(files: ReportFiles, region: str | None) -> list[str]:
@@ -217,7 +287,7 @@ def file_lines(files: ReportFiles, region: str | None) -> list[str]:
 
 def replication_lines(repositories: Sequence[RepositoryReport]) -> list[str]:
     """Where this run's deletions reach beyond this registry, per repository."""
-    replicated = [repo for repo in repositories if repo.deletion_replicates_to]
+    replicated = replicating(repositories)
     if not replicated:
         return []
     lines = ["", "Deletions replicate (deleteReplication) to:"]

@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ecr_retention.domain.report import ImageEntry, RepositoryReport
+from ecr_retention.domain.report import (
+    REMOVED_GROUPS,
+    STAYING_GROUPS,
+    ImageEntry,
+    RepositoryReport,
+    action_verb,
+    grouped_entries,
+)
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.report_page.text import visible
 
@@ -71,7 +78,7 @@ class BarChart:
 
 
 def bytes_chart(repositories: Sequence[RepositoryReport], dry_run: bool) -> BarChart:
-    verb = "would reclaim" if dry_run else "reclaimed"
+    verb = action_verb("reclaim", dry_run=dry_run)
     ranked = sorted(
         (repo for repo in repositories if repo.bytes_reclaimed > 0),
         key=lambda repo: (-repo.bytes_reclaimed, repo.repository_name),
@@ -142,8 +149,8 @@ def age_counts(entries: Sequence[ImageEntry], at: datetime) -> list[int]:
 
 
 def age_chart(repo: RepositoryReport, at: datetime, dry_run: bool) -> AgeChart:
-    removed = age_counts((*repo.deleted, *repo.archived), at)
-    kept = age_counts((*repo.kept_images, *repo.restored, *repo.restore_failed, *repo.cancelled, *repo.failed), at)
+    removed = age_counts([entry for _, entry in grouped_entries(repo, REMOVED_GROUPS)], at)
+    kept = age_counts([entry for _, entry in grouped_entries(repo, STAYING_GROUPS)], at)
     tallest = max([k + r for k, r in zip(kept, removed, strict=True)] + [1])
     columns = []
     for index, (label, _) in enumerate(AGE_BUCKETS):
@@ -164,7 +171,7 @@ def age_chart(repo: RepositoryReport, at: datetime, dry_run: bool) -> AgeChart:
                 count_y=AGE_BASE - kept_height - removed_height - 3,
             )
         )
-    verb = "would remove" if dry_run else "removed"
+    verb = action_verb("remove", dry_run=dry_run)
     title = f"Image age in {visible(repo.repository_name)}: {sum(kept)} kept, {sum(removed)} {verb}, " + ", ".join(
         f"{c.label}: {c.kept} kept {c.removed} {verb}" for c in columns
     )

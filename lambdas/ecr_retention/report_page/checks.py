@@ -6,14 +6,28 @@ Pure: every figure comes from the RunReport. Ids are stable (`data-check` on the
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
-from ecr_retention.domain.plan import ReasonKind
-from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.domain.plan import ReasonKind, ReplicaRegistry
+from ecr_retention.domain.report import (
+    REMOVED_GROUPS,
+    ImageEntry,
+    QuarantineStage,
+    RepositoryReport,
+    RunReport,
+    action_verb,
+    quarantine_entries,
+    reaches_unwatched_registry,
+    removes,
+    replicating,
+    run_entries,
+    run_in_use_archived,
+    short_digest,
+)
 from ecr_retention.report_page.text import Line, Part, data, line, plural
 
 Status = Literal["pass", "warn", "fail"]
@@ -53,19 +67,13 @@ def capped(lines: Iterable[Line]) -> tuple[Line, ...]:
     return (*shown[:EVIDENCE_LINES], line(f"… and {len(shown) - EVIDENCE_LINES} more"))
 
 
-def removed(report: RunReport) -> Iterator[tuple[RepositoryReport, ImageEntry]]:
-    for repo in report.repositories:
-        for entry in (*repo.deleted, *repo.archived):
-            yield repo, entry
-
-
 def kind_counts(entries: Iterable[ImageEntry]) -> Counter[str]:
     """How many of the entries carry each reason kind (an entry counts once per kind)."""
     return Counter(kind for entry in entries for kind in {reason.kind for reason in entry.reasons})
 
 
 def image_ref(repo: RepositoryReport, entry: ImageEntry) -> tuple[Part, ...]:
-    return data(repo.repository_name), Part(" "), data(entry.image_digest[:19])
+    return data(repo.repository_name), Part(" "), data(short_digest(entry.image_digest, with_algorithm=True))
 
 
 def blocked_check(report: RunReport) -> Check:
@@ -132,7 +140,7 @@ def in_use_check(report: RunReport) -> Check:
 def removals_check(report: RunReport) -> Check:
     checked = 0
     offenders: list[Line] = []
-    for repo, entry in removed(report):
+    for repo, entry in run_entries(report, *REMOVED_GROUPS):
         checked += 1
         kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
         if kinds:
@@ -156,7 +164,7 @@ def removals_check(report: RunReport) -> Check:
 
 
 def spared_check(report: RunReport) -> Check:
-    kept = [entry for repo in report.repositories for entry in repo.kept_images]
+    kept = [entry for _, entry in run_entries(report, "keep")]
     counts = kind_counts(kept)
     rules = Counter(
         (reason.kind, reason.rule or "")
@@ -181,8 +189,8 @@ def spared_check(report: RunReport) -> Check:
 
 
 def dependents_check(report: RunReport) -> Check:
-    kept = kind_counts(entry for repo in report.repositories for entry in repo.kept_images)
-    gone = kind_counts(entry for _, entry in removed(report))
+    kept = kind_counts(entry for _, entry in run_entries(report, "keep"))
+    gone = kind_counts(entry for _, entry in run_entries(report, *REMOVED_GROUPS))
     children = ("child", "children")
     referrers = ("signature or attestation", "signatures or attestations")
     return Check(
@@ -213,7 +221,7 @@ def fraction_check(report: RunReport) -> Check:
 
 
 def cancellation_check(report: RunReport) -> Check:
-    cancelled = [(repo, entry) for repo in report.repositories for entry in repo.cancelled]
+    cancelled = list(run_entries(report, "cancelled"))
     if not cancelled:
         return Check("cancellations", "pass", "Re-check", line("no removal was cancelled by the re-check"))
     return Check(
@@ -226,22 +234,27 @@ def cancellation_check(report: RunReport) -> Check:
 
 
 def failure_check(report: RunReport) -> Check:
-    failed = [(repo, entry) for repo in report.repositories for entry in repo.failed]
+    failed = list(run_entries(report, "failed"))
     stuck = [repo for repo in report.repositories if repo.outcome in ("failed", "busy")]
     if not failed and not stuck:
         return Check("failures", "pass", "Failures", line("no failure"))
-    codes = Counter(entry.error_code or "unknown" for _, entry in failed)
-    summary = line(
-        f"{plural(len(failed), 'image')} failed",
-        *((" (", data(", ".join(f"{code} {count}" for code, count in sorted(codes.items()))), ")") if codes else ()),
-        f"; {plural(len(stuck), 'repository', 'repositories')} failed or busy",
-    )
     evidence = [line(data(repo.repository_name), f": {repo.outcome}", *error_parts(repo.error)) for repo in stuck]
     evidence += [
         line(*image_ref(repo, entry), ": ", data(entry.error_code or "unknown"), " ", data(entry.detail))
         for repo, entry in failed
     ]
-    return Check("failures", "fail", "Failures", summary, capped(evidence))
+    return Check("failures", "fail", "Failures", failure_summary(failed, stuck), capped(evidence))
+
+
+def failure_summary(failed: Sequence[tuple[RepositoryReport, ImageEntry]], stuck: Sequence[RepositoryReport]) -> Line:
+    """How many images failed, by ECR's error code, and how many repositories failed or were busy."""
+    codes = Counter(entry.error_code or "unknown" for _, entry in failed)
+    by_code = ", ".join(f"{code} {count}" for code, count in sorted(codes.items()))
+    return line(
+        f"{plural(len(failed), 'image')} failed",
+        *((" (", data(by_code), ")") if codes else ()),
+        f"; {plural(len(stuck), 'repository', 'repositories')} failed or busy",
+    )
 
 
 def error_parts(error: str | None) -> tuple[Part, ...]:
@@ -249,20 +262,11 @@ def error_parts(error: str | None) -> tuple[Part, ...]:
 
 
 def replication_check(report: RunReport) -> Check:
-    replicated = [repo for repo in report.repositories if repo.deletion_replicates_to]
+    replicated = replicating(report.repositories)
     if not replicated:
         return Check("replication", "pass", "Replication", line("no repository's deletions replicate"))
-    evidence: list[Line] = []
-    warn = False
-    for repo in replicated:
-        removes = bool(repo.deleted or repo.archived)
-        for replica in repo.deletion_replicates_to:
-            if replica.expected_clusters:
-                watched = line(" (expected clusters there: ", data(", ".join(replica.expected_clusters)), ")")
-            else:
-                warn = warn or removes
-                watched = line(" (no expected cluster there", "" if removes else "; this run removes nothing here", ")")
-            evidence.append(line(data(repo.repository_name), " deletions reach ", data(str(replica)), *watched))
+    warn = any(reaches_unwatched_registry(repo) for repo in replicated)
+    evidence = [replica_line(repo, replica) for repo in replicated for replica in repo.deletion_replicates_to]
     summary = line(
         f"{plural(len(replicated), 'repository', 'repositories')} replicate deletions",
         "; a destination without an expected cluster receives this run's removals" if warn else "",
@@ -270,30 +274,36 @@ def replication_check(report: RunReport) -> Check:
     return Check("replication", "warn" if warn else "pass", "Replication", summary, capped(evidence))
 
 
+def replica_line(repo: RepositoryReport, replica: ReplicaRegistry) -> Line:
+    """Where one repository's deletions reach, and whether an expected cluster watches that registry."""
+    if replica.expected_clusters:
+        watched = line(" (expected clusters there: ", data(", ".join(replica.expected_clusters)), ")")
+    else:
+        watched = line(" (no expected cluster there", "" if removes(repo) else "; this run removes nothing here", ")")
+    return line(data(repo.repository_name), " deletions reach ", data(str(replica)), *watched)
+
+
 def in_use_archived_check(report: RunReport) -> Check:
     """In-use images found ARCHIVED: their workloads cannot pull them until they are restored."""
-    found = [(repo, entry) for repo in report.repositories for entry in repo.in_use_archived]
+    found = run_in_use_archived(report)
     if not found:
         return Check("in-use-archived", "pass", "In use, archived", line("no in-use image was found archived"))
-    restored = {(repo.repository_name, e.image_digest) for repo in report.repositories for e in repo.restored}
-    verb = "would be restored" if report.dry_run else "restored"
-
-    def fate(repo: RepositoryReport, entry: ImageEntry) -> str:
-        if (repo.repository_name, entry.image_digest) in restored:
-            return verb
-        return "NOT restored" + (
-            "" if any(e.image_digest == entry.image_digest for e in repo.restore_failed) else " (restore_in_use: false)"
-        )
-
-    workloads = {e.image_digest: next((r.detail for r in e.reasons if r.kind == "in-use"), "") for _, e in found}
+    restores = {(repo.repository_name, entry.image_digest) for repo, entry in run_entries(report, "restore")}
+    # The page names each image's workloads by digest across the run (as it always has): an image found archived in
+    # two repositories shows the workloads of the later one in both.
+    workloads = {image.entry.image_digest: image.workloads for image in found}
     return Check(
         "in-use-archived",
         "warn",
         "In use, archived",
-        line(f"{plural(len(found), 'in-use image')} found archived, {plural(len(restored), 'restore')}"),
+        line(f"{plural(len(found), 'in-use image')} found archived, {plural(len(restores), 'restore')}"),
         capped(
-            line(*image_ref(repo, entry), f" {fate(repo, entry)}, used by ", data(workloads[entry.image_digest]))
-            for repo, entry in found
+            line(
+                *image_ref(image.repository, image.entry),
+                f" {image.fate_text(dry_run=report.dry_run, form='check')}, used by ",
+                data(workloads[image.entry.image_digest]),
+            )
+            for image in found
         ),
     )
 
@@ -304,14 +314,13 @@ def quarantine_check(report: RunReport) -> Check:
     totals = report.totals
     if not totals.quarantined:
         return Check("quarantine", "pass", "Quarantine", line("no image entered or left a quarantine"))
-    entered = "would enter" if report.dry_run else "entered"
-    left = "would leave" if report.dry_run else "left"
+    entered = action_verb("enter", dry_run=report.dry_run)
+    left = action_verb("leave", dry_run=report.dry_run)
+    stages: dict[QuarantineStage, str] = {"enter": entered, "leave": f"{left} for good"}
     evidence = [
-        line(*image_ref(repo, entry), f" {stage}: ", data(entry.detail))
+        line(*image_ref(repo, entry), f" {stages[stage]}: ", data(entry.detail))
         for repo in report.repositories
-        for stage, entries in ((entered, repo.archived), (f"{left} for good", repo.deleted))
-        for entry in entries
-        if entry.kind == "quarantine"
+        for stage, entry in quarantine_entries(repo)
     ]
     return Check(
         "quarantine",

@@ -12,7 +12,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.report import RunReport
-from ecr_retention.report_page.view import page_of
+from ecr_retention.report_page.view import page_view_of
 
 
 @cache
@@ -51,7 +51,7 @@ def render_page(report: RunReport, price: StoragePrice) -> str:
         .get_template("run.html.j2")
         .render(
             report=report,
-            page=page_of(report, price),
+            page=page_view_of(report, price),
             style=style,
             script=script,
             csp=content_security_policy(style, script),

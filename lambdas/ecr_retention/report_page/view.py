@@ -17,15 +17,28 @@ from ecr_retention.domain.cost import (
     run_cost,
 )
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, RunTotals
+from ecr_retention.domain.report import (
+    PAST_TENSE,
+    EntryGroup,
+    ImageEntry,
+    RepositoryReport,
+    RunReport,
+    RunTotals,
+    Verb,
+    action_verb,
+    grouped_entries,
+    short_digest,
+)
 from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.domain.summary import deletions_phrase, nothing_deleted
 from ecr_retention.report_page.charts import AgeChart, BarChart, age_chart, bytes_chart
 from ecr_retention.report_page.checks import Check, checks_of
 from ecr_retention.report_page.text import visible
 
-SHORT_DIGEST = len("sha256:") + 12
 # The order of the image table: what the run removed (or failed to) first, then what it kept.
-ACTIONS = ("delete", "archive", "failed", "cancelled", "restore", "keep")
+TABLE_GROUPS: tuple[EntryGroup, ...] = ("delete", "archive", "failed", "cancelled", "restore", "restore-failed", "keep")
+# The table's filter knows one restore action: a failed restore is named in its action column ("restore failed").
+TABLE_ACTIONS: dict[EntryGroup, str] = {"restore-failed": "restore"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,20 +57,20 @@ class Header:
     duration: str
     report_key: str | None
     headline: str  # what the run did, in the SNS subject's words: "deleted 153 images (23.5 GiB) in 6 repositories"
+    verbs: dict[Verb, str]  # each verb of what the run did, for the mode: {"delete": "would delete", ...} in dry run
 
 
 def headline_of(report: RunReport) -> str:
     totals = report.totals
     if report.outcome == "blocked":
-        return f"nothing deleted in {totals.repositories} repositories"
-    verb, archive_verb = ("would delete", "would archive") if report.dry_run else ("deleted", "archived")
-    parts = [f"{verb} {totals.deleted} images ({human_bytes(totals.bytes_reclaimed)})"]
-    if totals.archived:
-        parts.append(f"{archive_verb} {totals.archived}")
-    if totals.failed:
-        parts.append(f"{totals.failed} failed")
-    if totals.restored:
-        parts.append(f"{'would restore' if report.dry_run else 'restored'} {totals.restored} in use")
+        return nothing_deleted(totals)
+    dry_run = report.dry_run
+    optional = (
+        (totals.archived, f"{action_verb('archive', dry_run=dry_run)} {totals.archived}"),
+        (totals.failed, f"{totals.failed} failed"),
+        (totals.restored, f"{action_verb('restore', dry_run=dry_run)} {totals.restored} in use"),
+    )
+    parts = [deletions_phrase(totals, dry_run), *(text for count, text in optional if count)]
     return f"{', '.join(parts)} in {totals.repositories} repositories; kept {totals.kept}"
 
 
@@ -82,6 +95,7 @@ def header_of(report: RunReport) -> Header:
         duration=humanize_age(timedelta(seconds=seconds)),
         report_key=visible(report.report_key) if report.report_key else None,
         headline=headline_of(report),
+        verbs={verb: action_verb(verb, dry_run=report.dry_run) for verb in PAST_TENSE},
     )
 
 
@@ -113,18 +127,25 @@ TOTAL_LABELS = {
 QUARANTINE_TOTALS = ("entered_quarantine", "left_quarantine", "in_quarantine")  # shown when safety.quarantine acted
 
 
+def total_labels(dry_run: bool) -> dict[str, str]:
+    """TOTAL_LABELS, the figures of what the run did worded for its mode (a dry run's would be done)."""
+
+    def did(verb: Verb) -> str:
+        return action_verb(verb, dry_run=dry_run)
+
+    return TOTAL_LABELS | {
+        "deleted": did("delete"),
+        "archived": did("archive"),
+        "restored": f"{did('restore')} (in use)",
+        "entered_quarantine": f"{did('enter')} quarantine",
+        "left_quarantine": f"{did('leave')} quarantine (deleted)",
+        "bytes_reclaimed": did("reclaim"),
+    }
+
+
 def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
     values = totals.model_dump(by_alias=False)
-    labels = dict(TOTAL_LABELS)
-    if dry_run:
-        labels.update(
-            deleted="would delete",
-            archived="would archive",
-            restored="would restore (in use)",
-            entered_quarantine="would enter quarantine",
-            left_quarantine="would leave quarantine (deleted)",
-            bytes_reclaimed="would reclaim",
-        )
+    labels = total_labels(dry_run)
     fields = RunTotals.model_fields
     return tuple(
         Total(
@@ -254,7 +275,9 @@ def reasons_of(entry: ImageEntry, action: str) -> tuple[ReasonText, ...]:
 def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
     if action != "restore":
         return action
-    return "restore failed" if entry.kind == "restore-failed" else "would restore" if dry_run else "restore"
+    if entry.kind == "restore-failed":
+        return "restore failed"
+    return action_verb("restore", dry_run=True) if dry_run else action
 
 
 def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: datetime, *, dry_run: bool) -> ImageRow:
@@ -263,7 +286,7 @@ def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: dateti
         repository=repo.repository_name,
         repository_label=visible(repo.repository_name),
         digest=entry.image_digest,
-        short_digest=visible(entry.image_digest[:SHORT_DIGEST]),
+        short_digest=visible(short_digest(entry.image_digest, with_algorithm=True)),
         tags=visible(", ".join(entry.image_tags)),
         age_seconds=age,
         age=humanize_age(timedelta(seconds=age)),
@@ -276,17 +299,10 @@ def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: dateti
 
 
 def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
-    groups = {
-        "delete": repo.deleted,
-        "archive": repo.archived,
-        "failed": repo.failed,
-        "cancelled": repo.cancelled,
-        "restore": (*repo.restored, *repo.restore_failed),  # a failed restore: kept, still archived, named first
-        "keep": repo.kept_images,
-    }
-    for action in ACTIONS:
-        for entry in groups[action]:
-            yield action, entry
+    """The table's rows of one repository, each with its action (a failed restore: kept, still archived, named
+    before what was kept)."""
+    for group, entry in grouped_entries(repo, TABLE_GROUPS):
+        yield TABLE_ACTIONS.get(group, group), entry
 
 
 def image_rows(report: RunReport) -> tuple[ImageRow, ...]:
@@ -310,7 +326,8 @@ class Page:
     images: tuple[ImageRow, ...]
 
 
-def page_of(report: RunReport, price: StoragePrice) -> Page:
+def page_view_of(report: RunReport, price: StoragePrice) -> Page:
+    """The page's view model: every figure and text the template shows, computed here."""
     return Page(
         header=header_of(report),
         blocked=tuple(visible(reason) for reason in report.blocked),

@@ -24,7 +24,7 @@ ACTIONS = {
 }
 
 
-def page_of(report: RunReport) -> Element:
+def parsed_page(report: RunReport) -> Element:
     return parse(render_page(report, PRICE))
 
 
@@ -33,7 +33,7 @@ def sha256(text: str) -> str:
 
 
 def test_outcome_names_the_outcome_and_the_mode() -> None:
-    outcome = page_of(mixed_run(dry_run=True)).by_id("outcome")
+    outcome = parsed_page(mixed_run(dry_run=True)).by_id("outcome")
 
     assert outcome.attrs["data-outcome"] == "partial"
     assert outcome.attrs["data-dry-run"] == "true"
@@ -41,7 +41,7 @@ def test_outcome_names_the_outcome_and_the_mode() -> None:
 
 
 def test_header_names_trigger_run_registry_region_and_times() -> None:
-    text = page_of(mixed_run()).find("header").text()
+    text = parsed_page(mixed_run()).find("header").text()
 
     for expected in ("schedule", "20261130T030000Z-schedule-1a2b3c4d", "123456789012", "eu-west-1"):
         assert expected in text
@@ -51,7 +51,7 @@ def test_header_names_trigger_run_registry_region_and_times() -> None:
 
 def test_totals_equal_the_json_report() -> None:
     report = mixed_run()
-    totals = page_of(report).by_id("totals")
+    totals = parsed_page(report).by_id("totals")
 
     shown = {cell.attrs["data-total"]: int(cell.attrs["data-value"]) for cell in totals.find_all(data_total=None)}
 
@@ -60,7 +60,7 @@ def test_totals_equal_the_json_report() -> None:
 
 def test_repository_rows_equal_the_json_report() -> None:
     report = mixed_run()
-    table = page_of(report).by_id("repositories")
+    table = parsed_page(report).by_id("repositories")
 
     for data in report.to_json_dict()["repositories"]:
         row = table.find("tr", data_repository=data["repositoryName"])
@@ -78,7 +78,7 @@ def test_repository_rows_equal_the_json_report() -> None:
 def test_cost_figures_equal_run_cost() -> None:
     report = mixed_run()
     cost = run_cost(report, PRICE)
-    section = page_of(report).by_id("cost")
+    section = parsed_page(report).by_id("cost")
 
     shown = {cell.attrs["data-cost"]: float(cell.attrs["data-value"]) for cell in section.find_all(data_cost=None)}
 
@@ -98,13 +98,13 @@ def test_cost_figures_equal_run_cost() -> None:
 
 
 def test_a_dry_run_says_would_reclaim() -> None:
-    assert "would reclaim" in page_of(mixed_run(dry_run=True)).by_id("cost").text()
-    assert "would reclaim" not in page_of(mixed_run()).by_id("cost").text()
+    assert "would reclaim" in parsed_page(mixed_run(dry_run=True)).by_id("cost").text()
+    assert "would reclaim" not in parsed_page(mixed_run()).by_id("cost").text()
 
 
 def test_every_image_is_exactly_one_row_with_its_data() -> None:
     report = mixed_run()
-    rows = page_of(report).by_id("images").find_all("tr", class_="image")
+    rows = parsed_page(report).by_id("images").find_all("tr", class_="image")
 
     expected = Counter(
         (r.repository_name, e.image_digest, action)
@@ -120,7 +120,7 @@ def test_every_image_is_exactly_one_row_with_its_data() -> None:
 
 def test_image_rows_carry_age_size_and_every_reason() -> None:
     report = mixed_run()
-    rows = page_of(report).by_id("images").find_all("tr", class_="image")
+    rows = parsed_page(report).by_id("images").find_all("tr", class_="image")
     app = report.repositories[0]
     child = app.deleted[1]
 
@@ -139,14 +139,14 @@ def test_image_rows_carry_age_size_and_every_reason() -> None:
 
 
 def test_failed_rows_show_the_error_code() -> None:
-    rows = page_of(mixed_run()).by_id("images").find_all("tr", data_action="failed")
+    rows = parsed_page(mixed_run()).by_id("images").find_all("tr", data_action="failed")
 
     assert len(rows) == 1
     assert "ImageNotFoundException" in rows[0].text()
 
 
 def test_image_controls_follow_the_contract() -> None:
-    images = page_of(mixed_run()).by_id("images")
+    images = parsed_page(mixed_run()).by_id("images")
 
     assert images.find("input", id="filter-text").attrs["type"] == "search"
     options = [option.attrs["value"] for option in images.find("select", id="filter-action").find_all("option")]
@@ -163,13 +163,13 @@ def test_image_controls_follow_the_contract() -> None:
 
 
 def test_without_script_every_row_is_visible() -> None:
-    rows = page_of(mixed_run()).by_id("images").find_all("tr", class_="image")
+    rows = parsed_page(mixed_run()).by_id("images").find_all("tr", class_="image")
 
     assert not [row for row in rows if "hidden" in row.attrs]
 
 
 def test_the_csp_allows_only_the_page_own_style_and_script() -> None:
-    root = page_of(mixed_run())
+    root = parsed_page(mixed_run())
     meta = root.find("meta", http_equiv="Content-Security-Policy")
     (style,) = root.find_all("style")
     (script,) = root.find_all("script")
@@ -209,7 +209,7 @@ def test_a_url_in_the_data_stays_text() -> None:
 
 def test_blocked_reasons_come_first_in_red() -> None:
     report = run(repo("app", outcome="blocked", blocked=("cluster prod: no in-use manifest",)))
-    root = page_of(report)
+    root = parsed_page(report)
 
     blocked = root.by_id("blocked")
     assert [li.text() for li in blocked.find_all("li")] == ["cluster prod: no in-use manifest"]
@@ -221,12 +221,12 @@ def test_blocked_reasons_come_first_in_red() -> None:
 
 
 def test_no_blocked_section_when_not_blocked() -> None:
-    assert not page_of(mixed_run()).find_all(id="blocked")
+    assert not parsed_page(mixed_run()).find_all(id="blocked")
 
 
 def test_bytes_chart_has_a_title_and_a_labelled_bar_per_repository() -> None:
     report = run(*(repo(f"r{i:02}", deleted=[entry(f"d{i}", size=(i + 1) * 1024)]) for i in range(25)))
-    chart = page_of(report).find("svg", id="bytes-chart")
+    chart = parsed_page(report).find("svg", id="bytes-chart")
 
     assert chart.find_all("title")
     labels = [g.find_all("text")[0].text() for g in chart.find_all("g")]
@@ -237,7 +237,7 @@ def test_bytes_chart_has_a_title_and_a_labelled_bar_per_repository() -> None:
 
 def test_an_age_chart_per_repository_counts_removed_and_kept() -> None:
     report = mixed_run()
-    charts = page_of(report).find_all("svg", class_="age-chart")
+    charts = parsed_page(report).find_all("svg", class_="age-chart")
 
     assert [chart.attrs["data-repository"] for chart in charts] == ["app", "team-a/web"]
     title = charts[0].find("title").text()
@@ -254,7 +254,7 @@ def test_the_page_is_well_formed() -> None:
 
 
 def test_an_empty_run_renders() -> None:
-    root = page_of(run())
+    root = parsed_page(run())
 
     assert root.by_id("outcome").attrs["data-outcome"] == "ok"
     assert not root.by_id("images").find_all("tr", class_="image")

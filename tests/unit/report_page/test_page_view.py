@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ecr_retention.report_page.charts import AGE_BUCKETS, DAY, bucket_of, bytes_chart
-from ecr_retention.report_page.view import page_of, usd
+from ecr_retention.report_page.view import page_view_of, usd
 from tests.unit.report_page.reports import PRICE, entry, mixed_run, repo
 
 
@@ -25,7 +25,7 @@ def test_bars_scale_to_the_largest_and_keep_their_exact_bytes() -> None:
 
 
 def test_image_rows_hold_every_reason_and_the_age_in_seconds() -> None:
-    page = page_of(mixed_run(), PRICE)
+    page = page_view_of(mixed_run(), PRICE)
 
     failed = next(row for row in page.images if row.action == "failed")
     assert [reason.kind for reason in failed.reasons] == ["delete-failed", "delete-rule"]

@@ -12,6 +12,7 @@ from ecr_retention.domain.inventory import Workload
 from ecr_retention.domain.plan import REMOVALS, Action, Decision, Reason, ReplicaRegistry
 from ecr_retention.domain.planner.repository import DependentKind, DisplacedSlots
 from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.report import short_digest
 from ecr_retention.domain.timestamps import format_timestamp
 
 MAX_USAGES_IN_DETAIL = 3
@@ -20,7 +21,8 @@ MAX_UNKNOWN_INDEXES_NAMED = 3
 
 
 def short(digest: str) -> str:
-    return digest.split(":", 1)[-1][:12]
+    """How the plan's reasons and warnings name an image: its digest's 12-hex form."""
+    return short_digest(digest)
 
 
 def image_label(image: ImageDetail) -> str:
