@@ -8,7 +8,8 @@ import pytest
 
 from ecr_retention.domain.inventory import read_inventory
 from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry, short
+from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.report import short_digest
 from support.builders import (
     ACCOUNT,
     HOST,
@@ -621,7 +622,7 @@ def test_oci_referrer_whose_subject_is_gone_is_deleted_as_its_subject_was() -> N
     [reason] = decision_of(result, "app", "sbom").reasons
     assert (reason.kind, reason.detail) == (
         "referrer",
-        f"its subject {short(digest('gone'))} is gone from the repository",
+        f"its subject {short_digest(digest('gone'))} is gone from the repository",
     )
     assert action_of(result, "app", "release") == "keep"
 
@@ -1008,5 +1009,5 @@ def test_with_restore_in_use_false_the_archived_child_of_an_in_use_index_is_name
     uses = in_use("prod", (f"{HOST}/app@{digest('idx')}", "idx"))
     result = plan(config([DELETE_OLD], restore_in_use=False), snap, uses)
     assert action_of(result, "app", "amd64") == "keep"
-    [warning] = [w for w in result.warnings if short(digest("amd64")) in w]
+    [warning] = [w for w in result.warnings if short_digest(digest("amd64")) in w]
     assert "is archived, the child of an in-use index (" in warning

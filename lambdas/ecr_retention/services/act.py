@@ -15,9 +15,9 @@ from functools import partial
 
 from ecr_retention.domain.ledger import UNANSWERED, Action, Answer, Failure, Ledger
 from ecr_retention.domain.plan import Decision, RepositoryPlan
-from ecr_retention.domain.planner import short
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
 from ecr_retention.domain.removal_order import next_wave, removal_parents
+from ecr_retention.domain.report import short_digest
 from ecr_retention.ports import BatchOutcome, Registry
 from ecr_retention.services.defects import Defect, contain
 
@@ -149,7 +149,7 @@ def remove_candidates(
         for digest, parent in wave.stays.items():
             ledger.failed[digest] = (
                 "ParentNotRemoved",
-                f"{short(parent)} was not removed, so this image stays with it",
+                f"{short_digest(parent)} was not removed, so this image stays with it",
             )
         if wave.only_cycles_left:
             ledger.fail("delete", wave.waiting, DEPENDENCY_CYCLE)

@@ -26,7 +26,7 @@ from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.ledger import NO_ANSWER, Answer, Ledger
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.domain.report import RunReport, report_key
+from ecr_retention.domain.report import RunReport, report_key, short_digest
 from ecr_retention.ports import Bucket, Registry, RepositoryGone
 from ecr_retention.services.act import answers_of
 from ecr_retention.services.snapshot import ManifestCache, MemoryManifestCache, index_manifests, read_index_manifest
@@ -255,20 +255,16 @@ def _explained(line: RestoreLine, restoring: _Restoring) -> RestoreLine:
     index = restoring.index_of.get((line.repository, line.image_digest))
     if index is None:
         return line
-    detail = f"{line.detail} (child of index {_short(index)})"
+    detail = f"{line.detail} (child of index {short_digest(index)})"
     return RestoreLine(line.repository, line.image_digest, line.image_tags, line.status, detail, line.size)
 
 
 def _unknown_children_note(repository: str, index: str, dry_run: bool) -> str:
     then = "a restore restores them" if dry_run else "restore again (or use --wait) to restore them"
     return (
-        f"{repository}: index {_short(index)} is not ACTIVE and its manifest is not cached, so its archived children "
+        f"{repository}: index {short_digest(index)} is not ACTIVE and its manifest is not cached, so its archived children "
         f"are not known yet (ECR serves no manifest of an archived image): once it is ACTIVE, {then}"
     )
-
-
-def _short(digest: str) -> str:
-    return digest.split(":", 1)[-1][:12]
 
 
 def _restore_repository(

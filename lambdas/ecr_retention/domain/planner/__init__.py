@@ -8,7 +8,6 @@ images in rank order, and the findings the steps below record), `rules` (keep an
 `explain` (every reason and warning text: the planner decides, explain words it).
 """
 
-from ecr_retention.domain.planner.explain import short
 from ecr_retention.domain.planner.guards import cosign_subject
 from ecr_retention.domain.planner.repository import newest_first
 from ecr_retention.domain.planner.run import (
@@ -30,6 +29,5 @@ __all__ = [
     "newest_first",
     "plan_registry",
     "plan_repository",
-    "short",
     "tag_sources",
 ]

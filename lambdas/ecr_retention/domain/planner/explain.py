@@ -20,15 +20,10 @@ MAX_FUTURE_IMAGES_NAMED = 5
 MAX_UNKNOWN_INDEXES_NAMED = 3
 
 
-def short(digest: str) -> str:
-    """How the plan's reasons and warnings name an image: its digest's 12-hex form."""
-    return short_digest(digest)
-
-
 def image_label(image: ImageDetail) -> str:
     """`1a2b3c4d5e6f (v1, latest)`: how warnings and reasons name an image."""
     tags = sorted(image.image_tags)[:3]
-    return f"{short(image.image_digest)} ({', '.join(tags)})" if tags else short(image.image_digest)
+    return f"{short_digest(image.image_digest)} ({', '.join(tags)})" if tags else short_digest(image.image_digest)
 
 
 # --- rules ---------------------------------------------------------------------------------------
@@ -184,7 +179,9 @@ def archived_in_use_warning(repository_name: str, decision: Decision) -> str:
     workloads = next((r.detail for r in decision.reasons if r.kind == "in-use"), None)
     index = next((r.detail for r in decision.reasons if r.kind == "index-child"), "")
     used = f"used by {workloads}" if workloads is not None else f"the child of an in-use index ({index})"
-    label = short(decision.image_digest) + (f" ({', '.join(decision.image_tags[:3])})" if decision.image_tags else "")
+    label = short_digest(decision.image_digest) + (
+        f" ({', '.join(decision.image_tags[:3])})" if decision.image_tags else ""
+    )
     return (
         f"{repository_name}: in-use image {label} is archived, {used}; safety.restore_in_use is false, "
         "so it stays archived: restore it with ecr-retention restore"
@@ -201,7 +198,7 @@ def min_age_reason(age: timedelta, min_age: timedelta) -> Reason:
 
 
 def unknown_index_reason(index_digests: Sequence[str]) -> Reason:
-    listed = ", ".join(short(d) for d in index_digests[:MAX_UNKNOWN_INDEXES_NAMED])
+    listed = ", ".join(short_digest(d) for d in index_digests[:MAX_UNKNOWN_INDEXES_NAMED])
     return Reason(
         kind="index-child",
         detail=f"the snapshot lacks the manifest of index {listed}, so any image here may be its child",
@@ -227,7 +224,7 @@ def goes_with_parent_reason(kind: DependentKind, parent: ImageDetail, parent_act
 
 
 def subject_gone_reason(subject: str) -> Reason:
-    return Reason(kind="referrer", detail=f"its subject {short(subject)} is gone from the repository")
+    return Reason(kind="referrer", detail=f"its subject {short_digest(subject)} is gone from the repository")
 
 
 def too_many_removals(removed: int, total: int, max_delete_fraction: float) -> str:
