@@ -25,21 +25,7 @@ _MAX_DIGITS = len(str(int(MAX_DURATION.total_seconds())))  # more digits than th
 def parse_duration(text: object) -> timedelta:
     """Parse `<positive integer><unit>`; units s, m, h, d, w. Rejects zero, more than MAX_DURATION
     (100 years) and anything else."""
-    if isinstance(text, timedelta):
-        value = text
-    elif isinstance(text, str) and (match := _DURATION.fullmatch(text.strip())):
-        number, unit = match.groups()
-        if len(number.lstrip("0")) > _MAX_DIGITS:  # checked first: int() refuses numbers of 4,300+ digits
-            value = timedelta.max
-        else:
-            seconds = int(number) * _UNIT_SECONDS[unit]
-            value = timedelta.max if seconds > MAX_DURATION.total_seconds() else timedelta(seconds=seconds)
-    elif isinstance(text, str) and any(char.isdigit() and not char.isascii() for char in text):
-        raise ValueError(f"invalid duration {quoted(text)}: write its number in the digits 0-9, such as 90m, 6h or 30d")
-    else:
-        raise ValueError(
-            f"invalid duration {quoted(text)}: write a whole number and a unit (s, m, h, d, w), such as 90m, 6h or 30d"
-        )
+    value = text if isinstance(text, timedelta) else _read_duration(text)
     if value <= timedelta(0):
         raise ValueError(f"duration {quoted(text)} must be longer than zero")
     if value > MAX_DURATION:
@@ -47,6 +33,24 @@ def parse_duration(text: object) -> timedelta:
             f"duration {quoted(text)} is longer than the maximum of 100 years ({format_duration(MAX_DURATION)})"
         )
     return value
+
+
+def _read_duration(text: object) -> timedelta:
+    """The duration a string writes; timedelta.max for one too long to hold, which the range check refuses."""
+    match = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(_unreadable_duration(text))
+    number, unit = match.groups()
+    if len(number.lstrip("0")) > _MAX_DIGITS:  # checked first: int() refuses numbers of 4,300+ digits
+        return timedelta.max
+    seconds = int(number) * _UNIT_SECONDS[unit]
+    return timedelta.max if seconds > MAX_DURATION.total_seconds() else timedelta(seconds=seconds)
+
+
+def _unreadable_duration(text: object) -> str:
+    if isinstance(text, str) and any(char.isdigit() and not char.isascii() for char in text):
+        return f"invalid duration {quoted(text)}: write its number in the digits 0-9, such as 90m, 6h or 30d"
+    return f"invalid duration {quoted(text)}: write a whole number and a unit (s, m, h, d, w), such as 90m, 6h or 30d"
 
 
 def format_duration(value: timedelta) -> str:

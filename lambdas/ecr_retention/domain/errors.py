@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
 
 
 class InputError(ValueError):
@@ -117,50 +118,78 @@ def _json_type(value: Any) -> str:
 
 
 # Wrong-type errors of strict fields, in the words of JSON and YAML.
-_SCALAR_TYPES = {
+_EXPECTED_TYPES = {
     "string_type": "a string",
     "bool_type": "a boolean",
     "int_type": "a whole number",
     "float_type": "a number",
+    "tuple_type": "a list",
+    "list_type": "a list",
+    "model_type": "an object",
+    "dict_type": "an object",
+    "model_attributes_type": "an object",
 }
+_BOUND_ERRORS = frozenset({"greater_than_equal", "greater_than", "less_than_equal", "less_than"})
 
 
 def describe_validation_error(error: ValidationError, model: type[BaseModel] | None = None) -> str:
-    every = error.errors(include_url=False)
-    # A failed item also fails its container's length check; report the item, not the echo.
-    locations = [tuple(d["loc"]) for d in every]
-    details = [
-        d for d in every if not any(len(o) > len(d["loc"]) and o[: len(d["loc"])] == tuple(d["loc"]) for o in locations)
-    ]
-    first = details[0]
-    loc = tuple(part for part in first["loc"] if not (isinstance(part, str) and part.startswith("function-")))
-    where = format_location(loc)
-    kind = first["type"]
-    message = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    """The first problem as one line (where, what), and how many more there are; `model` lists the allowed keys."""
+    problems = _innermost_problems(error.errors(include_url=False))
+    first = problems[0]
+    loc = _shown_location(first)
+    return _one_problem_line(format_location(loc), _problem_message(first, loc, model), more=len(problems) - 1)
+
+
+def _innermost_problems(every: list[ErrorDetails]) -> list[ErrorDetails]:
+    """A failed item also fails its container's length check; report the item, not the echo."""
+    locations = [tuple(detail["loc"]) for detail in every]
+    return [detail for detail in every if not _encloses_another(tuple(detail["loc"]), locations)]
+
+
+def _encloses_another(loc: tuple[int | str, ...], locations: list[tuple[int | str, ...]]) -> bool:
+    return any(len(other) > len(loc) and other[: len(loc)] == loc for other in locations)
+
+
+def _shown_location(problem: ErrorDetails) -> tuple[int | str, ...]:
+    """The location without the validator steps pydantic names `function-...`, which no input writes."""
+    return tuple(part for part in problem["loc"] if not (isinstance(part, str) and part.startswith("function-")))
+
+
+def _problem_message(problem: ErrorDetails, loc: tuple[int | str, ...], model: type[BaseModel] | None) -> str:
+    kind = problem["type"]
     if kind == "extra_forbidden":
-        parent = _model_at(model, loc[:-1]) if model else None
-        if parent is not None:
-            allowed = _keys(parent)
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-            hint = f"did you mean {close[0]}? " if close else ""
-            message = f"unknown key; {hint}allowed keys: {', '.join(allowed)}"
-        else:
-            message = "unknown key"
-    elif kind == "missing":
-        message = "required but missing"
-    elif kind in _SCALAR_TYPES:
-        message = f"should be {_SCALAR_TYPES[kind]}, not {_json_type(first.get('input'))}"
-    elif kind in ("tuple_type", "list_type"):
-        message = f"should be a list, not {_json_type(first.get('input'))}"
-    elif kind in ("model_type", "dict_type", "model_attributes_type"):
-        message = f"should be an object, not {_json_type(first.get('input'))}"
-    elif kind == "literal_error" and loc == ("version",):
-        message = f"unsupported version {first.get('input')!r}; this release reads version 1"
-    elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
-        message = f"{first.get('input')!r}: {message.lower()}"
-    elif kind == "finite_number":
-        message = f"should be a finite number, not {first.get('input')!r}"
-    more = len(details) - 1
+        return _unknown_key_message(model, loc)
+    if kind == "missing":
+        return "required but missing"
+    if kind in _EXPECTED_TYPES:
+        return f"should be {_EXPECTED_TYPES[kind]}, not {_json_type(problem.get('input'))}"
+    return _value_message(problem, loc)
+
+
+def _unknown_key_message(model: type[BaseModel] | None, loc: tuple[int | str, ...]) -> str:
+    parent = _model_at(model, loc[:-1]) if model else None
+    if parent is None:
+        return "unknown key"
+    allowed = _keys(parent)
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"unknown key; {hint}allowed keys: {', '.join(allowed)}"
+
+
+def _value_message(problem: ErrorDetails, loc: tuple[int | str, ...]) -> str:
+    """A value of the right type that a constraint refuses, in pydantic's words unless ours say more."""
+    kind, given = problem["type"], problem.get("input")
+    message = problem["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if kind == "literal_error" and loc == ("version",):
+        return f"unsupported version {given!r}; this release reads version 1"
+    if kind in _BOUND_ERRORS:
+        return f"{given!r}: {message.lower()}"
+    if kind == "finite_number":
+        return f"should be a finite number, not {given!r}"
+    return message
+
+
+def _one_problem_line(where: str, message: str, *, more: int) -> str:
     suffix = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     if where == "(top level)":
         return f"{message}{suffix}"

@@ -192,22 +192,47 @@ class InUseIndex:
         - of a replica that our deletions do not reach: nothing here (that copy stays whatever we delete);
         - of any other registry: its digest still protects (we cannot know how it relates to ours), its tag not.
         `track`: whether it counts for the registries each cluster's manifest names (a remembered one does not)."""
-        if reference.is_ecr and reference.account is not None and reference.region is not None:
-            registry = (reference.account, reference.region)
-            here = reference.in_registry(self.registry_id, self.region)
-            replica = None if here else replica_of(replication, reference.repository, registry)
-            if track:
-                self.registries[cluster].add(registry)
-                if here or replica is not None:
-                    self.in_known_registry.add(cluster)
-            if replica is not None and not replica.replicates_deletions:
+        if reference.account is not None and reference.region is not None:
+            reached = self._protect_ecr_tag(
+                cluster, reference, (reference.account, reference.region), usage, replication, track
+            )
+            if reached is None:
                 return
-            if replica is not None:
-                usage = usage.model_copy(update={"replica": replica_note(replica, self.registry_id)})
-            if (here or replica is not None) and reference.tag:
-                self.by_tag[(reference.repository, reference.tag)].append(usage)
-        for digest in dict.fromkeys(d for d in (resolved, reference.digest) if d):
-            self.by_digest[digest].append(usage)
+            usage = reached
+        if resolved:
+            self.by_digest[resolved].append(usage)
+        if reference.digest and reference.digest != resolved:
+            self.by_digest[reference.digest].append(usage)
+
+    def _protect_ecr_tag(
+        self,
+        cluster: str,
+        reference: ImageReference,
+        registry: tuple[str, str],
+        usage: Workload,
+        replication: ReplicationConfiguration,
+        track: bool,
+    ) -> Workload | None:
+        """Protect by tag what an ECR reference names here; the usage its digests protect with (naming the replica
+        it runs from), or None for a replica our deletions do not reach."""
+        here = reference.in_registry(self.registry_id, self.region)
+        replica = None if here else replica_of(replication, reference.repository, registry)
+        if track:
+            self._track(cluster, registry, known=here or replica is not None)
+        if replica is not None:
+            if not replica.replicates_deletions:
+                return None
+            usage = usage.model_copy(update={"replica": replica_note(replica, self.registry_id)})
+        elif not here:
+            return usage  # another registry: how its tags relate to ours is unknown
+        if reference.tag:
+            self.by_tag[(reference.repository, reference.tag)].append(usage)
+        return usage
+
+    def _track(self, cluster: str, registry: tuple[str, str], *, known: bool) -> None:
+        self.registries[cluster].add(registry)
+        if known:
+            self.in_known_registry.add(cluster)
 
     def clusters_in(self, registry: tuple[str, str], clusters: Iterable[str]) -> list[str]:
         """The given clusters whose manifests reference images of that registry."""

@@ -162,26 +162,44 @@ def reading_warnings(
     if memory is None or grace <= timedelta(0):
         return ()
     manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
-    warnings = []
-    for cluster, known in sorted(memory.clusters.items()):
-        if now - known.last.generated_at > grace:
-            continue
-        manifest = manifests.get(cluster)
-        if manifest is None:
-            if known.last.references and not _unreadable(inventory, cluster):
-                warnings.append(
-                    f"cluster {cluster}: no in-use manifest now, it reported {_images(known.last.references)} at "
-                    f"{_when(known.last.generated_at)}; {_kept(known.last, grace)}"
-                )
-            continue
-        before = known.previous if known.last.generated_at == manifest.generated_at else known.last
-        count = distinct_references(manifest)
-        if before is not None and before.references and count * 2 < before.references:
-            warnings.append(
-                f"cluster {cluster}: now reports {_images(count)}, it reported {_images(before.references)} at "
-                f"{_when(before.generated_at)}; {_kept(before, grace)}"
-            )
-    return tuple(warnings)
+    warnings = (
+        _reading_warning(cluster, known, manifests.get(cluster), inventory, grace)
+        for cluster, known in sorted(memory.clusters.items())
+        if not now - known.last.generated_at > grace
+    )
+    return tuple(warning for warning in warnings if warning is not None)
+
+
+def _reading_warning(
+    cluster: str, known: ClusterReadings, manifest: InUseManifest | None, inventory: Inventory, grace: timedelta
+) -> str | None:
+    if manifest is None:
+        return _no_manifest_warning(cluster, known.last, inventory, grace)
+    return _fewer_references_warning(cluster, known, manifest, grace)
+
+
+def _no_manifest_warning(cluster: str, last: Reading, inventory: Inventory, grace: timedelta) -> str | None:
+    """A cluster that reported images and has no manifest now (an unreadable one blocks the run instead)."""
+    if not last.references or _unreadable(inventory, cluster):
+        return None
+    return (
+        f"cluster {cluster}: no in-use manifest now, it reported {_images(last.references)} at "
+        f"{_when(last.generated_at)}; {_kept(last, grace)}"
+    )
+
+
+def _fewer_references_warning(
+    cluster: str, known: ClusterReadings, manifest: InUseManifest, grace: timedelta
+) -> str | None:
+    """A reading that names fewer than half the references of the one before it (the memory may hold this one)."""
+    before = known.previous if known.last.generated_at == manifest.generated_at else known.last
+    count = distinct_references(manifest)
+    if before is None or not before.references or count * 2 >= before.references:
+        return None
+    return (
+        f"cluster {cluster}: now reports {_images(count)}, it reported {_images(before.references)} at "
+        f"{_when(before.generated_at)}; {_kept(before, grace)}"
+    )
 
 
 def _unreadable(inventory: Inventory, cluster: str) -> bool:

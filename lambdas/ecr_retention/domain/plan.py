@@ -91,16 +91,18 @@ class Decision(PlanModel):
     @property
     def main_reason(self) -> Reason:
         if self.action == "restore":
-            return next((r for r in self.reasons if r.kind == "in-use"), self.reasons[0])
+            return self._first_reason("in-use") or self.reasons[0]
         if self.removes:  # a quarantine names the rule it stands in for, and what it does instead
-            return next((r for r in self.reasons if r.kind == "quarantine"), None) or next(
-                (r for r in self.reasons if r.kind == "delete-rule"), self.reasons[0]
-            )
-        ranked = sorted(
-            self.reasons,
-            key=lambda r: PROTECTION_ORDER.index(r.kind) if r.kind in PROTECTION_ORDER else len(PROTECTION_ORDER),
-        )
-        return ranked[0]
+            return self._first_reason("quarantine") or self._first_reason("delete-rule") or self.reasons[0]
+        return sorted(self.reasons, key=_protection_rank)[0]
+
+    def _first_reason(self, kind: ReasonKind) -> Reason | None:
+        return next((reason for reason in self.reasons if reason.kind == kind), None)
+
+
+def _protection_rank(reason: Reason) -> int:
+    """Where a kept image's reason stands in PROTECTION_ORDER; a kind it does not list comes last."""
+    return PROTECTION_ORDER.index(reason.kind) if reason.kind in PROTECTION_ORDER else len(PROTECTION_ORDER)
 
 
 class RepositorySummary(PlanModel):

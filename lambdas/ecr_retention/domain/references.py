@@ -47,41 +47,66 @@ class ImageReference:
 
 def parse_reference(text: str) -> ImageReference:
     """Parse a reference the way container runtimes do; Docker Hub short names are expanded."""
-    original = text
-    text = text.strip()
-    if not text or _WHITESPACE.search(text):
-        raise InvalidReference(f"{original!r} is not an image reference")
+    stripped = text.strip()
+    if not stripped or _WHITESPACE.search(stripped):
+        raise InvalidReference(f"{text!r} is not an image reference")
+    name, digest = _split_digest(text, stripped)
+    name, tag = _split_tag(text, name)
+    host, path = _split_host(text, name)
+    _check_path(text, path)
+    if tag is None and not digest:
+        tag = "latest"
+    return _reference(host, path, tag, digest or None)
+
+
+def _split_digest(original: str, text: str) -> tuple[str, str]:
+    """`app@sha256:...` -> (`app`, `sha256:...`); the digest is empty when there is none."""
     name, _, digest = text.partition("@")
     if digest and not _DIGEST.fullmatch(digest):
         raise InvalidReference(f"{original!r}: invalid digest {digest!r}")
-    tag: str | None = None
-    last_slash = name.rfind("/")
+    return name, digest
+
+
+def _split_tag(original: str, name: str) -> tuple[str, str | None]:
+    """`host:5000/app:1.0` -> (`host:5000/app`, `1.0`): a tag follows the last colon after the last slash."""
     colon = name.rfind(":")
-    if colon > last_slash:
-        name, tag = name[:colon], name[colon + 1 :]
-        if not _TAG.fullmatch(tag):
-            raise InvalidReference(f"{original!r}: invalid tag {tag!r}")
+    if colon <= name.rfind("/"):
+        return name, None
+    tag = name[colon + 1 :]
+    if not _TAG.fullmatch(tag):
+        raise InvalidReference(f"{original!r}: invalid tag {tag!r}")
+    return name[:colon], tag
+
+
+def _split_host(original: str, name: str) -> tuple[str, str]:
+    """The registry host and the repository path; a first component that names no host is Docker Hub's."""
     first, _, rest = name.partition("/")
-    if rest and ("." in first or ":" in first or first == "localhost"):
-        host, path = first, rest
-        if not _HOST.fullmatch(host):
-            raise InvalidReference(f"{original!r}: invalid registry host {host!r}")
-    else:
-        host, path = "docker.io", name
-        if "/" not in path:
-            path = f"library/{path}"
+    if not (rest and _names_a_host(first)):
+        return "docker.io", name if "/" in name else f"library/{name}"
+    if not _HOST.fullmatch(first):
+        raise InvalidReference(f"{original!r}: invalid registry host {first!r}")
+    return first, rest
+
+
+def _check_path(original: str, path: str) -> None:
     if not path or not all(_PATH_COMPONENT.fullmatch(part) for part in path.split("/")):
         raise InvalidReference(f"{original!r}: invalid repository path {path!r}")
-    if tag is None and not digest:
-        tag = "latest"
+
+
+def _names_a_host(component: str) -> bool:
+    return "." in component or ":" in component or component == "localhost"
+
+
+def _reference(host: str, path: str, tag: str | None, digest: str | None) -> ImageReference:
+    """The reference, with the account and region of an ECR host (written in any case, held in lower case)."""
     match = _ECR_HOST.match(host.lower())
-    if match:
-        return ImageReference(
-            host=host.lower(),
-            repository=path,
-            tag=tag,
-            digest=digest or None,
-            account=match.group("account"),
-            region=match.group("region") or match.group("ds_region"),
-        )
-    return ImageReference(host=host, repository=path, tag=tag, digest=digest or None)
+    if match is None:
+        return ImageReference(host=host, repository=path, tag=tag, digest=digest)
+    return ImageReference(
+        host=host.lower(),
+        repository=path,
+        tag=tag,
+        digest=digest,
+        account=match.group("account"),
+        region=match.group("region") or match.group("ds_region"),
+    )

@@ -5,11 +5,11 @@ failed. A parent that is gone, whoever removed it, holds nothing back. Pure: ser
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Container, Mapping, Sequence, Set
+from collections.abc import Collection, Container, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from ecr_retention.domain.planner import cosign_subject
-from ecr_retention.domain.registry import RepositorySnapshot
+from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
 
 
 def removal_parents(snapshot: RepositorySnapshot, candidates: Sequence[str]) -> dict[str, set[str]]:
@@ -24,13 +24,23 @@ def manifest_parents(snapshot: RepositorySnapshot) -> dict[str, set[str]]:
     parents: dict[str, set[str]] = defaultdict(set)
     present = {image.image_digest for image in snapshot.image_details}
     for image in snapshot.image_details:
-        for child in snapshot.children_of(image.image_digest) or ():
-            if child in present and child != image.image_digest:
-                parents[child].add(image.image_digest)
-        subject = image.subject_manifest_digest or cosign_subject(image.image_tags)
-        if subject and subject in present and subject != image.image_digest:
+        for child in _children_present(snapshot, image.image_digest, present):
+            parents[child].add(image.image_digest)
+        subject = _subject_present(image, present)
+        if subject is not None:
             parents[image.image_digest].add(subject)
     return parents
+
+
+def _children_present(snapshot: RepositorySnapshot, digest: str, present: Set[str]) -> list[str]:
+    """The other images of the repository that an index lists."""
+    return [child for child in snapshot.children_of(digest) or () if child in present and child != digest]
+
+
+def _subject_present(image: ImageDetail, present: Set[str]) -> str | None:
+    """The other image of the repository that a referrer (OCI or cosign) refers to."""
+    subject = image.subject_manifest_digest or cosign_subject(image.image_tags)
+    return subject if subject and subject in present and subject != image.image_digest else None
 
 
 @dataclass(frozen=True)
@@ -62,18 +72,24 @@ def next_wave(
     ready: list[str] = []
     waiting: list[str] = []
     stays: dict[str, str] = {}
-
-    def stayed(digest: str) -> bool:
-        return (digest in not_removed or digest in stays) and digest not in gone
-
     for digest in remaining:
         if digest in not_removed or digest in stays:
             continue
-        held_by = [parent for parent in parents.get(digest, ()) if stayed(parent)]
-        if held_by:
-            stays[digest] = held_by[0]
-        elif any(parent in pending for parent in parents.get(digest, ())):
+        its_parents = parents.get(digest, ())
+        held_by = _parent_that_stayed(its_parents, not_removed, stays, gone)
+        if held_by is not None:
+            stays[digest] = held_by
+        elif not pending.isdisjoint(its_parents):
             waiting.append(digest)
         else:
             ready.append(digest)
     return Wave(ready=tuple(ready), waiting=tuple(waiting), stays=stays)
+
+
+def _parent_that_stayed(
+    parents: Iterable[str], not_removed: Collection[str], stays: Mapping[str, str], gone: Container[str]
+) -> str | None:
+    """The first parent that was not removed (cancelled, failed, or staying with its own parent) and is still there."""
+    return next(
+        (parent for parent in parents if (parent in not_removed or parent in stays) and parent not in gone), None
+    )

@@ -8,8 +8,16 @@ def human_bytes(size: int | None) -> str:
     if size is None:
         return "-"
     value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    if value < 1024:
+        return f"{value:.0f} B"
+    return _in_binary_units(value / 1024)
+
+
+def _in_binary_units(kib: float) -> str:
+    """A size of at least 1 KiB, in the largest unit it reaches, up to TiB."""
+    value = kib
+    for unit in ("KiB", "MiB", "GiB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} TiB"

@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory import InUseManifest
+from ecr_retention.domain.config import RetentionConfig, TaggingRule
+from ecr_retention.domain.inventory import InUseImage, InUseManifest
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.references import InvalidReference, parse_reference
+from ecr_retention.domain.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.timestamps import UtcDatetime
 
 TagEntryStatus = Literal["tagged", "would-tag", "already-tagged", "immutable", "gone", "failed"]
@@ -54,35 +54,59 @@ def select_for_tagging(
     in an IMMUTABLE repository, refuses it), so images of one repository deployed together, a rollout, must not
     share `<prefix><seconds>`. The first (by digest) gets the run's second, each further one the second before,
     so that no tag names a time after the run."""
-    found: set[tuple[str, str, str]] = set()  # (repository, digest, tag prefix)
-    managed = tuple(pattern for policy in config.policies for pattern in policy.repositories)
-    notes: list[str] = []
+    selection = _Selection(
+        managed=tuple(pattern for policy in config.policies for pattern in policy.repositories),
+        registry_id=registry_id,
+        region=region,
+    )
     by_cluster: dict[str, list[InUseManifest]] = {}
     for manifest in manifests:
         by_cluster.setdefault(manifest.cluster, []).append(manifest)
     for rule in config.tagging:
         for cluster in rule.clusters:
-            if cluster not in by_cluster:
-                notes.append(f"tagging {rule.tag_prefix}*: cluster {cluster} has no readable in-use manifest")
-            for manifest in by_cluster.get(cluster, ()):
-                for entry in manifest.images:
-                    if not matches_any(entry.namespace, rule.namespaces):
-                        continue
-                    try:
-                        reference = parse_reference(entry.image)
-                    except InvalidReference:
-                        continue
-                    if not (reference.account == registry_id and reference.region == region):
-                        continue
-                    if not matches_any(reference.repository, managed):
-                        notes.append(f"{reference.repository}: no policy manages this repository; not tagged")
-                        continue
-                    digest = entry.digest or reference.digest
-                    if digest is None:
-                        notes.append(f"{cluster}: {entry.image} has no resolved digest; not tagged")
-                        continue
-                    found.add((reference.repository, digest, rule.tag_prefix))
-    return TagSelection(candidates=with_own_tags(found, now), notes=tuple(dict.fromkeys(notes)))
+            selection.add_cluster(rule, cluster, by_cluster.get(cluster))
+    return TagSelection(candidates=with_own_tags(selection.found, now), notes=tuple(dict.fromkeys(selection.notes)))
+
+
+@dataclass
+class _Selection:
+    """What select_for_tagging has found so far, and its notes, in the order it came upon them."""
+
+    managed: tuple[str, ...]  # the repository patterns of every policy
+    registry_id: str
+    region: str
+    found: set[tuple[str, str, str]] = field(default_factory=set)  # (repository, digest, tag prefix)
+    notes: list[str] = field(default_factory=list)
+
+    def add_cluster(self, rule: TaggingRule, cluster: str, manifests: Sequence[InUseManifest] | None) -> None:
+        if manifests is None:
+            self.notes.append(f"tagging {rule.tag_prefix}*: cluster {cluster} has no readable in-use manifest")
+            return
+        for manifest in manifests:
+            for entry in manifest.images:
+                if matches_any(entry.namespace, rule.namespaces):
+                    self.add_image(rule.tag_prefix, cluster, entry)
+
+    def add_image(self, tag_prefix: str, cluster: str, entry: InUseImage) -> None:
+        reference = self._of_this_registry(entry.image)
+        if reference is None:
+            return
+        if not matches_any(reference.repository, self.managed):
+            self.notes.append(f"{reference.repository}: no policy manages this repository; not tagged")
+            return
+        digest = entry.digest or reference.digest
+        if digest is None:
+            self.notes.append(f"{cluster}: {entry.image} has no resolved digest; not tagged")
+            return
+        self.found.add((reference.repository, digest, tag_prefix))
+
+    def _of_this_registry(self, image: str) -> ImageReference | None:
+        """The reference, when it names this registry (account and region both); None for anything else."""
+        try:
+            reference = parse_reference(image)
+        except InvalidReference:
+            return None
+        return reference if reference.account == self.registry_id and reference.region == self.region else None
 
 
 def with_own_tags(found: Iterable[tuple[str, str, str]], now: datetime) -> tuple[TagCandidate, ...]:

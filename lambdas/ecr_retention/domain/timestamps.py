@@ -9,29 +9,39 @@ from pydantic import BeforeValidator, PlainSerializer
 
 
 def parse_timestamp(value: Any) -> datetime:
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, bool):
-        raise ValueError(f"invalid timestamp {value!r}")
-    elif isinstance(value, int | float):
-        try:
-            parsed = datetime.fromtimestamp(value, tz=UTC)
-        except (OverflowError, OSError, ValueError):
-            raise ValueError(f"timestamp {value!r} is out of range") from None
-    elif isinstance(value, str):
-        text = value.strip()
-        try:
-            parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
-        except ValueError:
-            raise ValueError(f"invalid timestamp {value!r}: expected ISO 8601 or epoch seconds") from None
-    else:
-        raise ValueError(f"invalid timestamp {value!r}: expected ISO 8601 or epoch seconds")
+    parsed = value if isinstance(value, datetime) else _read_timestamp(value)
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         raise ValueError(f"timestamp {value!r} has no UTC offset; add one, such as Z or +00:00")
     try:
         return parsed.astimezone(UTC)
     except OverflowError:
         raise ValueError(f"timestamp {value!r} is out of range") from None
+
+
+def _read_timestamp(value: Any) -> datetime:
+    if isinstance(value, bool):  # a bool is an int to Python, but no tool writes a time as true or false
+        raise ValueError(f"invalid timestamp {value!r}")
+    if isinstance(value, int | float):
+        return _from_epoch_seconds(value)
+    if isinstance(value, str):
+        return _from_iso_8601(value)
+    raise ValueError(f"invalid timestamp {value!r}: expected ISO 8601 or epoch seconds")
+
+
+def _from_epoch_seconds(value: float) -> datetime:
+    try:
+        return datetime.fromtimestamp(value, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(f"timestamp {value!r} is out of range") from None
+
+
+def _from_iso_8601(value: str) -> datetime:
+    """ISO 8601 as fromisoformat reads it, and a `Z` (either case) for UTC."""
+    text = value.strip()
+    try:
+        return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+    except ValueError:
+        raise ValueError(f"invalid timestamp {value!r}: expected ISO 8601 or epoch seconds") from None
 
 
 def format_timestamp(value: datetime) -> str:

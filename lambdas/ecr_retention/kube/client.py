@@ -214,6 +214,19 @@ class ClusterLister:
                 return results
 
     def _get_page(self, resource: Resource, continue_token: str | None) -> dict[str, Any]:
+        response, body = self._request_page(resource, continue_token)
+        if response.status == HTTP_GONE and continue_token is not None:
+            raise ContinueExpired
+        if response.status != 200:
+            detail = _status_message(body)
+            raise ExportFailed(
+                f"listing {resource.plural} failed: {response.status} {response.reason}"
+                + (f": {detail}" if detail else "")
+            )
+        return _list_page(resource, body)
+
+    def _request_page(self, resource: Resource, continue_token: str | None) -> tuple[Any, bytes]:
+        """The response to one list request and its body; a request that got no answer is ExportFailed."""
         query: list[tuple[str, Any]] = [("limit", self._page_size)]
         if continue_token is not None:
             query.append(("continue", continue_token))
@@ -226,7 +239,7 @@ class ClusterLister:
         )
         try:
             response = self._api_client.call_api(*request, _request_timeout=self._request_timeout)
-            body = response.read()
+            return response, response.read()
         except ApiException as error:  # TLS failures, and throttling that outlasted its Retry-After budget
             raise ExportFailed(f"listing {resource.plural} failed: {_describe_api_exception(error)}") from None
         except urllib3.exceptions.HTTPError as error:  # refused connection, timeout, broken response
@@ -234,23 +247,19 @@ class ClusterLister:
                 f"listing {resource.plural} failed: API server {self._api_client.configuration.host}: "
                 f"{_describe_transport_error(error)}"
             ) from None
-        if response.status == HTTP_GONE and continue_token is not None:
-            raise ContinueExpired
-        if response.status != 200:
-            detail = _status_message(body)
-            raise ExportFailed(
-                f"listing {resource.plural} failed: {response.status} {response.reason}"
-                + (f": {detail}" if detail else "")
-            )
-        try:
-            page: Any = json.loads(body)
-        except ValueError as error:
-            raise ExportFailed(f"listing {resource.plural} failed: the response is not JSON: {error}") from None
-        # An empty list may come as null; an answer without `items` is not a list at all.
-        items = page.get("items") or [] if isinstance(page, dict) and "items" in page else None
-        if not isinstance(items, list):
-            raise ExportFailed(f"listing {resource.plural} failed: the response is not a {resource.kind}List")
-        return {**page, "items": items}
+
+
+def _list_page(resource: Resource, body: bytes) -> dict[str, Any]:
+    """The page a 200 answer holds, its `items` a list; anything else is ExportFailed."""
+    try:
+        page: Any = json.loads(body)
+    except ValueError as error:
+        raise ExportFailed(f"listing {resource.plural} failed: the response is not JSON: {error}") from None
+    # An empty list may come as null; an answer without `items` is not a list at all.
+    items = page.get("items") or [] if isinstance(page, dict) and "items" in page else None
+    if not isinstance(items, list):
+        raise ExportFailed(f"listing {resource.plural} failed: the response is not a {resource.kind}List")
+    return {**page, "items": items}
 
 
 def _status_message(body: bytes) -> str:

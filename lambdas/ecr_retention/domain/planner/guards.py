@@ -10,14 +10,15 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from ecr_retention.domain.in_use import InUseIndex
+from ecr_retention.domain.inventory import Workload
 from ecr_retention.domain.planner.explain import (
     RESTORING_REASON,
     in_use_reasons,
     min_age_reason,
     unknown_index_reason,
 )
-from ecr_retention.domain.planner.repository import Findings, RepositoryImages
-from ecr_retention.domain.registry import is_index
+from ecr_retention.domain.planner.repository import DependentKind, Findings, RepositoryImages
+from ecr_retention.domain.registry import ImageDetail, is_index
 
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 
@@ -28,17 +29,21 @@ def apply_guards(
     """In-use images, images being restored and images younger than min_age are protected; the in-use images found
     ARCHIVED are noted, for the decisions to restore them."""
     for image in images.ordered:
-        usages = in_use.usages(images.name, image)
-        if usages:
-            findings.protections[image.image_digest].extend(in_use_reasons(usages))
-            findings.in_use.add(image.image_digest)
-            if image.image_status == "ARCHIVED":
-                findings.archived_in_use.add(image.image_digest)
+        _guard_in_use(image, in_use.usages(images.name, image), findings)
         if image.image_status == "ACTIVATING":
             findings.protections[image.image_digest].append(RESTORING_REASON)
         age = now - image.image_pushed_at
         if not age > min_age:
             findings.protections[image.image_digest].append(min_age_reason(age, min_age))
+
+
+def _guard_in_use(image: ImageDetail, usages: list[Workload], findings: Findings) -> None:
+    if not usages:
+        return
+    findings.protections[image.image_digest].extend(in_use_reasons(usages))
+    findings.in_use.add(image.image_digest)
+    if image.image_status == "ARCHIVED":
+        findings.archived_in_use.add(image.image_digest)
 
 
 def link_dependents(images: RepositoryImages, findings: Findings) -> None:
@@ -56,11 +61,15 @@ def _restore_children_of_in_use_indexes(images: RepositoryImages, findings: Find
     while changed:
         changed = False
         for child, parents in findings.parents.items():
-            if child not in pulled and any(kind == "index-child" and p in pulled for p, kind in parents):
+            if child not in pulled and _listed_by_a_pulled_index(parents, pulled):
                 pulled.add(child)
                 changed = True
                 if images.by_digest[child].image_status == "ARCHIVED":
                     findings.archived_in_use.add(child)
+
+
+def _listed_by_a_pulled_index(parents: list[tuple[str, DependentKind]], pulled: set[str]) -> bool:
+    return any(kind == "index-child" and parent in pulled for parent, kind in parents)
 
 
 def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
@@ -79,10 +88,15 @@ def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
             if child in by_digest and child != image.image_digest:
                 findings.parents[child].append((image.image_digest, "index-child"))
     if unknown_indexes:
-        reason = unknown_index_reason(unknown_indexes)
-        for image in images.ordered:
-            if not is_index(image, repository):
-                findings.protections[image.image_digest].append(reason)
+        _protect_possible_children(images, findings, unknown_indexes)
+
+
+def _protect_possible_children(images: RepositoryImages, findings: Findings, unknown_indexes: list[str]) -> None:
+    """Every image that is no index could be a child of an index whose manifest is unknown."""
+    reason = unknown_index_reason(unknown_indexes)
+    for image in images.ordered:
+        if not is_index(image, images.repository):
+            findings.protections[image.image_digest].append(reason)
 
 
 def _link_referrers(images: RepositoryImages, findings: Findings) -> None:

@@ -63,21 +63,31 @@ class _RuleApplier:
     def select(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
         """Images the selector's tag conditions select, newest first. `unknown_means` answers for
         tag_in_repositories when a named repository is not in the snapshot (keep: True, delete: False)."""
-        ordered, rank_by_tag = self.images.ordered, self.images.rank_by_tag
         if selector.untagged:
-            return [image for image in ordered if not image.image_tags]
+            return [image for image in self.images.ordered if not image.image_tags]
         if selector.tags is None and selector.tag_in_repositories is None:
-            return list(ordered)
-        candidates: Iterable[str] = rank_by_tag
-        if selector.tags is not None:
-            candidates = filter(compile_globs(selector.tags).fullmatch, candidates)
+            return list(self.images.ordered)
+        return self._select_by_tags(selector, unknown_means=unknown_means)
+
+    def _select_by_tags(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
+        tags = self._tags_matching(selector.tags)
         if selector.tag_in_repositories is not None:
             other_tags = self.tags_in_other_repositories(selector.tag_in_repositories)
             if other_tags is not None:
-                candidates = other_tags.intersection(candidates)
+                tags = other_tags.intersection(tags)
             elif not unknown_means:
                 return []
-        return [ordered[i] for i in sorted({rank_by_tag[tag] for tag in candidates})]
+        return self._images_tagged(tags)
+
+    def _tags_matching(self, patterns: tuple[str, ...] | None) -> Iterable[str]:
+        """The repository's tags that the patterns match (all of them without patterns), read lazily."""
+        tags: Iterable[str] = self.images.rank_by_tag
+        return tags if patterns is None else filter(compile_globs(patterns).fullmatch, tags)
+
+    def _images_tagged(self, tags: Iterable[str]) -> list[ImageDetail]:
+        """The images that carry any of the tags, newest first."""
+        ordered, rank_by_tag = self.images.ordered, self.images.rank_by_tag
+        return [ordered[i] for i in sorted({rank_by_tag[tag] for tag in tags})]
 
     def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> frozenset[str] | None:
         """Tags present in the other repositories the patterns name, or None when a pattern names none
@@ -94,15 +104,20 @@ class _RuleApplier:
         return frozenset(tags)
 
     def apply_keep(self, name: str, keep: KeepRule) -> None:
+        selected = self._kept_by(keep)
+        reason = keep_rule_reason(name, keep)
+        for image in selected:
+            self.findings.protections[image.image_digest].append(reason)
+
+    def _kept_by(self, keep: KeepRule) -> list[ImageDetail]:
+        """What a keep rule selects, within its pulled_within window, up to its newest."""
         selected = self.select(keep, unknown_means=True)
         if keep.pulled_within is not None:
             window = keep.pulled_within
             selected = [image for image in selected if self.now - image.last_activity < window]
         if keep.newest is not None:
             selected = selected[: keep.newest]
-        reason = keep_rule_reason(name, keep)
-        for image in selected:
-            self.findings.protections[image.image_digest].append(reason)
+        return selected
 
     def apply_delete(self, name: str, rule: DeleteRule) -> None:
         selected = self.select(rule, unknown_means=False)
@@ -124,7 +139,12 @@ class _RuleApplier:
         future = {image.image_digest for image in self.images.future}
         in_slots = [image for image in selected[:keep_newest] if image.image_digest in future]
         if in_slots:
-            present = [image for image in selected if image.image_digest not in future][:keep_newest]
-            slotted = {image.image_digest for image in selected[:keep_newest]}
-            displaced = [image for image in present if image.image_digest not in slotted]
+            displaced = _displaced_by_future(selected, future, keep_newest)
             self.findings.displaced.append(DisplacedSlots(name, keep_newest, in_slots, displaced))
+
+
+def _displaced_by_future(selected: list[ImageDetail], future: set[str], keep_newest: int) -> list[ImageDetail]:
+    """The present images that would be among the newest keep_newest without the future ones, and are not now."""
+    present = [image for image in selected if image.image_digest not in future][:keep_newest]
+    slotted = {image.image_digest for image in selected[:keep_newest]}
+    return [image for image in present if image.image_digest not in slotted]
