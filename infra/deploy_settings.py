@@ -259,10 +259,20 @@ class DeploySettings(BaseModel):
     def manifest_sources(self, *, account: str | None, region: str | None) -> list[tuple[str, list[str]]]:
         """The names of the manifests the stack lets be written (in-use/<name>.json), by the context key that
         causes them."""
-        spoke_exporter_accounts = {account_of_role(arn) for arn in self.spoke_exporter_role_arns}
-        exported = [EksCluster(arn) for arn in self.exporter_cluster_arns]
         sources = [
             (constants.EKS_CLUSTERS_CONTEXT_KEY, [cluster_name(arn) for arn in self.eks_clusters]),
+            *self.exporter_sources(),
+        ]
+        if self.aws_inventory:
+            sources.append(self.collector_source(account=account, region=region))
+        return sources
+
+    def exporter_sources(self) -> list[tuple[str, list[str]]]:
+        """The exporters' clusters: those of this stack's account (and of accounts without a spoke exporter role),
+        then those a spoke exporter role writes for."""
+        spoke_exporter_accounts = {account_of_role(arn) for arn in self.spoke_exporter_role_arns}
+        exported = [EksCluster(arn) for arn in self.exporter_cluster_arns]
+        return [
             (
                 constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY,
                 [cluster.name for cluster in exported if cluster.account not in spoke_exporter_accounts],
@@ -273,19 +283,19 @@ class DeploySettings(BaseModel):
                 [cluster.name for cluster in exported if cluster.account in spoke_exporter_accounts],
             ),
         ]
-        if self.aws_inventory:
-            accounts = ([account] if account is not None else []) + sorted(self.spoke_accounts)
-            regions = list(self.collect_regions) or ([region] if region is not None else [])
-            collected = [inventory_name(each, where) for each in accounts for where in regions]
-            sources.append(
-                (
-                    f"{constants.AWS_INVENTORY_CONTEXT_KEY} (the collector writes in-use/aws-<account>-<region>.json "
-                    f"for this account and each {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} account, in each of "
-                    f"{constants.COLLECT_REGIONS_CONTEXT_KEY})",
-                    collected,
-                )
-            )
-        return sources
+
+    def collector_source(self, *, account: str | None, region: str | None) -> tuple[str, list[str]]:
+        """The collector's aws-<account>-<region> manifests: this account (when synthesis knows it) and each spoke
+        account, in each collected region (or this stack's)."""
+        accounts = ([account] if account is not None else []) + sorted(self.spoke_accounts)
+        regions = list(self.collect_regions) or ([region] if region is not None else [])
+        collected = [inventory_name(each, where) for each in accounts for where in regions]
+        return (
+            f"{constants.AWS_INVENTORY_CONTEXT_KEY} (the collector writes in-use/aws-<account>-<region>.json "
+            f"for this account and each {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} account, in each of "
+            f"{constants.COLLECT_REGIONS_CONTEXT_KEY})",
+            collected,
+        )
 
     @property
     def spoke_accounts(self) -> frozenset[str]:
@@ -338,6 +348,18 @@ def literal_prefix(pattern: RepositoryPattern) -> str:
 
 
 def derived_repository_filter(patterns: Iterable[str]) -> list[str | dict[str, str]] | None:
+    split = exact_names_and_prefixes(patterns)
+    if split is None:
+        return None
+    exact, prefixes = split
+    # What a prefix already covers adds nothing: `team-a/` and `team-api` are covered by `team-`.
+    kept_prefixes = sorted(p for p in prefixes if not any(p != other and p.startswith(other) for other in prefixes))
+    kept_exact = sorted(name for name in exact if not any(name.startswith(prefix) for prefix in kept_prefixes))
+    return [*kept_exact, *({"prefix": prefix} for prefix in kept_prefixes)]
+
+
+def exact_names_and_prefixes(patterns: Iterable[str]) -> tuple[set[str], set[str]] | None:
+    """The patterns without a glob, and the literal prefixes of the others; None when one starts with a glob."""
     exact: set[str] = set()
     prefixes: set[str] = set()
     for pattern in patterns:
@@ -348,7 +370,4 @@ def derived_repository_filter(patterns: Iterable[str]) -> list[str | dict[str, s
             return None
         else:
             prefixes.add(prefix)
-    # What a prefix already covers adds nothing: `team-a/` and `team-api` are covered by `team-`.
-    kept_prefixes = sorted(p for p in prefixes if not any(p != other and p.startswith(other) for other in prefixes))
-    kept_exact = sorted(name for name in exact if not any(name.startswith(prefix) for prefix in kept_prefixes))
-    return [*kept_exact, *({"prefix": prefix} for prefix in kept_prefixes)]
+    return exact, prefixes

@@ -104,38 +104,51 @@ class InventoryBucket(Construct):
         and its eksClusters' manifests) only the collector, and no other key anyone."""
         in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
         exporter_roles = [exporter_role.role_arn, *spoke_exporter_role_arns]
+        collector_arn = None if collector_role is None else collector_role.role_arn
+        self._deny_in_use_writes_but_by(exporter_roles, collector_arn, in_use)
+        self._deny_in_use_writes_but_from_listed_clusters(cluster_arns, collector_arn, in_use)
+        self._bind_each_manifest_to_its_cluster(cluster_arns, exporter_roles)
+        if collector_arn is not None:
+            self._confine_the_collector_to(collector_keys, collector_arn)
+        self._allow_spoke_exporters(cluster_arns, spoke_exporter_role_arns)
+        self._reserve_for_the_collector(collector_keys, collector_arn)
+
+    def _deny_in_use_writes_but_by(self, exporter_roles: Sequence[str], collector_arn: str | None, in_use: str) -> None:
         writers = [*exporter_roles]
-        if collector_role is not None:
-            writers.append(collector_role.role_arn)
+        if collector_arn is not None:
+            writers.append(collector_arn)
         self._deny_puts("InUseWritesOnlyByTheWriterRoles", [in_use], {"ArnNotEquals": {"aws:PrincipalArn": writers}})
+
+    def _deny_in_use_writes_but_from_listed_clusters(
+        self, cluster_arns: Sequence[str], collector_arn: str | None, in_use: str
+    ) -> None:
         # A session without a listed cluster's tag is refused (StringNotEquals is true for a missing tag);
         # with no cluster listed, nobody but the collector writes. The collector's sessions carry no cluster tag.
         conditions: dict[str, object] = {}
         if cluster_arns:
             conditions["StringNotEquals"] = {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(cluster_arns)}
-        if collector_role is not None:
-            conditions["ArnNotEquals"] = {"aws:PrincipalArn": collector_role.role_arn}
+        if collector_arn is not None:
+            conditions["ArnNotEquals"] = {"aws:PrincipalArn": collector_arn}
         self._deny_puts("InUseWritesOnlyFromListedClusters", [in_use], conditions or None)
-        self._bind_each_manifest_to_its_cluster(cluster_arns, exporter_roles)
-        if collector_role is not None:
-            # And the collector writes nothing else in this bucket: not another cluster's manifest, not a report;
-            # only the AWS inventory and the manifests of the eksClusters it reads (collector_keys).
-            self.bucket.add_to_resource_policy(
-                iam.PolicyStatement(
-                    sid="TheCollectorWritesOnlyItsManifests",
-                    effect=iam.Effect.DENY,
-                    principals=[iam.AnyPrincipal()],
-                    actions=["s3:PutObject"],
-                    not_resources=[self.bucket.arn_for_objects(key) for key in collector_keys],
-                    conditions={"ArnEquals": {"aws:PrincipalArn": collector_role.role_arn}},
-                )
+
+    def _confine_the_collector_to(self, collector_keys: Sequence[str], collector_arn: str) -> None:
+        # And the collector writes nothing else in this bucket: not another cluster's manifest, not a report;
+        # only the AWS inventory and the manifests of the eksClusters it reads (collector_keys).
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="TheCollectorWritesOnlyItsManifests",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:PutObject"],
+                not_resources=[self.bucket.arn_for_objects(key) for key in collector_keys],
+                conditions={"ArnEquals": {"aws:PrincipalArn": collector_arn}},
             )
-        self._allow_spoke_exporters(cluster_arns, spoke_exporter_role_arns)
+        )
+
+    def _reserve_for_the_collector(self, collector_keys: Sequence[str], collector_arn: str | None) -> None:
         # in-use/aws-<account>-<region>.json: an exporter (of a cluster named aws-..., or one compromised) must not
         # replace what ECS and Lambda use. Without a collector, nobody writes them.
-        only_the_collector = (
-            None if collector_role is None else {"ArnNotEquals": {"aws:PrincipalArn": collector_role.role_arn}}
-        )
+        only_the_collector = None if collector_arn is None else {"ArnNotEquals": {"aws:PrincipalArn": collector_arn}}
         self._deny_puts(
             "AwsInventoryWritesOnlyByTheCollector",
             [self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS)],

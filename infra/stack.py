@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import Aws, CfnOutput, Stack, Token
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
@@ -46,9 +47,7 @@ class EcrRetentionStack(Stack):
 
         self.inventory = InventoryBucket(self, "Inventory")
         bucket = self.inventory.bucket
-        self.reports = ReportTopic(self, "Reports")
-        for email in settings.report_emails:
-            self.reports.topic.add_subscription(subscriptions.EmailSubscription(email))
+        self.reports = self._report_topic(settings)
         self.exporter = ExporterRole(
             self,
             "Exporter",
@@ -64,28 +63,8 @@ class EcrRetentionStack(Stack):
         # Schedule invocations, EventBridge deliveries and asynchronous tagger and collector invocations that
         # failed their retries.
         self.delivery_dead_letters = queues.dead_letter_queue(self, "DeliveryDeadLetters")
-        self.collector: AwsInventoryCollector | None = None
-        if settings.aws_inventory:
-            self.collector = AwsInventoryCollector(
-                self,
-                "AwsInventory",
-                code=code,
-                bucket=bucket,
-                dead_letters=self.delivery_dead_letters,
-                regions=settings.collect_regions,
-                spoke_role_arns=settings.spoke_role_arns,
-                revisions=settings.task_definition_revisions,
-                eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
-                own_eks_clusters=settings.own_eks_clusters,
-                vpc=settings.collector_vpc,
-            )
-        self.inventory.allow_in_use_writes_only_from(
-            self.exporter.role,
-            settings.exporter_cluster_arns,
-            collector_role=self.collector.role if self.collector is not None else None,
-            collector_keys=self.collector.manifest_keys if self.collector is not None else (),
-            spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
-        )
+        self.collector = self._collector(settings, code) if settings.aws_inventory else None
+        self._protect_in_use_manifests(settings)
         self.workflow = PruningWorkflow(
             self,
             "Pruning",
@@ -108,7 +87,50 @@ class EcrRetentionStack(Stack):
             bucket=bucket,
             dead_letters=self.delivery_dead_letters,
         )
-        self.schedules = Schedules(
+        self.schedules = self._schedules(settings)
+        self.push = self._push_trigger(config, settings, code, environment) if settings.push_trigger_enabled else None
+        self.exclusions = PullTimeExclusions(
+            self,
+            "PullTimeExclusions",
+            roles={"Evaluate": self.workflow.evaluate.role, "Tagger": self.tagger.tagger.role},
+        )
+        self.alarms = self._alarms(config, settings)
+        self._outputs()
+
+    def _report_topic(self, settings: DeploySettings) -> ReportTopic:
+        reports = ReportTopic(self, "Reports")
+        for email in settings.report_emails:
+            reports.topic.add_subscription(subscriptions.EmailSubscription(email))
+        return reports
+
+    def _collector(self, settings: DeploySettings, code: lambda_.Code) -> AwsInventoryCollector:
+        return AwsInventoryCollector(
+            self,
+            "AwsInventory",
+            code=code,
+            bucket=self.inventory.bucket,
+            dead_letters=self.delivery_dead_letters,
+            regions=settings.collect_regions,
+            spoke_role_arns=settings.spoke_role_arns,
+            revisions=settings.task_definition_revisions,
+            eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
+            own_eks_clusters=settings.own_eks_clusters,
+            vpc=settings.collector_vpc,
+        )
+
+    def _protect_in_use_manifests(self, settings: DeploySettings) -> None:
+        """Only the exporters, each for its listed clusters, and the collector write in-use/ (InventoryBucket)."""
+        collector = self.collector
+        self.inventory.allow_in_use_writes_only_from(
+            self.exporter.role,
+            settings.exporter_cluster_arns,
+            collector_role=collector.role if collector is not None else None,
+            collector_keys=collector.manifest_keys if collector is not None else (),
+            spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
+        )
+
+    def _schedules(self, settings: DeploySettings) -> Schedules:
+        return Schedules(
             self,
             "Schedules",
             sweep_expression=settings.sweep_schedule,
@@ -119,22 +141,22 @@ class EcrRetentionStack(Stack):
             collector=self.collector.function if self.collector is not None else None,
             collector_expression=settings.collector_schedule,
         )
-        self.push: PushTrigger | None = None
-        if settings.push_trigger_enabled:
-            self.push = PushTrigger(
-                self,
-                "PushTrigger",
-                code=code,
-                environment=environment,
-                state_machine=self.workflow.state_machine,
-                repository_filter=settings.push_repository_filter(config),
-                delivery_dead_letters=self.delivery_dead_letters,
-            )
-        self.exclusions = PullTimeExclusions(
+
+    def _push_trigger(
+        self, config: RetentionConfig, settings: DeploySettings, code: lambda_.Code, environment: dict[str, str]
+    ) -> PushTrigger:
+        return PushTrigger(
             self,
-            "PullTimeExclusions",
-            roles={"Evaluate": self.workflow.evaluate.role, "Tagger": self.tagger.tagger.role},
+            "PushTrigger",
+            code=code,
+            environment=environment,
+            state_machine=self.workflow.state_machine,
+            repository_filter=settings.push_repository_filter(config),
+            delivery_dead_letters=self.delivery_dead_letters,
         )
+
+    def _alarms(self, config: RetentionConfig, settings: DeploySettings) -> Alarms:
+        """The operations alarms, over every function and dead-letter queue this deployment has."""
         functions = {
             "targets": self.workflow.targets.function,
             "evaluate": self.workflow.evaluate.function,
@@ -147,7 +169,7 @@ class EcrRetentionStack(Stack):
         if self.push is not None:
             functions["push"] = self.push.push.function
             dead_letter_queues["DebounceDeadLetters"] = self.push.dead_letters
-        self.alarms = Alarms(
+        return Alarms(
             self,
             "Alarms",
             config=config,
@@ -158,7 +180,6 @@ class EcrRetentionStack(Stack):
             state_machine=self.workflow.state_machine,
             collecting=self.collector is not None,
         )
-        self._outputs()
 
     def _outputs(self) -> None:
         CfnOutput(

@@ -95,20 +95,31 @@ def cluster_objects(entries: Iterable[InUseEntry]) -> FakeCluster:
         if kind == "CronJob":
             cluster.add("cronjobs", cron_job(namespace, name, "0 6 * * *", containers))
         elif kind == "Deployment":
-            replicas = f"{name}-7c9d8f6b5"
-            cluster.add("deployments", deployment(namespace, name, containers, init))
-            cluster.add("replicasets", replica_set(namespace, replicas, name, containers, init))
-            cluster.add(
-                "pods",
-                pod(
-                    namespace,
-                    f"{replicas}-x2x9k",
-                    containers=[(c, image, "") for c, image in containers],
-                    init_containers=[(c, image, "") for c, image in init],
-                    owner=owner_reference("ReplicaSet", replicas, namespace),
-                    phase="Pending",
-                ),
-            )
+            add_deployment(cluster, namespace, name, containers, init)
         else:
             raise ValueError(f"the demo's agentless cluster has no {kind} ({workload})")
     return cluster
+
+
+def add_deployment(
+    cluster: FakeCluster,
+    namespace: str,
+    name: str,
+    containers: list[tuple[str, str]],
+    init: list[tuple[str, str]],
+) -> None:
+    """The Deployment, its ReplicaSet, and its pod, Pending: still pulling its images, so no digest yet."""
+    replicas = f"{name}-7c9d8f6b5"
+    cluster.add("deployments", deployment(namespace, name, containers, init))
+    cluster.add("replicasets", replica_set(namespace, replicas, name, containers, init))
+    cluster.add(
+        "pods",
+        pod(
+            namespace,
+            f"{replicas}-x2x9k",
+            containers=[(c, image, "") for c, image in containers],
+            init_containers=[(c, image, "") for c, image in init],
+            owner=owner_reference("ReplicaSet", replicas, namespace),
+            phase="Pending",
+        ),
+    )

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -427,41 +427,57 @@ def seed_app(registry: DemoRegistry, rng: random.Random) -> dict[str, PushedImag
         age -= rng.randint(30, 70) * HOUR
         if age < 3 * HOUR:
             break
-        if n % 9 == 0:  # a rebuild whose tag the next push took: untagged
-            registry.push(repo, f"rebuild {n}", age + HOUR, size=rng.randint(150, 420) * MIB)
-        if n % 4 == 3:
-            build = registry.push(repo, f"1.12.{n}-dev", age, f"1.12.{n}-dev", size=rng.randint(150, 420) * MIB)
-            registry.retag(build, "dev")
-            dev_builds.append(build)
-            continue
-        tags = [f"1.12.{n}"]
-        if n % 3 == 0:  # deployed to production back then: the tagger marked it two hours after the push
-            tags.append(f"deployed-prod-{int((registry.now - settle(age) + 2 * HOUR).timestamp())}")
-        build = registry.push(repo, f"1.12.{n}", age, *tags, size=rng.randint(150, 420) * MIB)
-        registry.retag(build, "latest")
-        releases.append(build)
+        build = push_app_build(registry, repo, rng, n, age)
+        (dev_builds if is_dev_build(n) else releases).append(build)
     registry.push(repo, "fresh build", 1 * HOUR, size=233 * MIB)  # untagged, an hour old: min_age keeps it
     registry.push(repo, "yesterday's build", 20 * HOUR, size=229 * MIB)  # untagged, young too
+    return app_images_in_use(registry, releases, dev_builds)
+
+
+def is_dev_build(n: int) -> bool:
+    return n % 4 == 3
+
+
+def push_app_build(registry: DemoRegistry, repo: str, rng: random.Random, n: int, age: timedelta) -> PushedImage:
+    """app's build `n`, pushed `age` ago: a dev build (tagged dev when pushed) or a release (tagged latest), every
+    ninth after a rebuild whose tag it took."""
+    if n % 9 == 0:  # a rebuild whose tag the next push took: untagged
+        registry.push(repo, f"rebuild {n}", age + HOUR, size=rng.randint(150, 420) * MIB)
+    if is_dev_build(n):
+        build = registry.push(repo, f"1.12.{n}-dev", age, f"1.12.{n}-dev", size=rng.randint(150, 420) * MIB)
+        registry.retag(build, "dev")
+        return build
+    tags = [f"1.12.{n}"]
+    if n % 3 == 0:  # deployed to production back then: the tagger marked it two hours after the push
+        tags.append(f"deployed-prod-{int((registry.now - settle(age) + 2 * HOUR).timestamp())}")
+    build = registry.push(repo, f"1.12.{n}", age, *tags, size=rng.randint(150, 420) * MIB)
+    registry.retag(build, "latest")
+    return build
+
+
+def app_images_in_use(
+    registry: DemoRegistry, releases: list[PushedImage], dev_builds: list[PushedImage]
+) -> dict[str, PushedImage]:
+    """The app images something runs, each the one closest to an age."""
+
+    def aged(images: Iterable[PushedImage], age: timedelta) -> PushedImage:
+        return min(images, key=lambda image: abs(age_of(registry, image) - age))
+
     deployed = [image for image in releases if len(image.tags) > 1]
+    never_deployed = [image for image in releases if len(image.tags) == 1]
     return {
         # A release about six weeks old, deployed (tagged back then) and still running: in use.
-        "prod": min(deployed, key=lambda image: abs(age_of(registry, image) - 42 * DAY)),
+        "prod": aged(deployed, 42 * DAY),
         # An older release kept as the rollback target, referred to by tag.
-        "rollback": min(releases, key=lambda image: abs(age_of(registry, image) - 75 * DAY)),
+        "rollback": aged(releases, 75 * DAY),
         # A dev build a CronJob still runs, by tag.
-        "cronjob": min(dev_builds, key=lambda image: abs(age_of(registry, image) - 120 * DAY)),
+        "cronjob": aged(dev_builds, 120 * DAY),
         # A release of about three and a half months ago, never deployed to production (no keep rule names it),
         # that the back office still runs as an ECS service.
-        "backoffice": min(
-            (image for image in releases if len(image.tags) == 1),
-            key=lambda image: abs(age_of(registry, image) - 108 * DAY),
-        ),
+        "backoffice": aged(never_deployed, 108 * DAY),
         # A release of about three months ago, never deployed to production here, that the cluster in the Region
         # app replicates to still runs.
-        "replica": min(
-            (image for image in releases if len(image.tags) == 1),
-            key=lambda image: abs(age_of(registry, image) - 94 * DAY),
-        ),
+        "replica": aged(never_deployed, 94 * DAY),
     }
 
 

@@ -24,7 +24,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,9 +36,9 @@ from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import InUseManifest, manifest_json, manifest_key
-from ecr_retention.domain.plan import Decision, Plan, RepositoryPlan
+from ecr_retention.domain.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.report import ImageEntry, RunReport
 from ecr_retention.domain.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
@@ -174,6 +174,15 @@ class Demo:
         """The registry, and what the CDK stack would have created around it."""
         workloads = MotoWorkloads(boto3.session.Session(), self.account, REGION, endpoint_url=self.emulator.endpoint)
         registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0), workloads)
+        self.create_stack_resources(registry)
+        for name, dry_run in ((DRY_RULES, True), (LIVE_RULES, False)):
+            (self.directory / name).write_text(rules_text(dry_run=dry_run, aws_source=registry.aws_source))
+        self.show_seeded(registry)
+        return registry
+
+    def create_stack_resources(self, registry: DemoRegistry) -> None:
+        """The inventory bucket with the exporters' manifests (copied here too), dev's API, the topic and its queue,
+        the lease table."""
         # dev's manifest comes from the collector, through dev's API: nothing is installed there.
         agentless = [entry for entry in registry.in_use if entry.cluster == AGENTLESS_CLUSTER]
         self.agentless.publish(agentless, self.emulator.client("eks"), self.account, REGION)
@@ -184,9 +193,8 @@ class Demo:
             (self.directory / key).write_bytes(body)
         self.topic_arn, self.queue_url = create_topic_with_queue(self.emulator.client("sns"), self.sqs, TOPIC)
         create_lease_table(self.emulator.client("dynamodb"), LEASE_TABLE)
-        for name, dry_run in ((DRY_RULES, True), (LIVE_RULES, False)):
-            (self.directory / name).write_text(rules_text(dry_run=dry_run, aws_source=registry.aws_source))
 
+    def show_seeded(self, registry: DemoRegistry) -> None:
         self.write("")
         self.write(f"1. Registry {self.account} in {REGION}: {len(registry.images)} images pushed through the ECR API")
         self.write("   " + ", ".join(f"{name} {registry.count(name)}" for name in registry.repositories))
@@ -195,15 +203,7 @@ class Demo:
             "   app carries a native lifecycle policy that keeps 3 `*.*` images (it would expire the `dev` image)"
         )
         for cluster in ("prod", "dev", REPLICA_CLUSTER):
-            entries = [entry for entry in registry.in_use if entry.cluster == cluster]
-            where = f" (in {REPLICA_REGION})" if cluster == REPLICA_CLUSTER else ""
-            if cluster == AGENTLESS_CLUSTER:
-                self.write(
-                    f"   {cluster}: {len(entries)} images running, nothing installed: the collector reads its API "
-                    f"(eksClusters) and writes s3://{BUCKET}/in-use/{cluster}.json"
-                )
-                continue
-            self.write(f"   s3://{BUCKET}/in-use/{cluster}.json: {len(entries)} images running in {cluster}{where}")
+            self.write(cluster_line(registry, cluster))
         self.write(
             f"   app replicates to {REPLICA_REGION} with deleteReplication: a deletion in app here deletes there too"
         )
@@ -218,20 +218,21 @@ class Demo:
             "   as docs/aws-inventory.md advises: a failed or stale collection blocks deletion, as a stale cluster does"
         )
         for repository, digest in registry.archived_in_use:
-            runs = ", ".join(
-                f"{entry.cluster}'s {entry.workload}"
-                for entry in registry.in_use_digests().get((repository, digest), [])
-            )
-            self.write(
-                f"   {printable(registry.labelled(repository, digest))} is ARCHIVED: a native sinceImagePulled rule "
-                f"archived it {humanize_age(ARCHIVED_AGO)} ago, while {runs} still runs it"
-            )
-            self.write(
-                "   (ECR cannot see a pod that has run since it pulled; its next restart would fail, ImagePullBackOff)"
-            )
+            self.show_archived_seed(registry, repository, digest)
         self.write(f"   SNS topic {self.topic_arn}, with SQS queue {QUEUE} subscribed")
         self.write(f"   lease table {LEASE_TABLE}")
-        return registry
+
+    def show_archived_seed(self, registry: DemoRegistry, repository: str, digest: str) -> None:
+        runs = ", ".join(
+            f"{entry.cluster}'s {entry.workload}" for entry in registry.in_use_digests().get((repository, digest), [])
+        )
+        self.write(
+            f"   {printable(registry.labelled(repository, digest))} is ARCHIVED: a native sinceImagePulled rule "
+            f"archived it {humanize_age(ARCHIVED_AGO)} ago, while {runs} still runs it"
+        )
+        self.write(
+            "   (ECR cannot see a pod that has run since it pulled; its next restart would fail, ImagePullBackOff)"
+        )
 
     def deployment(self, rules: str) -> Deployment:
         return Deployment(
@@ -283,22 +284,16 @@ class Demo:
         return plan, plan_without_source(config, snapshot, inventory, registry.aws_source, now)
 
     def show_plan(self, plan: Plan, announced: RunReport, total: int) -> None:
-        rows: list[tuple[str, ...]] = [COLUMNS]
-        for repository in plan.repositories:
-            if repository.policy is not None:
-                rows.extend(row(repository.repository_name, image, plan) for image in abridged(repository))
+        rows = [COLUMNS, *abridged_rows(plan)]
         self.write("")
         self.write(
             f"   The plan, {ROWS_PER_REPOSITORY} rows per repository (all {total}: {self.directory / 'plan.txt'}):"
         )
         for line in [*format_rows(rows), "", *(printable(line) for line in plan_summary_lines(plan))]:
             self.write(f"   {line}".rstrip())
-        planned = {(r.repository_name, d.image_digest) for r in plan.repositories for d in r.images if d.removes}
-        reported = {
-            (r.repository_name, e.image_digest) for r in announced.repositories for e in (*r.deleted, *r.archived)
-        }
-        if planned != reported:
-            self.write(f"   note: the dry run's report and this plan differ by {len(planned ^ reported)} images")
+        differ = removals_of_plan(plan) ^ removals_of_report(announced)
+        if differ:
+            self.write(f"   note: the dry run's report and this plan differ by {len(differ)} images")
 
     def show_aws_workloads(self, registry: DemoRegistry, plan: Plan, without_collector: Plan) -> None:
         """The images ECS and Lambda use, as this plan decides them (kept: in use, with every use the collector
@@ -330,24 +325,17 @@ class Demo:
 
     def show_replication(self, registry: DemoRegistry, plan: Plan) -> None:
         """The release the replica's cluster runs, as this plan decides it: kept, the destination named."""
-        reach = {
-            repository.repository_name: repository.deletion_replicates_to
-            for repository in plan.repositories
-            if repository.deletion_replicates_to
-        }
         kept = decisions_of(plan, list(registry.replicated_in_use()))
         self.write("")
-        for name, replicas in sorted(reach.items()):
+        for name, replicas in replicated_deletions(plan):
             listed = "; ".join(replica_text(replica) for replica in replicas)
             self.write(f"   Replicated deletions: {name}'s deletions also delete in {printable(listed)}")
         for line in format_rows([COLUMNS, *(row(name, decision, plan) for name, decision in kept)]):
             self.write(f"   {line}")
         for name, decision in kept:
-            marked = [reason.rule or "" for reason in decision.reasons if reason.kind == "delete-rule"]
             self.write(
                 f"     {printable(registry.labelled(name, decision.image_digest))} {decision.action}: "
-                f"in-use: {printable(decision.main_reason.detail)}"
-                + (f" (the rules alone would delete it: {printable(marked[0])})" if marked else "")
+                f"in-use: {printable(decision.main_reason.detail)}{rules_alone_would_delete(decision)}"
             )
 
     def show_archived_in_use(self, registry: DemoRegistry, plan: Plan) -> None:
@@ -412,13 +400,11 @@ class Demo:
                 self.write(f"   warning  {warning}")
         for repository in report.repositories:
             for label, entries in (("kept", repository.kept_images), ("restored", repository.restored)):
-                for entry in entries:
-                    reason = next((r for r in entry.reasons if r.rule == "remembered"), None)
-                    if reason is not None and not any(r.kind == "in-use" and r.rule is None for r in entry.reasons):
-                        tags = ",".join(entry.image_tags) or entry.image_digest[:19]
-                        self.write(
-                            f"   {label:<8} {repository.repository_name} {tags}: in-use [remembered]: {reason.detail}"
-                        )
+                for entry, reason in kept_only_by_memory(entries):
+                    tags = ",".join(entry.image_tags) or entry.image_digest[:19]
+                    self.write(
+                        f"   {label:<8} {repository.repository_name} {tags}: in-use [remembered]: {reason.detail}"
+                    )
         for line in report.blocked:
             self.write(f"   blocked  {line}")
 
@@ -516,6 +502,60 @@ class Demo:
             )
         else:
             self.write("NOT VERIFIED: see the failed checks above")
+
+
+def cluster_line(registry: DemoRegistry, cluster: str) -> str:
+    """Where the demo's registry learns what `cluster` runs: its exporter's manifest, or (dev) its API."""
+    entries = [entry for entry in registry.in_use if entry.cluster == cluster]
+    if cluster == AGENTLESS_CLUSTER:
+        return (
+            f"   {cluster}: {len(entries)} images running, nothing installed: the collector reads its API "
+            f"(eksClusters) and writes s3://{BUCKET}/in-use/{cluster}.json"
+        )
+    where = f" (in {REPLICA_REGION})" if cluster == REPLICA_CLUSTER else ""
+    return f"   s3://{BUCKET}/in-use/{cluster}.json: {len(entries)} images running in {cluster}{where}"
+
+
+def abridged_rows(plan: Plan) -> list[tuple[str, ...]]:
+    """The abridged rows of every repository a policy governs."""
+    return [
+        row(repository.repository_name, image, plan)
+        for repository in plan.repositories
+        if repository.policy is not None
+        for image in abridged(repository)
+    ]
+
+
+def removals_of_plan(plan: Plan) -> set[tuple[str, str]]:
+    return {(r.repository_name, d.image_digest) for r in plan.repositories for d in r.images if d.removes}
+
+
+def removals_of_report(report: RunReport) -> set[tuple[str, str]]:
+    return {(r.repository_name, e.image_digest) for r in report.repositories for e in (*r.deleted, *r.archived)}
+
+
+def replicated_deletions(plan: Plan) -> list[tuple[str, tuple[ReplicaRegistry, ...]]]:
+    """(repository, the replicas its deletions reach), by repository name, for those whose deletions replicate."""
+    reach = {
+        repository.repository_name: repository.deletion_replicates_to
+        for repository in plan.repositories
+        if repository.deletion_replicates_to
+    }
+    return sorted(reach.items())
+
+
+def rules_alone_would_delete(decision: Decision) -> str:
+    """` (the rules alone would delete it: RULE)` when a delete rule marks the image, else nothing."""
+    marked = [reason.rule or "" for reason in decision.reasons if reason.kind == "delete-rule"]
+    return f" (the rules alone would delete it: {printable(marked[0])})" if marked else ""
+
+
+def kept_only_by_memory(entries: Iterable[ImageEntry]) -> Iterator[tuple[ImageEntry, Reason]]:
+    """The entries the in-use memory kept ("remembered") that no manifest read in this run names, with that reason."""
+    for entry in entries:
+        reason = next((r for r in entry.reasons if r.rule == "remembered"), None)
+        if reason is not None and not any(r.kind == "in-use" and r.rule is None for r in entry.reasons):
+            yield entry, reason
 
 
 def abridged(repository: RepositoryPlan) -> list[Decision]:

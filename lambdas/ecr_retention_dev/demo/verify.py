@@ -119,82 +119,100 @@ def verify(
         deleted={key for key in before.images if key not in after.images},
         archived={key for key in before.images if before.active(key) and _status(after, key) == "ARCHIVED"},
     )
-    removed = result.deleted | result.archived
-    label = registry.labelled
+    if blocked_by is None:
+        result.checks.append(something_removed(result))
+    else:
+        result.checks.append(blocked(report, result, blocked_by))
+    result.checks.append(report_exact(registry, report, result))
+    if blocked_by is None:
+        result.checks.append(dry_run_announced(registry, announced, result))
+    result.checks += kept_checks(registry, before, after, announced, report, without_collector)
+    return result
+
+
+def something_removed(result: Verification) -> Check:
+    return Check(
+        "something removed",
+        bool(result.deleted) and bool(result.archived),
+        f"{len(result.deleted)} deleted, {len(result.archived)} archived",
+    )
+
+
+def blocked(report: RunReport, result: Verification, cluster: str) -> Check:
+    """The run was blocked by `cluster`'s missing manifest and removed nothing."""
+    reasons = [reason for reason in report.blocked if reason.startswith(f"cluster {cluster}:")]
+    return Check(
+        "blocked",
+        report.outcome == "blocked" and bool(reasons) and not _removed(result),
+        f"{reasons[0] if reasons else 'not blocked'}: {len(result.deleted)} deleted, {len(result.archived)} archived",
+    )
+
+
+def report_exact(registry: DemoRegistry, report: RunReport, result: Verification) -> Check:
+    reported_deleted, reported_archived = _entries(report, "deleted"), _entries(report, "archived")
+    return Check(
+        "the report is exact",
+        reported_deleted == result.deleted and reported_archived == result.archived,
+        "the run report lists exactly the images that are gone or archived",
+        _labels(registry, (reported_deleted | reported_archived) ^ _removed(result)),
+    )
+
+
+def dry_run_announced(registry: DemoRegistry, announced: RunReport, result: Verification) -> Check:
+    announced_removed = _entries(announced, "deleted") | _entries(announced, "archived")
+    return Check(
+        "the dry run announced it",
+        announced_removed == _removed(result),
+        "the real run removed exactly what the dry run said it would",
+        _labels(registry, announced_removed ^ _removed(result)),
+    )
+
+
+def kept_checks(
+    registry: DemoRegistry,
+    before: RegistryState,
+    after: RegistryState,
+    announced: RunReport,
+    report: RunReport,
+    without_collector: Plan,
+) -> list[Check]:
+    """What must still be there after the real sweep, each kind of image one check."""
 
     def kept(name: str, keys: set[Key], what: str) -> Check:
-        gone = sorted(key for key in keys if not after.active(key))
-        detail = f"{len(keys)} {what}: " + ("all still there" if not gone else f"{len(gone)} removed")
-        return Check(name, bool(keys) and not gone, detail, tuple(label(*key) for key in gone))
+        return kept_check(registry, after, name, keys, what)
 
-    reported_deleted, reported_archived = _entries(report, "deleted"), _entries(report, "archived")
-    if blocked_by is None:
-        result.checks.append(
-            Check(
-                "something removed",
-                bool(result.deleted) and bool(result.archived),
-                f"{len(result.deleted)} deleted, {len(result.archived)} archived",
-            )
-        )
-    else:
-        reasons = [reason for reason in report.blocked if reason.startswith(f"cluster {blocked_by}:")]
-        result.checks.append(
-            Check(
-                "blocked",
-                report.outcome == "blocked" and bool(reasons) and not removed,
-                f"{reasons[0] if reasons else 'not blocked'}: {len(result.deleted)} deleted, "
-                f"{len(result.archived)} archived",
-            )
-        )
-    result.checks.append(
-        Check(
-            "the report is exact",
-            reported_deleted == result.deleted and reported_archived == result.archived,
-            "the run report lists exactly the images that are gone or archived",
-            tuple(label(*key) for key in sorted((reported_deleted | reported_archived) ^ removed)),
-        )
-    )
-    announced_removed = _entries(announced, "deleted") | _entries(announced, "archived")
-    if blocked_by is None:
-        result.checks.append(
-            Check(
-                "the dry run announced it",
-                announced_removed == removed,
-                "the real run removed exactly what the dry run said it would",
-                tuple(label(*key) for key in sorted(announced_removed ^ removed)),
-            )
-        )
-    in_use = set(registry.in_use_digests())
-    result.checks.append(kept("in use", in_use, "images the clusters run (by digest or by tag)"))
-    result.checks.append(aws_workloads_kept(registry, after, without_collector))
-    result.checks.append(
+    return [
+        kept("in use", set(registry.in_use_digests()), "images the clusters run (by digest or by tag)"),
+        aws_workloads_kept(registry, after, without_collector),
         kept(
             "replicated",
             set(registry.replicated_in_use()),
             f"image {REPLICA_CLUSTER} runs in {REPLICA_REGION}, where app's deletions replicate",
-        )
-    )
-    result.checks.append(restored_in_use(registry, before, after, announced, report))
-    result.checks.append(kept("protected", set(protected(before)), "images a keep rule protects by tag or pull"))
-    young = {key for key, detail in before.images.items() if before.read_at - _pushed(detail) < MIN_AGE}
-    result.checks.append(kept("young", young, "images pushed less than a day ago"))
-    result.checks.append(kept("referenced", referenced(registry, after), "children and signatures of what remains"))
-    untouched = {key for key in before.images if key[0] == UNMANAGED}
-    result.checks.append(kept("untouched", untouched, f"images of {UNMANAGED}, which no policy matches"))
-    return result
+        ),
+        restored_in_use(registry, before, after, announced, report),
+        kept("protected", set(protected(before)), "images a keep rule protects by tag or pull"),
+        kept("young", young(before), "images pushed less than a day ago"),
+        kept("referenced", referenced(registry, after), "children and signatures of what remains"),
+        kept("untouched", unmanaged(before), f"images of {UNMANAGED}, which no policy matches"),
+    ]
+
+
+def kept_check(registry: DemoRegistry, after: RegistryState, name: str, keys: set[Key], what: str) -> Check:
+    """`keys` are all still there (ACTIVE), and there is at least one to check."""
+    gone = _gone(after, keys)
+    return Check(name, bool(keys) and not gone, f"{len(keys)} {what}: {_still_there(gone)}", _labels(registry, gone))
 
 
 def aws_workloads_kept(registry: DemoRegistry, after: RegistryState, without_collector: Plan) -> Check:
     """The images of the seeded ECS service and Lambda function are still there, and the rules alone would have
     removed each of them: the collector's manifest is what kept them."""
     keys = {(workload.repository, workload.digest) for workload in registry.aws_workloads}
-    gone = sorted(key for key in keys if not after.active(key))
+    gone = _gone(after, keys)
     actions = planned_actions(without_collector)
     unneeded = sorted(key for key in keys if actions.get(key, "keep") == "keep")
     detail = (
-        f"{len(keys)} images an ECS service and a Lambda function use: "
-        + ("all still there" if not gone else f"{len(gone)} removed")
-        + f"; without the collector's manifest the plan removes {len(keys) - len(unneeded)} of them"
+        f"{len(keys)} images an ECS service and a Lambda function use: {_still_there(gone)}"
+        f"; without the collector's manifest the plan removes {len(keys) - len(unneeded)} of them"
     )
     offenders = [f"{registry.labelled(*key)}: removed" for key in gone] + [
         f"{registry.labelled(*key)}: kept even without the collector's manifest" for key in unneeded
@@ -226,20 +244,44 @@ def protected(before: RegistryState) -> Iterator[Key]:
     """Images carrying a tag a keep rule names, backend releases the frontend also has, cache images pulled
     within 30 days, and the newest app images deployed to production."""
     frontend_tags = {tag for (repo, _), detail in before.images.items() if repo == "frontend" for tag in _tags(detail)}
-    deployed: list[tuple[datetime, str, Key]] = []
     for key, detail in before.images.items():
-        repository, tags = key[0], _tags(detail)
-        named = next((names for pattern, names in PROTECTED_TAGS.items() if matches_any(repository, (pattern,))), ())
-        recently_pulled = matches_any(repository, (PULLED_WITHIN[0],)) and (
-            before.read_at - _last_used(detail) < PULLED_WITHIN[1]
-        )
-        shared_release = repository == "backend" and bool(frontend_tags.intersection(tags))
-        if any(matches_any(tag, named) for tag in tags) or recently_pulled or shared_release:
+        if _kept_by_a_rule(key[0], detail, frontend_tags, before.read_at):
             yield key
-        if repository == "app" and any(tag.startswith(DEPLOYED_PREFIX) for tag in tags):
-            deployed.append((_pushed(detail), key[1], key))
-    deployed.sort(key=lambda item: (-item[0].timestamp(), item[1]))
-    yield from (key for _, _, key in deployed[:DEPLOYED_KEPT])
+    yield from newest_deployed(before)
+
+
+def _kept_by_a_rule(repository: str, detail: dict[str, Any], frontend_tags: set[str], read_at: datetime) -> bool:
+    tags = _tags(detail)
+    named = next((names for pattern, names in PROTECTED_TAGS.items() if matches_any(repository, (pattern,))), ())
+    return (
+        any(matches_any(tag, named) for tag in tags)
+        or _recently_pulled(repository, detail, read_at)
+        or (repository == "backend" and bool(frontend_tags.intersection(tags)))
+    )
+
+
+def _recently_pulled(repository: str, detail: dict[str, Any], read_at: datetime) -> bool:
+    pattern, within = PULLED_WITHIN
+    return matches_any(repository, (pattern,)) and read_at - _last_used(detail) < within
+
+
+def newest_deployed(before: RegistryState) -> list[Key]:
+    """The DEPLOYED_KEPT newest app images carrying a deployed-prod- tag (the newest push first, then by digest)."""
+    deployed = [
+        (_pushed(detail), key)
+        for key, detail in before.images.items()
+        if key[0] == "app" and any(tag.startswith(DEPLOYED_PREFIX) for tag in _tags(detail))
+    ]
+    deployed.sort(key=lambda item: (-item[0].timestamp(), item[1][1]))
+    return [key for _, key in deployed[:DEPLOYED_KEPT]]
+
+
+def young(before: RegistryState) -> set[Key]:
+    return {key for key, detail in before.images.items() if before.read_at - _pushed(detail) < MIN_AGE}
+
+
+def unmanaged(before: RegistryState) -> set[Key]:
+    return {key for key in before.images if key[0] == UNMANAGED}
 
 
 def referenced(registry: DemoRegistry, after: RegistryState) -> set[Key]:
@@ -251,6 +293,22 @@ def referenced(registry: DemoRegistry, after: RegistryState) -> set[Key]:
         if seeded.subject and after.active((repository, seeded.subject)):
             needed.add((repository, digest))
     return needed
+
+
+def _removed(result: Verification) -> set[Key]:
+    return result.deleted | result.archived
+
+
+def _gone(after: RegistryState, keys: set[Key]) -> list[Key]:
+    return sorted(key for key in keys if not after.active(key))
+
+
+def _still_there(gone: list[Key]) -> str:
+    return "all still there" if not gone else f"{len(gone)} removed"
+
+
+def _labels(registry: DemoRegistry, keys: Iterable[Key]) -> tuple[str, ...]:
+    return tuple(registry.labelled(*key) for key in sorted(keys))
 
 
 def _entries(report: RunReport, which: str) -> set[Key]:

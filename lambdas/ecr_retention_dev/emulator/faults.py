@@ -28,6 +28,14 @@ class _Fault:
     last: int
     served: bool = False  # the request is served (its change made) before the error answers it
 
+    def applies_to(self, operation: str, number: int) -> bool:
+        return self.operation == operation and self.first <= number <= self.last
+
+    def response(self) -> tuple[int, dict[str, str], str]:
+        """The error response, as moto's ECR answers one: status, headers, JSON body."""
+        body = json.dumps({"__type": self.code, "message": self.message})
+        return self.status, {"Content-Type": "application/x-amz-json-1.1", "x-amzn-ErrorType": self.code}, body
+
 
 @dataclass
 class _Hook:
@@ -35,6 +43,9 @@ class _Hook:
     call: int
     action: Callable[[], object]
     done: bool = False
+
+    def due(self, operation: str, number: int) -> bool:
+        return self.operation == operation and self.call == number and not self.done
 
 
 @dataclass
@@ -84,17 +95,19 @@ class FaultInjection:
         with self._lock:
             self.served[operation] += 1
             number = self.served[operation]
-            due = [
-                hook for hook in self._hooks if hook.operation == operation and hook.call == number and not hook.done
-            ]
-            for hook in due:
-                hook.done = True
-            fault = next((f for f in self._faults if f.operation == operation and f.first <= number <= f.last), None)
+            due = self._take_due_hooks(operation, number)
+            fault = next((f for f in self._faults if f.applies_to(operation, number)), None)
         for hook in due:
             hook.action()
-        if fault is not None and fault.served:
+        if fault is None:
+            return original()
+        if fault.served:
             original()
-        if fault is not None:
-            body = json.dumps({"__type": fault.code, "message": fault.message})
-            return fault.status, {"Content-Type": "application/x-amz-json-1.1", "x-amzn-ErrorType": fault.code}, body
-        return original()
+        return fault.response()
+
+    def _take_due_hooks(self, operation: str, number: int) -> list[_Hook]:
+        """The hooks due before the `number`-th request of the operation, marked done (under the lock)."""
+        due = [hook for hook in self._hooks if hook.due(operation, number)]
+        for hook in due:
+            hook.done = True
+        return due

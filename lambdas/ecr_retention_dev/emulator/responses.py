@@ -68,6 +68,12 @@ def describe_images(response: ECRResponse, activation_delay: timedelta | None = 
     if response._get_param("maxResults") is not None or response._get_param("nextToken"):
         raise InvalidParameterException("maxResults and nextToken cannot be used with imageIds")
     check_id_count(image_ids)
+    found = _images_by_id(repository, image_ids, image_filter)
+    return ActionResult({"imageDetails": [image_detail(repository, image) for image in found]})
+
+
+def _images_by_id(repository: Repository, image_ids: list[dict[str, str]], image_filter: dict[str, str]) -> list[Image]:
+    """The images the ids name, each once, in request order; one the filter leaves out is not found, as in ECR."""
     found: list[Image] = []
     for image_id in image_ids:
         image = repository._get_image(image_id.get("imageTag"), image_id.get("imageDigest"))
@@ -79,7 +85,7 @@ def describe_images(response: ECRResponse, activation_delay: timedelta | None = 
             )
         if image not in found:
             found.append(image)
-    return ActionResult({"imageDetails": [image_detail(repository, image) for image in found]})
+    return found
 
 
 def _lookup(repository: Repository, image_id: dict[str, str]) -> Image | None:
@@ -107,37 +113,49 @@ def batch_get_image(response: ECRResponse) -> ActionResult:
     accepted = response._get_param("acceptedMediaTypes") or list(IMAGE_MEDIA_TYPES)
     images, failures = [], []
     for image_id in image_ids:
-        image = _lookup(repository, image_id)
+        image, failure = _gettable(repository, image_id, accepted)
         if image is None:
-            failures.append(
-                {"imageId": image_id, "failureCode": "ImageNotFound", "failureReason": "Requested image not found"}
-            )
+            failures.append(failure)
             continue
-        if storage_status(image) != "ACTIVE":
-            failures.append(
-                {"imageId": image_id, "failureCode": "ImageInaccessible", "failureReason": "Image is archived"}
-            )
-            continue
-        if image.image_manifest_media_type not in accepted and image.image_manifest_media_type in INDEX_MEDIA_TYPES:
-            image = _platform_child(repository, image)  # what ECR does when the index types are not accepted
-        if image is None or image.image_manifest_media_type not in accepted:
-            failures.append(
-                {"imageId": image_id, "failureCode": "UnsupportedImageType", "failureReason": "Media type not accepted"}
-            )
-            continue
-        answered_id = {"imageDigest": image.get_image_digest()}
-        if image_id.get("imageTag"):
-            answered_id["imageTag"] = image_id["imageTag"]
         images.append(
             {
                 "registryId": repository.registry_id,
                 "repositoryName": repository.name,
-                "imageId": answered_id,
+                "imageId": _answered_id(image, image_id),
                 "imageManifest": image.image_manifest,
                 "imageManifestMediaType": image.image_manifest_media_type,
             }
         )
     return ActionResult({"images": images, "failures": failures})
+
+
+def _gettable(
+    repository: Repository, image_id: dict[str, str], accepted: list[str]
+) -> tuple[Image, None] | tuple[None, dict[str, Any]]:
+    """The image BatchGetImage answers for the id (an index's child when index types are not accepted), or its
+    failure."""
+    image = _lookup(repository, image_id)
+    if image is None:
+        return None, _failure(image_id, "ImageNotFound", "Requested image not found")
+    if storage_status(image) != "ACTIVE":
+        return None, _failure(image_id, "ImageInaccessible", "Image is archived")
+    if image.image_manifest_media_type not in accepted and image.image_manifest_media_type in INDEX_MEDIA_TYPES:
+        image = _platform_child(repository, image)  # what ECR does when the index types are not accepted
+    if image is None or image.image_manifest_media_type not in accepted:
+        return None, _failure(image_id, "UnsupportedImageType", "Media type not accepted")
+    return image, None
+
+
+def _answered_id(image: Image, image_id: dict[str, str]) -> dict[str, str]:
+    """The image's digest, and the tag when the request named one."""
+    answered_id = {"imageDigest": image.get_image_digest()}
+    if image_id.get("imageTag"):
+        answered_id["imageTag"] = image_id["imageTag"]
+    return answered_id
+
+
+def _failure(image_id: dict[str, str], code: str, reason: str) -> dict[str, Any]:
+    return {"imageId": image_id, "failureCode": code, "failureReason": reason}
 
 
 def _platform_child(repository: Repository, index: Image) -> Image | None:
@@ -162,36 +180,50 @@ def batch_delete_image(
     failures: list[dict[str, Any]] = []
     for image_id in image_ids:  # in request order: an index listed first frees its children for later entries
         image = _lookup(repository, image_id)
-        if image is None:
-            failures.append(
-                {"imageId": image_id, "failureCode": "ImageNotFound", "failureReason": "Requested image not found"}
-            )
+        failure = _refusal(repository, image, image_id, refusals, refuse_referenced_children)
+        if failure is not None:
+            failures.append(failure)
             continue
-        digest = image.get_image_digest()
-        if digest in refusals:
-            code, reason = refusals[digest]
-            failures.append({"imageId": image_id, "failureCode": code, "failureReason": reason})
-            continue
-        removes_image = "imageTag" not in image_id or image.image_tags == [image_id["imageTag"]]
-        holders = _referencing_indexes(repository, digest) if removes_image else []
-        if holders and refuse_referenced_children:
-            failures.append(
-                {
-                    "imageId": image_id,
-                    "failureCode": "ImageReferencedByManifestList",
-                    "failureReason": f"Requested image referenced by manifest list: {holders}",
-                }
-            )
-            continue
-        if not removes_image:
-            image.remove_tag(image_id["imageTag"])
-            deleted.append({"imageDigest": digest, "imageTag": image_id["imageTag"]})
-            continue
-        repository.images.remove(image)
-        deleted.extend({"imageDigest": digest, "imageTag": tag} for tag in image.image_tags)
-        if not image.image_tags:
-            deleted.append({"imageDigest": digest})
+        assert image is not None  # a missing image is a failure
+        deleted.extend(_delete(repository, image, image_id))
     return ActionResult({"imageIds": deleted, "failures": failures})
+
+
+def _refusal(
+    repository: Repository,
+    image: Image | None,
+    image_id: dict[str, str],
+    refusals: Mapping[str, tuple[str, str]],
+    refuse_referenced_children: bool,
+) -> dict[str, Any] | None:
+    """Why BatchDeleteImage fails on the id: not found, refused, or (when asked) a child an index still lists."""
+    if image is None:
+        return _failure(image_id, "ImageNotFound", "Requested image not found")
+    digest = image.get_image_digest()
+    if digest in refusals:
+        code, reason = refusals[digest]
+        return _failure(image_id, code, reason)
+    holders = _referencing_indexes(repository, digest) if _removes_image(image, image_id) else []
+    if holders and refuse_referenced_children:
+        return _failure(
+            image_id, "ImageReferencedByManifestList", f"Requested image referenced by manifest list: {holders}"
+        )
+    return None
+
+
+def _removes_image(image: Image, image_id: dict[str, str]) -> bool:
+    """Deleting the id removes the image (no tag named, or its only tag), not only a tag."""
+    return "imageTag" not in image_id or image.image_tags == [image_id["imageTag"]]
+
+
+def _delete(repository: Repository, image: Image, image_id: dict[str, str]) -> list[dict[str, str]]:
+    """Delete the id's tag, or its whole image; the ids deleted, as BatchDeleteImage lists them."""
+    digest = image.get_image_digest()
+    if not _removes_image(image, image_id):
+        image.remove_tag(image_id["imageTag"])
+        return [{"imageDigest": digest, "imageTag": image_id["imageTag"]}]
+    repository.images.remove(image)
+    return [{"imageDigest": digest, "imageTag": tag} for tag in image.image_tags] or [{"imageDigest": digest}]
 
 
 def put_image(response: ECRResponse) -> ActionResult:
@@ -203,26 +235,38 @@ def put_image(response: ECRResponse) -> ActionResult:
     text = response._get_param("imageManifest")
     tag = response._get_param("imageTag")
     digest = sha256_digest(text)
-    requested = response._get_param("imageDigest")
+    _check_digest(response._get_param("imageDigest"), digest)
+    _take_tag(repository, tag, digest)
+    image = backend.put_image(name, text, tag, response._get_param("imageManifestMediaType"), digest)
+    return ActionResult({"image": image})
+
+
+def _check_digest(requested: str | None, digest: str) -> None:
     if requested and requested != digest:
         raise JsonRESTError(
             "ImageDigestDoesNotMatchException",
             f"Invalid parameter at 'imageDigest' failed to satisfy constraint: the digest {requested} does not "
             f"match the digest {digest} of the manifest",
         )
-    holder = next((image for image in repository.images if tag and tag in image.image_tags), None)
-    if holder is not None and holder.get_image_digest() != digest:
-        if repository.image_tag_mutability == "IMMUTABLE":
-            raise JsonRESTError(
-                "ImageTagAlreadyExistsException",
-                f"The image tag '{tag}' already exists in the '{name}' repository and cannot be overwritten "
-                "because the repository is immutable.",
-            )
-        holder.remove_tag(tag)  # the tag moves; the image it leaves stays, untagged if that was its last tag
-        if not holder.image_tags:
-            holder.image_tag = None  # type: ignore[assignment]  # moto's own "untagged"; typed str
-    image = backend.put_image(name, text, tag, response._get_param("imageManifestMediaType"), digest)
-    return ActionResult({"image": image})
+
+
+def _take_tag(repository: Repository, tag: str | None, digest: str) -> None:
+    """The tag moves to the image pushed; the image it leaves stays, untagged if that was its last tag. An
+    immutable repository refuses the move."""
+    if not tag:
+        return
+    holder = next((image for image in repository.images if tag in image.image_tags), None)
+    if holder is None or holder.get_image_digest() == digest:
+        return
+    if repository.image_tag_mutability == "IMMUTABLE":
+        raise JsonRESTError(
+            "ImageTagAlreadyExistsException",
+            f"The image tag '{tag}' already exists in the '{repository.name}' repository and cannot be overwritten "
+            "because the repository is immutable.",
+        )
+    holder.remove_tag(tag)
+    if not holder.image_tags:
+        holder.image_tag = None  # type: ignore[assignment]  # moto's own "untagged"; typed str
 
 
 def update_image_storage_class(response: ECRResponse) -> ActionResult:
