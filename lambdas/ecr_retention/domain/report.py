@@ -16,7 +16,6 @@ from ecr_retention.domain.doctor import Finding, TemplateFinding
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.plan import Decision, Plan, PlanModel, Reason, ReasonKind, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.timestamps import UtcDatetime
-from ecr_retention.layout import REPORTS_PREFIX
 
 Trigger = Literal["schedule", "push", "cli"]
 RunOutcome = Literal["ok", "blocked", "partial", "failed"]
@@ -273,11 +272,3 @@ def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvide
 
 
 ReportFormat = Literal["json", "html", "csv"]
-
-
-def report_key(
-    run_id: str, started_at: datetime, prefix: str = REPORTS_PREFIX, *, extension: ReportFormat = "json"
-) -> str:
-    """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC); the page (`.html`) and the sheet (`.csv`)
-    of the same run have the same stem."""
-    return f"{prefix}{started_at:%Y/%m/%d}/{run_id}.{extension}"

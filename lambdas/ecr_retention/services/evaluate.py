@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 
+from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
 from ecr_retention.domain.inventory import Inventory
@@ -24,10 +25,10 @@ from ecr_retention.domain.planner import build_run_context, first_matching_polic
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, repository_report_of_plan
-from ecr_retention.ports import LeaseStore, LeaseUnavailable, Registry, RepositoryGone
+from ecr_retention.ports import LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.removal import OUT_OF_TIME, RemovalOutcome, out_of_time, remove_candidates
-from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
+from ecr_retention.services.snapshot import repository_tags, snapshot_repository
 
 logger = logging.getLogger(__name__)
 # UpdateImageStorageClass takes one image per call: the deadline is checked every this many restores.
@@ -36,10 +37,6 @@ RESTORE_BATCH = 10
 GLOB_CHARACTERS = frozenset("*?[")
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
 DEFAULT_LEASE_SECONDS = 15 * 60
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
