@@ -124,4 +124,4 @@ class RunReported(WireRecord):
 
     run_id: str
     outcome: RunOutcome
-    report_key: str | None
+    report_url: str | None = Field(alias="reportKey")  # s3://bucket/reports/...: where the run report is

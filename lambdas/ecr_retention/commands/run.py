@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             write_report_file(out, report, config, args.format, "run")
         except InputError as error:  # the run is done and reported: not a bad-input exit
             print(
-                printable(f"ecr-retention run: error: {error}; the run's report is {report.report_key}"),
+                printable(f"ecr-retention run: error: {error}; the run's report is {report.report_url}"),
                 file=sys.stderr,
             )
             return 1

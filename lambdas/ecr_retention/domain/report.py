@@ -129,7 +129,8 @@ class RunReport(PlanModel):
     warnings: tuple[str, ...] = ()
     registry_id: str | None = None
     region: str | None = None
-    report_key: str | None = None
+    # s3://bucket/reports/YYYY/MM/DD/<runId>.json: where this document is (reportKey, as the schema has always said).
+    report_url: str | None = Field(default=None, alias="reportKey")
     # Each in-use manifest as the run's report step read it (expected clusters first among the checks).
     manifests: tuple[ManifestEvidence, ...] = ()
     totals: RunTotals = Field(default_factory=RunTotals)
@@ -194,7 +195,7 @@ def build_run_report(
     repositories: Sequence[RepositoryReport],
     registry_id: str | None = None,
     region: str | None = None,
-    report_key: str | None = None,
+    report_url: str | None = None,
     run_warnings: Sequence[str] = (),
     template_findings: Sequence[TemplateFinding] = (),
     manifests: Sequence[ManifestEvidence] = (),
@@ -213,7 +214,7 @@ def build_run_report(
         warnings=warnings,
         registry_id=registry_id,
         region=region,
-        report_key=report_key,
+        report_url=report_url,
         manifests=tuple(manifests),
         totals=totals_of(ordered),
         repositories=tuple(ordered),

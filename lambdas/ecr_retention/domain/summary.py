@@ -155,7 +155,7 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
         ]
     if report.warnings:
         lines += ["", f"Warnings ({len(report.warnings)}):"] + [f"  - {w}" for w in report.warnings[:10]]
-    lines += ["", f"Full report: {report.report_key or '(not written)'}"]
+    lines += ["", f"Full report: {report.report_url or '(not written)'}"]
     if files is not None:
         lines += file_lines(files, report.region)
     return lines

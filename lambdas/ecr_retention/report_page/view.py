@@ -80,7 +80,7 @@ def header_of(report: RunReport) -> Header:
         finished_iso=report.finished_at.isoformat(),
         finished=utc(report.finished_at),
         duration=humanize_age(timedelta(seconds=seconds)),
-        report_key=visible(report.report_key) if report.report_key else None,
+        report_key=visible(report.report_url) if report.report_url else None,
         headline=headline_of(report),
     )
 

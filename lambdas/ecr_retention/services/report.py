@@ -81,7 +81,7 @@ def report_run(
         repositories=repositories,
         registry_id=registry_id,
         region=region,
-        report_key=f"s3://{bucket.name}/{key}",
+        report_url=f"s3://{bucket.name}/{key}",
         run_warnings=run_warnings,
         template_findings=template_findings,
         manifests=manifests,
@@ -99,7 +99,7 @@ def report_run(
             subject,
             body,
             {"dry_run": str(dry_run).lower(), "outcome": report.outcome},
-            report_location=report.report_key,
+            report_location=report.report_url,
         )
     return report
 

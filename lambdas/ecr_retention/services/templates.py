@@ -2,14 +2,16 @@
 
 Templates give new repositories their lifecycle policy (on push, replication, pull-through cache), so a bad one
 breaks repositories nobody has declared yet. The pass only informs: a registry whose templates cannot be read
-(AccessDenied, throttling, another account's registry: TemplatesUnreadable) or a doctor defect is a warning in the
-report, never a failed or blocked run."""
+(AccessDenied, throttling, another account's registry) or a doctor defect is a warning in the report, never a
+failed or blocked run."""
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import partial
 
+from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
 from ecr_retention.ports import Registry, TemplatesUnreadable
 from ecr_retention.services.defects import Defect, contain
@@ -26,16 +28,26 @@ class TemplateCheck:
 
 
 def creation_template_findings(registry: Registry) -> TemplateCheck:
-    """Read the templates once and diagnose each template's lifecycle policy. Neither templates that cannot be read
-    (TemplatesUnreadable) nor a doctor defect fails the run's report: each is logged and reported as a warning."""
-    try:
-        templates = registry.creation_templates()
-    except TemplatesUnreadable as error:
-        logger.warning("repository creation templates not read: %s", error)
-        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {error}",))
+    """Read the templates once and diagnose each template's lifecycle policy. Neither an unexpected answer nor a
+    doctor defect fails the run's report: each is logged and reported as a warning (services/defects.py)."""
+    read = contain(partial(_read_templates, registry), log=logger, what="reading the repository creation templates")
+    if isinstance(read, Defect):
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {read}",))
+    if isinstance(read, TemplateCheck):
+        return read
+    templates = read
     findings = contain(
         lambda: diagnose_templates(templates), log=logger, what="diagnosing the repository creation templates"
     )
     if isinstance(findings, Defect):
         return TemplateCheck(warnings=(f"{NOT_CHECKED}: the diagnosis failed: {findings.kind}",))
     return TemplateCheck(findings=tuple(findings))
+
+
+def _read_templates(registry: Registry) -> list[RepositoryCreationTemplate] | TemplateCheck:
+    """The templates, or the warning that they could not be read (TemplatesUnreadable: denied, throttled, ...)."""
+    try:
+        return registry.creation_templates()
+    except TemplatesUnreadable as error:
+        logger.warning("repository creation templates not read: %s", error)
+        return TemplateCheck(warnings=(f"{NOT_CHECKED}: {error}",))

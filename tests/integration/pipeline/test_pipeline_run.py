@@ -73,7 +73,7 @@ def test_a_run_changes_the_registry_exactly_as_planned(pipeline: Pipeline) -> No
     assert_report_follows_plan(report, plan)
     assert report.totals.deleted == 745
     assert report.totals.archived == 6
-    assert pipeline.report(report.report_key or "") == report.to_json_dict()
+    assert pipeline.report(report.report_url or "") == report.to_json_dict()
     [message] = pipeline.messages()
     assert message["Subject"] == "ecr-retention run ok: deleted 745 images (14.2 GiB) in 8 repositories"
     assert {name: value["Value"] for name, value in message["MessageAttributes"].items()} == {
@@ -81,7 +81,7 @@ def test_a_run_changes_the_registry_exactly_as_planned(pipeline: Pipeline) -> No
         "outcome": "ok",
     }
     assert report.run_id in message["Message"]
-    assert report.report_key in message["Message"]
+    assert report.report_url in message["Message"]
 
 
 def test_nothing_in_use_young_kept_by_a_rule_or_referenced_is_removed(pipeline: Pipeline) -> None:
@@ -262,7 +262,7 @@ def test_dry_run_forced_on_the_command_line_changes_nothing_in_ecr(
     assert report.dry_run
     assert report.trigger == "cli"
     assert_report_follows_plan(report, plan)
-    assert pipeline.report(report.report_key or "") == json.loads(result.stdout)
+    assert pipeline.report(report.report_url or "") == json.loads(result.stdout)
 
 
 def test_the_workflow_steps_change_the_registry_as_planned_and_leave_a_busy_repository_alone(

@@ -89,7 +89,7 @@ def test_cli_run_deletes_reports_and_publishes() -> None:
     assert [r.repository_name for r in report.repositories] == ["app", "team-a/api"]
     assert report.totals.deleted == 3 + 4  # app keeps v5 (newest) and v2 (in use); team-a/api keeps v5
     assert len(registry.digests("unmanaged")) == 5
-    assert report.report_key == f"s3://inventory/reports/2026/11/30/{report.run_id}.json"
+    assert report.report_url == f"s3://inventory/reports/2026/11/30/{report.run_id}.json"
     stored = json.loads(bucket.objects[f"reports/2026/11/30/{report.run_id}.json"])
     assert RunReport.model_validate(stored) == report
     [(subject, body, attributes)] = notifier.messages
