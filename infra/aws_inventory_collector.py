@@ -93,10 +93,10 @@ class AwsInventoryCollector(Construct):
             environment={
                 layout.BUCKET_NAME_VARIABLE: bucket.bucket_name,
                 # Explicit, so that the function's configuration says where it collects.
-                "COLLECT_REGIONS": json.dumps(list(regions)) if regions else f'["{Aws.REGION}"]',
-                "SPOKE_ROLE_ARNS": json.dumps(list(spoke_role_arns)),
-                "TASK_DEFINITION_REVISIONS": str(revisions),
-                "EKS_CLUSTERS": json.dumps([cluster.arn for cluster in eks_clusters]),
+                layout.COLLECT_REGIONS_VARIABLE: json.dumps(list(regions)) if regions else f'["{Aws.REGION}"]',
+                layout.SPOKE_ROLE_ARNS_VARIABLE: json.dumps(list(spoke_role_arns)),
+                layout.TASK_DEFINITION_REVISIONS_VARIABLE: str(revisions),
+                layout.EKS_CLUSTERS_VARIABLE: json.dumps([cluster.arn for cluster in eks_clusters]),
             },
             # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
             dead_letter_queue=dead_letters,

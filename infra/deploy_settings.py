@@ -23,10 +23,11 @@ from pydantic import (
     field_validator,
 )
 
-from ecr_retention.domain.aws_inventory import AwsRegion, RoleArn, account_of_role, inventory_name
+from ecr_retention.domain.aws_inventory import RoleArn, account_of_role, inventory_name, one_role_per_account
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
 from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.errors import InputError, describe_validation_error
+from ecr_retention.domain.replication import AwsRegion
 from infra import constants
 
 
@@ -207,15 +208,7 @@ class DeploySettings(BaseModel):
             )
         return arns
 
-    @field_validator("spoke_role_arns")
-    @classmethod
-    def _one_role_per_account(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
-        # The collector writes one manifest per account and region, aws-<account>-<region>.
-        accounts = [account_of_role(arn) for arn in arns]
-        repeated = sorted({account for account in accounts if accounts.count(account) > 1})
-        if repeated:
-            raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
-        return arns
+    _one_role_per_account = field_validator("spoke_role_arns")(one_role_per_account)
 
     @field_validator("eks_clusters")
     @classmethod

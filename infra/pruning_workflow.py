@@ -82,7 +82,7 @@ class PruningWorkflow(Construct):
         environment: Mapping[str, str],
         bucket: s3.IBucket,
         report_topic: sns.ITopic,
-        report_key: kms.IKey,
+        report_topic_key: kms.IKey,
         map_concurrency: int,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -130,7 +130,7 @@ class PruningWorkflow(Construct):
         )
         self._grant_targets()
         self._grant_evaluate(config)
-        self._grant_report(report_topic, report_key)
+        self._grant_report(report_topic, report_topic_key)
         self.state_machine = self._state_machine(map_concurrency)
 
     @property

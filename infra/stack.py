@@ -73,7 +73,7 @@ class EcrRetentionStack(Stack):
             environment=environment,
             bucket=bucket,
             report_topic=self.reports.topic,
-            report_key=self.reports.key,
+            report_topic_key=self.reports.key,
             map_concurrency=settings.map_concurrency,
         )
         self.inventory.allow_memory_writes_only_from(self.workflow.report.role)

@@ -1,8 +1,11 @@
 """Names the stack (infra/) and the functions must agree on: the inventory bucket's key layout, the lease table's
-attributes and the functions' environment variables. One definition, imported by both sides; no imports here, so
-the CDK app reads it without loading the functions' dependencies."""
+attributes and the functions' environment variables. One definition, imported by both sides; nothing but the
+standard library imported here, so the CDK app reads it without loading the functions' dependencies."""
 
 from __future__ import annotations
+
+import hashlib
+from datetime import datetime
 
 # --- The inventory bucket.
 IN_USE_PREFIX = "in-use/"  # in-use/<cluster>.json, one manifest per cluster
@@ -17,6 +20,38 @@ IN_USE_MEMORY_KEY = "state/in-use-memory.json"
 MEMORY_FILE = "_in-use-memory.json"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
 
+
+def run_prefix(run_id: str) -> str:
+    """Where a run's state is while it runs: what the targets step read, and what each evaluation stored."""
+    return f"{RUNS_PREFIX}{run_id}/"
+
+
+def targets_key(run_id: str) -> str:
+    """The run's work items, for the workflow's Map to read."""
+    return f"{run_prefix(run_id)}targets.json"
+
+
+def replication_key(run_id: str) -> str:
+    """The registry's replication as the targets step read it, for every evaluation of the run."""
+    return f"{run_prefix(run_id)}replication.json"
+
+
+def repository_reports_prefix(run_id: str) -> str:
+    return f"{run_prefix(run_id)}repositories/"
+
+
+def repository_report_key(run_id: str, repository: str) -> str:
+    # Repository names hold slashes; a hash keeps one flat, collision-free object per repository.
+    name = hashlib.sha256(repository.encode()).hexdigest()[:32]
+    return f"{repository_reports_prefix(run_id)}{name}.json"
+
+
+def run_report_key(run_id: str, started_at: datetime, *, extension: str = "json") -> str:
+    """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC); the page (`.html`) and the sheet (`.csv`)
+    of the same run have the same stem."""
+    return f"{REPORTS_PREFIX}{started_at:%Y/%m/%d}/{run_id}.{extension}"
+
+
 # --- The lease table (one evaluation per repository at a time).
 LEASE_TABLE_KEY = "repository"
 LEASE_TABLE_TTL_ATTRIBUTE = "expiresAt"
@@ -28,3 +63,8 @@ LEASE_TABLE_VARIABLE = "LEASE_TABLE"
 TOPIC_ARN_VARIABLE = "TOPIC_ARN"
 STATE_MACHINE_ARN_VARIABLE = "STATE_MACHINE_ARN"
 RULES_FILE_VARIABLE = "RULES_FILE"
+# The AWS inventory collector's (lists are JSON arrays: an IAM role name may contain a comma).
+COLLECT_REGIONS_VARIABLE = "COLLECT_REGIONS"
+SPOKE_ROLE_ARNS_VARIABLE = "SPOKE_ROLE_ARNS"
+TASK_DEFINITION_REVISIONS_VARIABLE = "TASK_DEFINITION_REVISIONS"
+EKS_CLUSTERS_VARIABLE = "EKS_CLUSTERS"

@@ -187,6 +187,30 @@ class Bucket(Protocol):
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None: ...
 
 
+class ManifestCache(Protocol):
+    """Index manifests by digest (services/snapshot.py): a digest's manifest never changes, so a cached one saves a
+    BatchGetImage, which counts as a pull."""
+
+    def get(self, digest: str) -> str | None: ...
+
+    def put(self, digest: str, text: str) -> None: ...
+
+
+class ManifestStore(Protocol):
+    """Where the collector stores its in-use manifests (services/aws_inventory.py): the inventory bucket, or a file
+    for `export-aws --out`."""
+
+    def store(self, name: str, body: bytes) -> str:
+        """Store the manifest of `name` whole; return where it went. Raises StorageUnavailable (a bucket) or
+        OSError (a file) when it cannot be written."""
+        ...
+
+    def stored(self, name: str) -> tuple[str, bytes | None]:
+        """Where the manifest of `name` is, and its bytes as stored now (None: there is none). Raises
+        StorageUnavailable, OSError or InputError (too large, not a file) when it cannot be read."""
+        ...
+
+
 class Notifier(Protocol):
     def publish(
         self, subject: str, message: str, attributes: Mapping[str, str], *, report_location: str | None = None
@@ -291,7 +315,7 @@ class ObjectLister(Protocol):
     """A Kubernetes API server's objects of one kind, across all namespaces (ecr_retention.kube.client)."""
 
     def list_all(self, resource: Resource, read: Callable[[Mapping[str, Any]], Item | None]) -> list[Item]:
-        """Raises ExportFailed when any page of the list cannot be read."""
+        """Raises ReadFailed when any page of the list cannot be read."""
         ...
 
 

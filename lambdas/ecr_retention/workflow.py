@@ -1,12 +1,15 @@
 """The records of the pruning workflow, one pydantic model each: what the state machine starts with, the Map's
 work items, the run record the targets step returns and the report step receives, and what the evaluate and
-report steps return. camelCase on the wire, as every event here.
+report steps return. camelCase on the wire, as every event here. And the run ids: made here, for a sweep, a push and
+a tagger run, and read back here.
 
 Dependency-free (pydantic and the domain only): the CDK app reads the run record's fields from here
 (infra/pruning_workflow.py) without importing boto3 or Powertools."""
 
 from __future__ import annotations
 
+import re
+import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -22,10 +25,42 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.report import RepositoryOutcome, RunOutcome, Trigger
 
 RepositoryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]{1,255}$")]
+# Loose: the ids below, and whatever an operator gives a hand-started execution.
 RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.:-]{1,100}$")]
+
+# A run's id starts with its start (UTC), which dates its report (layout.run_report_key), and ends with 8 hex
+# digits that keep two runs of the same second apart.
+RUN_TIME = "%Y%m%dT%H%M%SZ"
+PIPELINE_RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)-[a-z-]+-[0-9a-f]{8}$")
+
+
+def _distinct() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def new_run_id(started_at: datetime, trigger: Trigger) -> str:
+    """A sweep's or a push's run: `YYYYMMDDTHHMMSSZ-<trigger>-<8 hex>`."""
+    return f"{started_at:{RUN_TIME}}-{trigger}-{_distinct()}"
+
+
+def new_tag_run_id(now: datetime) -> str:
+    """A tagger run: `tag-YYYYMMDDTHHMMSSZ-<8 hex>`."""
+    return f"tag-{now:{RUN_TIME}}-{_distinct()}"
+
+
+def run_started_at(run_id: str) -> datetime:
+    """The start of a pipeline run, from its id (new_run_id): where its report is."""
+    match = PIPELINE_RUN_ID.match(run_id)
+    if match is None:
+        raise InputError(f"--run: {run_id!r} is not a run id (such as 20261201T030000Z-schedule-1a2b3c4d)")
+    try:
+        return datetime.strptime(match[1] + "+0000", "%Y%m%dT%H%M%SZ%z")
+    except ValueError:
+        raise InputError(f"--run: {run_id!r} does not start with a valid date and time") from None
 
 
 class WireRecord(BaseModel):
@@ -89,4 +124,4 @@ class RunReported(WireRecord):
 
     run_id: str
     outcome: RunOutcome
-    report_key: str | None
+    report_url: str | None = Field(alias="reportKey")  # s3://bucket/reports/...: where the run report is

@@ -54,7 +54,7 @@ from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.report import RunReport
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.run import Dependencies, run_pipeline
+from ecr_retention.services.run import Adapters, run_pipeline
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr
@@ -209,7 +209,7 @@ def run_through(world: World, endpoint: str, client_config: Config = CLIENT_CONF
     def client(service: str) -> Any:
         return recorder.attach(boto3.client(service, region_name=REGION, endpoint_url=endpoint, config=client_config))
 
-    deps = Dependencies(
+    adapters = Adapters(
         registry=EcrRegistry(client("ecr"), ACCOUNT, REGION),
         bucket=S3Bucket(BUCKET, client("s3")),
         notifier=SnsNotifier(world.topic_arn, client("sns")),
@@ -219,7 +219,7 @@ def run_through(world: World, endpoint: str, client_config: Config = CLIENT_CONF
     reports_before = set(world.keys("reports/"))
     with instant_retries():
         try:
-            return RunResult(run_pipeline(parse_config(rules_text(dry_run=False)), deps), None, recorder)
+            return RunResult(run_pipeline(parse_config(rules_text(dry_run=False)), adapters), None, recorder)
         except Exception as error:  # a run that dies is a result too: it must not have changed anything unreported
             stored = sorted(key for key in set(world.keys("reports/")) - reports_before if key.endswith(".json"))
             return RunResult(world.report(stored[0]) if stored else None, error, recorder)

@@ -31,7 +31,7 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.replication import ReplicationConfiguration
-from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 from support.golden import GOLDEN_DATA, check_golden, digest_summary, normalize_run_ids
@@ -201,33 +201,35 @@ def record(scenario: str, registry: FakeRegistry, bucket: MemoryBucket, notifier
 
 
 def cli_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
-    run_pipeline(rules(dry_run=False), Dependencies(registry, bucket, notifier, clock=lambda: NOW))
+    run_pipeline(rules(dry_run=False), Adapters(registry, bucket, notifier, clock=lambda: NOW))
 
 
 def forced_dry_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
-    deps = Dependencies(registry, bucket, notifier, clock=lambda: NOW)
-    run_pipeline(rules(dry_run=False), deps, force_dry_run=True)
+    adapters = Adapters(registry, bucket, notifier, clock=lambda: NOW)
+    run_pipeline(rules(dry_run=False), adapters, force_dry_run=True)
 
 
 def workflow_with_a_crashed_worker(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
     """The state machine's three steps; the worker of team-a/api crashed before it stored its report."""
     config = rules(dry_run=False)
     clock = iter(NOW + timedelta(seconds=s) for s in range(1000))
-    deps = Dependencies(registry, bucket, notifier, clock=lambda: next(clock))
-    start = start_run(config, deps, trigger="schedule")
+    adapters = Adapters(registry, bucket, notifier, clock=lambda: next(clock))
+    start = start_run(config, adapters, trigger="schedule")
     for item in json.loads(bucket.objects[start.targets_key]):
         if item["repository"] != "team-a/api":
-            evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    finish_run(deps, start, config)
+            evaluate_target(
+                config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"]
+            )
+    finish_run(adapters, start, config)
 
 
 def push_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
     config = rules(dry_run=True)
-    deps = Dependencies(registry, bucket, notifier, clock=lambda: NOW)
-    start = start_run(config, deps, trigger="push", repositories=["multi", "unmanaged", "multi"])
+    adapters = Adapters(registry, bucket, notifier, clock=lambda: NOW)
+    start = start_run(config, adapters, trigger="push", repositories=["multi", "unmanaged", "multi"])
     for item in json.loads(bucket.objects[start.targets_key]):
-        evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    finish_run(deps, start, config)
+        evaluate_target(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+    finish_run(adapters, start, config)
 
 
 def blocked_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
@@ -243,7 +245,7 @@ class BrokenRegistry(FakeRegistry):
 def run_that_dies(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
     broken = BrokenRegistry(registry_id=ACCOUNT, region=REGION, repositories=registry.repositories)
     with pytest.raises(RuntimeError, match="AccessDenied"):
-        run_pipeline(rules(dry_run=False), Dependencies(broken, bucket, notifier, clock=lambda: NOW))
+        run_pipeline(rules(dry_run=False), Adapters(broken, bucket, notifier, clock=lambda: NOW))
 
 
 SCENARIOS: dict[str, Callable[[FakeRegistry, MemoryBucket, RecordingNotifier], None]] = {

@@ -46,6 +46,7 @@ SHIPPED = {
     "kube",
     "handlers",
     "services",
+    "clock.py",
     "layout.py",
     "loading.py",
     "ports.py",

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from ecr_retention import layout
 from ecr_retention.aws import dynamodb_lease
 from ecr_retention.domain import aws_inventory
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
-from ecr_retention.services import inventory, report, snapshot
+from ecr_retention.services import inventory, snapshot
 from infra import constants, pruning_workflow, repository_scope
 from infra.deploy_settings import DeploySettings, derived_repository_filter
 from support.infra_stacks import RULES
@@ -272,7 +273,7 @@ def test_iam_scope_is_every_policys_patterns_plus_read_only_tag_sources() -> Non
 def test_infra_constants_equal_the_packages() -> None:
     assert constants.IN_USE_PREFIX == inventory.IN_USE_PREFIX
     assert constants.MANIFEST_CACHE_PREFIX == snapshot.MANIFEST_CACHE_PREFIX
-    assert constants.RUNS_PREFIX == report.RUNS_PREFIX
+    assert layout.repository_report_key("r", "app").startswith(f"{constants.RUNS_PREFIX}r/")
     assert pruning_workflow.LEASE_TABLE_KEY == dynamodb_lease.LEASE_TABLE_KEY
     assert pruning_workflow.LEASE_TABLE_TTL_ATTRIBUTE == dynamodb_lease.LEASE_TABLE_TTL_ATTRIBUTE
     assert constants.DEFAULT_TASK_DEFINITION_REVISIONS == aws_inventory.DEFAULT_REVISIONS

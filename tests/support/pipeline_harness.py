@@ -33,7 +33,7 @@ from ecr_retention.domain.plan import Plan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.run import Dependencies
+from ecr_retention.services.run import Adapters
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr
@@ -97,8 +97,8 @@ class Pipeline:
     def bucket(self) -> S3Bucket:
         return S3Bucket(BUCKET, self.clients.client("s3", REGION))
 
-    def deps(self) -> Dependencies:
-        return Dependencies(
+    def adapters(self) -> Adapters:
+        return Adapters(
             registry=self.registry(),
             bucket=self.bucket(),
             notifier=SnsNotifier(self.topic_arn, self.clients.client("sns", REGION)),

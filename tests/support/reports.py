@@ -14,7 +14,7 @@ from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.manifest_evidence import manifest_evidence
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.report import RunReport, report_of_plan
-from ecr_retention.services.run import Dependencies, run_pipeline
+from ecr_retention.services.run import Adapters, run_pipeline
 from support.builders import (
     ACCOUNT,
     HOST,
@@ -118,8 +118,8 @@ def real_run_report() -> RunReport:
     registry.archive("app", digests["app", "v1"], NOW - timedelta(days=10))  # prod runs it: the run restores it
     bucket = MemoryBucket(name="inventory")
     bucket.write("in-use/prod.json", manifest_bytes(in_use("prod", (f"{HOST}/app:v1", None))))
-    deps = Dependencies(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
-    return run_pipeline(parse_config(REAL_RUN_RULES), deps)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
+    return run_pipeline(parse_config(REAL_RUN_RULES), adapters)
 
 
 QUARANTINE_TOTALS = ("enteredQuarantine", "leftQuarantine", "inQuarantine")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ecr_retention.domain.inventory import InUseImage, InUseManifest, manifest_json, parse_manifest, read_inventory
-from ecr_retention.services.aws_inventory import AwsCollection, BucketManifestStore, stored_collection
+from ecr_retention.services.aws_inventory import BucketManifestStore, ManifestCollection, stored_collection
 from support.builders import HOST, NOW, config, digest, image, plan, repository, snapshot
 from support.fakes import MemoryBucket
 
@@ -37,7 +37,9 @@ def stored(bucket: MemoryBucket) -> InUseManifest:
 def test_an_incomplete_collection_keeps_the_references_it_did_not_read_again() -> None:
     web, api = use(f"{HOST}/web:v1"), use(f"{HOST}/api:v2", "Deployment/api")
     store, bucket = given_a_previous_manifest(web, api)
-    failed = AwsCollection(manifest=manifest(web, complete=False), problems=("cluster prod-eks: listing pods failed",))
+    failed = ManifestCollection(
+        manifest=manifest(web, complete=False), problems=("cluster prod-eks: listing pods failed",)
+    )
 
     result = stored_collection(failed, store)
 
@@ -49,7 +51,7 @@ def test_an_incomplete_collection_keeps_the_references_it_did_not_read_again() -
 
 def test_a_carried_reference_still_protects_its_image_when_the_cluster_is_not_expected() -> None:
     store, bucket = given_a_previous_manifest(use(f"{HOST}/app@{digest('a')}"))
-    stored_collection(AwsCollection(manifest=manifest(complete=False), problems=("unreachable",)), store)
+    stored_collection(ManifestCollection(manifest=manifest(complete=False), problems=("unreachable",)), store)
 
     inventory = read_inventory([(f"in-use/{CLUSTER}.json", bucket.objects[f"in-use/{CLUSTER}.json"])])
     rules = config([{"delete": {"tags": ["*"], "older_than": "30d"}}])  # the cluster is not in safety.clusters
@@ -61,7 +63,7 @@ def test_a_carried_reference_still_protects_its_image_when_the_cluster_is_not_ex
 def test_a_complete_collection_replaces_the_previous_manifest_whole() -> None:
     store, bucket = given_a_previous_manifest(use(f"{HOST}/web:v1"), use(f"{HOST}/api:v2"))
 
-    result = stored_collection(AwsCollection(manifest=manifest(use(f"{HOST}/web:v2"))), store)
+    result = stored_collection(ManifestCollection(manifest=manifest(use(f"{HOST}/web:v2"))), store)
 
     assert stored(bucket).images == (use(f"{HOST}/web:v2"),)
     assert stored(bucket).complete is True
@@ -71,7 +73,7 @@ def test_a_complete_collection_replaces_the_previous_manifest_whole() -> None:
 def test_without_a_previous_manifest_nothing_is_carried() -> None:
     bucket = MemoryBucket()
     result = stored_collection(
-        AwsCollection(manifest=manifest(complete=False), problems=("unreachable",)), BucketManifestStore(bucket)
+        ManifestCollection(manifest=manifest(complete=False), problems=("unreachable",)), BucketManifestStore(bucket)
     )
 
     assert stored(bucket).images == ()
@@ -85,7 +87,7 @@ def test_an_incomplete_collection_is_never_stored_over_a_manifest_that_cannot_be
     bucket.objects[f"in-use/{CLUSTER}.json"] = b"{not json"
 
     result = stored_collection(
-        AwsCollection(manifest=manifest(complete=False), problems=("unreachable",)), BucketManifestStore(bucket)
+        ManifestCollection(manifest=manifest(complete=False), problems=("unreachable",)), BucketManifestStore(bucket)
     )
 
     assert bucket.objects[f"in-use/{CLUSTER}.json"] == b"{not json"
@@ -99,7 +101,9 @@ def test_a_complete_collection_replaces_a_manifest_that_cannot_be_read() -> None
     bucket = MemoryBucket()
     bucket.objects[f"in-use/{CLUSTER}.json"] = b"{not json"
 
-    result = stored_collection(AwsCollection(manifest=manifest(use(f"{HOST}/web:v1"))), BucketManifestStore(bucket))
+    result = stored_collection(
+        ManifestCollection(manifest=manifest(use(f"{HOST}/web:v1"))), BucketManifestStore(bucket)
+    )
 
     assert stored(bucket).images == (use(f"{HOST}/web:v1"),)
     assert result.store_error is None

@@ -199,7 +199,7 @@ def test_run_report_table_prints_the_summary_line_by_line_with_each_value_escape
             RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3, warnings=("evil\nline",)),
             RepositoryReport(repository_name="web", outcome="skipped", images=4, kept=4, skipped="over \u202e0.5"),
         ],
-        report_key="s3://inventory/reports/2026/11/30/20261130T030000Z-cli-0a1b2c3d.json",
+        report_url="s3://inventory/reports/2026/11/30/20261130T030000Z-cli-0a1b2c3d.json",
     )
 
     lines = render_run_report(report).splitlines()

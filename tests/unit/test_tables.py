@@ -49,7 +49,7 @@ def test_run_report_table_prints_the_summary_one_line_per_line() -> None:
         started_at=started,
         finished_at=started + timedelta(seconds=5),
         repositories=[RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3)],
-        report_key="s3://bucket/reports/2026/11/30/20261130T030000Z-cli-1a2b3c4d.json",
+        report_url="s3://bucket/reports/2026/11/30/20261130T030000Z-cli-1a2b3c4d.json",
     )
 
     lines = render_run_report(report).splitlines()

@@ -64,7 +64,7 @@ def test_the_steps_outputs_are_camel_case() -> None:
         "deleted": 2,
         "failed": 0,
     }
-    assert RunReported(run_id="r-1", outcome="ok", report_key="s3://b/k").to_wire() == {
+    assert RunReported(run_id="r-1", outcome="ok", report_url="s3://b/k").to_wire() == {
         "runId": "r-1",
         "outcome": "ok",
         "reportKey": "s3://b/k",

@@ -4,6 +4,7 @@ credentials, and each spoke account through a read-only role assumed with STS As
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import boto3
 
@@ -13,11 +14,18 @@ from ecr_retention.aws.lambda_functions import LambdaFunctions
 from ecr_retention.aws.reading import read
 from ecr_retention.aws.scheduled_tasks import ScheduledTasks
 from ecr_retention.domain.aws_inventory import account_of_role
-from ecr_retention.ports import AccountReaders
+from ecr_retention.ports import AccountAccess, AccountReaders
 
 ROLE_SESSION_NAME = "ecr-retention-collector"
 # A collection of one account takes minutes; the role's default maximum session is one hour.
 ASSUMED_ROLE_SECONDS = 3600
+
+
+class CollectorAccounts(AccountAccess, Protocol):
+    """The collector's accounts: what it reads in each (ports.AccountAccess), and each one's client factory, with
+    which the EKS adapter (aws.eks_clusters) signs the tokens of the account's clusters."""
+
+    def factory_for(self, account: str) -> ClientFactory: ...
 
 
 class AwsAccounts:

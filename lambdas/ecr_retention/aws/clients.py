@@ -40,8 +40,7 @@ class ClientFactory:
     """One boto3 session; each (service, region) client created once, on first use, and then shared
     (boto3 clients are thread-safe; creating them from one session is not, hence the lock).
 
-    `on_create` sees every client this factory creates (tests attach an API-call recorder with it);
-    `inject` makes `client()` return a given client (tests hand in one they built)."""
+    `on_create` sees every client this factory creates (tests attach an API-call recorder with it)."""
 
     def __init__(
         self,
@@ -74,11 +73,6 @@ class ClientFactory:
     def for_session(self, session: boto3.session.Session) -> ClientFactory:
         """A factory over other credentials (an assumed role's), with this factory's Config and on_create."""
         return ClientFactory(session, config=self._config, on_create=self._on_create)
-
-    def inject(self, service: str, client: Any, region: str | None = None) -> None:
-        """From now on, `client(service, region)` returns this client."""
-        with self._lock:
-            self._clients[(service, region)] = client
 
 
 _default_factory: ClientFactory | None = None

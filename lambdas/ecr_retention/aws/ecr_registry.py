@@ -1,6 +1,6 @@
 """ports.Registry over Amazon ECR: one boto3 ECR client, batch calls wherever ECR has them, every failure read.
 
-Facts this relies on (shared/reference/ecr-lifecycle.md, section 4, and the botocore model):
+Facts this relies on (the ECR API reference and the botocore model):
 - DescribeImages returns only ACTIVE images unless `filter.imageStatus` says otherwise; we always send ANY.
 - DescribeImages by `imageIds` takes 100 ids and fails as a whole (ImageNotFoundException) when one is missing.
 - BatchGetImage resolves an index to one platform's manifest unless the index media types are accepted.
@@ -22,7 +22,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 from pydantic import ValidationError
 
-from ecr_retention.aws.clients import ClientFactory, default_factory
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, describe_failure, error_code, error_message
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.errors import describe_validation_error
@@ -64,23 +63,6 @@ class EcrRegistry:
         self._ecr = ecr_client
         self._registry_id = registry_id
         self._region = region
-
-    @classmethod
-    def connect(
-        cls,
-        *,
-        region: str | None = None,
-        registry_id: str | None = None,
-        clients: ClientFactory | None = None,
-    ) -> EcrRegistry:
-        """The registry of the given account, or of the caller's account (STS GetCallerIdentity) when the
-        configuration names none, in the given region or the environment's."""
-        factory = clients or default_factory()
-        ecr = factory.client("ecr", region)
-        resolved_region: str = ecr.meta.region_name
-        if registry_id is None:
-            registry_id = str(factory.client("sts", resolved_region).get_caller_identity()["Account"])
-        return cls(ecr, registry_id, resolved_region)
 
     @property
     def registry_id(self) -> str:

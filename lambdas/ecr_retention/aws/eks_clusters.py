@@ -11,30 +11,31 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from ecr_retention.aws.accounts import CollectorAccounts
 from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.eks_token import ClusterToken
 from ecr_retention.aws.reading import read
 from ecr_retention.domain.eks_clusters import EksCluster
 from ecr_retention.kube.client import ClusterLister, connect_with_token
 from ecr_retention.kube.errors import ExportFailed
+from ecr_retention.kube.workloads import Resource
 from ecr_retention.ports import ReadFailed
 
-
-class AccountFactories(Protocol):
-    def factory_for(self, account: str) -> ClientFactory: ...
+Item = TypeVar("Item")
 
 
 class EksClusters:
     """One object per collection run, over the run's accounts (aws.accounts.AwsAccounts)."""
 
-    def __init__(self, accounts: AccountFactories) -> None:
+    def __init__(self, accounts: CollectorAccounts) -> None:
         self._accounts = accounts
 
-    def lister(self, cluster: EksCluster) -> ClusterLister:
+    def lister(self, cluster: EksCluster) -> ClusterObjects:
         try:
             factory = self._accounts.factory_for(cluster.account)
         except ValueError as error:  # settings that name a cluster of an account the collector cannot enter
@@ -45,7 +46,7 @@ class EksClusters:
             token.first()
         except ExportFailed as error:
             raise ClusterUnreadable(str(error)) from None
-        return ClusterLister(connect_with_token(endpoint, ca_pem, token))
+        return ClusterObjects(ClusterLister(connect_with_token(endpoint, ca_pem, token)))
 
     def _endpoint(self, factory: ClientFactory, cluster: EksCluster) -> tuple[str, str]:
         description = read(
@@ -70,7 +71,21 @@ class EksClusters:
 
 
 class ClusterUnreadable(ReadFailed):
-    """The cluster's API cannot be reached with what DescribeCluster and the credentials give."""
+    """The cluster's API cannot be reached with what DescribeCluster and the credentials give, or a list failed."""
+
+
+class ClusterObjects:
+    """The shared lister (kube.client) as the port has it (ports.ObjectLister): its failures, which the in-cluster
+    exporter shares (kube.errors.ExportFailed), are the collector's ReadFailed here."""
+
+    def __init__(self, lister: ClusterLister) -> None:
+        self._lister = lister
+
+    def list_all(self, resource: Resource, read: Callable[[Mapping[str, Any]], Item | None]) -> list[Item]:
+        try:
+            return self._lister.list_all(resource, read)
+        except ExportFailed as error:
+            raise ClusterUnreadable(str(error)) from None
 
 
 class _SigningFailuresAreExportFailures:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import base64
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
+
+from ecr_retention.clock import utc_now
 
 TOKEN_PREFIX = "k8s-aws-v1."
 CLUSTER_NAME_HEADER = "x-k8s-aws-id"
@@ -74,7 +76,7 @@ class ClusterToken:
         sts_client: Any,
         cluster: str,
         *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        clock: Callable[[], datetime] = utc_now,
         sign: Callable[[Any, str], str] = presigned_token,
     ) -> None:
         self._sts_client = sts_client

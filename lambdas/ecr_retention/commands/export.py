@@ -13,8 +13,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import ClusterName, manifest_key
+from ecr_retention.layout import IN_USE_PREFIX
 
-DEFAULT_PREFIX = "in-use/"
+DEFAULT_PREFIX = IN_USE_PREFIX
 _BUCKET_NAME = re.compile(r"[a-zA-Z0-9._-]{1,255}")
 EXIT_OK, EXIT_FAILED = 0, 1
 

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter, ValidationError
 
 from ecr_retention.commands.aws_session import aws_errors, bucket_name
-from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, AwsRegion, RoleArn, account_of_role, count_summary
+from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, RoleArn, account_of_role, count_summary
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.limits import IN_USE_MANIFEST
+from ecr_retention.domain.replication import AwsRegion
 from ecr_retention.loading import check_output_file, read_limited, write_file_atomically
 
 if TYPE_CHECKING:
-    from ecr_retention.services.aws_inventory import AwsCollection
+    from ecr_retention.services.aws_inventory import ManifestCollection
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
 MAX_PROBLEMS_SHOWN = 20
@@ -77,12 +78,8 @@ def run(args: argparse.Namespace) -> int:
     from ecr_retention.aws.accounts import AwsAccounts
     from ecr_retention.aws.clients import client, default_factory, default_region
     from ecr_retention.aws.s3_bucket import S3Bucket
-    from ecr_retention.services.aws_inventory import (
-        BucketManifestStore,
-        ManifestStore,
-        export_aws_inventory,
-        failed_collections,
-    )
+    from ecr_retention.ports import ManifestStore
+    from ecr_retention.services.aws_inventory import BucketManifestStore, export_aws_inventory, failed_collections
 
     role_arns = _role_arns(args.role_arn)
     regions = _regions(args.regions) if args.regions else None
@@ -108,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if failed_collections(collections) else EXIT_OK
 
 
-def _print(collection: AwsCollection) -> None:
+def _print(collection: ManifestCollection) -> None:
     name = collection.name
     references = f"{len(collection.manifest.images)} image references from {count_summary(collection.counts)}"
     if collection.store_error is not None:

@@ -14,6 +14,7 @@ from ecr_retention.domain.durations import parse_duration
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.report import short_digest
 from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.ports import ManifestCache
 from ecr_retention.services.restore import (
     POLL_SECONDS,
     ReadOnlyManifests,
@@ -25,10 +26,10 @@ from ecr_retention.services.restore import (
     Waiting,
     removals_of_run,
     restore,
-    run_started_at,
 )
-from ecr_retention.services.snapshot import BucketManifestCache, ManifestCache
+from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.tables import MAX_REASON_WIDTH, MAX_TAGS_WIDTH, clip, format_rows, printable
+from ecr_retention.workflow import run_started_at
 
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")  # the OCI distribution spec's tag

@@ -10,7 +10,7 @@ from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_na
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
 from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import load_config
-from ecr_retention.services.run import Dependencies, run_pipeline
+from ecr_retention.services.run import Adapters, run_pipeline
 from ecr_retention.tables import printable, render_run_report
 
 
@@ -41,20 +41,20 @@ def run(args: argparse.Namespace) -> int:
     bucket = bucket_name(args.bucket)
     topic = topic_arn(args.topic_arn) if args.topic_arn else None
     session = AwsSession.from_environment()
-    deps = Dependencies(
+    adapters = Adapters(
         registry=session.registry(),
         bucket=session.bucket(bucket),
         notifier=session.notifier(topic),
         leases=session.leases(args.lease_table),
     )
     with aws_errors():
-        report = run_pipeline(config, deps, trigger="cli", patterns=args.repositories, force_dry_run=args.dry_run)
+        report = run_pipeline(config, adapters, trigger="cli", patterns=args.repositories, force_dry_run=args.dry_run)
     if out is not None:
         try:
             write_report_file(out, report, config, args.format, "run")
         except InputError as error:  # the run is done and reported: not a bad-input exit
             print(
-                printable(f"ecr-retention run: error: {error}; the run's report is {report.report_key}"),
+                printable(f"ecr-retention run: error: {error}; the run's report is {report.report_url}"),
                 file=sys.stderr,
             )
             return 1

@@ -7,12 +7,13 @@ import json
 import sys
 from typing import Any
 
+from ecr_retention.clock import utc_now
 from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name
 from ecr_retention.loading import load_config
-from ecr_retention.services.evaluate import utc_now
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.tagger import tag_deployed, tag_run_id
+from ecr_retention.services.tagger import tag_deployed
 from ecr_retention.tables import render_tag_report
+from ecr_retention.workflow import new_tag_run_id
 
 
 def register(subparsers: Any) -> None:
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
             config,
             read_inventory_from_bucket(session.bucket(bucket_arg)),
             registry=session.registry(),
-            run_id=tag_run_id(now),
+            run_id=new_tag_run_id(now),
             now=now,
             dry_run=config.dry_run or args.dry_run,
         )

@@ -18,8 +18,6 @@ from pydantic import StringConstraints
 from ecr_retention.domain.inventory import InUseImage, InUseManifest, InUseSource
 from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
 
-AccountId = Annotated[str, StringConstraints(pattern=r"^\d{12}$")]
-AwsRegion = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,5}(-[a-z]+)+-\d{1,2}$")]
 # arn:<partition>:iam::<account>:role/<path/><name>; IAM allows `+=,.@_-` in names and `/` in paths.
 RoleArn = Annotated[
     str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$", max_length=2048)
@@ -48,6 +46,16 @@ def inventory_name(account: str, region: str) -> str:
 def account_of_role(role_arn: str) -> str:
     """arn:aws:iam::210987654321:role/ecr-retention-reader -> 210987654321."""
     return role_arn.split(":")[4]
+
+
+def one_role_per_account(role_arns: tuple[str, ...]) -> tuple[str, ...]:
+    """The spoke roles, refused (ValueError, for a settings validator) when two name one account: the collector
+    writes one manifest per account and region, aws-<account>-<region>."""
+    accounts = [account_of_role(arn) for arn in role_arns]
+    repeated = sorted({account for account in accounts if accounts.count(account) > 1})
+    if repeated:
+        raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
+    return role_arns
 
 
 @dataclass(frozen=True)

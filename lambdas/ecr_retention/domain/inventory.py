@@ -22,6 +22,7 @@ from pydantic.alias_generators import to_camel
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.registry import Digest
 from ecr_retention.domain.timestamps import UtcDatetime
+from ecr_retention.layout import IN_USE_PREFIX
 
 ClusterName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
 # Kubernetes (the exporter): pod, template, replicaset, controllerrevision, cronjob.
@@ -139,7 +140,7 @@ def manifest_json(manifest: InUseManifest) -> bytes:
     return manifest.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
 
 
-def manifest_key(cluster: str, prefix: str = "in-use/") -> str:
+def manifest_key(cluster: str, prefix: str = IN_USE_PREFIX) -> str:
     """Where a cluster's manifest lives in the inventory bucket."""
     return f"{prefix}{cluster}.json"
 

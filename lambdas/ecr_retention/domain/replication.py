@@ -2,7 +2,7 @@
 
 A rule with `deleteReplication.enabled` repeats every deletion and tag removal of the source in each of its
 destinations, and so does a native lifecycle expiry. An image that runs in such a destination therefore runs
-on the source's copy: it must be protected here as if it ran from here (shared/SPEC.md, "Replicated deletions").
+on the source's copy: it must be protected here as if it ran from here (the specification's "Replicated deletions").
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from pydantic import ConfigDict, StrictBool, StringConstraints
 
 from ecr_retention.domain.aws_shape import AwsShape
 
-# [0-9], not \d: pydantic's patterns read \d as any script's digit, and an account id in Arabic-Indic digits is
-# no account's id.
+# An AWS account id and a region name, one pattern each for the package (a replication destination, the collector's
+# and the stack's regions). [0-9], not \d: pydantic's patterns read \d as any script's digit, and an account id in
+# Arabic-Indic digits is no account's id.
 AccountId = Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]
-RegionName = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,5}(?:-[a-z]+)+-[0-9]+$")]
+AwsRegion = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,5}(?:-[a-z]+)+-[0-9]+$")]
 
 
 class ReplicationShape(AwsShape):
@@ -32,7 +33,7 @@ class ReplicationShape(AwsShape):
 
 
 class ReplicationDestination(ReplicationShape):
-    region: RegionName
+    region: AwsRegion
     registry_id: AccountId
 
 

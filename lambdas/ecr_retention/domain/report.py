@@ -18,7 +18,6 @@ from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.plan import Decision, Plan, PlanModel, Reason, ReasonKind, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.timestamps import UtcDatetime
-from ecr_retention.layout import REPORTS_PREFIX
 
 Trigger = Literal["schedule", "push", "cli"]
 RunOutcome = Literal["ok", "blocked", "partial", "failed"]
@@ -132,7 +131,8 @@ class RunReport(PlanModel):
     warnings: tuple[str, ...] = ()
     registry_id: str | None = None
     region: str | None = None
-    report_key: str | None = None
+    # s3://bucket/reports/YYYY/MM/DD/<runId>.json: where this document is (reportKey, as the schema has always said).
+    report_url: str | None = Field(default=None, alias="reportKey")
     # Each in-use manifest as the run's report step read it (expected clusters first among the checks).
     manifests: tuple[ManifestEvidence, ...] = ()
     totals: RunTotals = Field(default_factory=RunTotals)
@@ -197,7 +197,7 @@ def build_run_report(
     repositories: Sequence[RepositoryReport],
     registry_id: str | None = None,
     region: str | None = None,
-    report_key: str | None = None,
+    report_url: str | None = None,
     run_warnings: Sequence[str] = (),
     template_findings: Sequence[TemplateFinding] = (),
     manifests: Sequence[ManifestEvidence] = (),
@@ -216,7 +216,7 @@ def build_run_report(
         warnings=warnings,
         registry_id=registry_id,
         region=region,
-        report_key=report_key,
+        report_url=report_url,
         manifests=tuple(manifests),
         totals=totals_of(ordered),
         repositories=tuple(ordered),
@@ -377,14 +377,6 @@ def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvide
 
 
 ReportFormat = Literal["json", "html", "csv"]
-
-
-def report_key(
-    run_id: str, started_at: datetime, prefix: str = REPORTS_PREFIX, *, extension: ReportFormat = "json"
-) -> str:
-    """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC); the page (`.html`) and the sheet (`.csv`)
-    of the same run have the same stem."""
-    return f"{prefix}{started_at:%Y/%m/%d}/{run_id}.{extension}"
 
 
 # --- The read model: the facts every renderer reads (the SNS summary, the page, the sheet, the CLI tables) ----------

@@ -138,7 +138,7 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
     lines += largest_lines(report)
     lines += finding_lines(report)
     lines += warning_lines(report)
-    lines += ["", f"Full report: {report.report_key or '(not written)'}"]
+    lines += ["", f"Full report: {report.report_url or '(not written)'}"]
     if files is not None:
         lines += file_lines(files, report.region)
     return lines

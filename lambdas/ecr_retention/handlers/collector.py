@@ -4,6 +4,7 @@ EKS cluster it reads through the cluster's API (eksClusters), written to `in-use
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -13,7 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ecr_retention.handlers.events import CollectionDone, ManifestCollected, parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import CollectorWiring, collector_at_cold_start
-from ecr_retention.services.aws_inventory import export_aws_inventory
+from ecr_retention.services.aws_inventory import ManifestCollection, export_aws_inventory
 from ecr_retention.services.eks_inventory import export_eks_inventory
 from ecr_retention.workflow import RunRequest
 
@@ -39,17 +40,36 @@ def lambda_handler(
 ) -> dict[str, Any]:
     wiring = wiring or collector_at_cold_start()
     trigger = parse_trigger(event)
+    collections = collect(wiring)
+    log_collections(collections)
+    record_collection_metrics(collections)
+    unstored = [c for c in collections if c.store_error is not None]
+    if unstored:
+        raise ManifestsNotStored("; ".join(f"{c.name}: {c.store_error}" for c in unstored))
+    logger.info("collection finished", extra={"trigger": trigger, "manifests": len(collections)})
+    return collection_done(collections).to_wire()
+
+
+def collect(wiring: CollectorWiring) -> list[ManifestCollection]:
+    """Every account and region of ECS and Lambda, then every listed EKS cluster, each stored as it is read."""
     settings = wiring.settings
     accounts = wiring.accounts()
     collections = export_aws_inventory(accounts, settings.collect_regions, wiring.store, revisions=settings.revisions)
     if settings.eks_clusters:
         collections += export_eks_inventory(settings.eks_clusters, wiring.clusters(accounts), wiring.store)
+    return collections
+
+
+def log_collections(collections: Sequence[ManifestCollection]) -> None:
     for collection in collections:
         details = {"manifest": collection.name, "images": len(collection.manifest.images), **collection.counts}
         if collection.problems:
             logger.warning("incomplete collection", extra={**details, "problems": list(collection.problems)})
         else:
             logger.info("collected", extra={**details, "location": collection.location})
+
+
+def record_collection_metrics(collections: Sequence[ManifestCollection]) -> None:
     stored = [c for c in collections if c.store_error is None]
     metrics.add_metric(name="InUseManifestsWritten", unit=MetricUnit.Count, value=len(stored))
     metrics.add_metric(
@@ -58,10 +78,9 @@ def lambda_handler(
     metrics.add_metric(
         name="InUseImageReferences", unit=MetricUnit.Count, value=sum(len(c.manifest.images) for c in collections)
     )
-    unstored = [c for c in collections if c.store_error is not None]
-    if unstored:
-        raise ManifestsNotStored("; ".join(f"{c.name}: {c.store_error}" for c in unstored))
-    logger.info("collection finished", extra={"trigger": trigger, "manifests": len(collections)})
+
+
+def collection_done(collections: Sequence[ManifestCollection]) -> CollectionDone:
     return CollectionDone(
         manifests=tuple(
             ManifestCollected(
@@ -74,4 +93,4 @@ def lambda_handler(
             for c in collections
         ),
         incomplete=sum(1 for c in collections if c.problems),
-    ).to_wire()
+    )

@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
-from ecr_retention.services.report import publish_failure
+from ecr_retention.services.report import failure_published
 from ecr_retention.services.run import finish_run
 from ecr_retention.workflow import RunRecord, RunReported
 
@@ -22,14 +22,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
     wiring = wiring or report_at_cold_start()
     record = parse_event(event, RunRecord, "report input")
     adapters = wiring.adapters
-    try:
-        report = finish_run(adapters, record, wiring.config)
-    except Exception as error:  # the subscribers hear of a failed run; the workflow still fails
-        publish_failure(adapters.notifier, record.run_id, record.dry_run, f"{type(error).__name__}: {error}")
-        raise
+    # Whatever fails, the subscribers hear of the failed run, and the workflow still fails.
+    report = failure_published(
+        adapters.notifier, record.run_id, record.dry_run, lambda: finish_run(adapters, record, wiring.config)
+    )
     record_run_metrics(report)
     # The manifests as the report step read them (finish_run): read once, for the report's evidence and these ages.
     written = {m.cluster: m.generated_at for m in report.manifests if m.generated_at is not None}
     record_manifest_ages(written, wiring.config.safety.clusters, adapters.clock())
-    logger.info("run reported", extra={"outcome": report.outcome, "report": report.report_key})
-    return RunReported(run_id=report.run_id, outcome=report.outcome, report_key=report.report_key).to_wire()
+    logger.info("run reported", extra={"outcome": report.outcome, "report": report.report_url})
+    return RunReported(run_id=report.run_id, outcome=report.outcome, report_url=report.report_url).to_wire()

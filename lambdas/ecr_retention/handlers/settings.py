@@ -8,12 +8,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
 
 from ecr_retention import layout
-from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, AwsRegion, RoleArn, account_of_role
+from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, RoleArn, one_role_per_account
 from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
-from ecr_retention.domain.errors import InputError, describe_validation_error
+from ecr_retention.domain.replication import AwsRegion
+from ecr_retention.loading import validate_as
 
 
 def default_rules_file() -> Path:
@@ -78,11 +79,15 @@ class CollectorSettings(BucketSettings):
     """The AWS inventory collector's settings (handlers/collector.py); lists are JSON arrays, because an IAM
     role name may contain a comma."""
 
-    regions: tuple[AwsRegion, ...] = Field(default=(), alias="COLLECT_REGIONS")  # empty: the function's region
-    role_arns: tuple[RoleArn, ...] = Field(default=(), alias="SPOKE_ROLE_ARNS")  # one read-only role per spoke
-    revisions: NonNegativeInt = Field(default=DEFAULT_REVISIONS, alias="TASK_DEFINITION_REVISIONS")
+    regions: tuple[AwsRegion, ...] = Field(
+        default=(), alias=layout.COLLECT_REGIONS_VARIABLE
+    )  # empty: the function's region
+    role_arns: tuple[RoleArn, ...] = Field(
+        default=(), alias=layout.SPOKE_ROLE_ARNS_VARIABLE
+    )  # one read-only role per spoke
+    revisions: NonNegativeInt = Field(default=DEFAULT_REVISIONS, alias=layout.TASK_DEFINITION_REVISIONS_VARIABLE)
     # Read through their API (services.eks_inventory); each one's manifest is in-use/<cluster name>.json.
-    eks_cluster_arns: tuple[EksClusterArn, ...] = Field(default=(), alias="EKS_CLUSTERS")
+    eks_cluster_arns: tuple[EksClusterArn, ...] = Field(default=(), alias=layout.EKS_CLUSTERS_VARIABLE)
 
     @field_validator("regions", "role_arns", "eks_cluster_arns", mode="before")
     @classmethod
@@ -96,14 +101,7 @@ class CollectorSettings(BucketSettings):
                 raise ValueError('a JSON array of strings, e.g. ["eu-west-1"]')
         return value
 
-    @field_validator("role_arns")
-    @classmethod
-    def _one_role_per_account(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        accounts = [account_of_role(arn) for arn in value]
-        repeated = sorted({account for account in accounts if accounts.count(account) > 1})
-        if repeated:
-            raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
-        return value
+    _one_role_per_account = field_validator("role_arns")(one_role_per_account)
 
     @property
     def eks_clusters(self) -> tuple[EksCluster, ...]:
@@ -121,7 +119,6 @@ def settings_from_environ(model: type[SettingsModel], environ: Mapping[str, str]
     """The model from the environment variables its field aliases name; empty values count as unset."""
     source = os.environ if environ is None else environ
     names = {field.alias for field in model.model_fields.values() if field.alias}
-    try:
-        return model.model_validate({name: value for name, value in source.items() if name in names and value})
-    except ValidationError as error:
-        raise InputError(f"function environment: {describe_validation_error(error)}") from None
+    return validate_as(
+        model, {name: value for name, value in source.items() if name in names and value}, "function environment"
+    )

@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
 
-from ecr_retention.aws.accounts import AwsAccounts
-from ecr_retention.aws.clients import ClientFactory, client, default_factory
+from ecr_retention.aws.accounts import AwsAccounts, CollectorAccounts
+from ecr_retention.aws.clients import client, default_factory
 from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
@@ -28,9 +27,9 @@ from ecr_retention.handlers.settings import (
     TargetsSettings,
 )
 from ecr_retention.loading import load_config
-from ecr_retention.ports import AccountAccess, ClusterAccess
-from ecr_retention.services.aws_inventory import BucketManifestStore, ManifestStore
-from ecr_retention.services.run import Dependencies
+from ecr_retention.ports import ClusterAccess, ManifestStore
+from ecr_retention.services.aws_inventory import BucketManifestStore
+from ecr_retention.services.run import Adapters
 
 
 @dataclass(frozen=True)
@@ -38,16 +37,12 @@ class RunWiring:
     """A function of the pruning workflow, or the tagger: the rules file, and the adapters of a run."""
 
     config: RetentionConfig
-    adapters: Dependencies
+    adapters: Adapters
 
 
 @dataclass(frozen=True)
 class PushWiring:
     starter: StepFunctionsStarter
-
-
-class CollectorAccounts(AccountAccess, Protocol):
-    def factory_for(self, account: str) -> ClientFactory: ...
 
 
 def eks_clusters(accounts: CollectorAccounts) -> ClusterAccess:
@@ -78,12 +73,12 @@ def _bucket(settings: RulesSettings) -> S3Bucket:
 
 
 def targets_wiring(settings: TargetsSettings) -> RunWiring:
-    adapters = Dependencies(registry=_registry(settings), bucket=_bucket(settings))
+    adapters = Adapters(registry=_registry(settings), bucket=_bucket(settings))
     return RunWiring(load_config(settings.rules_file), adapters)
 
 
 def evaluate_wiring(settings: EvaluateSettings) -> RunWiring:
-    adapters = Dependencies(
+    adapters = Adapters(
         registry=_registry(settings),
         bucket=_bucket(settings),
         leases=DynamoDbLeases(settings.lease_table, client("dynamodb")),
@@ -92,7 +87,7 @@ def evaluate_wiring(settings: EvaluateSettings) -> RunWiring:
 
 
 def report_wiring(settings: ReportSettings) -> RunWiring:
-    adapters = Dependencies(
+    adapters = Adapters(
         registry=_registry(settings),
         bucket=_bucket(settings),
         notifier=SnsNotifier(settings.topic_arn, client("sns")),
@@ -101,7 +96,7 @@ def report_wiring(settings: ReportSettings) -> RunWiring:
 
 
 def tagger_wiring(settings: TaggerSettings) -> RunWiring:
-    adapters = Dependencies(registry=_registry(settings), bucket=_bucket(settings))
+    adapters = Adapters(registry=_registry(settings), bucket=_bucket(settings))
     return RunWiring(load_config(settings.rules_file), adapters)
 
 

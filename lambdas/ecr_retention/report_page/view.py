@@ -55,7 +55,7 @@ class Header:
     finished_iso: str
     finished: str
     duration: str
-    report_key: str | None
+    report_url: str | None
     headline: str  # what the run did, in the SNS subject's words: "deleted 153 images (23.5 GiB) in 6 repositories"
     verbs: dict[Verb, str]  # each verb of what the run did, for the mode: {"delete": "would delete", ...} in dry run
 
@@ -93,7 +93,7 @@ def header_of(report: RunReport) -> Header:
         finished_iso=report.finished_at.isoformat(),
         finished=utc(report.finished_at),
         duration=humanize_age(timedelta(seconds=seconds)),
-        report_key=visible(report.report_key) if report.report_key else None,
+        report_url=visible(report.report_url) if report.report_url else None,
         headline=headline_of(report),
         verbs={verb: action_verb(verb, dry_run=report.dry_run) for verb in PAST_TENSE},
     )

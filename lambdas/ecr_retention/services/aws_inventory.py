@@ -12,8 +12,9 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import ParamSpec, Protocol, TypeVar
+from typing import ParamSpec, TypeVar
 
+from ecr_retention.clock import utc_now
 from ecr_retention.domain.aws_inventory import (
     DEFAULT_REVISIONS,
     REVISIONS_NAMESPACE,
@@ -33,24 +34,11 @@ from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_
 from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import IN_USE_PREFIX
-from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ReadFailed
-from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.evaluate import utc_now
+from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ManifestStore, ReadFailed, StorageUnavailable
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
-
-
-class ManifestStore(Protocol):
-    def store(self, name: str, body: bytes) -> str:
-        """Store the manifest of `name` whole; return where it went."""
-        ...
-
-    def stored(self, name: str) -> tuple[str, bytes | None]:
-        """Where the manifest of `name` is, and its bytes as stored now (None: there is none). Raises InputError
-        when it cannot be read."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -71,7 +59,9 @@ class BucketManifestStore:
 
 
 @dataclass(frozen=True)
-class AwsCollection:
+class ManifestCollection:
+    """One source read and stored: an account and region of ECS and Lambda, or an EKS cluster."""
+
     manifest: InUseManifest
     problems: tuple[str, ...] = ()  # every part that could not be read; any makes the manifest incomplete
     counts: Mapping[str, int] = field(default_factory=dict)  # what was read: "services" -> 12, ...
@@ -114,7 +104,7 @@ class _Collection:
 
 def collect_aws_inventory(
     readers: AccountReaders, *, generated_at: datetime, revisions: int = DEFAULT_REVISIONS
-) -> AwsCollection:
+) -> ManifestCollection:
     """Read one account in one region. Never raises for AWS failures: each becomes a problem and makes the
     manifest incomplete; everything else that could be read is in it."""
     collection = _Collection(readers)
@@ -128,7 +118,7 @@ def collect_aws_inventory(
         collection.uses,
         complete=not collection.problems,
     )
-    return AwsCollection(manifest=manifest, problems=tuple(collection.problems), counts=dict(collection.counts))
+    return ManifestCollection(manifest=manifest, problems=tuple(collection.problems), counts=dict(collection.counts))
 
 
 def _collect_ecs(collection: _Collection) -> None:
@@ -200,11 +190,11 @@ def _collect_functions(collection: _Collection) -> None:
                     collection.uses.append(function_use(function, alias.name, code))
 
 
-def unreachable_collection(account: str, region: str, generated_at: datetime, problem: str) -> AwsCollection:
+def unreachable_collection(account: str, region: str, generated_at: datetime, problem: str) -> ManifestCollection:
     """The account could not be entered: an empty, incomplete manifest, so that its staleness is not the only
     sign and an expected source blocks at once."""
     manifest = build_aws_manifest(inventory_name(account, region), generated_at, (), complete=False)
-    return AwsCollection(manifest=manifest, problems=(problem,))
+    return ManifestCollection(manifest=manifest, problems=(problem,))
 
 
 def export_aws_inventory(
@@ -214,7 +204,7 @@ def export_aws_inventory(
     *,
     revisions: int = DEFAULT_REVISIONS,
     clock: Callable[[], datetime] = utc_now,
-) -> list[AwsCollection]:
+) -> list[ManifestCollection]:
     """Collect and store one manifest per account and region, each whole in one write. A manifest that cannot
     be stored is reported in its collection (`store_error`) and the others are still collected and stored;
     callers fail the run for it. Raises ReadFailed only when the caller's own account cannot be named."""
@@ -233,17 +223,18 @@ def export_aws_inventory(
     return collections
 
 
-def carried_forward(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
+def carried_forward(collection: ManifestCollection, store: ManifestStore) -> ManifestCollection:
     """An incomplete collection keeps the references of the manifest it replaces that it could not read again, so
     that what the last reading found running stays protected while the source cannot be read (an exporter that
     fails stores nothing, which leaves its previous manifest in place to the same effect). The manifest stays
     `complete: false`; a complete collection replaces the previous manifest whole."""
     if collection.manifest.complete:
         return collection
-    read = contain(lambda: store.stored(collection.name), log=logger, what=f"reading the previous {collection.name}")
-    if isinstance(read, Defect):
-        return _held_back(collection, f"the previous manifest could not be read ({read})")
-    source, body = read
+    try:
+        source, body = store.stored(collection.name)
+    except (StorageUnavailable, OSError, InputError) as error:
+        logger.warning("reading the previous %s failed: %s", collection.name, error)
+        return _held_back(collection, f"the previous manifest could not be read ({_described(error)})")
     if body is None:
         return collection
     try:
@@ -262,13 +253,13 @@ def carried_forward(collection: AwsCollection, store: ManifestStore) -> AwsColle
         f"{references} carried over from the previous manifest (generated {format_timestamp(previous.generated_at)}),"
         " not read again"
     )
-    return AwsCollection(manifest=manifest, problems=(*collection.problems, note), counts=collection.counts)
+    return ManifestCollection(manifest=manifest, problems=(*collection.problems, note), counts=collection.counts)
 
 
-def _held_back(collection: AwsCollection, problem: str) -> AwsCollection:
+def _held_back(collection: ManifestCollection, problem: str) -> ManifestCollection:
     """An incomplete collection is never stored over a manifest that could not be read: the unreadable one may
     protect more than this reading found, and while it stays it blocks every run, which is the safe side."""
-    return AwsCollection(
+    return ManifestCollection(
         manifest=collection.manifest,
         problems=collection.problems,
         counts=collection.counts,
@@ -279,30 +270,33 @@ def _held_back(collection: AwsCollection, problem: str) -> AwsCollection:
     )
 
 
-def stored_collection(collection: AwsCollection, store: ManifestStore) -> AwsCollection:
+def stored_collection(collection: ManifestCollection, store: ManifestStore) -> ManifestCollection:
     # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one. A store that fails
     # in any way (a bucket, or a local file for the CLI) is reported in the result and fails the run; the other
     # accounts still go out.
     collection = carried_forward(collection, store)
     if collection.store_error is not None:
         return collection
-    location = contain(
-        lambda: store.store(collection.name, manifest_json(collection.manifest)),
-        log=logger,
-        what=f"storing the in-use manifest {collection.name}",
-    )
-    if isinstance(location, Defect):
-        return AwsCollection(
+    try:
+        location = store.store(collection.name, manifest_json(collection.manifest))
+    except (StorageUnavailable, OSError) as error:
+        logger.warning("storing the in-use manifest %s failed: %s", collection.name, error)
+        return ManifestCollection(
             manifest=collection.manifest,
             problems=collection.problems,
             counts=collection.counts,
-            store_error=str(location),
+            store_error=_described(error),
         )
-    return AwsCollection(
+    return ManifestCollection(
         manifest=collection.manifest, problems=collection.problems, counts=collection.counts, location=location
     )
 
 
-def failed_collections(collections: Iterable[AwsCollection]) -> list[AwsCollection]:
+def _described(error: Exception) -> str:
+    # As the reports have always worded a store's failure: the adapter's error class, then its message.
+    return f"{type(error).__name__}: {error}"
+
+
+def failed_collections(collections: Iterable[ManifestCollection]) -> list[ManifestCollection]:
     """Collections that are incomplete or were not stored: the run found problems."""
     return [c for c in collections if c.problems or c.store_error is not None]

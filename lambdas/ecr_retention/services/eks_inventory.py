@@ -13,16 +13,15 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import partial
 
+from ecr_retention.clock import utc_now
 from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.kube.errors import ExportFailed
 from ecr_retention.kube.manifest import build_manifest
 from ecr_retention.kube.workloads import COLLECTED_RESOURCES, ObjectImages, read_object
-from ecr_retention.ports import ClusterAccess, ReadFailed
-from ecr_retention.services.aws_inventory import AwsCollection, ManifestStore, stored_collection
-from ecr_retention.services.evaluate import utc_now
+from ecr_retention.ports import ClusterAccess, ManifestStore, ReadFailed
+from ecr_retention.services.aws_inventory import ManifestCollection, stored_collection
 
 
-def collect_cluster(cluster: EksCluster, access: ClusterAccess, *, generated_at: datetime) -> AwsCollection:
+def collect_cluster(cluster: EksCluster, access: ClusterAccess, *, generated_at: datetime) -> ManifestCollection:
     """Every collected kind of one cluster, across all namespaces. Stops at the first failure: an unreachable API
     server fails every kind alike, each after its connect attempts (about 40 s when nothing answers)."""
     objects: list[ObjectImages] = []
@@ -34,12 +33,12 @@ def collect_cluster(cluster: EksCluster, access: ClusterAccess, *, generated_at:
             found = lister.list_all(resource, partial(read_object, resource))
             counts[resource.plural] = len(found)
             objects.extend(found)
-    except (ReadFailed, ExportFailed) as error:
+    except ReadFailed as error:
         problems.append(f"cluster {cluster.arn}: {error}")
     manifest = build_manifest(cluster.name, generated_at, objects)
     if problems:
         manifest = manifest.model_copy(update={"complete": False})
-    return AwsCollection(manifest=manifest, problems=tuple(problems), counts=counts)
+    return ManifestCollection(manifest=manifest, problems=tuple(problems), counts=counts)
 
 
 def export_eks_inventory(
@@ -48,7 +47,7 @@ def export_eks_inventory(
     store: ManifestStore,
     *,
     clock: Callable[[], datetime] = utc_now,
-) -> list[AwsCollection]:
+) -> list[ManifestCollection]:
     """Collect and store one manifest per cluster, each whole in one write; a manifest that cannot be stored is
     reported in its collection (`store_error`), as export_aws_inventory does."""
     collections = []

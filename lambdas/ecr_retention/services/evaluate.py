@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 
+from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
 from ecr_retention.domain.inventory import Inventory
@@ -23,20 +24,16 @@ from ecr_retention.domain.planner import build_run_context, first_matching_polic
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, repository_report
-from ecr_retention.ports import LeaseStore, LeaseUnavailable, Registry, RepositoryGone
+from ecr_retention.ports import LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.snapshot import ManifestCache, repository_tags, snapshot_repository
+from ecr_retention.services.snapshot import repository_tags, snapshot_repository
 
 logger = logging.getLogger(__name__)
 
 GLOB_CHARACTERS = frozenset("*?[")
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
 DEFAULT_LEASE_SECONDS = 15 * 60
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ecr_retention.domain.in_use_memory import ResolvedTags, reading_warnings, r
 from ecr_retention.domain.inventory import Inventory, memory_json
 from ecr_retention.domain.limits import IN_USE_MEMORY, format_limit
 from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
-from ecr_retention.domain.report import RepositoryReport
+from ecr_retention.domain.report import ImageEntry, RepositoryReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
 from ecr_retention.ports import Bucket
 from ecr_retention.services.defects import Defect, contain
@@ -28,13 +28,18 @@ logger = logging.getLogger(__name__)
 def resolved_in_use_tags(reports: Iterable[RepositoryReport]) -> ResolvedTags:
     """(repository, tag) -> digest for every tag of every image the evaluations found in use: the tags that in-use tag
     references name point there now (a tag names one image of its repository)."""
-    resolved: dict[tuple[str, str], str] = {}
-    for report in reports:
-        for entry in (*report.kept_images, *report.restored, *report.restore_failed):
-            if any(reason.kind == "in-use" and reason.rule is None for reason in entry.reasons):
-                for tag in entry.image_tags:
-                    resolved[(report.repository_name, tag)] = entry.image_digest
-    return resolved
+    return {
+        (report.repository_name, tag): entry.image_digest
+        for report in reports
+        for entry in (*report.kept_images, *report.restored, *report.restore_failed)
+        if _in_use(entry)
+        for tag in entry.image_tags
+    }
+
+
+def _in_use(entry: ImageEntry) -> bool:
+    """Kept (or restored) because a manifest names it, not by a rule."""
+    return any(reason.kind == "in-use" and reason.rule is None for reason in entry.reasons)
 
 
 def update_memory(
@@ -66,17 +71,25 @@ def update_memory(
         replication=replication,
     )
     body = memory_json(memory)
-    if len(body) > IN_USE_MEMORY.max_bytes // 2:  # over the cap, the next run cannot read it and is blocked
-        warnings = (
-            *warnings,
-            f"the in-use memory is {len(body) / 2**20:.1f} MiB, over half its {format_limit(IN_USE_MEMORY.max_bytes)} cap: "
-            "past it, every run is blocked; shorten safety.in_use_grace or split the registry's clusters",
-        )
+    return (*warnings, *_size_warnings(body), *_written(bucket, body))
+
+
+def _size_warnings(body: bytes) -> tuple[str, ...]:
+    if len(body) <= IN_USE_MEMORY.max_bytes // 2:
+        return ()
+    # Over the cap, the next run cannot read it and is blocked.
+    return (
+        f"the in-use memory is {len(body) / 2**20:.1f} MiB, over half its {format_limit(IN_USE_MEMORY.max_bytes)} cap: "
+        "past it, every run is blocked; shorten safety.in_use_grace or split the registry's clusters",
+    )
+
+
+def _written(bucket: Bucket, body: bytes) -> tuple[str, ...]:
+    """The memory written, or the warning that it was not (never raised: the run's report is worth more)."""
     written = contain(lambda: bucket.write(IN_USE_MEMORY_KEY, body), log=logger, what="writing the in-use memory")
-    if isinstance(written, Defect):
-        return (
-            *warnings,
-            f"the in-use memory could not be written to s3://{bucket.name}/{IN_USE_MEMORY_KEY} ({written}); "
-            "it protects what it named before this run, and the next run tries again",
-        )
-    return warnings
+    if not isinstance(written, Defect):
+        return ()
+    return (
+        f"the in-use memory could not be written to s3://{bucket.name}/{IN_USE_MEMORY_KEY} ({written}); "
+        "it protects what it named before this run, and the next run tries again",
+    )

@@ -3,18 +3,17 @@ for every evaluation of the run) and by `ecr-retention run`. Unreadable means bl
 
 from __future__ import annotations
 
-from pydantic import ValidationError
-
-from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.layout import replication_key
+from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, Registry, ReplicationUnreadable
-from ecr_retention.services.report import run_prefix
 
 MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations and 100 filters: a few KiB
 GRANT = 'the role needs ecr:DescribeRegistry, an action without resource-level permissions (Resource "*")'
 
 
-def unreadable(detail: str, *, denied: bool = False) -> RegistryReplication:
+def unknown_replication(detail: str, *, denied: bool = False) -> RegistryReplication:
     """Why the run deletes nothing. The grant is named only when AWS denied the call: an answer that could not be
     read, or a run file that is missing, is no missing permission, and saying so would send the reader to IAM."""
     grant = f" ({GRANT})" if denied else ""
@@ -27,11 +26,7 @@ def read_replication(registry: Registry) -> RegistryReplication:
     try:
         return RegistryReplication(replication_configuration=registry.replication_configuration())
     except ReplicationUnreadable as error:
-        return unreadable(str(error), denied=error.denied)
-
-
-def replication_key(run_id: str) -> str:
-    return f"{run_prefix(run_id)}replication.json"
+        return unknown_replication(str(error), denied=error.denied)
 
 
 def store_replication(bucket: Bucket, run_id: str, replication: RegistryReplication) -> str:
@@ -47,9 +42,7 @@ def load_replication(bucket: Bucket, run_id: str) -> RegistryReplication:
     try:
         body = bucket.read(replication_key(run_id), max_bytes=MAX_REPLICATION_BYTES)
         if body is None:
-            return unreadable(f"{source} is missing (the targets step stores it)")
-        return RegistryReplication.model_validate(parse_json(body.decode("utf-8", errors="replace"), source))
+            return unknown_replication(f"{source} is missing (the targets step stores it)")
+        return validate_as(RegistryReplication, parse_json(body.decode("utf-8", errors="replace"), source), source)
     except InputError as error:
-        return unreadable(str(error))
-    except ValidationError as error:
-        return unreadable(f"{source}: {describe_validation_error(error, RegistryReplication)}")
+        return unknown_replication(str(error))

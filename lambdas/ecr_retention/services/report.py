@@ -4,47 +4,31 @@ sheet that cannot be rendered or written costs neither the JSON report nor the s
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-
-from pydantic import ValidationError
+from typing import TypeVar
 
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.doctor import TemplateFinding
-from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
-from ecr_retention.domain.report import (
-    ReportFormat,
-    RepositoryReport,
-    RunReport,
-    Trigger,
-    build_run_report,
-    report_key,
-)
+from ecr_retention.domain.report import ReportFormat, RepositoryReport, RunReport, Trigger, build_run_report
 from ecr_retention.domain.summary import ReportFiles, StoredFile, failure_summary, render_summary
-from ecr_retention.layout import RUNS_PREFIX
-from ecr_retention.ports import Bucket, Notifier
+from ecr_retention.layout import repository_report_key, repository_reports_prefix, run_report_key
+from ecr_retention.loading import validate_as
+from ecr_retention.ports import Bucket, Notifier, StorageUnavailable
 from ecr_retention.report_sheet import render_sheet
 from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
 READ_THREADS = 16
-
-
-def run_prefix(run_id: str) -> str:
-    return f"{RUNS_PREFIX}{run_id}/"
-
-
-def repository_report_key(run_id: str, repository: str) -> str:
-    # Repository names hold slashes; a hash keeps one flat, collision-free object per repository.
-    name = hashlib.sha256(repository.encode()).hexdigest()[:32]
-    return f"{run_prefix(run_id)}repositories/{name}.json"
 
 
 def store_repository_report(bucket: Bucket, run_id: str, report: RepositoryReport) -> str:
@@ -56,18 +40,15 @@ def store_repository_report(bucket: Bucket, run_id: str, report: RepositoryRepor
 def load_repository_reports(bucket: Bucket, run_id: str) -> list[RepositoryReport]:
     """Every repository report a run's workers stored. A report that cannot be read is an error: the run
     report must not leave out what a worker did."""
-    keys = sorted(bucket.list_objects(f"{run_prefix(run_id)}repositories/"))
+    keys = sorted(bucket.list_objects(repository_reports_prefix(run_id)))
 
     def load(key: str) -> RepositoryReport:
+        where = f"s3://{bucket.name}/{key}"
         body = bucket.read(key, max_bytes=MAX_REPOSITORY_REPORT_BYTES)
         if body is None:
-            raise InputError(f"s3://{bucket.name}/{key}: listed but missing")
-        data = parse_json(body.decode("utf-8", errors="replace"), f"s3://{bucket.name}/{key}")
-        try:
-            return RepositoryReport.model_validate(data)
-        except ValidationError as error:
-            detail = describe_validation_error(error, RepositoryReport)
-            raise InputError(f"s3://{bucket.name}/{key}: unreadable repository report: {detail}") from None
+            raise InputError(f"{where}: listed but missing")
+        data = parse_json(body.decode("utf-8", errors="replace"), where)
+        return validate_as(RepositoryReport, data, f"{where}: unreadable repository report")
 
     with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
         return list(pool.map(load, keys))
@@ -90,7 +71,7 @@ def report_run(
     template_findings: Sequence[TemplateFinding] = (),
     manifests: Sequence[ManifestEvidence] = (),
 ) -> RunReport:
-    key = report_key(run_id, started_at)
+    key = run_report_key(run_id, started_at)
     report = build_run_report(
         run_id=run_id,
         trigger=trigger,
@@ -100,18 +81,17 @@ def report_run(
         repositories=repositories,
         registry_id=registry_id,
         region=region,
-        report_key=f"s3://{bucket.name}/{key}",
+        report_url=f"s3://{bucket.name}/{key}",
         run_warnings=run_warnings,
         template_findings=template_findings,
         manifests=manifests,
     )
-    # Whatever stops the write, the summary must still go out, saying the report is missing.
-    written = contain(lambda: bucket.write(key, report.to_json().encode()), log=logger, what="writing the run report")
-    if isinstance(written, Defect):
-        if notifier is not None:
-            subject, body = failure_summary(run_id, f"the report could not be written to {key}: {written.error}")
-            notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})
-        raise written.error
+    try:
+        bucket.write(key, report.to_json().encode())
+    except StorageUnavailable as error:  # the summary must still go out, saying the report is missing
+        logger.warning("writing the run report failed: %s", error)
+        publish_failure(notifier, run_id, dry_run, f"the report could not be written to {key}: {error}")
+        raise
     files = store_page_and_sheet(bucket, report, price)
     if notifier is not None:
         subject, body = render_summary(report, files)
@@ -119,7 +99,7 @@ def report_run(
             subject,
             body,
             {"dry_run": str(dry_run).lower(), "outcome": report.outcome},
-            report_location=report.report_key,
+            report_location=report.report_url,
         )
     return report
 
@@ -127,12 +107,12 @@ def report_run(
 def store_page_and_sheet(bucket: Bucket, report: RunReport, price: StoragePrice) -> ReportFiles:
     """The page and the sheet beside the JSON report (same key stem). Each is contained: the JSON report is written
     already, and the summary must go out whatever happens to them."""
-    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: page_of(report, price))
+    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: page_html(report, price))
     sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: render_sheet(report))
     return ReportFiles(bucket=bucket.name, page=page, sheet=sheet)
 
 
-def page_of(report: RunReport, price: StoragePrice) -> str:
+def page_html(report: RunReport, price: StoragePrice) -> str:
     # Imported here, inside the contained call: only the report step renders, so the other functions' cold starts
     # do not load Jinja2, and a page that cannot even be imported costs the summary nothing.
     from ecr_retention.report_page import render_page
@@ -143,13 +123,21 @@ def page_of(report: RunReport, price: StoragePrice) -> str:
 def store_rendered(
     bucket: Bucket, report: RunReport, extension: ReportFormat, content_type: str, render: Callable[[], str]
 ) -> StoredFile:
-    key = report_key(report.run_id, report.started_at, extension=extension)
-    written = contain(
-        lambda: bucket.write(key, render().encode("utf-8"), content_type=content_type),
-        log=logger,
-        what=f"writing the run report's {extension}",
-    )
-    return StoredFile(key, problem=str(written) if isinstance(written, Defect) else None)
+    """Render and write one of the report's files. A write the bucket refuses is the file's problem, and so is a
+    defect of the renderer (contained: the JSON report is written already, and the summary must go out)."""
+    key = run_report_key(report.run_id, report.started_at, extension=extension)
+
+    def render_and_write() -> str | None:
+        body = render().encode("utf-8")
+        try:
+            bucket.write(key, body, content_type=content_type)
+        except StorageUnavailable as error:
+            logger.warning("writing the run report's %s failed: %s", extension, error)
+            return f"{type(error).__name__}: {error}"
+        return None
+
+    written = contain(render_and_write, log=logger, what=f"writing the run report's {extension}")
+    return StoredFile(key, problem=str(written) if isinstance(written, Defect) else written)
 
 
 def publish_failure(notifier: Notifier | None, run_id: str, dry_run: bool, problem: str) -> None:
@@ -157,3 +145,13 @@ def publish_failure(notifier: Notifier | None, run_id: str, dry_run: bool, probl
         return
     subject, body = failure_summary(run_id, problem)
     notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})
+
+
+def failure_published(notifier: Notifier | None, run_id: str, dry_run: bool, call: Callable[[], T]) -> T:
+    """call(); when it raises, whatever the error, the subscribers hear that the run failed (silence never means
+    success), and the exception still reaches the caller."""
+    outcome = contain(call, log=None, what="the run")
+    if isinstance(outcome, Defect):
+        publish_failure(notifier, run_id, dry_run, str(outcome))
+        raise outcome.error
+    return outcome

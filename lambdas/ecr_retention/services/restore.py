@@ -13,25 +13,24 @@ is ACTIVE (with --wait, the children follow in a second round; without it, a sec
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any, Literal
-
-from pydantic import ValidationError
 
 from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
 from ecr_retention.domain.durations import format_duration
-from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.ledger import NO_ANSWER, Answer, Ledger
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.domain.report import RunReport, report_key, short_digest
-from ecr_retention.ports import Bucket, Registry, RepositoryGone
+from ecr_retention.domain.report import RunReport, short_digest
+from ecr_retention.layout import run_report_key
+from ecr_retention.loading import validate_as
+from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import answers_of
-from ecr_retention.services.snapshot import ManifestCache, MemoryManifestCache, index_manifests, read_index_manifest
+from ecr_retention.services.snapshot import MemoryManifestCache, index_manifests, read_index_manifest
+from ecr_retention.workflow import run_started_at
 
-RUN_ID = re.compile(r"^(\d{8}T\d{6}Z)-[a-z-]+-[0-9a-f]{8}$")
 MAX_RUN_REPORT_BYTES = 256 * 1024 * 1024
 POLL_SECONDS = 15.0
 PROGRESS_SECONDS = 60.0
@@ -91,17 +90,6 @@ class RestoreReport:
 # --- what to restore -------------------------------------------------------------------------------------------
 
 
-def run_started_at(run_id: str) -> datetime:
-    """The start of a run, from its id (`YYYYMMDDTHHMMSSZ-<trigger>-<8 hex>`, services.run.new_run_id)."""
-    match = RUN_ID.match(run_id)
-    if match is None:
-        raise InputError(f"--run: {run_id!r} is not a run id (such as 20261201T030000Z-schedule-1a2b3c4d)")
-    try:
-        return datetime.strptime(match[1] + "+0000", "%Y%m%dT%H%M%SZ%z")
-    except ValueError:
-        raise InputError(f"--run: {run_id!r} does not start with a valid date and time") from None
-
-
 @dataclass(frozen=True)
 class RunRemovals:
     """What a run removed, from its report: the images it archived, by repository (they can be restored), and how
@@ -132,16 +120,13 @@ def selections_of_run(bucket: Bucket, run_id: str) -> dict[str, Selection]:
 
 
 def _run_report(bucket: Bucket, run_id: str) -> RunReport:
-    key = report_key(run_id, run_started_at(run_id))
+    key = run_report_key(run_id, run_started_at(run_id))
     where = f"s3://{bucket.name}/{key}"
     body = bucket.read(key, max_bytes=MAX_RUN_REPORT_BYTES)
     if body is None:
         raise InputError(f"unknown run {run_id}: no report at {where}")
     data = parse_json(body.decode("utf-8", errors="replace"), where)
-    try:
-        report = RunReport.model_validate(data)
-    except ValidationError as error:
-        raise InputError(f"{where}: unreadable run report: {describe_validation_error(error, RunReport)}") from None
+    report = validate_as(RunReport, data, f"{where}: unreadable run report")
     if report.run_id != run_id:
         raise InputError(f"{where}: the report is of run {report.run_id}, not {run_id}")
     if report.dry_run:

@@ -4,11 +4,11 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.errors import InputError, parse_json
@@ -16,22 +16,21 @@ from ecr_retention.domain.manifest_evidence import ManifestEvidence, manifest_ev
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import first_matching_policy
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
+from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
-from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.evaluate import Evaluation, evaluate_repository, utc_now
+from ecr_retention.services.evaluate import Evaluation, evaluate_repository
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
+    failure_published,
     load_repository_reports,
-    publish_failure,
     report_run,
-    run_prefix,
     store_repository_report,
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import creation_template_findings
-from ecr_retention.workflow import RunRecord, WorkItem
+from ecr_retention.workflow import RunRecord, WorkItem, new_run_id
 
 # A run's work items: 10,000 repositories are about 1.5 MB.
 MAX_TARGETS_BYTES = 64 * 1024 * 1024
@@ -42,7 +41,9 @@ NO_REPORT = (
 
 
 @dataclass(frozen=True)
-class Dependencies:
+class Adapters:
+    """What a run works through (ports.py); the wiring builds each function's own (handlers/wiring.py)."""
+
     registry: Registry
     bucket: Bucket
     notifier: Notifier | None = None
@@ -50,8 +51,12 @@ class Dependencies:
     clock: Callable[[], datetime] = utc_now
 
 
-def new_run_id(started_at: datetime, trigger: Trigger) -> str:
-    return f"{started_at:%Y%m%dT%H%M%SZ}-{trigger}-{uuid.uuid4().hex[:8]}"
+def begin_run(
+    config: RetentionConfig, adapters: Adapters, trigger: Trigger, force_dry_run: bool
+) -> tuple[str, datetime, bool]:
+    """A new run: its id, its start by the run's clock, and whether it only reports."""
+    started_at = adapters.clock()
+    return new_run_id(started_at, trigger), started_at, effective_dry_run(config, force_dry_run)
 
 
 def sweep_targets(
@@ -79,21 +84,19 @@ def effective_dry_run(config: RetentionConfig, force_dry_run: bool) -> bool:
 
 def start_run(
     config: RetentionConfig,
-    deps: Dependencies,
+    adapters: Adapters,
     *,
     trigger: Trigger,
     repositories: Sequence[str] | None = None,
     force_dry_run: bool = False,
 ) -> RunRecord:
     """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read."""
-    started_at = deps.clock()
-    run_id = new_run_id(started_at, trigger)
-    dry_run = effective_dry_run(config, force_dry_run)
-    targets = sweep_targets(config, deps.registry, repositories=repositories)
-    store_replication(deps.bucket, run_id, read_replication(deps.registry))
+    run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
+    targets = sweep_targets(config, adapters.registry, repositories=repositories)
+    store_replication(adapters.bucket, run_id, read_replication(adapters.registry))
     items = [WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run).to_wire() for name in targets]
-    key = f"{run_prefix(run_id)}targets.json"
-    deps.bucket.write(key, json.dumps(items).encode())
+    key = targets_key(run_id)
+    adapters.bucket.write(key, json.dumps(items).encode())
     return RunRecord(
         run_id=run_id,
         trigger=trigger,
@@ -101,13 +104,13 @@ def start_run(
         started_at=started_at,
         targets_key=key,
         count=len(targets),
-        bucket=deps.bucket.name,
+        bucket=adapters.bucket.name,
     )
 
 
 def evaluate_target(
     config: RetentionConfig,
-    deps: Dependencies,
+    adapters: Adapters,
     *,
     run_id: str,
     repository: str,
@@ -118,20 +121,20 @@ def evaluate_target(
     evaluation = Evaluation(
         run_id=run_id,
         config=config,
-        inventory=read_inventory_from_bucket(deps.bucket),
+        inventory=read_inventory_from_bucket(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
-        replication=load_replication(deps.bucket, run_id),
+        replication=load_replication(adapters.bucket, run_id),
     )
     report = evaluate_repository(
         repository,
         evaluation,
-        registry=deps.registry,
-        cache=BucketManifestCache(deps.bucket),
-        leases=deps.leases,
-        clock=deps.clock,
+        registry=adapters.registry,
+        cache=BucketManifestCache(adapters.bucket),
+        leases=adapters.leases,
+        clock=adapters.clock,
         seconds_left=seconds_left,
     )
-    store_repository_report(deps.bucket, run_id, report)
+    store_repository_report(adapters.bucket, run_id, report)
     return report
 
 
@@ -155,13 +158,13 @@ def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[Repos
     ]
 
 
-def finish_run(deps: Dependencies, start: RunRecord, config: RetentionConfig) -> RunReport:
+def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) -> RunReport:
     """The report step: gather what the workers stored, write the run report (JSON, page, sheet), publish the summary.
     The manifests' evidence is read now, after the evaluations (each read the inventory as it was when it started)."""
-    reports = load_repository_reports(deps.bucket, start.run_id)
-    templates = creation_template_findings(deps.registry)
-    finished_at = deps.clock()
-    manifests, inventory_warnings = remember_inventory(deps, start, config, reports, finished_at)
+    reports = load_repository_reports(adapters.bucket, start.run_id)
+    templates = creation_template_findings(adapters.registry)
+    finished_at = adapters.clock()
+    manifests, inventory_warnings = remember_inventory(adapters, start, config, reports, finished_at)
     warnings = [*templates.warnings, *inventory_warnings]
     return report_run(
         run_id=start.run_id,
@@ -169,12 +172,12 @@ def finish_run(deps: Dependencies, start: RunRecord, config: RetentionConfig) ->
         dry_run=start.dry_run,
         started_at=start.started_at,
         finished_at=finished_at,
-        repositories=[*reports, *unreported_targets(deps.bucket, start, reports)],
-        bucket=deps.bucket,
-        notifier=deps.notifier,
-        price=storage_price(config, deps.registry),
-        registry_id=deps.registry.registry_id,
-        region=deps.registry.region,
+        repositories=[*reports, *unreported_targets(adapters.bucket, start, reports)],
+        bucket=adapters.bucket,
+        notifier=adapters.notifier,
+        price=storage_price(config, adapters.registry),
+        registry_id=adapters.registry.registry_id,
+        region=adapters.registry.region,
         run_warnings=warnings,
         template_findings=templates.findings,
         manifests=manifests,
@@ -182,26 +185,26 @@ def finish_run(deps: Dependencies, start: RunRecord, config: RetentionConfig) ->
 
 
 def remember_inventory(
-    deps: Dependencies, start: RunRecord, config: RetentionConfig, reports: Sequence[RepositoryReport], now: datetime
+    adapters: Adapters, start: RunRecord, config: RetentionConfig, reports: Sequence[RepositoryReport], now: datetime
 ) -> tuple[tuple[ManifestEvidence, ...], tuple[str, ...]]:
     """The report step's one reading of the inventory: each manifest's evidence for the report, and the in-use memory
     updated from it (with its warnings)."""
     try:
-        inventory = read_inventory_from_bucket(deps.bucket)
+        inventory = read_inventory_from_bucket(adapters.bucket)
     except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
         return (), (
             "the in-use manifests could not be read when the run was reported, so it lists none and the in-use "
             f"memory was not updated: {error}",
         )
     warnings = update_memory(
-        deps.bucket,
+        adapters.bucket,
         config.safety,
         inventory,
         reports,
         now,
-        registry_id=deps.registry.registry_id,
-        region=deps.registry.region,
-        replication=load_replication(deps.bucket, start.run_id).replication_configuration,
+        registry_id=adapters.registry.registry_id,
+        region=adapters.registry.region,
+        replication=load_replication(adapters.bucket, start.run_id).replication_configuration,
     )
     return manifest_evidence(config.safety, inventory, now), warnings
 
@@ -213,50 +216,44 @@ def storage_price(config: RetentionConfig, registry: Registry) -> StoragePrice:
 
 def run_pipeline(
     config: RetentionConfig,
-    deps: Dependencies,
+    adapters: Adapters,
     *,
     trigger: Trigger = "cli",
     patterns: Sequence[str] | None = None,
     force_dry_run: bool = False,
 ) -> RunReport:
     """One whole run in this process, through the same services as the workflow."""
-    started_at = deps.clock()
-    run_id = new_run_id(started_at, trigger)
-    dry_run = effective_dry_run(config, force_dry_run)
+    run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
 
     def evaluate_all() -> tuple[Evaluation, list[RepositoryReport]]:
-        names = tuple(deps.registry.repository_names())
+        names = tuple(adapters.registry.repository_names())
         evaluation = Evaluation(
             run_id=run_id,
             config=config,
-            inventory=read_inventory_from_bucket(deps.bucket),
+            inventory=read_inventory_from_bucket(adapters.bucket),
             dry_run=dry_run,
-            replication=read_replication(deps.registry),
+            replication=read_replication(adapters.registry),
             repository_names=names,
         )
-        cache = BucketManifestCache(deps.bucket)
+        cache = BucketManifestCache(adapters.bucket)
         reports = [
             evaluate_repository(
-                name, evaluation, registry=deps.registry, cache=cache, leases=deps.leases, clock=deps.clock
+                name, evaluation, registry=adapters.registry, cache=cache, leases=adapters.leases, clock=adapters.clock
             )
-            for name in sweep_targets(config, deps.registry, patterns=patterns, repositories=names)
+            for name in sweep_targets(config, adapters.registry, patterns=patterns, repositories=names)
         ]
         return evaluation, reports
 
-    evaluated = contain(evaluate_all, log=None, what="the run")
-    if isinstance(evaluated, Defect):  # subscribers hear of a run that died before its report; the caller still fails
-        publish_failure(deps.notifier, run_id, dry_run, str(evaluated))
-        raise evaluated.error
-    evaluation, reports = evaluated
-    templates = creation_template_findings(deps.registry)
+    evaluation, reports = failure_published(adapters.notifier, run_id, dry_run, evaluate_all)
+    templates = creation_template_findings(adapters.registry)
     memory_warnings = update_memory(
-        deps.bucket,
+        adapters.bucket,
         config.safety,
         evaluation.inventory,
         reports,
-        deps.clock(),
-        registry_id=deps.registry.registry_id,
-        region=deps.registry.region,
+        adapters.clock(),
+        registry_id=adapters.registry.registry_id,
+        region=adapters.registry.region,
         replication=evaluation.replication.replication_configuration,
     )
     return report_run(
@@ -264,13 +261,13 @@ def run_pipeline(
         trigger=trigger,
         dry_run=evaluation.dry_run,
         started_at=started_at,
-        finished_at=deps.clock(),
+        finished_at=adapters.clock(),
         repositories=reports,
-        bucket=deps.bucket,
-        notifier=deps.notifier,
-        price=storage_price(config, deps.registry),
-        registry_id=deps.registry.registry_id,
-        region=deps.registry.region,
+        bucket=adapters.bucket,
+        notifier=adapters.notifier,
+        price=storage_price(config, adapters.registry),
+        registry_id=adapters.registry.registry_id,
+        region=adapters.registry.region,
         run_warnings=(*templates.warnings, *memory_warnings),
         template_findings=templates.findings,
         manifests=manifest_evidence(config.safety, evaluation.inventory, started_at),

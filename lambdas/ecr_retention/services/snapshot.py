@@ -10,22 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
-from ecr_retention.ports import Bucket, Registry, RepositoryGone
+from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
 INDEX_ACCEPTED_MEDIA_TYPES = tuple(sorted(INDEX_MEDIA_TYPES))
-
-
-class ManifestCache(Protocol):
-    def get(self, digest: str) -> str | None: ...
-
-    def put(self, digest: str, text: str) -> None: ...
 
 
 class MemoryManifestCache:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import uuid
 from collections import defaultdict
 from datetime import datetime
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES
+from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
 from ecr_retention.ports import Registry, RepositoryGone
 
@@ -21,10 +20,6 @@ ACCEPTED_MEDIA_TYPES = (
     "application/vnd.docker.distribution.manifest.v2+json",
     "application/vnd.oci.image.manifest.v1+json",
 )
-
-
-def tag_run_id(now: datetime) -> str:
-    return f"tag-{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 def tag_deployed(
@@ -52,40 +47,55 @@ def tag_deployed(
 def tag_repository(
     registry: Registry, repository: str, candidates: list[TagCandidate], *, dry_run: bool
 ) -> list[TagEntry]:
-    def entry(candidate: TagCandidate, status: str, detail: str = "") -> TagEntry:
-        return TagEntry(
-            repository_name=repository,
-            image_digest=candidate.image_digest,
-            tag=candidate.tag,
-            status=status,  # type: ignore[arg-type]
-            detail=detail,
-        )
-
+    """Each candidate re-read first: gone, already marked, or (dry run) would be tagged; the rest are tagged."""
     try:
         current = registry.describe_image_ids(repository, sorted({c.image_digest for c in candidates}))
     except RepositoryGone:
-        return [entry(c, "gone", "the repository does not exist") for c in candidates]
+        return [_entry(repository, c, "gone", "the repository does not exist") for c in candidates]
     entries: list[TagEntry] = []
     pending: list[TagCandidate] = []
     for candidate in candidates:
-        image = current.get(candidate.image_digest)
-        if image is None:
-            entries.append(entry(candidate, "gone", "the image is no longer in the repository"))
-        elif already_marked(image.image_tags, candidate.tag_prefix):
-            mark = next(t for t in image.image_tags if t.startswith(candidate.tag_prefix))
-            entries.append(entry(candidate, "already-tagged", f"already carries {mark}"))
-        elif dry_run:
-            entries.append(entry(candidate, "would-tag", "dry run"))
-        else:
+        settled = _settled(repository, candidate, current.get(candidate.image_digest), dry_run=dry_run)
+        if settled is None:
             pending.append(candidate)
-    if not pending:
-        return entries
+        else:
+            entries.append(settled)
+    if pending:
+        entries.extend(_put_tags(registry, repository, pending))
+    return entries
+
+
+def _entry(repository: str, candidate: TagCandidate, status: str, detail: str = "") -> TagEntry:
+    return TagEntry(
+        repository_name=repository,
+        image_digest=candidate.image_digest,
+        tag=candidate.tag,
+        status=status,  # type: ignore[arg-type]
+        detail=detail,
+    )
+
+
+def _settled(repository: str, candidate: TagCandidate, image: ImageDetail | None, *, dry_run: bool) -> TagEntry | None:
+    """What the image as it is now says of the candidate, or None when it is to be tagged."""
+    if image is None:
+        return _entry(repository, candidate, "gone", "the image is no longer in the repository")
+    if already_marked(image.image_tags, candidate.tag_prefix):
+        mark = next(t for t in image.image_tags if t.startswith(candidate.tag_prefix))
+        return _entry(repository, candidate, "already-tagged", f"already carries {mark}")
+    if dry_run:
+        return _entry(repository, candidate, "would-tag", "dry run")
+    return None
+
+
+def _put_tags(registry: Registry, repository: str, pending: list[TagCandidate]) -> list[TagEntry]:
+    """PutImage of each image's exact manifest under its new tag."""
     manifests = registry.get_manifests(repository, sorted({c.image_digest for c in pending}), ACCEPTED_MEDIA_TYPES)
+    entries: list[TagEntry] = []
     for candidate in pending:
         manifest = manifests.get(candidate.image_digest)
         if manifest is None:
-            entries.append(entry(candidate, "gone", "ECR returned no manifest for this digest"))
+            entries.append(_entry(repository, candidate, "gone", "ECR returned no manifest for this digest"))
             continue
         outcome = registry.put_tag(repository, manifest, candidate.tag)
-        entries.append(entry(candidate, outcome.status, outcome.detail))
+        entries.append(_entry(repository, candidate, outcome.status, outcome.detail))
     return entries

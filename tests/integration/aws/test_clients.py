@@ -65,16 +65,6 @@ def test_clients_are_created_once_per_service_and_region() -> None:
     assert factory.client("ecr", "us-east-1").meta.region_name == "us-east-1"
 
 
-def test_an_injected_client_is_returned_as_is() -> None:
-    factory = ClientFactory()
-    handmade = boto3.client("ecr", region_name="ap-south-1")
-
-    factory.inject("ecr", handmade)
-
-    assert factory.client("ecr") is handmade
-    assert factory.client("ecr", "ap-south-1") is not handmade  # another key: a client of its own
-
-
 def test_endpoints_come_from_the_standard_environment_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:5055")
     monkeypatch.setenv("AWS_ENDPOINT_URL_ECR", "http://127.0.0.1:5056")

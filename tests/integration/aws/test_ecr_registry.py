@@ -466,16 +466,16 @@ def test_delete_when_ecr_cannot_be_reached_claims_nothing(recorder: ApiCallRecor
     with socket.socket() as probe:  # a loopback port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    unreachable = ClientFactory(
+    unreachable = boto3.client(
+        "ecr",
+        region_name=REGION,
+        endpoint_url=f"http://127.0.0.1:{port}",
         config=Config(retries={"mode": "standard", "total_max_attempts": 2}, connect_timeout=1, read_timeout=1),
-        on_create=recorder.attach,
     )
-    unreachable.inject(
-        "ecr", recorder.attach(boto3.client("ecr", region_name=REGION, endpoint_url=f"http://127.0.0.1:{port}"))
-    )
+    recorder.attach(unreachable)
     digests = ["sha256:" + str(number) * 64 for number in range(3)]
 
-    outcome = EcrRegistry(unreachable.client("ecr"), ACCOUNT, REGION).delete_images(REPO, digests)
+    outcome = EcrRegistry(unreachable, ACCOUNT, REGION).delete_images(REPO, digests)
 
     assert outcome.done == ()
     assert [failure.code for failure in outcome.failed] == ["EndpointConnectionError"] * 3
@@ -704,8 +704,18 @@ def test_put_tag_in_a_deleted_repository_fails(seed: MotoEcr, registry: EcrRegis
 # --- the registry itself -------------------------------------------------------------------------
 
 
+def connect(clients: ClientFactory, *, region: str | None = None, registry_id: str | None = None) -> EcrRegistry:
+    """The registry of the given account, or of the caller's account (STS GetCallerIdentity) when none is named,
+    in the given region or the environment's: as the functions' wiring and the CLI build theirs."""
+    ecr = clients.client("ecr", region)
+    resolved_region: str = ecr.meta.region_name
+    if registry_id is None:
+        registry_id = str(clients.client("sts", resolved_region).get_caller_identity()["Account"])
+    return EcrRegistry(ecr, registry_id, resolved_region)
+
+
 def test_connect_discovers_the_account_with_sts(clients: ClientFactory, recorder: ApiCallRecorder) -> None:
-    registry = EcrRegistry.connect(clients=clients)
+    registry = connect(clients)
 
     assert (registry.registry_id, registry.region) == (ACCOUNT, REGION)
     assert recorder.counts() == {"GetCallerIdentity": 1}
@@ -714,7 +724,7 @@ def test_connect_discovers_the_account_with_sts(clients: ClientFactory, recorder
 def test_connect_takes_the_registry_id_from_configuration_without_sts(
     clients: ClientFactory, recorder: ApiCallRecorder
 ) -> None:
-    registry = EcrRegistry.connect(region="us-east-2", registry_id="210987654321", clients=clients)
+    registry = connect(clients, region="us-east-2", registry_id="210987654321")
 
     assert (registry.registry_id, registry.region) == ("210987654321", "us-east-2")
     assert recorder.calls == []

@@ -21,7 +21,8 @@ from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.inventory import InUseManifest
 from ecr_retention.domain.plan import Plan
 from ecr_retention.domain.planner import plan_registry
-from ecr_retention.services.aws_inventory import AwsCollection, BucketManifestStore, export_aws_inventory
+from ecr_retention.ports import StorageUnavailable
+from ecr_retention.services.aws_inventory import BucketManifestStore, ManifestCollection, export_aws_inventory
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention_dev.emulator.seeding import MotoEcr
@@ -45,7 +46,7 @@ def bucket() -> S3Bucket:
     return S3Bucket(BUCKET, boto3.client("s3", region_name=REGION))
 
 
-def collect(factory: ClientFactory, *roles: str, revisions: int = 5) -> list[AwsCollection]:
+def collect(factory: ClientFactory, *roles: str, revisions: int = 5) -> list[ManifestCollection]:
     return export_aws_inventory(
         AwsAccounts(factory, roles), [REGION], BucketManifestStore(bucket()), revisions=revisions
     )
@@ -322,7 +323,7 @@ def test_a_manifest_that_cannot_be_stored_is_reported_and_the_others_are_still_w
         def store(self, name: str, body: bytes) -> str:
             self.calls += 1
             if self.calls == 1:
-                raise RuntimeError("s3://inventory-bucket/in-use/x.json: PutObject failed: AccessDenied")
+                raise StorageUnavailable("s3://inventory-bucket/in-use/x.json: PutObject failed: AccessDenied")
             return self.inner.store(name, body)
 
         def stored(self, name: str) -> tuple[str, bytes | None]:

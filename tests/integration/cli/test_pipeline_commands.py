@@ -321,7 +321,7 @@ def test_snapshot_with_the_bucket_records_the_manifests_and_the_memory_so_plan_d
     from ecr_retention.services.run import run_pipeline
 
     config = pipeline.config(dry_run=True)
-    run_pipeline(config, pipeline.deps())
+    run_pipeline(config, pipeline.adapters())
     pipeline.s3.delete_object(Bucket=BUCKET, Key="in-use/dev.json")
     rules = write_rules(tmp_path, dry_run=True)
     out, manifests = tmp_path / "registry.json", tmp_path / "recorded"

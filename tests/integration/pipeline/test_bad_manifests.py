@@ -166,7 +166,7 @@ def test_a_bad_manifest_in_the_bucket_blocks_the_run_by_name_and_nothing_is_dele
     before = registry_now(pipeline)
     spoil(pipeline)
 
-    report = run_pipeline(pipeline.config(dry_run=False), pipeline.deps(), patterns=REPOSITORIES)
+    report = run_pipeline(pipeline.config(dry_run=False), pipeline.adapters(), patterns=REPOSITORIES)
 
     assert_blocked_and_untouched(pipeline, report, reason)
     assert registry_now(pipeline) == before
@@ -205,10 +205,10 @@ def test_a_manifest_over_the_cap_is_refused_before_a_byte_of_it_is_read(pipeline
         bodies.append((int(parsed["ContentLength"]), body))
         parsed["Body"] = body
 
-    deps = pipeline.deps()  # the run's S3 client is the factory's: count what it reads
+    adapters = pipeline.adapters()  # the run's S3 client is the factory's: count what it reads
     pipeline.clients.client("s3", "eu-west-1").meta.events.register("after-call.s3.GetObject", count)
 
-    report = run_pipeline(pipeline.config(dry_run=False), deps, patterns=REPOSITORIES)
+    report = run_pipeline(pipeline.config(dry_run=False), adapters, patterns=REPOSITORIES)
 
     assert_blocked_and_untouched(pipeline, report, "in-use/dev.json: unreadable in-use manifest: ")
     assert any("64.0 MiB is larger than the 64 MiB limit; not read" in line for line in report.blocked)

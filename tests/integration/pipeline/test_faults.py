@@ -36,7 +36,7 @@ def fault_free() -> tuple[State, RunReport]:
     returns: each test builds its own)."""
     with mock_aws(), EcrFidelity() as fidelity:
         pipeline = build_pipeline(fidelity)
-        report = run_pipeline(pipeline.config(dry_run=False), pipeline.deps())
+        report = run_pipeline(pipeline.config(dry_run=False), pipeline.adapters())
         return comparable(pipeline.state()), report
 
 
@@ -52,7 +52,7 @@ def test_throttling_bursts_are_ridden_out_and_the_run_ends_as_without_them(
     pipeline.fidelity.throttle("DescribeImages", times=MAX_ATTEMPTS - 1, after=2)
     pipeline.fidelity.throttle("BatchDeleteImage", times=MAX_ATTEMPTS - 1, after=1)
 
-    report = run_pipeline(pipeline.config(dry_run=False), pipeline.deps())
+    report = run_pipeline(pipeline.config(dry_run=False), pipeline.adapters())
 
     assert comparable(pipeline.state()) == clean_state
     assert report.outcome == "ok"
@@ -160,7 +160,7 @@ def test_batch_delete_image_failures_are_reported_image_by_image(pipeline: Pipel
 
     pipeline.fidelity.before("BatchDeleteImage", meanwhile, call=1)
 
-    report = run_pipeline(config, pipeline.deps())
+    report = run_pipeline(config, pipeline.adapters())
 
     app = next(r for r in report.repositories if r.repository_name == "app")
     assert {(seeded.label_of(e.image_digest), e.kind, e.error_code) for e in app.failed} == {
@@ -210,7 +210,7 @@ def test_a_repository_deleted_mid_run_is_reported_gone_and_the_run_goes_on(pipel
     pipeline.fidelity.before("GetLifecyclePolicy", lambda: moto.delete_repository("docker.io/library/nginx"), call=3)
     pipeline.fidelity.before("BatchDeleteImage", lambda: moto.delete_repository("frontend"), call=4)
 
-    report = run_pipeline(config, pipeline.deps())
+    report = run_pipeline(config, pipeline.adapters())
 
     by_name = {r.repository_name: r for r in report.repositories}
     assert by_name["docker.io/library/nginx"].outcome == "gone"
@@ -248,7 +248,7 @@ def test_a_tag_moved_between_plan_and_delete_cancels_that_image_only(pipeline: P
 
     pipeline.fidelity.before("GetLifecyclePolicy", meanwhile, call=1)
 
-    report = run_pipeline(config, pipeline.deps())
+    report = run_pipeline(config, pipeline.adapters())
 
     app = next(r for r in report.repositories if r.repository_name == "app")
     assert [(seeded.label_of(e.image_digest), e.kind) for e in app.cancelled] == sorted(

@@ -63,7 +63,7 @@ def test_a_run_changes_the_registry_exactly_as_planned(pipeline: Pipeline) -> No
     before = pipeline.state()
     plan = pipeline.plan(config)
 
-    report = run_pipeline(config, pipeline.deps())
+    report = run_pipeline(config, pipeline.adapters())
 
     removals = candidates(plan)
     assert all(removals[name] for name in managed(plan) if name not in ("release/payments", EMPTY_REPOSITORY))
@@ -73,7 +73,7 @@ def test_a_run_changes_the_registry_exactly_as_planned(pipeline: Pipeline) -> No
     assert_report_follows_plan(report, plan)
     assert report.totals.deleted == 745
     assert report.totals.archived == 6
-    assert pipeline.report(report.report_key or "") == report.to_json_dict()
+    assert pipeline.report(report.report_url or "") == report.to_json_dict()
     [message] = pipeline.messages()
     assert message["Subject"] == "ecr-retention run ok: deleted 745 images (14.2 GiB) in 8 repositories"
     assert {name: value["Value"] for name, value in message["MessageAttributes"].items()} == {
@@ -81,7 +81,7 @@ def test_a_run_changes_the_registry_exactly_as_planned(pipeline: Pipeline) -> No
         "outcome": "ok",
     }
     assert report.run_id in message["Message"]
-    assert report.report_key in message["Message"]
+    assert report.report_url in message["Message"]
 
 
 def test_nothing_in_use_young_kept_by_a_rule_or_referenced_is_removed(pipeline: Pipeline) -> None:
@@ -89,7 +89,7 @@ def test_nothing_in_use_young_kept_by_a_rule_or_referenced_is_removed(pipeline: 
     before = pipeline.state()
     plan = pipeline.plan(config)
 
-    run_pipeline(config, pipeline.deps())
+    run_pipeline(config, pipeline.adapters())
 
     after = pipeline.state()
     protected = {
@@ -152,7 +152,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     plan = pipeline.plan(config, snapshot)
     minimum = minimum_calls(snapshot, plan, tag_sources=TAG_SOURCES)
 
-    run_pipeline(config, pipeline.deps())
+    run_pipeline(config, pipeline.adapters())
 
     actual = pipeline.recorder.counts("ecr")
     describe = pipeline.recorder.of("DescribeImages")
@@ -197,7 +197,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     pipeline.recorder.clear()
     snapshot = pipeline.snapshot()
     plan = pipeline.plan(config, snapshot)
-    run_pipeline(config, pipeline.deps())
+    run_pipeline(config, pipeline.adapters())
 
     cached = {image.image_digest for repository in snapshot.repositories for image in repository.image_details}
     assert pipeline.recorder.counts("ecr") == minimum_calls(
@@ -222,7 +222,7 @@ def test_dry_run_by_the_rules_file_changes_nothing_in_ecr_and_reports_what_would
     before = pipeline.state()
     plan = pipeline.plan(config)
 
-    report = run_pipeline(config, pipeline.deps())
+    report = run_pipeline(config, pipeline.adapters())
 
     assert_dry_run_changed_nothing_in_ecr(pipeline, before)
     assert report.dry_run
@@ -262,7 +262,7 @@ def test_dry_run_forced_on_the_command_line_changes_nothing_in_ecr(
     assert report.dry_run
     assert report.trigger == "cli"
     assert_report_follows_plan(report, plan)
-    assert pipeline.report(report.report_key or "") == json.loads(result.stdout)
+    assert pipeline.report(report.report_url or "") == json.loads(result.stdout)
 
 
 def test_the_workflow_steps_change_the_registry_as_planned_and_leave_a_busy_repository_alone(
@@ -271,16 +271,16 @@ def test_the_workflow_steps_change_the_registry_as_planned_and_leave_a_busy_repo
     config = pipeline.config(dry_run=False)
     before = pipeline.state()
     plan = pipeline.plan(config)
-    deps = pipeline.deps()
+    adapters = pipeline.adapters()
     busy = "docker.io/library/nginx"
     other_run = DynamoDbLeases(LEASE_TABLE, boto3.client("dynamodb", region_name=REGION))
     assert other_run.acquire(busy, "20261130T050000Z-schedule-0badc0de", 900)
 
-    start = start_run(config, deps, trigger="schedule")
+    start = start_run(config, adapters, trigger="schedule")
     items = json.loads(pipeline.s3.get_object(Bucket=BUCKET, Key=start.targets_key)["Body"].read())
     for item in items:
-        evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    report = finish_run(deps, start, config)
+        evaluate_target(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+    report = finish_run(adapters, start, config)
 
     assert [item["repository"] for item in items] == managed(plan)
     assert len(pipeline.keys(f"runs/{start.run_id}/repositories/")) == len(items)

@@ -31,7 +31,7 @@ def test_a_quarantine_run_archives_instead_of_deleting_and_deletes_only_what_wai
     before = pipeline.state()
     plan = pipeline.plan(config)
 
-    report = run_pipeline(config, pipeline.deps())
+    report = run_pipeline(config, pipeline.adapters())
 
     after = pipeline.state()
     deleted = {name: digests for name, digests in planned(plan, "delete").items() if digests}

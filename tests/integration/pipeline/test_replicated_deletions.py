@@ -18,7 +18,7 @@ from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import parse_config
-from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.pipeline_harness import NOW
@@ -68,12 +68,12 @@ def registry() -> Iterator[dict[str, Any]]:
             }
             s3.put_object(Bucket=BUCKET, Key=f"in-use/{cluster}.json", Body=json.dumps(manifest).encode())
         clients = ClientFactory()
-        deps = Dependencies(
+        adapters = Adapters(
             registry=EcrRegistry(clients.client("ecr", REGION), ACCOUNT, REGION),
             bucket=S3Bucket(BUCKET, clients.client("s3", REGION)),
             clock=lambda: NOW,
         )
-        yield {"ecr": ecr, "deps": deps, "old": old.digest, "fidelity": fidelity}
+        yield {"ecr": ecr, "adapters": adapters, "old": old.digest, "fidelity": fidelity}
 
 
 def replicate(ecr: Any, *, delete: bool) -> None:
@@ -93,7 +93,7 @@ def tags_left(ecr: Any) -> set[str]:
 def test_an_old_release_a_delete_replicating_destination_runs_is_kept_and_named(registry: dict[str, Any]) -> None:
     replicate(registry["ecr"], delete=True)
 
-    report = run_pipeline(RULES, registry["deps"])
+    report = run_pipeline(RULES, registry["adapters"])
 
     assert tags_left(registry["ecr"]) == {"1.0", "1.1"}  # 0.9 deleted; 1.0 runs in us-east-1
     [app] = report.repositories
@@ -107,7 +107,7 @@ def test_an_old_release_a_delete_replicating_destination_runs_is_kept_and_named(
 def test_the_same_release_goes_once_the_rule_no_longer_replicates_deletions(registry: dict[str, Any]) -> None:
     replicate(registry["ecr"], delete=False)
 
-    report = run_pipeline(RULES, registry["deps"])
+    report = run_pipeline(RULES, registry["adapters"])
 
     assert tags_left(registry["ecr"]) == {"1.1"}
     assert {entry.image_digest for entry in report.repositories[0].deleted} >= {registry["old"]}
@@ -118,11 +118,11 @@ def test_the_workflow_reads_the_configuration_once_and_every_evaluation_keeps_th
     registry: dict[str, Any],
 ) -> None:
     replicate(registry["ecr"], delete=True)
-    deps = registry["deps"]
-    start = start_run(RULES, deps, trigger="schedule")
-    for item in json.loads(deps.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]"):
-        evaluate_target(RULES, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    report = finish_run(deps, start, RULES)
+    adapters = registry["adapters"]
+    start = start_run(RULES, adapters, trigger="schedule")
+    for item in json.loads(adapters.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]"):
+        evaluate_target(RULES, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+    report = finish_run(adapters, start, RULES)
 
     assert tags_left(registry["ecr"]) == {"1.0", "1.1"}
     assert registry["fidelity"].served["DescribeRegistry"] == 1
@@ -133,7 +133,7 @@ def test_a_denied_describe_registry_blocks_the_run_and_nothing_is_deleted(regist
     replicate(registry["ecr"], delete=True)
     registry["fidelity"].fail("DescribeRegistry", "AccessDeniedException", message="not authorized")
 
-    report = run_pipeline(RULES, registry["deps"])
+    report = run_pipeline(RULES, registry["adapters"])
 
     assert report.outcome == "blocked"
     assert tags_left(registry["ecr"]) == {"0.9", "1.0", "1.1"}

@@ -14,7 +14,7 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory import parse_memory
 from ecr_retention.domain.report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
-from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 
@@ -73,7 +73,7 @@ def seeded() -> tuple[FakeRegistry, MemoryBucket, dict[str, str]]:
 def run(registry: FakeRegistry, bucket: MemoryBucket, config: RetentionConfig, *, later: timedelta) -> RunReport:
     clock = NOW + later
     bucket.objects["in-use/prod.json"] = manifest("prod", age=-later + timedelta(minutes=5))
-    return run_pipeline(config, Dependencies(registry=registry, bucket=bucket, clock=lambda: clock))
+    return run_pipeline(config, Adapters(registry=registry, bucket=bucket, clock=lambda: clock))
 
 
 def test_deleting_a_manifest_between_runs_unprotects_nothing_it_named() -> None:
@@ -101,9 +101,7 @@ def test_emptying_a_manifest_between_runs_unprotects_nothing_it_named_and_the_su
     bucket.objects["in-use/dev.json"] = manifest("dev", age=-timedelta(days=1))
     notifier = RecordingNotifier()
     clock = NOW + timedelta(days=1, minutes=10)
-    report = run_pipeline(
-        rules(), Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: clock)
-    )
+    report = run_pipeline(rules(), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: clock))
 
     assert sorted(registry.tags("app")) == ["v2", "v3"]
     warning = next(w for w in report.warnings if w.startswith("cluster dev: now reports 0 images, it reported 2"))
@@ -123,12 +121,12 @@ def test_a_tag_reference_is_remembered_with_the_digest_its_tag_pointed_to() -> N
 
 def test_the_workflow_steps_update_the_memory_once_in_the_report_step() -> None:
     registry, bucket, _ = seeded()
-    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
-    start = start_run(rules(), deps, trigger="schedule")
-    evaluate_target(rules(), deps, run_id=start.run_id, repository="app", dry_run=False)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    start = start_run(rules(), adapters, trigger="schedule")
+    evaluate_target(rules(), adapters, run_id=start.run_id, repository="app", dry_run=False)
     assert IN_USE_MEMORY_KEY not in bucket.objects
 
-    finish_run(deps, start, rules())
+    finish_run(adapters, start, rules())
 
     memory = parse_memory("memory", bucket.objects[IN_USE_MEMORY_KEY])
     assert {i.cluster for i in memory.images} == {"dev"}

@@ -13,10 +13,12 @@ import pytest
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.cost import StoragePrice
-from ecr_retention.domain.report import RunReport, report_key
+from ecr_retention.domain.report import RunReport
 from ecr_retention.domain.summary import ReportFiles, StoredFile, console_url, render_summary
+from ecr_retention.layout import run_report_key
+from ecr_retention.ports import StorageUnavailable
 from ecr_retention.report_sheet import COLUMNS
-from ecr_retention.services.run import Dependencies, run_pipeline
+from ecr_retention.services.run import Adapters, run_pipeline
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 
@@ -42,8 +44,8 @@ def seeded() -> FakeRegistry:
 
 
 def run(bucket: MemoryBucket, notifier: RecordingNotifier, report: str = "") -> RunReport:
-    deps = Dependencies(registry=seeded(), bucket=bucket, notifier=notifier, clock=lambda: NOW)
-    return run_pipeline(parse_config(RULES.format(report=report)), deps)
+    adapters = Adapters(registry=seeded(), bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    return run_pipeline(parse_config(RULES.format(report=report)), adapters)
 
 
 def test_the_page_and_the_sheet_go_beside_the_json_report_with_its_stem() -> None:
@@ -53,7 +55,7 @@ def test_the_page_and_the_sheet_go_beside_the_json_report_with_its_stem() -> Non
 
     keys = sorted(key for key in bucket.objects if key.startswith("reports/"))
     assert keys == [f"{STEM}{report.run_id}.{extension}" for extension in ("csv", "html", "json")]
-    assert report_key(report.run_id, report.started_at, extension="html") == keys[1]
+    assert run_report_key(report.run_id, report.started_at, extension="html") == keys[1]
     page = bucket.objects[keys[1]].decode()
     assert page.startswith("<!DOCTYPE html>")
     assert report.run_id in page
@@ -105,7 +107,7 @@ class RefusingBucket(MemoryBucket):
 
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         if key.endswith(self.refused):
-            raise OSError(f"AccessDenied: PutObject {key}")
+            raise StorageUnavailable(f"AccessDenied: PutObject {key}")
         super().write(key, body, content_type=content_type)
 
 
@@ -129,7 +131,7 @@ def test_a_page_or_sheet_that_cannot_be_written_leaves_the_json_report_and_the_s
         if suffix in refused:
             assert key not in bucket.objects
             assert (
-                f"{label}: NOT WRITTEN (OSError: AccessDenied: PutObject {key}); the full report above has everything"
+                f"{label}: NOT WRITTEN (StorageUnavailable: AccessDenied: PutObject {key}); the full report above has everything"
             ) in body.splitlines()
         else:
             assert f"{label}: s3://inventory/{key}" in body.splitlines()

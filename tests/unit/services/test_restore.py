@@ -16,10 +16,10 @@ from ecr_retention.services.restore import (
     Waiting,
     removals_of_run,
     restore,
-    run_started_at,
     selections_of_run,
 )
 from ecr_retention.services.snapshot import MemoryManifestCache
+from ecr_retention.workflow import run_started_at
 from support.fakes import FakeRegistry, MemoryBucket
 
 REPO = "app"

@@ -11,8 +11,9 @@ import pytest
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RunReport
+from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.run import (
-    Dependencies,
+    Adapters,
     evaluate_target,
     finish_run,
     run_pipeline,
@@ -68,27 +69,27 @@ def rules(dry_run: bool):  # type: ignore[no-untyped-def]
     return parse_config(RULES.format(dry_run=str(dry_run).lower()))
 
 
-def run_workflow(config: RetentionConfig, deps: Dependencies) -> tuple[RunRecord, RunReport]:
+def run_workflow(config: RetentionConfig, adapters: Adapters) -> tuple[RunRecord, RunReport]:
     """The workflow's three steps, as the state machine runs them: targets, evaluate each item, report."""
-    start = start_run(config, deps, trigger="schedule")
-    items = json.loads(deps.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]")
+    start = start_run(config, adapters, trigger="schedule")
+    items = json.loads(adapters.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]")
     for item in items:
-        evaluate_target(config, deps, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
-    return start, finish_run(deps, start, config)
+        evaluate_target(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+    return start, finish_run(adapters, start, config)
 
 
 def test_cli_run_deletes_reports_and_publishes() -> None:
     registry, bucket = seeded()
     notifier = RecordingNotifier()
-    deps = Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
 
-    report = run_pipeline(rules(dry_run=False), deps)
+    report = run_pipeline(rules(dry_run=False), adapters)
 
     assert report.outcome == "ok"
     assert [r.repository_name for r in report.repositories] == ["app", "team-a/api"]
     assert report.totals.deleted == 3 + 4  # app keeps v5 (newest) and v2 (in use); team-a/api keeps v5
     assert len(registry.digests("unmanaged")) == 5
-    assert report.report_key == f"s3://inventory/reports/2026/11/30/{report.run_id}.json"
+    assert report.report_url == f"s3://inventory/reports/2026/11/30/{report.run_id}.json"
     stored = json.loads(bucket.objects[f"reports/2026/11/30/{report.run_id}.json"])
     assert RunReport.model_validate(stored) == report
     [(subject, body, attributes)] = notifier.messages
@@ -102,9 +103,9 @@ def test_cli_run_deletes_reports_and_publishes() -> None:
 def test_forced_dry_run_deletes_nothing_and_says_so() -> None:
     registry, bucket = seeded()
     notifier = RecordingNotifier()
-    deps = Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
 
-    report = run_pipeline(rules(dry_run=False), deps, force_dry_run=True)
+    report = run_pipeline(rules(dry_run=False), adapters, force_dry_run=True)
 
     assert report.dry_run
     assert registry.mutating_calls == []
@@ -118,11 +119,11 @@ def test_forced_dry_run_deletes_nothing_and_says_so() -> None:
 
 def test_workflow_steps_reach_the_same_result_as_the_cli_run() -> None:
     cli_registry, cli_bucket = seeded()
-    cli = run_pipeline(rules(False), Dependencies(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
+    cli = run_pipeline(rules(False), Adapters(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
     registry, bucket = seeded()
-    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
 
-    start, report = run_workflow(rules(False), deps)
+    start, report = run_workflow(rules(False), adapters)
 
     assert [item["repository"] for item in json.loads(bucket.objects[start.targets_key])] == ["app", "team-a/api"]
     assert {name: registry.digests(name) for name in registry.repositories} == {
@@ -134,12 +135,12 @@ def test_workflow_steps_reach_the_same_result_as_the_cli_run() -> None:
 
 def test_a_target_whose_evaluation_stored_no_report_is_reported_failed() -> None:
     registry, bucket = seeded()
-    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
-    start = start_run(rules(False), deps, trigger="schedule")
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    start = start_run(rules(False), adapters, trigger="schedule")
     # The evaluation of team-a/api crashed (a timeout): only app's worker stored its report.
-    evaluate_target(rules(False), deps, run_id=start.run_id, repository="app", dry_run=False)
+    evaluate_target(rules(False), adapters, run_id=start.run_id, repository="app", dry_run=False)
 
-    report = finish_run(deps, start, rules(False))
+    report = finish_run(adapters, start, rules(False))
 
     assert report.outcome == "partial"
     assert [(r.repository_name, r.outcome) for r in report.repositories] == [("app", "ok"), ("team-a/api", "failed")]
@@ -149,9 +150,9 @@ def test_a_target_whose_evaluation_stored_no_report_is_reported_failed() -> None
 
 def test_push_run_evaluates_only_the_pushed_repositories_that_a_policy_matches() -> None:
     registry, bucket = seeded()
-    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
 
-    start = start_run(rules(False), deps, trigger="push", repositories=["team-a/api", "unmanaged", "team-a/api"])
+    start = start_run(rules(False), adapters, trigger="push", repositories=["team-a/api", "unmanaged", "team-a/api"])
 
     assert [i["repository"] for i in json.loads(bucket.objects[start.targets_key])] == ["team-a/api"]
     assert start.count == 1
@@ -160,7 +161,7 @@ def test_push_run_evaluates_only_the_pushed_repositories_that_a_policy_matches()
 class FailingBucket(MemoryBucket):
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         if key.startswith("reports/"):
-            raise OSError("AccessDenied")
+            raise StorageUnavailable("AccessDenied")
         super().write(key, body, content_type=content_type)
 
 
@@ -169,8 +170,8 @@ def test_a_report_that_cannot_be_written_still_publishes_a_failure() -> None:
     bucket = FailingBucket(name="inventory", objects=good.objects)
     notifier = RecordingNotifier()
 
-    with pytest.raises(OSError, match="AccessDenied"):
-        run_pipeline(rules(True), Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+    with pytest.raises(StorageUnavailable, match="AccessDenied"):
+        run_pipeline(rules(True), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
 
     [(subject, body, attributes)] = notifier.messages
     assert "FAILED" in subject
@@ -184,7 +185,7 @@ def test_blocked_run_is_reported_blocked_and_deletes_nothing() -> None:
     notifier = RecordingNotifier()
 
     report = run_pipeline(
-        rules(False), Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+        rules(False), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
     )
 
     assert report.outcome == "blocked"
@@ -203,7 +204,7 @@ def test_a_run_that_dies_before_its_report_still_publishes_a_failure() -> None:
     notifier = RecordingNotifier()
 
     with pytest.raises(RuntimeError, match="AccessDenied"):
-        run_pipeline(rules(False), Dependencies(registry=BrokenRegistry(), bucket=bucket, notifier=notifier))
+        run_pipeline(rules(False), Adapters(registry=BrokenRegistry(), bucket=bucket, notifier=notifier))
 
     [(subject, body, attributes)] = notifier.messages
     assert "FAILED" in subject
@@ -254,9 +255,9 @@ def replicated() -> tuple[FakeRegistry, MemoryBucket]:
 
 def test_both_doors_keep_what_a_delete_replicating_destination_runs_and_read_the_configuration_once() -> None:
     cli_registry, cli_bucket = replicated()
-    cli = run_pipeline(rules(False), Dependencies(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
+    cli = run_pipeline(rules(False), Adapters(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
     registry, bucket = replicated()
-    start, report = run_workflow(rules(False), Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW))
+    start, report = run_workflow(rules(False), Adapters(registry=registry, bucket=bucket, clock=lambda: NOW))
 
     for run, reg in ((cli, cli_registry), (report, registry)):
         assert reg.count("replication_configuration") == 1
@@ -274,7 +275,7 @@ def test_both_doors_keep_what_a_delete_replicating_destination_runs_and_read_the
 def test_the_summary_names_where_deletions_replicate_and_warns_when_no_expected_cluster_reports_there() -> None:
     registry, bucket = replicated()
     notifier = RecordingNotifier()
-    run_pipeline(rules(True), Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+    run_pipeline(rules(True), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
     [(_, body, _)] = notifier.messages
     assert f"  app: us-east-1 ({ACCOUNT}) (NO EXPECTED CLUSTER THERE)" in body
     assert f"app: deletions replicate to us-east-1 ({ACCOUNT}), where no expected cluster reports" in body
@@ -285,11 +286,11 @@ def test_a_replication_configuration_that_cannot_be_read_blocks_the_run_and_name
     registry, bucket = replicated()
     registry.replication_problem = "DescribeRegistry failed: AccessDeniedException: not authorized"
     notifier = RecordingNotifier()
-    deps = Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
     if door == "cli":
-        report = run_pipeline(rules(False), deps)
+        report = run_pipeline(rules(False), adapters)
     else:
-        _, report = run_workflow(rules(False), deps)
+        _, report = run_workflow(rules(False), adapters)
 
     assert report.outcome == "blocked"
     assert registry.mutating_calls == []
@@ -302,15 +303,15 @@ def test_a_replication_configuration_that_cannot_be_read_blocks_the_run_and_name
 @pytest.mark.parametrize("stored", [None, b"{not json", b'{"replicationConfiguration": {"rules": [{}]}}'])
 def test_an_evaluation_without_a_readable_replication_file_of_its_run_deletes_nothing(stored: bytes | None) -> None:
     registry, bucket = seeded()
-    deps = Dependencies(registry=registry, bucket=bucket, clock=lambda: NOW)
-    start = start_run(rules(False), deps, trigger="schedule")
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    start = start_run(rules(False), adapters, trigger="schedule")
     key = start.targets_key.replace("targets.json", "replication.json")
     if stored is None:
         del bucket.objects[key]
     else:
         bucket.objects[key] = stored
 
-    report = evaluate_target(rules(False), deps, run_id=start.run_id, repository="app", dry_run=False)
+    report = evaluate_target(rules(False), adapters, run_id=start.run_id, repository="app", dry_run=False)
 
     assert report.outcome == "blocked"
     assert registry.mutating_calls == []

@@ -13,7 +13,7 @@ import pytest
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.report import RunReport
-from ecr_retention.services.run import Dependencies, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
 from ecr_retention.services.templates import creation_template_findings
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
@@ -47,7 +47,7 @@ def test_cli_run_reports_template_findings_by_prefix_and_summarizes_them() -> No
     registry = registry_with_templates()
     bucket, notifier = MemoryBucket(), RecordingNotifier()
 
-    report = run_pipeline(RULES, Dependencies(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+    report = run_pipeline(RULES, Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
 
     assert report.outcome == "ok"
     assert registry.count("creation_templates") == 1
@@ -69,11 +69,11 @@ def test_cli_run_reports_template_findings_by_prefix_and_summarizes_them() -> No
 
 def test_workflow_report_step_reads_the_templates_once() -> None:
     registry = registry_with_templates()
-    deps = Dependencies(registry=registry, bucket=MemoryBucket(), clock=lambda: NOW)
-    start = start_run(RULES, deps, trigger="schedule")
-    evaluate_target(RULES, deps, run_id=start.run_id, repository="app", dry_run=True)
+    adapters = Adapters(registry=registry, bucket=MemoryBucket(), clock=lambda: NOW)
+    start = start_run(RULES, adapters, trigger="schedule")
+    evaluate_target(RULES, adapters, run_id=start.run_id, repository="app", dry_run=True)
 
-    report = finish_run(deps, start, RULES)
+    report = finish_run(adapters, start, RULES)
 
     assert registry.count("creation_templates") == 1
     assert [finding.prefix for finding in report.template_findings] == ["ROOT"]
@@ -85,7 +85,7 @@ def test_templates_that_cannot_be_read_are_a_warning_not_a_failed_run() -> None:
     notifier = RecordingNotifier()
 
     report = run_pipeline(
-        RULES, Dependencies(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW)
+        RULES, Adapters(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW)
     )
 
     assert report.outcome == "ok"
@@ -104,7 +104,7 @@ def test_a_run_without_template_findings_has_no_summary_line() -> None:
     notifier = RecordingNotifier()
 
     report = run_pipeline(
-        RULES, Dependencies(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW)
+        RULES, Adapters(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW)
     )
 
     assert report.template_findings == ()

@@ -1,7 +1,7 @@
 """From findings to one action per image: a protection keeps, a delete rule's marks remove (archive only
 when every mark archives), and a dependent follows its parents: kept with a kept parent, removed with a
 removed one; an OCI referrer whose subject is gone is removed as its deleted subject was. With a quarantine,
-every deletion passes through the archive first (`_Resolver.quarantined`)."""
+every deletion passes through the archive first (`_Resolver.quarantine_action`)."""
 
 from __future__ import annotations
 
@@ -101,14 +101,14 @@ class _Resolver:
         marks = self.findings.marks.get(digest, ())
         action = _action(protections, marks, removed_with)
         if action == "delete" and self.quarantine is not None:
-            action, quarantine_reason = self.quarantined(digest, self.quarantine, marks)
+            action, quarantine_reason = self.quarantine_action(digest, self.quarantine, marks)
             reasons = [quarantine_reason, *(reason for reason, _ in marks), *followed]
         else:
             reasons = self.reasons(digest, action, protections, marks, followed)
         self.actions[digest] = (action, reasons)
         return action
 
-    def quarantined(
+    def quarantine_action(
         self, digest: str, quarantine: timedelta, marks: Sequence[tuple[Reason, bool]]
     ) -> tuple[Action, Reason]:
         """A deletion under quarantine: an image not yet archived is archived instead; an archived one is deleted
