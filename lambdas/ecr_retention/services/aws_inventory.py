@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import ParamSpec, TypeVar
 
 from ecr_retention.clock import utc_now
@@ -35,6 +36,7 @@ from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import IN_USE_PREFIX
 from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ManifestStore, ReadFailed, StorageUnavailable
+from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -271,9 +273,21 @@ def _held_back(collection: ManifestCollection, problem: str) -> ManifestCollecti
 
 
 def stored_collection(collection: ManifestCollection, store: ManifestStore) -> ManifestCollection:
-    # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one. A store that fails
-    # in any way (a bucket, or a local file for the CLI) is reported in the result and fails the run; the other
-    # accounts still go out.
+    """A store that fails in any way (a bucket, or a local file for the CLI) is reported in the result and fails the
+    run; the other accounts still go out. The store's declared errors are caught by type; anything else is a defect,
+    contained so that it, too, fails only this collection."""
+    stored = contain(
+        partial(_stored, collection, store), log=logger, what=f"storing the in-use manifest {collection.name}"
+    )
+    if not isinstance(stored, Defect):
+        return stored
+    return ManifestCollection(
+        manifest=collection.manifest, problems=collection.problems, counts=collection.counts, store_error=str(stored)
+    )
+
+
+def _stored(collection: ManifestCollection, store: ManifestStore) -> ManifestCollection:
+    # Serialised as the exporter does: camelCase keys, `digest` only where AWS resolved one.
     collection = carried_forward(collection, store)
     if collection.store_error is not None:
         return collection

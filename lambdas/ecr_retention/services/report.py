@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from functools import partial
 from typing import TypeVar
 
 from ecr_retention.domain.cost import StoragePrice
@@ -86,12 +87,13 @@ def report_run(
         template_findings=template_findings,
         manifests=manifests,
     )
-    try:
-        bucket.write(key, report.to_json().encode())
-    except StorageUnavailable as error:  # the summary must still go out, saying the report is missing
-        logger.warning("writing the run report failed: %s", error)
+    # The bucket's declared error, or a defect (contained): either way the subscribers hear that the report is
+    # missing, and the caller still fails.
+    unwritten = contain(partial(_write_report, bucket, key, report), log=logger, what="writing the run report")
+    error = unwritten.error if isinstance(unwritten, Defect) else unwritten
+    if error is not None:
         publish_failure(notifier, run_id, dry_run, f"the report could not be written to {key}: {error}")
-        raise
+        raise error
     files = store_page_and_sheet(bucket, report, price)
     if notifier is not None:
         subject, body = render_summary(report, files)
@@ -102,6 +104,16 @@ def report_run(
             report_location=report.report_url,
         )
     return report
+
+
+def _write_report(bucket: Bucket, key: str, report: RunReport) -> StorageUnavailable | None:
+    """The bucket's refusal, returned; None once the report is written."""
+    try:
+        bucket.write(key, report.to_json().encode())
+    except StorageUnavailable as error:
+        logger.warning("writing the run report failed: %s", error)
+        return error
+    return None
 
 
 def store_page_and_sheet(bucket: Bucket, report: RunReport, price: StoragePrice) -> ReportFiles:
