@@ -31,7 +31,7 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.replication import ReplicationConfiguration
-from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 from support.golden import GOLDEN_DATA, check_golden, digest_summary, normalize_run_ids
@@ -217,9 +217,7 @@ def workflow_with_a_crashed_worker(registry: FakeRegistry, bucket: MemoryBucket,
     start = start_run(config, adapters, trigger="schedule")
     for item in json.loads(bucket.objects[start.targets_key]):
         if item["repository"] != "team-a/api":
-            evaluate_target(
-                config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"]
-            )
+            run_work_item(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
     finish_run(adapters, start, config)
 
 
@@ -228,7 +226,7 @@ def push_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNo
     adapters = Adapters(registry, bucket, notifier, clock=lambda: NOW)
     start = start_run(config, adapters, trigger="push", repositories=["multi", "unmanaged", "multi"])
     for item in json.loads(bucket.objects[start.targets_key]):
-        evaluate_target(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+        run_work_item(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
     finish_run(adapters, start, config)
 
 

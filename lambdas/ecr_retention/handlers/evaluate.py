@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
-from ecr_retention.services.run import evaluate_target
+from ecr_retention.services.run import run_work_item
 from ecr_retention.workflow import RepositoryEvaluated, WorkItem
 
 
@@ -19,7 +19,7 @@ from ecr_retention.workflow import RepositoryEvaluated, WorkItem
 def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
     wiring = wiring or evaluate_at_cold_start()
     item = parse_event(event, WorkItem, "work item")
-    report = evaluate_target(
+    report = run_work_item(
         wiring.config,
         wiring.adapters,
         run_id=item.run_id,

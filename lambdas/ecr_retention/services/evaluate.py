@@ -37,7 +37,7 @@ DEFAULT_LEASE_SECONDS = 15 * 60
 
 
 @dataclass(frozen=True)
-class Evaluation:
+class RunInputs:
     """What every repository of one run is evaluated with."""
 
     run_id: str
@@ -56,7 +56,7 @@ class Evaluation:
 
 def evaluate_repository(
     repository: str,
-    evaluation: Evaluation,
+    inputs: RunInputs,
     *,
     registry: Registry,
     cache: ManifestCache,
@@ -73,72 +73,70 @@ def evaluate_repository(
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (services/defects.py): a sweep goes on."""
     if leases is None:
-        return _evaluate(repository, evaluation, registry, cache, clock, seconds_left).report()
-    refused = _take_lease(leases, repository, evaluation.run_id, lease_seconds)
+        return _repository_outcome(repository, inputs, registry, cache, clock, seconds_left).report()
+    refused = _take_lease(leases, repository, inputs.run_id, lease_seconds)
     if refused is not None:
         return refused
-    evaluated = _evaluate(repository, evaluation, registry, cache, clock, seconds_left)
-    return evaluated.report(*_release_lease(leases, repository, evaluation.run_id, lease_seconds))
+    evaluated = _repository_outcome(repository, inputs, registry, cache, clock, seconds_left)
+    return evaluated.report(*_release_lease(leases, repository, inputs.run_id, lease_seconds))
 
 
-def _evaluate(
+def _repository_outcome(
     repository: str,
-    evaluation: Evaluation,
+    inputs: RunInputs,
     registry: Registry,
     cache: ManifestCache,
     clock: Callable[[], datetime],
     seconds_left: SecondsLeft,
-) -> Evaluated | Unevaluated:
+) -> Acted | Unplanned:
     """A defect is this repository's outcome, never the sweep's (services/defects.py)."""
     evaluated = contain(
-        partial(_plan_and_act, repository, evaluation, registry, cache, clock, seconds_left),
+        partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left),
         log=logger,
         what=f"evaluating {repository}",
     )
-    return Unevaluated(repository, "failed", str(evaluated)) if isinstance(evaluated, Defect) else evaluated
+    return Unplanned(repository, "failed", str(evaluated)) if isinstance(evaluated, Defect) else evaluated
 
 
 def _plan_and_act(
     repository: str,
-    evaluation: Evaluation,
+    inputs: RunInputs,
     registry: Registry,
     cache: ManifestCache,
     clock: Callable[[], datetime],
     seconds_left: SecondsLeft,
-) -> Evaluated | Unevaluated:
+) -> Acted | Unplanned:
     """Managed? Snapshot, plan, findings, act unless a dry run (removing unless blocked or skipped)."""
-    config = evaluation.config
+    config = inputs.config
     if first_matching_policy(config.policies, repository) is None:
-        return Unevaluated(repository, "unmanaged")
+        return Unplanned(repository, "unmanaged")
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        tags = referenced_tags(registry, config, repository, evaluation.repository_names)
+        tags = referenced_tags(registry, config, repository, inputs.repository_names)
         now = clock()
         run = build_run_context(
             config,
-            evaluation.inventory,
+            inputs.inventory,
             now,
             registry_id=registry.registry_id,
             region=registry.region,
             tags_by_repository=tags,
-            replication=evaluation.replication,
+            replication=inputs.replication,
         )
         planned = plan_repository(snapshot, run)
         plan = planned.plan
         findings, diagnosis_warnings = lifecycle_findings(
-            registry, snapshot, evaluation.inventory, plan, now, evaluation.replication.replication_configuration
+            registry, snapshot, inputs.inventory, plan, now, inputs.replication.replication_configuration
         )
         removing = not run.blocked and plan.skipped is None
-        ledger = (
-            None if evaluation.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
-        )
+        ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
     except RepositoryGone:
-        return Unevaluated(repository, "gone", "the repository no longer exists")
-    return Evaluated(plan, now, run.blocked, ledger, findings, (*run.warnings, *planned.warnings, *diagnosis_warnings))
+        return Unplanned(repository, "gone", "the repository no longer exists")
+    return Acted(plan, now, run.blocked, ledger, findings, (*run.warnings, *planned.warnings, *diagnosis_warnings))
 
 
 @dataclass(frozen=True)
-class Evaluated:
+class Acted:
     """A repository planned, and (unless a dry run) acted on: its report is built once, from the plan and the ledger."""
 
     plan: RepositoryPlan
@@ -160,7 +158,7 @@ class Evaluated:
 
 
 @dataclass(frozen=True)
-class Unevaluated:
+class Unplanned:
     """A repository with no plan: unmanaged, gone, failed."""
 
     repository: str

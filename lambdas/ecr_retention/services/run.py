@@ -18,7 +18,7 @@ from ecr_retention.domain.planner import first_matching_policy
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
-from ecr_retention.services.evaluate import Evaluation, evaluate_repository
+from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
@@ -108,7 +108,7 @@ def start_run(
     )
 
 
-def evaluate_target(
+def run_work_item(
     config: RetentionConfig,
     adapters: Adapters,
     *,
@@ -118,7 +118,7 @@ def evaluate_target(
     seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
     """The worker step: evaluate one repository with the inventory as it is now, and store its report."""
-    evaluation = Evaluation(
+    inputs = RunInputs(
         run_id=run_id,
         config=config,
         inventory=read_inventory_from_bucket(adapters.bucket),
@@ -127,7 +127,7 @@ def evaluate_target(
     )
     report = evaluate_repository(
         repository,
-        evaluation,
+        inputs,
         registry=adapters.registry,
         cache=BucketManifestCache(adapters.bucket),
         leases=adapters.leases,
@@ -225,9 +225,9 @@ def run_pipeline(
     """One whole run in this process, through the same services as the workflow."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
 
-    def evaluate_all() -> tuple[Evaluation, list[RepositoryReport]]:
+    def evaluate_all() -> tuple[RunInputs, list[RepositoryReport]]:
         names = tuple(adapters.registry.repository_names())
-        evaluation = Evaluation(
+        inputs = RunInputs(
             run_id=run_id,
             config=config,
             inventory=read_inventory_from_bucket(adapters.bucket),
@@ -238,28 +238,28 @@ def run_pipeline(
         cache = BucketManifestCache(adapters.bucket)
         reports = [
             evaluate_repository(
-                name, evaluation, registry=adapters.registry, cache=cache, leases=adapters.leases, clock=adapters.clock
+                name, inputs, registry=adapters.registry, cache=cache, leases=adapters.leases, clock=adapters.clock
             )
             for name in sweep_targets(config, adapters.registry, patterns=patterns, repositories=names)
         ]
-        return evaluation, reports
+        return inputs, reports
 
-    evaluation, reports = failure_published(adapters.notifier, run_id, dry_run, evaluate_all)
+    inputs, reports = failure_published(adapters.notifier, run_id, dry_run, evaluate_all)
     templates = creation_template_findings(adapters.registry)
     memory_warnings = update_memory(
         adapters.bucket,
         config.safety,
-        evaluation.inventory,
+        inputs.inventory,
         reports,
         adapters.clock(),
         registry_id=adapters.registry.registry_id,
         region=adapters.registry.region,
-        replication=evaluation.replication.replication_configuration,
+        replication=inputs.replication.replication_configuration,
     )
     return report_run(
         run_id=run_id,
         trigger=trigger,
-        dry_run=evaluation.dry_run,
+        dry_run=inputs.dry_run,
         started_at=started_at,
         finished_at=adapters.clock(),
         repositories=reports,
@@ -270,5 +270,5 @@ def run_pipeline(
         region=adapters.registry.region,
         run_warnings=(*templates.warnings, *memory_warnings),
         template_findings=templates.findings,
-        manifests=manifest_evidence(config.safety, evaluation.inventory, started_at),
+        manifests=manifest_evidence(config.safety, inputs.inventory, started_at),
     )

@@ -21,7 +21,7 @@ from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.domain.report import RepositoryReport
-from ecr_retention.services.evaluate import Evaluation, evaluate_repository
+from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention_dev.scenario import LEASE_TABLE
@@ -40,7 +40,7 @@ def evaluator(
     recorder = ApiCallRecorder()
     clients = ClientFactory(on_create=recorder.attach)
     bucket = S3Bucket(BUCKET, clients.client("s3", REGION))
-    evaluation = Evaluation(
+    evaluation = RunInputs(
         replication=RegistryReplication(),
         run_id=run_id,
         config=pipeline.config(dry_run=False),

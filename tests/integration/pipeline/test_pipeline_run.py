@@ -19,7 +19,7 @@ from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
 from ecr_retention.domain.plan import Decision, Plan
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES
 from ecr_retention.domain.report import RunReport
-from ecr_retention.services.run import evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.scenario import LEASE_TABLE
 from support.api_calls import ApiCallRecorder
@@ -279,7 +279,7 @@ def test_the_workflow_steps_change_the_registry_as_planned_and_leave_a_busy_repo
     start = start_run(config, adapters, trigger="schedule")
     items = json.loads(pipeline.s3.get_object(Bucket=BUCKET, Key=start.targets_key)["Body"].read())
     for item in items:
-        evaluate_target(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+        run_work_item(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
     report = finish_run(adapters, start, config)
 
     assert [item["repository"] for item in items] == managed(plan)

@@ -18,7 +18,7 @@ from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import parse_config
-from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from support.pipeline_harness import NOW
@@ -121,7 +121,7 @@ def test_the_workflow_reads_the_configuration_once_and_every_evaluation_keeps_th
     adapters = registry["adapters"]
     start = start_run(RULES, adapters, trigger="schedule")
     for item in json.loads(adapters.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]"):
-        evaluate_target(RULES, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+        run_work_item(RULES, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
     report = finish_run(adapters, start, RULES)
 
     assert tags_left(registry["ecr"]) == {"1.0", "1.1"}

@@ -18,7 +18,7 @@ from ecr_retention.domain.plan import Reason
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, LeaseUnavailable
 from ecr_retention.services.act import RESTORE_BATCH, restore_in_use_images
-from ecr_retention.services.evaluate import Evaluation, evaluate_repository
+from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryLeases
@@ -39,9 +39,9 @@ policies:
 """
 
 
-def evaluation_of(config: RetentionConfig, *, run_id: str = "r") -> Evaluation:
+def evaluation_of(config: RetentionConfig, *, run_id: str = "r") -> RunInputs:
     """A run's evaluation of a registry without replication, with no in-use manifest."""
-    return Evaluation(
+    return RunInputs(
         run_id=run_id, config=config, inventory=Inventory(), dry_run=False, replication=RegistryReplication()
     )
 
@@ -89,7 +89,7 @@ def registry() -> FakeRegistry:
 
 
 def evaluate(registry: FakeRegistry, inv: Inventory, *, dry_run: bool = False, leases: MemoryLeases | None = None):  # type: ignore[no-untyped-def]
-    evaluation = Evaluation(
+    evaluation = RunInputs(
         replication=RegistryReplication(), run_id="run-1", config=config(dry_run), inventory=inv, dry_run=dry_run
     )
     return evaluate_repository(
@@ -145,7 +145,7 @@ def test_dry_run_makes_no_mutating_call_and_lists_what_would_go(registry: FakeRe
 
 def test_rules_file_dry_run_cannot_be_overridden_by_the_caller(registry: FakeRegistry) -> None:
     with pytest.raises(ValueError, match="dry_run: true"):
-        Evaluation(
+        RunInputs(
             replication=RegistryReplication(),
             run_id="r",
             config=config(dry_run=True),
@@ -179,7 +179,7 @@ def test_a_repository_over_max_delete_fraction_is_skipped_without_a_recheck_or_a
     registry: FakeRegistry,
 ) -> None:
     images = seed_app(registry)
-    evaluation = Evaluation(
+    evaluation = RunInputs(
         replication=RegistryReplication(),
         run_id="run-1",
         config=config().model_copy(update={"safety": config().safety.model_copy(update={"max_delete_fraction": 0.25})}),
@@ -548,7 +548,7 @@ def test_a_lifecycle_diagnosis_that_fails_does_not_stop_pruning(monkeypatch: pyt
 def evaluate_with(registry: FakeRegistry, inv: Inventory, *, dry_run: bool = False, **safety: object):  # type: ignore[no-untyped-def]
     cfg = config(dry_run)
     cfg = cfg.model_copy(update={"safety": cfg.safety.model_copy(update=safety)})
-    evaluation = Evaluation(
+    evaluation = RunInputs(
         replication=RegistryReplication(), run_id="run-1", config=cfg, inventory=inv, dry_run=dry_run
     )
     return evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)

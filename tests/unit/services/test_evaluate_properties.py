@@ -27,7 +27,7 @@ from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, ImageFailure
-from ecr_retention.services.evaluate import Evaluation, evaluate_repository
+from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_repository
 from support.builders import ACCOUNT, HOST, NOW, REGION, config, in_use, manifest_bytes
 from support.fakes import FakeRegistry
@@ -202,7 +202,7 @@ def test_what_evaluate_removes_is_planned_unprotected_and_reported_exactly(
     budget = iter(faults.budget)
     report = evaluate_repository(
         "app",
-        Evaluation(
+        RunInputs(
             replication=RegistryReplication(),
             run_id="r",
             config=scenario.config,

@@ -14,7 +14,7 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory import parse_memory
 from ecr_retention.domain.report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
-from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 
@@ -123,7 +123,7 @@ def test_the_workflow_steps_update_the_memory_once_in_the_report_step() -> None:
     registry, bucket, _ = seeded()
     adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
     start = start_run(rules(), adapters, trigger="schedule")
-    evaluate_target(rules(), adapters, run_id=start.run_id, repository="app", dry_run=False)
+    run_work_item(rules(), adapters, run_id=start.run_id, repository="app", dry_run=False)
     assert IN_USE_MEMORY_KEY not in bucket.objects
 
     finish_run(adapters, start, rules())

@@ -14,9 +14,9 @@ from ecr_retention.domain.report import RunReport
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.run import (
     Adapters,
-    evaluate_target,
     finish_run,
     run_pipeline,
+    run_work_item,
     start_run,
 )
 from ecr_retention.workflow import RunRecord
@@ -74,7 +74,7 @@ def run_workflow(config: RetentionConfig, adapters: Adapters) -> tuple[RunRecord
     start = start_run(config, adapters, trigger="schedule")
     items = json.loads(adapters.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]")
     for item in items:
-        evaluate_target(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
+        run_work_item(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
     return start, finish_run(adapters, start, config)
 
 
@@ -138,7 +138,7 @@ def test_a_target_whose_evaluation_stored_no_report_is_reported_failed() -> None
     adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
     start = start_run(rules(False), adapters, trigger="schedule")
     # The evaluation of team-a/api crashed (a timeout): only app's worker stored its report.
-    evaluate_target(rules(False), adapters, run_id=start.run_id, repository="app", dry_run=False)
+    run_work_item(rules(False), adapters, run_id=start.run_id, repository="app", dry_run=False)
 
     report = finish_run(adapters, start, rules(False))
 
@@ -311,7 +311,7 @@ def test_an_evaluation_without_a_readable_replication_file_of_its_run_deletes_no
     else:
         bucket.objects[key] = stored
 
-    report = evaluate_target(rules(False), adapters, run_id=start.run_id, repository="app", dry_run=False)
+    report = run_work_item(rules(False), adapters, run_id=start.run_id, repository="app", dry_run=False)
 
     assert report.outcome == "blocked"
     assert registry.mutating_calls == []

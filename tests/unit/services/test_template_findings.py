@@ -13,7 +13,7 @@ import pytest
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.report import RunReport
-from ecr_retention.services.run import Adapters, evaluate_target, finish_run, run_pipeline, start_run
+from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention.services.templates import creation_template_findings
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
@@ -71,7 +71,7 @@ def test_workflow_report_step_reads_the_templates_once() -> None:
     registry = registry_with_templates()
     adapters = Adapters(registry=registry, bucket=MemoryBucket(), clock=lambda: NOW)
     start = start_run(RULES, adapters, trigger="schedule")
-    evaluate_target(RULES, adapters, run_id=start.run_id, repository="app", dry_run=True)
+    run_work_item(RULES, adapters, run_id=start.run_id, repository="app", dry_run=True)
 
     report = finish_run(adapters, start, RULES)
 
