@@ -105,7 +105,7 @@ def check_against_plan(context: DoctorContext) -> list[Finding]:
 
 
 def _plan_not_comparable(plan: RepositoryPlan) -> bool:
-    return plan.skipped or any(r.kind == "blocked" for d in plan.images for r in d.reasons)
+    return bool(plan.skipped) or any(r.kind == "blocked" for d in plan.images for r in d.reasons)
 
 
 def _compare_count_rule(context: DoctorContext, rule_evaluation: RuleEvaluation) -> list[Finding]:
