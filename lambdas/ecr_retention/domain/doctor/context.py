@@ -59,6 +59,7 @@ def protective_tag(image: ImageDetail) -> str:
 
 
 def _build_tag(image: ImageDetail) -> list[str]:
+    """The tag that pins a subject the image goes with; none when it is untagged."""
     return [protective_tag(image)] if image.image_tags else []
 
 

@@ -61,14 +61,18 @@ def _plan_keeps_finding(
         severity="warning" if archives else "error",
         code="archives-kept-image" if archives else "expires-kept-image",
         message=_plan_keeps_message(context, image, action, keeps),
-        fix=PLAN_KEEPS_FIX + (ARCHIVE_RULES_NOTE if archives else "")
-        if isinstance(protection, KeepTags)
-        else protection,
+        fix=_plan_keeps_fix(protection, archives=archives),
         rule_priority=context.priority_for(image),
         image_digest=image.image_digest,
         image_tags=image.image_tags,
         policy_edit=protection if isinstance(protection, KeepTags) else None,
     )
+
+
+def _plan_keeps_fix(protection: KeepTags | str, *, archives: bool) -> str:
+    if not isinstance(protection, KeepTags):
+        return protection  # why no native rule can keep the image
+    return PLAN_KEEPS_FIX + (ARCHIVE_RULES_NOTE if archives else "")
 
 
 def _plan_keeps_message(
