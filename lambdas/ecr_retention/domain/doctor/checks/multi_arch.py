@@ -39,7 +39,7 @@ def _untagged_rule(context: DoctorContext, rule: LifecycleRule, indexes: int) ->
             f"ECR's guard applies only while the index exists, and untagged rules are reported to have "
             f"removed children of live indexes (aws/containers-roadmap#2613)"
         ),
-        fix=_keep_rule_fix(rule, endangered) if endangered else _removal_fix(rule),
+        fix=_narrow_lower_rules_fix(rule, endangered) if endangered else _removal_fix(rule),
         rule_priority=rule.rule_priority,
         policy_edit=None if endangered else RemoveRule(rule_priority=rule.rule_priority),
     )
@@ -52,7 +52,7 @@ def _blind_spot(context: DoctorContext) -> str:
     return f"; {unknown} of them have no manifest in the input, so their children look like plain untagged images"
 
 
-def _keep_rule_fix(rule: LifecycleRule, endangered: Sequence[ImageDetail]) -> str:
+def _narrow_lower_rules_fix(rule: LifecycleRule, endangered: Sequence[ImageDetail]) -> str:
     """Removing the rule is no fix when a lower rule would then remove what must stay."""
     return (
         f"removing {rule.label} would let a lower rule remove untagged images it keeps now, and with "
