@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.tables import printable
+
+if TYPE_CHECKING:
+    from ecr_retention_dev.demo.runner import Tampering
 
 # The demo's EKS clusters (demo/registry.py): prod and us-prod run the exporter, dev is read through its API.
 DEMO_CLUSTERS = ("prod", "dev", "us-prod")
@@ -61,6 +65,14 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    run_demo = _demo_runner()
+    if run_demo is None:
+        return 1
+    return run_demo(out=args.out, keep_running=args.keep_running, write=_write, tampering=_tampering(args))
+
+
+def _demo_runner() -> Callable[..., int] | None:
+    """The demo's runner, or None (said on stderr) when the emulator, a development dependency, is missing."""
     try:
         from ecr_retention_dev.demo.runner import run_demo
     except ImportError as error:
@@ -72,20 +84,24 @@ def run(args: argparse.Namespace) -> int:
             "run `make demo`, which installs it",
             file=sys.stderr,
         )
-        return 1
+        return None
+    return run_demo
 
-    def write(line: str) -> None:
-        print(printable(line), flush=True)
 
-    tampering = None
-    if args.empty_manifest or args.delete_manifest:
-        from ecr_retention_dev.demo.runner import Tampering
+def _write(line: str) -> None:
+    print(printable(line), flush=True)
 
-        cluster = args.empty_manifest or args.delete_manifest
-        if cluster not in DEMO_CLUSTERS:
-            raise InputError(
-                f"--{'empty' if args.empty_manifest else 'delete'}-manifest: the demo's clusters are "
-                f"{', '.join(DEMO_CLUSTERS)}, not {cluster!r}"
-            )
-        tampering = Tampering("empty" if args.empty_manifest else "delete", cluster)
-    return run_demo(out=args.out, keep_running=args.keep_running, write=write, tampering=tampering)
+
+def _tampering(args: argparse.Namespace) -> Tampering | None:
+    """What --empty-manifest or --delete-manifest asks the demo to do to a cluster's manifest, if either."""
+    if not (args.empty_manifest or args.delete_manifest):
+        return None
+    from ecr_retention_dev.demo.runner import Tampering
+
+    cluster = args.empty_manifest or args.delete_manifest
+    if cluster not in DEMO_CLUSTERS:
+        raise InputError(
+            f"--{'empty' if args.empty_manifest else 'delete'}-manifest: the demo's clusters are "
+            f"{', '.join(DEMO_CLUSTERS)}, not {cluster!r}"
+        )
+    return Tampering("empty" if args.empty_manifest else "delete", cluster)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from ecr_retention.commands.lifecycle_preview import (
+    RepositoryImages,
     add_policy_and_images,
     index_warnings,
     load_images,
@@ -26,6 +28,7 @@ from ecr_retention.domain.doctor import (
 )
 from ecr_retention.domain.doctor.models import SEVERITY_ORDER
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.limits import CREATION_TEMPLATES
 from ecr_retention.domain.plan import RepositoryPlan
@@ -63,12 +66,7 @@ REPOSITORY_OPTIONS = ("policy", "images", "repository", "manifests", "config", "
 
 def run(args: argparse.Namespace) -> int:
     if args.templates is not None:
-        given = [f"--{name}" for name in REPOSITORY_OPTIONS if getattr(args, name) is not None]
-        if given:
-            raise InputError(
-                f"--templates checks repository creation templates on their own (they have no images); "
-                f"it cannot be combined with {', '.join(given)}"
-            )
+        _only_templates(args)
         return run_templates(args.templates, args.format)
     missing = [f"--{name}" for name in ("policy", "images") if getattr(args, name) is None]
     if missing:
@@ -76,38 +74,26 @@ def run(args: argparse.Namespace) -> int:
     return run_repository(args)
 
 
+def _only_templates(args: argparse.Namespace) -> None:
+    given = [f"--{name}" for name in REPOSITORY_OPTIONS if getattr(args, name) is not None]
+    if given:
+        raise InputError(
+            f"--templates checks repository creation templates on their own (they have no images); "
+            f"it cannot be combined with {', '.join(given)}"
+        )
+
+
 def run_repository(args: argparse.Namespace) -> int:
     document = load_policy(args.policy)
     found = load_images(args.images, args.repository)
     inventory = load_manifests(args.manifests)
-    warn(
-        [
-            f"{source}: unreadable in-use manifest: {problem}; the in-use check cannot see its images"
-            for source, problem in sorted(inventory.problems.items())
-        ]
-    )
+    warn(_unreadable_manifests(inventory))
     now = parse_now(args.now)
     repository_name = found.repository_name or document.repository_name
     registry_id = found.registry_id or document.registry_id
     plan: RepositoryPlan | None = None
     if args.config is not None:
-        config = comparable_config(load_config(args.config))
-        if repository_name is None or len(repository_name) < 2:
-            raise InputError(f"{args.images}: the images do not name their repository; pass --repository")
-        snapshot = Snapshot(
-            registry_id=registry_id,
-            region=found.region,
-            replication=found.replication,
-            repositories=(
-                RepositorySnapshot(
-                    repository_name=repository_name, image_details=found.images, manifests=found.manifests
-                ),
-            ),
-        )
-        plans = plan_registry(config, snapshot, inventory, now).repositories
-        plan = next((p for p in plans if p.repository_name == repository_name and p.policy is not None), None)
-        if plan is None:
-            warn([f"{args.config}: no policy matches repository {repository_name}; the plan is not compared"])
+        plan = _pipeline_plan(args.config, args.images, found, inventory, now, repository_name, registry_id)
     if repository_name is None and inventory.protecting:
         warn(["the images do not name their repository: in-use tag references are not matched (pass --repository)"])
     diagnosis = diagnose(
@@ -123,12 +109,52 @@ def run_repository(args: argparse.Namespace) -> int:
         replication=found.replication or NO_REPLICATION,
     )
     warn(index_warnings(index_children(found.images, found.manifests)[1]))
-    if args.format == "json":
+    _print_diagnosis(diagnosis, args.format)
+    return 1 if diagnosis.has_errors else 0
+
+
+def _unreadable_manifests(inventory: Inventory) -> list[str]:
+    return [
+        f"{source}: unreadable in-use manifest: {problem}; the in-use check cannot see its images"
+        for source, problem in sorted(inventory.problems.items())
+    ]
+
+
+def _pipeline_plan(
+    config_path: str,
+    images_path: str,
+    found: RepositoryImages,
+    inventory: Inventory,
+    now: datetime,
+    repository_name: str | None,
+    registry_id: str | None,
+) -> RepositoryPlan | None:
+    """The plan the pipeline makes for the repository with the rules file at `config_path`; None (with a
+    warning) when no policy of the rules file matches the repository."""
+    config = comparable_config(load_config(config_path))
+    if repository_name is None or len(repository_name) < 2:
+        raise InputError(f"{images_path}: the images do not name their repository; pass --repository")
+    snapshot = Snapshot(
+        registry_id=registry_id,
+        region=found.region,
+        replication=found.replication,
+        repositories=(
+            RepositorySnapshot(repository_name=repository_name, image_details=found.images, manifests=found.manifests),
+        ),
+    )
+    plans = plan_registry(config, snapshot, inventory, now).repositories
+    plan = next((p for p in plans if p.repository_name == repository_name and p.policy is not None), None)
+    if plan is None:
+        warn([f"{config_path}: no policy matches repository {repository_name}; the plan is not compared"])
+    return plan
+
+
+def _print_diagnosis(diagnosis: RepositoryDiagnosis, output: str) -> None:
+    if output == "json":
         json.dump(diagnosis.to_json_dict(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print(render_diagnosis(diagnosis))
-    return 1 if diagnosis.has_errors else 0
 
 
 def render_diagnosis(diagnosis: RepositoryDiagnosis) -> str:
@@ -144,20 +170,27 @@ def render_diagnosis(diagnosis: RepositoryDiagnosis) -> str:
         lines.append(f"  fix: {finding.fix}")
         if finding.policy_edit is not None:
             lines.append(f"  in the fixed policy: {finding.policy_edit}")
-    if diagnosis.fixed_policy is not None:
-        lines.append("")
-        lines.append(
-            f"fixed policy{name}: every fix above applied together, and checked again: "
-            "nothing is left that a policy change fixes"
-        )
-        lines.extend(json.dumps(diagnosis.fixed_policy, indent=2, ensure_ascii=False).splitlines())
-        for finding in diagnosis.fixed_policy_findings:
-            lines.append(f"still, with the fixed policy: {finding.severity.upper()}  {finding.code}: {finding.message}")
-    elif diagnosis.fixed_policy_problem is not None:
-        lines.append("")
-        lines.append(f"no fixed policy{name}: {diagnosis.fixed_policy_problem}")
+    lines.extend(_fixed_policy_lines(diagnosis, name))
     # Escapes keep the policy JSON valid: `\u202e` in a JSON string is the character itself.
     return "\n".join(printable(line) for line in lines)
+
+
+def _fixed_policy_lines(diagnosis: RepositoryDiagnosis, name: str) -> list[str]:
+    """The fixed policy and what it still leaves, or why there is none; nothing when no finding has an edit."""
+    if diagnosis.fixed_policy is not None:
+        return [
+            "",
+            f"fixed policy{name}: every fix above applied together, and checked again: "
+            "nothing is left that a policy change fixes",
+            *json.dumps(diagnosis.fixed_policy, indent=2, ensure_ascii=False).splitlines(),
+            *(
+                f"still, with the fixed policy: {finding.severity.upper()}  {finding.code}: {finding.message}"
+                for finding in diagnosis.fixed_policy_findings
+            ),
+        ]
+    if diagnosis.fixed_policy_problem is not None:
+        return ["", f"no fixed policy{name}: {diagnosis.fixed_policy_problem}"]
+    return []
 
 
 def load_templates(path: str) -> CreationTemplatesDocument:
@@ -179,27 +212,37 @@ def run_templates(path: str, output: str) -> int:
     checked = [
         (t, diagnose_template(t)) for t in sorted(document.repository_creation_templates, key=lambda t: t.prefix)
     ]
-    findings = [finding for _, found in checked for finding in found]
-    counts: dict[str, int] = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_ORDER}
+    counts = _severity_counts([finding for _, found in checked for finding in found])
     if output == "json":
-        result = {
-            "registryId": document.registry_id,
-            "templates": [
-                {
-                    "prefix": template.prefix,
-                    "appliedFor": list(template.applied_for),
-                    "hasLifecyclePolicy": template.has_lifecycle_policy,
-                    "findings": [finding.to_json_dict() for finding in found],
-                }
-                for template, found in checked
-            ],
-            "summary": {severity + "s": count for severity, count in counts.items()},
-        }
-        json.dump(result, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(_templates_json(document, checked, counts), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print(render_templates(document, checked, counts))
     return 1 if counts["error"] else 0
+
+
+def _severity_counts(findings: Sequence[TemplateFinding]) -> dict[str, int]:
+    return {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_ORDER}
+
+
+def _templates_json(
+    document: CreationTemplatesDocument,
+    checked: list[tuple[RepositoryCreationTemplate, list[TemplateFinding]]],
+    counts: Mapping[str, int],
+) -> dict[str, Any]:
+    return {
+        "registryId": document.registry_id,
+        "templates": [
+            {
+                "prefix": template.prefix,
+                "appliedFor": list(template.applied_for),
+                "hasLifecyclePolicy": template.has_lifecycle_policy,
+                "findings": [finding.to_json_dict() for finding in found],
+            }
+            for template, found in checked
+        ],
+        "summary": {severity + "s": count for severity, count in counts.items()},
+    }
 
 
 def render_templates(
@@ -213,16 +256,20 @@ def render_templates(
         f"{counts['warning']} warnings, {counts['info']} notes"
     ]
     for template, found in checked:
-        lines.append("")
-        state = (
-            "no lifecycle policy"
-            if not template.has_lifecycle_policy
-            else f"{len(found)} finding{'' if len(found) == 1 else 's'}"
-        )
-        lines.append(f"template {template.prefix} [{', '.join(template.applied_for)}]: {state}")
-        for finding in found:
-            lines.append(f"  {finding.severity.upper()}  {finding.code}: {finding.message}")
-            lines.append(f"    fix: {finding.fix}")
-            if finding.policy_edit is not None:
-                lines.append(f"    policy change: {finding.policy_edit}")
+        lines.extend(_template_lines(template, found))
     return "\n".join(printable(line) for line in lines)
+
+
+def _template_lines(template: RepositoryCreationTemplate, found: Sequence[TemplateFinding]) -> list[str]:
+    state = (
+        "no lifecycle policy"
+        if not template.has_lifecycle_policy
+        else f"{len(found)} finding{'' if len(found) == 1 else 's'}"
+    )
+    lines = ["", f"template {template.prefix} [{', '.join(template.applied_for)}]: {state}"]
+    for finding in found:
+        lines.append(f"  {finding.severity.upper()}  {finding.code}: {finding.message}")
+        lines.append(f"    fix: {finding.fix}")
+        if finding.policy_edit is not None:
+            lines.append(f"    policy change: {finding.policy_edit}")
+    return lines

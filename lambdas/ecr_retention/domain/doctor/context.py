@@ -3,7 +3,7 @@ which keep rules would stop that, which images must stay."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ecr_retention.domain.doctor.models import KeepTags
@@ -56,6 +56,11 @@ def is_mutable_tag(tag: str) -> bool:
 def protective_tag(image: ImageDetail) -> str:
     """The tag to pin an image by: a build tag stays on it, a mutable tag moves on."""
     return min(image.image_tags, key=lambda tag: (is_mutable_tag(tag), tag))
+
+
+def _build_tag(image: ImageDetail) -> list[str]:
+    """The tag that pins a subject the image goes with; none when it is untagged."""
+    return [protective_tag(image)] if image.image_tags else []
 
 
 def selects_one_image_at_most(selection: LifecycleSelection) -> bool:
@@ -121,33 +126,41 @@ class DoctorContext:
         """Images that must stay and that removing `rule` would endanger. A rule's selection protects what
         it does not act on; without the rule, lower rules may act on those images, and on every image that
         goes with one of them (a referrer with its subject). Every other fix only adds protection."""
+        handed_over = self._handed_over(rule)
+        if not handed_over:
+            return []
+        return [
+            image
+            for image in self.evaluation.images
+            if self.must_stay(image)
+            and any(member.image_digest in handed_over for member in self._subject_chain(image))
+        ]
+
+    def _handed_over(self, rule: LifecycleRule) -> set[str]:
+        """What `rule` selects without acting on it and a lower rule acts on once `rule` is gone."""
         rest = [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in self.policy.rules if r != rule]
         if not rest:
-            return []
+            return set()
         without = evaluate(
             LifecyclePolicy.model_validate({"rules": rest}), self.evaluation.images, self.evaluation.now, self.manifests
         )
         this_rule = self.evaluation.rule(rule.rule_priority)
         acted = {image.image_digest for image in this_rule.acted}
-        handed_over = {
+        return {
             image.image_digest
             for image in this_rule.selected
             if image.image_digest not in acted and image.image_digest in without.verdicts
         }
-        endangered = []
-        for image in self.evaluation.images:
-            if not self.must_stay(image):
-                continue
-            current: ImageDetail | None = image
-            seen: set[str] = set()
-            while current is not None and current.image_digest not in seen:
-                if current.image_digest in handed_over:
-                    endangered.append(image)
-                    break
-                seen.add(current.image_digest)
-                subject = current.subject_manifest_digest
-                current = self.by_digest.get(subject) if subject is not None else None
-        return endangered
+
+    def _subject_chain(self, image: ImageDetail) -> Iterator[ImageDetail]:
+        """The image, its subject, that subject's subject, and so on, while they are in the repository."""
+        current: ImageDetail | None = image
+        seen: set[str] = set()
+        while current is not None and current.image_digest not in seen:
+            yield current
+            seen.add(current.image_digest)
+            subject = current.subject_manifest_digest
+            current = self.by_digest.get(subject) if subject is not None else None
 
     def removed_by_rules(self, image: ImageDetail) -> list[ImageDetail]:
         """Every image a rule acts on that takes `image` with it: the image itself when a rule acts on it,
@@ -170,18 +183,21 @@ class DoctorContext:
         `own_tags` pin the image itself, when a rule acts on it (or `always`); each subject it would go with
         is pinned by a build tag. A keep rule sees only standard (ACTIVE) images, and only tagged ones.
         """
-        removed = self.removed_by_rules(image)
-        pinned = [image] if always or any(member is image for member in removed) else []
-        pinned += [member for member in removed if member is not image]
         tags: list[str] = []
-        for member in pinned:
-            member_tags = list(own_tags) if member is image else [protective_tag(member)] if member.image_tags else []
+        for member in self._to_pin(image, always=always):
+            member_tags = list(own_tags) if member is image else _build_tag(member)
             if not member_tags:
                 return UNTAGGED_FIX
             if storage_class_of(member) != "standard":
                 return ARCHIVED_FIX
             tags.extend(member_tags)
         return KeepTags(tags=tuple(dict.fromkeys(tags)))
+
+    def _to_pin(self, image: ImageDetail, *, always: bool) -> list[ImageDetail]:
+        """The image (when a rule acts on it, or `always`), then every subject whose removal takes it along."""
+        removed = self.removed_by_rules(image)
+        pinned = [image] if always or any(member is image for member in removed) else []
+        return pinned + [member for member in removed if member is not image]
 
     def priority_for(self, image: ImageDetail) -> int | None:
         verdict = self.acting_on(image)

@@ -126,22 +126,43 @@ def merge_fixes(
     original_priority = {rule.rule_priority: rule.rule_priority for rule in policy.rules}
     fixed: dict[str, Any] | None = None
     for _ in range(MAX_FIX_ROUNDS):
-        edits = [finding.policy_edit for finding in findings if finding.policy_edit is not None]
-        if not edits:
-            return MergedFix(policy=fixed, findings=tuple(findings)) if fixed is not None else MergedFix()
-        changes = [fixes.add(edit, original_priority) for edit in edits]
-        if not any(changes):
-            codes = ", ".join(sorted({finding.code for finding in findings if finding.policy_edit is not None}))
-            return MergedFix(problem=f"the policy edits, applied together, still leave {codes}")
+        settled = _record_edits(fixes, findings, fixed, original_priority)
+        if settled is not None:
+            return settled
         fixed, original_priority = fixes.apply(policy)
-        if fixed is None:
-            return MergedFix(
-                problem="every rule is removed: delete the lifecycle policy (aws ecr delete-lifecycle-policy) "
-                "and let ecr-retention prune this repository"
-            )
-        try:
-            candidate = parse_policy(json.dumps(fixed, indent=2), "the fixed policy")
-        except InputError as error:  # for example more than 50 rules
-            return MergedFix(problem=f"no policy that ECR accepts holds every fix: {error}")
+        candidate = _fixed_policy(fixed)
+        if isinstance(candidate, MergedFix):
+            return candidate
         findings = find(candidate)
     return MergedFix(problem=f"the policy edits did not settle in {MAX_FIX_ROUNDS} rounds")
+
+
+def _record_edits(
+    fixes: PolicyFixes,
+    findings: Sequence[Finding],
+    fixed: dict[str, Any] | None,
+    original_priority: Mapping[int, int],
+) -> MergedFix | None:
+    """Add the edits `findings` ask for to `fixes`; the result when they ask for none (`fixed` settled),
+    or for none that changes anything (they cannot all be met), else None: another round."""
+    edits = [finding.policy_edit for finding in findings if finding.policy_edit is not None]
+    if not edits:
+        return MergedFix(policy=fixed, findings=tuple(findings)) if fixed is not None else MergedFix()
+    changes = [fixes.add(edit, original_priority) for edit in edits]  # every edit, not up to the first change
+    if any(changes):
+        return None
+    codes = ", ".join(sorted({finding.code for finding in findings if finding.policy_edit is not None}))
+    return MergedFix(problem=f"the policy edits, applied together, still leave {codes}")
+
+
+def _fixed_policy(fixed: dict[str, Any] | None) -> LifecyclePolicy | MergedFix:
+    """The fixed policy as ECR would read it, or why there is none."""
+    if fixed is None:
+        return MergedFix(
+            problem="every rule is removed: delete the lifecycle policy (aws ecr delete-lifecycle-policy) "
+            "and let ecr-retention prune this repository"
+        )
+    try:
+        return parse_policy(json.dumps(fixed, indent=2), "the fixed policy")
+    except InputError as error:  # for example more than 50 rules
+        return MergedFix(problem=f"no policy that ECR accepts holds every fix: {error}")

@@ -154,26 +154,12 @@ def _apply_rule(
     first, since a lower rule cannot act on them."""
     selected = tuple(image for image in ranked if selects(rule.selection, image))
     window, eligible = _eligible(rule, selected, now)
-    acted: list[ImageDetail] = []
-    already: list[ImageDetail] = []
-    claimed: list[tuple[ImageDetail, int]] = []
-    children: list[ImageDetail] = []
-    for image in eligible:
-        digest = image.image_digest
-        if digest in verdicts:
-            already.append(image)
-        elif digest in first_selector:
-            claimed.append((image, first_selector[digest]))
-        elif digest in guarded:
-            children.append(image)
-        else:
-            verdicts[digest] = Verdict(image=image, rule=rule)
-            acted.append(image)
-    window_blocked = tuple(
-        (image, first_selector.get(image.image_digest))
-        for image in window
-        if image.image_digest in first_selector or image.image_digest in guarded
-    )
+    fates = {image.image_digest: _fate(image.image_digest, guarded, verdicts, first_selector) for image in eligible}
+    acted = _with_fate(eligible, fates, "acted")
+    for image in acted:
+        verdicts[image.image_digest] = Verdict(image=image, rule=rule)
+    claimed = tuple((image, first_selector[image.image_digest]) for image in _with_fate(eligible, fates, "claimed"))
+    window_blocked = _never_acted_on_in(window, guarded, first_selector)
     for image in selected:
         first_selector.setdefault(image.image_digest, rule.rule_priority)
     return RuleEvaluation(
@@ -181,12 +167,42 @@ def _apply_rule(
         selected=selected,
         window=window,
         eligible=eligible,
-        acted=tuple(acted),
-        already_acted=tuple(already),
-        claimed=tuple(claimed),
-        index_children=tuple(children),
+        acted=acted,
+        already_acted=_with_fate(eligible, fates, "already-acted"),
+        claimed=claimed,
+        index_children=_with_fate(eligible, fates, "index-child"),
         window_blocked=window_blocked,
     )
+
+
+def _never_acted_on_in(
+    window: Sequence[ImageDetail], guarded: set[str], first_selector: Mapping[str, int]
+) -> tuple[tuple[ImageDetail, int | None], ...]:
+    """The window's images that a higher rule selects (with its priority) or that an index guards (None)."""
+    return tuple(
+        (image, first_selector.get(image.image_digest))
+        for image in window
+        if image.image_digest in first_selector or image.image_digest in guarded
+    )
+
+
+Fate = Literal["acted", "already-acted", "claimed", "index-child"]
+
+
+def _fate(digest: str, guarded: set[str], verdicts: Mapping[str, Verdict], first_selector: Mapping[str, int]) -> Fate:
+    """What becomes of an eligible image, decided by the higher rules: a rule may act on it only when no
+    higher rule acts on it or selects it, and no index that stays references it."""
+    if digest in verdicts:
+        return "already-acted"
+    if digest in first_selector:
+        return "claimed"
+    if digest in guarded:
+        return "index-child"
+    return "acted"
+
+
+def _with_fate(images: Sequence[ImageDetail], fates: Mapping[str, Fate], fate: Fate) -> tuple[ImageDetail, ...]:
+    return tuple(image for image in images if fates[image.image_digest] == fate)
 
 
 def _cascade_referrers(images: Sequence[ImageDetail], verdicts: Mapping[str, Verdict]) -> dict[str, str]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from ecr_retention.domain.errors import InputError, format_location, parse_json
 from ecr_retention.domain.lifecycle.policy import MAX_POLICY_TEXT, MIN_POLICY_TEXT, LifecyclePolicy
@@ -22,37 +23,66 @@ class PolicyDocument:
     registry_id: str | None = None
 
 
+FIXED_TEXT = {
+    "missing": "required but missing",
+    "extra_forbidden": "unknown key (ECR rejects keys that are not in the lifecycle policy schema)",
+    "string_too_short": "must not be empty",
+}
+
+
 def _describe_policy_error(error: ValidationError, data: Any) -> str:
     """One line naming the rule (by priority) and the violated constraint."""
     first = error.errors(include_url=False)[0]
     loc = tuple(first["loc"])
-    message = first["msg"].removeprefix("Value error, ")
-    kind = first["type"]
-    context = first.get("ctx", {})
-    if kind == "missing":
-        message = "required but missing"
-    elif kind == "extra_forbidden":
-        message = "unknown key (ECR rejects keys that are not in the lifecycle policy schema)"
-    elif kind == "too_short":
-        message = f"needs at least {context.get('min_length')}, got {context.get('actual_length')}"
-    elif kind == "too_long":
-        quota = " (ECR's quota of rules per policy)" if loc == ("rules",) else ""
-        message = f"at most {context.get('max_length')} allowed{quota}, got {context.get('actual_length')}"
-    elif kind == "string_too_short":
-        message = "must not be empty"
-    elif kind == "string_too_long":
-        message = f"longer than {context.get('max_length')} characters"
-    elif not isinstance(first.get("input"), dict | list):
-        message = f"{first.get('input')!r}: {message[0].lower()}{message[1:]}"
-    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
-        rules = data.get("rules") if isinstance(data, dict) else None
-        raw = rules[loc[1]] if isinstance(rules, list) and loc[1] < len(rules) else None
-        priority = raw.get("rulePriority") if isinstance(raw, dict) else None
-        name = f"rule {priority} (rules[{loc[1]}])" if type(priority) is int else f"rules[{loc[1]}]"
+    message = _constraint_text(first, loc)
+    index = _rule_index(loc)
+    if index is not None:
         rest = format_location(loc[2:]) if len(loc) > 2 else ""
+        name = _rule_name(data, index)
         return f"{name}: {rest}: {message}" if rest else f"{name}: {message}"
     where = format_location(loc)
     return message if where == "(top level)" else f"{where}: {message}"
+
+
+def _constraint_text(first: ErrorDetails, loc: tuple[int | str, ...]) -> str:
+    """The violated constraint in the policy's words, with the offending value when it is a plain one."""
+    kind = first["type"]
+    if kind in FIXED_TEXT:
+        return FIXED_TEXT[kind]
+    length = _length_text(kind, first.get("ctx", {}), loc)
+    if length is not None:
+        return length
+    message = first["msg"].removeprefix("Value error, ")
+    if isinstance(first.get("input"), dict | list):
+        return message
+    return f"{first.get('input')!r}: {message[0].lower()}{message[1:]}"
+
+
+def _length_text(kind: str, context: dict[str, Any], loc: tuple[int | str, ...]) -> str | None:
+    """A length constraint, or None when `kind` is none."""
+    if kind == "too_short":
+        return f"needs at least {context.get('min_length')}, got {context.get('actual_length')}"
+    if kind == "too_long":
+        quota = " (ECR's quota of rules per policy)" if loc == ("rules",) else ""
+        return f"at most {context.get('max_length')} allowed{quota}, got {context.get('actual_length')}"
+    if kind == "string_too_long":
+        return f"longer than {context.get('max_length')} characters"
+    return None
+
+
+def _rule_index(loc: tuple[int | str, ...]) -> int | None:
+    """The index in `rules` of the rule the error is in, None when it is not in one."""
+    if len(loc) >= 2 and loc[0] == "rules" and isinstance(loc[1], int):
+        return loc[1]
+    return None
+
+
+def _rule_name(data: Any, index: int) -> str:
+    """`rule 3 (rules[0])`, or `rules[0]` when that rule has no integer priority."""
+    rules = data.get("rules") if isinstance(data, dict) else None
+    raw = rules[index] if isinstance(rules, list) and index < len(rules) else None
+    priority = raw.get("rulePriority") if isinstance(raw, dict) else None
+    return f"rule {priority} (rules[{index}])" if type(priority) is int else f"rules[{index}]"
 
 
 def parse_policy(text: str, source: str = "policy") -> LifecyclePolicy:

@@ -3,6 +3,7 @@ across rules."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
@@ -55,6 +56,12 @@ class LifecycleSelection(PolicyShape):
 
     @model_validator(mode="after")
     def _fields_fit_together(self) -> Self:
+        self._tag_lists_fit_status()
+        self._count_unit_fits_type()
+        self._storage_class_fits_type()
+        return self
+
+    def _tag_lists_fit_status(self) -> None:
         lists = [name for name, value in self._tag_lists() if value is not None]
         if self.tag_status == "tagged" and not lists:
             raise ValueError("tagStatus tagged requires tagPatternList or tagPrefixList")
@@ -62,21 +69,28 @@ class LifecycleSelection(PolicyShape):
             raise ValueError(f"{lists[0]} is only allowed with tagStatus tagged, not {self.tag_status}")
         if len(lists) > 1:
             raise ValueError("tagPatternList and tagPrefixList cannot both be given in one rule")
+
+    def _count_unit_fits_type(self) -> None:
         if self.count_type == "imageCountMoreThan" and self.count_unit is not None:
             raise ValueError("countUnit is not allowed with countType imageCountMoreThan")
         if self.count_type != "imageCountMoreThan" and self.count_unit is None:
             raise ValueError(f"countUnit (days) is required with countType {self.count_type}")
-        if self.count_type == "sinceImageTransitioned":
-            if self.storage_class != "archive":
-                raise ValueError("countType sinceImageTransitioned requires storageClass archive")
-            if self.count_number < MIN_ARCHIVE_DAYS:
+
+    def _storage_class_fits_type(self) -> None:
+        """The archive class goes with sinceImageTransitioned, and that at archive's minimum storage duration."""
+        if self.count_type != "sinceImageTransitioned":
+            if self.storage_class == "archive":
                 raise ValueError(
-                    f"countNumber {self.count_number}: sinceImageTransitioned needs at least "
-                    f"{MIN_ARCHIVE_DAYS} days (archive's minimum storage duration)"
+                    f"storageClass archive is only allowed with sinceImageTransitioned, not {self.count_type}"
                 )
-        elif self.storage_class == "archive":
-            raise ValueError(f"storageClass archive is only allowed with sinceImageTransitioned, not {self.count_type}")
-        return self
+            return
+        if self.storage_class != "archive":
+            raise ValueError("countType sinceImageTransitioned requires storageClass archive")
+        if self.count_number < MIN_ARCHIVE_DAYS:
+            raise ValueError(
+                f"countNumber {self.count_number}: sinceImageTransitioned needs at least "
+                f"{MIN_ARCHIVE_DAYS} days (archive's minimum storage duration)"
+            )
 
     def _tag_lists(self) -> tuple[tuple[str, tuple[str, ...] | None], ...]:
         return (("tagPatternList", self.tag_pattern_list), ("tagPrefixList", self.tag_prefix_list))
@@ -135,6 +149,16 @@ class LifecyclePolicy(PolicyShape):
 
     @model_validator(mode="after")
     def _rules_fit_together(self) -> Self:
+        self._priorities_unique()
+        for storage_class in ("standard", "archive"):
+            rules = [r for r in self.ordered_rules if r.selection.effective_storage_class == storage_class]
+            where = f"among rules selecting storageClass {storage_class}"
+            _any_rule_last(rules, where)
+            _one_untagged_rule(rules, where)
+            _unique_prefixes(rules, where)
+        return self
+
+    def _priorities_unique(self) -> None:
         seen: dict[int, int] = {}
         for index, rule in enumerate(self.rules):
             if rule.rule_priority in seen:
@@ -143,33 +167,6 @@ class LifecyclePolicy(PolicyShape):
                     f"{rule.rule_priority}; priorities must be unique"
                 )
             seen[rule.rule_priority] = index
-        for storage_class in ("standard", "archive"):
-            rules = [r for r in self.ordered_rules if r.selection.effective_storage_class == storage_class]
-            where = f"among rules selecting storageClass {storage_class}"
-            any_rules = [r for r in rules if r.selection.tag_status == "any"]
-            if any_rules and rules[-1] is not any_rules[0]:
-                raise ValueError(
-                    f"{any_rules[0].label}: a rule with tagStatus any must have the highest rulePriority "
-                    f"{where}, but {rules[-1].label} comes after it"
-                )
-            untagged = [r for r in rules if r.selection.tag_status == "untagged"]
-            if len(untagged) > 1:
-                raise ValueError(
-                    f"{untagged[1].label}: only one rule may select untagged images {where} "
-                    f"({untagged[0].label} already does)"
-                )
-            prefixes: dict[frozenset[str], LifecycleRule] = {}
-            for rule in rules:
-                if rule.selection.tag_prefix_list is None:
-                    continue
-                key = frozenset(rule.selection.tag_prefix_list)
-                if key in prefixes:
-                    raise ValueError(
-                        f"{rule.label}: tagPrefixList {sorted(key)} repeats {prefixes[key].label}; "
-                        f"the rules {where} must have a unique set of prefixes"
-                    )
-                prefixes[key] = rule
-        return self
 
     @property
     def ordered_rules(self) -> tuple[LifecycleRule, ...]:
@@ -177,3 +174,37 @@ class LifecyclePolicy(PolicyShape):
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# The constraints among the rules of one storage class, in priority order; `where` names the class.
+
+
+def _any_rule_last(rules: Sequence[LifecycleRule], where: str) -> None:
+    any_rules = [r for r in rules if r.selection.tag_status == "any"]
+    if any_rules and rules[-1] is not any_rules[0]:
+        raise ValueError(
+            f"{any_rules[0].label}: a rule with tagStatus any must have the highest rulePriority "
+            f"{where}, but {rules[-1].label} comes after it"
+        )
+
+
+def _one_untagged_rule(rules: Sequence[LifecycleRule], where: str) -> None:
+    untagged = [r for r in rules if r.selection.tag_status == "untagged"]
+    if len(untagged) > 1:
+        raise ValueError(
+            f"{untagged[1].label}: only one rule may select untagged images {where} ({untagged[0].label} already does)"
+        )
+
+
+def _unique_prefixes(rules: Sequence[LifecycleRule], where: str) -> None:
+    prefixes: dict[frozenset[str], LifecycleRule] = {}
+    for rule in rules:
+        if rule.selection.tag_prefix_list is None:
+            continue
+        key = frozenset(rule.selection.tag_prefix_list)
+        if key in prefixes:
+            raise ValueError(
+                f"{rule.label}: tagPrefixList {sorted(key)} repeats {prefixes[key].label}; "
+                f"the rules {where} must have a unique set of prefixes"
+            )
+        prefixes[key] = rule

@@ -49,52 +49,63 @@ def _where(workloads: Sequence[Workload]) -> str:
 def _finding(
     context: DoctorContext, image: ImageDetail, action: PreviewActionType, workloads: tuple[Workload, ...]
 ) -> Finding:
-    verb = removes(action)
-    where = _where(workloads)
-    severity: Severity = "error"
-    if action == "EXPIRE":
-        if any(w.replica for w in workloads):
-            where += ", where ECR repeats the expiry (deleteReplication)"
-        message = f"{context.rule_for(image)} would {verb} {describe_image(image)}, which runs in {where}"
-    else:
-        here = [w for w in workloads if not w.replica]
-        # Only clusters of delete-replicating destinations run it: their copy stays until an expiry reaches it.
-        severity = "error" if here else "warning"
-        danger = ARCHIVE_DANGER if here else REPLICA_ARCHIVE
-        message = f"{context.rule_for(image)} would {verb} {describe_image(image)}, which runs in {where}: {danger}"
-        pulled = pull_count_detail(context, image)
-        if pulled:
-            message += f". {pulled}"
     used_tags = [t for t in image.image_tags if (context.repository_name, t) in context.in_use.by_tag]
     protection = context.protection(image, used_tags or [protective_tag(image)] if image.image_tags else [])
-    edit: KeepTags | None = None
-    if isinstance(protection, KeepTags):
-        which = " and ".join(
-            "this image" if member is image else f"its subject {describe_image(member)}"
-            for member in context.removed_by_rules(image)
-        )
-        fix = (
-            f"add a higher-priority rule that selects {which} by its tag, so that no later rule can "
-            f"{verb} it (in the fixed policy). Native rules cannot see clusters: a durable fix is to drop "
-            + (
-                "the rule and let ecr-retention prune this repository, which keeps in-use images"
-                if action == "EXPIRE"
-                else "the transition rule and archive with ecr-retention's archive rules (`delete: {..., archive: "
-                "true}`), which know what runs, never archive an in-use image and restore an archived one a "
-                "cluster runs"
-            )
-        )
-        edit = protection
-    else:
-        fix = protection
+    expires = action == "EXPIRE"
     return Finding(
-        severity=severity,
-        code="expires-in-use" if action == "EXPIRE" else "archives-in-use",
-        message=message,
-        fix=fix,
+        severity=_severity(action, workloads),
+        code="expires-in-use" if expires else "archives-in-use",
+        message=_expiry_message(context, image, workloads) if expires else _archive_message(context, image, workloads),
+        fix=_keep_rule_fix(context, image, action) if isinstance(protection, KeepTags) else protection,
         rule_priority=context.priority_for(image),
         image_digest=image.image_digest,
         image_tags=image.image_tags,
         in_use_by=workloads,
-        policy_edit=edit,
+        policy_edit=protection if isinstance(protection, KeepTags) else None,
+    )
+
+
+def _severity(action: PreviewActionType, workloads: Sequence[Workload]) -> Severity:
+    """An error, but for an archive that only clusters of delete-replicating destinations run: their copy
+    stays until an expiry reaches it."""
+    if action == "EXPIRE" or _runs_here(workloads):
+        return "error"
+    return "warning"
+
+
+def _runs_here(workloads: Sequence[Workload]) -> bool:
+    return any(not w.replica for w in workloads)
+
+
+def _expiry_message(context: DoctorContext, image: ImageDetail, workloads: Sequence[Workload]) -> str:
+    where = _where(workloads)
+    if any(w.replica for w in workloads):
+        where += ", where ECR repeats the expiry (deleteReplication)"
+    return f"{context.rule_for(image)} would expire {describe_image(image)}, which runs in {where}"
+
+
+def _archive_message(context: DoctorContext, image: ImageDetail, workloads: Sequence[Workload]) -> str:
+    danger = ARCHIVE_DANGER if _runs_here(workloads) else REPLICA_ARCHIVE
+    message = (
+        f"{context.rule_for(image)} would archive {describe_image(image)}, which runs in {_where(workloads)}: {danger}"
+    )
+    pulled = pull_count_detail(context, image)
+    return f"{message}. {pulled}" if pulled else message
+
+
+def _keep_rule_fix(context: DoctorContext, image: ImageDetail, action: PreviewActionType) -> str:
+    which = " and ".join(
+        "this image" if member is image else f"its subject {describe_image(member)}"
+        for member in context.removed_by_rules(image)
+    )
+    return (
+        f"add a higher-priority rule that selects {which} by its tag, so that no later rule can "
+        f"{removes(action)} it (in the fixed policy). Native rules cannot see clusters: a durable fix is to drop "
+        + (
+            "the rule and let ecr-retention prune this repository, which keeps in-use images"
+            if action == "EXPIRE"
+            else "the transition rule and archive with ecr-retention's archive rules (`delete: {..., archive: "
+            "true}`), which know what runs, never archive an in-use image and restore an archived one a "
+            "cluster runs"
+        )
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ecr_retention.domain.doctor.context import (
     DoctorContext,
     describe_image,
@@ -11,79 +13,96 @@ from ecr_retention.domain.doctor.context import (
     rule_limit,
 )
 from ecr_retention.domain.doctor.models import Finding, FindingCode, KeepTags, Severity
+from ecr_retention.domain.lifecycle.evaluation import PreviewActionType
 from ecr_retention.domain.lifecycle.matching import tags_selected
 from ecr_retention.domain.lifecycle.policy import LifecycleRule
 from ecr_retention.domain.registry import ImageDetail
 
+MUTABLE_TAG_FIX = (
+    "give each mutable tag its own keep-1 rule (tagPatternList [tag], imageCountMoreThan 1) at a higher "
+    "priority than every other rule (in the fixed policy): the image carrying the tag is then selected first "
+    "by that rule, which never expires it, and lower rules cannot act on it; when the tag moves on, "
+    "the old image falls back to the other rules. Add a rule whenever you add a mutable tag."
+)
+
 
 def check_mutable_tags(context: DoctorContext) -> list[Finding]:
-    findings: list[Finding] = []
-    at_risk: list[tuple[ImageDetail, tuple[str, ...], LifecycleRule]] = []
+    return [_finding(context, image, mutable, rule) for image, mutable, rule in _mutable_tags_at_risk(context)]
+
+
+def _mutable_tags_at_risk(context: DoctorContext) -> Iterator[tuple[ImageDetail, tuple[str, ...], LifecycleRule]]:
+    """Each image with mutable tags that a rule removes or may remove, with those tags and the first rule
+    that selects it."""
     for image in context.evaluation.images:
         mutable = tuple(tag for tag in image.image_tags if is_mutable_tag(tag))
-        if not mutable:
-            continue
         first = context.evaluation.first_selector.get(image.image_digest)
-        if first is None:
+        if not mutable or first is None:
             continue
         rule = context.evaluation.rule(first).rule
-        others = tuple(tag for tag in image.image_tags if tag not in mutable)
-        acted = context.evaluation.action_of(image.image_digest) is not None
-        if not acted and never_acts(rule):
-            continue  # a keep-1 rule for one of its tags: the image stays while that tag is on it
-        if acted or tags_selected(rule.selection, others):
-            # Removed now, or selected first by a rule that does not need the mutable tag to see it.
-            # Otherwise the first rule to see the image selects it through the mutable tag itself
-            # and does not act on it: the keep-1 protection of seed 002.
-            at_risk.append((image, mutable, rule))
-    if not at_risk:
-        return findings
-    fix = (
-        "give each mutable tag its own keep-1 rule (tagPatternList [tag], imageCountMoreThan 1) at a higher "
-        "priority than every other rule (in the fixed policy): the image carrying the tag is then selected first "
-        "by that rule, which never expires it, and lower rules cannot act on it; when the tag moves on, "
-        "the old image falls back to the other rules. Add a rule whenever you add a mutable tag."
-    )
-    for image, mutable, rule in at_risk:
-        # A keep-1 rule per mutable tag, and one for each subject the image would go with.
-        protection = context.protection(image, mutable, always=True)
-        action = context.evaluation.action_of(image.image_digest)
-        verdict_rule = context.rule_for(image) if action is not None else rule.label
-        tags = ", ".join(mutable)
-        others = tuple(tag for tag in image.image_tags if tag not in mutable)
-        if not tags_selected(rule.selection, others):
-            how = "through the mutable tag itself"
-        elif rule.selection.tag_status == "any":
-            how = "as it selects every image"
-        else:
-            how = f"through its other tags ({', '.join(others)})"
-        if action is not None:
-            severity: Severity = "error"
-            code: FindingCode = "mutable-tag-expires"
-            consequence = (
-                f"ECR archives images, not tags, so pulls of the mutable tag {tags} fail until the image is restored"
-                if action == "TRANSITION"
-                else f"ECR removes images, not tags, so the mutable tag {tags} goes with it"
-            )
-            message = (
-                f"{verdict_rule} selects {describe_image(image)} {how} and would {removes(action)} it: {consequence}"
-            )
-        else:
-            severity, code = "warning", "mutable-tag-at-risk"
-            message = (
-                f"mutable tag {tags} rides on {describe_image(image)}, which {rule.label} selects {how}; "
-                f"once the rule's {rule_limit(rule)} passes it, the tag goes with the image"
-            )
-        findings.append(
-            Finding(
-                severity=severity,
-                code=code,
-                message=message,
-                rule_priority=context.priority_for(image) or rule.rule_priority,
-                image_digest=image.image_digest,
-                image_tags=image.image_tags,
-                fix=fix if isinstance(protection, KeepTags) else protection,
-                policy_edit=protection if isinstance(protection, KeepTags) else None,
-            )
+        if _at_risk(context, image, mutable, rule):
+            yield image, mutable, rule
+
+
+def _at_risk(context: DoctorContext, image: ImageDetail, mutable: tuple[str, ...], rule: LifecycleRule) -> bool:
+    """Removed now, or selected first by a rule that does not need the mutable tag to see it. Otherwise
+    the first rule to see the image selects it through the mutable tag itself and does not act on it:
+    the keep-1 protection of seed 002."""
+    if context.evaluation.action_of(image.image_digest) is not None:
+        return True
+    if never_acts(rule):
+        return False  # a keep-1 rule for one of its tags: the image stays while that tag is on it
+    return tags_selected(rule.selection, _other_tags(image, mutable))
+
+
+def _other_tags(image: ImageDetail, mutable: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(tag for tag in image.image_tags if tag not in mutable)
+
+
+def _finding(context: DoctorContext, image: ImageDetail, mutable: tuple[str, ...], rule: LifecycleRule) -> Finding:
+    # A keep-1 rule per mutable tag, and one for each subject the image would go with.
+    protection = context.protection(image, mutable, always=True)
+    action = context.evaluation.action_of(image.image_digest)
+    how = _how_selected(rule, _other_tags(image, mutable))
+    severity: Severity
+    code: FindingCode
+    if action is not None:
+        severity, code = "error", "mutable-tag-expires"
+        message = _removed_message(context, image, mutable, action, how)
+    else:
+        severity, code = "warning", "mutable-tag-at-risk"
+        message = (
+            f"mutable tag {', '.join(mutable)} rides on {describe_image(image)}, which {rule.label} selects {how}; "
+            f"once the rule's {rule_limit(rule)} passes it, the tag goes with the image"
         )
-    return findings
+    return Finding(
+        severity=severity,
+        code=code,
+        message=message,
+        rule_priority=context.priority_for(image) or rule.rule_priority,
+        image_digest=image.image_digest,
+        image_tags=image.image_tags,
+        fix=MUTABLE_TAG_FIX if isinstance(protection, KeepTags) else protection,
+        policy_edit=protection if isinstance(protection, KeepTags) else None,
+    )
+
+
+def _how_selected(rule: LifecycleRule, others: tuple[str, ...]) -> str:
+    if not tags_selected(rule.selection, others):
+        return "through the mutable tag itself"
+    if rule.selection.tag_status == "any":
+        return "as it selects every image"
+    return f"through its other tags ({', '.join(others)})"
+
+
+def _removed_message(
+    context: DoctorContext, image: ImageDetail, mutable: tuple[str, ...], action: PreviewActionType, how: str
+) -> str:
+    tags = ", ".join(mutable)
+    consequence = (
+        f"ECR archives images, not tags, so pulls of the mutable tag {tags} fail until the image is restored"
+        if action == "TRANSITION"
+        else f"ECR removes images, not tags, so the mutable tag {tags} goes with it"
+    )
+    return (
+        f"{context.rule_for(image)} selects {describe_image(image)} {how} and would {removes(action)} it: {consequence}"
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ecr_retention.domain.doctor.context import DoctorContext, describe_image, selects_one_image_at_most
 from ecr_retention.domain.doctor.fixes import intended_own_images
 from ecr_retention.domain.doctor.models import Finding, RaiseCount, RemoveRule
+from ecr_retention.domain.lifecycle.evaluation import RuleEvaluation
 from ecr_retention.domain.lifecycle.matching import selection_includes
 
 
@@ -44,59 +45,85 @@ def check_count_reduced(context: DoctorContext) -> list[Finding]:
     recorded in its description when it raised countNumber to make room. So a raised count, applied,
     is not reported again, while a change in the images that takes more slots still is.
     """
-    findings: list[Finding] = []
-    for rule_evaluation in context.evaluation.rules:
-        rule = rule_evaluation.rule
-        blocked = rule_evaluation.window_blocked
-        if not rule.is_count_rule or not blocked or selects_one_image_at_most(rule.selection):
-            continue
-        if context.shadowed(rule):
-            continue  # it can never act at all: reported as rule-shadowed, and removed by the fix
-        number = rule.selection.count_number
-        wanted = intended_own_images(rule)
-        room = number - len(blocked)  # slots left for images it can act on
-        if room >= wanted:
-            continue
-        taken = ", ".join(
-            describe_image(image) + (f" (selected by rule {by})" if by is not None else " (index child)")
-            for image, by in blocked
-        )
-        acted = rule_evaluation.acted
-        # Images it can never act on may also sit just beyond the window: count up to its wanted-th own image.
-        never = {image.image_digest for image, _ in blocked} | {
-            image.image_digest
-            for image in (
-                *rule_evaluation.already_acted,
-                *(image for image, _ in rule_evaluation.claimed),
-                *rule_evaluation.index_children,
-            )
-        }
-        own_ranks = [n + 1 for n, image in enumerate(rule_evaluation.selected) if image.image_digest not in never]
-        never_selected = len(rule_evaluation.selected) - len(own_ranks)
-        # Fewer own images than wanted: room for the wanted number beside every image it cannot act on.
-        raised = own_ranks[wanted - 1] if len(own_ranks) >= wanted else wanted + never_selected
-        consequence = (
-            f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only {room} "
-            f"of its own images are kept"
-            if acted
-            else ""
-        )
-        findings.append(
-            Finding(
-                severity="warning" if acted else "info",
-                code="count-reduced",
-                message=(
-                    f"{rule.label} keeps {number} images by count, but {len(blocked)} of those {number} slots are "
-                    f"taken by images it can never act on: {taken}. Protected images still occupy a lower "
-                    f"rule's count{consequence}"
-                ),
-                fix=(
-                    f"to keep {wanted} images of its own, raise countNumber to {raised} (one more per protected "
-                    f"image it ranks, e.g. per mutable tag with a keep-1 rule); the fixed policy does, and says "
-                    f"in the rule's description that it keeps {wanted} of its own"
-                ),
-                rule_priority=rule.rule_priority,
-                policy_edit=RaiseCount(rule_priority=rule.rule_priority, count_number=raised, own_images=wanted),
-            )
-        )
-    return findings
+    return [
+        _count_reduced(rule_evaluation)
+        for rule_evaluation in context.evaluation.rules
+        if _ranks_what_it_cannot_act_on(context, rule_evaluation) and _too_few_own_slots(rule_evaluation)
+    ]
+
+
+def _ranks_what_it_cannot_act_on(context: DoctorContext, rule_evaluation: RuleEvaluation) -> bool:
+    """A count rule with images in its window that it can never act on, and that can act at all: a rule
+    that selects one image at most never acts, and a shadowed one is reported as rule-shadowed and removed
+    by the fix."""
+    rule = rule_evaluation.rule
+    if not rule.is_count_rule or not rule_evaluation.window_blocked or selects_one_image_at_most(rule.selection):
+        return False
+    return not context.shadowed(rule)
+
+
+def _too_few_own_slots(rule_evaluation: RuleEvaluation) -> bool:
+    return _room(rule_evaluation) < intended_own_images(rule_evaluation.rule)
+
+
+def _room(rule_evaluation: RuleEvaluation) -> int:
+    """The count's slots left for images the rule can act on."""
+    return rule_evaluation.rule.selection.count_number - len(rule_evaluation.window_blocked)
+
+
+def _count_reduced(rule_evaluation: RuleEvaluation) -> Finding:
+    rule = rule_evaluation.rule
+    blocked = rule_evaluation.window_blocked
+    number = rule.selection.count_number
+    wanted = intended_own_images(rule)
+    raised = _count_for_own_images(rule_evaluation, wanted)
+    acted = rule_evaluation.acted
+    taken = ", ".join(
+        describe_image(image) + (f" (selected by rule {by})" if by is not None else " (index child)")
+        for image, by in blocked
+    )
+    consequence = (
+        f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only "
+        f"{_room(rule_evaluation)} of its own images are kept"
+        if acted
+        else ""
+    )
+    return Finding(
+        severity="warning" if acted else "info",
+        code="count-reduced",
+        message=(
+            f"{rule.label} keeps {number} images by count, but {len(blocked)} of those {number} slots are "
+            f"taken by images it can never act on: {taken}. Protected images still occupy a lower "
+            f"rule's count{consequence}"
+        ),
+        fix=(
+            f"to keep {wanted} images of its own, raise countNumber to {raised} (one more per protected "
+            f"image it ranks, e.g. per mutable tag with a keep-1 rule); the fixed policy does, and says "
+            f"in the rule's description that it keeps {wanted} of its own"
+        ),
+        rule_priority=rule.rule_priority,
+        policy_edit=RaiseCount(rule_priority=rule.rule_priority, count_number=raised, own_images=wanted),
+    )
+
+
+def _count_for_own_images(rule_evaluation: RuleEvaluation, wanted: int) -> int:
+    """The countNumber that keeps `wanted` images the rule can act on. Images it can never act on may also
+    sit just beyond the window: count up to its wanted-th own image."""
+    never = _never_acted_on(rule_evaluation)
+    own_ranks = [n + 1 for n, image in enumerate(rule_evaluation.selected) if image.image_digest not in never]
+    if len(own_ranks) >= wanted:
+        return own_ranks[wanted - 1]
+    # Fewer own images than wanted: room for the wanted number beside every image it cannot act on.
+    return wanted + len(rule_evaluation.selected) - len(own_ranks)
+
+
+def _never_acted_on(rule_evaluation: RuleEvaluation) -> set[str]:
+    """The selected images the rule can never act on: in its window or beyond it."""
+    beyond = (
+        *rule_evaluation.already_acted,
+        *(image for image, _ in rule_evaluation.claimed),
+        *rule_evaluation.index_children,
+    )
+    return {image.image_digest for image, _ in rule_evaluation.window_blocked} | {
+        image.image_digest for image in beyond
+    }

@@ -6,6 +6,7 @@ and what any image it could select would lose; docs/lifecycle.md states the exac
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.doctor.context import is_mutable_tag, never_acts, removes
@@ -89,54 +90,74 @@ def check_mutable_tags_unprotected(policy: LifecyclePolicy, template: Repository
     if template.image_tag_mutability == IMMUTABLE:
         return []
     named = named_mutable_tags(policy, template)
-    findings: list[Finding] = []
     rules = policy.ordered_rules
+    findings: list[Finding] = []
     for position, rule in enumerate(rules):
-        selection = rule.selection
-        if selection.effective_storage_class != "standard" or never_acts(rule) or not selects_build_tags(selection):
+        if not _acts_through_build_tags(rule):
             continue
-        verb = removes(rule.action.type.upper())
-        head = f"{where(template)}: {rule.label} ({rule_summary(rule)}) selects images by version or build tags"
-        if named:
-            exposed = tuple(t for t in named if not any(keeps_tag(higher, t) for higher in rules[:position]))
-            if not exposed:
-                continue
-            tags = ", ".join(exposed)
-            edit = KeepTags(tags=exposed)
-            findings.append(
-                Finding(
-                    severity="warning",
-                    code="mutable-tag-unprotected",
-                    message=(
-                        f"{head}, and no higher-priority rule keeps the mutable tag {tags}: ECR {verb}s images, not "
-                        f"tags, so when {tags} shares an image with a tag this rule selects, it goes with that image"
-                    ),
-                    fix=(
-                        f"add {edit} (tagPatternList [tag], imageCountMoreThan 1): the image carrying the tag is "
-                        f"then selected first by a rule that never expires it, and {rule.label} cannot act on it"
-                    ),
-                    rule_priority=rule.rule_priority,
-                    policy_edit=edit,
-                )
-            )
+        if not named:
+            findings.append(_no_mutable_tag_kept(template, rule))
             continue
-        example = json.dumps(keep_one_rule(1, "latest"), separators=(",", ":"))
-        findings.append(
-            Finding(
-                severity="warning",
-                code="mutable-tag-unprotected",
-                message=(
-                    f"{head}, and the policy keeps no mutable tag: ECR {verb}s images, not tags, so a mutable tag "
-                    f"(latest, dev, main, ...) that shares an image with a tag this rule selects goes with it"
-                ),
-                fix=(
-                    f"add one keep-1 rule per mutable tag your builds push, ahead of every other rule, for latest: "
-                    f"{example}; renumber the other rules after them"
-                ),
-                rule_priority=rule.rule_priority,
-            )
-        )
+        exposed = _not_kept(named, rules[:position])
+        if exposed:
+            findings.append(_mutable_tags_exposed(template, rule, exposed))
     return findings
+
+
+def _not_kept(tags: tuple[str, ...], higher_rules: Sequence[LifecycleRule]) -> tuple[str, ...]:
+    """The tags that no keep-1 rule among `higher_rules` keeps."""
+    return tuple(tag for tag in tags if not any(keeps_tag(higher, tag) for higher in higher_rules))
+
+
+def _acts_through_build_tags(rule: LifecycleRule) -> bool:
+    selection = rule.selection
+    return selection.effective_storage_class == "standard" and not never_acts(rule) and selects_build_tags(selection)
+
+
+def _selects_by_build_tags(template: RepositoryCreationTemplate, rule: LifecycleRule) -> str:
+    return f"{where(template)}: {rule.label} ({rule_summary(rule)}) selects images by version or build tags"
+
+
+def _mutable_tags_exposed(
+    template: RepositoryCreationTemplate, rule: LifecycleRule, exposed: tuple[str, ...]
+) -> Finding:
+    verb = removes(rule.action.type.upper())
+    tags = ", ".join(exposed)
+    edit = KeepTags(tags=exposed)
+    return Finding(
+        severity="warning",
+        code="mutable-tag-unprotected",
+        message=(
+            f"{_selects_by_build_tags(template, rule)}, and no higher-priority rule keeps the mutable tag {tags}: "
+            f"ECR {verb}s images, not tags, so when {tags} shares an image with a tag this rule selects, it goes "
+            f"with that image"
+        ),
+        fix=(
+            f"add {edit} (tagPatternList [tag], imageCountMoreThan 1): the image carrying the tag is "
+            f"then selected first by a rule that never expires it, and {rule.label} cannot act on it"
+        ),
+        rule_priority=rule.rule_priority,
+        policy_edit=edit,
+    )
+
+
+def _no_mutable_tag_kept(template: RepositoryCreationTemplate, rule: LifecycleRule) -> Finding:
+    verb = removes(rule.action.type.upper())
+    example = json.dumps(keep_one_rule(1, "latest"), separators=(",", ":"))
+    return Finding(
+        severity="warning",
+        code="mutable-tag-unprotected",
+        message=(
+            f"{_selects_by_build_tags(template, rule)}, and the policy keeps no mutable tag: ECR {verb}s images, "
+            f"not tags, so a mutable tag (latest, dev, main, ...) that shares an image with a tag this rule selects "
+            f"goes with it"
+        ),
+        fix=(
+            f"add one keep-1 rule per mutable tag your builds push, ahead of every other rule, for latest: "
+            f"{example}; renumber the other rules after them"
+        ),
+        rule_priority=rule.rule_priority,
+    )
 
 
 def check_count_over_shared_tags(policy: LifecyclePolicy, template: RepositoryCreationTemplate) -> list[Finding]:
@@ -144,45 +165,67 @@ def check_count_over_shared_tags(policy: LifecyclePolicy, template: RepositoryCr
     names tags the count rule's patterns do not cover (mutable tags' names aside: the check above has them). An
     image carrying both is selected first by the count rule, so the lower rule can never act on it: when the
     count passes the image, the lower rule's tags go with it, whatever that rule says."""
-    findings: list[Finding] = []
     rules = policy.ordered_rules
+    findings: list[Finding] = []
     for position, rule in enumerate(rules):
-        selection = rule.selection
-        if not rule.is_count_rule or selection.tag_status != "tagged" or never_acts(rule):
+        if not _counts_by_tag(rule):
             continue
-        shared: list[tuple[LifecycleRule, tuple[str, ...]]] = []
-        for lower in rules[position + 1 :]:
-            if lower.selection.tag_status != "tagged" or lower.selection.effective_storage_class != "standard":
-                continue
-            if selection_includes(selection, lower.selection):
-                continue  # every tag it names is this rule's own
-            other = tuple(
-                pattern
-                for pattern in lower.selection.patterns
-                if not names_mutable_tag(pattern) and not any(pattern_includes(p, pattern) for p in selection.patterns)
-            )
-            if other:
-                shared.append((lower, other))
-        if not shared:
-            continue
-        named = "; ".join(f"{lower.label}: {', '.join(other)}" for lower, other in shared)
-        lower_labels = " and ".join(lower.label for lower, _ in shared)
-        findings.append(
-            Finding(
-                severity="warning",
-                code="count-rule-shares-tags",
-                message=(
-                    f"{where(template)}: {rule.label} ({rule_summary(rule)}) counts images, not tags: an image that "
-                    f"also carries a tag that a lower rule names ({named}) is ranked by {rule.label}, which no lower "
-                    f"rule can override, so that tag goes with the image when the count passes it"
-                ),
-                fix=(
-                    f"if those tags must live by their own rule, give {lower_labels} a lower rulePriority number than "
-                    f"{rule.label} (images carrying both then go by that rule, and still take slots of "
-                    f"{rule.label}'s count: raise its countNumber by as many), or push the two kinds of tag on "
-                    f"separate images"
-                ),
-                rule_priority=rule.rule_priority,
-            )
-        )
+        shared = _tags_of_lower_rules(rule, rules[position + 1 :])
+        if shared:
+            findings.append(_count_shares_tags(template, rule, shared))
     return findings
+
+
+def _counts_by_tag(rule: LifecycleRule) -> bool:
+    """A count rule over tag patterns that can act."""
+    return rule.is_count_rule and rule.selection.tag_status == "tagged" and not never_acts(rule)
+
+
+def _tags_of_lower_rules(
+    rule: LifecycleRule, lower_rules: Sequence[LifecycleRule]
+) -> list[tuple[LifecycleRule, tuple[str, ...]]]:
+    """Each lower tagged rule over standard images, with the patterns it names that `rule` does not cover."""
+    shared: list[tuple[LifecycleRule, tuple[str, ...]]] = []
+    for lower in lower_rules:
+        if lower.selection.tag_status != "tagged" or lower.selection.effective_storage_class != "standard":
+            continue
+        if selection_includes(rule.selection, lower.selection):
+            continue  # every tag it names is this rule's own
+        other = _patterns_not_covered(rule.selection, lower.selection)
+        if other:
+            shared.append((lower, other))
+    return shared
+
+
+def _patterns_not_covered(selection: LifecycleSelection, lower: LifecycleSelection) -> tuple[str, ...]:
+    """The lower selection's patterns that no pattern of `selection` includes, mutable tags' names aside."""
+    return tuple(
+        pattern
+        for pattern in lower.patterns
+        if not names_mutable_tag(pattern) and not any(pattern_includes(p, pattern) for p in selection.patterns)
+    )
+
+
+def _count_shares_tags(
+    template: RepositoryCreationTemplate,
+    rule: LifecycleRule,
+    shared: Sequence[tuple[LifecycleRule, tuple[str, ...]]],
+) -> Finding:
+    named = "; ".join(f"{lower.label}: {', '.join(other)}" for lower, other in shared)
+    lower_labels = " and ".join(lower.label for lower, _ in shared)
+    return Finding(
+        severity="warning",
+        code="count-rule-shares-tags",
+        message=(
+            f"{where(template)}: {rule.label} ({rule_summary(rule)}) counts images, not tags: an image that "
+            f"also carries a tag that a lower rule names ({named}) is ranked by {rule.label}, which no lower "
+            f"rule can override, so that tag goes with the image when the count passes it"
+        ),
+        fix=(
+            f"if those tags must live by their own rule, give {lower_labels} a lower rulePriority number than "
+            f"{rule.label} (images carrying both then go by that rule, and still take slots of "
+            f"{rule.label}'s count: raise its countNumber by as many), or push the two kinds of tag on "
+            f"separate images"
+        ),
+        rule_priority=rule.rule_priority,
+    )
