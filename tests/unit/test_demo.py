@@ -55,6 +55,20 @@ def test_without_moto_the_demo_says_in_one_line_to_run_make_demo() -> None:
     assert "ecr-retention demo: moto (a development dependency) is not installed; run `make demo`" in probe.stderr
 
 
+def test_without_the_dev_distribution_the_demo_names_it_in_one_line() -> None:
+    script = (
+        "import sys; sys.modules['ecr_retention_dev'] = None; from ecr_retention.cli import main; "
+        "sys.exit(main(['demo']))"
+    )
+
+    probe = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+
+    assert probe.returncode == 2
+    assert probe.stdout == ""
+    assert probe.stderr.count("\n") == 1
+    assert "ecr-retention demo: the demo is not installed; install ecr-retention-dev" in probe.stderr
+
+
 # The verification, on a small registry: an index (tagged stable) with its child, a release a cluster runs, the
 # latest and an old release, a young build, a pull-request build for the archive, an image no policy governs, and
 # two old releases an ECS service and a Lambda function run (the rules alone would delete them), and an old release

@@ -1,6 +1,7 @@
 """`ecr-retention demo`: the whole pipeline against an embedded AWS emulator (moto), with a verification.
 
-moto is a development dependency (`make demo` installs it); this module imports it only when the command runs.
+The demo lives in the development distribution ecr-retention-dev (lambdas/ecr_retention_dev), which needs moto; `make
+demo` installs both. This module imports them only when the command runs.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
 
 # The demo's EKS clusters (demo/registry.py): prod and us-prod run the exporter, dev is read through its API.
 DEMO_CLUSTERS = ("prod", "dev", "us-prod")
+
+# The distribution that holds the demo and the emulator (lambdas/ecr_retention_dev/pyproject.toml).
+DEV_DISTRIBUTION = "ecr-retention-dev"
 
 # What moto's server mode needs beyond the runtime dependencies (requirements-dev.txt: moto[server,...]).
 EMULATOR_PACKAGES = frozenset({"moto", "flask", "flask_cors", "werkzeug", "jsonpath_ng", "openapi_spec_validator"})
@@ -66,17 +70,25 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     run_demo = _demo_runner()
-    if run_demo is None:
-        return 1
+    if isinstance(run_demo, int):
+        return run_demo
     return run_demo(out=args.out, keep_running=args.keep_running, write=_write, tampering=_tampering(args))
 
 
-def _demo_runner() -> Callable[..., int] | None:
-    """The demo's runner, or None (said on stderr) when the emulator, a development dependency, is missing."""
+def _demo_runner() -> Callable[..., int] | int:
+    """The demo's runner, or the exit code once stderr has said what `make demo` installs and this environment lacks:
+    the development distribution (2), or what moto's server mode needs (1)."""
     try:
         from ecr_retention_dev.demo.runner import run_demo
     except ImportError as error:
         package = (error.name or "").partition(".")[0]
+        if package == "ecr_retention_dev":
+            print(
+                f"ecr-retention demo: the demo is not installed; install {DEV_DISTRIBUTION} "
+                "(`make demo` does, or `pip install -e lambdas/ecr_retention_dev` from a clone)",
+                file=sys.stderr,
+            )
+            return 2
         if package not in EMULATOR_PACKAGES:
             raise
         print(
@@ -84,7 +96,7 @@ def _demo_runner() -> Callable[..., int] | None:
             "run `make demo`, which installs it",
             file=sys.stderr,
         )
-        return None
+        return 1
     return run_demo
 
 
