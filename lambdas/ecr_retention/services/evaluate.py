@@ -20,7 +20,14 @@ from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.plan import RepositoryPlan
-from ecr_retention.domain.planner import build_run_context, first_matching_policy, plan_repository, tag_sources
+from ecr_retention.domain.planner import (
+    PlannedRepository,
+    RunContext,
+    build_run_context,
+    first_matching_policy,
+    plan_repository,
+    tag_sources,
+)
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, repository_report
@@ -72,30 +79,18 @@ def evaluate_repository(
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (services/defects.py): a sweep goes on."""
-    if leases is None:
-        return _repository_outcome(repository, inputs, registry, cache, clock, seconds_left).report()
-    refused = _take_lease(leases, repository, inputs.run_id, lease_seconds)
-    if refused is not None:
-        return refused
-    evaluated = _repository_outcome(repository, inputs, registry, cache, clock, seconds_left)
-    return evaluated.report(*_release_lease(leases, repository, inputs.run_id, lease_seconds))
-
-
-def _repository_outcome(
-    repository: str,
-    inputs: RunInputs,
-    registry: Registry,
-    cache: ManifestCache,
-    clock: Callable[[], datetime],
-    seconds_left: SecondsLeft,
-) -> Acted | Unplanned:
-    """A defect is this repository's outcome, never the sweep's (services/defects.py)."""
-    evaluated = contain(
+    if leases is not None:
+        refused = _take_lease(leases, repository, inputs.run_id, lease_seconds)
+        if refused is not None:
+            return refused
+    outcome = contain(
         partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left),
         log=logger,
         what=f"evaluating {repository}",
     )
-    return Unplanned(repository, "failed", str(evaluated)) if isinstance(evaluated, Defect) else evaluated
+    # A defect is this repository's outcome, never the sweep's (services/defects.py).
+    acted = Unplanned(repository, "failed", str(outcome)) if isinstance(outcome, Defect) else outcome
+    return acted.report(*(() if leases is None else _release_lease(leases, repository, inputs.run_id, lease_seconds)))
 
 
 def _plan_and_act(
@@ -112,19 +107,8 @@ def _plan_and_act(
         return Unplanned(repository, "unmanaged")
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        tags = referenced_tags(registry, config, repository, inputs.repository_names)
-        now = clock()
-        run = build_run_context(
-            config,
-            inputs.inventory,
-            now,
-            registry_id=registry.registry_id,
-            region=registry.region,
-            tags_by_repository=tags,
-            replication=inputs.replication,
-        )
-        planned = plan_repository(snapshot, run)
-        plan = planned.plan
+        run, planned = _plan(registry, snapshot, inputs, clock)
+        plan, now = planned.plan, run.now
         findings, diagnosis_warnings = lifecycle_findings(
             registry, snapshot, inputs.inventory, plan, now, inputs.replication.replication_configuration
         )
@@ -133,6 +117,24 @@ def _plan_and_act(
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
     return Acted(plan, now, run.blocked, ledger, findings, (*run.warnings, *planned.warnings, *diagnosis_warnings))
+
+
+def _plan(
+    registry: Registry, snapshot: RepositorySnapshot, inputs: RunInputs, clock: Callable[[], datetime]
+) -> tuple[RunContext, PlannedRepository]:
+    """The repository's plan, with the tags of the repositories its policy's tag_in_repositories names."""
+    config = inputs.config
+    tags = referenced_tags(registry, config, snapshot.repository_name, inputs.repository_names)
+    run = build_run_context(
+        config,
+        inputs.inventory,
+        clock(),
+        registry_id=registry.registry_id,
+        region=registry.region,
+        tags_by_repository=tags,
+        replication=inputs.replication,
+    )
+    return run, plan_repository(snapshot, run)
 
 
 @dataclass(frozen=True)
