@@ -18,7 +18,6 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.ledger import Ledger
-from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import (
     PlannedRepository,
@@ -26,7 +25,6 @@ from ecr_retention.domain.planner import (
     build_run_context,
     first_matching_policy,
     plan_repository,
-    tag_sources,
 )
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
@@ -34,11 +32,10 @@ from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, rep
 from ecr_retention.ports import LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.snapshot import repository_tags, snapshot_repository
+from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 
 logger = logging.getLogger(__name__)
 
-GLOB_CHARACTERS = frozenset("*?[")
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
 DEFAULT_LEASE_SECONDS = 15 * 60
 
@@ -248,27 +245,3 @@ def lifecycle_findings(
     if isinstance(diagnosis, Defect):
         return (), (f"{repository}: the native lifecycle policy could not be diagnosed: {diagnosis.kind}",)
     return diagnosis.findings, ()
-
-
-def referenced_tags(
-    registry: Registry, config: RetentionConfig, repository: str, all_names: Sequence[str] | None = None
-) -> dict[str, frozenset[str]]:
-    """The tags of the other repositories that the policy's tag_in_repositories name. A name that does not
-    exist stays out of the mapping, which the planner reads as "unknown" (keep rules keep, deletes select none)."""
-    patterns = tag_sources(config, repository)
-    if not patterns:
-        return {}
-    if all(GLOB_CHARACTERS.isdisjoint(pattern) for pattern in patterns):
-        names = sorted(set(patterns))
-    else:
-        listed = registry.repository_names() if all_names is None else all_names
-        names = [name for name in listed if matches_any(name, patterns)]
-    tags = {}
-    for name in names:
-        if name == repository:
-            continue
-        try:
-            tags[name] = repository_tags(registry, name)
-        except RepositoryGone:
-            continue
-    return tags

@@ -1,5 +1,6 @@
 """Snapshot a repository (or a registry) as the planner reads it: describe-images output plus the
-manifests of its image indexes, so that the children of every index are known.
+manifests of its image indexes, so that the children of every index are known; and the tags of the other
+repositories a policy's tag_in_repositories names (`referenced_tags`).
 
 Index manifests are read with BatchGetImage only when the manifest cache lacks them: a digest's manifest
 never changes, and every BatchGetImage counts as a pull (it would refresh `lastRecordedPullTime`).
@@ -12,7 +13,9 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.patterns import matches_any
+from ecr_retention.domain.planner import tag_sources
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
 from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
@@ -20,6 +23,7 @@ from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
 INDEX_ACCEPTED_MEDIA_TYPES = tuple(sorted(INDEX_MEDIA_TYPES))
+GLOB_CHARACTERS = frozenset("*?[")
 
 
 class MemoryManifestCache:
@@ -156,3 +160,27 @@ def snapshot_registry(
         replication=replication,
         repositories=tuple(repositories),
     )
+
+
+def referenced_tags(
+    registry: Registry, config: RetentionConfig, repository: str, all_names: Sequence[str] | None = None
+) -> dict[str, frozenset[str]]:
+    """The tags of the other repositories that the policy's tag_in_repositories name. A name that does not
+    exist stays out of the mapping, which the planner reads as "unknown" (keep rules keep, deletes select none)."""
+    patterns = tag_sources(config, repository)
+    if not patterns:
+        return {}
+    if all(GLOB_CHARACTERS.isdisjoint(pattern) for pattern in patterns):
+        names = sorted(set(patterns))
+    else:
+        listed = registry.repository_names() if all_names is None else all_names
+        names = [name for name in listed if matches_any(name, patterns)]
+    tags = {}
+    for name in names:
+        if name == repository:
+            continue
+        try:
+            tags[name] = repository_tags(registry, name)
+        except RepositoryGone:
+            continue
+    return tags
