@@ -1,15 +1,17 @@
 """The records of the pruning workflow, one pydantic model each: what the state machine starts with, the Map's
 work items, the run record the targets step returns and the report step receives, and what the evaluate and
-report steps return. camelCase on the wire, as every event here. And the run ids: made here, for a sweep, a push and
-a tagger run, and read back here.
+report steps return. camelCase on the wire, as every event here. And the names of runs: the run ids (made here, for a
+sweep, a push and a tagger run, and read back here) and the executions' names.
 
 Dependency-free (pydantic and the domain only): the CDK app reads the run record's fields from here
 (infra/pruning_workflow.py) without importing boto3 or Powertools."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -61,6 +63,31 @@ def run_started_at(run_id: str) -> datetime:
         return datetime.strptime(match[1] + "+0000", "%Y%m%dT%H%M%SZ%z")
     except ValueError:
         raise InputError(f"--run: {run_id!r} does not start with a valid date and time") from None
+
+
+# Execution names: 1 to 80 characters. Step Functions accepts more than these, but CloudWatch Logs and
+# X-Ray only work with names made of letters, digits, '-' and '_'.
+MAX_NAME_CHARS = 80
+NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]+")
+NOT_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]+")
+NAME_HASH_CHARS = 16
+
+
+def execution_name(name: str) -> str:
+    """A valid execution name, the same for the same `name`. A name that is already valid is kept; any other
+    is cleaned and cut, with a hash of the original appended so that two names never meet in one cleaned one."""
+    if NAME_CHARACTERS.fullmatch(name) and len(name) <= MAX_NAME_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:NAME_HASH_CHARS]
+    cleaned = NOT_NAME_CHARACTERS.sub("-", name).strip("-")[: MAX_NAME_CHARS - NAME_HASH_CHARS - 1].rstrip("-")
+    return f"{cleaned}-{digest}" if cleaned else digest
+
+
+def batch_execution_name(prefix: str, keys: Iterable[str]) -> str:
+    """A name for a batch of work identified by `keys` (e.g. the SQS message ids of a push batch): the same set
+    of keys in any order gives the same name, so a redelivered batch meets the execution it already started."""
+    digest = hashlib.sha256("\n".join(sorted(set(keys))).encode("utf-8")).hexdigest()[:32]
+    return execution_name(f"{prefix}-{digest}")
 
 
 class WireRecord(BaseModel):

@@ -2,44 +2,20 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ecr_retention.aws.errors import AwsCallFailed, describe_failure, error_code
+from ecr_retention.workflow import execution_name
 
-# Execution names: 1 to 80 characters. Step Functions accepts more than these, but CloudWatch Logs and
-# X-Ray only work with names made of letters, digits, '-' and '_'.
-MAX_NAME_CHARS = 80
-NAME_CHARACTERS = re.compile(r"[A-Za-z0-9_-]+")
-NOT_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]+")
-NAME_HASH_CHARS = 16
 MAX_INPUT_BYTES = 262_144  # StartExecution's input limit (UTF-8)
 
 
 class WorkflowError(AwsCallFailed):
     """StartExecution failed (after botocore's retries)."""
-
-
-def execution_name(name: str) -> str:
-    """A valid execution name, the same for the same `name`. A name that is already valid is kept; any other
-    is cleaned and cut, with a hash of the original appended so that two names never meet in one cleaned one."""
-    if NAME_CHARACTERS.fullmatch(name) and len(name) <= MAX_NAME_CHARS:
-        return name
-    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:NAME_HASH_CHARS]
-    cleaned = NOT_NAME_CHARACTERS.sub("-", name).strip("-")[: MAX_NAME_CHARS - NAME_HASH_CHARS - 1].rstrip("-")
-    return f"{cleaned}-{digest}" if cleaned else digest
-
-
-def batch_execution_name(prefix: str, keys: Iterable[str]) -> str:
-    """A name for a batch of work identified by `keys` (e.g. the SQS message ids of a push batch): the same set
-    of keys in any order gives the same name, so a redelivered batch meets the execution it already started."""
-    digest = hashlib.sha256("\n".join(sorted(set(keys))).encode("utf-8")).hexdigest()[:32]
-    return execution_name(f"{prefix}-{digest}")
 
 
 class StepFunctionsStarter:

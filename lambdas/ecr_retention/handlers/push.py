@@ -10,11 +10,10 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.parser.models import SqsModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ecr_retention.aws.sfn_workflow import batch_execution_name
 from ecr_retention.handlers.events import EcrPushRecord, parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
-from ecr_retention.workflow import RunRequest
+from ecr_retention.workflow import RunRequest, batch_execution_name
 
 # A batch whose messages all fail is answered like any other partial failure (each message retried, then the DLQ),
 # rather than raised as one multi-line error with every message's traceback.

@@ -9,12 +9,8 @@ from typing import Any
 import boto3
 import pytest
 
-from ecr_retention.aws.sfn_workflow import (
-    StepFunctionsStarter,
-    WorkflowError,
-    batch_execution_name,
-    execution_name,
-)
+from ecr_retention.aws.sfn_workflow import StepFunctionsStarter, WorkflowError
+from ecr_retention.workflow import batch_execution_name, execution_name
 from tests.integration.aws.conftest import REGION
 from tests.integration.aws.storage.faults import count_calls
 
