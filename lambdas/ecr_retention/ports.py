@@ -17,9 +17,9 @@ from ecr_retention.domain.aws_inventory import (
 )
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.eks_clusters import EksCluster
+from ecr_retention.domain.kubernetes import Resource
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import ReplicationConfiguration
-from ecr_retention.kube.workloads import Resource
 
 
 class RepositoryGone(Exception):

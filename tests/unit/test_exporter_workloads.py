@@ -6,13 +6,15 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.kube.workloads import (
+from ecr_retention.domain.kubernetes import (
     COLLECTED_RESOURCES,
     CONTROLLER_REVISION,
     CRON_JOB,
     DEPLOYMENT,
     POD,
     REPLICA_SET,
+)
+from ecr_retention.kube.workloads import (
     ContainerImage,
     NamespaceFilter,
     Owner,

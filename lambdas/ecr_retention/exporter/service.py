@@ -9,16 +9,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ecr_retention.domain.inventory import InUseManifest, manifest_json
+from ecr_retention.domain.kubernetes import COLLECTED_RESOURCES, Resource
 from ecr_retention.exporter.storage import check_manifest_path, put_manifest, write_manifest_file
 from ecr_retention.kube.client import ClusterLister
 from ecr_retention.kube.manifest import build_manifest, check_key_names_cluster
-from ecr_retention.kube.workloads import (
-    COLLECTED_RESOURCES,
-    NamespaceFilter,
-    ObjectImages,
-    Resource,
-    read_object,
-)
+from ecr_retention.kube.workloads import NamespaceFilter, ObjectImages, read_object
 
 
 class Destination(Protocol):

@@ -29,9 +29,9 @@ from kubernetes.config.incluster_config import (
 )
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.kubernetes import Resource
 from ecr_retention.domain.limits import KUBECONFIG
 from ecr_retention.kube.errors import ExportFailed
-from ecr_retention.kube.workloads import Resource
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 DEFAULT_KUBECONFIG = "~/.kube/config"

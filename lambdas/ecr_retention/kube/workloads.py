@@ -10,49 +10,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ecr_retention.domain.kubernetes import (
+    CONTROLLER_REVISION,
+    CRON_JOB,
+    POD,
+    Resource,
+)
 from ecr_retention.domain.patterns import matches_any
 
 # `<repository>@sha256:<hex>`, with or without a runtime scheme such as `docker-pullable://`.
 _IMAGE_ID_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://")
 _MANIFEST_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-
-
-@dataclass(frozen=True, slots=True)
-class Resource:
-    """One kind the exporter lists, cluster-wide."""
-
-    kind: str
-    api_group: str  # "" is the core group
-    version: str
-    plural: str
-
-    @property
-    def list_path(self) -> str:
-        prefix = "/api" if not self.api_group else f"/apis/{self.api_group}"
-        return f"{prefix}/{self.version}/{self.plural}"
-
-
-POD = Resource("Pod", "", "v1", "pods")
-DEPLOYMENT = Resource("Deployment", "apps", "v1", "deployments")
-STATEFUL_SET = Resource("StatefulSet", "apps", "v1", "statefulsets")
-DAEMON_SET = Resource("DaemonSet", "apps", "v1", "daemonsets")
-REPLICA_SET = Resource("ReplicaSet", "apps", "v1", "replicasets")
-# StatefulSet and DaemonSet rollback history: `kubectl rollout undo` restores a revision's pod template.
-CONTROLLER_REVISION = Resource("ControllerRevision", "apps", "v1", "controllerrevisions")
-JOB = Resource("Job", "batch", "v1", "jobs")
-CRON_JOB = Resource("CronJob", "batch", "v1", "cronjobs")
-
-# Every kind whose objects name images. The ClusterRole in deploy/ grants get/list on exactly these.
-COLLECTED_RESOURCES: tuple[Resource, ...] = (
-    POD,
-    DEPLOYMENT,
-    STATEFUL_SET,
-    DAEMON_SET,
-    REPLICA_SET,
-    CONTROLLER_REVISION,
-    JOB,
-    CRON_JOB,
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,8 +15,9 @@ from functools import partial
 
 from ecr_retention.clock import utc_now
 from ecr_retention.domain.eks_clusters import EksCluster
+from ecr_retention.domain.kubernetes import COLLECTED_RESOURCES
 from ecr_retention.kube.manifest import build_manifest
-from ecr_retention.kube.workloads import COLLECTED_RESOURCES, ObjectImages, read_object
+from ecr_retention.kube.workloads import ObjectImages, read_object
 from ecr_retention.ports import ClusterAccess, ManifestStore, ReadFailed
 from ecr_retention.services.aws_inventory import ManifestCollection, stored_collection
 

@@ -24,11 +24,11 @@ from ecr_retention.aws.eks_token import presigned_token
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.eks_clusters import EksCluster
 from ecr_retention.domain.inventory import InUseManifest
+from ecr_retention.domain.kubernetes import POD
 from ecr_retention.exporter.service import FileDestination, export_inventory
 from ecr_retention.handlers import collector
 from ecr_retention.handlers.wiring import forget_cold_start
 from ecr_retention.kube.client import ClusterLister, connect_with_token
-from ecr_retention.kube.workloads import POD
 from ecr_retention.services.aws_inventory import BucketManifestStore
 from ecr_retention.services.eks_inventory import export_eks_inventory
 from ecr_retention_dev.emulator.kubernetes_api import (
