@@ -74,10 +74,13 @@ class Ledger:
     def not_removed(self) -> set[str]:
         return self.cancelled.keys() | self.failed.keys()
 
-    def fail(self, action: Action, digests: Collection[str], failure: Failure) -> None:
-        """Images the run did not get the registry to act on, each with why."""
-        target = self.restore_failed if action == "restore" else self.failed
-        target.update(dict.fromkeys(digests, failure))
+    def fail_restores(self, digests: Collection[str], failure: Failure) -> None:
+        """Restores the run did not get the registry to start, each with why."""
+        self.restore_failed.update(dict.fromkeys(digests, failure))
+
+    def fail_removals(self, digests: Collection[str], failure: Failure) -> None:
+        """Removals the run did not get the registry to make, each with why."""
+        self.failed.update(dict.fromkeys(digests, failure))
 
     def stop_removals(self, failure: Failure) -> None:
         """Nothing further is removed in this run: what is left is failed with `failure`."""

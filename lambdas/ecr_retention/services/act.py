@@ -86,14 +86,14 @@ def restore_in_use_images(
     that fails, or that the deadline leaves unasked (DeadlineReached), goes into the ledger, never raised."""
     for start in range(0, len(digests), RESTORE_BATCH):
         if out_of_time(seconds_left):
-            ledger.fail("restore", digests[start:], OUT_OF_TIME)
+            ledger.fail_restores(digests[start:], OUT_OF_TIME)
             return
         batch = digests[start : start + RESTORE_BATCH]
         answer = contain(
             partial(registry.restore_images, repository, batch), log=logger, what=f"restoring in {repository}"
         )
         if isinstance(answer, Defect):
-            ledger.fail("restore", batch, ("RestoreFailed", str(answer)))
+            ledger.fail_restores(batch, ("RestoreFailed", str(answer)))
         else:
             ledger.record("restore", answers_of(batch, answer))
 
@@ -152,7 +152,7 @@ def remove_candidates(
                 f"{short_digest(parent)} was not removed, so this image stays with it",
             )
         if wave.only_cycles_left:
-            ledger.fail("delete", wave.waiting, DEPENDENCY_CYCLE)
+            ledger.fail_removals(wave.waiting, DEPENDENCY_CYCLE)
             return
         remove_wave(registry, repository, [by_digest[d] for d in wave.ready], ledger, seconds_left=seconds_left)
         remaining = list(wave.waiting)
@@ -170,7 +170,7 @@ def remove_wave(
             if out_of_time(seconds_left):
                 ledger.stop_removals(OUT_OF_TIME)
             if action in ledger.stopped:
-                ledger.fail(action, batch, ledger.stopped[action])
+                ledger.fail_removals(batch, ledger.stopped[action])
                 continue
             removed = contain(
                 partial(remove_batch, registry, repository, batch, ledger, action),
@@ -179,7 +179,7 @@ def remove_wave(
             )
             if isinstance(removed, Defect):
                 unknown = (removed.kind, "the call failed; whether it removed them is unknown")
-                ledger.fail(action, batch, unknown)
+                ledger.fail_removals(batch, unknown)
                 ledger.stop_removals(unknown)
 
 
