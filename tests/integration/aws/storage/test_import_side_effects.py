@@ -17,7 +17,7 @@ def test_importing_the_adapters_creates_no_client_and_reads_no_environment() -> 
     probe = textwrap.dedent(
         f"""
         import os, boto3, boto3.session, botocore.session, botocore.config, botocore.exceptions
-        import ecr_retention.domain.errors, ecr_retention.tables  # what the adapters import from this project
+        import ecr_retention.domain.errors, ecr_retention.tables, ecr_retention.workflow  # what the adapters import from this project
 
         def refuse(*args, **kwargs):
             raise SystemExit("a client or session was created at import time")
