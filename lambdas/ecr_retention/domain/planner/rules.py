@@ -3,17 +3,18 @@ delete rules mark what they select beyond their keep_newest and whose conditions
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Policy, Selector, rule_name
-from ecr_retention.domain.patterns import compile_globs, matches_any
+from ecr_retention.domain.patterns import compile_globs
 from ecr_retention.domain.planner.explain import (
     delete_rule_reason,
     keep_newest_reason,
     keep_rule_reason,
     unknown_tag_source_warning,
 )
+from ecr_retention.domain.planner.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planner.repository import DisplacedSlots, Findings, RepositoryImages
 from ecr_retention.domain.registry import ImageDetail
 
@@ -24,11 +25,11 @@ def apply_rules(
     images: RepositoryImages,
     findings: Findings,
     *,
-    tags_by_repository: Mapping[str, frozenset[str]],
+    other_tags: OtherRepositoryTags,
     now: datetime,
 ) -> None:
     """Every rule of the policy, in the order the file lists them, adds to the findings."""
-    rules = _RuleApplier(images, findings, tags_by_repository, now)
+    rules = _RuleApplier(images, findings, other_tags, now)
     for rule_index, rule in enumerate(policy.rules):
         name = rule_name(policy_index, rule_index, rule)
         if rule.keep is not None:
@@ -52,12 +53,12 @@ class _RuleApplier:
         self,
         images: RepositoryImages,
         findings: Findings,
-        tags_by_repository: Mapping[str, frozenset[str]],
+        other_tags: OtherRepositoryTags,
         now: datetime,
     ) -> None:
         self.images = images
         self.findings = findings
-        self.tags_by_repository = tags_by_repository
+        self.other_tags = other_tags
         self.now = now
 
     def select(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
@@ -72,9 +73,9 @@ class _RuleApplier:
     def _select_by_tags(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
         tags = self._tags_matching(selector.tags)
         if selector.tag_in_repositories is not None:
-            other_tags = self.tags_in_other_repositories(selector.tag_in_repositories)
-            if other_tags is not None:
-                tags = other_tags.intersection(tags)
+            present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
+            if present_elsewhere is not None:
+                tags = filter(present_elsewhere, tags)
             elif not unknown_means:
                 return []
         return self._images_tagged(tags)
@@ -89,19 +90,15 @@ class _RuleApplier:
         ordered, rank_by_tag = self.images.ordered, self.images.rank_by_tag
         return [ordered[i] for i in sorted({rank_by_tag[tag] for tag in tags})]
 
-    def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> frozenset[str] | None:
-        """Tags present in the other repositories the patterns name, or None when a pattern names none
+    def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> Callable[[str], bool] | None:
+        """Whether a tag is present in the other repositories the patterns name, or None when a pattern names none
         that the snapshot holds (then nothing can be known about those tags)."""
         name = self.images.name
-        tags: set[str] = set()
-        for pattern in patterns:
-            names = [n for n in self.tags_by_repository if n != name and matches_any(n, (pattern,))]
-            if not names:
-                self.findings.warnings.append(unknown_tag_source_warning(name, pattern))
-                return None
-            for n in names:
-                tags |= self.tags_by_repository[n]
-        return frozenset(tags)
+        unnamed = self.other_tags.unnamed(name, patterns)
+        if unnamed is not None:
+            self.findings.warnings.append(unknown_tag_source_warning(name, unnamed))
+            return None
+        return self.other_tags.present_elsewhere(name, patterns)
 
     def apply_keep(self, name: str, keep: KeepRule) -> None:
         selected = self._kept_by(keep)

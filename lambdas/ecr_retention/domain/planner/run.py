@@ -23,6 +23,7 @@ from ecr_retention.domain.planner.explain import (
     unwatched_replica_warning,
 )
 from ecr_retention.domain.planner.guards import apply_guards, link_dependents
+from ecr_retention.domain.planner.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planner.repository import Findings, RepositoryImages, newest_first
 from ecr_retention.domain.planner.rules import apply_rules
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
@@ -74,7 +75,7 @@ class RunContext:
     warnings: tuple[str, ...]  # about the run as a whole (the inventory); repositories return their own
     # Tags of the repositories that tag_in_repositories names (see tag_sources). A name missing here is not
     # known: a keep rule naming only unknown repositories keeps what it selects, a delete rule selects none.
-    tags_by_repository: Mapping[str, frozenset[str]]
+    other_tags: OtherRepositoryTags
     replication: ReplicationConfiguration = NO_REPLICATION
 
 
@@ -110,7 +111,7 @@ def build_run_context(
         in_use=in_use,
         blocked=check.blocked,
         warnings=check.warnings,
-        tags_by_repository=dict(tags_by_repository),
+        other_tags=OtherRepositoryTags(tags_by_repository),
         replication=replication.replication_configuration,
     )
 
@@ -148,7 +149,7 @@ def _plan_with_policy(
     """Rules, then guards, then one action per image; the repository's warnings come with its plan."""
     images = RepositoryImages.of(repository, run.now)
     findings = Findings()
-    apply_rules(policy, policy_index, images, findings, tags_by_repository=run.tags_by_repository, now=run.now)
+    apply_rules(policy, policy_index, images, findings, other_tags=run.other_tags, now=run.now)
     apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age, now=run.now)
     link_dependents(images, findings)
     safety = run.config.safety
