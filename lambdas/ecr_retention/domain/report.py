@@ -309,14 +309,12 @@ def _removals_done(plan: RepositoryPlan, ledger: Ledger) -> _Removals:
     untouched = len(candidates) - len(deleted) - len(archived)
     return {
         "outcome": "partial" if failed else "ok",
-        "kept": sum(1 for d in plan.images if not d.removes) + untouched,
+        "kept": _kept_as_planned(plan) + untouched,
         "deleted": deleted,
         "archived": archived,
-        "cancelled": _entries_of(
-            candidates, {d: (None, why) for d, why in ledger.cancelled.items()}, kind="tag-changed"
-        ),
+        "cancelled": _entries_of(candidates, _without_code(ledger.cancelled), kind="tag-changed"),
         "failed": failed,
-        "bytes_reclaimed": sum(entry.image_size_in_bytes or 0 for entry in deleted),
+        "bytes_reclaimed": _bytes_of(deleted),
     }
 
 
