@@ -164,6 +164,22 @@ def test_tagger_tags_the_deployed_image_once(
     assert stack.digests("app") == set(stack.images.values())
 
 
+def test_the_tagger_s_lines_carry_its_run_id(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecr_retention.handlers import tagger
+    from ecr_retention.handlers.observability import logger
+
+    logs = io.StringIO()  # the Powertools handler keeps the stream it was created with: hand it ours
+    monkeypatch.setattr(logger.registered_handler, "stream", logs)
+
+    result = tagger.lambda_handler(scheduler_event(), FakeContext())
+
+    lines = [json.loads(line) for line in logs.getvalue().splitlines()]
+    tagging = [line for line in lines if line["message"] == "tagging"]
+    assert tagging, lines
+    assert result["runId"].startswith("tag-")
+    assert {line.get("correlation_id") for line in lines[lines.index(tagging[0]) :]} == {result["runId"]}
+
+
 def test_tagger_refuses_an_event_that_is_not_eventbridge(stack: Stack) -> None:
     from ecr_retention.handlers import tagger
 
