@@ -6,11 +6,13 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import NoReturn
 
 from ecr_retention import __version__
 from ecr_retention.commands.aws_session import AwsFailure
 from ecr_retention.domain.errors import InputError
+from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.tables import printable
 
 # Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
@@ -27,6 +29,11 @@ COMMAND_MODULES = (
     "ecr_retention.commands.restore",
     "ecr_retention.commands.demo",
 )
+
+# Commands that read files and build everything in memory: they create no reference cycles to speak of, so they run
+# with the cyclic collector off (gc_guard). The others talk to AWS or host the demo's emulator, whose garbage has
+# cycles (the demo's peak grows from 374 to 532 MiB without the collector): they keep it.
+OFFLINE_COMMANDS = frozenset({"plan", "validate", "lifecycle-preview", "doctor"})
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -53,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.run(args)
+        with cyclic_gc_off() if args.command in OFFLINE_COMMANDS else nullcontext():
+            code: int = args.run(args)
     except InputError as error:
         print(printable(f"ecr-retention {args.command}: error: {error}"), file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -6,6 +6,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
@@ -16,6 +17,7 @@ from ecr_retention.workflow import RepositoryEvaluated, WorkItem
 @logger.inject_lambda_context(correlation_id_path="runId")
 @metrics.log_metrics
 @tracer.capture_lambda_handler
+@cyclic_gc_off()
 def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
     wiring = wiring or evaluate_at_cold_start()
     item = parse_event(event, WorkItem, "work item")

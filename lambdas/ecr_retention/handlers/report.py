@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
@@ -18,6 +19,7 @@ from ecr_retention.workflow import RunRecord, RunReported
 @logger.inject_lambda_context(correlation_id_path="runId")
 @metrics.log_metrics
 @tracer.capture_lambda_handler
+@cyclic_gc_off()
 def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
     wiring = wiring or report_at_cold_start()
     record = parse_event(event, RunRecord, "report input")

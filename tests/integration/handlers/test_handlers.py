@@ -4,6 +4,7 @@ Scheduler and S3 Object Created events for the tagger."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 from typing import Any
@@ -90,6 +91,34 @@ def test_the_report_step_writes_the_page_and_the_sheet_beside_the_json_report_an
         f"  open it from the S3 console: https://console.aws.amazon.com/s3/object/{stack.bucket}?region={REGION}"
         f"&prefix={stem}.html"
     ) in lines
+
+
+def test_the_evaluation_and_the_report_run_with_the_cyclic_collector_off_and_leave_it_on(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ecr_retention.handlers import evaluate, report, targets
+
+    seen: dict[str, bool] = {}
+
+    def watched(name: str, service: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen[name] = gc.isenabled()
+            return service(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(evaluate, "run_work_item", watched("evaluate", evaluate.run_work_item))
+    monkeypatch.setattr(report, "finish_run", watched("report", report.finish_run))
+    started = targets.lambda_handler({"trigger": "schedule"}, FakeContext())
+    items = json.loads(stack.s3().get_object(Bucket=stack.bucket, Key=started["targetsKey"])["Body"].read())
+
+    for item in items:
+        evaluate.lambda_handler(item, FakeContext())
+        assert gc.isenabled()
+    report.lambda_handler(started, FakeContext())
+
+    assert gc.isenabled()
+    assert seen == {"evaluate": False, "report": False}
 
 
 def test_a_services_failure_line_carries_the_run_id(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
