@@ -16,6 +16,7 @@ from ecr_retention.domain.manifest_evidence import ManifestEvidence, manifest_ev
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import first_matching_policy
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
+from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
@@ -236,12 +237,19 @@ def run_pipeline(
             repository_names=names,
         )
         cache = BucketManifestCache(adapters.bucket)
-        reports = [
-            evaluate_repository(
-                name, inputs, registry=adapters.registry, cache=cache, leases=adapters.leases, clock=adapters.clock
-            )
-            for name in sweep_targets(config, adapters.registry, patterns=patterns, repositories=names)
-        ]
+        reports = []
+        for name in sweep_targets(config, adapters.registry, patterns=patterns, repositories=names):
+            with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
+                reports.append(
+                    evaluate_repository(
+                        name,
+                        inputs,
+                        registry=adapters.registry,
+                        cache=cache,
+                        leases=adapters.leases,
+                        clock=adapters.clock,
+                    )
+                )
         return inputs, reports
 
     inputs, reports = failure_published(adapters.notifier, run_id, dry_run, evaluate_all)
@@ -256,19 +264,20 @@ def run_pipeline(
         region=adapters.registry.region,
         replication=inputs.replication.replication_configuration,
     )
-    return report_run(
-        run_id=run_id,
-        trigger=trigger,
-        dry_run=inputs.dry_run,
-        started_at=started_at,
-        finished_at=adapters.clock(),
-        repositories=reports,
-        bucket=adapters.bucket,
-        notifier=adapters.notifier,
-        price=storage_price(config, adapters.registry),
-        registry_id=adapters.registry.registry_id,
-        region=adapters.registry.region,
-        run_warnings=(*templates.warnings, *memory_warnings),
-        template_findings=templates.findings,
-        manifests=manifest_evidence(config.safety, inputs.inventory, started_at),
-    )
+    with cyclic_gc_off():
+        return report_run(
+            run_id=run_id,
+            trigger=trigger,
+            dry_run=inputs.dry_run,
+            started_at=started_at,
+            finished_at=adapters.clock(),
+            repositories=reports,
+            bucket=adapters.bucket,
+            notifier=adapters.notifier,
+            price=storage_price(config, adapters.registry),
+            registry_id=adapters.registry.registry_id,
+            region=adapters.registry.region,
+            run_warnings=(*templates.warnings, *memory_warnings),
+            template_findings=templates.findings,
+            manifests=manifest_evidence(config.safety, inputs.inventory, started_at),
+        )

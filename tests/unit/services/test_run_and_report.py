@@ -3,8 +3,10 @@ both reach the same registry state and the same report."""
 
 from __future__ import annotations
 
+import gc
 import json
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -98,6 +100,33 @@ def test_cli_run_deletes_reports_and_publishes() -> None:
     assert report.run_id in body
     assert "reports/2026/11/30" in body
     assert "app: ok" in body
+
+
+def test_a_cli_run_evaluates_and_reports_with_the_cyclic_collector_off_as_its_lambda_steps_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ecr_retention.services.run as run_service
+
+    registry, bucket = seeded()
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
+    seen: list[tuple[str, bool]] = []
+
+    def watched(name: str, service: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen.append((name, gc.isenabled()))
+            return service(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(run_service, "evaluate_repository", watched("evaluate", run_service.evaluate_repository))
+    monkeypatch.setattr(run_service, "report_run", watched("report", run_service.report_run))
+    monkeypatch.setattr(run_service, "update_memory", watched("memory", run_service.update_memory))
+    gc.enable()
+
+    run_pipeline(rules(dry_run=True), adapters)
+
+    assert seen == [("evaluate", False), ("evaluate", False), ("memory", True), ("report", False)]
+    assert gc.isenabled()
 
 
 def test_forced_dry_run_deletes_nothing_and_says_so() -> None:
