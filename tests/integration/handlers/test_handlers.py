@@ -97,6 +97,7 @@ def test_the_evaluation_and_the_report_run_with_the_cyclic_collector_off_and_lea
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ecr_retention.handlers import evaluate, report, targets
+    from ecr_retention.services.run import finish_run, run_work_item
 
     seen: dict[str, bool] = {}
 
@@ -107,8 +108,8 @@ def test_the_evaluation_and_the_report_run_with_the_cyclic_collector_off_and_lea
 
         return call
 
-    monkeypatch.setattr(evaluate, "run_work_item", watched("evaluate", evaluate.run_work_item))
-    monkeypatch.setattr(report, "finish_run", watched("report", report.finish_run))
+    monkeypatch.setattr(evaluate, "run_work_item", watched("evaluate", run_work_item))
+    monkeypatch.setattr(report, "finish_run", watched("report", finish_run))
     started = targets.lambda_handler({"trigger": "schedule"}, FakeContext())
     items = json.loads(stack.s3().get_object(Bucket=stack.bucket, Key=started["targetsKey"])["Body"].read())
 

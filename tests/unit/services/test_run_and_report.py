@@ -105,7 +105,9 @@ def test_cli_run_deletes_reports_and_publishes() -> None:
 def test_a_cli_run_evaluates_and_reports_with_the_cyclic_collector_off_as_its_lambda_steps_do(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ecr_retention.services.run as run_service
+    from ecr_retention.services.evaluate import evaluate_repository
+    from ecr_retention.services.memory import update_memory
+    from ecr_retention.services.report import report_run
 
     registry, bucket = seeded()
     adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
@@ -118,9 +120,9 @@ def test_a_cli_run_evaluates_and_reports_with_the_cyclic_collector_off_as_its_la
 
         return call
 
-    monkeypatch.setattr(run_service, "evaluate_repository", watched("evaluate", run_service.evaluate_repository))
-    monkeypatch.setattr(run_service, "report_run", watched("report", run_service.report_run))
-    monkeypatch.setattr(run_service, "update_memory", watched("memory", run_service.update_memory))
+    for name, service in {"evaluate_repository": evaluate_repository, "report_run": report_run}.items():
+        monkeypatch.setattr(f"ecr_retention.services.run.{name}", watched(name.partition("_")[0], service))
+    monkeypatch.setattr("ecr_retention.services.run.update_memory", watched("memory", update_memory))
     gc.enable()
 
     run_pipeline(rules(dry_run=True), adapters)
