@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from functools import cache
+from itertools import repeat
 
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.escaping import printable as printable  # re-exported: the commands import it from here
-from ecr_retention.domain.plan import Decision, Plan, Reason, RepositoryPlan
+from ecr_retention.domain.plan import Decision, Plan, QuarantineStage, Reason, RepositoryPlan, RepositorySummary
 from ecr_retention.domain.report import (
     ENTRY_GROUPS,
     EntryGroup,
@@ -28,7 +31,11 @@ MAX_REASON_WIDTH = 100
 
 
 def clip(text: str, width: int) -> str:
-    text = printable(text)  # before measuring, so that escapes count in the width
+    return shorten(printable(text), width)  # escaped before measuring, so that escapes count in the width
+
+
+def shorten(text: str, width: int) -> str:
+    """Escaped text cut to the width, its last character an ellipsis."""
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -37,10 +44,10 @@ def describe_reason(reason: Reason) -> str:
     return f"{reason.kind}{rule}: {reason.detail}"
 
 
-def summarize_reasons(image: Decision) -> str:
-    """The main reason. A blocked or skipped run names the block (explained below the table), then what
-    the plan would otherwise have done and why."""
-    main = image.main_reason
+def summarize_reasons(image: Decision, main: Reason | None = None) -> str:
+    """The main reason (given when the caller has it already). A blocked or skipped run names the block (explained
+    below the table), then what the plan would otherwise have done and why."""
+    main = main if main is not None else image.main_reason
     if main.kind in ("blocked", "skipped") and len(image.reasons) > 1:
         return f"{main.kind} | {describe_reason(image.reasons[1])}"
     return describe_reason(main)
@@ -67,45 +74,120 @@ def format_rows(rows: Sequence[tuple[str, ...]]) -> list[str]:
 
 
 def render_plan_table(plan: Plan) -> str:
-    lines: list[str] = []
-    rows: list[tuple[str, ...]] = [COLUMNS]
-    for repo in plan.repositories:
-        if repo.policy is not None:
-            rows.extend(row(repo.repository_name, image, plan) for image in repo.images)
-    if len(rows) > 1:
-        lines.extend(format_rows(rows))
-        lines.append("")
-    lines.extend(plan_summary_lines(plan))
-    return "\n".join(printable(line) for line in lines)
+    return "\n".join(plan_table_lines(plan))
 
 
-def plan_summary_lines(plan: Plan) -> list[str]:
-    """Below the table: one line per repository, the totals, the warnings and why the plan is blocked."""
+def plan_table_lines(plan: Plan) -> Iterator[str]:
+    """The table (the rows of `format_rows`), then the summary lines below it, line by line: the CLI writes each
+    as it comes, so that the table of a large registry is held once, as its cells."""
+    table = PlanTable(plan)
+    if table.has_rows:
+        yield from table.lines()
+        yield ""
+    yield from (printable(line) for line in plan_summary_lines(plan, table.quarantine))
+
+
+class PlanTable:
+    """The plan table's cells, column by column, each escaped once, before it is measured (the lines built from
+    them need no escaping of their own); and each managed repository's quarantine count, read from the main
+    reasons of its rows (each image's main reason is read once)."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.columns: tuple[list[str], ...] = tuple([name] for name in COLUMNS)
+        self.quarantine: list[Counter[QuarantineStage]] = []
+        # Most images share their size's text and their reason's (one per rule): each is made once.
+        self._size_text = cache(human_bytes)
+        self._reason_text = cache(lambda text: clip(text, MAX_REASON_WIDTH))
+        for repo in plan.repositories:
+            if repo.policy is not None:
+                self.quarantine.append(self._add_rows(repo, plan.generated_at))
+        repositories, digests, tags, *rest = self.columns
+        tags = [shorten(text, MAX_TAGS_WIDTH) for text in escaped(tags)]  # escaped first: escapes count in the width
+        self.columns = (repositories, escaped(digests), tags, *rest)
+
+    @property
+    def has_rows(self) -> bool:
+        return len(self.columns[0]) > 1
+
+    def _add_rows(self, repo: RepositoryPlan, now: datetime) -> Counter[QuarantineStage]:
+        """The repository's rows (their digests and tags escaped later, all at once); its quarantine count."""
+        repositories, digests, tags, ages, sizes, actions, reasons = self.columns
+        images = repo.images
+        mains = [image.main_reason for image in images]
+        repositories += repeat(printable(repo.repository_name), len(images))
+        digests += [short_digest(image.image_digest) for image in images]
+        tags += [",".join(image.image_tags) or "<untagged>" for image in images]
+        ages += [humanize_age(now - image.image_pushed_at) for image in images]
+        sizes += [self._size_text(image.image_size_in_bytes) for image in images]
+        actions += [image.action for image in images]
+        reasons += [
+            self._reason_text(summarize_reasons(image, main)) for image, main in zip(images, mains, strict=True)
+        ]
+        return quarantine_of_rows(images, mains)
+
+    def lines(self) -> Iterator[str]:
+        """Left-aligned columns two spaces apart, as `format_rows` writes them (the last needs no padding: the end
+        of each line is stripped)."""
+        *padded, _ = self.columns
+        template = "  ".join([*(f"%-{max(map(len, column))}s" for column in padded), "%s"])
+        return ((template % cells).rstrip() for cells in zip(*self.columns, strict=True))
+
+
+def quarantine_of_rows(images: Sequence[Decision], mains: Sequence[Reason]) -> Counter[QuarantineStage]:
+    """The quarantine stages of images whose main reasons are known: the stage is the Decision's to tell, and only
+    an image whose main reason is the quarantine has one (so the others' main reasons are not read again)."""
+    return Counter(
+        stage
+        for image, main in zip(images, mains, strict=True)
+        if main.kind == "quarantine" and (stage := image.quarantine_stage) is not None
+    )
+
+
+def escaped(cells: list[str]) -> list[str]:
+    """The cells escaped (`printable`), as they are when none needs it: one pass over them all finds out (it
+    escapes character by character), and each cell is escaped on its own only when some need it."""
+    joined = "".join(cells)
+    return cells if printable(joined) == joined else [printable(cell) for cell in cells]
+
+
+def plan_summary_lines(plan: Plan, quarantine: Sequence[Counter[QuarantineStage]] | None = None) -> list[str]:
+    """Below the table: one line per repository, the totals, the warnings and why the plan is blocked. The
+    quarantine counts of the managed repositories, in order, are counted here unless given (`PlanTable`)."""
     managed = [repo for repo in plan.repositories if repo.policy is not None]
-    lines = [repository_plan_line(repo) for repo in managed]
+    summaries = [repo.summary for repo in managed]
+    stages = quarantine if quarantine is not None else [quarantine_stages(repo) for repo in managed]
+    lines = [
+        repository_plan_line(repo, summary, counts)
+        for repo, summary, counts in zip(managed, summaries, stages, strict=True)
+    ]
     lines += [
         f"{repo.repository_name}: {len(repo.images)} images, untouched (no policy matches)"
         for repo in plan.repositories
         if repo.policy is None
     ]
-    lines.append(plan_total_line(plan, managed))
-    lines += [f"warning: {warning}" for warning in plan.warnings]
+    lines.append(plan_total_line(plan, summaries))
+    return lines + plan_problem_lines(plan)
+
+
+def plan_problem_lines(plan: Plan) -> list[str]:
+    """The plan's warnings and why it is blocked."""
+    lines = [f"warning: {warning}" for warning in plan.warnings]
     lines += [f"BLOCKED: {blocker}" for blocker in plan.blocked]
     if plan.blocked:
         lines.append("BLOCKED: no image is deleted anywhere in this run")
     return lines
 
 
-def repository_plan_line(repo: RepositoryPlan) -> str:
-    """What the plan does in one managed repository, then its restores, quarantine, replication and skip."""
-    s = repo.summary
+def repository_plan_line(repo: RepositoryPlan, summary: RepositorySummary, quarantine: Counter[QuarantineStage]) -> str:
+    """What the plan does in one managed repository (`summary`: its summary), then its restores, quarantine
+    (`quarantine`: its stages), replication and skip."""
     line = (
-        f"{repo.repository_name} ({repo.policy}): {s.images} images, kept {s.kept}, "
-        f"delete {s.deleted}, archive {s.archived}, reclaims {human_bytes(s.bytes_reclaimed)}"
+        f"{repo.repository_name} ({repo.policy}): {summary.images} images, kept {summary.kept}, "
+        f"delete {summary.deleted}, archive {summary.archived}, reclaims {human_bytes(summary.bytes_reclaimed)}"
     )
-    if s.restored:
-        line += f"; restore {s.restored} in use (archived)"
-    line += quarantine_text(repo)
+    if summary.restored:
+        line += f"; restore {summary.restored} in use (archived)"
+    line += quarantine_text(quarantine)
     if repo.deletion_replicates_to:
         line += "; deletions replicate to " + ", ".join(replica_text(r) for r in repo.deletion_replicates_to)
     if repo.skipped:
@@ -113,9 +195,13 @@ def repository_plan_line(repo: RepositoryPlan) -> str:
     return line
 
 
-def quarantine_text(repo: RepositoryPlan) -> str:
+def quarantine_stages(repo: RepositoryPlan) -> Counter[QuarantineStage]:
+    """How many of the repository's images stand at each stage of safety.quarantine."""
+    return Counter(stage for d in repo.images if (stage := d.quarantine_stage) is not None)
+
+
+def quarantine_text(stages: Counter[QuarantineStage]) -> str:
     """safety.quarantine in the plan of one repository: how many images enter, leave for good and wait."""
-    stages = Counter(d.quarantine_stage for d in repo.images if d.quarantine_stage is not None)
     if not stages:
         return ""
     return (
@@ -124,10 +210,11 @@ def quarantine_text(repo: RepositoryPlan) -> str:
     )
 
 
-def plan_total_line(plan: Plan, managed: Sequence[RepositoryPlan]) -> str:
-    deleted = sum(repo.summary.deleted for repo in managed)
-    archived = sum(repo.summary.archived for repo in managed)
-    reclaimed = sum(repo.summary.bytes_reclaimed for repo in managed)
+def plan_total_line(plan: Plan, summaries: Sequence[RepositorySummary]) -> str:
+    """The managed repositories' totals (`summaries`: theirs)."""
+    deleted = sum(summary.deleted for summary in summaries)
+    archived = sum(summary.archived for summary in summaries)
+    reclaimed = sum(summary.bytes_reclaimed for summary in summaries)
     mode = "dry run: nothing will be deleted" if plan.dry_run else "live: deletions will run"
     return f"total: delete {deleted}, archive {archived}, reclaims {human_bytes(reclaimed)} ({mode})"
 

@@ -7,12 +7,15 @@ import json
 import sys
 from typing import Any
 
+from pydantic_core import PydanticSerializationError
+
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
 from ecr_retention.domain.manifest_evidence import manifest_evidence
+from ecr_retention.domain.plan import Plan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.report import report_of_plan
 from ecr_retention.loading import load_config, load_manifests, load_snapshot, parse_now
-from ecr_retention.tables import render_plan_table
+from ecr_retention.tables import plan_table_lines
 
 
 def register(subparsers: Any) -> None:
@@ -46,8 +49,32 @@ def run(args: argparse.Namespace) -> int:
         )
         write_report_file(out, report, config, args.format, "plan")
     elif args.format == "json":
-        json.dump(plan.to_json_dict(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        write_out(plan_json(plan), b"\n")
     else:
-        print(render_plan_table(plan))
+        sys.stdout.writelines(f"{line}\n" for line in plan_table_lines(plan))
     return 1 if plan.has_problems else 0
+
+
+def plan_json(plan: Plan) -> bytes:
+    """The plan's document as `--format json` has always written it, `json.dump(..., indent=2)`: ASCII, with every
+    other character as a `\\u` escape. Pydantic's encoder writes the same bytes, several times faster, with two
+    exceptions: it leaves DEL as it is, and it cannot encode a lone surrogate, which `json.loads` reads from an
+    escape in a snapshot (`"\\ud800"`) and the standard library writes back as that escape."""
+    document = plan.document()
+    try:
+        encoded = document.__pydantic_serializer__.to_json(document, indent=2, by_alias=True, ensure_ascii=True)
+    except PydanticSerializationError:
+        return json.dumps(plan.to_json_dict(), indent=2).encode()
+    return encoded.replace(b"\x7f", b"\\u007f")  # DEL is ASCII, so only inside a string: as json.dumps escapes it
+
+
+def write_out(*parts: bytes) -> None:
+    """Bytes to standard output, after the text written to it so far: the encoder's bytes go out as they are, not
+    decoded to text and encoded back (a standard output of text alone gets them as text)."""
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    for part in parts:
+        if out is None:
+            sys.stdout.write(part.decode())
+        else:
+            out.write(part)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.timestamps import UtcDatetime
@@ -137,15 +138,14 @@ class RepositoryPlan(PlanModel):
 
     @property
     def summary(self) -> RepositorySummary:
-        deleted = [d for d in self.images if d.action == "delete"]
-        archived = [d for d in self.images if d.action == "archive"]
+        actions = Counter(d.action for d in self.images)
         return RepositorySummary(
             images=len(self.images),
-            kept=len(self.images) - len(deleted) - len(archived),
-            deleted=len(deleted),
-            archived=len(archived),
-            restored=sum(1 for d in self.images if d.action == "restore"),
-            bytes_reclaimed=sum(d.image_size_in_bytes or 0 for d in deleted),
+            kept=len(self.images) - actions["delete"] - actions["archive"],
+            deleted=actions["delete"],
+            archived=actions["archive"],
+            restored=actions["restore"],
+            bytes_reclaimed=sum(d.image_size_in_bytes or 0 for d in self.images if d.action == "delete"),
         )
 
 
@@ -164,7 +164,26 @@ class Plan(PlanModel):
         return bool(self.blocked) or any(repo.skipped for repo in self.repositories)
 
     def to_json_dict(self) -> dict[str, object]:
-        data = self.model_dump(mode="json", by_alias=True)
-        for repo_data, repo in zip(data["repositories"], self.repositories, strict=True):
-            repo_data["summary"] = repo.summary.model_dump(mode="json", by_alias=True)
-        return data
+        return self.document().model_dump(mode="json", by_alias=True)
+
+    def document(self) -> PlanDocument:
+        """The plan as `plan --format json` writes it: each repository with its summary. The models are shared,
+        not copied, so that pydantic's own encoder writes the document of a large plan."""
+        repositories = tuple(RepositoryPlanDocument.model_construct(**dict(repo)) for repo in self.repositories)
+        return PlanDocument.model_construct(**{**dict(self), "repositories": repositories})
+
+
+class RepositoryPlanDocument(RepositoryPlan):
+    """A repository's plan in the plan's JSON document: its fields, then its summary (last, as it always was). Only
+    the document adds the summary: a repository's plan stored or sent elsewhere (a worker's result) has none."""
+
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form: mypy cannot type it
+    @property
+    def summary(self) -> RepositorySummary:
+        return super().summary
+
+
+class PlanDocument(Plan):
+    """The plan's JSON document (`Plan.document`): the plan, each repository with its summary."""
+
+    repositories: tuple[RepositoryPlanDocument, ...]
