@@ -163,6 +163,7 @@ class Span:
     started: float = 0.0
     ended: float = 0.0
     calls: int = 0
+    result: Any = None  # what the last call returned (kept only until the measuring process reads it)
     _depth: int = 0
 
     @property
@@ -192,7 +193,8 @@ class Phases:
                 started = time.perf_counter()
                 span.started = span.started or started
             try:
-                return original(*args, **kwargs)
+                span.result = original(*args, **kwargs)
+                return span.result
             finally:
                 span._depth -= 1
                 if span._depth == 0:
@@ -238,9 +240,3 @@ class CollectorWatch:
             "full": sum(1 for _, generation in chosen if generation == 2),
             "all": len(chosen),
         }
-
-
-def timed_call(action: Callable[[], Any]) -> tuple[Any, float]:
-    started = time.perf_counter()
-    result = action()
-    return result, time.perf_counter() - started
