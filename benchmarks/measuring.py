@@ -18,7 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,7 +89,11 @@ class ChildRun:
 
 
 def run_child(
-    argv: Sequence[str], *, env: Mapping[str, str] | None = None, stdout: IO[Any] | int | None = None, cwd: Path | None = None
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    stdout: IO[Any] | int | None = None,
+    cwd: Path | None = None,
 ) -> ChildRun:
     """Run a process to its end. The peak is the child's own: wait4 reports the rusage of that one process (the
     parent's RSS could only show through if it were the larger, and this parent stays small)."""

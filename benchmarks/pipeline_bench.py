@@ -141,7 +141,8 @@ class Emulator:
             stdout=subprocess.PIPE,
             text=True,
         )
-        assert self.process.stdin is not None and self.process.stdout is not None
+        if self.process.stdin is None or self.process.stdout is None:
+            raise RuntimeError("the emulator's pipes were not opened")
         self._input, self._output = self.process.stdin, self.process.stdout
         self.endpoint = self._output.readline().strip()
         if not self.endpoint.startswith("http://"):
@@ -232,7 +233,9 @@ def child(args: argparse.Namespace, mode: str, endpoint: str, scratch: Path, tre
 
 def api_efficiency(registry: dict[str, int], calls: Counter[str], counted: dict[str, Any]) -> float:
     images = sum(registry.values())
-    print(f"API calls of a dry-run sweep: {len(registry)} repositories, {images:,} images (largest {max(registry.values()):,})")
+    print(
+        f"API calls of a dry-run sweep: {len(registry)} repositories, {images:,} images (largest {max(registry.values()):,})"
+    )
     print(f"  plan: {counted['deleted']:,} would be deleted, {counted['kept']:,} kept")
     minimum = minimum_calls(registry)
     for operation in sorted(set(calls) | set(minimum)):
@@ -283,10 +286,18 @@ def main() -> None:
         [(s["seconds"] - s["page_and_sheet"]) / bare["seconds"] for s, bare in zip(sweeps, listings, strict=True)]
     )
     print(f"end to end against moto's server (its own process) over HTTP ({listings[0]['images']:,} images):")
-    print(f"  dry-run sweep, `ecr-retention run --dry-run`'s run_pipeline  {Spread.of([s['seconds'] for s in sweeps]).show(2, ' s')}")
-    print(f"    of which the report's page and sheet (rendered, stored)    {Spread.of([s['page_and_sheet'] for s in sweeps]).show(2, ' s')}")
-    print(f"    of which the collector                                     {Spread.of([s['collector']['seconds'] for s in sweeps]).show(2, ' s')}")
-    print(f"  bare paginated DescribeImages of the same images             {Spread.of([b['seconds'] for b in listings]).show(2, ' s')}")
+    print(
+        f"  dry-run sweep, `ecr-retention run --dry-run`'s run_pipeline  {Spread.of([s['seconds'] for s in sweeps]).show(2, ' s')}"
+    )
+    print(
+        f"    of which the report's page and sheet (rendered, stored)    {Spread.of([s['page_and_sheet'] for s in sweeps]).show(2, ' s')}"
+    )
+    print(
+        f"    of which the collector                                     {Spread.of([s['collector']['seconds'] for s in sweeps]).show(2, ' s')}"
+    )
+    print(
+        f"  bare paginated DescribeImages of the same images             {Spread.of([b['seconds'] for b in listings]).show(2, ' s')}"
+    )
     print(f"  sweep / listing: {with_page.show(2)}; without the page and sheet {without.show(2)} (each round's pair)")  # fmt: skip
     figure(f"sweep_ratio_{label}", with_page)
     figure(f"sweep_ratio_{label}_without_page_sheet", without)

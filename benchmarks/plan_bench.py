@@ -177,9 +177,7 @@ def write_inputs(directory: Path, shapes: list[tuple[int, int]]) -> None:
                 manifest_source = repositories
         else:
             rng = random.Random(7)
-            repositories = [
-                repository(f"team/app-{i}" if i else "shared", per_repository, rng) for i in range(count)
-            ]
+            repositories = [repository(f"team/app-{i}" if i else "shared", per_repository, rng) for i in range(count)]
         raw = {"registryId": "123456789012", "region": "eu-west-1", "repositories": repositories}
         (directory / snapshot_name(count, per_repository)).write_text(json.dumps(raw))
     (directory / "manifests").mkdir(exist_ok=True)
@@ -344,7 +342,7 @@ def main() -> None:
     args = parser.parse_args()
     shapes = [(1, args.small), (1, args.large), tuple(args.spread), tuple(args.many)]
     if args.write_inputs is not None:
-        write_inputs(args.write_inputs, shapes)  # type: ignore[arg-type]
+        write_inputs(args.write_inputs, shapes)
         return
     if args.phases is not None:
         args.snapshot = args.phases
@@ -357,10 +355,10 @@ def main() -> None:
         done = run_child([sys.executable, __file__, "--write-inputs", scratch, *sys.argv[1:]])
         if done.returncode != 0:
             raise SystemExit("writing the inputs failed")
-        phases = measure_phases(args.tree, inputs, shapes, args.rounds)  # type: ignore[arg-type]
+        phases = measure_phases(args.tree, inputs, shapes, args.rounds)
         one_repository = [snapshot_name(1, args.small), snapshot_name(1, args.large)]
         cli = measure_cli(args.tree, inputs, one_repository, args.rounds)
-    report_phases(shapes, phases)  # type: ignore[arg-type]
+    report_phases(shapes, phases)
     report_cli(cli, {snapshot_name(1, args.small): args.small, snapshot_name(1, args.large): args.large})
     ratio = linearity(args.small, args.large, phases)
     print(f"load + plan per image, {args.large:,} / {args.small:,} images: {ratio.show(2)} (1.00 = linear)")
@@ -391,7 +389,6 @@ def figures(
         figure(f"cli_plan_{large}_{output}_s", Spread.of([run.wall for run in done]))
         figure(f"cli_plan_{large}_{output}_peak_mib", Spread.of([run.peak_rss_mib for run in done]))
     figure("cli_import_s", imports)
-
 
 
 if __name__ == "__main__":
