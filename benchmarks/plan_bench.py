@@ -229,6 +229,7 @@ def phases_child(args: argparse.Namespace) -> None:
         args.result,
         {
             "exit": code,
+            "removed": removed(planned.result),
             "main": ended - started,
             "load_plan": planned.ended - begun,
             "load": phases.seconds("load_snapshot"),
@@ -240,6 +241,14 @@ def phases_child(args: argparse.Namespace) -> None:
             "peak_mib": peak,
         },
     )
+
+
+def removed(plan: Any) -> int | None:
+    """The images the plan does not keep (a check that two trees planned alike), if the plan still reads so."""
+    try:
+        return sum(1 for repository in plan.repositories for decision in repository.images if decision.action != "keep")
+    except AttributeError:
+        return None
 
 
 # The parent ------------------------------------------------------------------------------------------------------
@@ -298,7 +307,7 @@ def report_phases(shapes: list[tuple[int, int]], runs: dict[str, list[Any]]) -> 
         done = runs[snapshot_name(count, per_repository)]
         images = count * per_repository
         load_plan = Spread.of([run["load_plan"] for run in done])
-        print(f"  {shape_label(count, per_repository)} ({images:,} images)")
+        print(f"  {shape_label(count, per_repository)} ({images:,} images; the plan removes {done[0]['removed']})")
         print(f"    load + plan    {load_plan.show(3, ' s')}  ({load_plan.median / images * 1e6:.1f} us per image)")
         for phase in ("load", "plan", "output"):
             values = [run[phase] for run in done if run[phase] is not None]

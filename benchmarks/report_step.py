@@ -180,6 +180,10 @@ def report_step(args: argparse.Namespace) -> None:
     )
 
 
+def stored_bytes(directory: Path) -> int:
+    return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_tree_argument(parser)
@@ -209,7 +213,7 @@ def main() -> None:
                 directory = Path(scratch) / str(count)
                 step = [sys.executable, __file__, "--tree", str(args.tree), "--step", str(directory)]
                 runs[count].append(json_child(step, Path(scratch) / "result.json", env=environment))
-        stored = {count: sum(f.stat().st_size for f in (Path(scratch) / str(count)).rglob("*") if f.is_file()) for count in args.images}  # fmt: skip
+        stored = {count: stored_bytes(Path(scratch) / str(count) / "bucket") for count in args.images}
     print(f"the report function's invocation, each a fresh process after its cold start; medians of {args.rounds}")
     for count, done in runs.items():
         seconds = Spread.of([run["seconds"] for run in done])
