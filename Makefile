@@ -47,8 +47,10 @@ fast: lint typecheck
 synth: $(STAMP)
 	$(BIN)/python app.py
 
+# docs/performance.md: the goals of issue 26 beside the figures, then every benchmark's output (about 10 minutes on
+# 2 cores). TREE=<checkout> measures another checkout's code with these benchmarks, OUT=<file> writes elsewhere.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/write_performance.py
+	$(BIN)/python benchmarks/write_performance.py $(if $(TREE),--tree $(TREE)) $(if $(OUT),--out $(OUT))
 
 # docs/images/report-page.png: the demo's real-run page in headless Chromium (apt-get install chromium).
 screenshots: $(STAMP)

@@ -1,9 +1,11 @@
-"""Export a 30,000-pod cluster from the fake Kubernetes API server and print wall time, CPU time and peak
-memory of the exporter. Measures only; asserts nothing about time.
+"""Export a 30,000-pod cluster from the fake Kubernetes API server with `ecr-retention export --out` and print the
+exporter's wall time, CPU time and peak memory: each export a fresh process of the tree's code, medians of 3 with
+the spread. Measures only; asserts nothing about time.
 
-    .venv/bin/python benchmarks/export_bench.py [--pods 30000] [--page-size 500]
+    make bench        (or: python benchmarks/export_bench.py [--tree CHECKOUT] [--pods 30000] [--page-size 500])
 
-The fake API server runs in a child process, so the CPU time and memory printed are the exporter's own.
+The fake API server runs in a child process (forked before anything is built here), so the CPU time and memory
+printed are the exporter's own: the whole command's, from its interpreter's start to its exit (wait4's rusage).
 The cluster: Deployments of 10 replicas spread over 100 namespaces, each with two old ReplicaSets at zero
 replicas, an ECR app container, an init container and a non-ECR sidecar per pod, pods carrying the
 managedFields, env and volumes that make real pod JSON several kilobytes; plus StatefulSets, DaemonSets,
@@ -13,19 +15,16 @@ CronJobs and Jobs.
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
-import resource
 import sys
 import tempfile
-import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the fake API server lives in tests/
+from measuring import ChildRun, Spread, add_tree_argument, run_child, tree_environment
 
-from ecr_retention.exporter.service import FileDestination, export_inventory
-from ecr_retention.kube.client import DEFAULT_PAGE_SIZE, ClusterLister, connect
 from ecr_retention_dev.emulator.kubernetes_api import (
     FakeApiServer,
     FakeCluster,
@@ -137,10 +136,22 @@ def serve(pods: int, ready: Connection) -> None:
     server.serve_forever()
 
 
+def export(tree: Path, kubeconfig: Path, out: Path, page_size: int | None) -> ChildRun:
+    command = [sys.executable, "-m", "ecr_retention", "export", "--cluster", "bench", "--kubeconfig", str(kubeconfig)]
+    command += ["--out", str(out), *(["--page-size", str(page_size)] if page_size else [])]
+    with open(out.with_suffix(".stdout"), "w") as stdout:
+        run = run_child(command, env=tree_environment(tree), stdout=stdout)
+    if run.returncode != 0:
+        raise SystemExit(f"ecr-retention export failed with exit code {run.returncode}")
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_tree_argument(parser)
     parser.add_argument("--pods", type=int, default=30_000)
-    parser.add_argument("--page-size", type=int, default=DEFAULT_PAGE_SIZE)
+    parser.add_argument("--page-size", type=int, help="objects per list request (default: the command's)")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
     receive, send = multiprocessing.Pipe(duplex=False)
@@ -157,22 +168,21 @@ def main() -> None:
                 "contexts: [{name: bench, context: {cluster: bench, user: bench}}]\n"
             )
             out = Path(scratch) / "bench.json"
-            lister = ClusterLister(connect(str(kubeconfig)), page_size=args.page_size)
-            rss_before_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            wall_start, cpu_start = time.perf_counter(), time.process_time()
-            summary = export_inventory("bench", lister, FileDestination(out))
-            wall, cpu = time.perf_counter() - wall_start, time.process_time() - cpu_start
-            peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            runs = [export(args.tree, kubeconfig, out, args.page_size) for _ in range(args.rounds)]
             manifest_bytes = out.stat().st_size
+            entries = len(json.loads(out.read_bytes())["images"])
     finally:
         server.terminate()
         server.join()
 
     print(f"cluster: {', '.join(f'{count:,} {plural}' for plural, count in counts.items())}")
-    print(f"page size: {args.page_size}; manifest: {len(summary.manifest.images):,} entries, {manifest_bytes:,} bytes")
-    print(f"wall time: {wall:.2f} s")
-    print(f"CPU time (exporter process): {cpu:.2f} s")
-    print(f"peak RSS: {peak_rss_kib / 1024:.0f} MiB (before the export: {rss_before_kib / 1024:.0f} MiB)")
+    print(
+        f"page size: {args.page_size or 'the command default'}; manifest: {entries:,} entries, {manifest_bytes:,} bytes"
+    )
+    print(f"`ecr-retention export --out`, each a fresh process, medians of {args.rounds}:")
+    print(f"  wall time: {Spread.of([run.wall for run in runs]).show(2, ' s')}")
+    print(f"  CPU time (exporter process): {Spread.of([run.cpu for run in runs]).show(2, ' s')}")
+    print(f"  peak RSS: {Spread.of([run.peak_rss_mib for run in runs]).show(0, ' MiB')}")
 
 
 if __name__ == "__main__":

@@ -1,24 +1,26 @@
-"""Lifecycle simulator and doctor benchmark: a 10,000-image repository under a 20-rule native policy.
-Prints wall time and peak memory; asserts nothing about time.
+"""Lifecycle simulator and doctor benchmark: a 10,000-image repository under a 20-rule native policy. Each run is a
+fresh process (the tree's code) that builds the images, then times the preview and the doctor once each, then runs
+them again under tracemalloc for their peak; medians of 3 with the spread. Asserts nothing about time.
 
-    make bench        (or: .venv/bin/python benchmarks/lifecycle_bench.py)
+    make bench        (or: python benchmarks/lifecycle_bench.py [--tree CHECKOUT] [--rounds 3])
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import random
+import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
-from ecr_retention.domain.doctor import diagnose
-from ecr_retention.domain.inventory import InUseManifest, Inventory
-from ecr_retention.domain.lifecycle.parsing import parse_policy
-from ecr_retention.domain.lifecycle.preview import preview
-from ecr_retention.domain.registry import ImageDetail
+from measuring import Spread, add_tree_argument, check_tree, json_child, tree_environment, write_result
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 HOST = "123456789012.dkr.ecr.eu-west-1.amazonaws.com"
@@ -53,7 +55,9 @@ def policy_text() -> str:
     return json.dumps({"rules": rules})
 
 
-def images(count: int, rng: random.Random) -> list[ImageDetail]:
+def images(count: int, rng: random.Random) -> list[Any]:
+    from ecr_retention.domain.registry import ImageDetail
+
     found = []
     for n in range(count):
         prefix = rng.choice(PREFIXES)
@@ -69,7 +73,7 @@ def images(count: int, rng: random.Random) -> list[ImageDetail]:
     return found
 
 
-def measure(label: str, action: Callable[[], object]) -> None:
+def measure(action: Callable[[], object]) -> dict[str, float]:
     """Timed once as it runs, then once more under tracemalloc for its peak (tracing slows it twofold)."""
     started = time.perf_counter()
     action()
@@ -78,10 +82,17 @@ def measure(label: str, action: Callable[[], object]) -> None:
     action()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    print(f"{label:<52} {elapsed:6.2f} s   traced peak {peak / 2**20:6.1f} MiB")
+    return {"seconds": elapsed, "traced_peak_mib": peak / 2**20}
 
 
-def main() -> None:
+def run_once(args: argparse.Namespace) -> None:
+    """In a fresh process: the inputs, then each of the two measured once."""
+    from ecr_retention.domain.doctor import diagnose
+    from ecr_retention.domain.inventory import InUseManifest, Inventory
+    from ecr_retention.domain.lifecycle.parsing import parse_policy
+    from ecr_retention.domain.lifecycle.preview import preview
+
+    check_tree(args.tree)
     rng = random.Random(7)
     policy = parse_policy(policy_text(), "bench policy")
     details = images(10_000, rng)
@@ -100,13 +111,42 @@ def main() -> None:
         }
     )  # fmt: skip
     inventory = Inventory(manifests=(in_use,))
-    print(f"10,000 images, {len(policy.rules)} rules, {len(in_use.images)} in-use references")
-    measure("lifecycle-preview (evaluate and build the preview)", lambda: preview(policy, details, NOW))
-    measure(
-        "doctor (every check, one fixed policy)",
-        lambda: diagnose(policy, details, now=NOW, repository_name="app", region="eu-west-1",
-                         registry_id="123456789012", inventory=inventory),
-    )  # fmt: skip
+    figures = {
+        "rules": len(policy.rules),
+        "references": len(in_use.images),
+        "preview": measure(lambda: preview(policy, details, NOW)),
+        "doctor": measure(
+            lambda: diagnose(policy, details, now=NOW, repository_name="app", region="eu-west-1",
+                             registry_id="123456789012", inventory=inventory)
+        ),
+    }  # fmt: skip
+    write_result(args.result, figures)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_tree_argument(parser)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.once:
+        run_once(args)
+        return
+    with tempfile.TemporaryDirectory(prefix="lifecycle-bench-") as scratch:
+        command = [sys.executable, __file__, "--tree", str(args.tree), "--once"]
+        runs = [
+            json_child(command, Path(scratch) / "result.json", env=tree_environment(args.tree))
+            for _ in range(args.rounds)
+        ]
+    print(
+        f"10,000 images, {runs[0]['rules']} rules, {runs[0]['references']} in-use references, each run a fresh process"
+    )
+    for key, label in (("preview", "lifecycle-preview (evaluate and build the preview)"),
+                       ("doctor", "doctor (every check, one fixed policy)")):  # fmt: skip
+        seconds = Spread.of([run[key]["seconds"] for run in runs])
+        peak = Spread.of([run[key]["traced_peak_mib"] for run in runs])
+        print(f"{label:<52} {seconds.show(2, ' s')}   traced peak {peak.median:6.1f} MiB")
 
 
 if __name__ == "__main__":

@@ -1,44 +1,55 @@
-"""Pipeline benchmark: the API calls of a sweep against their minimum, and the wall time of a whole dry-run
-sweep against a bare paginated DescribeImages listing of the same images, both on moto.
+"""Pipeline benchmark: the API calls of a dry-run sweep against their minimum, and the sweep's wall time against a
+bare paginated DescribeImages listing of the same images, on moto's server in a process of its own.
 
-The registry: 20 repositories of 1,000 images and one of 10,000, written straight into moto's backend
-(through the ECR API it would take minutes), with moto made to behave like ECR where a sweep depends on it
-(paging, the imageStatus filter: ecr_retention_dev.demo.emulator.EcrFidelity). Prints figures; asserts nothing
-about time. The API-call ratio must be 1.00: a sweep that makes more calls than the minimum is a defect.
+    make bench        (or: python benchmarks/pipeline_bench.py [--tree CHECKOUT] [--rounds 3] [--fraction 1.0])
 
-    make bench        (or: .venv/bin/python benchmarks/pipeline_bench.py)
+The registry: 20 repositories of 1,000 images and one of 10,000, written straight into moto's backend (through the
+ECR API it would take minutes), with moto made to behave like ECR where a sweep depends on it (paging, the
+imageStatus filter: ecr_retention_dev.emulator.EcrFidelity). moto runs as a server on 127.0.0.1 in a child process
+(this checkout's emulator, whatever tree is measured), so a sweep's process holds only its own heap, as a Lambda
+does, and its collector walks nothing of the emulator's.
+
+Each sweep is `ecr-retention run --dry-run` (cli.main in a fresh process, the tree's code), timed from the call of
+run_pipeline to its return; its page and sheet (store_page_and_sheet) are timed apart, so the ratio is printed with
+and without them. Each bare listing is a fresh process too. A counted sweep comes first (it also warms the server),
+then `--rounds` alternated rounds of listing and sweep; each ratio is a round's own pair, their median printed with
+the spread. The calls are counted by the server (every request it answered, retries included); the ratio must be
+1.00: a sweep that makes more calls than the minimum is a defect. Prints figures; asserts nothing about time.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import logging
 import math
 import os
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-import boto3
-from moto import mock_aws
-from moto.server import ThreadedMotoServer
-
-from ecr_retention.aws.clients import ClientFactory
-from ecr_retention.aws.ecr_registry import EcrRegistry
-from ecr_retention.aws.s3_bucket import S3Bucket
-from ecr_retention.domain.config import parse_config
-from ecr_retention.services import report as report_service
-from ecr_retention.services.run import Dependencies, run_pipeline
-from ecr_retention_dev.emulator.fidelity import EcrFidelity
-from ecr_retention_dev.emulator.seeding import MotoEcr
+from measuring import (
+    ROOT,
+    CollectorWatch,
+    Phases,
+    Spread,
+    add_tree_argument,
+    check_tree,
+    figure,
+    json_child,
+    size_label,
+    tree_environment,
+    write_result,
+)
 
 REGION = "eu-west-1"
 ACCOUNT = "123456789012"
 BUCKET = "bench-inventory"
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
-SIZES = {**{f"team-{i // 5}/svc-{i}": 1_000 for i in range(20)}, "monolith": 10_000}
-ROUNDS = 3
 RULES = """
 version: 1
 dry_run: true
@@ -58,26 +69,144 @@ FAKE_ENVIRONMENT = {
     "AWS_CONFIG_FILE": os.devnull,
     "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
     "AWS_EC2_METADATA_DISABLED": "true",
+    "NO_PROXY": "127.0.0.1,localhost",  # a proxy from the environment must not see loopback requests
+    "no_proxy": "127.0.0.1,localhost",
 }
 
 
-def seed(ecr_client: Any, s3_client: Any) -> None:
-    registry = MotoEcr(ecr_client)
-    for name, count in SIZES.items():
-        registry.create_repository(name)
-        registry.seed_images(name, count, newest=NOW - timedelta(hours=2), interval=timedelta(hours=3))
-    s3_client.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
-    manifest = {
-        "schemaVersion": 1,
-        "cluster": "prod",
-        "generatedAt": datetime.now(UTC).isoformat(),
-        "complete": True,
-        "images": [],
-    }
-    s3_client.put_object(Bucket=BUCKET, Key="in-use/prod.json", Body=json.dumps(manifest).encode())
+def sizes(fraction: float) -> dict[str, int]:
+    small, large = max(1, round(1_000 * fraction)), max(1, round(10_000 * fraction))
+    return {**{f"team-{i // 5}/svc-{i}": small for i in range(20)}, "monolith": large}
 
 
-def minimum_calls() -> Counter[str]:
+def environment(tree: Path, endpoint: str | None = None) -> dict[str, str]:
+    values = dict(FAKE_ENVIRONMENT)
+    if endpoint is not None:
+        values["AWS_ENDPOINT_URL"] = endpoint
+    environ = tree_environment(tree, values)
+    environ.pop("AWS_PROFILE", None)
+    return environ
+
+
+# The emulator's process ------------------------------------------------------------------------------------------
+
+
+def serve(fraction: float) -> None:
+    """moto's server with ECR made faithful and the registry seeded; prints its endpoint, then answers `served`
+    (the ECR requests answered since the last time, as JSON) on each line of stdin until stdin closes."""
+    import logging
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from ecr_retention_dev.emulator.fidelity import EcrFidelity
+    from ecr_retention_dev.emulator.seeding import MotoEcr
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's server logs every request
+    with EcrFidelity() as fidelity:
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        registry = MotoEcr(boto3.client("ecr", region_name=REGION, endpoint_url=endpoint))
+        for name, count in sizes(fraction).items():
+            registry.create_repository(name)
+            registry.seed_images(name, count, newest=NOW - timedelta(hours=2), interval=timedelta(hours=3))
+        s3 = boto3.client("s3", region_name=REGION, endpoint_url=endpoint)
+        s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+        manifest = {
+            "schemaVersion": 1,
+            "cluster": "prod",
+            "generatedAt": datetime.now(UTC).isoformat(),
+            "complete": True,
+            "images": [],
+        }
+        s3.put_object(Bucket=BUCKET, Key="in-use/prod.json", Body=json.dumps(manifest).encode())
+        fidelity.served.clear()
+        print(endpoint, flush=True)
+        for _ in sys.stdin:
+            print(json.dumps(dict(fidelity.served)), flush=True)
+            fidelity.served.clear()
+        server.stop()
+
+
+class Emulator:
+    """The server child: started seeded, asked for its counts, stopped when stdin closes."""
+
+    def __init__(self, fraction: float) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--serve", "--fraction", str(fraction)],
+            env=environment(ROOT),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        if self.process.stdin is None or self.process.stdout is None:
+            raise RuntimeError("the emulator's pipes were not opened")
+        self._input, self._output = self.process.stdin, self.process.stdout
+        self.endpoint = self._output.readline().strip()
+        if not self.endpoint.startswith("http://"):
+            raise SystemExit("moto's server did not start")
+
+    def served(self) -> Counter[str]:
+        self._input.write("served\n")
+        self._input.flush()
+        return Counter(json.loads(self._output.readline()))
+
+    def stop(self) -> None:
+        self._input.close()
+        self.process.wait(timeout=60)
+
+
+# The measured processes ------------------------------------------------------------------------------------------
+
+
+def bare_listing(args: argparse.Namespace) -> None:
+    """What any tool has to do at least: read every image of every repository, page by page."""
+    import boto3
+
+    ecr = boto3.client("ecr", region_name=REGION)  # AWS_ENDPOINT_URL: the emulator
+    started = time.perf_counter()
+    listed = 0
+    for name in sizes(args.fraction):
+        pages = ecr.get_paginator("describe_images").paginate(
+            repositoryName=name, filter={"imageStatus": "ANY"}, PaginationConfig={"PageSize": 1000}
+        )
+        listed += sum(len(page["imageDetails"]) for page in pages)
+    write_result(args.result, {"seconds": time.perf_counter() - started, "images": listed})
+
+
+def sweep(args: argparse.Namespace) -> None:
+    """`ecr-retention run --dry-run` as the console script runs it, run_pipeline and the page and sheet timed."""
+    import importlib
+
+    import ecr_retention.cli as cli
+
+    for name in getattr(cli, "COMMAND_MODULES", ()):
+        importlib.import_module(name)
+    check_tree(args.tree)
+    phases = Phases()
+    phases.watch("ecr_retention.services.run", "run_pipeline")
+    phases.watch("ecr_retention.services.report", "store_page_and_sheet")
+    collector = CollectorWatch()
+    with collector.watching():
+        code = cli.main(["run", "--config", str(args.rules), "--bucket", BUCKET, "--dry-run"])
+    swept = phases.spans["run_pipeline"]
+    report, swept.result = swept.result, None
+    write_result(
+        args.result,
+        {
+            "exit": code,
+            "seconds": swept.seconds,
+            "page_and_sheet": phases.seconds("store_page_and_sheet"),
+            "collector": collector.within(swept.started, swept.ended),
+            "deleted": report.totals.deleted,
+            "kept": report.totals.kept,
+        },
+    )
+
+
+def minimum_calls(registry: dict[str, int]) -> Counter[str]:
     """What a dry-run sweep cannot do with less: list the repositories once, every page of every
     repository's images once, read each repository's native lifecycle policy and the registry's repository
     creation templates once (for the report), and read the registry's replication rules once (where deletions
@@ -85,129 +214,94 @@ def minimum_calls() -> Counter[str]:
     return Counter(
         {
             "DescribeRegistry": 1,
-            "DescribeRepositories": math.ceil(len(SIZES) / 1000),
+            "DescribeRepositories": math.ceil(len(registry) / 1000),
             "DescribeRepositoryCreationTemplates": 1,
-            "DescribeImages": sum(math.ceil(count / 1000) for count in SIZES.values()),
-            "GetLifecyclePolicy": len(SIZES),
+            "DescribeImages": sum(math.ceil(count / 1000) for count in registry.values()),
+            "GetLifecyclePolicy": len(registry),
         }
     )
 
 
-def counting_factory(calls: Counter[str]) -> ClientFactory:
-    def attach(client: Any) -> None:
-        if client.meta.service_model.service_name == "ecr":
-
-            def count(model: Any, **_: Any) -> None:
-                calls[model.name] += 1
-
-            client.meta.events.register("before-call.ecr", count)
-
-    return ClientFactory(on_create=attach)
+# The parent ------------------------------------------------------------------------------------------------------
 
 
-def sweep(factory: ClientFactory) -> Any:
-    deps = Dependencies(
-        registry=EcrRegistry(factory.client("ecr", REGION), ACCOUNT, REGION),
-        bucket=S3Bucket(BUCKET, factory.client("s3", REGION)),
-    )
-    return run_pipeline(parse_config(RULES, "bench rules"), deps, force_dry_run=True)
+def child(args: argparse.Namespace, mode: str, endpoint: str, scratch: Path, tree: Path) -> Any:
+    argv = [sys.executable, __file__, mode, "--tree", str(tree), "--fraction", str(args.fraction)]
+    argv += ["--rules", str(scratch / "rules.yaml")]
+    return json_child(argv, scratch / "result.json", env=environment(tree, endpoint))
 
 
-def api_efficiency() -> None:
-    with mock_aws(), EcrFidelity():
-        seed(boto3.client("ecr", region_name=REGION), boto3.client("s3", region_name=REGION))
-        calls: Counter[str] = Counter()
-        report = sweep(counting_factory(calls))
-    images = sum(SIZES.values())
-    print(f"API calls of a dry-run sweep: {len(SIZES)} repositories, {images:,} images (largest 10,000)")
-    print(f"  plan: {report.totals.deleted:,} would be deleted, {report.totals.kept:,} kept")
-    minimum = minimum_calls()
-    for operation in sorted(set(calls) | set(minimum)):
-        print(f"  {operation:<24} {calls[operation]:>5} / {minimum[operation]:<5} (actual / minimum)")
-    total, least = sum(calls.values()), sum(minimum.values())
-    print(f"  total                    {total:>5} / {least:<5} ratio {total / least:.2f}")
-
-
-def bare_listing(ecr: Any) -> int:
-    """What any tool has to do at least: read every image of every repository, page by page."""
-    listed = 0
-    for name in SIZES:
-        pages = ecr.get_paginator("describe_images").paginate(
-            repositoryName=name, filter={"imageStatus": "ANY"}, PaginationConfig={"PageSize": 1000}
-        )
-        listed += sum(len(page["imageDetails"]) for page in pages)
-    return listed
-
-
-class PageAndSheetTimer:
-    """The seconds a sweep spends rendering and storing the report's page and sheet (report.store_page_and_sheet),
-    measured apart: the sweep's ratio is printed with them and without them."""
-
-    def __init__(self) -> None:
-        self.seconds = 0.0
-        self._store = report_service.store_page_and_sheet
-
-    def __enter__(self) -> PageAndSheetTimer:
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
-            try:
-                return self._store(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - started
-
-        report_service.store_page_and_sheet = timed
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        report_service.store_page_and_sheet = self._store
-
-
-def end_to_end() -> None:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    try:
-        with EcrFidelity():
-            seed(
-                boto3.client("ecr", region_name=REGION, endpoint_url=endpoint),
-                boto3.client("s3", region_name=REGION, endpoint_url=endpoint),
-            )
-            os.environ["AWS_ENDPOINT_URL"] = endpoint
-            ecr = boto3.client("ecr", region_name=REGION, endpoint_url=endpoint)
-            factory = ClientFactory()
-            sweeps, listings, pages = [], [], []
-            for _ in range(ROUNDS):  # alternated, best of each: one noisy second on a shared machine is not the code
-                started = time.perf_counter()
-                listed = bare_listing(ecr)
-                listings.append(time.perf_counter() - started)
-                started = time.perf_counter()
-                with PageAndSheetTimer() as timer:
-                    sweep(factory)
-                sweeps.append(time.perf_counter() - started)
-                pages.append(timer.seconds)
-            best = sweeps.index(min(sweeps))
-            sweep_seconds, bare_seconds, page_seconds = sweeps[best], min(listings), pages[best]
-    finally:
-        os.environ.pop("AWS_ENDPOINT_URL", None)
-        server.stop()
-    print(f"end to end against moto server over HTTP ({listed:,} images):")
-    print(f"  whole dry-run sweep (list, plan, diagnose, report)   {sweep_seconds:6.2f} s")
-    print(f"    of which the report's page and sheet               {page_seconds:6.2f} s (rendered and stored)")
-    print(f"  bare paginated DescribeImages of the same images      {bare_seconds:6.2f} s")
+def api_efficiency(registry: dict[str, int], calls: Counter[str], counted: dict[str, Any]) -> float:
+    images = sum(registry.values())
     print(
-        f"  ratio {sweep_seconds / bare_seconds:.2f}, {(sweep_seconds - page_seconds) / bare_seconds:.2f} without the "
-        f"page and sheet (target under 1.5; best of {ROUNDS} alternated runs each)"
+        f"API calls of a dry-run sweep: {len(registry)} repositories, {images:,} images (largest {max(registry.values()):,})"
     )
+    print(f"  plan: {counted['deleted']:,} would be deleted, {counted['kept']:,} kept")
+    minimum = minimum_calls(registry)
+    for operation in sorted(set(calls) | set(minimum)):
+        print(f"  {operation:<36} {calls[operation]:>5} / {minimum[operation]:<5} (actual / minimum)")
+    total, least = sum(calls.values()), sum(minimum.values())
+    print(f"  {'total':<36} {total:>5} / {least:<5} ratio {total / least:.2f}")
+    return total / least
 
 
 def main() -> None:
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's server logs every request
-    os.environ.update(FAKE_ENVIRONMENT)
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        os.environ.pop(name, None)
-    api_efficiency()
-    end_to_end()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_tree_argument(parser)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--fraction", type=float, default=1.0, help="scale the registry (0.1: 3,000 images)")
+    modes = parser.add_mutually_exclusive_group()
+    for mode in ("--serve", "--listing", "--sweep"):
+        modes.add_argument(mode, action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--rules", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.fraction)
+        return
+    if args.listing:
+        bare_listing(args)
+        return
+    if args.sweep:
+        sweep(args)
+        return
+    registry = sizes(args.fraction)
+    emulator = Emulator(args.fraction)
+    try:
+        with tempfile.TemporaryDirectory(prefix="pipeline-bench-") as directory:
+            scratch = Path(directory)
+            (scratch / "rules.yaml").write_text(RULES)
+            counted = child(args, "--sweep", emulator.endpoint, scratch, args.tree)
+            calls = emulator.served()
+            listings, sweeps = [], []
+            for _ in range(args.rounds):
+                listings.append(child(args, "--listing", emulator.endpoint, scratch, args.tree))
+                sweeps.append(child(args, "--sweep", emulator.endpoint, scratch, args.tree))
+    finally:
+        emulator.stop()
+    ratio_of_calls = api_efficiency(registry, calls, counted)
+    label = size_label(sum(registry.values()))
+    with_page = Spread.of([s["seconds"] / bare["seconds"] for s, bare in zip(sweeps, listings, strict=True)])
+    without = Spread.of(
+        [(s["seconds"] - s["page_and_sheet"]) / bare["seconds"] for s, bare in zip(sweeps, listings, strict=True)]
+    )
+    print(f"end to end against moto's server (its own process) over HTTP ({listings[0]['images']:,} images):")
+    print(
+        f"  dry-run sweep, `ecr-retention run --dry-run`'s run_pipeline  {Spread.of([s['seconds'] for s in sweeps]).show(2, ' s')}"
+    )
+    print(
+        f"    of which the report's page and sheet (rendered, stored)    {Spread.of([s['page_and_sheet'] for s in sweeps]).show(2, ' s')}"
+    )
+    print(
+        f"    of which the collector                                     {Spread.of([s['collector']['seconds'] for s in sweeps]).show(2, ' s')}"
+    )
+    print(
+        f"  bare paginated DescribeImages of the same images             {Spread.of([b['seconds'] for b in listings]).show(2, ' s')}"
+    )
+    print(f"  sweep / listing: {with_page.show(2)}; without the page and sheet {without.show(2)} (each round's pair)")  # fmt: skip
+    figure(f"sweep_ratio_{label}", with_page)
+    figure(f"sweep_ratio_{label}_without_page_sheet", without)
+    figure("api_calls_over_minimum", ratio_of_calls)
 
 
 if __name__ == "__main__":

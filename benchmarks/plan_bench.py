@@ -1,32 +1,56 @@
-"""Engine benchmark: plan a 10,000-image repository (20 rules, 1,000 in-use references) and 100
-repositories of 1,000 images. Prints wall time, CPU time and peak memory; asserts nothing about time.
+"""Engine benchmark: `ecr-retention plan` on files written once, each run a fresh process, medians of 3 with the
+spread. Measures only; asserts nothing about time.
 
-    make bench        (or: .venv/bin/python benchmarks/plan_bench.py)
+    make bench        (or: python benchmarks/plan_bench.py [--tree CHECKOUT] [--rounds 3] [--small 10000 --large 100000])
+
+Scenarios (20 rules, 1,000 in-use references, CI-shaped repositories: versions, dev builds, PRs, shas, multi-arch
+indexes, cosign signatures): one repository of 10,000 and of 100,000 images, 1,000 repositories x 100 and
+10,000 repositories x 10 images.
+
+Two kinds of process, both running the tree's code:
+- phases: `ecr_retention.cli.main(["plan", ...])` in a fresh interpreter, exactly as the command runs (its collector
+  guard included, whatever it is), with the loading functions and plan_registry wrapped from outside to time
+  them. "load + plan" is from the call of load_config to the return of plan_registry: everything the command
+  does before it writes its output. The peak (VmHWM) and the RSS after the imports are this process's.
+- the CLI itself: `python -m ecr_retention plan ...`, its whole wall time and its peak RSS (wait4's maxrss of
+  that child), for the table and for --format json.
+The stdout of every run goes to a file, as a redirection would. The parent stays small: a child's maxrss starts
+from the parent's own peak (it is spawned as a vfork of it), so the inputs are written by a child too.
 """
 
 from __future__ import annotations
 
-import gc
+import argparse
 import hashlib
+import json
 import random
-import resource
-import subprocess
 import sys
-import time
-import tracemalloc
-from collections.abc import Callable
+import tempfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
-from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.inventory import InUseManifest, Inventory
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import Snapshot
+from measuring import (
+    ChildRun,
+    CollectorWatch,
+    Phases,
+    Spread,
+    add_tree_argument,
+    check_tree,
+    figure,
+    json_child,
+    resident_mib,
+    run_child,
+    size_label,
+    tree_environment,
+    write_result,
+)
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 HOST = "123456789012.dkr.ecr.eu-west-1.amazonaws.com"
 INDEX = "application/vnd.oci.image.index.v1+json"
 MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+REFERENCES = 1_000
 
 RULES = """
 version: 1
@@ -55,6 +79,9 @@ policies:
       - delete: {tags: ["canary-*"], older_than: 5d}
       - delete: {older_than: 365d, keep_newest: 100}
 """
+
+
+# The inputs: written once, by a child ----------------------------------------------------------------------------
 
 
 def digest(seed: str) -> str:
@@ -110,117 +137,267 @@ def repository(name: str, count: int, rng: random.Random) -> dict[str, Any]:
     return {"repositoryName": name, "imageDetails": images[:count], "manifests": manifests}
 
 
-def inventory(snapshot: Snapshot, references: int, rng: random.Random) -> Inventory:
+def in_use_manifest(repositories: list[dict[str, Any]], references: int, rng: random.Random) -> dict[str, Any]:
+    """The prod cluster's manifest: `references` images picked at random, by tag or by digest."""
+    images = [(repo["repositoryName"], image) for repo in repositories for image in repo["imageDetails"]]
     entries = []
-    all_images = [(repo.repository_name, image) for repo in snapshot.repositories for image in repo.image_details]
     for n in range(references):
-        repo, image = rng.choice(all_images)
-        if image.image_tags and n % 2:
-            entries.append({"image": f"{HOST}/{repo}:{image.image_tags[0]}", "digest": None})
+        name, image = rng.choice(images)
+        tags = image.get("imageTags") or []
+        if tags and n % 2:
+            entries.append({"image": f"{HOST}/{name}:{tags[0]}", "digest": None})
         else:
-            entries.append({"image": f"{HOST}/{repo}@{image.image_digest}", "digest": image.image_digest})
-    manifest = InUseManifest.model_validate(
-        {
-            "schemaVersion": 1,
-            "cluster": "prod",
-            "generatedAt": (NOW - timedelta(minutes=5)).isoformat(),
-            "complete": True,
-            "images": [
-                {**e, "namespace": "ns", "workload": f"Deployment/w{i}", "container": "c", "source": "pod"}
-                for i, e in enumerate(entries)
-            ],
-        }
-    )
-    return Inventory(manifests=(manifest,))
+            entries.append({"image": f"{HOST}/{name}@{image['imageDigest']}", "digest": image["imageDigest"]})
+    return {
+        "schemaVersion": 1,
+        "cluster": "prod",
+        "generatedAt": (NOW - timedelta(minutes=5)).isoformat(),
+        "complete": True,
+        "images": [
+            {**entry, "namespace": "ns", "workload": f"Deployment/w{i}", "container": "c", "source": "pod"}
+            for i, entry in enumerate(entries)
+        ],
+    }
 
 
-def measure(label: str, images: int, action: Callable[[], object]) -> float:
-    gc.collect()
-    wall, cpu = time.perf_counter(), time.process_time()
-    action()
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    tracemalloc.start()
-    action()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    per_10k = wall / images * 10_000
-    print(
-        f"{label:<44} {images:>7} images  wall {wall:6.3f} s  cpu {cpu:6.3f} s  "
-        f"peak {peak / 2**20:6.1f} MiB  ({per_10k:.3f} s per 10,000 images)"
-    )
-    return wall / images
+def snapshot_name(repositories: int, images: int) -> str:
+    return f"snap-{repositories}x{images}.json"
 
 
-def case(label: str, repositories: list[dict[str, Any]], references: int, config: RetentionConfig) -> float:
-    rng = random.Random(7)
-    raw = {"registryId": "123456789012", "region": "eu-west-1", "repositories": repositories}
-    images = sum(len(r["imageDetails"]) for r in repositories)
-    measure(f"{label}: parse snapshot (pydantic)", images, lambda: Snapshot.model_validate(raw))
-    snapshot = Snapshot.model_validate(raw)
-    inv = inventory(snapshot, references, rng)
-    result = plan_registry(config, snapshot, inv, NOW)
-    removed = sum(1 for r in result.repositories for d in r.images if d.action != "keep")
-    per_image = measure(f"{label}: plan", images, lambda: plan_registry(config, snapshot, inv, NOW))
-    print(f"{'':<44} {removed} of {images} images removed by the plan; blocked: {bool(result.blocked)}")
-    return per_image
-
-
-# (images, repositories): every size in one repository, and spread over 100 repositories.
-CASES = [(1_000, 1), (1_000, 100), (10_000, 1), (10_000, 100), (100_000, 1), (100_000, 100)]
-
-
-def run_case(name: str) -> None:
-    images, count = (int(part) for part in name.split("x"))
-    config = parse_config(RULES, "benchmark rules")
-    rng = random.Random(42)
+def write_inputs(directory: Path, shapes: list[tuple[int, int]]) -> None:
+    """rules.yaml, one snapshot per (repositories, images per repository), and manifests/prod.json (references
+    into the largest one-repository snapshot). The same seeds always write the same files."""
+    (directory / "rules.yaml").write_text(RULES)
     shared = {"repositoryName": "shared", "imageDetails": [], "manifests": {}}
-    per_repository = images // count
+    manifest_source: list[dict[str, Any]] = []
+    for count, per_repository in shapes:
+        if count == 1:
+            repositories = [repository("app", per_repository, random.Random(42)), shared]
+            if per_repository >= sum(len(r["imageDetails"]) for r in manifest_source):
+                manifest_source = repositories
+        else:
+            rng = random.Random(7)
+            repositories = [repository(f"team/app-{i}" if i else "shared", per_repository, rng) for i in range(count)]
+        raw = {"registryId": "123456789012", "region": "eu-west-1", "repositories": repositories}
+        (directory / snapshot_name(count, per_repository)).write_text(json.dumps(raw))
+    (directory / "manifests").mkdir(exist_ok=True)
+    manifest = in_use_manifest(manifest_source, REFERENCES, random.Random(7))
+    (directory / "manifests" / "prod.json").write_text(json.dumps(manifest))
+
+
+# The phases child: the CLI's main, timed from outside ------------------------------------------------------------
+
+WATCHED = (
+    ("ecr_retention.loading", "load_config"),
+    ("ecr_retention.loading", "load_snapshot"),
+    ("ecr_retention.loading", "load_manifests"),
+    ("ecr_retention.domain.planner", "plan_registry"),
+)
+
+
+def plan_arguments(directory: Path, snapshot: str, output: str) -> list[str]:
+    argv = ["plan", "--config", str(directory / "rules.yaml"), "--snapshot", str(directory / snapshot)]
+    argv += ["--manifests", str(directory / "manifests"), "--now", NOW.isoformat()]
+    return argv + (["--format", "json"] if output == "json" else [])
+
+
+def phases_child(args: argparse.Namespace) -> None:
+    """In this fresh process: the CLI's imports, then `main(["plan", ...])` as the console script calls it."""
+    import importlib
+    import time
+
+    import ecr_retention.cli as cli
+
+    for name in getattr(cli, "COMMAND_MODULES", ()):  # what main's parser imports: measured as imports
+        importlib.import_module(name)
+    check_tree(args.tree)
+    after_imports = resident_mib()
+    phases = Phases()
+    for module, name in WATCHED:
+        phases.watch(module, name)
+    collector = CollectorWatch()
+    argv = plan_arguments(args.inputs, args.snapshot, args.output)
+    with collector.watching():
+        started = time.perf_counter()
+        code = cli.main(argv)
+        ended = time.perf_counter()
+    sys.stdout.flush()
+    peak = resident_mib("VmHWM")
+    planned = phases.spans["plan_registry"]
+    begun = min((span.started for span in phases.spans.values() if span.calls), default=started)
+    write_result(
+        args.result,
+        {
+            "exit": code,
+            "removed": removed(planned.result),
+            "main": ended - started,
+            "load_plan": planned.ended - begun,
+            "load": phases.seconds("load_snapshot"),
+            "plan": phases.seconds("plan_registry"),
+            "output": ended - planned.ended,
+            "gc_load_plan": collector.within(begun, planned.ended),
+            "gc_output": collector.within(planned.ended, ended),
+            "after_imports_mib": after_imports,
+            "peak_mib": peak,
+        },
+    )
+
+
+def removed(plan: Any) -> int | None:
+    """The images the plan does not keep (a check that two trees planned alike), if the plan still reads so."""
+    try:
+        return sum(1 for repository in plan.repositories for decision in repository.images if decision.action != "keep")
+    except AttributeError:
+        return None
+
+
+# The parent ------------------------------------------------------------------------------------------------------
+
+
+def child_command(tree: Path, *options: str) -> list[str]:
+    return [sys.executable, __file__, "--tree", str(tree), *options]
+
+
+def measure_phases(tree: Path, inputs: Path, shapes: list[tuple[int, int]], rounds: int) -> dict[str, list[Any]]:
+    """Every shape once per round, the rounds one after another, so that a busy moment weighs on all alike."""
+    runs: dict[str, list[Any]] = {snapshot_name(*shape): [] for shape in shapes}
+    environment = tree_environment(tree)
+    for _ in range(rounds):
+        for name in runs:
+            options = ["--phases", name, "--inputs", str(inputs), "--output", "table"]
+            runs[name].append(json_child(child_command(tree, *options), inputs / "phases.json", env=environment))
+    return runs
+
+
+def measure_cli(tree: Path, inputs: Path, snapshots: list[str], rounds: int) -> dict[tuple[str, str], list[ChildRun]]:
+    runs: dict[tuple[str, str], list[ChildRun]] = {}
+    environment = tree_environment(tree)
+    for _ in range(rounds):
+        for name in snapshots:
+            for output in ("table", "json"):
+                with open(inputs / f"{name}.{output}.out", "w") as stdout:
+                    run = run_child(
+                        [sys.executable, "-m", "ecr_retention", *plan_arguments(inputs, name, output)],
+                        env=environment,
+                        stdout=stdout,
+                        cwd=inputs,
+                    )
+                if run.returncode not in (0, 1):
+                    raise SystemExit(f"ecr-retention plan {name} --format {output}: exit code {run.returncode}")
+                runs.setdefault((name, output), []).append(run)
+    return runs
+
+
+def cold_import(tree: Path, module: str, runs: int = 5) -> Spread:
+    walls = [
+        run_child([sys.executable, "-c", f"import {module}"], env=tree_environment(tree)).wall for _ in range(runs)
+    ]
+    return Spread.of(walls)
+
+
+def shape_label(count: int, per_repository: int) -> str:
     if count == 1:
-        repositories = [repository("app", images, rng)]
-    else:
-        repositories = [repository(f"team-{i // 10}/svc-{i}", per_repository, rng) for i in range(count)]
-    label = f"{count} repositor{'y' if count == 1 else 'ies'} x {per_repository:,}"
-    per_image = case(label, [*repositories, shared], 1_000, config)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{'':<44} process peak RSS {rss:.0f} MiB (inputs, plan and interpreter)")
-    print(f"PER_IMAGE {per_image!r}")
+        return f"1 repository x {per_repository:,}"
+    return f"{count:,} repositories x {per_repository:,}"
+
+
+def report_phases(shapes: list[tuple[int, int]], runs: dict[str, list[Any]]) -> None:
+    print("phases of `ecr-retention plan` (table output), each run a fresh process calling cli.main:")
+    for count, per_repository in shapes:
+        done = runs[snapshot_name(count, per_repository)]
+        images = count * per_repository
+        load_plan = Spread.of([run["load_plan"] for run in done])
+        print(f"  {shape_label(count, per_repository)} ({images:,} images; the plan removes {done[0]['removed']})")
+        print(f"    load + plan    {load_plan.show(3, ' s')}  ({load_plan.median / images * 1e6:.1f} us per image)")
+        for phase in ("load", "plan", "output"):
+            values = [run[phase] for run in done if run[phase] is not None]
+            print(f"    {phase:<14} {Spread.of(values).show(3, ' s') if values else 'not timed (no such function)'}")
+        collections = [run["gc_load_plan"] for run in done]
+        print(
+            f"    collector during load + plan: {Spread.of([c['seconds'] for c in collections]).show(3, ' s')}, "
+            f"full collections {sorted(c['full'] for c in collections)}"
+        )
+        peak = Spread.of([run["peak_mib"] for run in done])
+        after = Spread.of([run["after_imports_mib"] for run in done])
+        per_image = Spread.of([(run["peak_mib"] - run["after_imports_mib"]) * 2**20 / images for run in done])
+        print(
+            f"    peak RSS {peak.show(0, ' MiB')}, after imports {after.median:.0f} MiB; "
+            f"(peak - after imports) / images {per_image.show(0, ' B')}"
+        )
+
+
+def report_cli(runs: dict[tuple[str, str], list[ChildRun]], images: dict[str, int]) -> None:
+    print("`python -m ecr_retention plan` end to end (interpreter start to exit), stdout to a file:")
+    for (name, output), done in runs.items():
+        wall = Spread.of([run.wall for run in done])
+        peak = Spread.of([run.peak_rss_mib for run in done])
+        label = f"{images[name]:,} images, --format {output}" if output == "json" else f"{images[name]:,} images, table"
+        print(f"  {label:<30} wall {wall.show(2, ' s')}, peak RSS {peak.show(0, ' MiB')}")
 
 
 def main() -> None:
-    """Each case runs in its own process, so that its peak RSS is its own."""
-    if len(sys.argv) > 1:
-        run_case(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_tree_argument(parser)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--small", type=int, default=10_000, help="images of the small one-repository case")
+    parser.add_argument("--large", type=int, default=100_000, help="images of the large one-repository case")
+    parser.add_argument("--many", type=int, nargs=2, default=[10_000, 10], metavar=("REPOSITORIES", "IMAGES"))
+    parser.add_argument("--spread", type=int, nargs=2, default=[1_000, 100], metavar=("REPOSITORIES", "IMAGES"))
+    parser.add_argument("--write-inputs", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--phases", help=argparse.SUPPRESS)
+    parser.add_argument("--inputs", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--output", choices=("table", "json"), default="table", help=argparse.SUPPRESS)
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    shapes = [(1, args.small), (1, args.large), tuple(args.spread), tuple(args.many)]
+    if args.write_inputs is not None:
+        write_inputs(args.write_inputs, shapes)
         return
-    rules = sum(len(p.rules) for p in parse_config(RULES, "benchmark rules").policies)
-    print(f"python {sys.version.split()[0]}, {rules} rules, 1,000 in-use references")
-    per_image = {}
-    for images, count in CASES:
-        name = f"{images}x{count}"
-        done = subprocess.run([sys.executable, __file__, name], capture_output=True, text=True, check=True)
-        for line in done.stdout.splitlines():
-            if line.startswith("PER_IMAGE "):
-                per_image[name] = float(line.split()[1])
-            else:
-                print(line)
-    for count in (1, 100):
-        ratio = per_image[f"100000x{count}"] / per_image[f"10000x{count}"]
-        small = per_image[f"1000x{count}"] / per_image[f"10000x{count}"]
-        print(
-            f"time per image over {count} repositor{'y' if count == 1 else 'ies'}: 1,000 / 10,000 images {small:.2f}, "
-            f"100,000 / 10,000 images {ratio:.2f} (1.00 = linear)"
-        )
-    for module in ("ecr_retention.domain.planner", "ecr_retention.cli"):
-        print(f"cold import of {module}: {import_time(module) * 1000:.0f} ms (best of 5, interpreter start included)")
-    # The handlers' cold imports are measured from the bundled Lambda asset: benchmarks/asset_bench.py.
+    if args.phases is not None:
+        args.snapshot = args.phases
+        phases_child(args)
+        return
+    print(f"{sum(1 for line in RULES.splitlines() if '- keep' in line or '- delete' in line)} rules, "
+          f"{REFERENCES:,} in-use references, medians of {args.rounds} fresh processes (min-max)")  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="plan-bench-") as scratch:
+        inputs = Path(scratch)
+        done = run_child([sys.executable, __file__, "--write-inputs", scratch, *sys.argv[1:]])
+        if done.returncode != 0:
+            raise SystemExit("writing the inputs failed")
+        phases = measure_phases(args.tree, inputs, shapes, args.rounds)
+        one_repository = [snapshot_name(1, args.small), snapshot_name(1, args.large)]
+        cli = measure_cli(args.tree, inputs, one_repository, args.rounds)
+    report_phases(shapes, phases)
+    report_cli(cli, {snapshot_name(1, args.small): args.small, snapshot_name(1, args.large): args.large})
+    ratio = linearity(args.small, args.large, phases)
+    print(f"load + plan per image, {args.large:,} / {args.small:,} images: {ratio.show(2)} (1.00 = linear)")
+    cli_import = cold_import(args.tree, "ecr_retention.cli")
+    print(f"cold import of ecr_retention.cli: {cli_import.show(3, ' s')}, interpreter start included")
+    figures(args, phases, cli, cli_import)
 
 
-def import_time(module: str) -> float:
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
-        best = min(best, time.perf_counter() - start)
-    return best
+def linearity(small: int, large: int, phases: dict[str, list[Any]]) -> Spread:
+    """Load + plan per image, large over small: each round's own pair (the two ran one after the other)."""
+    pairs = zip(phases[snapshot_name(1, small)], phases[snapshot_name(1, large)], strict=True)
+    return Spread.of([(big["load_plan"] / large) / (little["load_plan"] / small) for little, big in pairs])
+
+
+def figures(
+    args: argparse.Namespace, phases: dict[str, list[Any]], cli: dict[tuple[str, str], list[ChildRun]], imports: Spread
+) -> None:
+    small, large = size_label(args.small), size_label(args.large)
+    count, per_repository = args.many
+    big = phases[snapshot_name(1, args.large)]
+    figure(f"load_plan_{large}_s", Spread.of([run["load_plan"] for run in big]))
+    figure(f"load_plan_ratio_{large}_{small}", linearity(args.small, args.large, phases))
+    figure(f"plan_{count}x{per_repository}_s", Spread.of([run["plan"] for run in phases[snapshot_name(*args.many)]]))
+    per_image = [(run["peak_mib"] - run["after_imports_mib"]) * 2**20 / args.large for run in big]
+    figure(f"plan_bytes_per_image_{large}", Spread.of(per_image))
+    for output in ("table", "json"):
+        done = cli[snapshot_name(1, args.large), output]
+        figure(f"cli_plan_{large}_{output}_s", Spread.of([run.wall for run in done]))
+        figure(f"cli_plan_{large}_{output}_peak_mib", Spread.of([run.peak_rss_mib for run in done]))
+    figure("cli_import_s", imports)
 
 
 if __name__ == "__main__":
