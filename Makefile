@@ -47,8 +47,8 @@ fast: lint typecheck
 synth: $(STAMP)
 	$(BIN)/python app.py
 
-# docs/performance.md: the goals of issue 26 beside the figures, then every benchmark's output (about 10 minutes on
-# 2 cores). TREE=<checkout> measures another checkout's code with these benchmarks, OUT=<file> writes elsewhere.
+# docs/performance.md: the goals of issue 26 beside the figures, then every benchmark's output (10-25 minutes on
+# 2 shared cores). TREE=<checkout> measures another checkout's code with these benchmarks, OUT=<file> writes elsewhere.
 bench: $(STAMP)
 	$(BIN)/python benchmarks/write_performance.py $(if $(TREE),--tree $(TREE)) $(if $(OUT),--out $(OUT))
 

@@ -198,6 +198,7 @@ def sweep(args: argparse.Namespace) -> None:
         {
             "exit": code,
             "seconds": swept.seconds,
+            "cpu": swept.cpu_ended - swept.cpu_started,
             "page_and_sheet": phases.seconds("store_page_and_sheet"),
             "collector": collector.within(swept.started, swept.ended),
             "deleted": report.totals.deleted,
@@ -286,19 +287,16 @@ def main() -> None:
         [(s["seconds"] - s["page_and_sheet"]) / bare["seconds"] for s, bare in zip(sweeps, listings, strict=True)]
     )
     print(f"end to end against moto's server (its own process) over HTTP ({listings[0]['images']:,} images):")
-    print(
-        f"  dry-run sweep, `ecr-retention run --dry-run`'s run_pipeline  {Spread.of([s['seconds'] for s in sweeps]).show(2, ' s')}"
-    )
-    print(
-        f"    of which the report's page and sheet (rendered, stored)    {Spread.of([s['page_and_sheet'] for s in sweeps]).show(2, ' s')}"
-    )
-    print(
-        f"    of which the collector                                     {Spread.of([s['collector']['seconds'] for s in sweeps]).show(2, ' s')}"
-    )
-    print(
-        f"  bare paginated DescribeImages of the same images             {Spread.of([b['seconds'] for b in listings]).show(2, ' s')}"
-    )
-    print(f"  sweep / listing: {with_page.show(2)}; without the page and sheet {without.show(2)} (each round's pair)")  # fmt: skip
+    rows = [
+        ("dry-run sweep, `ecr-retention run --dry-run`'s run_pipeline", [s["seconds"] for s in sweeps]),
+        ("  of CPU (the sweep's process, every thread)", [s["cpu"] for s in sweeps]),
+        ("  of which the report's page and sheet (rendered, stored)", [s["page_and_sheet"] for s in sweeps]),
+        ("  of which the collector", [s["collector"]["seconds"] for s in sweeps]),
+        ("bare paginated DescribeImages of the same images", [bare["seconds"] for bare in listings]),
+    ]
+    for label_of_row, values in rows:
+        print(f"  {label_of_row:<60} {Spread.of(values).show(2, ' s')}")
+    print(f"  sweep / listing: {with_page.show(2)}; without the page and sheet {without.show(2)} (each round's pair)")
     figure(f"sweep_ratio_{label}", with_page)
     figure(f"sweep_ratio_{label}_without_page_sheet", without)
     figure("api_calls_over_minimum", ratio_of_calls)

@@ -224,7 +224,8 @@ def phases_child(args: argparse.Namespace) -> None:
     sys.stdout.flush()
     peak = resident_mib("VmHWM")
     planned = phases.spans["plan_registry"]
-    begun = min((span.started for span in phases.spans.values() if span.calls), default=started)
+    first = min((span for span in phases.spans.values() if span.calls), key=lambda span: span.started)
+    begun = first.started
     write_result(
         args.result,
         {
@@ -232,6 +233,7 @@ def phases_child(args: argparse.Namespace) -> None:
             "removed": removed(planned.result),
             "main": ended - started,
             "load_plan": planned.ended - begun,
+            "load_plan_cpu": planned.cpu_ended - first.cpu_started,
             "load": phases.seconds("load_snapshot"),
             "plan": phases.seconds("plan_registry"),
             "output": ended - planned.ended,
@@ -308,7 +310,9 @@ def report_phases(shapes: list[tuple[int, int]], runs: dict[str, list[Any]]) -> 
         images = count * per_repository
         load_plan = Spread.of([run["load_plan"] for run in done])
         print(f"  {shape_label(count, per_repository)} ({images:,} images; the plan removes {done[0]['removed']})")
+        cpu = Spread.of([run["load_plan_cpu"] for run in done])
         print(f"    load + plan    {load_plan.show(3, ' s')}  ({load_plan.median / images * 1e6:.1f} us per image)")
+        print(f"      of CPU       {cpu.show(3, ' s')}")
         for phase in ("load", "plan", "output"):
             values = [run[phase] for run in done if run[phase] is not None]
             print(f"    {phase:<14} {Spread.of(values).show(3, ' s') if values else 'not timed (no such function)'}")

@@ -160,9 +160,9 @@ def report_step(args: argparse.Namespace) -> None:
         before = resident_mib()
         collector = CollectorWatch()
         with collector.watching():
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             answer = report.lambda_handler(event, LambdaContext(), wiring=wiring)
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         peak = resident_mib("VmHWM")
         written = {path.suffix.lstrip("."): path.stat().st_size for path in (work / "bucket" / "reports").rglob("*.*")}
     finally:
@@ -172,6 +172,7 @@ def report_step(args: argparse.Namespace) -> None:
         {
             "outcome": answer["outcome"],
             "seconds": seconds,
+            "cpu": cpu,
             "peak_mib": peak,
             "before_mib": before,
             "collector": collector.within(started, started + seconds),
@@ -221,7 +222,9 @@ def main() -> None:
         before = Spread.of([run["before_mib"] for run in done])
         collector = Spread.of([run["collector"]["seconds"] for run in done])
         written = done[0]["written"]
+        cpu = Spread.of([run["cpu"] for run in done])
         print(f"  {count:>7,} images: report step {seconds.show(2, ' s')}, peak RSS {peak.show(0, ' MiB')}")
+        print(f"           CPU (every thread of the process) {cpu.show(2, ' s')}")
         print(
             f"           before the invocation {before.median:.0f} MiB (imports and wiring); the collector "
             f"{collector.show(2, ' s')}; stored repository reports {stored[count] / 2**20:.0f} MiB; wrote JSON "
