@@ -6,6 +6,9 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
+from pydantic_core import CoreSchema, core_schema
+
+from ecr_retention.domain.aws_shape import Lean
 
 
 def parse_timestamp(value: Any) -> datetime:
@@ -53,3 +56,25 @@ UtcDatetime = Annotated[
     BeforeValidator(parse_timestamp),
     PlainSerializer(format_timestamp, return_type=str, when_used="json"),
 ]
+
+# ISO 8601 in UTC as `ecr-retention snapshot` and the AWS CLI write it: no space, no lowercase, no other offset.
+_CANONICAL_UTC = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:Z|\+00:00)$"
+
+
+def _canonical_first(checked: CoreSchema) -> CoreSchema:
+    """A canonical UTC string is read by datetime.fromisoformat itself, called by pydantic with no Python in between,
+    to what parse_timestamp makes of it (the same call on the same text; aware in `UTC`, which it keeps). Anything
+    else is left to parse_timestamp (`checked`): epoch seconds, other offsets, datetimes, and what it refuses."""
+    canonical = core_schema.chain_schema(
+        [
+            core_schema.str_schema(strict=True, pattern=_CANONICAL_UTC),
+            core_schema.no_info_plain_validator_function(datetime.fromisoformat),
+        ]
+    )
+    return core_schema.union_schema(
+        [canonical, checked], mode="left_to_right", serialization=checked.get("serialization")
+    )
+
+
+LeanUtcDatetime = Annotated[UtcDatetime, Lean(_canonical_first)]
+"""UtcDatetime for the images of a snapshot: the same values, the same refusals, parsed without Python."""
