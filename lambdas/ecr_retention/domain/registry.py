@@ -15,7 +15,8 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import Annotated, Any, ClassVar, Literal, Self
+from functools import cache
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -102,10 +103,10 @@ class ImageDetail:
         try:
             image = _LEAN_IMAGE.validate_python(obj)
         except ValidationError:
-            _CHECKED_IMAGE.validate_python(obj)
+            _raise_as_checked(cls, obj)
             raise
         if len(set(image.image_tags)) != len(image.image_tags):
-            _CHECKED_IMAGE.validate_python(obj)  # raises, worded as before
+            _raise_as_checked(cls, obj)
         return image
 
     def model_dump(self, **options: Any) -> dict[str, Any]:
@@ -119,14 +120,12 @@ class ImageDetail:
 class _LeanDocument(AwsShape):
     """A document of images, validated leanly; a refused one is validated again by its checked twin, which raises."""
 
-    _checked: ClassVar[type[AwsShape]]
-
     @classmethod
     def model_validate(cls, obj: Any, **options: Any) -> Self:
         try:
             return super().model_validate(obj, **options)
         except ValidationError:
-            cls._checked.__pydantic_validator__.validate_python(obj, **options)
+            _raise_as_checked(cls, obj, **options)
             raise
 
 
@@ -139,16 +138,15 @@ class ImagesDocument(_LeanDocument):
 
     @model_validator(mode="after")
     def _digests_and_tags_are_unique(self) -> Self:
-        digests = [image.image_digest for image in self.image_details]
-        if len(set(digests)) != len(digests):
+        images = self.image_details
+        if len({image.image_digest for image in images}) != len(images):
             seen: set[str] = set()
-            for index, digest in enumerate(digests):
-                if digest in seen:
-                    raise ValueError(f"imageDetails[{index}]: digest {digest} appears twice")
-                seen.add(digest)
-        if any(
-            len(set(tags)) != len(tags) for tags in (image.image_tags for image in self.image_details) if len(tags) > 1
-        ):
+            for index, image in enumerate(images):
+                if image.image_digest in seen:
+                    raise ValueError(f"imageDetails[{index}]: digest {image.image_digest} appears twice")
+                seen.add(image.image_digest)
+        several_tags = [tags for image in images if len(tags := image.image_tags) > 1]
+        if any(len(set(tags)) != len(tags) for tags in several_tags):
             raise ValueError("a tag appears twice on one image")  # the checked twin says which
         for digest, manifest in self.manifests.items():
             children = manifest.get("manifests", [])
@@ -215,29 +213,39 @@ class Snapshot(_LeanDocument):
         return ids.pop() if len(ids) == 1 else None
 
 
-@dataclass(frozen=True, kw_only=True, config=AWS_FIELDS)
-class _CheckedImageDetail(ImageDetail):
-    image_tags: CheckedTags = ()
-    image_pushed_at: UtcDatetime
-    last_recorded_pull_time: UtcDatetime | None = None
-    last_archived_at: UtcDatetime | None = None
-    last_activated_at: UtcDatetime | None = None
-
-
-class _CheckedImagesDocument(ImagesDocument):
-    image_details: tuple[_CheckedImageDetail, ...] = ()
-
-
-class _CheckedRepositorySnapshot(RepositorySnapshot):
-    image_details: tuple[_CheckedImageDetail, ...] = ()
-
-
-class _CheckedSnapshot(Snapshot):
-    repositories: tuple[_CheckedRepositorySnapshot, ...] = ()
-
-
 _LEAN_IMAGE = TypeAdapter(ImageDetail)
-_CHECKED_IMAGE = TypeAdapter(_CheckedImageDetail)
-ImagesDocument._checked = _CheckedImagesDocument
-RepositorySnapshot._checked = _CheckedRepositorySnapshot
-Snapshot._checked = _CheckedSnapshot
+
+
+def _raise_as_checked(model: type[Any], obj: Any, **options: Any) -> None:
+    """Validate `obj` as the checked twin of `model` does: it raises the error the lean models found, in its words."""
+    _checked_twins()[model].validate_python(obj, **options)
+
+
+@cache
+def _checked_twins() -> dict[type[Any], TypeAdapter[Any]]:
+    """The lean models' twins with the per-image validators they had before (built on the first refusal, not at
+    import: a cold start of a handler pays for what it uses)."""
+
+    @dataclass(frozen=True, kw_only=True, config=AWS_FIELDS)
+    class CheckedImageDetail(ImageDetail):
+        image_tags: CheckedTags = ()
+        image_pushed_at: UtcDatetime
+        last_recorded_pull_time: UtcDatetime | None = None
+        last_archived_at: UtcDatetime | None = None
+        last_activated_at: UtcDatetime | None = None
+
+    class CheckedImagesDocument(ImagesDocument):
+        image_details: tuple[CheckedImageDetail, ...] = ()
+
+    class CheckedRepositorySnapshot(RepositorySnapshot):
+        image_details: tuple[CheckedImageDetail, ...] = ()
+
+    class CheckedSnapshot(Snapshot):
+        repositories: tuple[CheckedRepositorySnapshot, ...] = ()
+
+    return {
+        ImageDetail: TypeAdapter(CheckedImageDetail),
+        ImagesDocument: TypeAdapter(CheckedImagesDocument),
+        RepositorySnapshot: TypeAdapter(CheckedRepositorySnapshot),
+        Snapshot: TypeAdapter(CheckedSnapshot),
+    }
