@@ -1,13 +1,13 @@
 """What a registry holds: `describe-images` image details and a snapshot of repositories.
 
 Lean, and checked. A snapshot holds every image of a registry (100,000 in one repository), so its images are read
-without a Python call per image, and held without per-image bookkeeping: ImageDetail is a pydantic dataclass with
-slots, its timestamps in the canonical UTC form are parsed by datetime.fromisoformat called from pydantic, an empty
-tag is refused by pydantic's own length check, and that no tag appears twice is checked once per repository. The
-lean models accept and return exactly what the checked ones (the `_Checked*` twins below, the validators these models
-had before) do; when they refuse, the twins validate again so that the error reads as it always has: the same first
-problem, in the same words, and the same count of the rest. The twins are built on first use (a refusal), and no
-caller sees them: there is one image model, ImageDetail."""
+without a Python call per image and held without per-image bookkeeping: ImageDetail is a pydantic dataclass with
+slots, its timestamps in the canonical UTC form are parsed by datetime.fromisoformat called from pydantic, an empty tag
+is refused by pydantic's own length check, and that no tag appears twice is checked once per repository. These lean
+models accept and return exactly what their checked twins (`_checked_twins`: the per-image validators the models had
+before) do, as the differential tests prove. When they refuse, the twins validate again, so that the error reads as
+it always has: the same first problem, in the same words, and the same count of the rest. No caller sees a twin:
+there is one image model, ImageDetail."""
 
 from __future__ import annotations
 
@@ -118,7 +118,8 @@ class ImageDetail:
 
 
 class _LeanDocument(AwsShape):
-    """A document of images, validated leanly; a refused one is validated again by its checked twin, which raises."""
+    """A document of images, validated leanly; refused (by model_validate, which every reader of a file calls), it is
+    validated again by its checked twin, which raises the error in its words."""
 
     @classmethod
     def model_validate(cls, obj: Any, **options: Any) -> Self:
@@ -227,13 +228,15 @@ _LEAN_IMAGE = TypeAdapter(ImageDetail)
 
 def _raise_as_checked(model: type[Any], obj: Any, **options: Any) -> None:
     """Validate `obj` as the checked twin of `model` does: it raises the error the lean models found, in its words."""
-    _checked_twins()[model].validate_python(obj, **options)
+    twin = _checked_twins().get(model)
+    if twin is not None:
+        twin.validate_python(obj, **options)
 
 
 @cache
 def _checked_twins() -> dict[type[Any], TypeAdapter[Any]]:
-    """The lean models' twins with the per-image validators they had before (built on the first refusal, not at
-    import: a cold start of a handler pays for what it uses)."""
+    """Each lean model's twin, with the per-image validators it had before: UtcDatetime's parse_timestamp and the tags'
+    checks. Built on the first refusal, not at import: a handler's cold start pays for what it uses."""
 
     @dataclass(frozen=True, kw_only=True, config=AWS_FIELDS)
     class CheckedImageDetail(ImageDetail):
