@@ -83,7 +83,7 @@ class ImageDetail:
     repository_name: str | None = None
     image_digest: Digest
     image_tags: LeanTags = ()
-    image_size_in_bytes: Annotated[int | None, Field(ge=0)] = None
+    image_size_in_bytes: Annotated[int | None, Field(ge=0)] = None  # a Field() as default would validate it first
     image_pushed_at: LeanUtcDatetime
     last_recorded_pull_time: LeanUtcDatetime | None = None
     image_manifest_media_type: str | None = None
