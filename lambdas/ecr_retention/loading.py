@@ -57,8 +57,9 @@ def read_text(path: str | Path, limit: SizeLimit) -> str:
         text = read_limited(path, limit).decode("utf-8")
     except UnicodeDecodeError as error:
         raise InputError(f"{path}: cannot read: {error}") from None
-    # Universal newlines, as text mode reads them, so that line numbers in errors match an editor's.
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    # Universal newlines, as text mode reads them, so that line numbers in errors match an editor's. Most files have
+    # no carriage return, and looking for one is much cheaper than two replacements (30 ms for a 100,000-image file).
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def read_json(path: str | Path, limit: SizeLimit) -> Any:

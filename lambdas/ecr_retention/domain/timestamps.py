@@ -6,6 +6,9 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer
+from pydantic_core import CoreSchema, core_schema
+
+from ecr_retention.domain.aws_shape import Lean
 
 
 def parse_timestamp(value: Any) -> datetime:
@@ -53,3 +56,28 @@ UtcDatetime = Annotated[
     BeforeValidator(parse_timestamp),
     PlainSerializer(format_timestamp, return_type=str, when_used="json"),
 ]
+
+# ISO 8601 in UTC as `ecr-retention snapshot` writes it (and the AWS CLI, in UTC): no space, lowercase or other offset.
+_CANONICAL_UTC = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?(?:Z|\+00:00)$"
+
+
+def _canonical_first(checked: CoreSchema) -> CoreSchema:
+    """A canonical UTC string is read by datetime.fromisoformat, called by pydantic with no Python in between, as
+    parse_timestamp reads it (fromisoformat too, a Z read as +00:00): aware in datetime.UTC, which astimezone(UTC)
+    keeps. Anything else goes to parse_timestamp (`checked`): epoch seconds, other offsets, datetimes, and what it
+    refuses. Not pydantic's own datetime parsing: it reads numbers and some strings otherwise, and holds a TzInfo
+    of its own, not datetime.UTC, which makes each comparison with another aware datetime (the plan's now) ten times
+    slower."""
+    canonical = core_schema.chain_schema(
+        [
+            core_schema.str_schema(strict=True, pattern=_CANONICAL_UTC),  # strict: bytes are no timestamp
+            core_schema.no_info_plain_validator_function(datetime.fromisoformat),
+        ]
+    )
+    return core_schema.union_schema(
+        [canonical, checked], mode="left_to_right", serialization=checked.get("serialization")
+    )
+
+
+LeanUtcDatetime = Annotated[UtcDatetime, Lean(_canonical_first)]
+"""UtcDatetime for the images of a snapshot: the same values and refusals, the common form parsed without Python."""
