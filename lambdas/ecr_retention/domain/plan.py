@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -74,6 +75,31 @@ class Decision(PlanModel):
     action: Action
     reasons: tuple[Reason, ...]
 
+    @classmethod
+    def planned(
+        cls,
+        *,
+        image_digest: str,
+        image_tags: tuple[str, ...],
+        image_pushed_at: datetime,
+        image_size_in_bytes: int | None,
+        action: Action,
+        reasons: tuple[Reason, ...],
+    ) -> Decision:
+        """The planner's decision, from parts of a validated snapshot and reasons it built: not validated again (the
+        push time is aware UTC already), and equal to the validated decision in every respect, every field set.
+        The decisions of a plan share that one set of field names: pydantic's own set per instance is most of a
+        decision's memory, and model_copy copies the set before it adds to it."""
+        return cls.model_construct(
+            _DECISION_FIELDS,
+            imageDigest=image_digest,
+            imageTags=image_tags,
+            imagePushedAt=image_pushed_at,
+            imageSizeInBytes=image_size_in_bytes,
+            action=action,
+            reasons=reasons,
+        )
+
     @property
     def removes(self) -> bool:
         """Deleted or archived; a restore and a keep leave the image in the repository."""
@@ -98,6 +124,9 @@ class Decision(PlanModel):
 
     def _first_reason(self, kind: ReasonKind) -> Reason | None:
         return next((reason for reason in self.reasons if reason.kind == kind), None)
+
+
+_DECISION_FIELDS = set(Decision.model_fields)
 
 
 def _protection_rank(reason: Reason) -> int:

@@ -6,8 +6,9 @@ the OCI referrers whose subject is gone, which go as it went."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Workload
@@ -23,18 +24,18 @@ from ecr_retention.domain.registry import ImageDetail, is_index
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 
 
-def apply_guards(
-    images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta, now: datetime
-) -> None:
-    """In-use images, images being restored and images younger than min_age are protected; the in-use images found
-    ARCHIVED are noted, for the decisions to restore them."""
+def apply_guards(images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta) -> None:
+    """In-use images, images being restored and images younger than min_age are protected, in that order; the in-use
+    images found ARCHIVED are noted, for the decisions to restore them."""
     for image in images.ordered:
         _guard_in_use(image, in_use.usages(images.name, image), findings)
+    for image in images.ordered:
         if image.image_status == "ACTIVATING":
             findings.protections[image.image_digest].append(RESTORING_REASON)
-        age = now - image.image_pushed_at
-        if not age > min_age:
-            findings.protections[image.image_digest].append(min_age_reason(age, min_age))
+    # Newest first, the images not older than min_age are the first ranks (a future image is younger than any).
+    young = bisect_right(images.ages, min_age)
+    for digest, age in zip(images.digests[:young], images.ages[:young], strict=True):
+        findings.protections[digest].append(min_age_reason(age, min_age))
 
 
 def _guard_in_use(image: ImageDetail, usages: list[Workload], findings: Findings) -> None:

@@ -1,12 +1,16 @@
 """One repository while it is planned: its images in the one order every count uses, and what the rules
-and guards find about them, for the decisions to read."""
+and guards find about them, for the decisions to read.
+
+The steps address an image by its rank, its place in that order: a rule's selection is a list of ranks, newest
+first, so that its counts (newest, keep_newest) are positions in it and nothing is sorted twice."""
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from ecr_retention.domain.config import DeleteRule
@@ -16,19 +20,24 @@ from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
 
 DependentKind = Literal["index-child", "referrer"]
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
 
 def newest_first(images: Iterable[ImageDetail]) -> list[ImageDetail]:
-    """Push time descending, ties by digest ascending: the one order every "newest" count uses."""
-    by_digest = sorted(images, key=lambda image: image.image_digest)
-    return sorted(by_digest, key=lambda image: image.image_pushed_at, reverse=True)
+    """Push time descending, ties by digest ascending: the one order every "newest" count uses. One sort: the time
+    since the push is exact (a timedelta, not a float), and ascends as the push time descends."""
+    return sorted(images, key=lambda image: (_EPOCH - image.image_pushed_at, image.image_digest))
 
 
 @dataclass(frozen=True)
 class RepositoryImages:
-    """The repository's images newest first, and the lookups every step uses."""
+    """The repository's images newest first, and the lookups every step uses (by rank: a position in `ordered`)."""
 
     repository: RepositorySnapshot
     ordered: list[ImageDetail]
+    digests: list[str]  # by rank
+    # now - push time, by rank: ascending, so the images younger than any age are the first ranks.
+    ages: list[timedelta]
     by_digest: dict[str, ImageDetail]
     rank_by_tag: dict[str, int]  # tag -> position in `ordered`
     # Pushed after `now` (beyond clock skew): the newest by rank, 0 s old by age. Such an image takes
@@ -38,17 +47,24 @@ class RepositoryImages:
     @classmethod
     def of(cls, repository: RepositorySnapshot, now: datetime) -> RepositoryImages:
         ordered = newest_first(repository.image_details)
+        ages = [now - image.image_pushed_at for image in ordered]
         return cls(
             repository=repository,
             ordered=ordered,
+            digests=[image.image_digest for image in ordered],
+            ages=ages,
             by_digest={image.image_digest: image for image in ordered},
             rank_by_tag={tag: rank for rank, image in enumerate(ordered) for tag in image.image_tags},
-            future=[image for image in ordered if image.image_pushed_at - now > CLOCK_SKEW],
+            future=ordered[: bisect_left(ages, -CLOCK_SKEW)],  # pushed more than CLOCK_SKEW after now
         )
 
     @property
     def name(self) -> str:
         return self.repository.repository_name
+
+    def images_of(self, ranks: Iterable[int]) -> list[ImageDetail]:
+        ordered = self.ordered
+        return [ordered[rank] for rank in ranks]
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,18 @@
 """A policy's keep and delete rules applied to one repository: keep rules protect what they select,
-delete rules mark what they select beyond their keep_newest and whose conditions hold."""
+delete rules mark what they select beyond their keep_newest and whose conditions hold.
+
+A selection is a list of ranks (RepositoryImages), newest first. A rule's name and the reasons it gives are the same
+in every repository its policy matches: they are worded once per run (`policy_rules`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Policy, Selector, rule_name
 from ecr_retention.domain.patterns import compile_globs
+from ecr_retention.domain.plan import Reason
 from ecr_retention.domain.planner.explain import (
     delete_rule_reason,
     keep_newest_reason,
@@ -16,12 +21,45 @@ from ecr_retention.domain.planner.explain import (
 )
 from ecr_retention.domain.planner.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planner.repository import DisplacedSlots, Findings, RepositoryImages
-from ecr_retention.domain.registry import ImageDetail
+
+
+@dataclass(frozen=True)
+class NamedKeep:
+    """A keep rule, its name and the reason it protects with."""
+
+    name: str
+    rule: KeepRule
+    reason: Reason
+
+
+@dataclass(frozen=True)
+class NamedDelete:
+    """A delete rule, its name, the reason it marks with and the reason it spares its keep_newest with."""
+
+    name: str
+    rule: DeleteRule
+    mark: Reason
+    spared: Reason
+
+
+PolicyRules = tuple[NamedKeep | NamedDelete, ...]
+
+
+def policy_rules(policy_index: int, policy: Policy) -> PolicyRules:
+    """The policy's rules in the order the file lists them, named and worded for every repository of the run."""
+    rules: list[NamedKeep | NamedDelete] = []
+    for rule_index, rule in enumerate(policy.rules):
+        name = rule_name(policy_index, rule_index, rule)
+        if rule.keep is not None:
+            rules.append(NamedKeep(name, rule.keep, keep_rule_reason(name, rule.keep)))
+        elif rule.delete is not None:
+            delete = rule.delete
+            rules.append(NamedDelete(name, delete, delete_rule_reason(name, delete), keep_newest_reason(name, delete)))
+    return tuple(rules)
 
 
 def apply_rules(
-    policy: Policy,
-    policy_index: int,
+    rules: PolicyRules,
     images: RepositoryImages,
     findings: Findings,
     *,
@@ -29,23 +67,27 @@ def apply_rules(
     now: datetime,
 ) -> None:
     """Every rule of the policy, in the order the file lists them, adds to the findings."""
-    rules = _RuleApplier(images, findings, other_tags, now)
-    for rule_index, rule in enumerate(policy.rules):
-        name = rule_name(policy_index, rule_index, rule)
-        if rule.keep is not None:
-            rules.apply_keep(name, rule.keep)
-        elif rule.delete is not None:
-            rules.apply_delete(name, rule.delete)
+    applier = _RuleApplier(images, findings, other_tags, now)
+    for rule in rules:
+        if isinstance(rule, NamedKeep):
+            applier.apply_keep(rule)
+        else:
+            applier.apply_delete(rule)
 
 
-def meets_conditions(rule: DeleteRule, image: ImageDetail, now: datetime) -> bool:
-    """Whether a delete rule that selects the image marks it (explain.unmet_condition says why not)."""
-    return (
-        image.image_status != "ACTIVATING"
-        and not (rule.archive and image.image_status == "ARCHIVED")
-        and (rule.older_than is None or now - image.image_pushed_at > rule.older_than)
-        and (rule.not_pulled_within is None or now - image.last_activity > rule.not_pulled_within)
-    )
+def conditions_met(rule: DeleteRule, images: RepositoryImages, ranks: Sequence[int], now: datetime) -> list[bool]:
+    """For each selected image, whether the delete rule marks it (explain.unmet_condition says why not): not being
+    restored, not already archived when the rule archives, older than older_than, not pulled within
+    not_pulled_within. One pass per rule over its selection, on the ages the repository computed once."""
+    ordered, ages = images.ordered, images.ages
+    older_than, idle_for, archives = rule.older_than, rule.not_pulled_within, rule.archive
+    return [
+        (older_than is None or ages[rank] > older_than)
+        and (idle_for is None or now - ordered[rank].last_activity > idle_for)
+        and ordered[rank].image_status != "ACTIVATING"
+        and not (archives and ordered[rank].image_status == "ARCHIVED")
+        for rank in ranks
+    ]
 
 
 class _RuleApplier:
@@ -61,16 +103,16 @@ class _RuleApplier:
         self.other_tags = other_tags
         self.now = now
 
-    def select(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
-        """Images the selector's tag conditions select, newest first. `unknown_means` answers for
+    def select(self, selector: Selector, *, unknown_means: bool) -> list[int]:
+        """The ranks of the images the selector's tag conditions select, newest first. `unknown_means` answers for
         tag_in_repositories when a named repository is not in the snapshot (keep: True, delete: False)."""
         if selector.untagged:
-            return [image for image in self.images.ordered if not image.image_tags]
+            return [rank for rank, image in enumerate(self.images.ordered) if not image.image_tags]
         if selector.tags is None and selector.tag_in_repositories is None:
-            return list(self.images.ordered)
+            return list(range(len(self.images.ordered)))
         return self._select_by_tags(selector, unknown_means=unknown_means)
 
-    def _select_by_tags(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
+    def _select_by_tags(self, selector: Selector, *, unknown_means: bool) -> list[int]:
         tags = self._tags_matching(selector.tags)
         if selector.tag_in_repositories is not None:
             present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
@@ -78,17 +120,16 @@ class _RuleApplier:
                 tags = filter(present_elsewhere, tags)
             elif not unknown_means:
                 return []
-        return self._images_tagged(tags)
+        return self._ranks_tagged(tags)
 
     def _tags_matching(self, patterns: tuple[str, ...] | None) -> Iterable[str]:
         """The repository's tags that the patterns match (all of them without patterns), read lazily."""
         tags: Iterable[str] = self.images.rank_by_tag
         return tags if patterns is None else filter(compile_globs(patterns).fullmatch, tags)
 
-    def _images_tagged(self, tags: Iterable[str]) -> list[ImageDetail]:
-        """The images that carry any of the tags, newest first."""
-        ordered, rank_by_tag = self.images.ordered, self.images.rank_by_tag
-        return [ordered[i] for i in sorted({rank_by_tag[tag] for tag in tags})]
+    def _ranks_tagged(self, tags: Iterable[str]) -> list[int]:
+        """The ranks of the images that carry any of the tags, newest first (an image with two of them once)."""
+        return sorted(set(map(self.images.rank_by_tag.__getitem__, tags)))
 
     def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> Callable[[str], bool] | None:
         """Whether a tag is present in the other repositories the patterns name, or None when a pattern names none
@@ -100,48 +141,49 @@ class _RuleApplier:
             return None
         return self.other_tags.present_elsewhere(name, patterns)
 
-    def apply_keep(self, name: str, keep: KeepRule) -> None:
-        selected = self._kept_by(keep)
-        reason = keep_rule_reason(name, keep)
-        for image in selected:
-            self.findings.protections[image.image_digest].append(reason)
+    def apply_keep(self, keep: NamedKeep) -> None:
+        protections, digests, reason = self.findings.protections, self.images.digests, keep.reason
+        for rank in self._kept_by(keep.rule):
+            protections[digests[rank]].append(reason)
 
-    def _kept_by(self, keep: KeepRule) -> list[ImageDetail]:
+    def _kept_by(self, keep: KeepRule) -> list[int]:
         """What a keep rule selects, within its pulled_within window, up to its newest."""
         selected = self.select(keep, unknown_means=True)
         if keep.pulled_within is not None:
-            window = keep.pulled_within
-            selected = [image for image in selected if self.now - image.last_activity < window]
+            ordered, now, window = self.images.ordered, self.now, keep.pulled_within
+            selected = [rank for rank in selected if now - ordered[rank].last_activity < window]
         if keep.newest is not None:
             selected = selected[: keep.newest]
         return selected
 
-    def apply_delete(self, name: str, rule: DeleteRule) -> None:
+    def apply_delete(self, delete: NamedDelete) -> None:
+        """Of what the rule selects, those whose conditions fail are misses (the decisions say why); the others are
+        spared while among the keep_newest newest of the selection, marked beyond."""
+        rule = delete.rule
         selected = self.select(rule, unknown_means=False)
-        mark = (delete_rule_reason(name, rule), rule.archive)
-        spared = keep_newest_reason(name, rule)
-        findings, now = self.findings, self.now
-        for rank, image in enumerate(selected):
-            if not meets_conditions(rule, image, now):
-                findings.misses[image.image_digest].append((name, rule))
-            elif rank < rule.keep_newest:
-                findings.notes[image.image_digest].append(spared)
+        met = conditions_met(rule, self.images, selected, self.now)
+        keep_newest, digests, findings = rule.keep_newest, self.images.digests, self.findings
+        miss, mark = (delete.name, rule), (delete.mark, rule.archive)
+        for position, (rank, marks) in enumerate(zip(selected, met, strict=True)):
+            if not marks:
+                findings.misses[digests[rank]].append(miss)
+            elif position < keep_newest:
+                findings.notes[digests[rank]].append(delete.spared)
             else:
-                findings.marks[image.image_digest].append(mark)
-        if rule.keep_newest and self.images.future:
-            self.record_displaced(name, rule.keep_newest, selected)
+                findings.marks[digests[rank]].append(mark)
+        if keep_newest and self.images.future:
+            self.record_displaced(delete.name, keep_newest, selected)
 
-    def record_displaced(self, name: str, keep_newest: int, selected: list[ImageDetail]) -> None:
-        """The older images that would hold the rule's keep_newest slots if future images took none."""
-        future = {image.image_digest for image in self.images.future}
-        in_slots = [image for image in selected[:keep_newest] if image.image_digest in future]
+    def record_displaced(self, name: str, keep_newest: int, selected: list[int]) -> None:
+        """The older images that would hold the rule's keep_newest slots if future images took none. The future
+        images are the newest: the ranks below len(future)."""
+        future = len(self.images.future)
+        in_slots = [rank for rank in selected[:keep_newest] if rank < future]
         if in_slots:
-            displaced = _displaced_by_future(selected, future, keep_newest)
-            self.findings.displaced.append(DisplacedSlots(name, keep_newest, in_slots, displaced))
-
-
-def _displaced_by_future(selected: list[ImageDetail], future: set[str], keep_newest: int) -> list[ImageDetail]:
-    """The present images that would be among the newest keep_newest without the future ones, and are not now."""
-    present = [image for image in selected if image.image_digest not in future][:keep_newest]
-    slotted = {image.image_digest for image in selected[:keep_newest]}
-    return [image for image in present if image.image_digest not in slotted]
+            present = [rank for rank in selected if rank >= future][:keep_newest]
+            slotted = set(selected[:keep_newest])
+            displaced = [rank for rank in present if rank not in slotted]
+            images = self.images
+            self.findings.displaced.append(
+                DisplacedSlots(name, keep_newest, images.images_of(in_slots), images.images_of(displaced))
+            )
