@@ -101,23 +101,23 @@ class _Resolver:
             return cycle
         protections, followed, removed_with = self.follow_parents(digest)
         marks = self.findings.marks.get(digest, ())
-        action = _action(protections, marks, removed_with)
+        action = _action(protections, marks, removed_with, deletes=digest in self.findings.deleting)
         if action == "delete" and self.quarantine is not None:
             action, quarantine_reason = self.quarantine_action(digest, self.quarantine, marks)
-            reasons = [quarantine_reason, *(reason for reason, _ in marks), *followed]
+            reasons = [quarantine_reason, *marks, *followed]
         else:
             reasons = self.reasons(digest, action, protections, marks, followed)
         self.decided[digest] = decided = decision(image, action, reasons)
         return decided
 
     def quarantine_action(
-        self, digest: str, quarantine: timedelta, marks: Sequence[tuple[Reason, bool]]
+        self, digest: str, quarantine: timedelta, marks: Sequence[Reason]
     ) -> tuple[Action, Reason]:
         """A deletion under quarantine: an image not yet archived is archived instead; an archived one is deleted
         once archived longer than the quarantine, kept until then (and kept when ECR does not say since when).
         Dependents pass through it too: nothing is deleted that was not archived longer than the quarantine."""
         image = self.images.by_digest[digest]
-        marked_by = marks[0][0].rule if marks else None
+        marked_by = marks[0].rule if marks else None
         if image.image_status != "ARCHIVED":
             self.entering_quarantine.add(digest)
             return "archive", quarantine_entry_reason(quarantine, marked_by)
@@ -161,15 +161,14 @@ class _Resolver:
         digest: str,
         action: Action,
         protections: Sequence[Reason],
-        marks: Sequence[tuple[Reason, bool]],
+        marks: Sequence[Reason],
         followed: Sequence[Reason],
     ) -> list[Reason]:
         """A removal names its marks and the parents it goes with; a kept image its protections, the marks they
         overrule and the keep_newest notes, or why nothing marks it."""
-        marked = [reason for reason, _ in marks]
         if action != "keep":
-            return [*marked, *followed]
-        reasons = [*protections, *marked, *self.findings.notes.get(digest, ())]
+            return [*marks, *followed]
+        reasons = [*protections, *marks, *self.findings.notes.get(digest, ())]
         if reasons:
             return reasons
         misses = self.findings.misses.get(digest, ())
@@ -177,15 +176,15 @@ class _Resolver:
 
 
 def _action(
-    protections: Sequence[Reason], marks: Sequence[tuple[Reason, bool]], removed_with: Sequence[Action]
+    protections: Sequence[Reason], marks: Sequence[Reason], removed_with: Sequence[Action], *, deletes: bool
 ) -> Action:
     """A protection keeps. Otherwise a dependent goes as its parents went (archived when one of them is), whatever
     its own marks say; an image that follows no parent goes as its marks say (archived only when every mark
-    archives)."""
+    archives: deleted when a rule that deletes marks it)."""
     if protections:
         return "keep"
     if removed_with:
         return "archive" if "archive" in removed_with else "delete"
     if marks:
-        return "archive" if all(archive for _, archive in marks) else "delete"
+        return "delete" if deletes else "archive"
     return "keep"

@@ -29,9 +29,8 @@ def apply_guards(images: RepositoryImages, findings: Findings, *, in_use: InUseI
     images found ARCHIVED are noted, for the decisions to restore them."""
     for image in images.ordered:
         _guard_in_use(image, in_use.usages(images.name, image), findings)
-    for image in images.ordered:
-        if image.image_status == "ACTIVATING":
-            findings.protections[image.image_digest].append(RESTORING_REASON)
+    for rank in sorted(images.activating):
+        findings.protections[images.digests[rank]].append(RESTORING_REASON)
     # Newest first, the images not older than min_age are the first ranks (a future image is younger than any).
     young = bisect_right(images.ages, min_age)
     for digest, age in zip(images.digests[:young], images.ages[:young], strict=True):
@@ -106,12 +105,20 @@ def _link_referrers(images: RepositoryImages, findings: Findings) -> None:
     orphan. A cosign tag names its subject only by convention, and COSIGN_REPOSITORY may keep signatures apart
     from their images, so a cosign signature whose subject is absent here stays an ordinary image."""
     by_digest = images.by_digest
+    # The repository's tags in cosign's scheme, in one pass over them: an image that carries none is no cosign
+    # signature, and its tags need no second look (most repositories have none).
+    cosign_tags = frozenset(filter(COSIGN_TAG.match, images.rank_by_tag))
     for image in images.ordered:
         digest, oci_subject = image.image_digest, image.subject_manifest_digest
         if oci_subject is not None and oci_subject not in by_digest:
             findings.orphans[digest] = oci_subject
             continue
-        subject = oci_subject or cosign_subject(image.image_tags)
+        if oci_subject:
+            subject = oci_subject
+        elif cosign_tags.isdisjoint(image.image_tags):
+            continue
+        else:
+            subject = cosign_subject(image.image_tags)
         if subject and subject in by_digest and subject != digest:
             findings.parents[digest].append((subject, "referrer"))
 

@@ -43,11 +43,15 @@ class RepositoryImages:
     # Pushed after `now` (beyond clock skew): the newest by rank, 0 s old by age. Such an image takes
     # keep_newest slots; Findings.displaced records, per delete rule, which older images lose theirs to it.
     future: list[ImageDetail]
+    # The ranks of the images not ACTIVE: being restored (ACTIVATING) or ARCHIVED; few, mostly none.
+    activating: frozenset[int]
+    archived: frozenset[int]
 
     @classmethod
     def of(cls, repository: RepositorySnapshot, now: datetime) -> RepositoryImages:
         ordered = newest_first(repository.image_details)
         ages = [now - image.image_pushed_at for image in ordered]
+        activating, archived = _ranks_not_active(ordered)
         return cls(
             repository=repository,
             ordered=ordered,
@@ -56,6 +60,8 @@ class RepositoryImages:
             by_digest={image.image_digest: image for image in ordered},
             rank_by_tag={tag: rank for rank, image in enumerate(ordered) for tag in image.image_tags},
             future=ordered[: bisect_left(ages, -CLOCK_SKEW)],  # pushed more than CLOCK_SKEW after now
+            activating=activating,
+            archived=archived,
         )
 
     @property
@@ -65,6 +71,13 @@ class RepositoryImages:
     def images_of(self, ranks: Iterable[int]) -> list[ImageDetail]:
         ordered = self.ordered
         return [ordered[rank] for rank in ranks]
+
+
+def _ranks_not_active(ordered: list[ImageDetail]) -> tuple[frozenset[int], frozenset[int]]:
+    """The ranks of the ACTIVATING images, and of the ARCHIVED ones, in one pass."""
+    not_active = [(rank, image.image_status) for rank, image in enumerate(ordered) if image.image_status != "ACTIVE"]
+    activating = frozenset(rank for rank, status in not_active if status == "ACTIVATING")
+    return activating, frozenset(rank for rank, status in not_active if status == "ARCHIVED")
 
 
 @dataclass(frozen=True)
@@ -82,9 +95,8 @@ class Findings:
     """What rules and guards find, per digest; lists exist only for images something applies to."""
 
     protections: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))
-    marks: defaultdict[str, list[tuple[Reason, bool]]] = field(  # (reason, archive?)
-        default_factory=lambda: defaultdict(list)
-    )
+    marks: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))  # by delete rules
+    deleting: set[str] = field(default_factory=set)  # marked by a rule that deletes, not archives
     notes: defaultdict[str, list[Reason]] = field(  # keep-newest: spared by a delete rule
         default_factory=lambda: defaultdict(list)
     )

@@ -6,7 +6,8 @@ in every repository its policy matches: they are worded once per run (`policy_ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -75,19 +76,22 @@ def apply_rules(
             applier.apply_delete(rule)
 
 
-def conditions_met(rule: DeleteRule, images: RepositoryImages, ranks: Sequence[int], now: datetime) -> list[bool]:
-    """For each selected image, whether the delete rule marks it (explain.unmet_condition says why not): not being
-    restored, not already archived when the rule archives, older than older_than, not pulled within
-    not_pulled_within. One pass per rule over its selection, on the ages the repository computed once."""
-    ordered, ages = images.ordered, images.ages
-    older_than, idle_for, archives = rule.older_than, rule.not_pulled_within, rule.archive
-    return [
-        (older_than is None or ages[rank] > older_than)
-        and (idle_for is None or now - ordered[rank].last_activity > idle_for)
-        and ordered[rank].image_status != "ACTIVATING"
-        and not (archives and ordered[rank].image_status == "ARCHIVED")
-        for rank in ranks
-    ]
+def unmet_conditions(rule: DeleteRule, images: RepositoryImages, selected: list[int], now: datetime) -> set[int]:
+    """The selected images that the delete rule does not mark (explain.unmet_condition says why): being restored,
+    already archived when the rule archives, not older than older_than, pulled within not_pulled_within. Newest
+    first is youngest first: the images not older than older_than are the first of the selection, found by
+    bisection."""
+    unmet: set[int] = set()
+    if rule.older_than is not None:
+        young = bisect_right(images.ages, rule.older_than)  # the ranks below are not older than older_than
+        unmet.update(selected[: bisect_left(selected, young)])
+    if rule.not_pulled_within is not None:
+        ordered, idle_for = images.ordered, rule.not_pulled_within
+        unmet.update(rank for rank in selected if not now - ordered[rank].last_activity > idle_for)
+    not_to_mark = images.activating | images.archived if rule.archive else images.activating
+    if not_to_mark:
+        unmet.update(rank for rank in selected if rank in not_to_mark)
+    return unmet
 
 
 class _RuleApplier:
@@ -161,16 +165,18 @@ class _RuleApplier:
         spared while among the keep_newest newest of the selection, marked beyond."""
         rule = delete.rule
         selected = self.select(rule, unknown_means=False)
-        met = conditions_met(rule, self.images, selected, self.now)
+        unmet = unmet_conditions(rule, self.images, selected, self.now)
         keep_newest, digests, findings = rule.keep_newest, self.images.digests, self.findings
-        miss, mark = (delete.name, rule), (delete.mark, rule.archive)
-        for position, (rank, marks) in enumerate(zip(selected, met, strict=True)):
-            if not marks:
+        miss, mark, deletes = (delete.name, rule), delete.mark, not rule.archive
+        for position, rank in enumerate(selected):
+            if rank in unmet:
                 findings.misses[digests[rank]].append(miss)
             elif position < keep_newest:
                 findings.notes[digests[rank]].append(delete.spared)
             else:
                 findings.marks[digests[rank]].append(mark)
+                if deletes:
+                    findings.deleting.add(digests[rank])
         if keep_newest and self.images.future:
             self.record_displaced(delete.name, keep_newest, selected)
 
