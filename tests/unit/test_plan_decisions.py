@@ -71,6 +71,7 @@ def test_a_planned_decision_is_the_validated_decision_in_every_respect(decision:
     assert hash(decision) == hash(validated)
     assert repr(decision) == repr(validated)
     assert decision.model_fields_set == validated.model_fields_set
+    assert decision.__getstate__() == validated.__getstate__()
     assert decision.model_dump() == validated.model_dump()
     assert decision.model_dump(exclude_unset=True) == validated.model_dump(exclude_unset=True)
     assert decision.model_dump(mode="json", by_alias=True) == validated.model_dump(mode="json", by_alias=True)

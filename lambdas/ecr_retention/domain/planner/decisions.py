@@ -171,8 +171,7 @@ class _Resolver:
         reasons = [*protections, *marks, *self.findings.notes.get(digest, ())]
         if reasons:
             return reasons
-        misses = self.findings.misses.get(digest, ())
-        return [no_delete_rule_reason(misses, self.images.by_digest[digest], self.now)]
+        return [no_delete_rule_reason(self.findings.misses(digest), self.images.by_digest[digest], self.now)]
 
 
 def _action(

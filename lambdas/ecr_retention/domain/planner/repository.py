@@ -69,8 +69,10 @@ class RepositoryImages:
         return self.repository.repository_name
 
     def images_of(self, ranks: Iterable[int]) -> list[ImageDetail]:
-        ordered = self.ordered
-        return [ordered[rank] for rank in ranks]
+        return list(map(self.ordered.__getitem__, ranks))
+
+    def digests_of(self, ranks: Iterable[int]) -> list[str]:
+        return list(map(self.digests.__getitem__, ranks))
 
 
 def _ranks_not_active(ordered: list[ImageDetail]) -> tuple[frozenset[int], frozenset[int]]:
@@ -100,9 +102,9 @@ class Findings:
     notes: defaultdict[str, list[Reason]] = field(  # keep-newest: spared by a delete rule
         default_factory=lambda: defaultdict(list)
     )
-    misses: defaultdict[str, list[tuple[str, DeleteRule]]] = field(  # selected, conditions unmet
-        default_factory=lambda: defaultdict(list)
-    )
+    # Per delete rule, in the file's order: its name, and the images it selects but whose conditions fail. Read only
+    # for the few kept images nothing else speaks for, so kept per rule, not per image.
+    unmet: list[tuple[str, DeleteRule, frozenset[str]]] = field(default_factory=list)
     parents: defaultdict[str, list[tuple[str, DependentKind]]] = field(default_factory=lambda: defaultdict(list))
     orphans: dict[str, str] = field(default_factory=dict)  # OCI referrer -> its subject, absent from the repository
     displaced: list[DisplacedSlots] = field(default_factory=list)
@@ -111,3 +113,7 @@ class Findings:
     # safety.restore_in_use false, reported).
     archived_in_use: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)  # about this repository, returned with its plan
+
+    def misses(self, digest: str) -> list[tuple[str, DeleteRule]]:
+        """The delete rules that select the image but do not mark it, in the file's order."""
+        return [(name, rule) for name, rule, digests in self.unmet if digest in digests]

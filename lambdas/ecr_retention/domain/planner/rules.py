@@ -146,9 +146,8 @@ class _RuleApplier:
         return self.other_tags.present_elsewhere(name, patterns)
 
     def apply_keep(self, keep: NamedKeep) -> None:
-        protections, digests, reason = self.findings.protections, self.images.digests, keep.reason
-        for rank in self._kept_by(keep.rule):
-            protections[digests[rank]].append(reason)
+        for digest in self.images.digests_of(self._kept_by(keep.rule)):
+            self.findings.protections[digest].append(keep.reason)
 
     def _kept_by(self, keep: KeepRule) -> list[int]:
         """What a keep rule selects, within its pulled_within window, up to its newest."""
@@ -161,24 +160,22 @@ class _RuleApplier:
         return selected
 
     def apply_delete(self, delete: NamedDelete) -> None:
-        """Of what the rule selects, those whose conditions fail are misses (the decisions say why); the others are
-        spared while among the keep_newest newest of the selection, marked beyond."""
-        rule = delete.rule
+        """Of what the rule selects, those whose conditions fail are its misses (the decisions say why); the others
+        are spared while among the keep_newest newest of the selection, marked beyond."""
+        rule, images, findings = delete.rule, self.images, self.findings
         selected = self.select(rule, unknown_means=False)
-        unmet = unmet_conditions(rule, self.images, selected, self.now)
-        keep_newest, digests, findings = rule.keep_newest, self.images.digests, self.findings
-        miss, mark, deletes = (delete.name, rule), delete.mark, not rule.archive
-        for position, rank in enumerate(selected):
-            if rank in unmet:
-                findings.misses[digests[rank]].append(miss)
-            elif position < keep_newest:
-                findings.notes[digests[rank]].append(delete.spared)
-            else:
-                findings.marks[digests[rank]].append(mark)
-                if deletes:
-                    findings.deleting.add(digests[rank])
-        if keep_newest and self.images.future:
-            self.record_displaced(delete.name, keep_newest, selected)
+        unmet = unmet_conditions(rule, images, selected, self.now)
+        findings.unmet.append((delete.name, rule, frozenset(map(images.digests.__getitem__, unmet))))
+        newest, older = selected[: rule.keep_newest], selected[rule.keep_newest :]
+        for digest in images.digests_of(rank for rank in newest if rank not in unmet):
+            findings.notes[digest].append(delete.spared)
+        marked = images.digests_of(rank for rank in older if rank not in unmet)
+        for digest in marked:
+            findings.marks[digest].append(delete.mark)
+        if not rule.archive:
+            findings.deleting.update(marked)
+        if rule.keep_newest and images.future:
+            self.record_displaced(delete.name, rule.keep_newest, selected)
 
     def record_displaced(self, name: str, keep_newest: int, selected: list[int]) -> None:
         """The older images that would hold the rule's keep_newest slots if future images took none. The future
