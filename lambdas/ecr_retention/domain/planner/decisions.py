@@ -66,6 +66,8 @@ def limit_removals(decisions: list[Decision], max_delete_fraction: float) -> tup
 def restore_in_use(decisions: list[Decision], archived_in_use: set[str], *, restore: bool) -> list[Decision]:
     """An ARCHIVED image that an in-use manifest names is restored (it is kept by its in-use protection whatever the
     rules say); with safety.restore_in_use false it stays kept, with a reason that says it is not restored."""
+    if not archived_in_use:
+        return decisions
     return [
         (
             d.model_copy(update={"action": "restore"})

@@ -110,30 +110,22 @@ class _RuleApplier:
     def select(self, selector: Selector, *, unknown_means: bool) -> list[int]:
         """The ranks of the images the selector's tag conditions select, newest first. `unknown_means` answers for
         tag_in_repositories when a named repository is not in the snapshot (keep: True, delete: False)."""
+        images = self.images
         if selector.untagged:
-            return [rank for rank, image in enumerate(self.images.ordered) if not image.image_tags]
+            return [rank for rank, image in enumerate(images.ordered) if not image.image_tags]
         if selector.tags is None and selector.tag_in_repositories is None:
-            return list(range(len(self.images.ordered)))
-        return self._select_by_tags(selector, unknown_means=unknown_means)
-
-    def _select_by_tags(self, selector: Selector, *, unknown_means: bool) -> list[int]:
-        tags = self._tags_matching(selector.tags)
+            return list(range(len(images.ordered)))
+        tags: Iterable[str] = images.rank_by_tag  # read lazily, through the filters below
+        if selector.tags is not None:
+            tags = filter(compile_globs(selector.tags).fullmatch, tags)
         if selector.tag_in_repositories is not None:
             present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
             if present_elsewhere is not None:
                 tags = filter(present_elsewhere, tags)
             elif not unknown_means:
                 return []
-        return self._ranks_tagged(tags)
-
-    def _tags_matching(self, patterns: tuple[str, ...] | None) -> Iterable[str]:
-        """The repository's tags that the patterns match (all of them without patterns), read lazily."""
-        tags: Iterable[str] = self.images.rank_by_tag
-        return tags if patterns is None else filter(compile_globs(patterns).fullmatch, tags)
-
-    def _ranks_tagged(self, tags: Iterable[str]) -> list[int]:
-        """The ranks of the images that carry any of the tags, newest first (an image with two of them once)."""
-        return sorted(set(map(self.images.rank_by_tag.__getitem__, tags)))
+        # the images that carry any of the tags (an image with two of them once)
+        return sorted(set(map(images.rank_by_tag.__getitem__, tags)))
 
     def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> Callable[[str], bool] | None:
         """Whether a tag is present in the other repositories the patterns name, or None when a pattern names none
@@ -162,19 +154,22 @@ class _RuleApplier:
     def apply_delete(self, delete: NamedDelete) -> None:
         """Of what the rule selects, those whose conditions fail are its misses (the decisions say why); the others
         are spared while among the keep_newest newest of the selection, marked beyond."""
-        rule, images, findings = delete.rule, self.images, self.findings
+        rule, digests, findings = delete.rule, self.images.digests, self.findings
         selected = self.select(rule, unknown_means=False)
-        unmet = unmet_conditions(rule, images, selected, self.now)
-        findings.unmet.append((delete.name, rule, frozenset(map(images.digests.__getitem__, unmet))))
-        newest, older = selected[: rule.keep_newest], selected[rule.keep_newest :]
-        for digest in images.digests_of(rank for rank in newest if rank not in unmet):
-            findings.notes[digest].append(delete.spared)
-        marked = images.digests_of(rank for rank in older if rank not in unmet)
+        if not selected:
+            return
+        unmet = unmet_conditions(rule, self.images, selected, self.now)
+        if unmet:
+            findings.unmet.append((delete.name, rule, frozenset(map(digests.__getitem__, unmet))))
+        for rank in selected[: rule.keep_newest]:
+            if rank not in unmet:
+                findings.notes[digests[rank]].append(delete.spared)
+        marked = [digests[rank] for rank in selected[rule.keep_newest :] if rank not in unmet]
         for digest in marked:
             findings.marks[digest].append(delete.mark)
         if not rule.archive:
             findings.deleting.update(marked)
-        if rule.keep_newest and images.future:
+        if rule.keep_newest and self.images.future:
             self.record_displaced(delete.name, rule.keep_newest, selected)
 
     def record_displaced(self, name: str, keep_newest: int, selected: list[int]) -> None:
