@@ -112,9 +112,7 @@ class _Resolver:
         self.decided[digest] = decided = decision(image, action, reasons)
         return decided
 
-    def quarantine_action(
-        self, digest: str, quarantine: timedelta, marks: Sequence[Reason]
-    ) -> tuple[Action, Reason]:
+    def quarantine_action(self, digest: str, quarantine: timedelta, marks: Sequence[Reason]) -> tuple[Action, Reason]:
         """A deletion under quarantine: an image not yet archived is archived instead; an archived one is deleted
         once archived longer than the quarantine, kept until then (and kept when ECR does not say since when).
         Dependents pass through it too: nothing is deleted that was not archived longer than the quarantine."""

@@ -113,12 +113,9 @@ def _link_referrers(images: RepositoryImages, findings: Findings) -> None:
         if oci_subject is not None and oci_subject not in by_digest:
             findings.orphans[digest] = oci_subject
             continue
-        if oci_subject:
-            subject = oci_subject
-        elif cosign_tags.isdisjoint(image.image_tags):
+        if not oci_subject and cosign_tags.isdisjoint(image.image_tags):
             continue
-        else:
-            subject = cosign_subject(image.image_tags)
+        subject = oci_subject or cosign_subject(image.image_tags)
         if subject and subject in by_digest and subject != digest:
             findings.parents[digest].append((subject, "referrer"))
 

@@ -154,23 +154,27 @@ class _RuleApplier:
     def apply_delete(self, delete: NamedDelete) -> None:
         """Of what the rule selects, those whose conditions fail are its misses (the decisions say why); the others
         are spared while among the keep_newest newest of the selection, marked beyond."""
-        rule, digests, findings = delete.rule, self.images.digests, self.findings
+        rule, images = delete.rule, self.images
         selected = self.select(rule, unknown_means=False)
         if not selected:
             return
-        unmet = unmet_conditions(rule, self.images, selected, self.now)
+        unmet = unmet_conditions(rule, images, selected, self.now)
         if unmet:
-            findings.unmet.append((delete.name, rule, frozenset(map(digests.__getitem__, unmet))))
-        for rank in selected[: rule.keep_newest]:
+            self.findings.unmet.append((delete.name, rule, frozenset(map(images.digests.__getitem__, unmet))))
+        self._spare_and_mark(delete, selected, unmet)
+        if rule.keep_newest and images.future:
+            self.record_displaced(delete.name, rule.keep_newest, selected)
+
+    def _spare_and_mark(self, delete: NamedDelete, selected: list[int], unmet: set[int]) -> None:
+        keep_newest, digests, findings = delete.rule.keep_newest, self.images.digests, self.findings
+        for rank in selected[:keep_newest]:
             if rank not in unmet:
                 findings.notes[digests[rank]].append(delete.spared)
-        marked = [digests[rank] for rank in selected[rule.keep_newest :] if rank not in unmet]
+        marked = [digests[rank] for rank in selected[keep_newest:] if rank not in unmet]
         for digest in marked:
             findings.marks[digest].append(delete.mark)
-        if not rule.archive:
+        if not delete.rule.archive:
             findings.deleting.update(marked)
-        if rule.keep_newest and self.images.future:
-            self.record_displaced(delete.name, rule.keep_newest, selected)
 
     def record_displaced(self, name: str, keep_newest: int, selected: list[int]) -> None:
         """The older images that would hold the rule's keep_newest slots if future images took none. The future
