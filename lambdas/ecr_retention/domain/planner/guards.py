@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable
 from datetime import timedelta
 
@@ -56,20 +57,22 @@ def link_dependents(images: RepositoryImages, findings: Findings) -> None:
 
 
 def _restore_children_of_in_use_indexes(images: RepositoryImages, findings: Findings) -> None:
-    pulled = set(findings.in_use)  # in use, or the child of an index in use (nested indexes too)
-    changed = True
-    while changed:
-        changed = False
-        for child, parents in findings.parents.items():
-            if child not in pulled and _listed_by_a_pulled_index(parents, pulled):
+    """What a pull of an in-use index fetches: its children, theirs when they are indexes too, found by walking
+    down from the in-use images (once per link, whatever the nesting)."""
+    children: defaultdict[str, list[str]] = defaultdict(list)
+    for child, parents in findings.parents.items():
+        for parent, kind in parents:
+            if kind == "index-child":
+                children[parent].append(child)
+    pulled = set(findings.in_use)  # in use, or the child of an index in use
+    waiting = [digest for digest in pulled if digest in children]
+    while waiting:
+        for child in children.get(waiting.pop(), ()):
+            if child not in pulled:
                 pulled.add(child)
-                changed = True
+                waiting.append(child)
                 if images.by_digest[child].image_status == "ARCHIVED":
                     findings.archived_in_use.add(child)
-
-
-def _listed_by_a_pulled_index(parents: list[tuple[str, DependentKind]], pulled: set[str]) -> bool:
-    return any(kind == "index-child" and parent in pulled for parent, kind in parents)
 
 
 def _link_index_children(images: RepositoryImages, findings: Findings) -> None:

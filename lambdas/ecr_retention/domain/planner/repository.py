@@ -50,14 +50,15 @@ class RepositoryImages:
     @classmethod
     def of(cls, repository: RepositorySnapshot, now: datetime) -> RepositoryImages:
         ordered = newest_first(repository.image_details)
+        digests = [image.image_digest for image in ordered]
         ages = [now - image.image_pushed_at for image in ordered]
         activating, archived = _ranks_not_active(ordered)
         return cls(
             repository=repository,
             ordered=ordered,
-            digests=[image.image_digest for image in ordered],
+            digests=digests,
             ages=ages,
-            by_digest={image.image_digest: image for image in ordered},
+            by_digest=dict(zip(digests, ordered, strict=True)),
             rank_by_tag={tag: rank for rank, image in enumerate(ordered) for tag in image.image_tags},
             future=ordered[: bisect_left(ages, -CLOCK_SKEW)],  # pushed more than CLOCK_SKEW after now
             activating=activating,
