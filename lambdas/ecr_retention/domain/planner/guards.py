@@ -19,7 +19,7 @@ from ecr_retention.domain.planner.explain import (
     min_age_reason,
     unknown_index_reason,
 )
-from ecr_retention.domain.planner.repository import DependentKind, Findings, RepositoryImages
+from ecr_retention.domain.planner.repository import Findings, RepositoryImages
 from ecr_retention.domain.registry import ImageDetail, is_index
 
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")

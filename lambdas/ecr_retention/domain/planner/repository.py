@@ -11,6 +11,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from itertools import chain
 from typing import Literal
 
 from ecr_retention.domain.config import DeleteRule
@@ -68,6 +70,18 @@ class RepositoryImages:
     @property
     def name(self) -> str:
         return self.repository.repository_name
+
+    def tags_starting_with(self, first_characters: Iterable[str]) -> Iterable[str]:
+        """The repository's tags that start with one of the characters (rules.TagPatterns says why)."""
+        by_first = self._tags_by_first_character
+        return chain.from_iterable(by_first.get(first, ()) for first in first_characters)
+
+    @cached_property
+    def _tags_by_first_character(self) -> dict[str, list[str]]:
+        by_first: defaultdict[str, list[str]] = defaultdict(list)
+        for tag in self.rank_by_tag:
+            by_first[tag[:1]].append(tag)
+        return by_first
 
     def images_of(self, ranks: Iterable[int]) -> list[ImageDetail]:
         return list(map(self.ordered.__getitem__, ranks))

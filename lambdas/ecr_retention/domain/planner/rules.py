@@ -25,20 +25,41 @@ from ecr_retention.domain.planner.repository import DisplacedSlots, Findings, Re
 
 
 @dataclass(frozen=True)
+class TagPatterns:
+    """A selector's tag patterns, compiled once per run: what matches a tag whole, and the first characters that a
+    tag it matches can start with (None when a pattern starts with a wildcard: any). Most patterns start with a
+    literal character, and most of a repository's tags with another one: they are not matched at all."""
+
+    fullmatch: Callable[[str], object]
+    first_characters: tuple[str, ...] | None
+
+    @classmethod
+    def of(cls, patterns: tuple[str, ...] | None) -> TagPatterns | None:
+        if patterns is None:
+            return None
+        firsts = tuple(dict.fromkeys(pattern[:1] for pattern in patterns))
+        starts_with_a_wildcard = any(first in ("*", "?", "") for first in firsts)
+        return cls(compile_globs(patterns).fullmatch, None if starts_with_a_wildcard else firsts)
+
+
+@dataclass(frozen=True)
 class NamedKeep:
-    """A keep rule, its name and the reason it protects with."""
+    """A keep rule, its name, its tag patterns and the reason it protects with."""
 
     name: str
     rule: KeepRule
+    tags: TagPatterns | None
     reason: Reason
 
 
 @dataclass(frozen=True)
 class NamedDelete:
-    """A delete rule, its name, the reason it marks with and the reason it spares its keep_newest with."""
+    """A delete rule, its name, its tag patterns, the reason it marks with and the reason it spares its keep_newest
+    with."""
 
     name: str
     rule: DeleteRule
+    tags: TagPatterns | None
     mark: Reason
     spared: Reason
 
@@ -52,10 +73,14 @@ def policy_rules(policy_index: int, policy: Policy) -> PolicyRules:
     for rule_index, rule in enumerate(policy.rules):
         name = rule_name(policy_index, rule_index, rule)
         if rule.keep is not None:
-            rules.append(NamedKeep(name, rule.keep, keep_rule_reason(name, rule.keep)))
+            keep = rule.keep
+            rules.append(NamedKeep(name, keep, TagPatterns.of(keep.tags), keep_rule_reason(name, keep)))
         elif rule.delete is not None:
             delete = rule.delete
-            rules.append(NamedDelete(name, delete, delete_rule_reason(name, delete), keep_newest_reason(name, delete)))
+            spared = keep_newest_reason(name, delete)
+            rules.append(
+                NamedDelete(name, delete, TagPatterns.of(delete.tags), delete_rule_reason(name, delete), spared)
+            )
     return tuple(rules)
 
 
@@ -107,17 +132,20 @@ class _RuleApplier:
         self.other_tags = other_tags
         self.now = now
 
-    def select(self, selector: Selector, *, unknown_means: bool) -> list[int]:
-        """The ranks of the images the selector's tag conditions select, newest first. `unknown_means` answers for
-        tag_in_repositories when a named repository is not in the snapshot (keep: True, delete: False)."""
+    def select(self, selector: Selector, patterns: TagPatterns | None, *, unknown_means: bool) -> list[int]:
+        """The ranks of the images the selector's tag conditions select, newest first (`patterns`: its tags).
+        `unknown_means` answers for tag_in_repositories when a named repository is not in the snapshot (keep:
+        True, delete: False)."""
         images = self.images
         if selector.untagged:
             return [rank for rank, image in enumerate(images.ordered) if not image.image_tags]
-        if selector.tags is None and selector.tag_in_repositories is None:
+        if patterns is None and selector.tag_in_repositories is None:
             return list(range(len(images.ordered)))
         tags: Iterable[str] = images.rank_by_tag  # read lazily, through the filters below
-        if selector.tags is not None:
-            tags = filter(compile_globs(selector.tags).fullmatch, tags)
+        if patterns is not None:
+            if patterns.first_characters is not None:
+                tags = images.tags_starting_with(patterns.first_characters)
+            tags = filter(patterns.fullmatch, tags)
         if selector.tag_in_repositories is not None:
             present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
             if present_elsewhere is not None:
@@ -138,12 +166,12 @@ class _RuleApplier:
         return self.other_tags.present_elsewhere(name, patterns)
 
     def apply_keep(self, keep: NamedKeep) -> None:
-        for digest in self.images.digests_of(self._kept_by(keep.rule)):
+        for digest in self.images.digests_of(self._kept_by(keep.rule, keep.tags)):
             self.findings.protections[digest].append(keep.reason)
 
-    def _kept_by(self, keep: KeepRule) -> list[int]:
+    def _kept_by(self, keep: KeepRule, patterns: TagPatterns | None) -> list[int]:
         """What a keep rule selects, within its pulled_within window, up to its newest."""
-        selected = self.select(keep, unknown_means=True)
+        selected = self.select(keep, patterns, unknown_means=True)
         if keep.pulled_within is not None:
             ordered, now, window = self.images.ordered, self.now, keep.pulled_within
             selected = [rank for rank in selected if now - ordered[rank].last_activity < window]
@@ -155,7 +183,7 @@ class _RuleApplier:
         """Of what the rule selects, those whose conditions fail are its misses (the decisions say why); the others
         are spared while among the keep_newest newest of the selection, marked beyond."""
         rule, images = delete.rule, self.images
-        selected = self.select(rule, unknown_means=False)
+        selected = self.select(rule, delete.tags, unknown_means=False)
         if not selected:
             return
         unmet = unmet_conditions(rule, images, selected, self.now)
