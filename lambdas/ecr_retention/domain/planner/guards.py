@@ -28,8 +28,11 @@ COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 def apply_guards(images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta) -> None:
     """In-use images, images being restored and images younger than min_age are protected, in that order; the in-use
     images found ARCHIVED are noted, for the decisions to restore them."""
+    name = images.name
     for image in images.ordered:
-        _guard_in_use(image, in_use.usages(images.name, image), findings)
+        usages = in_use.usages(name, image)
+        if usages:
+            _guard_in_use(image, usages, findings)
     for rank in sorted(images.activating):
         findings.protections[images.digests[rank]].append(RESTORING_REASON)
     # Newest first, the images not older than min_age are the first ranks (a future image is younger than any).
@@ -39,8 +42,6 @@ def apply_guards(images: RepositoryImages, findings: Findings, *, in_use: InUseI
 
 
 def _guard_in_use(image: ImageDetail, usages: list[Workload], findings: Findings) -> None:
-    if not usages:
-        return
     findings.protections[image.image_digest].extend(in_use_reasons(usages))
     findings.in_use.add(image.image_digest)
     if image.image_status == "ARCHIVED":
