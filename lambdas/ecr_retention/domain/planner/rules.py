@@ -194,6 +194,8 @@ class _RuleApplier:
             self.record_displaced(delete.name, rule.keep_newest, selected)
 
     def _spare_and_mark(self, delete: NamedDelete, selected: list[int], unmet: set[int]) -> None:
+        """The selected images whose conditions hold: spared among the keep_newest newest of the selection (an
+        image whose conditions fail holds a slot all the same), marked beyond."""
         keep_newest, digests, findings = delete.rule.keep_newest, self.images.digests, self.findings
         for rank in selected[:keep_newest]:
             if rank not in unmet:

@@ -169,7 +169,8 @@ def _plan_with_policy(repository: RepositorySnapshot, policy_index: int, run: Ru
         findings.warnings.extend(
             archived_in_use_warning(images.name, d) for d in decisions if d.image_digest in findings.archived_in_use
         )
-    actions = {d.image_digest: d.action for d in decisions} if findings.displaced else {}  # only displaced ones read
+    # what became of the images that future ones displaced: read only when some were
+    actions = {d.image_digest: d.action for d in decisions} if findings.displaced else {}
     findings.warnings.extend(future_image_warnings(images.name, images.future, findings.displaced, actions, run.now))
     plan = RepositoryPlan(
         repository_name=images.name,
