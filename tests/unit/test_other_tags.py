@@ -18,6 +18,12 @@ def test_a_repository_named_by_its_own_pattern_counts_only_the_others_tags() -> 
     assert [tag for tag in ("v1", "v2", "v3", "only-api") if present(tag)] == ["v2", "v3"]
 
 
+def test_a_tag_is_present_when_the_one_pattern_names_a_repository_that_carries_it() -> None:
+    present = OtherRepositoryTags(TAGS).present_elsewhere("shared", ["team/*"])
+
+    assert [tag for tag in ("v1", "v2", "v3", "only-api", "v4") if present(tag)] == ["v1", "v2", "v3", "only-api"]
+
+
 def test_a_tag_is_present_when_any_pattern_names_a_repository_that_carries_it() -> None:
     present = OtherRepositoryTags(TAGS).present_elsewhere("team/web", ["shared", "team/api"])
 

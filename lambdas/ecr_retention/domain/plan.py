@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
@@ -75,6 +76,42 @@ class Decision(PlanModel):
     action: Action
     reasons: tuple[Reason, ...]
 
+    @classmethod
+    def planned(
+        cls,
+        *,
+        image_digest: str,
+        image_tags: tuple[str, ...],
+        image_pushed_at: datetime,
+        image_size_in_bytes: int | None,
+        action: Action,
+        reasons: tuple[Reason, ...],
+    ) -> Decision:
+        """The planner's decision, from parts of a validated snapshot and reasons it built, not validated again (the
+        push time is aware UTC already): the instance unpickling would restore from a validated decision's state,
+        every field set. The decisions of a plan share that one set of field names (pydantic's own set per instance
+        is most of a decision's memory; model_copy copies the set before it adds to it). model_construct makes the
+        same instance, but searches every field's aliases and default on each call: the 100,000 decisions of one
+        repository took 0.47 s so, 0.60 s with model_construct, 0.66 s validated (CPU, GC off, medians of 5
+        alternated rounds)."""
+        decision = cls.__new__(cls)
+        decision.__setstate__(
+            {
+                "__dict__": {
+                    "image_digest": image_digest,
+                    "image_tags": image_tags,
+                    "image_pushed_at": image_pushed_at,
+                    "image_size_in_bytes": image_size_in_bytes,
+                    "action": action,
+                    "reasons": reasons,
+                },
+                "__pydantic_fields_set__": _DECISION_FIELDS,
+                "__pydantic_extra__": None,
+                "__pydantic_private__": None,
+            }
+        )
+        return decision
+
     @property
     def removes(self) -> bool:
         """Deleted or archived; a restore and a keep leave the image in the repository."""
@@ -99,6 +136,9 @@ class Decision(PlanModel):
 
     def _first_reason(self, kind: ReasonKind) -> Reason | None:
         return next((reason for reason in self.reasons if reason.kind == kind), None)
+
+
+_DECISION_FIELDS = set(Decision.model_fields)
 
 
 def _protection_rank(reason: Reason) -> int:

@@ -6,8 +6,10 @@ the OCI referrers whose subject is gone, which go as it went."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Workload
@@ -17,29 +19,29 @@ from ecr_retention.domain.planner.explain import (
     min_age_reason,
     unknown_index_reason,
 )
-from ecr_retention.domain.planner.repository import DependentKind, Findings, RepositoryImages
+from ecr_retention.domain.planner.repository import Findings, RepositoryImages
 from ecr_retention.domain.registry import ImageDetail, is_index
 
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 
 
-def apply_guards(
-    images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta, now: datetime
-) -> None:
-    """In-use images, images being restored and images younger than min_age are protected; the in-use images found
-    ARCHIVED are noted, for the decisions to restore them."""
+def apply_guards(images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta) -> None:
+    """In-use images, images being restored and images younger than min_age are protected, in that order; the in-use
+    images found ARCHIVED are noted, for the decisions to restore them."""
+    name = images.name
     for image in images.ordered:
-        _guard_in_use(image, in_use.usages(images.name, image), findings)
-        if image.image_status == "ACTIVATING":
-            findings.protections[image.image_digest].append(RESTORING_REASON)
-        age = now - image.image_pushed_at
-        if not age > min_age:
-            findings.protections[image.image_digest].append(min_age_reason(age, min_age))
+        usages = in_use.usages(name, image)
+        if usages:
+            _guard_in_use(image, usages, findings)
+    for rank in sorted(images.activating):
+        findings.protections[images.digests[rank]].append(RESTORING_REASON)
+    # Newest first, the images not older than min_age are the first ranks (a future image is younger than any).
+    young = bisect_right(images.ages, min_age)
+    for digest, age in zip(images.digests[:young], images.ages[:young], strict=True):
+        findings.protections[digest].append(min_age_reason(age, min_age))
 
 
 def _guard_in_use(image: ImageDetail, usages: list[Workload], findings: Findings) -> None:
-    if not usages:
-        return
     findings.protections[image.image_digest].extend(in_use_reasons(usages))
     findings.in_use.add(image.image_digest)
     if image.image_status == "ARCHIVED":
@@ -56,20 +58,22 @@ def link_dependents(images: RepositoryImages, findings: Findings) -> None:
 
 
 def _restore_children_of_in_use_indexes(images: RepositoryImages, findings: Findings) -> None:
-    pulled = set(findings.in_use)  # in use, or the child of an index in use (nested indexes too)
-    changed = True
-    while changed:
-        changed = False
-        for child, parents in findings.parents.items():
-            if child not in pulled and _listed_by_a_pulled_index(parents, pulled):
+    """What a pull of an in-use index fetches: its children, theirs when they are indexes too, found by walking
+    down from the in-use images (once per link, whatever the nesting)."""
+    children: defaultdict[str, list[str]] = defaultdict(list)
+    for child, parents in findings.parents.items():
+        for parent, kind in parents:
+            if kind == "index-child":
+                children[parent].append(child)
+    pulled = set(findings.in_use)  # in use, or the child of an index in use
+    waiting = [digest for digest in pulled if digest in children]
+    while waiting:
+        for child in children.get(waiting.pop(), ()):
+            if child not in pulled:
                 pulled.add(child)
-                changed = True
+                waiting.append(child)
                 if images.by_digest[child].image_status == "ARCHIVED":
                     findings.archived_in_use.add(child)
-
-
-def _listed_by_a_pulled_index(parents: list[tuple[str, DependentKind]], pulled: set[str]) -> bool:
-    return any(kind == "index-child" and parent in pulled for parent, kind in parents)
 
 
 def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
@@ -105,10 +109,15 @@ def _link_referrers(images: RepositoryImages, findings: Findings) -> None:
     orphan. A cosign tag names its subject only by convention, and COSIGN_REPOSITORY may keep signatures apart
     from their images, so a cosign signature whose subject is absent here stays an ordinary image."""
     by_digest = images.by_digest
+    # The repository's tags in cosign's scheme, in one pass over them: an image that carries none is no cosign
+    # signature, and its tags need no second look (most repositories have none).
+    cosign_tags = frozenset(filter(COSIGN_TAG.match, images.rank_by_tag))
     for image in images.ordered:
         digest, oci_subject = image.image_digest, image.subject_manifest_digest
         if oci_subject is not None and oci_subject not in by_digest:
             findings.orphans[digest] = oci_subject
+            continue
+        if not oci_subject and cosign_tags.isdisjoint(image.image_tags):
             continue
         subject = oci_subject or cosign_subject(image.image_tags)
         if subject and subject in by_digest and subject != digest:

@@ -28,6 +28,10 @@ class OtherRepositoryTags:
         """Whether a tag is on any image of a repository other than this one that the patterns name."""
         own = self._tags.get(repository, frozenset())
         indexes = [self._named_by(pattern) for pattern in patterns]
+        if len(indexes) == 1 and repository not in indexes[0][0]:
+            # one pattern that names other repositories only, the usual case: a tag is present when they carry it
+            # (asked of every tag of the repository, so without a Python call per tag)
+            return indexes[0][1].__contains__
 
         def present(tag: str) -> bool:
             return any(counts[tag] - (repository in names and tag in own) > 0 for names, counts in indexes)

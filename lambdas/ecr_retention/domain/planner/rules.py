@@ -1,13 +1,19 @@
 """A policy's keep and delete rules applied to one repository: keep rules protect what they select,
-delete rules mark what they select beyond their keep_newest and whose conditions hold."""
+delete rules mark what they select beyond their keep_newest and whose conditions hold.
+
+A selection is a list of ranks (RepositoryImages), newest first. A rule's name and the reasons it gives are the same
+in every repository its policy matches: they are worded once per run (`policy_rules`)."""
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Policy, Selector, rule_name
 from ecr_retention.domain.patterns import compile_globs
+from ecr_retention.domain.plan import Reason
 from ecr_retention.domain.planner.explain import (
     delete_rule_reason,
     keep_newest_reason,
@@ -16,12 +22,70 @@ from ecr_retention.domain.planner.explain import (
 )
 from ecr_retention.domain.planner.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planner.repository import DisplacedSlots, Findings, RepositoryImages
-from ecr_retention.domain.registry import ImageDetail
+
+
+@dataclass(frozen=True)
+class TagPatterns:
+    """A selector's tag patterns, compiled once per run: what matches a tag whole, and the first characters that a
+    tag it matches can start with (None when a pattern starts with a wildcard: any). Most patterns start with a
+    literal character, and most of a repository's tags with another one: they are not matched at all."""
+
+    fullmatch: Callable[[str], object]
+    first_characters: tuple[str, ...] | None
+
+    @classmethod
+    def of(cls, patterns: tuple[str, ...] | None) -> TagPatterns | None:
+        if patterns is None:
+            return None
+        firsts = tuple(dict.fromkeys(pattern[:1] for pattern in patterns))
+        starts_with_a_wildcard = any(first in ("*", "?", "") for first in firsts)
+        return cls(compile_globs(patterns).fullmatch, None if starts_with_a_wildcard else firsts)
+
+
+@dataclass(frozen=True)
+class NamedKeep:
+    """A keep rule, its name, its tag patterns and the reason it protects with."""
+
+    name: str
+    rule: KeepRule
+    tags: TagPatterns | None
+    reason: Reason
+
+
+@dataclass(frozen=True)
+class NamedDelete:
+    """A delete rule, its name, its tag patterns, the reason it marks with and the reason it spares its keep_newest
+    with."""
+
+    name: str
+    rule: DeleteRule
+    tags: TagPatterns | None
+    mark: Reason
+    spared: Reason
+
+
+PolicyRules = tuple[NamedKeep | NamedDelete, ...]
+
+
+def policy_rules(policy_index: int, policy: Policy) -> PolicyRules:
+    """The policy's rules in the order the file lists them, named and worded for every repository of the run."""
+    rules: list[NamedKeep | NamedDelete] = []
+    for rule_index, rule in enumerate(policy.rules):
+        name = rule_name(policy_index, rule_index, rule)
+        if rule.keep is not None:
+            keep = rule.keep
+            rules.append(NamedKeep(name, keep, TagPatterns.of(keep.tags), keep_rule_reason(name, keep)))
+        elif rule.delete is not None:
+            delete = rule.delete
+            spared = keep_newest_reason(name, delete)
+            rules.append(
+                NamedDelete(name, delete, TagPatterns.of(delete.tags), delete_rule_reason(name, delete), spared)
+            )
+    return tuple(rules)
 
 
 def apply_rules(
-    policy: Policy,
-    policy_index: int,
+    rules: PolicyRules,
     images: RepositoryImages,
     findings: Findings,
     *,
@@ -29,23 +93,30 @@ def apply_rules(
     now: datetime,
 ) -> None:
     """Every rule of the policy, in the order the file lists them, adds to the findings."""
-    rules = _RuleApplier(images, findings, other_tags, now)
-    for rule_index, rule in enumerate(policy.rules):
-        name = rule_name(policy_index, rule_index, rule)
-        if rule.keep is not None:
-            rules.apply_keep(name, rule.keep)
-        elif rule.delete is not None:
-            rules.apply_delete(name, rule.delete)
+    applier = _RuleApplier(images, findings, other_tags, now)
+    for rule in rules:
+        if isinstance(rule, NamedKeep):
+            applier.apply_keep(rule)
+        else:
+            applier.apply_delete(rule)
 
 
-def meets_conditions(rule: DeleteRule, image: ImageDetail, now: datetime) -> bool:
-    """Whether a delete rule that selects the image marks it (explain.unmet_condition says why not)."""
-    return (
-        image.image_status != "ACTIVATING"
-        and not (rule.archive and image.image_status == "ARCHIVED")
-        and (rule.older_than is None or now - image.image_pushed_at > rule.older_than)
-        and (rule.not_pulled_within is None or now - image.last_activity > rule.not_pulled_within)
-    )
+def unmet_conditions(rule: DeleteRule, images: RepositoryImages, selected: list[int], now: datetime) -> set[int]:
+    """The selected images that the delete rule does not mark (explain.unmet_condition says why): being restored,
+    already archived when the rule archives, not older than older_than, pulled within not_pulled_within. Newest
+    first is youngest first: the images not older than older_than are the first of the selection, found by
+    bisection."""
+    unmet: set[int] = set()
+    if rule.older_than is not None:
+        young = bisect_right(images.ages, rule.older_than)  # the ranks below are not older than older_than
+        unmet.update(selected[: bisect_left(selected, young)])
+    if rule.not_pulled_within is not None:
+        ordered, idle_for = images.ordered, rule.not_pulled_within
+        unmet.update(rank for rank in selected if not now - ordered[rank].last_activity > idle_for)
+    not_to_mark = images.activating | images.archived if rule.archive else images.activating
+    if not_to_mark:
+        unmet.update(rank for rank in selected if rank in not_to_mark)
+    return unmet
 
 
 class _RuleApplier:
@@ -61,34 +132,28 @@ class _RuleApplier:
         self.other_tags = other_tags
         self.now = now
 
-    def select(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
-        """Images the selector's tag conditions select, newest first. `unknown_means` answers for
-        tag_in_repositories when a named repository is not in the snapshot (keep: True, delete: False)."""
+    def select(self, selector: Selector, patterns: TagPatterns | None, *, unknown_means: bool) -> list[int]:
+        """The ranks of the images the selector's tag conditions select, newest first (`patterns`: its tags).
+        `unknown_means` answers for tag_in_repositories when a named repository is not in the snapshot (keep:
+        True, delete: False)."""
+        images = self.images
         if selector.untagged:
-            return [image for image in self.images.ordered if not image.image_tags]
-        if selector.tags is None and selector.tag_in_repositories is None:
-            return list(self.images.ordered)
-        return self._select_by_tags(selector, unknown_means=unknown_means)
-
-    def _select_by_tags(self, selector: Selector, *, unknown_means: bool) -> list[ImageDetail]:
-        tags = self._tags_matching(selector.tags)
+            return [rank for rank, image in enumerate(images.ordered) if not image.image_tags]
+        if patterns is None and selector.tag_in_repositories is None:
+            return list(range(len(images.ordered)))
+        tags: Iterable[str] = images.rank_by_tag  # read lazily, through the filters below
+        if patterns is not None:
+            if patterns.first_characters is not None:
+                tags = images.tags_starting_with(patterns.first_characters)
+            tags = filter(patterns.fullmatch, tags)
         if selector.tag_in_repositories is not None:
             present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
             if present_elsewhere is not None:
                 tags = filter(present_elsewhere, tags)
             elif not unknown_means:
                 return []
-        return self._images_tagged(tags)
-
-    def _tags_matching(self, patterns: tuple[str, ...] | None) -> Iterable[str]:
-        """The repository's tags that the patterns match (all of them without patterns), read lazily."""
-        tags: Iterable[str] = self.images.rank_by_tag
-        return tags if patterns is None else filter(compile_globs(patterns).fullmatch, tags)
-
-    def _images_tagged(self, tags: Iterable[str]) -> list[ImageDetail]:
-        """The images that carry any of the tags, newest first."""
-        ordered, rank_by_tag = self.images.ordered, self.images.rank_by_tag
-        return [ordered[i] for i in sorted({rank_by_tag[tag] for tag in tags})]
+        # the images that carry any of the tags (an image with two of them once)
+        return sorted(set(map(images.rank_by_tag.__getitem__, tags)))
 
     def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> Callable[[str], bool] | None:
         """Whether a tag is present in the other repositories the patterns name, or None when a pattern names none
@@ -100,48 +165,57 @@ class _RuleApplier:
             return None
         return self.other_tags.present_elsewhere(name, patterns)
 
-    def apply_keep(self, name: str, keep: KeepRule) -> None:
-        selected = self._kept_by(keep)
-        reason = keep_rule_reason(name, keep)
-        for image in selected:
-            self.findings.protections[image.image_digest].append(reason)
+    def apply_keep(self, keep: NamedKeep) -> None:
+        for digest in self.images.digests_of(self._kept_by(keep.rule, keep.tags)):
+            self.findings.protections[digest].append(keep.reason)
 
-    def _kept_by(self, keep: KeepRule) -> list[ImageDetail]:
+    def _kept_by(self, keep: KeepRule, patterns: TagPatterns | None) -> list[int]:
         """What a keep rule selects, within its pulled_within window, up to its newest."""
-        selected = self.select(keep, unknown_means=True)
+        selected = self.select(keep, patterns, unknown_means=True)
         if keep.pulled_within is not None:
-            window = keep.pulled_within
-            selected = [image for image in selected if self.now - image.last_activity < window]
+            ordered, now, window = self.images.ordered, self.now, keep.pulled_within
+            selected = [rank for rank in selected if now - ordered[rank].last_activity < window]
         if keep.newest is not None:
             selected = selected[: keep.newest]
         return selected
 
-    def apply_delete(self, name: str, rule: DeleteRule) -> None:
-        selected = self.select(rule, unknown_means=False)
-        mark = (delete_rule_reason(name, rule), rule.archive)
-        spared = keep_newest_reason(name, rule)
-        findings, now = self.findings, self.now
-        for rank, image in enumerate(selected):
-            if not meets_conditions(rule, image, now):
-                findings.misses[image.image_digest].append((name, rule))
-            elif rank < rule.keep_newest:
-                findings.notes[image.image_digest].append(spared)
-            else:
-                findings.marks[image.image_digest].append(mark)
-        if rule.keep_newest and self.images.future:
-            self.record_displaced(name, rule.keep_newest, selected)
+    def apply_delete(self, delete: NamedDelete) -> None:
+        """Of what the rule selects, those whose conditions fail are its misses (the decisions say why); the others
+        are spared while among the keep_newest newest of the selection, marked beyond."""
+        rule, images = delete.rule, self.images
+        selected = self.select(rule, delete.tags, unknown_means=False)
+        if not selected:
+            return
+        unmet = unmet_conditions(rule, images, selected, self.now)
+        if unmet:
+            self.findings.unmet.append((delete.name, rule, frozenset(map(images.digests.__getitem__, unmet))))
+        self._spare_and_mark(delete, selected, unmet)
+        if rule.keep_newest and images.future:
+            self.record_displaced(delete.name, rule.keep_newest, selected)
 
-    def record_displaced(self, name: str, keep_newest: int, selected: list[ImageDetail]) -> None:
-        """The older images that would hold the rule's keep_newest slots if future images took none."""
-        future = {image.image_digest for image in self.images.future}
-        in_slots = [image for image in selected[:keep_newest] if image.image_digest in future]
+    def _spare_and_mark(self, delete: NamedDelete, selected: list[int], unmet: set[int]) -> None:
+        """The selected images whose conditions hold: spared among the keep_newest newest of the selection (an
+        image whose conditions fail holds a slot all the same), marked beyond."""
+        keep_newest, digests, findings = delete.rule.keep_newest, self.images.digests, self.findings
+        for rank in selected[:keep_newest]:
+            if rank not in unmet:
+                findings.notes[digests[rank]].append(delete.spared)
+        marked = [digests[rank] for rank in selected[keep_newest:] if rank not in unmet]
+        for digest in marked:
+            findings.marks[digest].append(delete.mark)
+        if not delete.rule.archive:
+            findings.deleting.update(marked)
+
+    def record_displaced(self, name: str, keep_newest: int, selected: list[int]) -> None:
+        """The older images that would hold the rule's keep_newest slots if future images took none. The future
+        images are the newest: the ranks below len(future)."""
+        future = len(self.images.future)
+        in_slots = [rank for rank in selected[:keep_newest] if rank < future]
         if in_slots:
-            displaced = _displaced_by_future(selected, future, keep_newest)
-            self.findings.displaced.append(DisplacedSlots(name, keep_newest, in_slots, displaced))
-
-
-def _displaced_by_future(selected: list[ImageDetail], future: set[str], keep_newest: int) -> list[ImageDetail]:
-    """The present images that would be among the newest keep_newest without the future ones, and are not now."""
-    present = [image for image in selected if image.image_digest not in future][:keep_newest]
-    slotted = {image.image_digest for image in selected[:keep_newest]}
-    return [image for image in present if image.image_digest not in slotted]
+            present = [rank for rank in selected if rank >= future][:keep_newest]
+            slotted = set(selected[:keep_newest])
+            displaced = [rank for rank in present if rank not in slotted]
+            images = self.images
+            self.findings.displaced.append(
+                DisplacedSlots(name, keep_newest, images.images_of(in_slots), images.images_of(displaced))
+            )

@@ -3,7 +3,7 @@ registry's plan."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,7 +25,7 @@ from ecr_retention.domain.planner.explain import (
 from ecr_retention.domain.planner.guards import apply_guards, link_dependents
 from ecr_retention.domain.planner.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planner.repository import Findings, RepositoryImages, newest_first
-from ecr_retention.domain.planner.rules import apply_rules
+from ecr_retention.domain.planner.rules import PolicyRules, apply_rules, policy_rules
 from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
 from ecr_retention.domain.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
 
@@ -39,7 +39,7 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
         now,
         registry_id=snapshot.effective_registry_id,
         region=snapshot.region,
-        tags_by_repository={repo.repository_name: repo_tags(repo) for repo in snapshot.repositories},
+        tags_by_repository=_tags_of_named_repositories(config, snapshot),
         replication=RegistryReplication(replication_configuration=replication),
     )
     planned = [
@@ -60,6 +60,14 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
     )
 
 
+def _tags_of_named_repositories(config: RetentionConfig, snapshot: Snapshot) -> dict[str, frozenset[str]]:
+    """The tags of the repositories that some tag_in_repositories names: what a run needs of the others' tags (the
+    repositories no pattern names would never be read)."""
+    sources = tuple(dict.fromkeys(pattern for policy in config.policies for pattern in _tag_sources_of(policy)))
+    named = (repo for repo in snapshot.repositories if matches_any(repo.repository_name, sources))
+    return {repo.repository_name: repo_tags(repo) for repo in named}
+
+
 @dataclass(frozen=True)
 class RunContext:
     """What every repository of one run is planned against, built once per run by build_run_context, so
@@ -76,6 +84,8 @@ class RunContext:
     # Tags of the repositories that tag_in_repositories names (see tag_sources). A name missing here is not
     # known: a keep rule naming only unknown repositories keeps what it selects, a delete rule selects none.
     other_tags: OtherRepositoryTags
+    # Each policy's rules (by policy index), named and worded once for every repository of the run.
+    rules: tuple[PolicyRules, ...]
     replication: ReplicationConfiguration = NO_REPLICATION
 
 
@@ -112,6 +122,7 @@ def build_run_context(
         blocked=check.blocked,
         warnings=check.warnings,
         other_tags=OtherRepositoryTags(tags_by_repository),
+        rules=tuple(policy_rules(index, policy) for index, policy in enumerate(config.policies)),
         replication=replication.replication_configuration,
     )
 
@@ -130,8 +141,7 @@ def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedR
     if match is None:
         planned = PlannedRepository(plan=unmanaged_repository(repository))
     else:
-        policy_index, policy = match
-        planned = _plan_with_policy(repository, policy_index, policy, run)
+        planned = _plan_with_policy(repository, match[0], run)
         reach = deletion_reach(repository.repository_name, run)
         if reach:
             planned = PlannedRepository(
@@ -143,14 +153,12 @@ def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedR
     return planned
 
 
-def _plan_with_policy(
-    repository: RepositorySnapshot, policy_index: int, policy: Policy, run: RunContext
-) -> PlannedRepository:
+def _plan_with_policy(repository: RepositorySnapshot, policy_index: int, run: RunContext) -> PlannedRepository:
     """Rules, then guards, then one action per image; the repository's warnings come with its plan."""
     images = RepositoryImages.of(repository, run.now)
     findings = Findings()
-    apply_rules(policy, policy_index, images, findings, other_tags=run.other_tags, now=run.now)
-    apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age, now=run.now)
+    apply_rules(run.rules[policy_index], images, findings, other_tags=run.other_tags, now=run.now)
+    apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age)
     link_dependents(images, findings)
     safety = run.config.safety
     decided = decide(images, findings, run.now, quarantine=safety.quarantine)
@@ -161,7 +169,8 @@ def _plan_with_policy(
         findings.warnings.extend(
             archived_in_use_warning(images.name, d) for d in decisions if d.image_digest in findings.archived_in_use
         )
-    actions = {d.image_digest: d.action for d in decisions}
+    # what became of the images that future ones displaced: read only when some were
+    actions = {d.image_digest: d.action for d in decisions} if findings.displaced else {}
     findings.warnings.extend(future_image_warnings(images.name, images.future, findings.displaced, actions, run.now))
     plan = RepositoryPlan(
         repository_name=images.name,
@@ -201,10 +210,12 @@ def tag_sources(config: RetentionConfig, repository_name: str) -> tuple[str, ...
     match = first_matching_policy(config.policies, repository_name)
     if match is None:
         return ()
-    selectors = (rule.keep or rule.delete for rule in match[1].rules)
-    return tuple(
-        dict.fromkeys(pattern for selector in selectors if selector for pattern in selector.tag_in_repositories or ())
-    )
+    return tuple(dict.fromkeys(_tag_sources_of(match[1])))
+
+
+def _tag_sources_of(policy: Policy) -> Iterator[str]:
+    selectors = (rule.keep or rule.delete for rule in policy.rules)
+    return (pattern for selector in selectors if selector for pattern in selector.tag_in_repositories or ())
 
 
 def repo_tags(repository: RepositorySnapshot) -> frozenset[str]:
