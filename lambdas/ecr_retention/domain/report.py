@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter
 
 from ecr_retention.domain.doctor import Finding, TemplateFinding
 from ecr_retention.domain.ledger import Ledger
@@ -149,10 +150,19 @@ class RunReport(PlanModel):
         seconds for a sweep that lists tens of thousands of images)."""
         return self.model_dump_json(by_alias=True, indent=indent)
 
+    def to_json_bytes(self, indent: int = 1) -> bytes:
+        """to_json() as UTF-8, as pydantic's encoder writes it: a large report is never held as text too."""
+        return _run_report_adapter().dump_json(self, by_alias=True, indent=indent)
+
     @property
     def has_problems(self) -> bool:
         """The CLI exits 1: blocked, failed or partial, or any repository skipped or busy."""
         return self.outcome != "ok"
+
+
+@cache
+def _run_report_adapter() -> TypeAdapter[RunReport]:
+    return TypeAdapter(RunReport)
 
 
 def run_outcome(repositories: Sequence[RepositoryReport], blocked: Sequence[str]) -> RunOutcome:

@@ -4,9 +4,11 @@ escapes every value); text from registries and clusters passes through `visible`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cache
+from typing import NamedTuple
 
 from ecr_retention.domain.cost import (
     ARCHIVE_DISCOUNT_ABOVE_TB,
@@ -26,6 +28,7 @@ from ecr_retention.domain.report import (
     RunTotals,
     Verb,
     action_verb,
+    entries_in,
     grouped_entries,
     short_digest,
 )
@@ -239,15 +242,15 @@ def cost_view(cost: RunCost, dry_run: bool) -> CostView:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ReasonText:
+class ReasonText(NamedTuple):
     kind: str
     rule: str
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
-class ImageRow:
+class ImageRow(NamedTuple):
+    """One row of the image table. A named tuple rather than a dataclass: a large run's page has 100,000 of them."""
+
     repository: str  # raw, for data-repository
     repository_label: str
     digest: str  # raw, for data-digest and the title
@@ -262,13 +265,20 @@ class ImageRow:
     reasons: tuple[ReasonText, ...]
 
 
-def reasons_of(entry: ImageEntry, action: str) -> tuple[ReasonText, ...]:
-    reasons = [ReasonText(r.kind, visible(r.rule or ""), visible(r.detail)) for r in entry.reasons]
+ReasonTextOf = Callable[[str, str | None, str], ReasonText]
+
+
+def reason_text(kind: str, rule: str | None, detail: str) -> ReasonText:
+    return ReasonText(kind, visible(rule or ""), visible(detail))
+
+
+def reasons_of(entry: ImageEntry, action: str, text_of: ReasonTextOf = reason_text) -> tuple[ReasonText, ...]:
+    reasons = [text_of(r.kind, r.rule, r.detail) for r in entry.reasons]
     if (
         action in ("cancelled", "failed") or entry.kind == "restore-failed" or not reasons
     ):  # what became of the removal comes first
         detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
-        reasons.insert(0, ReasonText(entry.kind, visible(entry.rule or ""), visible(detail)))
+        reasons.insert(0, text_of(entry.kind, entry.rule, detail))
     return tuple(reasons)
 
 
@@ -280,21 +290,32 @@ def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
     return action_verb("restore", dry_run=True) if dry_run else action
 
 
-def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: datetime, *, dry_run: bool) -> ImageRow:
+def image_row(
+    repo: RepositoryReport,
+    entry: ImageEntry,
+    action: str,
+    at: datetime,
+    *,
+    dry_run: bool,
+    label: str | None = None,
+    text_of: ReasonTextOf = reason_text,
+) -> ImageRow:
+    """The row of one entry; `label` (the repository's name as shown) and `text_of` (each reason as shown) are
+    given by a caller that computes them once for many rows."""
     age = max(0, int((at - entry.image_pushed_at).total_seconds()))
     return ImageRow(
-        repository=repo.repository_name,
-        repository_label=visible(repo.repository_name),
-        digest=entry.image_digest,
-        short_digest=visible(short_digest(entry.image_digest, with_algorithm=True)),
-        tags=visible(", ".join(entry.image_tags)),
-        age_seconds=age,
-        age=humanize_age(timedelta(seconds=age)),
-        size=entry.image_size_in_bytes,
-        size_text=human_bytes(entry.image_size_in_bytes),
-        action=action,
-        action_label=action_label(entry, action, dry_run),
-        reasons=reasons_of(entry, action),
+        repo.repository_name,
+        visible(repo.repository_name) if label is None else label,
+        entry.image_digest,
+        visible(short_digest(entry.image_digest, with_algorithm=True)),
+        visible(", ".join(entry.image_tags)),
+        age,
+        humanize_age(timedelta(seconds=age)),
+        entry.image_size_in_bytes,
+        human_bytes(entry.image_size_in_bytes),
+        action,
+        action_label(entry, action, dry_run),
+        reasons_of(entry, action, text_of),
     )
 
 
@@ -305,12 +326,23 @@ def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
         yield TABLE_ACTIONS.get(group, group), entry
 
 
-def image_rows(report: RunReport) -> tuple[ImageRow, ...]:
-    return tuple(
-        image_row(repo, entry, action, repo.evaluated_at or report.started_at, dry_run=report.dry_run)
-        for repo in report.repositories
-        for action, entry in entries_of(repo)
-    )
+@dataclass(frozen=True, slots=True)
+class ImageRows:
+    """The image table's rows, each computed when the page comes to it: a large run's rows are never all held at
+    once. The few distinct reasons of a run are worded once each, not once per image."""
+
+    report: RunReport
+
+    def __len__(self) -> int:
+        return sum(len(entries_in(repo, group)) for repo in self.report.repositories for group in TABLE_GROUPS)
+
+    def __iter__(self) -> Iterator[ImageRow]:
+        report = self.report
+        text_of = cache(reason_text)
+        for repo in report.repositories:
+            at, label = repo.evaluated_at or report.started_at, visible(repo.repository_name)
+            for action, entry in entries_of(repo):
+                yield image_row(repo, entry, action, at, dry_run=report.dry_run, label=label, text_of=text_of)
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +355,7 @@ class Page:
     bytes_chart: BarChart
     age_charts: tuple[AgeChart, ...]
     cost: CostView
-    images: tuple[ImageRow, ...]
+    images: ImageRows
 
 
 def page_view_of(report: RunReport, price: StoragePrice) -> Page:
@@ -341,5 +373,5 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
             if repo.images or repo.kept_images or repo.deleted or repo.archived
         ),
         cost=cost_view(run_cost(report, price), report.dry_run),
-        images=image_rows(report),
+        images=ImageRows(report),
     )

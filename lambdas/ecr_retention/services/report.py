@@ -12,6 +12,8 @@ from datetime import datetime
 from functools import partial
 from typing import TypeVar
 
+from pydantic import ValidationError
+
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, parse_json
@@ -48,6 +50,12 @@ def load_repository_reports(bucket: Bucket, run_id: str) -> list[RepositoryRepor
         body = bucket.read(key, max_bytes=MAX_REPOSITORY_REPORT_BYTES)
         if body is None:
             raise InputError(f"{where}: listed but missing")
+        try:
+            # pydantic's own JSON reader: no dict per image on the way, and the many equal strings (kinds, rules,
+            # reasons) held once.
+            return RepositoryReport.model_validate_json(body)
+        except ValidationError:
+            pass  # worded below, as the strict reading words it
         data = parse_json(body.decode("utf-8", errors="replace"), where)
         return validate_as(RepositoryReport, data, f"{where}: unreadable repository report")
 
@@ -109,7 +117,7 @@ def report_run(
 def _write_report(bucket: Bucket, key: str, report: RunReport) -> StorageUnavailable | None:
     """The bucket's refusal, returned; None once the report is written."""
     try:
-        bucket.write(key, report.to_json().encode())
+        bucket.write(key, report.to_json_bytes())
     except StorageUnavailable as error:
         logger.warning("writing the run report failed: %s", error)
         return error
@@ -119,28 +127,28 @@ def _write_report(bucket: Bucket, key: str, report: RunReport) -> StorageUnavail
 def store_page_and_sheet(bucket: Bucket, report: RunReport, price: StoragePrice) -> ReportFiles:
     """The page and the sheet beside the JSON report (same key stem). Each is contained: the JSON report is written
     already, and the summary must go out whatever happens to them."""
-    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: page_html(report, price))
-    sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: render_sheet(report))
+    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: page_body(report, price))
+    sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: render_sheet(report).encode())
     return ReportFiles(bucket=bucket.name, page=page, sheet=sheet)
 
 
-def page_html(report: RunReport, price: StoragePrice) -> str:
+def page_body(report: RunReport, price: StoragePrice) -> bytes:
     # Imported here, inside the contained call: only the report step renders, so the other functions' cold starts
     # do not load Jinja2, and a page that cannot even be imported costs the summary nothing.
-    from ecr_retention.report_page import render_page
+    from ecr_retention.report_page import page_bytes
 
-    return render_page(report, price)
+    return page_bytes(report, price)
 
 
 def store_rendered(
-    bucket: Bucket, report: RunReport, extension: ReportFormat, content_type: str, render: Callable[[], str]
+    bucket: Bucket, report: RunReport, extension: ReportFormat, content_type: str, render: Callable[[], bytes]
 ) -> StoredFile:
     """Render and write one of the report's files. A write the bucket refuses is the file's problem, and so is a
     defect of the renderer (contained: the JSON report is written already, and the summary must go out)."""
     key = run_report_key(report.run_id, report.started_at, extension=extension)
 
     def render_and_write() -> str | None:
-        body = render().encode("utf-8")
+        body = render()
         try:
             bucket.write(key, body, content_type=content_type)
         except StorageUnavailable as error:
