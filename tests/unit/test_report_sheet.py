@@ -7,6 +7,7 @@ import io
 from datetime import timedelta
 
 import pytest
+from pydantic import TypeAdapter
 
 from ecr_retention.domain.plan import Reason
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
@@ -31,7 +32,7 @@ def entry(seed: str, *, days: int, reasons: tuple[Reason, ...], **fields: object
         "detail": main.detail,
         "reasons": reasons,
     }
-    return ImageEntry.model_validate({**values, **fields})
+    return TypeAdapter(ImageEntry).validate_python({**values, **fields})
 
 
 def hostile_report() -> RunReport:

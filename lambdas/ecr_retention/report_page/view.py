@@ -329,7 +329,7 @@ def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
 @dataclass(frozen=True, slots=True)
 class ImageRows:
     """The image table's rows, each computed when the page comes to it: a large run's rows are never all held at
-    once. The few distinct reasons of a run are worded once each, not once per image."""
+    once. What many rows share is computed once: the repository's label, and each distinct reason's words."""
 
     report: RunReport
 
@@ -341,8 +341,10 @@ class ImageRows:
         text_of = cache(reason_text)
         for repo in report.repositories:
             at, label = repo.evaluated_at or report.started_at, visible(repo.repository_name)
-            for action, entry in entries_of(repo):
-                yield image_row(repo, entry, action, at, dry_run=report.dry_run, label=label, text_of=text_of)
+            for group in TABLE_GROUPS:
+                action = TABLE_ACTIONS.get(group, group)
+                for entry in entries_in(repo, group):
+                    yield image_row(repo, entry, action, at, dry_run=report.dry_run, label=label, text_of=text_of)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from ecr_retention.report_page.charts import AGE_BUCKETS, DAY, bucket_of, bytes_chart
@@ -14,7 +16,7 @@ from tests.unit.report_page.reports import PRICE, entry, mixed_run, repo
     [(0, "<1d"), (DAY - 1, "<1d"), (DAY, "1-7d"), (7 * DAY, "7-30d"), (90 * DAY, "90-365d"), (365 * DAY, ">1y")],
 )
 def test_an_age_falls_in_the_bucket_that_starts_at_it(age: int, bucket: str) -> None:
-    assert AGE_BUCKETS[bucket_of(age)][0] == bucket
+    assert AGE_BUCKETS[bucket_of(timedelta(seconds=age))][0] == bucket
 
 
 def test_bars_scale_to_the_largest_and_keep_their_exact_bytes() -> None:
