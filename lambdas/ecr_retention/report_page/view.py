@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
+from itertools import starmap
+from operator import attrgetter
 from typing import NamedTuple
 
 from ecr_retention.domain.cost import (
@@ -266,6 +268,7 @@ class ImageRow(NamedTuple):
 
 
 ReasonTextOf = Callable[[str, str | None, str], ReasonText]
+_reason_fields = attrgetter("kind", "rule", "detail")
 
 
 def reason_text(kind: str, rule: str | None, detail: str) -> ReasonText:
@@ -273,13 +276,13 @@ def reason_text(kind: str, rule: str | None, detail: str) -> ReasonText:
 
 
 def reasons_of(entry: ImageEntry, action: str, text_of: ReasonTextOf = reason_text) -> tuple[ReasonText, ...]:
-    reasons = [text_of(r.kind, r.rule, r.detail) for r in entry.reasons]
+    reasons = tuple(starmap(text_of, map(_reason_fields, entry.reasons)))
     if (
         action in ("cancelled", "failed") or entry.kind == "restore-failed" or not reasons
     ):  # what became of the removal comes first
         detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
-        reasons.insert(0, text_of(entry.kind, entry.rule, detail))
-    return tuple(reasons)
+        return (text_of(entry.kind, entry.rule, detail), *reasons)
+    return reasons
 
 
 def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
@@ -302,15 +305,15 @@ def image_row(
 ) -> ImageRow:
     """The row of one entry; `label` (the repository's name as shown) and `text_of` (each reason as shown) are
     given by a caller that computes them once for many rows."""
-    age = max(0, int((at - entry.image_pushed_at).total_seconds()))
+    age = at - entry.image_pushed_at
     return ImageRow(
         repo.repository_name,
         visible(repo.repository_name) if label is None else label,
         entry.image_digest,
         visible(short_digest(entry.image_digest, with_algorithm=True)),
         visible(", ".join(entry.image_tags)),
-        age,
-        humanize_age(timedelta(seconds=age)),
+        max(0, int(age.total_seconds())),
+        humanize_age(age),  # in whole seconds, none below 0, as the column above
         entry.image_size_in_bytes,
         human_bytes(entry.image_size_in_bytes),
         action,
