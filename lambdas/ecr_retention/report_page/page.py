@@ -57,7 +57,7 @@ def page_stream(report: RunReport, price: StoragePrice) -> TemplateStream:
         .stream(
             report=report,
             page=page,
-            image_table=table_rows(page.images),
+            image_table=table_rows(report),
             style=style,
             script=script,
             csp=content_security_policy(style, script),

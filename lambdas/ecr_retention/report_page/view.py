@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cache
 from itertools import starmap
 from operator import attrgetter
 from typing import NamedTuple
@@ -31,8 +30,6 @@ from ecr_retention.domain.report import (
     Verb,
     action_verb,
     entries_in,
-    grouped_entries,
-    short_digest,
 )
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.domain.summary import deletions_phrase, nothing_deleted
@@ -250,23 +247,6 @@ class ReasonText(NamedTuple):
     detail: str
 
 
-class ImageRow(NamedTuple):
-    """One row of the image table. A named tuple rather than a dataclass: a large run's page has 100,000 of them."""
-
-    repository: str  # raw, for data-repository
-    repository_label: str
-    digest: str  # raw, for data-digest and the title
-    short_digest: str
-    tags: str
-    age_seconds: int
-    age: str
-    size: int | None
-    size_text: str
-    action: str  # data-action, the filter's value
-    action_label: str  # what the action column says: "would restore" in dry run, "restore failed"
-    reasons: tuple[ReasonText, ...]
-
-
 ReasonTextOf = Callable[[str, str | None, str], ReasonText]
 _reason_fields = attrgetter("kind", "rule", "detail")
 
@@ -276,7 +256,12 @@ def reason_text(kind: str, rule: str | None, detail: str) -> ReasonText:
 
 
 def reasons_of(entry: ImageEntry, action: str, text_of: ReasonTextOf = reason_text) -> tuple[ReasonText, ...]:
-    reasons = tuple(starmap(text_of, map(_reason_fields, entry.reasons)))
+    """Every reason of an image's row; `text_of` words each (a caller may word each distinct reason once)."""
+    given = entry.reasons
+    if len(given) == 1:  # most images: the iterators below cost twice the wording
+        reasons: tuple[ReasonText, ...] = (text_of(given[0].kind, given[0].rule, given[0].detail),)
+    else:
+        reasons = tuple(starmap(text_of, map(_reason_fields, given)))
     if (
         action in ("cancelled", "failed") or entry.kind == "restore-failed" or not reasons
     ):  # what became of the removal comes first
@@ -286,6 +271,7 @@ def reasons_of(entry: ImageEntry, action: str, text_of: ReasonTextOf = reason_te
 
 
 def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
+    """What the action column says: "would restore" in dry run, "restore failed"."""
     if action != "restore":
         return action
     if entry.kind == "restore-failed":
@@ -293,61 +279,21 @@ def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
     return action_verb("restore", dry_run=True) if dry_run else action
 
 
-def image_row(
-    repo: RepositoryReport,
-    entry: ImageEntry,
-    action: str,
-    at: datetime,
-    *,
-    dry_run: bool,
-    label: str | None = None,
-    text_of: ReasonTextOf = reason_text,
-) -> ImageRow:
-    """The row of one entry; `label` (the repository's name as shown) and `text_of` (each reason as shown) are
-    given by a caller that computes them once for many rows."""
+def image_age(at: datetime, entry: ImageEntry) -> tuple[int, str]:
+    """The image's age when its repository was evaluated, in whole seconds (none below 0) and in words."""
     age = at - entry.image_pushed_at
-    return ImageRow(
-        repo.repository_name,
-        visible(repo.repository_name) if label is None else label,
-        entry.image_digest,
-        visible(short_digest(entry.image_digest, with_algorithm=True)),
-        visible(", ".join(entry.image_tags)),
-        max(0, int(age.total_seconds())),
-        humanize_age(age),  # in whole seconds, none below 0, as the column above
-        entry.image_size_in_bytes,
-        human_bytes(entry.image_size_in_bytes),
-        action,
-        action_label(entry, action, dry_run),
-        reasons_of(entry, action, text_of),
-    )
+    return max(0, int(age.total_seconds())), humanize_age(age)
 
 
-def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
-    """The table's rows of one repository, each with its action (a failed restore: kept, still archived, named
-    before what was kept)."""
-    for group, entry in grouped_entries(repo, TABLE_GROUPS):
-        yield TABLE_ACTIONS.get(group, group), entry
+def table_entries(repo: RepositoryReport) -> Iterator[tuple[str, tuple[ImageEntry, ...]]]:
+    """The image table's entries of one repository by action (a failed restore: kept, still archived, named before
+    what was kept), in the table's order."""
+    for group in TABLE_GROUPS:
+        yield TABLE_ACTIONS.get(group, group), entries_in(repo, group)
 
 
-@dataclass(frozen=True, slots=True)
-class ImageRows:
-    """The image table's rows, each computed when the page comes to it: a large run's rows are never all held at
-    once. What many rows share is computed once: the repository's label, and each distinct reason's words."""
-
-    report: RunReport
-
-    def __len__(self) -> int:
-        return sum(len(entries_in(repo, group)) for repo in self.report.repositories for group in TABLE_GROUPS)
-
-    def __iter__(self) -> Iterator[ImageRow]:
-        report = self.report
-        text_of = cache(reason_text)
-        for repo in report.repositories:
-            at, label = repo.evaluated_at or report.started_at, visible(repo.repository_name)
-            for group in TABLE_GROUPS:
-                action = TABLE_ACTIONS.get(group, group)
-                for entry in entries_in(repo, group):
-                    yield image_row(repo, entry, action, at, dry_run=report.dry_run, label=label, text_of=text_of)
+def image_count(report: RunReport) -> int:
+    return sum(len(entries) for repo in report.repositories for _, entries in table_entries(repo))
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,7 +306,7 @@ class Page:
     bytes_chart: BarChart
     age_charts: tuple[AgeChart, ...]
     cost: CostView
-    images: ImageRows
+    image_count: int  # the image table's rows (rows.py writes them)
 
 
 def page_view_of(report: RunReport, price: StoragePrice) -> Page:
@@ -378,5 +324,5 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
             if repo.images or repo.kept_images or repo.deleted or repo.archived
         ),
         cost=cost_view(run_cost(report, price), report.dry_run),
-        images=ImageRows(report),
+        image_count=image_count(report),
     )
