@@ -91,24 +91,19 @@ def image_record(repository: str, action: str, entry: ImageEntry, reasons: Reaso
         "" if size is None else guarded(str(size)),
         action,
     )
-    last = reasons(tuple(map(_kind, entry.reasons)), entry.kind, entry.rule, entry.detail, entry.error_code)
+    given = entry.reasons
+    kinds = (given[0].kind,) if len(given) == 1 else tuple(map(_kind, given))  # most images: one, without iterators
+    last = reasons(kinds, entry.kind, entry.rule, entry.detail, entry.error_code)
     return csv_text(cells) + DELIMITER + last + LINE_END
 
 
-def _digest(item: tuple[EntryGroup, ImageEntry]) -> str:
-    return item[1].image_digest
-
-
-def _pushed(item: tuple[EntryGroup, ImageEntry]) -> float:
-    return item[1].image_pushed_at.timestamp()
+def _newest_first(item: tuple[EntryGroup, ImageEntry]) -> tuple[float, str]:
+    return -item[1].image_pushed_at.timestamp(), item[1].image_digest
 
 
 def newest_first(repo: RepositoryReport) -> list[tuple[EntryGroup, ImageEntry]]:
-    """The repository's entries with their groups, newest first, ties by digest (the plan's order of "newest"):
-    sorted by digest, then by push time, which a stable sort does without a key tuple per entry."""
-    entries = sorted(grouped_entries(repo), key=_digest)
-    entries.sort(key=_pushed, reverse=True)  # reversed, a sort still keeps equal keys in their order
-    return entries
+    """The repository's entries with their groups, newest first, ties by digest (the plan's order of "newest")."""
+    return sorted(grouped_entries(repo), key=_newest_first)
 
 
 def records(report: RunReport) -> Iterator[str]:
