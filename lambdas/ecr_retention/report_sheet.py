@@ -2,9 +2,9 @@
 
 One row per image, every image of the report exactly once, its action one of the report's entry groups
 (domain/report.py ENTRY_GROUPS: keep, delete, archive, cancelled, failed, restore: an in-use image found archived,
-restored or, in dry run, that would be; restore-failed: ECR refused it), after a header row. RFC 4180 through the
-csv module: fields separated by commas, quoted only when they hold a comma, a quote or a line break (a quote doubled
-inside), records ended by CRLF. Values are the report's own, except that a cell a spreadsheet would read as a
+restored or, in dry run, that would be; restore-failed: ECR refused it), after a header row. RFC 4180 as the csv
+module writes it: fields separated by commas, quoted only when they hold a comma, a quote or a line break (a quote
+doubled inside), records ended by CRLF. Values are the report's own, except that a cell a spreadsheet would read as a
 formula (it starts with =, +, -, @, a tab or a carriage return: OWASP's list) is prefixed with a single quote, so
 that opening the sheet never runs a value that came from a registry.
 """
@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from functools import cache
+from itertools import islice
+from operator import attrgetter
 
-from ecr_retention.domain.report import ImageEntry, RunReport, grouped_entries
+from ecr_retention.domain.report import EntryGroup, ImageEntry, RepositoryReport, RunReport, grouped_entries
 
 COLUMNS = ("repository", "digest", "tags", "pushed_at", "size_bytes", "action", "reason_kinds", "rule", "detail")
 # Tags are space-separated (ECR tags hold no whitespace); reason kinds are joined with ";".
@@ -23,6 +27,14 @@ TAG_SEPARATOR = " "
 KIND_SEPARATOR = ";"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 GUARD = "'"
+MIN_FOUR_DIGIT_YEAR = 1000
+DELIMITER = ","
+LINE_END = "\r\n"
+RECORDS_PER_CHUNK = 2000
+
+Row = tuple[str, ...]
+ReasonText = Callable[[tuple[str, ...], str, str | None, str, str | None], str]
+_kind = attrgetter("kind")
 
 
 def guarded(cell: str) -> str:
@@ -30,38 +42,89 @@ def guarded(cell: str) -> str:
     return GUARD + cell if cell.startswith(FORMULA_STARTS) else cell
 
 
-def sheet_row(repository: str, action: str, entry: ImageEntry) -> tuple[str, ...]:
-    kinds = [reason.kind for reason in entry.reasons] or [entry.kind]
-    if entry.kind not in kinds:  # a cancellation or failure is what became of the removal: listed too
-        kinds.append(entry.kind)
-    detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
-    return (
+def reason_cells(kinds: tuple[str, ...], kind: str, rule: str | None, detail: str, error_code: str | None) -> Row:
+    """The reason kinds, the rule and the detail of an entry: every reason kind the plan gave (`kinds`), and what
+    became of the removal (`kind`, `detail`, `error_code`)."""
+    listed = list(kinds) or [kind]
+    if kind not in listed:  # a cancellation or failure is what became of the removal: listed too
+        listed.append(kind)
+    shown = f"{error_code}: {detail}" if error_code else detail
+    return KIND_SEPARATOR.join(dict.fromkeys(listed)), guarded(rule or ""), guarded(shown)
+
+
+def reason_text(kinds: tuple[str, ...], kind: str, rule: str | None, detail: str, error_code: str | None) -> str:
+    return csv_text(reason_cells(kinds, kind, rule, detail, error_code))
+
+
+def pushed_at_cell(moment: datetime) -> str:
+    """`2026-11-30T06:00:00Z`, formatted from the fields (strftime takes three times as long) where the two agree:
+    from the year 1000 on (before it, how strftime writes a year is the platform's)."""
+    if moment.year < MIN_FOUR_DIGIT_YEAR:
+        return f"{moment:%Y-%m-%dT%H:%M:%SZ}"
+    fields = (moment.year, moment.month, moment.day, moment.hour, moment.minute, moment.second)
+    return "%d-%02d-%02dT%02d:%02d:%02dZ" % fields  # noqa: UP031 - one C call; an f-string formats field by field
+
+
+def csv_text(cells: Row) -> str:
+    """Cells as the csv module writes them in a record of more than one cell, without the line end. Cells none of
+    which holds a comma, a quote or a line break (what the module quotes) are written by the module as they are,
+    joined by commas: joined here, for the module looks up every character of every cell (three quarters of the
+    sheet's time). Any others are the module's to write."""
+    line = DELIMITER.join(cells)
+    if line.count(DELIMITER) == len(cells) - 1 and '"' not in line and "\r" not in line and "\n" not in line:
+        return line
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator=LINE_END, quoting=csv.QUOTE_MINIMAL).writerow(cells)
+    return buffer.getvalue().removesuffix(LINE_END)
+
+
+def image_record(repository: str, action: str, entry: ImageEntry, reasons: ReasonText = reason_text) -> str:
+    """One image's record, `repository` guarded already. The push time, the action and the reason kinds need no
+    guard: they start with a digit or a letter. `reasons` writes the last three cells (a run repeats a few dozen
+    combinations of reasons over its images: the caller may write each once)."""
+    size = entry.image_size_in_bytes
+    cells = (
         repository,
-        entry.image_digest,
-        TAG_SEPARATOR.join(entry.image_tags),
-        f"{entry.image_pushed_at:%Y-%m-%dT%H:%M:%SZ}",
-        "" if entry.image_size_in_bytes is None else str(entry.image_size_in_bytes),
+        guarded(entry.image_digest),
+        guarded(TAG_SEPARATOR.join(entry.image_tags)),
+        pushed_at_cell(entry.image_pushed_at),
+        "" if size is None else guarded(str(size)),
         action,
-        KIND_SEPARATOR.join(dict.fromkeys(kinds)),
-        entry.rule or "",
-        detail,
     )
+    given = entry.reasons
+    kinds = (given[0].kind,) if len(given) == 1 else tuple(map(_kind, given))  # most images: one, without iterators
+    last = reasons(kinds, entry.kind, entry.rule, entry.detail, entry.error_code)
+    return csv_text(cells) + DELIMITER + last + LINE_END
 
 
-def sheet_rows(report: RunReport) -> Iterator[tuple[str, ...]]:
-    """Repositories by name (as the report lists them), then images newest first, ties by digest (the plan's order
-    of "newest")."""
+def _newest_first(item: tuple[EntryGroup, ImageEntry]) -> tuple[float, str]:
+    return -item[1].image_pushed_at.timestamp(), item[1].image_digest
+
+
+def newest_first(repo: RepositoryReport) -> list[tuple[EntryGroup, ImageEntry]]:
+    """The repository's entries with their groups, newest first, ties by digest (the plan's order of "newest")."""
+    return sorted(grouped_entries(repo), key=_newest_first)
+
+
+def records(report: RunReport) -> Iterator[str]:
+    """The header's record, then the images': repositories by name (as the report lists them), then images newest
+    first, ties by digest."""
+    yield csv_text(COLUMNS) + LINE_END
+    reasons = cache(reason_text)
     for repo in report.repositories:
-        ordered = sorted(
-            grouped_entries(repo), key=lambda item: (-item[1].image_pushed_at.timestamp(), item[1].image_digest)
-        )
-        for action, entry in ordered:
-            yield sheet_row(repo.repository_name, action, entry)
+        repository = guarded(repo.repository_name)
+        for action, entry in newest_first(repo):
+            yield image_record(repository, action, entry, reasons)
 
 
 def render_sheet(report: RunReport) -> str:
-    buffer = io.StringIO(newline="")
-    writer = csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)
-    writer.writerow(COLUMNS)
-    writer.writerows(tuple(guarded(cell) for cell in row) for row in sheet_rows(report))
+    return "".join(records(report))
+
+
+def sheet_bytes(report: RunReport) -> bytes:
+    """The sheet encoded as it is written, many records at a time: never the whole sheet as text and then again as
+    bytes."""
+    buffer, lines = io.BytesIO(), records(report)
+    while chunk := "".join(islice(lines, RECORDS_PER_CHUNK)):
+        buffer.write(chunk.encode("utf-8"))
     return buffer.getvalue()

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import csv
 import io
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
 from ecr_retention.domain.plan import Reason
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
-from ecr_retention.report_sheet import COLUMNS, guarded, render_sheet
+from ecr_retention.report_sheet import COLUMNS, csv_text, guarded, pushed_at_cell, render_sheet, sheet_bytes
 from support.builders import NOW, digest
 
 SCRIPT = '"><script>alert(1)</script>'
@@ -31,7 +34,7 @@ def entry(seed: str, *, days: int, reasons: tuple[Reason, ...], **fields: object
         "detail": main.detail,
         "reasons": reasons,
     }
-    return ImageEntry.model_validate({**values, **fields})
+    return TypeAdapter(ImageEntry).validate_python({**values, **fields})
 
 
 def hostile_report() -> RunReport:
@@ -156,3 +159,39 @@ def test_other_cells_are_left_as_they_are(cell: str) -> None:
 def test_a_report_without_images_is_its_header() -> None:
     report = build_run_report(run_id="r", trigger="cli", dry_run=True, started_at=NOW, finished_at=NOW, repositories=[])
     assert render_sheet(report) == ",".join(COLUMNS) + "\r\n"
+
+
+def test_the_sheet_as_bytes_is_the_sheet_encoded() -> None:
+    report = hostile_report()
+    assert sheet_bytes(report) == render_sheet(report).encode("utf-8")
+
+
+def test_images_pushed_at_the_same_second_go_by_digest() -> None:
+    reasons = (Reason(kind="no-delete-rule", detail="no delete rule"),)
+    entries = [entry(seed, days=5, reasons=reasons) for seed in ("c", "a", "b")]
+    repo = RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3, kept_images=tuple(entries))
+    report = build_run_report(
+        run_id="r", trigger="cli", dry_run=True, started_at=NOW, finished_at=NOW, repositories=[repo]
+    )
+    assert [row[1] for row in parsed(render_sheet(report))[1:]] == sorted(digest(seed) for seed in "abc")
+
+
+# Cells with what CSV quotes (a comma, a quote, line breaks), what it does not, and a formula's start.
+CELL = st.text(alphabet=st.sampled_from([",", '"', "\r", "\n", " ", "\t", "=", "a", "é", "\u2028", "\x00"]), max_size=6)
+
+
+@given(st.lists(CELL, min_size=2, max_size=10), st.integers(min_value=1, max_value=9))
+def test_cells_are_written_as_the_csv_module_writes_them(row: list[str], cut: int) -> None:
+    """Whole, and in two parts joined by a comma (as a record is written: the image's cells, then its reasons')."""
+    buffer = io.StringIO(newline="")
+    csv.writer(buffer, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL).writerow(row)
+    written = buffer.getvalue().removesuffix("\r\n")
+    head, tail = tuple(row[: min(cut, len(row) - 1)]), tuple(row[min(cut, len(row) - 1) :])
+
+    assert csv_text(tuple(row)) == written
+    assert csv_text(head) + "," + csv_text(tail) == written
+
+
+@given(st.datetimes(timezones=st.just(UTC)))
+def test_the_push_time_is_written_as_strftime_writes_it(moment: datetime) -> None:
+    assert pushed_at_cell(moment) == f"{moment:%Y-%m-%dT%H:%M:%SZ}"

@@ -133,18 +133,19 @@ class AgeChart:
     base: int = AGE_BASE
 
 
-_LIMITS = [limit for _, limit in AGE_BUCKETS]
+# Each bucket's upper limit as an age (the last has none): an age compares with a limit as its exact seconds would.
+_LIMITS = [timedelta.max if limit == float("inf") else timedelta(seconds=limit) for _, limit in AGE_BUCKETS]
 
 
-def bucket_of(age_seconds: float) -> int:
+def bucket_of(age: timedelta) -> int:
     """The first bucket whose upper limit is above the age (an image exactly one day old is in 1-7d)."""
-    return bisect_right(_LIMITS, age_seconds)
+    return bisect_right(_LIMITS, age)
 
 
 def age_counts(entries: Sequence[ImageEntry], at: datetime) -> list[int]:
     counts = [0] * len(AGE_BUCKETS)
     for entry in entries:
-        counts[bucket_of((at - entry.image_pushed_at) / timedelta(seconds=1))] += 1
+        counts[bucket_of(at - entry.image_pushed_at)] += 1
     return counts
 
 

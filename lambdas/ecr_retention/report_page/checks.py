@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Literal
 
 from ecr_retention.domain.durations import humanize_age
@@ -35,8 +36,10 @@ MARKS: dict[Status, str] = {"pass": "\u2713", "warn": "!", "fail": "\u2717"}
 WORDS: dict[Status, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
 # A removal carrying one of these reasons contradicts itself: the planner never removes what they protect.
 PROTECTING: tuple[ReasonKind, ...] = ("in-use", "keep-rule", "min-age", "blocked", "skipped")
+PROTECTING_KINDS = frozenset(PROTECTING)
 EVIDENCE_LINES = 50  # a check lists at most this many lines of evidence, then says how many more there are
 OPEN_EVIDENCE_LINES = 3  # longer evidence is folded (a <details> element: no script needed to unfold it)
+_kind = attrgetter("kind")
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +71,13 @@ def capped(lines: Iterable[Line]) -> tuple[Line, ...]:
 
 
 def kind_counts(entries: Iterable[ImageEntry]) -> Counter[str]:
-    """How many of the entries carry each reason kind (an entry counts once per kind)."""
-    return Counter(kind for entry in entries for kind in {reason.kind for reason in entry.reasons})
+    """How many of the entries carry each reason kind (an entry counts once per kind). Counted by each entry's
+    kinds first: a run's images share a few dozen of them."""
+    counts: Counter[str] = Counter()
+    for kinds, entries_with_them in Counter(tuple(map(_kind, entry.reasons)) for entry in entries).items():
+        for kind in set(kinds):
+            counts[kind] += entries_with_them
+    return counts
 
 
 def image_ref(repo: RepositoryReport, entry: ImageEntry) -> tuple[Part, ...]:
@@ -142,6 +150,8 @@ def removals_check(report: RunReport) -> Check:
     offenders: list[Line] = []
     for repo, entry in run_entries(report, *REMOVED_GROUPS):
         checked += 1
+        if PROTECTING_KINDS.isdisjoint(map(_kind, entry.reasons)):
+            continue
         kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
         if kinds:
             offenders.append(line(*image_ref(repo, entry), f" is removed but carries {', '.join(kinds)}"))

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import io
 from functools import cache
 from importlib.resources import files
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2.environment import TemplateStream
 
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.report import RunReport
+from ecr_retention.report_page.rows import table_rows
 from ecr_retention.report_page.view import page_view_of
 
 
@@ -43,17 +46,31 @@ def content_security_policy(style: str, script: str) -> str:
     )
 
 
-def render_page(report: RunReport, price: StoragePrice) -> str:
-    """The whole page: the view (view.py) computes every figure, the template writes every tag."""
+def page_stream(report: RunReport, price: StoragePrice) -> TemplateStream:
+    """The whole page, in pieces: the view (view.py) computes every figure, the template writes every tag but the
+    image table's rows (rows.py)."""
     style, script = asset("page.css"), asset("page.js")
+    page = page_view_of(report, price)
     return (
         environment()
         .get_template("run.html.j2")
-        .render(
+        .stream(
             report=report,
-            page=page_view_of(report, price),
+            page=page,
+            image_table=table_rows(report),
             style=style,
             script=script,
             csp=content_security_policy(style, script),
         )
     )
+
+
+def render_page(report: RunReport, price: StoragePrice) -> str:
+    return "".join(page_stream(report, price))
+
+
+def page_bytes(report: RunReport, price: StoragePrice) -> bytes:
+    """The page encoded as it is written, piece by piece: never the whole page as text and then again as bytes."""
+    buffer = io.BytesIO()
+    page_stream(report, price).dump(buffer, encoding="utf-8")
+    return buffer.getvalue()

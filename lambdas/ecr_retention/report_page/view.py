@@ -4,9 +4,12 @@ escapes every value); text from registries and clusters passes through `visible`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import starmap
+from operator import attrgetter
+from typing import NamedTuple
 
 from ecr_retention.domain.cost import (
     ARCHIVE_DISCOUNT_ABOVE_TB,
@@ -26,8 +29,7 @@ from ecr_retention.domain.report import (
     RunTotals,
     Verb,
     action_verb,
-    grouped_entries,
-    short_digest,
+    entries_in,
 )
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.domain.summary import deletions_phrase, nothing_deleted
@@ -239,40 +241,37 @@ def cost_view(cost: RunCost, dry_run: bool) -> CostView:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class ReasonText:
+class ReasonText(NamedTuple):
     kind: str
     rule: str
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
-class ImageRow:
-    repository: str  # raw, for data-repository
-    repository_label: str
-    digest: str  # raw, for data-digest and the title
-    short_digest: str
-    tags: str
-    age_seconds: int
-    age: str
-    size: int | None
-    size_text: str
-    action: str  # data-action, the filter's value
-    action_label: str  # what the action column says: "would restore" in dry run, "restore failed"
-    reasons: tuple[ReasonText, ...]
+ReasonTextOf = Callable[[str, str | None, str], ReasonText]
+_reason_fields = attrgetter("kind", "rule", "detail")
 
 
-def reasons_of(entry: ImageEntry, action: str) -> tuple[ReasonText, ...]:
-    reasons = [ReasonText(r.kind, visible(r.rule or ""), visible(r.detail)) for r in entry.reasons]
+def reason_text(kind: str, rule: str | None, detail: str) -> ReasonText:
+    return ReasonText(kind, visible(rule or ""), visible(detail))
+
+
+def reasons_of(entry: ImageEntry, action: str, text_of: ReasonTextOf = reason_text) -> tuple[ReasonText, ...]:
+    """Every reason of an image's row; `text_of` words each (a caller may word each distinct reason once)."""
+    given = entry.reasons
+    if len(given) == 1:  # most images: the iterators below cost twice the wording
+        reasons: tuple[ReasonText, ...] = (text_of(given[0].kind, given[0].rule, given[0].detail),)
+    else:
+        reasons = tuple(starmap(text_of, map(_reason_fields, given)))
     if (
         action in ("cancelled", "failed") or entry.kind == "restore-failed" or not reasons
     ):  # what became of the removal comes first
         detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
-        reasons.insert(0, ReasonText(entry.kind, visible(entry.rule or ""), visible(detail)))
-    return tuple(reasons)
+        return (text_of(entry.kind, entry.rule, detail), *reasons)
+    return reasons
 
 
 def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
+    """What the action column says: "would restore" in dry run, "restore failed"."""
     if action != "restore":
         return action
     if entry.kind == "restore-failed":
@@ -280,37 +279,21 @@ def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
     return action_verb("restore", dry_run=True) if dry_run else action
 
 
-def image_row(repo: RepositoryReport, entry: ImageEntry, action: str, at: datetime, *, dry_run: bool) -> ImageRow:
-    age = max(0, int((at - entry.image_pushed_at).total_seconds()))
-    return ImageRow(
-        repository=repo.repository_name,
-        repository_label=visible(repo.repository_name),
-        digest=entry.image_digest,
-        short_digest=visible(short_digest(entry.image_digest, with_algorithm=True)),
-        tags=visible(", ".join(entry.image_tags)),
-        age_seconds=age,
-        age=humanize_age(timedelta(seconds=age)),
-        size=entry.image_size_in_bytes,
-        size_text=human_bytes(entry.image_size_in_bytes),
-        action=action,
-        action_label=action_label(entry, action, dry_run),
-        reasons=reasons_of(entry, action),
-    )
+def image_age(at: datetime, entry: ImageEntry) -> tuple[int, str]:
+    """The image's age when its repository was evaluated, in whole seconds (none below 0) and in words."""
+    age = at - entry.image_pushed_at
+    return max(0, int(age.total_seconds())), humanize_age(age)
 
 
-def entries_of(repo: RepositoryReport) -> Iterator[tuple[str, ImageEntry]]:
-    """The table's rows of one repository, each with its action (a failed restore: kept, still archived, named
-    before what was kept)."""
-    for group, entry in grouped_entries(repo, TABLE_GROUPS):
-        yield TABLE_ACTIONS.get(group, group), entry
+def table_entries(repo: RepositoryReport) -> Iterator[tuple[str, tuple[ImageEntry, ...]]]:
+    """The image table's entries of one repository by action (a failed restore: kept, still archived, named before
+    what was kept), in the table's order."""
+    for group in TABLE_GROUPS:
+        yield TABLE_ACTIONS.get(group, group), entries_in(repo, group)
 
 
-def image_rows(report: RunReport) -> tuple[ImageRow, ...]:
-    return tuple(
-        image_row(repo, entry, action, repo.evaluated_at or report.started_at, dry_run=report.dry_run)
-        for repo in report.repositories
-        for action, entry in entries_of(repo)
-    )
+def image_count(report: RunReport) -> int:
+    return sum(len(entries) for repo in report.repositories for _, entries in table_entries(repo))
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,7 +306,7 @@ class Page:
     bytes_chart: BarChart
     age_charts: tuple[AgeChart, ...]
     cost: CostView
-    images: tuple[ImageRow, ...]
+    image_count: int  # the image table's rows (rows.py writes them)
 
 
 def page_view_of(report: RunReport, price: StoragePrice) -> Page:
@@ -341,5 +324,5 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
             if repo.images or repo.kept_images or repo.deleted or repo.archived
         ),
         cost=cost_view(run_cost(report, price), report.dry_run),
-        images=image_rows(report),
+        image_count=image_count(report),
     )

@@ -85,11 +85,11 @@ def test_the_summary_names_the_page_its_console_url_and_the_sheet() -> None:
 def test_the_cost_on_the_page_uses_the_rules_files_price(monkeypatch: pytest.MonkeyPatch) -> None:
     prices: list[StoragePrice] = []
 
-    def render_page(report: RunReport, price: StoragePrice) -> str:
+    def page_bytes(report: RunReport, price: StoragePrice) -> bytes:
         prices.append(price)
-        return "<!DOCTYPE html>"
+        return b"<!DOCTYPE html>"
 
-    monkeypatch.setattr("ecr_retention.report_page.render_page", render_page)
+    monkeypatch.setattr("ecr_retention.report_page.page_bytes", page_bytes)
     run(MemoryBucket(), RecordingNotifier(), "report: {storage_price_per_gb_month: 0.5}\n")
     run(MemoryBucket(), RecordingNotifier())
 
@@ -139,10 +139,10 @@ def test_a_page_or_sheet_that_cannot_be_written_leaves_the_json_report_and_the_s
 
 
 def test_a_page_that_cannot_be_rendered_is_contained_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(report: RunReport, price: StoragePrice) -> str:
+    def broken(report: RunReport, price: StoragePrice) -> bytes:
         raise KeyError("template\nvariable")
 
-    monkeypatch.setattr("ecr_retention.report_page.render_page", broken)
+    monkeypatch.setattr("ecr_retention.report_page.page_bytes", broken)
     bucket, notifier = MemoryBucket(name="inventory"), RecordingNotifier()
 
     report = run(bucket, notifier)
