@@ -1,24 +1,37 @@
-"""Cold start of the functions: bundle the Lambda asset as synth does, then import each handler from it in a fresh
-interpreter of the runtime's Python, as the Lambda runtime would, with the asset's bytecode and without it.
-Prints the asset's size and contents and the import times; asserts nothing about time.
+"""Cold start of the functions: bundle the Lambda asset as synth does, then import each handler from it in fresh
+interpreters of the runtime's Python, as the Lambda runtime would, with the asset's bytecode and without it.
+Prints the asset's size and contents, whether its bytecode is what the runtime reads, the import times and where
+they go; asserts nothing about time.
 
-    .venv/bin/python benchmarks/asset_bench.py [--runs 9]
+    .venv/bin/python benchmarks/asset_bench.py [--runs 9] [--profiles 3]
 
-Each import runs in `python<runtime> -I -S -B` with only the variables Lambda sets (tracing on, as in a
-function), the asset first on sys.path and nothing written back (/var/task is read-only). The time is the
-`import` statement's, wall and CPU, best of the runs (interleaved): the interpreter's own start (about 15 ms)
-comes on top. Bundling fetches the pinned wheels (pip's cache or the package index).
+Each import runs in `python<runtime> -I -S -B` (the interpreter itself, not a wrapper such as pyenv's shim) with
+only the variables Lambda sets (tracing on, as in a function), the asset first on sys.path and nothing written back
+(/var/task is read-only). The time is the `import` statement's, wall and CPU: the interpreter's own start (printed
+apart) comes on top. Every handler is imported --runs times from each asset, the runs interleaved (handler after
+handler, the two assets in alternating order) so that a busy moment of this shared machine weighs on every figure
+alike; each figure is the median of its runs, with their spread (min-max). The last line is the
+figure that docs/performance.md reports: `FIGURE cold_import_median_s <largest median> <its min> <its max> <runs>`,
+in seconds. Then `-X importtime` in --profiles more fresh processes per handler says where the time goes (summed
+self times per top-level package; the option itself inflates them). Bundling fetches the pinned wheels (pip's cache
+or the package index).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # infra/
@@ -41,40 +54,115 @@ LAMBDA_ENVIRONMENT = {
     "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
     "AWS_LAMBDA_LOG_FORMAT": "JSON",
 }
+# The import, timed; and every module the import loader compiled from its source because no usable bytecode was
+# there (SourceFileLoader.source_to_code runs only then): with the asset's bytecode, none may be.
 IMPORT = """
-import json, sys, time
+import importlib.machinery, json, sys, time
 sys.path.insert(0, {asset!r})
+compiled = []
+loader = importlib.machinery.SourceFileLoader
+source_to_code = loader.source_to_code
+def compiling(self, data, path, *args, **kwargs):
+    compiled.append(path)
+    return source_to_code(self, data, path, *args, **kwargs)
+loader.source_to_code = compiling
 wall, cpu = time.perf_counter(), time.process_time()
 import {modules}
-print(json.dumps([time.perf_counter() - wall, time.process_time() - cpu]))
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+print(json.dumps([wall, cpu, len(compiled)]))
+"""
+PROFILE = "import sys; sys.path.insert(0, {asset!r}); import {modules}"
+BYTECODE_CHECK = """
+import importlib.util, json, pathlib, sys
+pycs = sorted(pathlib.Path({asset!r}).rglob("*.pyc"))
+heads = sorted({{path.read_bytes()[:8].hex() for path in pycs}})
+unchecked_hash = (importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little")).hex()
+print(json.dumps([len(pycs), heads, unchecked_hash, sys.implementation.cache_tag]))
 """
 
 
-def cold_import(python: str, asset: Path, modules: str) -> tuple[float, float]:
-    """The wall and the CPU time of `import <modules>`, in seconds."""
-    done = subprocess.run(
-        [python, "-I", "-S", "-B", "-c", IMPORT.format(asset=str(asset), modules=modules)],
+@dataclass(frozen=True)
+class Runs:
+    """The runs of one handler from one asset, in seconds."""
+
+    walls: tuple[float, ...]
+    cpus: tuple[float, ...]
+    compiled: int  # the most modules compiled from source in one run
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.walls)
+
+    def line(self) -> str:
+        wall = [value * 1000 for value in self.walls]
+        cpu = statistics.median(self.cpus) * 1000
+        return f"{statistics.median(wall):5.0f} ms ({min(wall):3.0f}-{max(wall):4.0f}), cpu {cpu:4.0f}"
+
+
+def lambda_run(python: str, asset: Path, code: str, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [python, "-I", "-S", "-B", *options, "-c", code],
         env=LAMBDA_ENVIRONMENT | {"LAMBDA_TASK_ROOT": str(asset)},
         cwd=asset,
         capture_output=True,
         text=True,
         check=True,
     )
-    wall, cpu = json.loads(done.stdout)
-    return wall, cpu
 
 
-def best_cold_imports(python: str, assets: list[Path], runs: int) -> dict[tuple[str, Path], tuple[float, float]]:
-    """The best wall and the best CPU time of each handler from each asset, the runs interleaved so that a busy
-    moment of the machine weighs on every figure alike."""
-    best: dict[tuple[str, Path], tuple[float, float]] = {}
-    for _ in range(runs):
+def cold_import(python: str, asset: Path, modules: str) -> tuple[float, float, int]:
+    """The wall and the CPU time of `import <modules>`, in seconds, and how many modules were compiled."""
+    wall, cpu, compiled = json.loads(lambda_run(python, asset, IMPORT.format(asset=str(asset), modules=modules)).stdout)
+    return wall, cpu, compiled
+
+
+def interpreter_start(python: str, asset: Path) -> float:
+    started = time.perf_counter()
+    lambda_run(python, asset, "pass")
+    return time.perf_counter() - started
+
+
+def interleaved_cold_imports(
+    python: str, assets: Sequence[Path], runs: int
+) -> tuple[dict[tuple[str, Path], Runs], list[float]]:
+    """Every handler from every asset, `runs` times, interleaved; and as many bare interpreter starts."""
+    samples: dict[tuple[str, Path], list[tuple[float, float, int]]] = defaultdict(list)
+    starts = []
+    for round_number in range(runs):
+        starts.append(interpreter_start(python, assets[0]))
+        order = assets if round_number % 2 == 0 else list(reversed(assets))
         for modules in MEASURED:
-            for asset in assets:
-                wall, cpu = cold_import(python, asset, modules)
-                previous = best.get((modules, asset), (wall, cpu))
-                best[modules, asset] = (min(wall, previous[0]), min(cpu, previous[1]))
-    return best
+            for asset in order:
+                samples[modules, asset].append(cold_import(python, asset, modules))
+    measured = {
+        key: Runs(tuple(s[0] for s in runs_), tuple(s[1] for s in runs_), max(s[2] for s in runs_))
+        for key, runs_ in samples.items()
+    }
+    return measured, starts
+
+
+def self_times_by_package(python: str, asset: Path, modules: str, profiles: int) -> dict[str, float]:
+    """`-X importtime`'s self time of each top-level package, the median over `profiles` fresh processes, in
+    milliseconds."""
+    totals: dict[str, list[float]] = defaultdict(list)
+    for _ in range(profiles):
+        done = lambda_run(python, asset, PROFILE.format(asset=str(asset), modules=modules), "-X", "importtime")
+        summed: dict[str, float] = defaultdict(float)
+        for line in done.stderr.splitlines():
+            fields = line.removeprefix("import time:").split("|")
+            if len(fields) == 3 and fields[0].strip().isdigit():
+                summed[fields[2].strip().split(".")[0]] += int(fields[0]) / 1000
+        for package, milliseconds in summed.items():
+            totals[package].append(milliseconds)
+    return {package: statistics.median(values + [0.0] * (profiles - len(values))) for package, values in totals.items()}
+
+
+def bytecode_check(python: str, asset: Path) -> str:
+    """Whether every .pyc of the asset is what this interpreter reads without looking at the source: its magic
+    number and the unchecked-hash flag (PEP 552)."""
+    count, heads, expected, tag = json.loads(lambda_run(python, asset, BYTECODE_CHECK.format(asset=str(asset))).stdout)
+    verdict = "all of them" if heads == [expected] else f"NOT all: headers {heads}, expected {expected}"
+    return f"{count} .pyc files ({tag}); unchecked-hash with this interpreter's magic number: {verdict}"
 
 
 def mebibytes(directory: Path) -> float:
@@ -88,40 +176,90 @@ def zipped_mebibytes(directory: Path, archive: Path) -> float:
     return archive.stat().st_size / 2**20
 
 
+def label_of(modules: str) -> str:
+    return modules.removeprefix("ecr_retention.handlers.").replace(f", {EKS_ADAPTER}", " + eksClusters")
+
+
+def load() -> str:
+    return ", ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def bundle(work: Path, python: str) -> tuple[Path, Path]:
+    """The asset as synth bundles it, and a copy without its bytecode."""
+    compiled, sources = work / "bytecode", work / "sources"
+    compiled.mkdir()
+    version = constants.LAMBDA_PYTHON_VERSION
+    bundler = lambda_asset.PipBundler(
+        Path(constants.DEFAULT_RULES_FILE), constants.LAMBDA_ARCHITECTURE, version, python
+    )
+    bundler.try_bundle(str(compiled))
+    shutil.copytree(compiled, sources, ignore=shutil.ignore_patterns("__pycache__"))
+    return compiled, sources
+
+
+def print_asset(work: Path, compiled: Path, sources: Path, python: str) -> None:
+    package = sorted(path.name for path in (compiled / "ecr_retention").iterdir() if path.name != "__pycache__")
+    print(
+        f"asset for python {constants.LAMBDA_PYTHON_VERSION} ({constants.LAMBDA_ARCHITECTURE}), "
+        f"ecr_retention/: {', '.join(package)}"
+    )
+    for label, directory in (("with bytecode", compiled), ("sources only", sources)):
+        size, zipped = mebibytes(directory), zipped_mebibytes(directory, work / f"{directory.name}.zip")
+        print(f"  {label:<14} {size:5.1f} MiB unzipped, {zipped:5.1f} MiB zipped")
+    print(f"  bytecode: {bytecode_check(python, compiled)}")
+
+
+def print_cold_imports(measured: dict[tuple[str, Path], Runs], compiled: Path, sources: Path) -> None:
+    print(f"  {'handler':<24} {'with bytecode: median (min-max), cpu':<40} {'sources only':<40} compiled")
+    for modules in MEASURED:
+        fast, slow = measured[modules, compiled], measured[modules, sources]
+        print(f"  {label_of(modules):<24} {fast.line():<40} {slow.line():<40} {fast.compiled} / {slow.compiled}")
+    print("  (compiled: the most modules one import compiled from source, with bytecode / sources only)")
+
+
+def print_profiles(python: str, asset: Path, profiles: int) -> None:
+    print(f"where the time goes: `-X importtime` self time by top-level package, ms, median of {profiles} (inflated):")
+    for modules in MEASURED:
+        times = self_times_by_package(python, asset, modules, profiles)
+        heaviest = sorted(times.items(), key=lambda item: -item[1])[:9]
+        shown = ", ".join(f"{package} {milliseconds:.0f}" for package, milliseconds in heaviest)
+        print(f"  {label_of(modules):<24} total {sum(times.values()):4.0f}: {shown}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=9)
-    runs = parser.parse_args().runs
+    parser.add_argument("--runs", type=int, default=9, help="fresh imports of each handler from each asset")
+    parser.add_argument("--profiles", type=int, default=3, help="-X importtime runs of each handler (0: none)")
+    arguments = parser.parse_args()
     version = constants.LAMBDA_PYTHON_VERSION
     python = lambda_asset.runtime_python(version)
     if python is None:
         print(f"no python{version} on this machine: the asset cannot be compiled or imported here")
         return
-    with tempfile.TemporaryDirectory(prefix="asset-bench-") as work:
-        compiled, sources = Path(work) / "bytecode", Path(work) / "sources"
-        compiled.mkdir()
-        bundler = lambda_asset.PipBundler(
-            Path(constants.DEFAULT_RULES_FILE), constants.LAMBDA_ARCHITECTURE, version, python
-        )
-        bundler.try_bundle(str(compiled))
-        shutil.copytree(compiled, sources, ignore=shutil.ignore_patterns("__pycache__"))
-        package = sorted(path.name for path in (compiled / "ecr_retention").iterdir() if path.name != "__pycache__")
-        print(f"asset for python {version} ({constants.LAMBDA_ARCHITECTURE}), ecr_retention/: {', '.join(package)}")
-        for label, directory in (("with bytecode", compiled), ("sources only", sources)):
-            size, zipped = mebibytes(directory), zipped_mebibytes(directory, Path(work) / f"{directory.name}.zip")
-            print(f"  {label:<14} {size:5.1f} MiB unzipped, {zipped:5.1f} MiB zipped")
+    with tempfile.TemporaryDirectory(prefix="asset-bench-") as scratch:
+        work = Path(scratch)
+        compiled, sources = bundle(work, python)
+        print_asset(work, compiled, sources, python)
+        before = load()
+        measured, starts = interleaved_cold_imports(python, [compiled, sources], arguments.runs)
+        after = load()
         print(
-            f"cold import of each handler from the asset, {Path(python).name} {python_version(python)}, best of {runs}:"
+            f"cold import of each handler from the asset, {python} ({python_version(python)}), "
+            f"{arguments.runs} fresh processes each, interleaved; load average {before} before, {after} after "
+            "(a shared machine: read the spread before the median):"
         )
-        print(f"  {'handler':<34} {'with bytecode':>22} {'sources only':>22}")
-        best = best_cold_imports(python, [compiled, sources], runs)
-        for modules in MEASURED:
-            fast, slow = best[modules, compiled], best[modules, sources]
-            label = modules.replace(f", {EKS_ADAPTER}", " + eksClusters")
-            print(
-                f"  {label:<34} "
-                f"{fast[0] * 1000:5.0f} ms (cpu {fast[1] * 1000:4.0f} ms) {slow[0] * 1000:5.0f} ms (cpu {slow[1] * 1000:4.0f} ms)"
-            )
+        print_cold_imports(measured, compiled, sources)
+        start = [value * 1000 for value in starts]
+        print(
+            f"  the interpreter's own start, on top: {statistics.median(start):.0f} ms ({min(start):.0f}-{max(start):.0f})"
+        )
+        if arguments.profiles > 0:
+            print_profiles(python, compiled, arguments.profiles)
+        slowest = max((measured[modules, compiled] for modules in MEASURED), key=lambda runs: runs.median)
+        print(
+            f"FIGURE cold_import_median_s {slowest.median:.3f} {min(slowest.walls):.3f} {max(slowest.walls):.3f} "
+            f"{arguments.runs}"
+        )
 
 
 def python_version(python: str) -> str:

@@ -56,15 +56,35 @@ SHIPPED = {
 }
 # The flags word of a hash-based .pyc that the runtime does not check against its source (PEP 552).
 UNCHECKED_HASH = (1).to_bytes(4, "little")
+# Of what only some functions use, what each handler loads at import: asyncio only with Powertools' batch processor
+# (the push function's; the X-Ray SDK's wrapt is pinned below the releases that import it), the run's services only
+# in the run's three steps, the collector's only in the collector, kubernetes in none (only when eksClusters lists a
+# cluster, handlers.wiring.eks_clusters).
+PROBED = ("asyncio", "kubernetes", "ecr_retention.services.run", "ecr_retention.services.aws_inventory")
+LOADED = {
+    "targets": {"ecr_retention.services.run"},
+    "evaluate": {"ecr_retention.services.run"},
+    "report": {"ecr_retention.services.run"},
+    "push": {"asyncio"},
+    "tagger": set(),
+    "collector": {"ecr_retention.services.aws_inventory"},
+}
+# "compiled at import": every module the loader compiled from its source, which it does only when no bytecode it
+# can use is there (SourceFileLoader.source_to_code): a .pyc of another Python, or checked against a changed source.
 IMPORT = """
-import json, sys, time
+import importlib.machinery, json, sys, time
 sys.path.insert(0, {asset!r})
+compiled = []
+source_to_code = importlib.machinery.SourceFileLoader.source_to_code
+def compiling(self, data, path, *args, **kwargs):
+    compiled.append(path)
+    return source_to_code(self, data, path, *args, **kwargs)
+importlib.machinery.SourceFileLoader.source_to_code = compiling
 started = time.perf_counter()
 import ecr_retention.handlers.{handler} as handler
 elapsed = time.perf_counter() - started
-import os, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools, aws_xray_sdk.core.patcher
-sources = [m for m in list(sys.modules.values()) if str(getattr(m, "__file__", "")).startswith({asset!r})
-           and m.__file__.endswith(".py")]
+loaded = sorted(name for name in {probed!r} if name in sys.modules)
+import boto3, botocore, pydantic_core, yaml, aws_lambda_powertools, aws_xray_sdk.core.patcher
 print(json.dumps({{
     "seconds": elapsed,
     "handler": callable(handler.lambda_handler),
@@ -72,7 +92,8 @@ print(json.dumps({{
     "files": [m.__file__ for m in (handler, boto3, botocore, pydantic_core, yaml, aws_lambda_powertools)],
     "ecr_retention": sorted({{name.split(".")[1] for name in sys.modules if name.startswith("ecr_retention.")}}),
     "traced": sorted(aws_xray_sdk.core.patcher._PATCHED_MODULES),
-    "compiled at import": sorted(m.__file__ for m in sources if not os.path.exists(m.__cached__)),
+    "compiled at import": compiled,
+    "loaded": loaded,
 }}))
 """
 RUNTIME_CHECK = """
@@ -188,18 +209,26 @@ def test_the_runtime_python_is_an_interpreter_of_exactly_the_runtime_version(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A python3.13 on the PATH that is another interpreter (a wrapper, a pyenv shim of an unselected version)
-    is not taken."""
-    fake = tmp_path / "python3.13"
+    is not taken; one that runs the runtime's version through a wrapper (pyenv's shim of a selected version) is
+    resolved to the interpreter it runs, which starts without the wrapper's 0.14 s."""
+    wrapper, interpreter = tmp_path / "python3.13", tmp_path / "versions" / "3.13.0" / "bin" / "python3.13"
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
     found = []
     for tag in ("cpython-311", "cpython-313"):
-        fake.write_text(f"#!/bin/sh\necho {tag}\n")
-        fake.chmod(0o755)
+        wrapper.write_text(f"#!/bin/sh\necho {tag}\necho {interpreter}\n")
+        wrapper.chmod(0o755)
         lambda_asset.runtime_python.cache_clear()
         found.append(lambda_asset.runtime_python("3.13"))
     lambda_asset.runtime_python.cache_clear()
-    assert found == [None, str(fake)]
+    assert found == [None, str(interpreter)]
+
+
+def test_the_runtime_python_found_here_is_no_wrapper() -> None:
+    python = lambda_asset.runtime_python()
+    if python is None:
+        pytest.skip(f"no python{constants.LAMBDA_PYTHON_VERSION} here")
+    assert not Path(python).read_bytes().startswith(b"#!")  # the interpreter, not a script that starts one
 
 
 def test_without_the_runtime_python_synth_says_so_in_one_line(
@@ -253,13 +282,14 @@ def test_every_handler_imports_from_the_asset_in_a_clean_runtime_interpreter(
     directory, _ = asset
     times = {}
     for handler in HANDLERS:
-        loaded = run_isolated(python, IMPORT.format(asset=str(directory), handler=handler), directory)
+        loaded = run_isolated(python, IMPORT.format(asset=str(directory), handler=handler, probed=PROBED), directory)
         assert loaded["handler"] is True
         assert loaded["version"] == [int(part) for part in constants.LAMBDA_PYTHON_VERSION.split(".")]
         assert all(str(file).startswith(str(directory)) for file in loaded["files"])  # type: ignore[attr-defined]
         assert set(loaded["ecr_retention"]) <= {name.removesuffix(".py") for name in SHIPPED}  # type: ignore[arg-type]
         assert loaded["compiled at import"] == []
         assert loaded["traced"] == ["botocore"]  # tracing is on in Lambda, and every AWS call is traced
+        assert set(loaded["loaded"]) == LOADED[handler], handler  # type: ignore[arg-type]
         times[handler] = loaded["seconds"]
     checked = run_isolated(
         python, RUNTIME_CHECK.format(asset=str(directory), services=sorted(lambda_asset.BOTOCORE_SERVICES)), directory

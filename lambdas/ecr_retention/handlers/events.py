@@ -1,41 +1,20 @@
-"""The events the functions accept, as Powertools parser models, and what the tagger and the collector return:
-an event of any other shape is refused with one line naming the field, and nothing is done. The workflow's own
-records (its input, work items, run record, step outputs) are in ecr_retention.workflow."""
+"""How the functions read their events (Powertools' parser: an event of any other shape is refused with one line
+naming the field, and nothing is done), and what the tagger and the collector return. The workflow's own records
+(its input, work items, run record, step outputs) are in ecr_retention.workflow; the scheduled and S3 events are
+Powertools' EventBridge model; the push function's own models are in handlers/push.py, so that no other function
+builds them, nor loads Powertools' SQS model, at its cold start."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from aws_lambda_powertools.utilities.parser import parse
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsRecordModel
-from pydantic import BaseModel, ConfigDict, Field, Json, NonNegativeInt, ValidationError
+from pydantic import BaseModel, NonNegativeInt, ValidationError
 
 from ecr_retention.domain.errors import InputError, describe_validation_error
-from ecr_retention.workflow import RepositoryName, WireRecord
+from ecr_retention.workflow import WireRecord
 
 Model = TypeVar("Model", bound=BaseModel)
-
-
-class EcrPushDetail(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    result: Literal["SUCCESS"]
-    action_type: Literal["PUSH"] = Field(alias="action-type")
-    repository_name: RepositoryName = Field(alias="repository-name")
-    image_digest: str | None = Field(default=None, alias="image-digest")
-    image_tag: str | None = Field(default=None, alias="image-tag")
-
-
-class EcrPushEvent(EventBridgeModel):
-    source: Literal["aws.ecr"]
-    detail_type: Literal["ECR Image Action"] = Field(alias="detail-type")
-    detail: EcrPushDetail
-
-
-class EcrPushRecord(SqsRecordModel):
-    """One message of the push queue: an ECR push event, as EventBridge delivered it, in its body."""
-
-    body: Json[EcrPushEvent]  # SqsRecordModel says str: the raw body, parsed here
 
 
 class TaggingDone(WireRecord):

@@ -5,12 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-from ecr_retention.domain.report import RunReport
+if TYPE_CHECKING:  # only the report function records a run's metrics, and imports its report
+    from ecr_retention.domain.report import RunReport
 
 SERVICE = "ecr-retention"
 NAMESPACE = "EcrRetention"

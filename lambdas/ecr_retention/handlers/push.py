@@ -3,17 +3,41 @@ the distinct repositories pushed to (a burst of pushes to one repository = one e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.parser.models import SqsModel
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsModel, SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field, Json
 
-from ecr_retention.handlers.events import EcrPushRecord, parse_event
+from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
-from ecr_retention.workflow import RunRequest, batch_execution_name
+from ecr_retention.workflow import RepositoryName, RunRequest, batch_execution_name
+
+
+class EcrPushDetail(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    result: Literal["SUCCESS"]
+    action_type: Literal["PUSH"] = Field(alias="action-type")
+    repository_name: RepositoryName = Field(alias="repository-name")
+    image_digest: str | None = Field(default=None, alias="image-digest")
+    image_tag: str | None = Field(default=None, alias="image-tag")
+
+
+class EcrPushEvent(EventBridgeModel):
+    source: Literal["aws.ecr"]
+    detail_type: Literal["ECR Image Action"] = Field(alias="detail-type")
+    detail: EcrPushDetail
+
+
+class EcrPushRecord(SqsRecordModel):
+    """One message of the push queue: an ECR push event, as EventBridge delivered it, in its body."""
+
+    body: Json[EcrPushEvent]  # SqsRecordModel says str: the raw body, parsed here
+
 
 # A batch whose messages all fail is answered like any other partial failure (each message retried, then the DLQ),
 # rather than raised as one multi-line error with every message's traceback.

@@ -27,7 +27,8 @@ class FunctionSettings(BaseModel):
     from the mixins below, so that a function whose environment lacks a variable it needs fails at the first
     invocation of a cold container, before it does anything (handlers/wiring.py)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    # Each function validates only its own model, once per cold start: the other models are never built.
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True, defer_build=True)
 
     region: AwsRegion = Field(alias="AWS_REGION")
 

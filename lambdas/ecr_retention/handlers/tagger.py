@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ecr_retention.handlers.events import TaggingDone, parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
-from ecr_retention.handlers.wiring import RunWiring, tagger_at_cold_start
+from ecr_retention.handlers.wiring import TaggerWiring, tagger_at_cold_start
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.tagger import tag_deployed
 from ecr_retention.workflow import new_tag_run_id
@@ -21,10 +21,12 @@ from ecr_retention.workflow import new_tag_run_id
 @logger.inject_lambda_context(log_event=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, *, wiring: TaggerWiring | None = None
+) -> dict[str, Any]:
     wiring = wiring or tagger_at_cold_start()
     trigger = parse_event(event, EventBridgeModel, "tagger event")  # a Scheduled Event or an S3 Object Created
-    now = wiring.adapters.clock()
+    now = wiring.clock()
     run_id = new_tag_run_id(now)
     # Every line of the tagging run carries its id, as the workflow's lines carry theirs (correlation_id_path).
     with logger.append_context_keys(correlation_id=run_id):
@@ -32,13 +34,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         return tag(wiring, run_id, now)
 
 
-def tag(wiring: RunWiring, run_id: str, now: datetime) -> dict[str, Any]:
+def tag(wiring: TaggerWiring, run_id: str, now: datetime) -> dict[str, Any]:
     """Tag what runs now; publish each expected cluster's manifest age and the run's counts."""
-    config, adapters = wiring.config, wiring.adapters
-    inventory = read_inventory_from_bucket(adapters.bucket)
+    config = wiring.config
+    inventory = read_inventory_from_bucket(wiring.bucket)
     # The tagger runs hourly and on every manifest written: the manifest-age alarms watch what it publishes.
     record_manifest_ages({m.cluster: m.generated_at for m in inventory.manifests}, config.safety.clusters, now)
-    report = tag_deployed(config, inventory, registry=adapters.registry, run_id=run_id, now=now, dry_run=config.dry_run)
+    report = tag_deployed(config, inventory, registry=wiring.registry, run_id=run_id, now=now, dry_run=config.dry_run)
     problems = report.count("failed") + report.count("immutable")
     metrics.add_metric(name="ImagesTagged", unit=MetricUnit.Count, value=report.count("tagged"))
     metrics.add_metric(name="TagFailures", unit=MetricUnit.Count, value=problems)

@@ -7,16 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from ecr_retention.aws.accounts import AwsAccounts, CollectorAccounts
 from ecr_retention.aws.clients import client, default_factory
-from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
-from ecr_retention.aws.ecr_registry import EcrRegistry
-from ecr_retention.aws.s3_bucket import S3Bucket
-from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
-from ecr_retention.aws.sns_notifier import SnsNotifier
-from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.clock import utc_now
 from ecr_retention.handlers.settings import (
     CollectorSettings,
     EvaluateSettings,
@@ -27,9 +23,18 @@ from ecr_retention.handlers.settings import (
     TargetsSettings,
 )
 from ecr_retention.loading import load_config
-from ecr_retention.ports import ClusterAccess, ManifestStore
-from ecr_retention.services.aws_inventory import BucketManifestStore
-from ecr_retention.services.run import Adapters
+
+# Each builder imports the adapters it builds, so that a function loads only its own at its cold start: the
+# collector's accounts (ECS, Lambda, Scheduler) and manifest store, the run's adapters (services.run, which the
+# collector, the push function and the tagger never use, 12 ms of a cold start), the push function's starter.
+if TYPE_CHECKING:
+    from ecr_retention.aws.accounts import CollectorAccounts
+    from ecr_retention.aws.ecr_registry import EcrRegistry
+    from ecr_retention.aws.s3_bucket import S3Bucket
+    from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
+    from ecr_retention.domain.config import RetentionConfig
+    from ecr_retention.ports import Bucket, ClusterAccess, LeaseStore, ManifestStore, Notifier, Registry
+    from ecr_retention.services.run import Adapters
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,17 @@ class RunWiring:
 
     config: RetentionConfig
     adapters: Adapters
+
+
+@dataclass(frozen=True)
+class TaggerWiring:
+    """The tagger: the rules file, the registry whose images it tags, the bucket of in-use manifests, and a clock
+    (it runs no pipeline run, so it needs none of a run's adapters)."""
+
+    config: RetentionConfig
+    registry: Registry
+    bucket: Bucket
+    clock: Callable[[], datetime] = utc_now
 
 
 @dataclass(frozen=True)
@@ -64,47 +80,60 @@ class CollectorWiring:
 
 
 def _registry(settings: RulesSettings) -> EcrRegistry:
+    from ecr_retention.aws.ecr_registry import EcrRegistry
+
     registry_id = settings.registry_id or client("sts").get_caller_identity()["Account"]
     return EcrRegistry(client("ecr"), registry_id, settings.region)
 
 
 def _bucket(settings: RulesSettings) -> S3Bucket:
+    from ecr_retention.aws.s3_bucket import S3Bucket
+
     return S3Bucket(settings.bucket_name, client("s3"))
 
 
-def targets_wiring(settings: TargetsSettings) -> RunWiring:
-    adapters = Adapters(registry=_registry(settings), bucket=_bucket(settings))
+def _run_wiring(
+    settings: RulesSettings, *, notifier: Notifier | None = None, leases: LeaseStore | None = None
+) -> RunWiring:
+    """The rules file, the registry and the bucket, and the function's own adapters (a notifier, leases)."""
+    from ecr_retention.services.run import Adapters
+
+    adapters = Adapters(registry=_registry(settings), bucket=_bucket(settings), notifier=notifier, leases=leases)
     return RunWiring(load_config(settings.rules_file), adapters)
+
+
+def targets_wiring(settings: TargetsSettings) -> RunWiring:
+    return _run_wiring(settings)
 
 
 def evaluate_wiring(settings: EvaluateSettings) -> RunWiring:
-    adapters = Adapters(
-        registry=_registry(settings),
-        bucket=_bucket(settings),
-        leases=DynamoDbLeases(settings.lease_table, client("dynamodb")),
-    )
-    return RunWiring(load_config(settings.rules_file), adapters)
+    from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
+
+    return _run_wiring(settings, leases=DynamoDbLeases(settings.lease_table, client("dynamodb")))
 
 
 def report_wiring(settings: ReportSettings) -> RunWiring:
-    adapters = Adapters(
-        registry=_registry(settings),
-        bucket=_bucket(settings),
-        notifier=SnsNotifier(settings.topic_arn, client("sns")),
-    )
-    return RunWiring(load_config(settings.rules_file), adapters)
+    from ecr_retention.aws.sns_notifier import SnsNotifier
+
+    return _run_wiring(settings, notifier=SnsNotifier(settings.topic_arn, client("sns")))
 
 
-def tagger_wiring(settings: TaggerSettings) -> RunWiring:
-    adapters = Adapters(registry=_registry(settings), bucket=_bucket(settings))
-    return RunWiring(load_config(settings.rules_file), adapters)
+def tagger_wiring(settings: TaggerSettings) -> TaggerWiring:
+    registry, bucket = _registry(settings), _bucket(settings)
+    return TaggerWiring(load_config(settings.rules_file), registry, bucket)
 
 
 def push_wiring(settings: PushSettings) -> PushWiring:
+    from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
+
     return PushWiring(StepFunctionsStarter(settings.state_machine_arn, client("stepfunctions")))
 
 
 def collector_wiring(settings: CollectorSettings) -> CollectorWiring:
+    from ecr_retention.aws.accounts import AwsAccounts
+    from ecr_retention.aws.s3_bucket import S3Bucket
+    from ecr_retention.services.aws_inventory import BucketManifestStore
+
     return CollectorWiring(
         settings,
         BucketManifestStore(S3Bucket(settings.bucket_name, client("s3"))),
@@ -131,7 +160,7 @@ def report_at_cold_start() -> RunWiring:
 
 
 @lru_cache(maxsize=1)
-def tagger_at_cold_start() -> RunWiring:
+def tagger_at_cold_start() -> TaggerWiring:
     return tagger_wiring(TaggerSettings.from_environ())
 
 
