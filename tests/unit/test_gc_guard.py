@@ -85,12 +85,12 @@ def test_a_plan_loads_plans_and_renders_with_the_collector_off_and_leaves_it_on(
 
         return call
 
-    for name in ("load_snapshot", "plan_registry", "render_plan_table"):
+    for name in ("load_snapshot", "plan_registry", "plan_table_lines"):
         monkeypatch.setattr(plan_command, name, watched(name, getattr(plan_command, name)))
 
     assert cli.main(plan_files(tmp_path)) == 0
 
-    assert seen == {"load_snapshot": False, "plan_registry": False, "render_plan_table": False}
+    assert seen == {"load_snapshot": False, "plan_registry": False, "plan_table_lines": False}
     assert gc.isenabled()
     assert "111111111111  v1" in capsys.readouterr().out
 
