@@ -184,7 +184,11 @@ def test_reading_a_snapshot_calls_no_python_per_image() -> None:
         calls: Counter[str] = Counter()
 
         def count(frame: FrameType, event: str, _: object) -> None:
-            if event == "call":
+            # The project's code and pydantic's: the interpreter's own caches (abc's subclass checks) warm up once
+            # per process, and the test runner's generators may resume while the profile is set.
+            if event == "call" and (
+                "ecr_retention" in frame.f_code.co_filename or "pydantic" in frame.f_code.co_filename
+            ):
                 calls[f"{frame.f_code.co_filename}:{frame.f_code.co_name}"] += 1
 
         sys.setprofile(count)
@@ -194,6 +198,7 @@ def test_reading_a_snapshot_calls_no_python_per_image() -> None:
             sys.setprofile(None)
         return calls
 
+    calls_reading(1)  # caches of the first reading in this process
     assert calls_reading(200) == calls_reading(1)
 
 

@@ -2,8 +2,8 @@
 
 Lean, and checked. A snapshot holds every image of a registry (100,000 in one repository), so its images are read
 without a Python call per image and held without per-image bookkeeping: ImageDetail is a pydantic dataclass with
-slots, its timestamps in the canonical UTC form are parsed by datetime.fromisoformat called from pydantic, an empty tag
-is refused by pydantic's own length check, and that no tag appears twice is checked once per repository. These lean
+slots, its timestamps in the canonical UTC form are parsed by datetime.fromisoformat called from pydantic, and that no
+tag is empty or appears twice is checked once per repository. These lean
 models accept and return exactly what their checked twins (`_checked_twins`: the per-image validators the models had
 before) do, as the differential tests prove. When they refuse, the twins validate again, so that the error reads as
 it always has: the same first problem, in the same words, and the same count of the rest. No caller sees a twin:
@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from functools import cache
+from itertools import chain
+from operator import attrgetter
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
@@ -57,12 +59,13 @@ def _tags_are_unique(value: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _tags_without_python(checked: CoreSchema) -> CoreSchema:
-    """Null is no tags (Python runs for that value only); an empty tag is refused by pydantic's length check. That no
-    tag appears twice is left to the document (ImagesDocument), which checks all its images in one loop."""
+    """Null is no tags (Python runs for that value only). That no tag is empty or appears twice is left to the document
+    (ImagesDocument), which checks all its images in one loop: a length check here would refuse a tag that is no
+    valid Unicode (a lone surrogate), which the checked models accept."""
     null = core_schema.chain_schema(
         [core_schema.none_schema(), core_schema.no_info_plain_validator_function(_no_tags_when_null)]
     )
-    tags = core_schema.tuple_schema([core_schema.str_schema(min_length=1)], variadic_item_index=0)
+    tags = core_schema.tuple_schema([core_schema.str_schema()], variadic_item_index=0)
     return core_schema.union_schema([tags, null], mode="left_to_right", serialization=checked.get("serialization"))
 
 
@@ -105,7 +108,7 @@ class ImageDetail:
         except ValidationError:
             _raise_as_checked(cls, obj)
             raise
-        if len(set(image.image_tags)) != len(image.image_tags):
+        if len(set(image.image_tags)) != len(image.image_tags) or "" in image.image_tags:
             _raise_as_checked(cls, obj)
         return image
 
@@ -149,11 +152,14 @@ class ImagesDocument(_LeanDocument):
         return self
 
     @model_validator(mode="after")
-    def _no_tag_appears_twice(self) -> Self:
-        """Lean images leave this check to their document: one loop, not a Python validator per image."""
+    def _no_tag_is_empty_or_twice(self) -> Self:
+        """Lean images leave these checks to their document: one loop, not a Python validator per image. (A refusal
+        is worded by the checked twin, which says where.)"""
         several_tags = [tags for image in self.image_details if len(tags := image.image_tags) > 1]
         if any(len(set(tags)) != len(tags) for tags in several_tags):
-            raise ValueError("a tag appears twice on one image")  # the checked twin says where
+            raise ValueError("a tag appears twice on one image")
+        if "" in chain.from_iterable(map(attrgetter("image_tags"), self.image_details)):  # no Python frame per image
+            raise ValueError("an image tag is empty")
         return self
 
     @model_validator(mode="after")
