@@ -60,11 +60,7 @@ def link_dependents(images: RepositoryImages, findings: Findings) -> None:
 def _restore_children_of_in_use_indexes(images: RepositoryImages, findings: Findings) -> None:
     """What a pull of an in-use index fetches: its children, theirs when they are indexes too, found by walking
     down from the in-use images (once per link, whatever the nesting)."""
-    children: defaultdict[str, list[str]] = defaultdict(list)
-    for child, parents in findings.parents.items():
-        for parent, kind in parents:
-            if kind == "index-child":
-                children[parent].append(child)
+    children = _children_of_indexes(findings)
     pulled = set(findings.in_use)  # in use, or the child of an index in use
     waiting = [digest for digest in pulled if digest in children]
     while waiting:
@@ -74,6 +70,15 @@ def _restore_children_of_in_use_indexes(images: RepositoryImages, findings: Find
                 waiting.append(child)
                 if images.by_digest[child].image_status == "ARCHIVED":
                     findings.archived_in_use.add(child)
+
+
+def _children_of_indexes(findings: Findings) -> dict[str, list[str]]:
+    children: defaultdict[str, list[str]] = defaultdict(list)
+    for child, parents in findings.parents.items():
+        for parent, kind in parents:
+            if kind == "index-child":
+                children[parent].append(child)
+    return children
 
 
 def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
@@ -116,12 +121,13 @@ def _link_referrers(images: RepositoryImages, findings: Findings) -> None:
         digest, oci_subject = image.image_digest, image.subject_manifest_digest
         if oci_subject is not None and oci_subject not in by_digest:
             findings.orphans[digest] = oci_subject
-            continue
-        if not oci_subject and cosign_tags.isdisjoint(image.image_tags):
-            continue
-        subject = oci_subject or cosign_subject(image.image_tags)
-        if subject and subject in by_digest and subject != digest:
-            findings.parents[digest].append((subject, "referrer"))
+        elif oci_subject or not cosign_tags.isdisjoint(image.image_tags):
+            _follow_subject(digest, oci_subject or cosign_subject(image.image_tags), images, findings)
+
+
+def _follow_subject(digest: str, subject: str | None, images: RepositoryImages, findings: Findings) -> None:
+    if subject and subject in images.by_digest and subject != digest:
+        findings.parents[digest].append((subject, "referrer"))
 
 
 def cosign_subject(tags: Iterable[str]) -> str | None:

@@ -33,6 +33,11 @@ class TagPatterns:
     fullmatch: Callable[[str], object]
     first_characters: tuple[str, ...] | None
 
+    def matching(self, images: RepositoryImages) -> Iterable[str]:
+        """The repository's tags that the patterns match, read lazily."""
+        first = self.first_characters
+        return filter(self.fullmatch, images.rank_by_tag if first is None else images.tags_starting_with(first))
+
     @classmethod
     def of(cls, patterns: tuple[str, ...] | None) -> TagPatterns | None:
         if patterns is None:
@@ -141,11 +146,7 @@ class _RuleApplier:
             return [rank for rank, image in enumerate(images.ordered) if not image.image_tags]
         if patterns is None and selector.tag_in_repositories is None:
             return list(range(len(images.ordered)))
-        tags: Iterable[str] = images.rank_by_tag  # read lazily, through the filters below
-        if patterns is not None:
-            if patterns.first_characters is not None:
-                tags = images.tags_starting_with(patterns.first_characters)
-            tags = filter(patterns.fullmatch, tags)
+        tags = images.rank_by_tag if patterns is None else patterns.matching(images)  # read lazily
         if selector.tag_in_repositories is not None:
             present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
             if present_elsewhere is not None:
