@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
+from itertools import chain
 from typing import Any, Literal, NamedTuple, TypedDict
 
 from pydantic import ConfigDict, Field, TypeAdapter
@@ -437,6 +438,11 @@ def run_entries(report: RunReport, *groups: EntryGroup) -> Iterator[tuple[Reposi
     for repo in report.repositories:
         for _, entry in grouped_entries(repo, groups):
             yield repo, entry
+
+
+def run_images(report: RunReport, *groups: EntryGroup) -> Iterator[ImageEntry]:
+    """run_entries without the repositories: each entry of these groups, repository by repository."""
+    return chain.from_iterable(entries_in(repo, group) for repo in report.repositories for group in groups)
 
 
 def removes(repo: RepositoryReport) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -199,10 +200,11 @@ def failure_lines(report: RunReport) -> list[str]:
 
 def largest_lines(report: RunReport) -> list[str]:
     """The largest deletions (at most LARGEST_SHOWN), ties by repository and digest."""
-    largest = sorted(
+    largest = heapq.nsmallest(  # sorted(...)[:LARGEST_SHOWN], without sorting every deletion of a large run
+        LARGEST_SHOWN,
         run_entries(report, "delete"),
         key=lambda item: (-(item[1].image_size_in_bytes or 0), item[0].repository_name, item[1].image_digest),
-    )[:LARGEST_SHOWN]
+    )
     if not largest:
         return []
     return ["", f"Largest {'would-be deletions' if report.dry_run else 'deletions'}:"] + [

@@ -26,6 +26,7 @@ from ecr_retention.domain.report import (
     removes,
     replicating,
     run_entries,
+    run_images,
     run_in_use_archived,
     short_digest,
 )
@@ -36,10 +37,9 @@ MARKS: dict[Status, str] = {"pass": "\u2713", "warn": "!", "fail": "\u2717"}
 WORDS: dict[Status, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
 # A removal carrying one of these reasons contradicts itself: the planner never removes what they protect.
 PROTECTING: tuple[ReasonKind, ...] = ("in-use", "keep-rule", "min-age", "blocked", "skipped")
-PROTECTING_KINDS = frozenset(PROTECTING)
 EVIDENCE_LINES = 50  # a check lists at most this many lines of evidence, then says how many more there are
 OPEN_EVIDENCE_LINES = 3  # longer evidence is folded (a <details> element: no script needed to unfold it)
-_kind = attrgetter("kind")
+_kind_and_rule = attrgetter("kind", "rule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,13 +70,29 @@ def capped(lines: Iterable[Line]) -> tuple[Line, ...]:
     return (*shown[:EVIDENCE_LINES], line(f"… and {len(shown) - EVIDENCE_LINES} more"))
 
 
-def kind_counts(entries: Iterable[ImageEntry]) -> Counter[str]:
-    """How many of the entries carry each reason kind (an entry counts once per kind). Counted by each entry's
-    kinds first: a run's images share a few dozen of them."""
+# An entry's reasons as the checks count them: (kind, rule) each.
+ReasonKey = tuple[tuple[str, str | None], ...]
+
+
+def reason_key(entry: ImageEntry) -> ReasonKey:
+    reasons = entry.reasons
+    if len(reasons) == 1:  # most images: without iterators
+        return ((reasons[0].kind, reasons[0].rule),)
+    return tuple(map(_kind_and_rule, reasons))
+
+
+def reason_keys(entries: Iterable[ImageEntry]) -> Counter[ReasonKey]:
+    """How many of the entries carry each combination of reasons: a run's images share a few dozen, which the checks
+    count from rather than from every image again."""
+    return Counter(map(reason_key, entries))
+
+
+def kind_counts(keys: Counter[ReasonKey]) -> Counter[str]:
+    """How many of the entries carry each reason kind (an entry counts once per kind)."""
     counts: Counter[str] = Counter()
-    for kinds, entries_with_them in Counter(tuple(map(_kind, entry.reasons)) for entry in entries).items():
-        for kind in set(kinds):
-            counts[kind] += entries_with_them
+    for key, entries in keys.items():
+        for kind in {kind for kind, _ in key}:
+            counts[kind] += entries
     return counts
 
 
@@ -145,16 +161,14 @@ def in_use_check(report: RunReport) -> Check:
     )
 
 
-def removals_check(report: RunReport) -> Check:
-    checked = 0
+def removals_check(report: RunReport, removed: Counter[ReasonKey]) -> Check:
+    checked = sum(removed.values())
     offenders: list[Line] = []
-    for repo, entry in run_entries(report, *REMOVED_GROUPS):
-        checked += 1
-        if PROTECTING_KINDS.isdisjoint(map(_kind, entry.reasons)):
-            continue
-        kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
-        if kinds:
-            offenders.append(line(*image_ref(repo, entry), f" is removed but carries {', '.join(kinds)}"))
+    if any(kind in PROTECTING for key in removed for kind, _ in key):  # then each such removal is named
+        for repo, entry in run_entries(report, *REMOVED_GROUPS):
+            kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
+            if kinds:
+                offenders.append(line(*image_ref(repo, entry), f" is removed but carries {', '.join(kinds)}"))
     if offenders:
         return Check(
             "removals-unprotected",
@@ -173,15 +187,13 @@ def removals_check(report: RunReport) -> Check:
     )
 
 
-def spared_check(report: RunReport) -> Check:
-    kept = [entry for _, entry in run_entries(report, "keep")]
+def spared_check(kept: Counter[ReasonKey]) -> Check:
     counts = kind_counts(kept)
-    rules = Counter(
-        (reason.kind, reason.rule or "")
-        for entry in kept
-        for reason in entry.reasons
-        if reason.kind in ("keep-newest", "keep-rule")
-    )
+    rules: Counter[tuple[str, str]] = Counter()
+    for key, entries in kept.items():
+        for kind, rule in key:
+            if kind in ("keep-newest", "keep-rule"):
+                rules[kind, rule or ""] += entries
     evidence = [
         line(kind, *((" ", data(rule)) if rule else ()), f": {plural(count, 'image')}")
         for (kind, rule), count in sorted(rules.items())
@@ -198,9 +210,8 @@ def spared_check(report: RunReport) -> Check:
     )
 
 
-def dependents_check(report: RunReport) -> Check:
-    kept = kind_counts(entry for _, entry in run_entries(report, "keep"))
-    gone = kind_counts(entry for _, entry in run_entries(report, *REMOVED_GROUPS))
+def dependents_check(kept: Counter[ReasonKey], removed: Counter[ReasonKey]) -> Check:
+    kept_kinds, gone = kind_counts(kept), kind_counts(removed)
     children = ("child", "children")
     referrers = ("signature or attestation", "signatures or attestations")
     return Check(
@@ -208,8 +219,8 @@ def dependents_check(report: RunReport) -> Check:
         "pass",
         "Dependents",
         line(
-            f"kept with their kept parents: {plural(kept['index-child'], *children)}, "
-            f"{plural(kept['referrer'], *referrers)}; "
+            f"kept with their kept parents: {plural(kept_kinds['index-child'], *children)}, "
+            f"{plural(kept_kinds['referrer'], *referrers)}; "
             f"removed with their parents: {plural(gone['index-child'], *children)}, {plural(gone['referrer'], *referrers)}"
         ),
     )
@@ -388,14 +399,16 @@ def warnings_check(report: RunReport) -> Check:
 
 
 def checks_of(report: RunReport) -> tuple[Check, ...]:
+    # The kept and the removed images' reasons, counted once for the checks that read them.
+    kept, removed = reason_keys(run_images(report, "keep")), reason_keys(run_images(report, *REMOVED_GROUPS))
     return (
         blocked_check(report),
         *(manifest_check(manifest, report) for manifest in sorted(report.manifests, key=lambda m: not m.expected)),
         in_use_check(report),
         in_use_archived_check(report),
-        removals_check(report),
-        spared_check(report),
-        dependents_check(report),
+        removals_check(report, removed),
+        spared_check(kept),
+        dependents_check(kept, removed),
         fraction_check(report),
         quarantine_check(report),
         cancellation_check(report),
