@@ -103,14 +103,15 @@ def test_a_plans_decisions_share_one_set_of_field_names() -> None:
     assert len({id(d.model_fields_set) for d in DECISIONS}) == 1
 
 
-def _pushed(at: datetime, seed: str) -> ImageDetail:
-    return ImageDetail.model_validate(
-        {"imageDigest": digest(seed), "imagePushedAt": at.isoformat(), "imageTags": [seed]}
-    )
+def _pushed(*pushed: tuple[str, datetime]) -> tuple[ImageDetail, ...]:
+    details = [
+        {"imageDigest": digest(seed), "imagePushedAt": at.isoformat(), "imageTags": [seed]} for seed, at in pushed
+    ]
+    return snapshot({"repositoryName": "app", "imageDetails": details}).repositories[0].image_details
 
 
 def test_newest_first_is_exact_to_the_microsecond_in_any_year() -> None:
     """A float of epoch seconds cannot tell microseconds apart late in the calendar; the order must."""
     late = datetime(9000, 1, 1, tzinfo=UTC)
-    images = [_pushed(late, "a"), _pushed(late + timedelta(microseconds=1), "b"), _pushed(late, "c")]
+    images = _pushed(("a", late), ("b", late + timedelta(microseconds=1)), ("c", late))
     assert [i.image_tags[0] for i in newest_first(images)] == ["b", *sorted(["a", "c"], key=lambda s: digest(s))]

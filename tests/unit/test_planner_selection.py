@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 from ecr_retention.domain.patterns import compile_globs
 from ecr_retention.domain.planner.repository import RepositoryImages
 from ecr_retention.domain.planner.rules import TagPatterns
-from ecr_retention.domain.registry import RepositorySnapshot
-from support.builders import digest
+from support.builders import digest, snapshot
 
 NOW = datetime(2026, 11, 30, 6, tzinfo=UTC)
 TAG_CHARACTERS = "ab.-_1Z"
@@ -25,9 +24,7 @@ def _images(tag_lists: list[list[str]]) -> RepositoryImages:
         {"imageDigest": digest(str(n)), "imagePushedAt": "2026-01-01T00:00:00Z", "imageTags": image_tags}
         for n, image_tags in enumerate(tag_lists)
     ]
-    return RepositoryImages.of(
-        RepositorySnapshot.model_validate({"repositoryName": "app", "imageDetails": details}), NOW
-    )
+    return RepositoryImages.of(snapshot({"repositoryName": "app", "imageDetails": details}).repositories[0], NOW)
 
 
 @settings(max_examples=300, deadline=None)
