@@ -47,6 +47,7 @@ SHIPPED = {
     "handlers",
     "services",
     "clock.py",
+    "gc_guard.py",
     "layout.py",
     "loading.py",
     "ports.py",
