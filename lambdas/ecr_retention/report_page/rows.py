@@ -4,8 +4,8 @@ Jinja costs an escaped Markup object per cell (16 for a row), most of a second a
 view's (view.py: the age, the action's label, the reasons); this module writes the tags the template wrote.
 
 Each value is escaped exactly once, by markupsafe's escape, as the template's autoescaping would escape it; a value
-that many rows repeat (a repository, an action, an age, a size, the reasons) is escaped once for all of them, and an
-image's own text (its digest, its tags) only when it holds a character to escape. The rows come in chunks of many,
+that many rows repeat (a repository, an action, an age, the reasons) is escaped once for all of them, and an image's
+own text (its digest, its tags, its size) only when it holds a character to escape. The rows come in chunks of many,
 each one Markup for the template to pass through, so that the page streams in pieces of a useful size."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def image_rows(report: RunReport) -> Iterator[str]:
                     f'<td>{label}</td><td title="{digest}">'
                     f"{escaped_text(visible(short_digest(entry.image_digest, with_algorithm=True)))}</td>"
                     f"<td>{escaped_text(visible(', '.join(entry.image_tags)))}</td><td>{escaped(age)}</td>"
-                    f"<td>{escaped(human_bytes(size))}</td><td>{escaped(action_label(entry, action, report.dry_run))}</td>"
+                    f"<td>{escaped_text(human_bytes(size))}</td><td>{escaped(action_label(entry, action, report.dry_run))}</td>"
                     f"<td>{reasons_html(reasons_of(entry, action, text_of))}</td></tr>\n"
                 )
 
