@@ -7,13 +7,13 @@ import gc
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ecr_retention import cli
 from ecr_retention.commands import plan as plan_command
 from ecr_retention.gc_guard import cyclic_gc_off
+from support.collector_watch import watched
 
 RULES = """
 version: 1
@@ -76,21 +76,13 @@ def plan_files(tmp_path: Path) -> list[str]:
 def test_a_plan_loads_plans_and_renders_with_the_collector_off_and_leaves_it_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    seen: dict[str, bool] = {}
-
-    def watched(name: str, function: Any) -> Any:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            seen[name] = gc.isenabled()
-            return function(*args, **kwargs)
-
-        return call
-
+    seen: list[tuple[str, bool]] = []
     for name in ("load_snapshot", "plan_registry", "plan_table_lines"):
-        monkeypatch.setattr(plan_command, name, watched(name, getattr(plan_command, name)))
+        monkeypatch.setattr(plan_command, name, watched(seen, name, getattr(plan_command, name)))
 
     assert cli.main(plan_files(tmp_path)) == 0
 
-    assert seen == {"load_snapshot": False, "plan_registry": False, "plan_table_lines": False}
+    assert seen == [("load_snapshot", False), ("plan_registry", False), ("plan_table_lines", False)]
     assert gc.isenabled()
     assert "111111111111  v1" in capsys.readouterr().out
 

@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from ecr_retention.domain.errors import InputError
+from support.collector_watch import watched
 from support.lambda_stack import (
     REGION,
     FakeContext,
@@ -99,17 +100,9 @@ def test_the_evaluation_and_the_report_run_with_the_cyclic_collector_off_and_lea
     from ecr_retention.handlers import evaluate, report, targets
     from ecr_retention.services.run import finish_run, run_work_item
 
-    seen: dict[str, bool] = {}
-
-    def watched(name: str, service: Any) -> Any:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            seen[name] = gc.isenabled()
-            return service(*args, **kwargs)
-
-        return call
-
-    monkeypatch.setattr(evaluate, "run_work_item", watched("evaluate", run_work_item))
-    monkeypatch.setattr(report, "finish_run", watched("report", finish_run))
+    seen: list[tuple[str, bool]] = []
+    monkeypatch.setattr(evaluate, "run_work_item", watched(seen, "evaluate", run_work_item))
+    monkeypatch.setattr(report, "finish_run", watched(seen, "report", finish_run))
     started = targets.lambda_handler({"trigger": "schedule"}, FakeContext())
     items = json.loads(stack.s3().get_object(Bucket=stack.bucket, Key=started["targetsKey"])["Body"].read())
 
@@ -119,7 +112,7 @@ def test_the_evaluation_and_the_report_run_with_the_cyclic_collector_off_and_lea
     report.lambda_handler(started, FakeContext())
 
     assert gc.isenabled()
-    assert seen == {"evaluate": False, "report": False}
+    assert seen == [("evaluate", False), ("report", False)]
 
 
 def test_a_services_failure_line_carries_the_run_id(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:

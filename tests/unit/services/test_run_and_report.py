@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import json
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -23,6 +22,7 @@ from ecr_retention.services.run import (
 )
 from ecr_retention.workflow import RunRecord
 from support.builders import ACCOUNT, NOW, REGION
+from support.collector_watch import watched
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 
 HOST = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
@@ -113,16 +113,11 @@ def test_a_cli_run_evaluates_and_reports_with_the_cyclic_collector_off_as_its_la
     adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
     seen: list[tuple[str, bool]] = []
 
-    def watched(name: str, service: Any) -> Any:
-        def call(*args: Any, **kwargs: Any) -> Any:
-            seen.append((name, gc.isenabled()))
-            return service(*args, **kwargs)
-
-        return call
-
-    for name, service in {"evaluate_repository": evaluate_repository, "report_run": report_run}.items():
-        monkeypatch.setattr(f"ecr_retention.services.run.{name}", watched(name.partition("_")[0], service))
-    monkeypatch.setattr("ecr_retention.services.run.update_memory", watched("memory", update_memory))
+    monkeypatch.setattr(
+        "ecr_retention.services.run.evaluate_repository", watched(seen, "evaluate", evaluate_repository)
+    )
+    monkeypatch.setattr("ecr_retention.services.run.report_run", watched(seen, "report", report_run))
+    monkeypatch.setattr("ecr_retention.services.run.update_memory", watched(seen, "memory", update_memory))
     gc.enable()
 
     run_pipeline(rules(dry_run=True), adapters)
