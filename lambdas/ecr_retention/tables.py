@@ -8,6 +8,7 @@ from datetime import datetime
 from functools import cache
 from itertools import repeat
 
+from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.escaping import printable as printable  # re-exported: the commands import it from here
 from ecr_retention.domain.plan import Decision, Plan, QuarantineStage, Reason, RepositoryPlan, RepositorySummary
@@ -19,7 +20,6 @@ from ecr_retention.domain.report import (
     Verb,
     action_verb,
     grouped_entries,
-    short_digest,
 )
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.domain.summary import replica_text, summary_lines

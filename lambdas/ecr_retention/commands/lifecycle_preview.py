@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.evaluation import evaluate
@@ -19,7 +20,6 @@ from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, build
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
 from ecr_retention.domain.registry import ImageDetail, ImagesDocument, RepositorySnapshot, Snapshot
 from ecr_retention.domain.replication import ReplicationConfiguration
-from ecr_retention.domain.report import short_digest
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as
 from ecr_retention.tables import format_rows, printable
 

@@ -473,20 +473,6 @@ def passive_verb(verb: Verb, *, dry_run: bool) -> str:
     return f"would be {PAST_TENSE[verb]}" if dry_run else PAST_TENSE[verb]
 
 
-SHORT_DIGEST_HEX = 12
-DIGEST_ALGORITHM = "sha256:"
-
-
-def short_digest(digest: str, *, with_algorithm: bool = False) -> str:
-    """A digest by its first 12 hex digits. Two forms, each kept where its readers know it: `1a2b3c4d5e6f` (the
-    default) in the CLI's columns and the plan's reasons, where width is short and every digest is sha256;
-    `sha256:1a2b3c4d5e6f` (with_algorithm) in the SNS summary and on the page, whose prose names images among other
-    figures."""
-    if with_algorithm:
-        return digest[: len(DIGEST_ALGORITHM) + SHORT_DIGEST_HEX]
-    return digest.split(":", 1)[-1][:SHORT_DIGEST_HEX]
-
-
 # What became of an in-use image the run found ARCHIVED: restored (in dry run: would be), its restore refused by ECR,
 # or left archived because safety.restore_in_use is false.
 Fate = Literal["restored", "restore-failed", "not-restored"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
 
+from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.escaping import printable
 from ecr_retention.domain.plan import ReplicaRegistry
@@ -21,7 +22,6 @@ from ecr_retention.domain.report import (
     replicating,
     run_entries,
     run_in_use_archived,
-    short_digest,
 )
 from ecr_retention.domain.sizes import human_bytes
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Literal
 
+from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.plan import ReasonKind, ReplicaRegistry
@@ -28,7 +29,6 @@ from ecr_retention.domain.report import (
     run_entries,
     run_images,
     run_in_use_archived,
-    short_digest,
 )
 from ecr_retention.report_page.text import Line, Part, data, line, plural
 

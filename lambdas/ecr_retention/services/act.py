@@ -13,11 +13,11 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 
+from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.ledger import UNANSWERED, Action, Answer, Failure, Ledger
 from ecr_retention.domain.plan import Decision, RepositoryPlan
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
 from ecr_retention.domain.removal_order import next_wave, removal_parents
-from ecr_retention.domain.report import short_digest
 from ecr_retention.ports import BatchOutcome, Registry
 from ecr_retention.services.defects import Defect, contain
 

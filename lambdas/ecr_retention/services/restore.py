@@ -19,11 +19,12 @@ from datetime import timedelta
 from typing import Any, Literal
 
 from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
+from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.ledger import NO_ANSWER, Answer, Ledger
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.domain.report import RunReport, short_digest
+from ecr_retention.domain.report import RunReport
 from ecr_retention.layout import run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone

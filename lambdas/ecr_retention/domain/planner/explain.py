@@ -7,12 +7,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Selector
+from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.inventory import Workload
 from ecr_retention.domain.plan import REMOVALS, Action, Decision, Reason, ReplicaRegistry
 from ecr_retention.domain.planner.repository import DependentKind, DisplacedSlots
 from ecr_retention.domain.registry import ImageDetail
-from ecr_retention.domain.report import short_digest
 from ecr_retention.domain.timestamps import format_timestamp
 
 MAX_USAGES_IN_DETAIL = 3
