@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from urllib.parse import quote
 
 # --- The inventory bucket.
 IN_USE_PREFIX = "in-use/"  # in-use/<cluster>.json, one manifest per cluster
@@ -19,6 +20,9 @@ IN_USE_MEMORY_KEY = "state/in-use-memory.json"
 # no cluster name starts with `_`, so it is never a manifest's.
 MEMORY_FILE = "_in-use-memory.json"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
+# The sentinel's record of removals (domain/sentinel.py Removal): removals/<quoted repository>/<time>-<event>-<n>.json,
+# one object per event and image, never rewritten (two events at once never race); expired by the bucket's lifecycle.
+REMOVALS_PREFIX = "removals/"
 
 
 def run_prefix(run_id: str) -> str:
@@ -50,6 +54,43 @@ def run_report_key(run_id: str, started_at: datetime, *, extension: str = "json"
     """`reports/YYYY/MM/DD/<runId>.json`, dated by the run's start (UTC); the page (`.html`) and the sheet (`.csv`)
     of the same run have the same stem."""
     return f"{REPORTS_PREFIX}{started_at:%Y/%m/%d}/{run_id}.{extension}"
+
+
+def removals_prefix(repository: str) -> str:
+    """Where the removals of one repository are recorded. Quoted, slashes too: `removals/team-a%2Fworker/`, so that
+    listing one repository never lists another whose name it begins (`team-a` and `team-a/worker`)."""
+    return f"{REMOVALS_PREFIX}{quote(repository, safe='')}/"
+
+
+def removal_key(repository: str, removed_at: datetime, event_id: str, position: int) -> str:
+    """One recorded removal: sorted by time within its repository; the event id and the image's position in the
+    event make it unique (a lifecycle event lists up to about ten images)."""
+    return f"{removals_prefix(repository)}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}-{position}.json"
+
+
+# --- The sentinel's EventBridge rules (infra/sentinel.py), as the demo's emulator routes events too. Native lifecycle
+# actions arrive as the CloudTrail service event PolicyExecutionEvent (no trail needed); API calls only with a trail
+# that records management events in the Region (the stack's context flag `cloudTrailManagementEvents`).
+IMAGE_DELETED_PATTERN: dict[str, object] = {
+    "source": ["aws.ecr"],
+    "detail-type": ["ECR Image Action"],
+    "detail": {"action-type": ["DELETE"], "result": ["SUCCESS"]},
+}
+IMAGE_ARCHIVED_PATTERN: dict[str, object] = {
+    "source": ["aws.ecr"],
+    "detail-type": ["ECR Image Action"],
+    "detail": {"action-type": ["UPDATE_STORAGE_CLASS"], "result": ["SUCCESS"], "target-storage-class": ["ARCHIVE"]},
+}
+LIFECYCLE_ACTION_PATTERN: dict[str, object] = {
+    "source": ["aws.ecr"],
+    "detail-type": ["AWS Service Event via CloudTrail"],
+    "detail": {"eventSource": ["ecr.amazonaws.com"], "eventName": ["PolicyExecutionEvent"]},
+}
+API_CALL_PATTERN: dict[str, object] = {
+    "source": ["aws.ecr"],
+    "detail-type": ["AWS API Call via CloudTrail"],
+    "detail": {"eventSource": ["ecr.amazonaws.com"], "eventName": ["PutLifecyclePolicy", "BatchDeleteImage"]},
+}
 
 
 # --- The lease table (one evaluation per repository at a time).
