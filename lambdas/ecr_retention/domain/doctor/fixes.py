@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule
+from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule, SplitRule
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
@@ -56,8 +56,9 @@ class PolicyFixes:
     removed: set[int] = field(default_factory=set)
     counts: dict[int, int] = field(default_factory=dict)
     own_images: dict[int, int] = field(default_factory=dict)
+    split: set[int] = field(default_factory=set)
 
-    def add(self, edit: KeepTags | RemoveRule | RaiseCount, original_priority: Mapping[int, int]) -> bool:
+    def add(self, edit: KeepTags | RemoveRule | RaiseCount | SplitRule, original_priority: Mapping[int, int]) -> bool:
         """Record one edit made against the fixed policy whose priorities map back through
         `original_priority`; True when it changes anything."""
         if isinstance(edit, KeepTags):
@@ -67,9 +68,10 @@ class PolicyFixes:
         if edit.rule_priority not in original_priority:  # one of our keep rules: never edited
             return False
         priority = original_priority[edit.rule_priority]
-        if isinstance(edit, RemoveRule):
-            changed = priority not in self.removed
-            self.removed.add(priority)
+        if isinstance(edit, RemoveRule | SplitRule):
+            done = self.removed if isinstance(edit, RemoveRule) else self.split
+            changed = priority not in done
+            done.add(priority)
             return changed
         changed = edit.count_number > self.counts.get(priority, 0)
         self.counts[priority] = max(self.counts.get(priority, 0), edit.count_number)
@@ -84,18 +86,37 @@ class PolicyFixes:
         tags = sorted(self.keep_tags)
         rules = [keep_one_rule(index + 1, tag) for index, tag in enumerate(tags)]
         original_priority: dict[int, int] = {}
+        offset = len(tags)  # rules keep their numbers, shifted past the keep rules and the parts of split rules
         for rule in policy.ordered_rules:
             if rule.rule_priority in self.removed:
                 continue
-            data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
-            data["rulePriority"] = rule.rule_priority + len(tags)
-            original_priority[data["rulePriority"]] = rule.rule_priority
-            if rule.rule_priority in self.counts:
-                data["selection"]["countNumber"] = max(rule.selection.count_number, self.counts[rule.rule_priority])
-            if rule.rule_priority in self.own_images:
-                data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
-            rules.append(data)
+            for data in self._edited(rule):
+                data["rulePriority"] = rule.rule_priority + offset
+                original_priority[data["rulePriority"]] = rule.rule_priority
+                rules.append(data)
+                offset += 1
+            offset -= 1
         return ({"rules": rules} if rules else None), original_priority
+
+    def _edited(self, rule: LifecycleRule) -> list[dict[str, Any]]:
+        """The rule with its raised count, as one rule per tag list entry when it is split."""
+        data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if rule.rule_priority in self.counts:
+            data["selection"]["countNumber"] = max(rule.selection.count_number, self.counts[rule.rule_priority])
+        if rule.rule_priority in self.own_images:
+            data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
+        if rule.rule_priority not in self.split:
+            return [data]
+        key = "tagPrefixList" if "tagPrefixList" in data["selection"] else "tagPatternList"
+        return [_one_entry(data, key, entry) for entry in data["selection"][key]]
+
+
+def _one_entry(data: dict[str, Any], key: str, entry: str) -> dict[str, Any]:
+    """A part of a split rule: the same rule for one entry of its tag list."""
+    selection = {**data["selection"], key: [entry]}
+    description = data.get("description")
+    what = f"{entry} only" if description else f"{entry} only: one rule per entry, since ECR reads a tag list as AND"
+    return {**data, "selection": selection, "description": f"{description} ({what})" if description else what}
 
 
 def _with_marker(description: str | None, own_images: int) -> str:

@@ -3,7 +3,7 @@ rule can never act on."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.doctor.context import DoctorContext, describe_image, selects_one_image_at_most
+from ecr_retention.domain.doctor.context import DoctorContext, describe_image, keeps_forever, selects_one_image_at_most
 from ecr_retention.domain.doctor.fixes import intended_own_images
 from ecr_retention.domain.doctor.models import Finding, RaiseCount, RemoveRule
 from ecr_retention.domain.lifecycle.evaluation import RuleEvaluation
@@ -54,10 +54,12 @@ def check_count_reduced(context: DoctorContext) -> list[Finding]:
 
 def _ranks_what_it_cannot_act_on(context: DoctorContext, rule_evaluation: RuleEvaluation) -> bool:
     """A count rule with images in its window that it can never act on, and that can act at all: a rule
-    that selects one image at most never acts, and a shadowed one is reported as rule-shadowed and removed
-    by the fix."""
+    that selects one image at most never acts, a keep-forever count keeps them all anyway, and a shadowed one is
+    reported as rule-shadowed and removed by the fix."""
     rule = rule_evaluation.rule
     if not rule.is_count_rule or not rule_evaluation.window_blocked or selects_one_image_at_most(rule.selection):
+        return False
+    if keeps_forever(rule):
         return False
     return not context.shadowed(rule)
 

@@ -1,0 +1,99 @@
+"""Age rules that name a mutable tag: "expire images tagged latest pushed more than 180 days ago". The rule selects
+the image carrying the tag through the tag itself, so nothing is at risk today and no other check speaks; the day
+the image grows old enough, the rule deletes (or archives) it, and the tag with it. Reported as soon as the policy is
+read, with the date it would act on the image the tag is on now."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+from ecr_retention.domain.doctor.context import DAY_SECONDS, DoctorContext, days_text, keeps_forever, removes
+from ecr_retention.domain.doctor.models import Finding
+from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
+from ecr_retention.domain.lifecycle.matching import selects
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
+from ecr_retention.domain.lifecycle.timing import age_reference
+from ecr_retention.domain.registry import ImageDetail
+
+AGED_BY = {"sinceImagePushed": "pushed", "sinceImagePulled": "last pulled"}
+
+
+def mutable_tags_named(rule: LifecycleRule, is_mutable: Callable[[str], bool]) -> tuple[str, ...]:
+    """The mutable tags an age rule over standard images names without `*`; none for a keep-forever age.
+    (A count rule that names one tag selects one image and keeps it: countNumber is at least 1.)"""
+    selection = rule.selection
+    if selection.count_type not in AGED_BY or selection.tag_status != "tagged" or keeps_forever(rule):
+        return ()
+    return tuple(pattern for pattern in selection.patterns if "*" not in pattern and is_mutable(pattern))
+
+
+def check_rules_naming_mutable_tags(context: DoctorContext) -> list[Finding]:
+    findings: list[Finding] = []
+    for rule in context.policy.ordered_rules:
+        for tag in mutable_tags_named(rule, context.is_mutable):
+            carrier = _carrier(context, tag)
+            if carrier is None:
+                findings.append(_finding(rule, tag, "no image carries it now"))
+            elif _only_this_rule_will_take(context, rule, carrier):
+                findings.append(_finding(rule, tag, _when(context, rule, tag, carrier)))
+    return findings
+
+
+def check_rules_naming_mutable_tags_in_text(
+    policy: LifecyclePolicy, kinds: TagKinds = DEFAULT_TAG_KINDS
+) -> list[Finding]:
+    """The same check on a policy's text alone (repository creation templates): no image, so no date."""
+    return [
+        _finding(rule, tag, "the image it is on goes once it is old enough")
+        for rule in policy.ordered_rules
+        for tag in mutable_tags_named(rule, kinds.is_mutable)
+    ]
+
+
+def _carrier(context: DoctorContext, tag: str) -> ImageDetail | None:
+    return next((image for image in context.evaluation.images if tag in image.image_tags), None)
+
+
+def _only_this_rule_will_take(context: DoctorContext, rule: LifecycleRule, image: ImageDetail) -> bool:
+    """The rule selects the image first and does not act on it yet: acting now is `mutable-tag-expires`, and an
+    image a higher rule selects is that rule's."""
+    digest = image.image_digest
+    first = context.evaluation.first_selector.get(digest)
+    return (
+        selects(rule.selection, image) and first == rule.rule_priority and context.evaluation.action_of(digest) is None
+    )
+
+
+def _when(context: DoctorContext, rule: LifecycleRule, tag: str, image: ImageDetail) -> str:
+    """`latest: image pushed 170 days ago, expires on 2026-12-11 unless latest moves`."""
+    moment = age_reference(image, rule.selection.count_type)
+    if moment is None:
+        return f"{tag}: the image has no time ECR can age it by"
+    age = days_text((context.evaluation.now - moment).total_seconds() / DAY_SECONDS)
+    due = (moment + timedelta(days=rule.selection.count_number)).date().isoformat()
+    verb = "expires" if rule.action.type == "expire" else "is archived"
+    unless = f"unless {tag} moves" + (
+        " or the image is pulled" if rule.selection.count_type == "sinceImagePulled" else ""
+    )
+    return f"{tag}: image {AGED_BY[rule.selection.count_type]} {age} ago, {verb} on {due} {unless}"
+
+
+def _finding(rule: LifecycleRule, tag: str, when: str) -> Finding:
+    selection = rule.selection
+    verb = removes(rule.action.type.upper())
+    return Finding(
+        severity="warning",
+        code="rule-names-mutable-tag",
+        message=(
+            f"{rule.label} names the mutable tag {tag} and {verb}s images {AGED_BY[selection.count_type]} more than "
+            f"{days_text(selection.count_number)} ago: ECR {verb}s images, not tags, so the image {tag} is on goes "
+            f"with the tag once it is that old; {when}"
+        ),
+        fix=(
+            f"if {tag} must stay, put a keep-1 rule for it (tagPatternList [{tag}], imageCountMoreThan 1) ahead of "
+            f"{rule.label}; if {rule.label} is meant to drop a {tag} that stopped moving, nothing to change"
+        ),
+        rule_priority=rule.rule_priority,
+        image_tags=(tag,),
+    )
