@@ -87,10 +87,15 @@ class PolicyFixes:
         rules = [keep_one_rule(index + 1, tag) for index, tag in enumerate(tags)]
         original_priority: dict[int, int] = {}
         offset = len(tags)  # rules keep their numbers, shifted past the keep rules and the parts of split rules
+        prefix_sets = {
+            frozenset(rule.selection.tag_prefix_list)
+            for rule in policy.rules
+            if rule.selection.tag_prefix_list is not None and rule.rule_priority not in self.removed | self.split
+        }
         for rule in policy.ordered_rules:
             if rule.rule_priority in self.removed:
                 continue
-            for data in self._edited(rule):
+            for data in self._edited(rule, prefix_sets):
                 data["rulePriority"] = rule.rule_priority + offset
                 original_priority[data["rulePriority"]] = rule.rule_priority
                 rules.append(data)
@@ -98,7 +103,7 @@ class PolicyFixes:
             offset -= 1
         return ({"rules": rules} if rules else None), original_priority
 
-    def _edited(self, rule: LifecycleRule) -> list[dict[str, Any]]:
+    def _edited(self, rule: LifecycleRule, prefix_sets: set[frozenset[str]]) -> list[dict[str, Any]]:
         """The rule with its raised count, as one rule per tag list entry when it is split."""
         data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
         if rule.rule_priority in self.counts:
@@ -107,13 +112,26 @@ class PolicyFixes:
             data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
         if rule.rule_priority not in self.split:
             return [data]
-        key = "tagPrefixList" if "tagPrefixList" in data["selection"] else "tagPatternList"
-        return [_one_entry(data, key, entry) for entry in data["selection"][key]]
+        if "tagPatternList" in data["selection"]:
+            return [
+                _one_entry(data, "tagPatternList", entry)
+                for entry in dict.fromkeys(data["selection"]["tagPatternList"])
+            ]
+        return [_prefix_part(data, entry, prefix_sets) for entry in dict.fromkeys(data["selection"]["tagPrefixList"])]
 
 
-def _one_entry(data: dict[str, Any], key: str, entry: str) -> dict[str, Any]:
-    """A part of a split rule: the same rule for one entry of its tag list."""
-    selection = {**data["selection"], key: [entry]}
+def _prefix_part(data: dict[str, Any], entry: str, prefix_sets: set[frozenset[str]]) -> dict[str, Any]:
+    """A part of a split prefix rule. ECR wants a unique set of prefixes per rule: a part whose prefix another rule
+    lists alone becomes the pattern `prefix*`, which selects the same images."""
+    if frozenset([entry]) in prefix_sets:
+        return _one_entry(data, "tagPatternList", f"{entry}*", drop="tagPrefixList")
+    prefix_sets.add(frozenset([entry]))
+    return _one_entry(data, "tagPrefixList", entry)
+
+
+def _one_entry(data: dict[str, Any], key: str, entry: str, drop: str = "") -> dict[str, Any]:
+    """A part of a split rule: the same rule for one entry of its tag list (under `key`, without `drop`)."""
+    selection = {name: value for name, value in data["selection"].items() if name != drop} | {key: [entry]}
     description = data.get("description")
     what = f"{entry} only" if description else f"{entry} only: one rule per entry, since ECR reads a tag list as AND"
     return {**data, "selection": selection, "description": f"{description} ({what})" if description else what}
