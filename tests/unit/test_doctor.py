@@ -235,7 +235,7 @@ def test_untagged_rule_note_names_the_children_of_an_index_the_policy_expires() 
     assert finding.severity == "info"
     assert finding.policy_edit is None
     assert "cannot be expired or archived without the manifest list being deleted or archived first" in finding.message
-    assert "1 children of indexes this policy expired now go on a later run" in finding.message
+    assert "1 children of indexes this policy removes now go on a later run" in finding.message
     assert "keep rule 2" in finding.fix
     assert evaluate(pol, images, NOW, manifests).action_of(digest("child1")) is None  # the preview is unchanged
 

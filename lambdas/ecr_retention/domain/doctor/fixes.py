@@ -11,8 +11,9 @@ from typing import Any
 
 from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule, SplitRule
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.lifecycle.matching import selection_includes
 from ecr_retention.domain.lifecycle.parsing import parse_policy
-from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
 
 _OWN_IMAGES = re.compile(r"keep (\d+) of its own images, plus one slot per image a higher rule keeps")
 
@@ -87,24 +88,32 @@ class PolicyFixes:
         rules = [keep_one_rule(index + 1, tag) for index, tag in enumerate(tags)]
         original_priority: dict[int, int] = {}
         offset = len(tags)  # rules keep their numbers, shifted past the keep rules and the parts of split rules
-        prefix_sets = {
+        prefix_sets = self._prefix_sets(policy)
+        for rule in policy.ordered_rules:
+            # A split wins over a removal: a list read as AND is shadowed by a rule for one of its entries, but it
+            # was written for the images of each entry; a part that can never act is left out.
+            if rule.rule_priority in self.removed - self.split:
+                continue
+            parts = self._parts(rule, prefix_sets, rules)
+            for index, data in enumerate(parts):
+                data["rulePriority"] = rule.rule_priority + offset + index
+                original_priority[data["rulePriority"]] = rule.rule_priority
+                rules.append(data)
+            offset += max(len(parts) - 1, 0)
+        return ({"rules": rules} if rules else None), original_priority
+
+    def _prefix_sets(self, policy: LifecyclePolicy) -> set[frozenset[str]]:
+        """The prefix sets of the rules that stay whole: a split part must not repeat one."""
+        return {
             frozenset(rule.selection.tag_prefix_list)
             for rule in policy.rules
             if rule.selection.tag_prefix_list is not None and rule.rule_priority not in self.removed | self.split
         }
-        for rule in policy.ordered_rules:
-            if rule.rule_priority in self.removed:
-                continue
-            for data in self._edited(rule, prefix_sets):
-                data["rulePriority"] = rule.rule_priority + offset
-                original_priority[data["rulePriority"]] = rule.rule_priority
-                rules.append(data)
-                offset += 1
-            offset -= 1
-        return ({"rules": rules} if rules else None), original_priority
 
-    def _edited(self, rule: LifecycleRule, prefix_sets: set[frozenset[str]]) -> list[dict[str, Any]]:
-        """The rule with its raised count, as one rule per tag list entry when it is split."""
+    def _parts(
+        self, rule: LifecycleRule, prefix_sets: set[frozenset[str]], higher: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The rule with its raised count; when it is split, one rule per tag list entry that can act."""
         data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
         if rule.rule_priority in self.counts:
             data["selection"]["countNumber"] = max(rule.selection.count_number, self.counts[rule.rule_priority])
@@ -112,12 +121,28 @@ class PolicyFixes:
             data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
         if rule.rule_priority not in self.split:
             return [data]
-        if "tagPatternList" in data["selection"]:
-            return [
-                _one_entry(data, "tagPatternList", entry)
-                for entry in dict.fromkeys(data["selection"]["tagPatternList"])
-            ]
-        return [_prefix_part(data, entry, prefix_sets) for entry in dict.fromkeys(data["selection"]["tagPrefixList"])]
+        selection = data["selection"]
+        if "tagPatternList" in selection:
+            parts = [_one_entry(data, "tagPatternList", entry) for entry in dict.fromkeys(selection["tagPatternList"])]
+        else:
+            parts = [_prefix_part(data, entry, prefix_sets) for entry in dict.fromkeys(selection["tagPrefixList"])]
+        return _acting_parts(parts, higher)
+
+
+def _acting_parts(parts: Sequence[dict[str, Any]], higher: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parts of a split rule that no higher rule, nor an earlier part, selects all of."""
+    kept: list[dict[str, Any]] = []
+    for part in parts:
+        if not _selected_first(part, [*higher, *kept]):
+            kept.append(part)
+    return kept
+
+
+def _selected_first(part: dict[str, Any], higher: Sequence[dict[str, Any]]) -> bool:
+    """A part of a split rule that a higher rule selects all of can never act: it is left out (same outcome), since
+    a later round removing it as shadowed would remove every part of the rule."""
+    selection = LifecycleSelection.model_validate(part["selection"])
+    return any(selection_includes(LifecycleSelection.model_validate(h["selection"]), selection) for h in higher)
 
 
 def _prefix_part(data: dict[str, Any], entry: str, prefix_sets: set[frozenset[str]]) -> dict[str, Any]:

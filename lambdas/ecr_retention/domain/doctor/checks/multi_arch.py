@@ -8,11 +8,10 @@ children of an index whose manifest is not in the input are not known to the pre
 
 from __future__ import annotations
 
-from ecr_retention.domain.doctor.context import DoctorContext, removes
+from ecr_retention.domain.doctor.context import DoctorContext
 from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.lifecycle.policy import LifecycleRule
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
 
 ECR_GUARANTEE = (
     'ECR documents that an image referenced by a manifest list "cannot be expired or archived without the manifest '
@@ -30,44 +29,29 @@ def check_untagged_with_multi_arch(context: DoctorContext) -> list[Finding]:
     """A note per untagged rule when the preview shows children at risk of the rule: those of an index the policy
     removes now, or those it cannot see (an index without its manifest). Nothing otherwise."""
     untagged = [r for r in context.policy.ordered_rules if r.selection.tag_status == "untagged"]
-    if not untagged or not _image_indexes(context):
-        return []
     orphaned = _children_of_removed_indexes(context)
     unknown = len(context.evaluation.indexes_without_manifest)
-    if not orphaned and not unknown:
-        return []
-    return [_note(rule, orphaned, unknown) for rule in untagged]
+    return [_note(rule, len(orphaned), unknown) for rule in untagged] if orphaned or unknown else []
 
 
-def _image_indexes(context: DoctorContext) -> list[ImageDetail]:
-    """Images that are indexes by their media type, or by a manifest in the input that lists manifests."""
-    return [
-        image
-        for image in context.evaluation.images
-        if image.image_manifest_media_type in INDEX_MEDIA_TYPES
-        or "manifests" in context.manifests.get(image.image_digest, {})
-    ]
-
-
-def _children_of_removed_indexes(context: DoctorContext) -> dict[str, str]:
-    """Child digest -> what this policy does to every index that references it, for children whose indexes
-    all go now: ECR removes such a child on a later run, when a rule selects it."""
+def _children_of_removed_indexes(context: DoctorContext) -> list[str]:
+    """The children whose every index this policy removes now, and that no rule takes now: ECR removes such a
+    child on a later run, when a rule selects it."""
     parents, _ = index_children(context.evaluation.images, context.manifests)
-    orphaned: dict[str, str] = {}
-    for child, indexes in parents.items():
-        actions = {context.evaluation.action_of(index) for index in indexes}
-        if None not in actions and context.evaluation.action_of(child) is None:
-            orphaned[child] = " or ".join(sorted(f"{removes(action)}d" for action in actions if action))
-    return orphaned
+    return [child for child, indexes in parents.items() if _goes_later(context, child, indexes)]
 
 
-def _note(rule: LifecycleRule, orphaned: dict[str, str], unknown: int) -> Finding:
+def _goes_later(context: DoctorContext, child: str, indexes: set[str]) -> bool:
+    evaluation = context.evaluation
+    return evaluation.action_of(child) is None and all(evaluation.action_of(index) is not None for index in indexes)
+
+
+def _note(rule: LifecycleRule, orphaned: int, unknown: int) -> Finding:
     remaining: list[str] = []
     if orphaned:
-        fates = " or ".join(sorted(set(orphaned.values())))
         remaining.append(
-            f"{len(orphaned)} children of indexes this policy {fates} now go on a later run, once their index is "
-            f"gone, under {rule.label} if it selects them then"
+            f"{orphaned} children of indexes this policy removes now go on a later run, once their index is gone, "
+            f"under {rule.label} if it selects them then"
         )
     if unknown:
         remaining.append(
