@@ -310,6 +310,19 @@ def test_an_age_rule_that_names_latest_warns_with_the_date_it_acts() -> None:
     assert f"latest: image pushed 170 days ago, expires on {due} unless latest moves" in finding.message
 
 
+def test_a_prefix_that_is_a_mutable_tag_names_it_too() -> None:
+    images = repo(image("d", "dev", age=50 * DAY), image("b", "dev-123", "dev-cafebab", age=51 * DAY))
+    [finding] = run(policy(rule(1, prefixes("dev") | older_than(60))), images).findings
+    assert finding.code == "rule-names-mutable-tag"
+    assert "dev: image pushed 50 days ago, expires on" in finding.message
+
+
+def test_a_mutable_tag_that_build_tags_also_select_is_the_at_risk_warning_alone() -> None:
+    images = repo(image("d", "dev", "dev-123", age=50 * DAY))
+    diagnosis = run(policy(rule(1, prefixes("dev") | older_than(60))), images)
+    assert [f.code for f in diagnosis.findings] == ["mutable-tag-at-risk"]
+
+
 def test_an_age_rule_that_takes_latest_now_is_the_mutable_tag_error_not_a_second_warning() -> None:
     images = repo(image("l", "latest", age=190 * DAY))
     assert codes(run(policy(rule(1, patterns("latest") | older_than(180))), images)) == [

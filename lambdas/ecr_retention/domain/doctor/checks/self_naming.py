@@ -11,7 +11,7 @@ from datetime import timedelta
 from ecr_retention.domain.doctor.context import DAY_SECONDS, DoctorContext, days_text, keeps_forever, removes
 from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
-from ecr_retention.domain.lifecycle.matching import selects
+from ecr_retention.domain.lifecycle.matching import selects, tags_selected
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
 from ecr_retention.domain.lifecycle.timing import age_reference
 from ecr_retention.domain.registry import ImageDetail
@@ -20,12 +20,14 @@ AGED_BY = {"sinceImagePushed": "pushed", "sinceImagePulled": "last pulled"}
 
 
 def mutable_tags_named(rule: LifecycleRule, is_mutable: Callable[[str], bool]) -> tuple[str, ...]:
-    """The mutable tags an age rule over standard images names without `*`; none for a keep-forever age.
-    (A count rule that names one tag selects one image and keeps it: countNumber is at least 1.)"""
+    """The mutable tags an age rule over standard images names: a pattern without `*`, or a prefix, that is a mutable
+    tag itself (a prefix `dev` selects the tag `dev` too); none for a keep-forever age. (A count rule that names one
+    tag selects one image and keeps it: countNumber is at least 1.)"""
     selection = rule.selection
     if selection.count_type not in AGED_BY or selection.tag_status != "tagged" or keeps_forever(rule):
         return ()
-    return tuple(pattern for pattern in selection.patterns if "*" not in pattern and is_mutable(pattern))
+    names = selection.tag_prefix_list or tuple(p for p in selection.tag_pattern_list or () if "*" not in p)
+    return tuple(name for name in names if is_mutable(name))
 
 
 def check_rules_naming_mutable_tags(context: DoctorContext) -> list[Finding]:
@@ -56,12 +58,16 @@ def _carrier(context: DoctorContext, tag: str) -> ImageDetail | None:
 
 
 def _only_this_rule_will_take(context: DoctorContext, rule: LifecycleRule, image: ImageDetail) -> bool:
-    """The rule selects the image first and does not act on it yet: acting now is `mutable-tag-expires`, and an
-    image a higher rule selects is that rule's."""
+    """The rule selects the image first, through the mutable tag alone, and does not act on it yet. Acting now is
+    `mutable-tag-expires`; an image a higher rule selects is that rule's; and one its build tags select too is
+    `mutable-tag-at-risk`."""
     digest = image.image_digest
-    first = context.evaluation.first_selector.get(digest)
+    others = [tag for tag in image.image_tags if not context.is_mutable(tag)]
     return (
-        selects(rule.selection, image) and first == rule.rule_priority and context.evaluation.action_of(digest) is None
+        selects(rule.selection, image)
+        and not tags_selected(rule.selection, others)
+        and context.evaluation.first_selector.get(digest) == rule.rule_priority
+        and context.evaluation.action_of(digest) is None
     )
 
 
