@@ -20,14 +20,24 @@ AGED_BY = {"sinceImagePushed": "pushed", "sinceImagePulled": "last pulled"}
 
 
 def mutable_tags_named(rule: LifecycleRule, is_mutable: Callable[[str], bool]) -> tuple[str, ...]:
-    """The mutable tags an age rule over standard images names: a pattern without `*`, or a prefix, that is a mutable
-    tag itself (a prefix `dev` selects the tag `dev` too); none for a keep-forever age. (A count rule that names one
-    tag selects one image and keeps it: countNumber is at least 1.)"""
-    selection = rule.selection
-    if selection.count_type not in AGED_BY or selection.tag_status != "tagged" or keeps_forever(rule):
+    """The mutable tags an age rule over standard images names by a pattern without `*`; none for a keep-forever age.
+    (A count rule that names one tag selects one image and keeps it: countNumber is at least 1.)"""
+    if not _ages_tags(rule):
         return ()
-    names = selection.tag_prefix_list or tuple(p for p in selection.tag_pattern_list or () if "*" not in p)
-    return tuple(name for name in names if is_mutable(name))
+    return tuple(p for p in rule.selection.tag_pattern_list or () if "*" not in p and is_mutable(p))
+
+
+def mutable_prefixes(rule: LifecycleRule, is_mutable: Callable[[str], bool]) -> tuple[str, ...]:
+    """The prefixes of an age rule that are a mutable tag too: the prefix `dev` selects the tag `dev`. Only reported
+    where an image carries that very tag, since most prefixes (`feature`, `review-`) are never a tag."""
+    if not _ages_tags(rule):
+        return ()
+    return tuple(prefix for prefix in rule.selection.tag_prefix_list or () if is_mutable(prefix))
+
+
+def _ages_tags(rule: LifecycleRule) -> bool:
+    selection = rule.selection
+    return selection.count_type in AGED_BY and selection.tag_status == "tagged" and not keeps_forever(rule)
 
 
 def check_rules_naming_mutable_tags(context: DoctorContext) -> list[Finding]:
@@ -39,13 +49,18 @@ def check_rules_naming_mutable_tags(context: DoctorContext) -> list[Finding]:
                 findings.append(_finding(rule, tag, "no image carries it now"))
             elif _only_this_rule_will_take(context, rule, carrier):
                 findings.append(_finding(rule, tag, _when(context, rule, tag, carrier)))
+        for tag in mutable_prefixes(rule, context.is_mutable):
+            carrier = _carrier(context, tag)
+            if carrier is not None and _only_this_rule_will_take(context, rule, carrier):
+                findings.append(_finding(rule, tag, _when(context, rule, tag, carrier)))
     return findings
 
 
 def check_rules_naming_mutable_tags_in_text(
     policy: LifecyclePolicy, kinds: TagKinds = DEFAULT_TAG_KINDS
 ) -> list[Finding]:
-    """The same check on a policy's text alone (repository creation templates): no image, so no date."""
+    """The same check on a policy's text alone (repository creation templates): no image, so no date, and only
+    tags named by a pattern without `*`."""
     return [
         _finding(rule, tag, "the image it is on goes once it is old enough")
         for rule in policy.ordered_rules
