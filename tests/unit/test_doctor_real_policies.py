@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ecr_retention.domain.doctor import RepositoryDiagnosis, diagnose
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.preview import preview
 from ecr_retention.domain.registry import ImageDetail
@@ -53,3 +54,29 @@ def _summary(rule: dict[str, object]) -> tuple[int, str, int]:
     priority = rule["rulePriority"]
     assert isinstance(priority, int)
     return priority, what, int(selection["countNumber"])
+
+
+def test_a_policy_that_jsonencode_wrote_with_nulls_is_refused_as_ecr_refuses_it() -> None:
+    """cloudposse/terraform-aws-ecr issue 158 and PR 132: an optional attribute left unset in a custom lifecycle rule
+    reaches the policy as `"countUnit": null`; ECR answers InvalidParameterException, and so does the simulator."""
+    rendered = {
+        "rules": [
+            {
+                "rulePriority": 1,
+                "description": "Remove untagged images",
+                "selection": {
+                    "tagStatus": "untagged",
+                    "countType": "imageCountMoreThan",
+                    "countNumber": 1,
+                    "countUnit": None,
+                    "tagPrefixList": None,
+                },
+                "action": {"type": "expire", "targetStorageClass": None},
+            }
+        ]
+    }
+    with pytest.raises(InputError) as raised:
+        parse_policy(json.dumps(rendered), "cloudposse custom_lifecycle_rules")
+    assert str(raised.value).startswith(
+        "cloudposse custom_lifecycle_rules: rule 1 (rules[0]): selection.countUnit: null is not allowed"
+    )

@@ -381,3 +381,39 @@ def test_counts_in_the_fixed_policy_equal_what_it_protects() -> None:
     ]
     kept = {i.image_digest for i in images} - set(evaluate(fixed(diagnosis), images, NOW).verdicts)
     assert len(kept) == 5  # latest, dev and 3 version images of rule 4's own
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "lifecycle"
+
+
+def test_the_dev_and_staging_example_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/lifecycle.md's AND-list example: the preview shows rule 2 taking the dev and staging images, the doctor
+    says why and splits rule 1 in its fixed policy."""
+    files = [
+        "--policy",
+        str(EXAMPLES / "policy-dev-staging.json"),
+        "--images",
+        str(EXAMPLES / "describe-images-dev-staging.json"),
+        "--now",
+        "2026-11-30T06:00:00Z",
+    ]
+    assert main(["lifecycle-preview", *files, "--format", "json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["previewResults"]
+    assert [(r["imageTags"], r["appliedRulePriority"]) for r in listed] == [
+        (["dev-101"], 2),
+        (["staging-55"], 2),
+        (["dev-102"], 2),
+        (["staging-56"], 2),
+        (["dev-103"], 2),
+    ]
+
+    assert main(["doctor", *files, "--format", "json"]) == 1
+    diagnosis = json.loads(capsys.readouterr().out)
+    [finding] = [f for f in diagnosis["findings"] if f["code"] == "tag-list-is-and"]
+    assert finding["message"].endswith(
+        "dev* images fall to rule 2 and 3 of them expire; staging* images fall to rule 2 and 2 of them expire"
+    )
+    assert finding["policyEdit"] == {"kind": "split-rule", "rulePriority": 1, "entries": ["dev", "staging"]}
+    rules = diagnosis["fixedPolicy"]["rules"]
+    assert [r["selection"].get("tagPrefixList") for r in rules] == [None, ["dev"], ["staging"], None]
+    assert [r["selection"]["countNumber"] for r in rules] == [1, 3, 3, 8]
