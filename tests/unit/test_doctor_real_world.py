@@ -180,6 +180,41 @@ def test_a_template_with_a_list_of_several_entries_is_warned_with_the_split() ->
     assert found[0].policy_edit == SplitRule(rule_priority=1, entries=("dev", "staging"))
 
 
+def test_a_template_age_rule_that_names_latest_is_warned() -> None:
+    text = json.dumps({"rules": [rule(1, patterns("latest") | older_than(180))]}, indent=2)
+    template = RepositoryCreationTemplate.model_validate(
+        {"prefix": "team-a/", "appliedFor": ["CREATE_ON_PUSH"], "lifecyclePolicy": text}
+    )
+    found = [f for f in diagnose_template(template) if f.code == "rule-names-mutable-tag"]
+    assert [(f.severity, f.rule_priority) for f in found] == [("warning", 1)]
+    assert "names the mutable tag latest and expires images pushed more than 180 days ago" in found[0].message
+
+
+def test_a_template_transition_rule_says_the_mutable_tag_is_archived() -> None:
+    """The keep rule for latest sits below the archive rule, so it protects nothing."""
+    pulled = {"countType": "sinceImagePulled", "countUnit": "days", "countNumber": 30}
+    text = json.dumps(
+        {"rules": [rule(1, patterns("*.*") | pulled, "transition"), rule(2, patterns("latest") | keep(1))]}
+    )
+    template = RepositoryCreationTemplate.model_validate(
+        {"prefix": "team-a/", "appliedFor": ["CREATE_ON_PUSH"], "lifecyclePolicy": text}
+    )
+    [finding] = [f for f in diagnose_template(template) if f.code == "mutable-tag-unprotected"]
+    assert "the image is archived with latest on it, and pulls of latest fail until it is restored" in finding.message
+    assert "goes with" not in finding.message
+
+
+def test_a_list_read_as_and_over_an_archive_rule_says_archived() -> None:
+    images = repo(image("d1", "dev-1", age=40 * DAY), image("s1", "staging-1", age=41 * DAY))
+    pulled = {"countType": "sinceImagePulled", "countUnit": "days", "countNumber": 30}
+    pol = policy(
+        rule(1, prefixes("dev", "staging") | keep(5)),
+        rule(2, {"tagStatus": "any"} | pulled, "transition"),
+    )
+    [finding] = [f for f in run(pol, images).findings if f.code == "tag-list-is-and"]
+    assert "dev* images fall to rule 2 and 1 of them is archived" in finding.message
+
+
 # 3. Nulls are refused as ECR refuses them
 
 

@@ -116,8 +116,14 @@ def _under_rule(context: DoctorContext, priority: int | None, group: Sequence[Im
     verb = removes(rule.action.type.upper())
     if not removed:
         return f"fall to {rule.label}, which {verb}s none of them yet"
-    taken = f"1 of them {verb}s" if removed == 1 else f"{removed} of them {verb}"
-    return f"fall to {rule.label} and {taken}"
+    return f"fall to {rule.label} and {_how_many(removed, rule.action.type == 'transition')}"
+
+
+def _how_many(removed: int, archived: bool) -> str:
+    """`2 of them expire`, `1 of them expires`, `2 of them are archived`."""
+    if archived:
+        return f"{removed} of them {'is' if removed == 1 else 'are'} archived"
+    return f"{removed} of them {'expires' if removed == 1 else 'expire'}"
 
 
 def check_and_lists_in_text(policy: LifecyclePolicy) -> list[Finding]:

@@ -139,8 +139,8 @@ def _mutable_tags_exposed(
         code="mutable-tag-unprotected",
         message=(
             f"{_selects_by_build_tags(template, rule)}, and no higher-priority rule keeps the mutable tag {tags}: "
-            f"ECR {verb}s images, not tags, so when {tags} shares an image with a tag this rule selects, it goes "
-            f"with that image"
+            f"ECR {verb}s images, not tags, so when {tags} shares an image with a tag this rule selects, "
+            f"{_goes(rule, tags)}"
         ),
         fix=(
             f"add {edit} (tagPatternList [tag], imageCountMoreThan 1): the image carrying the tag is "
@@ -149,6 +149,13 @@ def _mutable_tags_exposed(
         rule_priority=rule.rule_priority,
         policy_edit=edit,
     )
+
+
+def _goes(rule: LifecycleRule, tags: str) -> str:
+    """What becomes of a mutable tag on an image the rule removes: gone, or archived with it."""
+    if rule.action.type == "transition":
+        return f"the image is archived with {tags} on it, and pulls of {tags} fail until it is restored"
+    return "it goes with that image"
 
 
 def _no_mutable_tag_kept(template: RepositoryCreationTemplate, rule: LifecycleRule) -> Finding:
