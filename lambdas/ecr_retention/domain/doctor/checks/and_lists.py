@@ -34,12 +34,12 @@ def split_edit(rule: LifecycleRule) -> SplitRule:
     return SplitRule(rule_priority=rule.rule_priority, entries=entries(rule.selection))
 
 
-def split_fix(rule: LifecycleRule) -> str:
+def split_fix(rule: LifecycleRule, *, fixed_policy: bool = True) -> str:
     listed = ", ".join(entries(rule.selection))
+    who = "the fixed policy does, renumbering the rules after it" if fixed_policy else "renumber the rules after it"
     return (
         f"if {rule.label} is meant for images tagged any one of {listed}, write one rule per entry with the same "
-        f"count or age (the fixed policy does, renumbering the rules after it); a list of several entries is AND "
-        f"in ECR, and OR is several rules"
+        f"count or age ({who}); a list of several entries is AND in ECR, and OR is several rules"
     )
 
 
@@ -138,7 +138,7 @@ def check_and_lists_in_text(policy: LifecyclePolicy) -> list[Finding]:
                 f"({', '.join(entry_names(rule.selection))}): {AND_RULE}, so an image tagged for one entry only is "
                 f"not selected and falls to the rules below it"
             ),
-            fix=split_fix(rule),
+            fix=split_fix(rule, fixed_policy=False),
             rule_priority=rule.rule_priority,
             policy_edit=split_edit(rule),
         )
