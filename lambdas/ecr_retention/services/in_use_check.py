@@ -94,12 +94,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         replication=inputs.replication,
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
-    evaluated = {report.repository_name for report in reports}
-    unchecked = {
-        repository: pulled
-        for repository, pulled in by_repository(references).items()
-        if repository not in checked and (inputs.trigger != "push" or repository in evaluated)
-    }
+    unchecked = unchecked_references(references, reports, checked, inputs.trigger)
     others, lookup_warnings = look_up(registry, unchecked)
     told, removal_warnings = told_by_removals(bucket, [*(f for r in reports for f in r.in_use_missing), *others])
     return InUseCheck(
@@ -109,6 +104,19 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         ),
         warnings=(*lookup_warnings, *removal_warnings),
     )
+
+
+def unchecked_references(
+    references: Sequence[PulledReference], reports: Sequence[RepositoryReport], checked: set[str], trigger: Trigger
+) -> dict[str, tuple[PulledReference, ...]]:
+    """The references the report step looks up, by repository: those no evaluation checked (of the evaluated
+    repositories only, in a push run)."""
+    evaluated = {report.repository_name for report in reports}
+    return {
+        repository: pulled
+        for repository, pulled in by_repository(references).items()
+        if repository not in checked and (trigger != "push" or repository in evaluated)
+    }
 
 
 def look_up(
