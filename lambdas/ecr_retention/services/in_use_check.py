@@ -85,8 +85,9 @@ def check_in_use(
 
 def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]) -> InUseCheck:
     """Schedule and CLI runs check every referenced repository the evaluations did not (unmanaged ones, ones the
-    run did not target, gone or failed ones; a busy one is the business of the run holding its lease); a push run only the pushed repositories it evaluated, so a push
-    costs no lookups in the rest of the registry (the next sweep checks them)."""
+    run did not target, gone or failed ones; a busy one is the business of the run holding its lease); a push run
+    only the pushed repositories it evaluated, so a push costs no lookups in the rest of the registry (the next
+    sweep checks them)."""
     references = pulled_references(
         inputs.inventory,
         now=inputs.now,
