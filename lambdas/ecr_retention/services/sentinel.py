@@ -70,7 +70,7 @@ class Watched:
 
     @property
     def restored(self) -> int:
-        return sum(1 for item in self.broken if item.restored and item.restored.startswith("restore started"))
+        return sum(1 for item in self.broken if item.restoring)
 
     def summary(self) -> dict[str, object]:
         return {
@@ -274,7 +274,8 @@ def heal(item: Broken, config: RetentionConfig, registry: Registry) -> Broken:
         return _restored(item, refusal)
     outcome = registry.restore_images(repository, [digest])
     if outcome.done:
-        return _restored(item, "restore started: ECR is bringing it back to STANDARD (ACTIVATING, about 20 minutes)")
+        started = "restore started: ECR is bringing it back to STANDARD (ACTIVATING, about 20 minutes)"
+        return _restored(item, started, restoring=True)
     if outcome.already:
         return _restored(item, "already ACTIVE or being restored")
     problem = "; ".join(f"{failure.code}: {failure.message}" for failure in outcome.failed) or "no answer"
@@ -292,8 +293,8 @@ def _not_restorable(config: RetentionConfig, repository: str, digest: str) -> st
     return None
 
 
-def _restored(item: Broken, text: str) -> Broken:
-    return Broken(item.reference, item.removal, item.breakage, restored=text)
+def _restored(item: Broken, text: str, *, restoring: bool = False) -> Broken:
+    return Broken(item.reference, item.removal, item.breakage, restored=text, restoring=restoring)
 
 
 # --- a new lifecycle policy (with a trail) -----------------------------------------------------------------------------

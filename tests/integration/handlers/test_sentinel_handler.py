@@ -51,6 +51,14 @@ def status(ecr: Any, repository: str, digest: str) -> str:
     return str(detail.get("imageStatus", "ACTIVE"))
 
 
+def _json_line(line: str) -> dict[str, Any]:
+    try:
+        document = json.loads(line)
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
 def sentinel(event: dict[str, Any]) -> dict[str, Any]:
     from ecr_retention.handlers import sentinel as handler
 
