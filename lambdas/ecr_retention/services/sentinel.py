@@ -5,10 +5,11 @@ and restore an archived in-use image in a managed repository (the only change th
 One event, one pass: record the removals (`removals/`), read what runs (the manifests and the memory), match
 (domain/sentinel.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
 
-Once per removal: a reference that a removal recorded within DUPLICATE_WINDOW (by another event: ECR sends an `ECR
-Image Action` DELETE and, for a native policy, a PolicyExecutionEvent for the same image) already named, with the same
-action, is not alerted again. Two such events handled at the same instant may both alert; a second alert is better
-than none.
+Once per removal: ECR tells one removal several times (`ECR Image Action` DELETE events, one per tag, and for a native
+policy a PolicyExecutionEvent; with a trail, the BatchDeleteImage call). Each record says what its event's alert named
+(`Removal.alerted`, written once the alert is out), and an image another event's alert named within DUPLICATE_WINDOW,
+for the same action, is not alerted again. A record that alerted nothing silences nothing. Two such events handled at
+the same instant may both alert; a second alert is better than none.
 """
 
 from __future__ import annotations
