@@ -72,11 +72,11 @@ def test_a_put_lifecycle_policy_call_carries_the_policy_and_its_author() -> None
     assert observed.detail.user_identity.who == "arn:aws:sts::123456789012:assumed-role/Admin/mary"
 
 
-def test_a_batch_delete_tells_a_tag_removal_and_a_whole_image_removal_with_the_principal() -> None:
+def test_a_batch_delete_tells_one_removal_per_digest_with_its_tags_and_the_principal() -> None:
     removals = parsed(fixture("batch-delete-image.json")).removals()
     assert [(r.image_digest[:15] if r.image_digest else None, r.image_tags) for r in removals] == [
-        ("sha256:ddba4d27", ("dev",)),  # asked by tag: only the tag
-        ("sha256:6ab380c5", ()),  # asked by digest: the whole image
+        ("sha256:ddba4d27", ("dev",)),  # asked by tag: the registry tells whether the digest stays
+        ("sha256:6ab380c5", ("1.0.0",)),  # asked by digest: the whole image, with the tag it carried
     ]
     assert {r.principal for r in removals} == {"arn:aws:iam::123456789012:user/Mary_Major"}
     assert {r.cause for r in removals} == {"api"}

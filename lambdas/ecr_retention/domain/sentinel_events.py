@@ -194,27 +194,25 @@ class ImagesBatchDeleted(ApiCall):
     response_elements: BatchDeleteResponse | None = Field(default=None, alias="responseElements")
 
     def removals(self, event_id: str, time: datetime) -> tuple[Removal, ...]:
-        """What ECR answered it deleted. An id the request named by digest took the whole image (every tag with it);
-        one named by tag only took that tag, and the digest stays while another tag holds it."""
+        """What ECR answered it deleted, one removal per digest with the tags it listed. Whether the whole image went
+        (asked by digest) or only those tags (asked by tag) the registry tells when the sentinel confirms."""
         if self.error_code is not None or self.response_elements is None:
             return ()
-        by_digest = {i.image_digest for i in self.request_parameters.image_ids if i.image_digest}
-        found: dict[tuple[str | None, tuple[str, ...]], None] = {}
+        tags: dict[str | None, list[str]] = {}
         for deleted in self.response_elements.image_ids:
-            whole = deleted.image_digest in by_digest or deleted.image_tag is None
-            found[(deleted.image_digest, () if whole else (str(deleted.image_tag),))] = None
+            tags.setdefault(deleted.image_digest, []).extend([deleted.image_tag] if deleted.image_tag else [])
         return tuple(
             Removal(
                 repository_name=self.request_parameters.repository_name,
                 image_digest=digest,
-                image_tags=tags,
+                image_tags=tuple(dict.fromkeys(listed)),
                 action="deleted",
                 cause="api",
                 principal=self.user_identity.who,
                 removed_at=time,
                 event_id=self.event_id,
             )
-            for digest, tags in found
+            for digest, listed in tags.items()
         )
 
 
