@@ -153,6 +153,15 @@ def in_repository(references: Iterable[PulledReference], repository: str) -> tup
     return tuple(reference for reference in references if reference.repository == repository)
 
 
+def by_repository(references: Iterable[PulledReference]) -> dict[str, tuple[PulledReference, ...]]:
+    """The references grouped by repository, once per run: each evaluation then looks its own up instead of scanning
+    every reference (10,000 repositories stay linear)."""
+    grouped: dict[str, list[PulledReference]] = defaultdict(list)
+    for reference in references:
+        grouped[reference.repository].append(reference)
+    return {repository: tuple(found) for repository, found in grouped.items()}
+
+
 # --- removals: what the sentinel records of every removal it sees --------------------------------------------------
 
 RemovalAction = Literal["deleted", "archived"]
@@ -229,6 +238,8 @@ def affected_by(
 # --- missing references: the sweep's backstop ------------------------------------------------------------------------
 
 Missing = Literal["tag", "digest", "repository"]
+# The finding's kind, as the sheet's rows and the page's check name it (not a plan's reason: it decides nothing).
+IN_USE_MISSING = "in-use-missing"
 
 
 class MissingReference(PlanModel):
@@ -242,7 +253,26 @@ class MissingReference(PlanModel):
     image_digest: str | None = None
     missing: Missing
     in_use_by: tuple[Workload, ...]
+    # The digests the clusters resolved the reference to (pod imageID) or the memory remembered: what ran, so a lost
+    # tag can be put back on a digest that is still there, and a removal recorded by digest alone still names it.
+    resolved_digests: tuple[str, ...] = ()
     removed: Removal | None = None
+
+    @property
+    def reference(self) -> PulledReference:
+        """The reference this finding is about, as the removals are matched against it."""
+        return PulledReference(
+            repository=self.repository_name,
+            tag=self.image_tag,
+            digest=self.image_digest,
+            resolved=frozenset(self.resolved_digests),
+            workloads=self.in_use_by,
+        )
+
+    def told_by(self, removals: Sequence[Removal]) -> MissingReference:
+        """This finding with the latest recorded removal that names it (unchanged when none does)."""
+        removed = last_removal(self.reference, removals)
+        return self if removed is None else self.model_copy(update={"removed": removed})
 
     @property
     def detail(self) -> str:
@@ -285,6 +315,7 @@ def missing_references(
                 image_digest=reference.digest,
                 missing=kind,
                 in_use_by=reference.workloads,
+                resolved_digests=tuple(sorted(reference.resolved)),
                 removed=last_removal(reference, removals),
             )
         )

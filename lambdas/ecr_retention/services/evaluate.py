@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
@@ -29,6 +29,13 @@ from ecr_retention.domain.planner import (
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, repository_report
+from ecr_retention.domain.sentinel import (
+    MissingReference,
+    PulledReference,
+    by_repository,
+    missing_references,
+    pulled_references,
+)
 from ecr_retention.ports import LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
@@ -52,10 +59,32 @@ class RunInputs:
     # Every repository of the registry, when the caller has listed them already (the CLI run): spares a
     # DescribeRepositories per repository whose policy names tag_in_repositories with a glob.
     repository_names: tuple[str, ...] | None = None
+    # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
+    _pulled: dict[str, tuple[PulledReference, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _pulled_ready: list[bool] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
             raise ValueError("a run cannot delete when the rules file says dry_run: true")
+
+    def pulled_into(self, repository: str, *, now: datetime, registry: Registry) -> tuple[PulledReference, ...]:
+        """The in-use references into this repository (SPEC "The sentinel"). Every reference of the inventory is
+        collected once per run's inputs, not once per repository: a CLI sweep of 10,000 repositories stays linear."""
+        if not self._pulled_ready:
+            self._pulled.update(
+                by_repository(
+                    pulled_references(
+                        self.inventory,
+                        now=now,
+                        grace=self.config.safety.in_use_grace,
+                        registry_id=registry.registry_id,
+                        region=registry.region,
+                        replication=self.replication.replication_configuration,
+                    )
+                )
+            )
+            self._pulled_ready.append(True)
+        return self._pulled.get(repository, ())
 
 
 def evaluate_repository(
@@ -109,11 +138,15 @@ def _plan_and_act(
         findings, diagnosis_warnings = lifecycle_findings(
             registry, snapshot, inputs.inventory, plan, now, inputs.replication.replication_configuration
         )
+        # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
+        # removes an in-use image, so the two agree, but the finding is about what others removed).
+        missing = missing_references(inputs.pulled_into(repository, now=now, registry=registry), snapshot.image_details)
         removing = not run.blocked and plan.skipped is None
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    return Acted(plan, now, run.blocked, ledger, findings, (*run.warnings, *planned.warnings, *diagnosis_warnings))
+    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings)
+    return Acted(plan, now, run.blocked, ledger, findings, warnings, missing)
 
 
 def _plan(
@@ -144,6 +177,7 @@ class Acted:
     ledger: Ledger | None
     findings: Sequence[Finding]
     warnings: Sequence[str]
+    in_use_missing: Sequence[MissingReference] = ()
 
     def report(self, *more_warnings: str) -> RepositoryReport:
         return repository_report(
@@ -153,6 +187,7 @@ class Acted:
             self.ledger,
             lifecycle_findings=self.findings,
             warnings=(*self.warnings, *more_warnings),
+            in_use_missing=self.in_use_missing,
         )
 
 
