@@ -51,7 +51,7 @@ def logical_id(stack: EcrRetentionStack, construct: Any) -> str:
 def test_every_alarm_notifies_the_operations_topic_only(template: Template, stack: EcrRetentionStack) -> None:
     topic = {"Ref": logical_id(stack, stack.alarms.topic)}
     found = template.find_resources("AWS::CloudWatch::Alarm").values()
-    assert len(found) == 16
+    assert len(found) == 18
     assert all(a["Properties"]["AlarmActions"] == [topic] for a in found)
     assert all(a["Properties"]["AlarmDescription"].startswith("ecr-retention: ") for a in found)
     assert {a["Properties"]["AlarmName"] for a in found} >= {
@@ -62,6 +62,8 @@ def test_every_alarm_notifies_the_operations_topic_only(template: Template, stac
         "EcrRetentionTest-DeliveryDeadLettersDepth",
         "EcrRetentionTest-CollectorErrors",
         "EcrRetentionTest-IncompleteInUseManifests",
+        "EcrRetentionTest-SentinelErrors",
+        "EcrRetentionTest-SentinelDeadLettersDepth",
     }
 
 
@@ -122,6 +124,7 @@ def test_each_function_alarms_on_its_first_error(
         stack.tagger.function,
         stack.push.push.function,
         stack.collector.function,
+        stack.sentinel.function,
     ]
     errors = by_metric[("AWS/Lambda", "Errors")]
     assert sorted(a["Dimensions"][0]["Value"]["Ref"] for a in errors) == sorted(logical_id(stack, f) for f in functions)
@@ -139,7 +142,7 @@ def test_each_dead_letter_queue_alarms_on_its_first_message(
 ) -> None:
     assert stack.push is not None
     depth = by_metric[("AWS/SQS", "ApproximateNumberOfMessagesVisible")]
-    queues = [stack.delivery_dead_letters, stack.push.dead_letters]
+    queues = [stack.delivery_dead_letters, stack.push.dead_letters, stack.sentinel.dead_letters]
     assert sorted(a["Dimensions"][0]["Value"]["Fn::GetAtt"][0] for a in depth) == sorted(
         logical_id(stack, q) for q in queues
     )

@@ -16,6 +16,11 @@ from ecr_retention.domain.sentinel import PulledReference, Removal, workload_nam
 # registry could not be asked, so it may be any of these.
 Breakage = Literal["gone", "archived", "child-gone", "child-archived", "repository-gone", "unconfirmed"]
 ALERT_SUBJECT_PREFIX = "ecr-retention sentinel"
+DELETED: frozenset[Breakage] = frozenset({"gone", "child-gone", "repository-gone", "unconfirmed"})
+DELETED_NOTE = (
+    "A deleted image cannot be brought back by ecr-retention: push it again (the same build gives the same digest) or "
+    "roll the workloads to an image that exists. Until then each sweep reports it as in-use-missing."
+)
 # The doctor's findings that a new policy would take something (SPEC: in-use images and mutable tags).
 TAKING_FINDINGS = frozenset({"expires-in-use", "archives-in-use", "mutable-tag-expires"})
 
@@ -72,27 +77,25 @@ def removed_image(removal: Removal) -> str:
 
 
 def alert_subject(broken: Sequence[Broken]) -> str:
+    """`ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it (and 1 more)`."""
     first = broken[0]
-    more = f" and {len(broken) - 1} more" if len(broken) > 1 else ""
+    more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
     workload = first.reference.workloads[0] if first.reference.workloads else None
-    runs = f" run by {workload.namespace}/{workload.workload}" if workload is not None else ""
-    return f"{ALERT_SUBJECT_PREFIX}: {first.reference.image}{runs}{more} {first.removal.action}"
+    runs = f" while {workload.namespace}/{workload.workload} runs it" if workload is not None else ""
+    return f"{ALERT_SUBJECT_PREFIX}: {first.reference.image} {first.removal.action}{runs}{more}"
 
 
 def alert_body(broken: Sequence[Broken], notes: Sequence[str] = ()) -> str:
     """One alert for every reference an event broke, grouped by the removal that broke them."""
-    lines = ["Images that workloads run were removed from this registry."]
+    lines = ["Workloads run images that were just removed or archived in this registry."]
     for removal in dict.fromkeys(item.removal for item in broken):
         lines += ["", f"{removed_image(removal)}: {removal.told}."]
         for item in broken:
             if item.removal is removal:
                 lines += item.lines()
     lines += ["", *notes] if notes else []
-    lines += [
-        "",
-        "A deleted image cannot be brought back by ecr-retention: push it again (the same build gives the same digest) "
-        "or roll the workloads to an image that exists. The next sweep reports it as in-use-missing until then.",
-    ]
+    if any(item.breakage in DELETED for item in broken):
+        lines += ["", DELETED_NOTE]
     return "\n".join(lines)
 
 

@@ -87,6 +87,8 @@ def watch(observed: Observed, *, config: RetentionConfig, ports: SentinelPorts, 
         return check_new_policy(observed.detail, config=config, ports=ports, now=now)
     removals = observed.removals()
     repository = observed.repository_name
+    if not removals:  # a lifecycle evaluation that acted on nothing, a refused BatchDeleteImage
+        return Watched(repository)
     told = recorded_nearby(ports.bucket, repository, removals)
     recorded = tuple(record_removals(ports.bucket, removals))
     references, notes = running_references(config, ports, now)
