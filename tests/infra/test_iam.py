@@ -219,8 +219,13 @@ def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_an
     assert normalized(role_statements(template, function_role(template, "report")), names) == sorted(
         [
             (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),  # a missing memory is NoSuchKey, not AccessDenied
-            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/runs/*", memory), "{}"),
+            (
+                ("s3:GetObject",),
+                ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/removals/*", "${Bucket.Arn}/runs/*", memory),
+                "{}",
+            ),
             (("s3:PutObject",), ("${Bucket.Arn}/reports/*", memory), "{}"),
+            (("ecr:DescribeImages",), (REGISTRY + "*",), "{}"),  # the in-use check, in any repository
             (("sns:Publish",), ("${ReportTopic}",), "{}"),
             (("kms:Decrypt", "kms:GenerateDataKey"), ("${TopicKey.Arn}",), "{}"),
             (REPORT_STAR_ACTIONS, ("*",), "{}"),
@@ -228,6 +233,20 @@ def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_an
             (XRAY, ("*",), "{}"),
         ]
     )
+
+
+def test_the_report_step_reads_images_and_removals_and_changes_nothing(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    # The in-use check looks referenced images up in any repository and reads the sentinel's removals: it reads only.
+    statements = normalized(role_statements(template, function_role(template, "report")), names)
+    ecr = [statement for statement in statements if any(action.startswith("ecr:") for action in statement[0])]
+    assert sorted(action for statement in ecr for action in statement[0]) == [
+        "ecr:DescribeImages",
+        *REPORT_STAR_ACTIONS,
+    ]
+    removals = [statement for statement in statements if "${Bucket.Arn}/removals/*" in statement[1]]
+    assert [statement[0] for statement in removals] == [("s3:GetObject",)]
 
 
 def test_the_tagger_role_tags_only_in_managed_repositories(template: dict[str, Any], names: dict[str, str]) -> None:

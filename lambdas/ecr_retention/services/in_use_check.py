@@ -39,8 +39,9 @@ from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
-# Outcomes of a repository planned from a snapshot: its evaluation checked its references already.
-CHECKED_OUTCOMES = frozenset({"ok", "blocked", "skipped", "partial"})
+# Outcomes of a repository whose references an evaluation checks: planned from a snapshot (checked already), or busy
+# (the run that holds its lease checks it; this run reads nothing of a busy repository).
+CHECKED_OUTCOMES = frozenset({"ok", "blocked", "skipped", "partial", "busy"})
 LOOKUP_THREADS = 8
 # A removal record is one small JSON object; the newest this many of a repository are read (the bucket's lifecycle
 # expires the older ones anyway), so a repository a native policy empties does not cost the report step minutes.
@@ -83,7 +84,7 @@ def check_in_use(
 
 def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]) -> InUseCheck:
     """Schedule and CLI runs check every referenced repository the evaluations did not (unmanaged ones, ones the
-    run did not target, gone, busy or failed ones); a push run only the pushed repositories it evaluated, so a push
+    run did not target, gone or failed ones; a busy one is the business of the run holding its lease); a push run only the pushed repositories it evaluated, so a push
     costs no lookups in the rest of the registry (the next sweep checks them)."""
     references = pulled_references(
         inputs.inventory,

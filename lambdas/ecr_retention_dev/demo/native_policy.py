@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ecr_retention_dev.demo.runner import Demo
 
 REPOSITORY = "app"
-# The teammate's policy: the `dev` incident's count rule alone (seed 002).
+# The teammate's policy: the `dev` incident's count rule alone.
 TEAMMATE_POLICY = incident_policy(description="keep the last 3 releases")
 MISSING_HEADING = "In-use images MISSING from the registry"  # domain/summary.py in_use_missing_lines
 
