@@ -13,6 +13,10 @@
    restores the in-use image a native pull-time rule archived (the demo waits until ECR, here the emulator, has
    finished the restore); the SNS message the subscribed queue received.
 4. The verification (demo/verify.py), read back from the emulator.
+5. Something else deletes what runs (demo/native_policy.py): a teammate's native lifecycle policy on app takes the
+   image dev runs; the emulator applies it and routes ECR's events to the sentinel, whose alert the subscribed queue
+   receives; a dry-run sweep reports the reference in-use-missing; checked by demo/verify.py too. Skipped after a
+   tampered manifest.
 Each sweep's JSON report, page and sheet are read back from the emulator's bucket, where the report step wrote them,
 into the output directory; the last lines name the two pages.
 """
