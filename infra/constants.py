@@ -154,9 +154,9 @@ FUNCTION_SIZES = {
     "report": FunctionSize(memory_mb=3008, timeout_seconds=300),
     # Parses one SQS batch and starts one execution.
     "push": FunctionSize(memory_mb=512, timeout_seconds=60),
-    # One event: the in-use manifests and memory, a few DescribeImages calls (the whole repository only when a tag
-    # reference must be resolved, or for the doctor on a new lifecycle policy: 10 pages for 10,000 images), one
-    # restore, one publish. Seconds; the timeout leaves room for a large repository's snapshot.
+    # One event: the in-use manifests and memory, DescribeImages by the referenced tags and digests (100 ids a call),
+    # one restore, one publish; with a trail, the doctor snapshots a repository (10 pages for 10,000 images). Seconds;
+    # the timeout leaves room for a large repository's snapshot.
     "sentinel": FunctionSize(memory_mb=1024, timeout_seconds=120),
     # Reads the in-use manifests, re-reads the deployed images and PutImage's new tags (10 a second quota).
     "tagger": FunctionSize(memory_mb=512, timeout_seconds=300),

@@ -28,12 +28,13 @@ TAKING_FINDINGS = frozenset({"expires-in-use", "archives-in-use", "mutable-tag-e
 @dataclass(frozen=True)
 class Broken:
     """A reference a removal broke, as the registry confirmed it. `restored`: what became of the restore an archived
-    image gets (None: not archived)."""
+    image gets, in words (None: not archived)."""
 
     reference: PulledReference
     removal: Removal
     breakage: Breakage
     restored: str | None = None
+    restoring: bool = False  # the sentinel started its restore (ECR answered ACTIVATING)
 
     @property
     def archived_digest(self) -> str | None:

@@ -17,6 +17,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from logging import ERROR, WARNING
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
@@ -35,7 +36,7 @@ from ecr_retention.domain.sentinel_alert import (
 from ecr_retention.domain.sentinel_events import LifecyclePolicyPut, Observed
 from ecr_retention.layout import removal_key, removals_prefix
 from ecr_retention.loading import validate_as
-from ecr_retention.ports import Bucket, ManifestCache, Notifier, Registry, RepositoryGone
+from ecr_retention.ports import Bucket, ImagesUnreadable, ManifestCache, Notifier, Registry, RepositoryGone
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.replication import read_replication
@@ -69,7 +70,7 @@ class Watched:
 
     @property
     def restored(self) -> int:
-        return sum(1 for item in self.broken if item.restored and item.restored.startswith("restore started"))
+        return sum(1 for item in self.broken if item.restoring)
 
     def summary(self) -> dict[str, object]:
         return {
@@ -215,8 +216,10 @@ def confirm(
 ) -> tuple[Broken, ...]:
     """Which candidates the next pull cannot get, as the registry answers now; every candidate, unconfirmed, when it
     cannot answer (the alert then says so)."""
-    images = contain(lambda: _images_now(registry, repository, candidates), log=logger, what="confirming removals")
+    images = contain(lambda: _images_now(registry, repository, candidates), log=None, what="confirming removals")
     if isinstance(images, Defect):
+        unreadable = isinstance(images.error, ImagesUnreadable)
+        logger.log(WARNING if unreadable else ERROR, "removals in %s not confirmed: %s", repository, images)
         return tuple(Broken(reference, removal, "unconfirmed") for reference, removal in candidates)
     broken = []
     for reference, removal in candidates:
@@ -229,13 +232,12 @@ def confirm(
 def _images_now(
     registry: Registry, repository: str, candidates: Sequence[tuple[PulledReference, Removal]]
 ) -> list[ImageDetail] | None:
-    """The images the candidates and the removals name, archived ones too; every image when a tag must be resolved.
-    None: the repository is gone."""
+    """The images the candidates and the removals name (by tag or by digest), archived ones too. None: the repository
+    is gone. Raises ImagesUnreadable."""
+    ids = [reference.image_id for reference, _ in candidates]
+    ids += [{"imageDigest": removal.image_digest} for _, removal in candidates if removal.image_digest]
     try:
-        if any(reference.digest is None for reference, _ in candidates):
-            return registry.describe_images(repository)
-        digests = {reference.digest for reference, _ in candidates} | {r.image_digest for _, r in candidates}
-        return list(registry.describe_image_ids(repository, sorted(d for d in digests if d)).values())
+        return registry.describe_images_by_id(repository, ids)
     except RepositoryGone:
         return None
 
@@ -272,7 +274,8 @@ def heal(item: Broken, config: RetentionConfig, registry: Registry) -> Broken:
         return _restored(item, refusal)
     outcome = registry.restore_images(repository, [digest])
     if outcome.done:
-        return _restored(item, "restore started: ECR is bringing it back to STANDARD (ACTIVATING, about 20 minutes)")
+        started = "restore started: ECR is bringing it back to STANDARD (ACTIVATING, about 20 minutes)"
+        return _restored(item, started, restoring=True)
     if outcome.already:
         return _restored(item, "already ACTIVE or being restored")
     problem = "; ".join(f"{failure.code}: {failure.message}" for failure in outcome.failed) or "no answer"
@@ -290,8 +293,8 @@ def _not_restorable(config: RetentionConfig, repository: str, digest: str) -> st
     return None
 
 
-def _restored(item: Broken, text: str) -> Broken:
-    return Broken(item.reference, item.removal, item.breakage, restored=text)
+def _restored(item: Broken, text: str, *, restoring: bool = False) -> Broken:
+    return Broken(item.reference, item.removal, item.breakage, restored=text, restoring=restoring)
 
 
 # --- a new lifecycle policy (with a trail) -----------------------------------------------------------------------------

@@ -51,6 +51,14 @@ def status(ecr: Any, repository: str, digest: str) -> str:
     return str(detail.get("imageStatus", "ACTIVE"))
 
 
+def _json_line(line: str) -> dict[str, Any]:
+    try:
+        document = json.loads(line)
+    except ValueError:
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
 def sentinel(event: dict[str, Any]) -> dict[str, Any]:
     from ecr_retention.handlers import sentinel as handler
 
@@ -162,3 +170,35 @@ def test_a_removal_of_an_image_nothing_runs_is_recorded_not_alerted(stack: Stack
     result = sentinel(image_action("DELETE", "app", old, **{"image-tag": "v1"}))
     assert stack.messages() == []
     assert result == {**result, "alerted": False, "recorded": 1}
+
+
+def test_a_deleted_tag_a_workload_pulls_by_tag_is_confirmed_gone_through_the_registry(stack: Stack, ecr: Any) -> None:
+    # Given dev pulls app:v3 by tag, and someone removes the tag v3 (its image had no other tag: it goes too)
+    stack.s3().put_object(
+        Bucket=stack.bucket,
+        Key="in-use/dev.json",
+        Body=json.dumps(
+            {
+                "schemaVersion": 1,
+                "cluster": "dev",
+                "generatedAt": datetime.now(UTC).isoformat(),
+                "complete": True,
+                "images": [
+                    {
+                        "image": f"{HOST}/app:v3",
+                        "namespace": "dev",
+                        "workload": "Deployment/app",
+                        "container": "app",
+                        "source": "template",
+                    }
+                ],
+            }
+        ),
+    )
+    ecr.batch_delete_image(repositoryName="app", imageIds=[{"imageTag": "v3"}])
+    # When the DELETE event reaches the sentinel
+    sentinel(image_action("DELETE", "app", stack.images["v3"], **{"image-tag": "v3"}))
+    # Then the registry, asked by tag, confirms it gone, and the alert names dev's workload
+    [message] = stack.messages()
+    assert "app:v3 no longer exists: the next pull fails" in message["Message"]
+    assert "dev: dev/Deployment/app (template)" in message["Message"]

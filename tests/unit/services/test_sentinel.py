@@ -296,14 +296,33 @@ def test_the_same_event_retried_alerts_again(world: World) -> None:
 def test_a_registry_that_cannot_confirm_alerts_every_candidate_as_unconfirmed(world: World) -> None:
     running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
     world.runs("prod", (f"{HOST}/app@{running}", running))
-
-    def fail(*_: object) -> None:
-        raise RuntimeError("throttled")
-
-    world.registry.describe_image_ids = fail  # type: ignore[method-assign]
+    world.registry.lookup_failures["app"] = "DescribeImages failed: ThrottlingException"
     world.watch(deleted(running))
     [(_, body)] = world.alerts()
     assert "may be gone (the registry could not be asked to confirm)" in body
+
+
+def test_a_defect_while_confirming_still_alerts_every_candidate_as_unconfirmed(world: World) -> None:
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app@{running}", running))
+
+    def broken(*_: object) -> None:
+        raise RuntimeError("an answer no adapter anticipated")
+
+    world.registry.describe_images_by_id = broken  # type: ignore[method-assign]
+    world.watch(deleted(running))
+    [(_, body)] = world.alerts()
+    assert "may be gone (the registry could not be asked to confirm)" in body
+
+
+def test_confirming_asks_for_the_referenced_images_only(world: World) -> None:
+    """No listing of the whole repository: DescribeImages by the references' tags and digests."""
+    running = world.registry.add_image("app", tags=["dev"], pushed_at=PUSHED, seed="dev")
+    world.runs("dev", (f"{HOST}/app:dev", running))
+    world.registry.repositories["app"].pop(running)
+    world.watch(deleted(running, "dev"))
+    assert ("describe_images", "app") not in world.registry.calls
+    assert ("describe_images_by_id", "app") in world.registry.calls
 
 
 def test_a_batch_delete_names_its_principal(world: World) -> None:
