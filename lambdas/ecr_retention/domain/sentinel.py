@@ -303,8 +303,9 @@ def missing_references(
     storage class as the registry answered (all of them, or at least those the references name), None when the
     repository does not exist. `removals`: what the sentinel recorded for the repository, to say when and by what."""
     missing = []
+    present = _Present.of(images) if images is not None else None
     for reference in references:
-        if images is not None and reference.pulls(images) is not None:
+        if present is not None and present.answers(reference):
             continue
         kind: Missing = "repository" if images is None else "digest" if reference.digest is not None else "tag"
         missing.append(
@@ -320,6 +321,28 @@ def missing_references(
             )
         )
     return tuple(missing)
+
+
+@dataclass(frozen=True, slots=True)
+class _Present:
+    """A repository's digests and tags, gathered once: each reference is then answered at once, not by a scan of
+    the repository's images (a repository of 100,000 images that a thousand references name)."""
+
+    digests: frozenset[str]
+    tags: frozenset[str]
+
+    @classmethod
+    def of(cls, images: Sequence[ImageDetail]) -> _Present:
+        return cls(
+            frozenset(image.image_digest for image in images),
+            frozenset(tag for image in images for tag in image.image_tags),
+        )
+
+    def answers(self, reference: PulledReference) -> bool:
+        """Whether the next pull of the reference gets an image (as PulledReference.pulls says, without the scan)."""
+        if reference.digest is not None:
+            return reference.digest in self.digests
+        return reference.tag in self.tags
 
 
 def last_removal(reference: PulledReference, removals: Sequence[Removal]) -> Removal | None:

@@ -336,7 +336,7 @@ def in_use_missing_check(report: RunReport) -> Check:
     missing = report.in_use_missing
     if not missing:
         return Check(
-            "in-use-missing", "pass", "In use, missing", line("every in-use reference into the registry exists")
+            "in-use-missing", "pass", "In use, missing", line("no in-use reference into the registry was found missing")
         )
     return Check(
         "in-use-missing",

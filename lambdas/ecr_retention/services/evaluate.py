@@ -47,6 +47,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_LEASE_SECONDS = 15 * 60
 
 
+@dataclass
+class PulledOnce:
+    """What RunInputs collects at its first use and keeps (the inputs themselves are frozen)."""
+
+    by_repository: dict[str, tuple[PulledReference, ...]] | None = None
+
+
 @dataclass(frozen=True)
 class RunInputs:
     """What every repository of one run is evaluated with."""
@@ -60,8 +67,7 @@ class RunInputs:
     # DescribeRepositories per repository whose policy names tag_in_repositories with a glob.
     repository_names: tuple[str, ...] | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
-    _pulled: dict[str, tuple[PulledReference, ...]] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _pulled_ready: list[bool] = field(default_factory=list, init=False, repr=False, compare=False)
+    _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
@@ -70,21 +76,18 @@ class RunInputs:
     def pulled_into(self, repository: str, *, now: datetime, registry: Registry) -> tuple[PulledReference, ...]:
         """The in-use references into this repository (SPEC "The sentinel"). Every reference of the inventory is
         collected once per run's inputs, not once per repository: a CLI sweep of 10,000 repositories stays linear."""
-        if not self._pulled_ready:
-            self._pulled.update(
-                by_repository(
-                    pulled_references(
-                        self.inventory,
-                        now=now,
-                        grace=self.config.safety.in_use_grace,
-                        registry_id=registry.registry_id,
-                        region=registry.region,
-                        replication=self.replication.replication_configuration,
-                    )
+        if self._pulled.by_repository is None:
+            self._pulled.by_repository = by_repository(
+                pulled_references(
+                    self.inventory,
+                    now=now,
+                    grace=self.config.safety.in_use_grace,
+                    registry_id=registry.registry_id,
+                    region=registry.region,
+                    replication=self.replication.replication_configuration,
                 )
             )
-            self._pulled_ready.append(True)
-        return self._pulled.get(repository, ())
+        return self._pulled.by_repository.get(repository, ())
 
 
 def evaluate_repository(

@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 # (the run that holds its lease checks it; this run reads nothing of a busy repository).
 CHECKED_OUTCOMES = frozenset({"ok", "blocked", "skipped", "partial", "busy"})
 LOOKUP_THREADS = 8
+READ_THREADS = 16
 # A removal record is one small JSON object; the newest this many of a repository are read (the bucket's lifecycle
 # expires the older ones anyway), so a repository a native policy empties does not cost the report step minutes.
 MAX_REMOVAL_BYTES = 64 * 1024
@@ -176,14 +177,10 @@ def read_removals(bucket: Bucket, repository: str) -> tuple[tuple[Removal, ...],
             f"{repository}: the recorded removals could not be listed, so the in-use-missing findings do not "
             f"say what removed the images: {error}",
         )
-    removals: list[Removal] = []
-    unreadable: list[str] = []
-    for key in keys:
-        removal = _read_removal(bucket, key)
-        if removal is None:
-            unreadable.append(key)
-        else:
-            removals.append(removal)
+    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        read = list(pool.map(lambda key: _read_removal(bucket, key), keys))
+    removals = [removal for removal in read if removal is not None]
+    unreadable = [key for key, removal in zip(keys, read, strict=True) if removal is None]
     if not unreadable:
         return tuple(removals), ()
     return tuple(removals), (
