@@ -26,7 +26,8 @@ from ecr_retention import layout
 PUT_EVENTS_BATCH = 10  # PutEvents takes at most 10 entries
 ENVELOPE = ("version", "id", "detail-type", "source", "account", "time", "region", "resources", "detail")
 
-# The rules the stack creates for the sentinel, by name; the API call rule only with a trail (off by default).
+# The sentinel's rules as infra/sentinel.py creates them (ImageDeleted, ImageArchived, LifecycleAction: the same layout
+# patterns); its ApiCall rule only with a trail (the context flag cloudTrailManagementEvents, off by default).
 SENTINEL_RULES: dict[str, dict[str, object]] = {
     "ecr-retention-sentinel-image-deleted": layout.IMAGE_DELETED_PATTERN,
     "ecr-retention-sentinel-image-archived": layout.IMAGE_ARCHIVED_PATTERN,
