@@ -185,6 +185,9 @@ class Removal(PlanModel):
     principal: str | None = None  # api: who called
     removed_at: UtcDatetime
     event_id: str
+    # The in-use images (as people name them: app:dev) that the sentinel's alert for this removal named, written once
+    # the alert is published: another event telling the same removal does not alert them again.
+    alerted: tuple[str, ...] = ()
 
     @property
     def by_what(self) -> str:

@@ -100,18 +100,31 @@ def watch(observed: Observed, *, config: RetentionConfig, ports: SentinelPorts, 
     broken = tuple(heal(item, config, ports.registry) for item in broken)
     if broken:
         ports.notifier.publish(alert_subject(broken), alert_body(broken, notes), ALERT_ATTRIBUTES)
+        record_alerted(ports.bucket, removals, broken)
     return Watched(repository, recorded, broken, alerted=bool(broken), notes=notes)
 
 
 # --- the record of removals -----------------------------------------------------------------------------------------
 
 
-def record_removals(bucket: Bucket, removals: Sequence[Removal]) -> Iterable[str]:
+def record_removals(bucket: Bucket, removals: Sequence[Removal]) -> list[str]:
     """One object per removal, named by time, event and position: a retried event writes the same keys again."""
+    return [_write_removal(bucket, removal, position) for position, removal in enumerate(removals)]
+
+
+def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence[Broken]) -> None:
+    """Once the alert is out: each removal's record says which images it named, so that another event telling the same
+    removal does not alert them again (and one that breaks something else still does)."""
     for position, removal in enumerate(removals):
-        key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position)
-        bucket.write(key, removal.model_dump_json(by_alias=True, exclude_none=True).encode())
-        yield key
+        alerted = tuple(dict.fromkeys(item.reference.image for item in broken if item.removal == removal))
+        if alerted:
+            _write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
+
+
+def _write_removal(bucket: Bucket, removal: Removal, position: int) -> str:
+    key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position)
+    bucket.write(key, removal.model_dump_json(by_alias=True, exclude_none=True).encode())
+    return key
 
 
 def read_removals(bucket: Bucket, repository: str, days: Iterable[datetime] = ()) -> list[Removal]:
@@ -179,20 +192,35 @@ def candidates_of(
     told: Sequence[Removal],
     cache: ManifestCache,
 ) -> list[tuple[PulledReference, Removal]]:
-    """Each reference a removal may have broken, with the first removal that did, unless another event's record
-    already named it with the same action."""
+    """Each reference a removal may have broken, with the first removal that did, unless another event's alert for
+    the same action already named it."""
     children = index_children(references, cache)
     found: dict[PulledReference, Removal] = {}
     for removal in removals:
-        for reference in affected_by(removal, references, children):
-            if reference in found or any(_tells(earlier, removal, reference, children) for earlier in told):
+        for reference in may_break(removal, references, children):
+            if reference in found or any(_tells(earlier, removal, reference) for earlier in told):
                 continue
             found[reference] = removal
     return list(found.items())
 
 
-def _tells(earlier: Removal, removal: Removal, reference: PulledReference, children: dict[str, list[str]]) -> bool:
-    return earlier.action == removal.action and bool(affected_by(earlier, [reference], children))
+def may_break(
+    removal: Removal, references: Sequence[PulledReference], children: dict[str, list[str]]
+) -> tuple[PulledReference, ...]:
+    """What the removal names (domain `affected_by`), and the tag references whose clusters resolved the removed
+    digest: ECR tells a deletion tag by tag, and the first event's confirmation then finds every tag of the image gone
+    at once. The registry decides which are broken; a tag that still resolves is not."""
+    named = affected_by(removal, references, children)
+    by_digest = tuple(
+        reference
+        for reference in references
+        if reference.digest is None and removal.image_digest in reference.resolved and reference not in named
+    )
+    return named + by_digest
+
+
+def _tells(earlier: Removal, removal: Removal, reference: PulledReference) -> bool:
+    return earlier.action == removal.action and reference.image in earlier.alerted
 
 
 def index_children(references: Sequence[PulledReference], cache: ManifestCache) -> dict[str, list[str]]:

@@ -282,6 +282,38 @@ def test_the_same_removal_told_by_a_second_event_is_not_alerted_twice(world: Wor
     assert sorted(r.cause for r in read_removals(world.bucket, "app")) == ["image-action", "lifecycle"]
 
 
+def test_a_deletion_told_tag_by_tag_alerts_once_naming_every_tag_reference(world: World) -> None:
+    # Given one image under 1.0 and latest, each pulled by tag somewhere
+    image = world.registry.add_image("app", tags=["1.0", "latest"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app:1.0", image))
+    world.runs("dev", (f"{HOST}/app:latest", image))
+    world.registry.repositories["app"].pop(image)
+    # When ECR tells the deletion with one DELETE event per tag
+    world.watch(deleted(image, "1.0"), event_id="tag-1.0")
+    world.watch(deleted(image, "latest"), event_id="tag-latest")
+    # Then the first event's alert names both references, and the second adds nothing
+    [(_, body)] = world.alerts()
+    assert "app:1.0 no longer exists" in body
+    assert "app:latest no longer exists" in body
+    first = next(r for r in read_removals(world.bucket, "app") if r.event_id == "tag-1.0")
+    assert set(first.alerted) == {"app:1.0", "app:latest"}
+
+
+def test_a_reference_an_earlier_removal_left_pullable_is_alerted_when_a_later_one_breaks_it(world: World) -> None:
+    # Given prod pulls the image by digest, and someone removes only its tag dev (the digest stays)
+    image = world.registry.add_image("app", tags=["dev", "1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app@{image}", image))
+    world.registry.set_tags("app", image, ["1.0"])
+    world.watch(deleted(image, "dev"), event_id="tag-dev")
+    assert world.alerts() == []
+    # When a lifecycle rule deletes the image minutes later
+    world.registry.repositories["app"].pop(image)
+    world.watch(lifecycle(image, "1.0"), event_id="lifecycle")
+    # Then that deletion is alerted: the earlier record named the digest but alerted nothing
+    [(_, body)] = world.alerts()
+    assert "no longer exists: the next pull fails" in body
+
+
 def test_the_same_event_retried_alerts_again(world: World) -> None:
     """A retry is the same event: its own record does not silence it (the first attempt may have failed to publish)."""
     running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
