@@ -305,6 +305,9 @@ def missing_references(
     """Which of one repository's references the next pull cannot get. `images`: the repository's images in every
     storage class as the registry answered (all of them, or at least those the references name), None when the
     repository does not exist. `removals`: what the sentinel recorded for the repository, to say when and by what."""
+    references = tuple(references)
+    if not references:  # most repositories: no set of a large repository's digests and tags is built for nothing
+        return ()
     missing = []
     present = _Present.of(images) if images is not None else None
     for reference in references:
