@@ -18,10 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from pydantic import ValidationError
-
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.replication import ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryReport, Trigger
@@ -33,9 +30,9 @@ from ecr_retention.domain.sentinel import (
     missing_references,
     pulled_references,
 )
-from ecr_retention.layout import removals_prefix
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
 from ecr_retention.services.defects import Defect, contain
+from ecr_retention.services.removals import read_removals
 
 logger = logging.getLogger(__name__)
 
@@ -43,11 +40,6 @@ logger = logging.getLogger(__name__)
 # (the run that holds its lease checks it; this run reads nothing of a busy repository).
 CHECKED_OUTCOMES = frozenset({"ok", "blocked", "skipped", "partial", "busy"})
 LOOKUP_THREADS = 8
-READ_THREADS = 16
-# A removal record is one small JSON object; the newest this many of a repository are read (the bucket's lifecycle
-# expires the older ones anyway), so a repository a native policy empties does not cost the report step minutes.
-MAX_REMOVAL_BYTES = 64 * 1024
-MAX_REMOVALS_READ = 1000
 
 
 @dataclass(frozen=True)
@@ -161,42 +153,28 @@ def told_by_removals(
     told: dict[str, tuple[MissingReference, ...]] = {}
     warnings: list[str] = []
     for repository, found_here in sorted(grouped.items()):
-        removals, problem = read_removals(bucket, repository)
+        removals, problem = recorded_removals(bucket, repository)
         told[repository] = tuple(finding.told_by(removals) for finding in found_here)
         warnings.extend(problem)
     return told, tuple(warnings)
 
 
-def read_removals(bucket: Bucket, repository: str) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
-    """The removals recorded for one repository, newest first; those that cannot be read are left out, named in a
-    warning."""
-    prefix = removals_prefix(repository)
+def recorded_removals(bucket: Bucket, repository: str) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
+    """The removals recorded for one repository, newest first, and the warning that names those that could not be
+    listed or read."""
     try:
-        keys = sorted(bucket.list_objects(prefix), reverse=True)[:MAX_REMOVALS_READ]
+        read = read_removals(bucket, repository)
     except StorageUnavailable as error:
         return (), (
             f"{repository}: the recorded removals could not be listed, so the in-use-missing findings do not "
             f"say what removed the images: {error}",
         )
-    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-        read = list(pool.map(lambda key: _read_removal(bucket, key), keys))
-    removals = [removal for removal in read if removal is not None]
-    unreadable = [key for key, removal in zip(keys, read, strict=True) if removal is None]
-    if not unreadable:
-        return tuple(removals), ()
-    return tuple(removals), (
-        f"{repository}: {len(unreadable)} recorded removal(s) could not be read and were left out, "
-        f"the first s3://{bucket.name}/{unreadable[0]}",
+    if not read.unreadable:
+        return read.removals, ()
+    return read.removals, (
+        f"{repository}: {len(read.unreadable)} recorded removal(s) could not be read and were left out, "
+        f"the first s3://{bucket.name}/{read.unreadable[0]}",
     )
-
-
-def _read_removal(bucket: Bucket, key: str) -> Removal | None:
-    try:
-        body = bucket.read(key, max_bytes=MAX_REMOVAL_BYTES)
-        return None if body is None else Removal.model_validate_json(body)
-    except (StorageUnavailable, InputError, ValidationError) as error:
-        logger.warning("the recorded removal %s cannot be read: %s", key, error)
-        return None
 
 
 def _with_findings(report: RepositoryReport, told: Mapping[str, tuple[MissingReference, ...]]) -> RepositoryReport:

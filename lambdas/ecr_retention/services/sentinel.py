@@ -15,14 +15,13 @@ the same instant may both alert; a second alert is better than none.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from logging import ERROR, WARNING
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
-from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.planner.run import first_matching_policy
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.sentinel import PulledReference, Removal, affected_by, in_repository, pulled_references
@@ -35,18 +34,16 @@ from ecr_retention.domain.sentinel_alert import (
     policy_alert,
 )
 from ecr_retention.domain.sentinel_events import LifecyclePolicyPut, Observed
-from ecr_retention.layout import removal_key, removals_prefix
-from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, ImagesUnreadable, ManifestCache, Notifier, Registry, RepositoryGone
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.removals import read_removals, write_removal
 from ecr_retention.services.replication import read_replication
 from ecr_retention.services.snapshot import read_index_manifest, snapshot_repository
 
 logger = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW = timedelta(minutes=15)
-MAX_REMOVAL_BYTES = 64 * 1024  # one removal: a few hundred bytes, 100 tags at most
 ALERT_ATTRIBUTES = {"kind": "sentinel"}
 
 
@@ -110,7 +107,7 @@ def watch(observed: Observed, *, config: RetentionConfig, ports: SentinelPorts, 
 
 def record_removals(bucket: Bucket, removals: Sequence[Removal]) -> list[str]:
     """One object per removal, named by time, event and position: a retried event writes the same keys again."""
-    return [_write_removal(bucket, removal, position) for position, removal in enumerate(removals)]
+    return [write_removal(bucket, removal, position) for position, removal in enumerate(removals)]
 
 
 def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence[Broken]) -> None:
@@ -119,33 +116,7 @@ def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence
     for position, removal in enumerate(removals):
         alerted = tuple(dict.fromkeys(item.reference.image for item in broken if item.removal == removal))
         if alerted:
-            _write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
-
-
-def _write_removal(bucket: Bucket, removal: Removal, position: int) -> str:
-    key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position)
-    bucket.write(key, removal.model_dump_json(by_alias=True, exclude_none=True).encode())
-    return key
-
-
-def read_removals(bucket: Bucket, repository: str, days: Iterable[datetime] = ()) -> list[Removal]:
-    """The recorded removals of a repository (of these days only, when given)."""
-    prefixes = [f"{removals_prefix(repository)}{day:%Y%m%d}" for day in days] or [removals_prefix(repository)]
-    keys = sorted({key for prefix in prefixes for key in bucket.list_objects(prefix)})
-    return [removal for removal in (_read_removal(bucket, key) for key in keys) if removal is not None]
-
-
-def _read_removal(bucket: Bucket, key: str) -> Removal | None:
-    """A record that cannot be read is skipped with a warning: the record informs, it protects nothing."""
-    source = f"s3://{bucket.name}/{key}"
-    try:
-        body = bucket.read(key, max_bytes=MAX_REMOVAL_BYTES)
-        if body is None:
-            return None
-        return validate_as(Removal, parse_json(body.decode("utf-8", errors="replace"), source), source)
-    except InputError as error:
-        logger.warning("removal record skipped: %s", error)
-        return None
+            write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
 
 
 def recorded_nearby(bucket: Bucket, repository: str, removals: Sequence[Removal]) -> list[Removal]:
@@ -158,7 +129,7 @@ def recorded_nearby(bucket: Bucket, repository: str, removals: Sequence[Removal]
     days = sorted({start.date(), end.date()})
     return [
         removal
-        for removal in read_removals(bucket, repository, [datetime(d.year, d.month, d.day) for d in days])
+        for removal in read_removals(bucket, repository, days).removals
         if removal.event_id not in ours and start <= removal.removed_at <= end
     ]
 

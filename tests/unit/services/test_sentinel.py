@@ -19,7 +19,8 @@ from ecr_retention.domain.sentinel_events import (
     PolicyExecution,
 )
 from ecr_retention.layout import removals_prefix
-from ecr_retention.services.sentinel import SentinelPorts, read_removals, watch
+from ecr_retention.services.removals import read_removals
+from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
 from tests.support.builders import ACCOUNT, HOST, NOW, config, replication_rule
 from tests.support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
@@ -147,7 +148,7 @@ def test_a_removal_of_an_image_nothing_runs_is_recorded_not_alerted(world: World
     watched = world.watch(lifecycle(old, "1.0"))
 
     assert world.alerts() == []
-    [recorded] = read_removals(world.bucket, "app")
+    [recorded] = read_removals(world.bucket, "app").removals
     assert (recorded.image_digest, recorded.image_tags, recorded.cause, recorded.rule_priority) == (
         old,
         ("1.0",),
@@ -279,7 +280,7 @@ def test_the_same_removal_told_by_a_second_event_is_not_alerted_twice(world: Wor
     world.watch(lifecycle(running, "1.0"), event_id="service-event")
     # Then there is one alert, and both removals are on record (the second says which rule)
     assert len(world.alerts()) == 1
-    assert sorted(r.cause for r in read_removals(world.bucket, "app")) == ["image-action", "lifecycle"]
+    assert sorted(r.cause for r in read_removals(world.bucket, "app").removals) == ["image-action", "lifecycle"]
 
 
 def test_a_deletion_told_tag_by_tag_alerts_once_naming_every_tag_reference(world: World) -> None:
@@ -295,7 +296,7 @@ def test_a_deletion_told_tag_by_tag_alerts_once_naming_every_tag_reference(world
     [(_, body)] = world.alerts()
     assert "app:1.0 no longer exists" in body
     assert "app:latest no longer exists" in body
-    first = next(r for r in read_removals(world.bucket, "app") if r.event_id == "tag-1.0")
+    first = next(r for r in read_removals(world.bucket, "app").removals if r.event_id == "tag-1.0")
     assert set(first.alerted) == {"app:1.0", "app:latest"}
 
 
@@ -322,7 +323,7 @@ def test_the_same_event_retried_alerts_again(world: World) -> None:
     world.watch(deleted(running))
     world.watch(deleted(running))
     assert len(world.alerts()) == 2
-    assert len(read_removals(world.bucket, "app")) == 1
+    assert len(read_removals(world.bucket, "app").removals) == 1
 
 
 def test_a_registry_that_cannot_confirm_alerts_every_candidate_as_unconfirmed(world: World) -> None:
@@ -375,7 +376,7 @@ def test_a_batch_delete_names_its_principal(world: World) -> None:
     world.watch(call)
     [(_, body)] = world.alerts()
     assert "a BatchDeleteImage call by arn:aws:iam::123456789012:user/Mary_Major" in body
-    [recorded] = read_removals(world.bucket, "app")
+    [recorded] = read_removals(world.bucket, "app").removals
     assert recorded.principal == "arn:aws:iam::123456789012:user/Mary_Major"
     assert recorded.image_tags == ("1.0",)
 
