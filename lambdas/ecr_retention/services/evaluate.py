@@ -29,10 +29,11 @@ from ecr_retention.domain.planner import (
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, repository_report
-from ecr_retention.ports import LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
+from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
+from ecr_retention.services.swept import keep_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class RunInputs:
     # Every repository of the registry, when the caller has listed them already (the CLI run): spares a
     # DescribeRepositories per repository whose policy names tag_in_repositories with a glob.
     repository_names: tuple[str, ...] | None = None
+    # Where each repository's snapshot is kept for reviews (services/swept.py); None keeps none.
+    snapshots: Bucket | None = None
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
@@ -106,6 +109,7 @@ def _plan_and_act(
         snapshot = snapshot_repository(registry, repository, cache)
         run, planned = _plan(registry, snapshot, inputs, clock)
         plan, now = planned.plan, run.now
+        kept = _keep_snapshot(inputs, registry, snapshot, now)
         findings, diagnosis_warnings = lifecycle_findings(
             registry, snapshot, inputs.inventory, plan, now, inputs.replication.replication_configuration
         )
@@ -113,7 +117,22 @@ def _plan_and_act(
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    return Acted(plan, now, run.blocked, ledger, findings, (*run.warnings, *planned.warnings, *diagnosis_warnings))
+    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)
+    return Acted(plan, now, run.blocked, ledger, findings, warnings)
+
+
+def _keep_snapshot(inputs: RunInputs, registry: Registry, snapshot: RepositorySnapshot, now: datetime) -> tuple[str, ...]:
+    if inputs.snapshots is None:
+        return ()
+    return keep_snapshot(
+        inputs.snapshots,
+        inputs.run_id,
+        snapshot,
+        now,
+        registry_id=registry.registry_id,
+        region=registry.region,
+        replication=inputs.replication,
+    )
 
 
 def _plan(
