@@ -20,7 +20,7 @@ MAX_REASON_WIDTH = 70
 MARKDOWN_BUDGET = 60_000
 DEFAULT_IMAGES_PER_REPOSITORY = 20
 MAX_SUMMARY_ROWS = 50
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]{}()#+!|~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # parentheses are inert once brackets are escaped
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
@@ -46,7 +46,9 @@ def headline(diff: RulesDiff) -> str:
         parts.append(f"deletes {totals.deleted_instead} that were to be archived")
     text = "this change " + _and(parts) if parts else "this change changes no image's fate"
     in_use = totals.in_use_changed
-    return f"{text}; " + ("no in-use image changes fate" if not in_use else f"{plural(in_use, 'in-use image')} change fate")
+    return f"{text}; " + (
+        "no in-use image changes fate" if not in_use else f"{plural(in_use, 'in-use image')} change fate"
+    )
 
 
 def _spared_from(diff: RulesDiff) -> str:

@@ -52,9 +52,7 @@ def inputs_from_bucket(name: str) -> RegistryInputs:
     with aws_errors():
         swept = load_swept_registry(bucket)
         inventory = read_inventory_from_bucket(bucket)
-    return RegistryInputs(
-        snapshot=swept.snapshot, inventory=inventory, read_at=swept.read_at, warnings=swept.warnings
-    )
+    return RegistryInputs(snapshot=swept.snapshot, inventory=inventory, read_at=swept.read_at, warnings=swept.warnings)
 
 
 def say_warnings(command: str, inputs: RegistryInputs) -> None:

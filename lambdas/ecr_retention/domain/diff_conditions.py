@@ -37,11 +37,9 @@ class FailOn:
     def breach(self, diff: RulesDiff) -> str | None:
         """Why the condition holds for this diff, or None when it does not."""
         totals = diff.totals
-        if self.name == "deletions-increase":
-            if totals.removals_after > totals.removals_before:
-                return f"{self}: the new rules remove {totals.removals_after} images, the old ones {totals.removals_before}"
-            return None
         more = totals.removed_more
+        if self.name == "deletions-increase" and totals.removals_after > totals.removals_before:
+            return f"{self}: the new rules remove {totals.removals_after} images, the old ones {totals.removals_before}"
         if self.name == "deletions-over" and more.images > self.limit:
             return f"{self}: the change removes {more.images} more images"
         if self.name == "bytes-over" and more.bytes > self.limit:
@@ -54,22 +52,29 @@ def parse_conditions(words: Sequence[str]) -> list[FailOn]:
     ValueError naming what cannot be read."""
     tokens = [part for word in words for part in (word.split("=", 1) if "=" in word else [word])]
     conditions: list[FailOn] = []
-    position = 0
-    while position < len(tokens):
-        name = tokens[position].strip()
-        if name == "deletions-increase":
-            conditions.append(FailOn("deletions-increase"))
-            position += 1
-            continue
-        if name not in CONDITION_NAMES:
-            raise ValueError(f"{name!r} is not a condition; use {', '.join(CONDITION_NAMES)}")
-        if position + 1 >= len(tokens):
-            raise ValueError(f"{name} needs a {'number' if name == 'deletions-over' else 'size'}")
-        value = tokens[position + 1]
-        limit = parse_count(value) if name == "deletions-over" else parse_size(value)
-        conditions.append(FailOn(name, limit))  # type: ignore[arg-type]  # name is one of CONDITION_NAMES
-        position += 2
+    while tokens:
+        condition, used = _first_condition(tokens)
+        conditions.append(condition)
+        tokens = tokens[used:]
     return conditions
+
+
+def _first_condition(tokens: Sequence[str]) -> tuple[FailOn, int]:
+    """The condition the tokens begin with, and how many tokens it takes."""
+    name = tokens[0].strip()
+    if name == "deletions-increase":
+        return FailOn("deletions-increase"), 1
+    if name == "deletions-over":
+        return FailOn("deletions-over", parse_count(_value_of(name, tokens, "number"))), 2
+    if name == "bytes-over":
+        return FailOn("bytes-over", parse_size(_value_of(name, tokens, "size"))), 2
+    raise ValueError(f"{name!r} is not a condition; use {', '.join(CONDITION_NAMES)}")
+
+
+def _value_of(name: str, tokens: Sequence[str], what: str) -> str:
+    if len(tokens) < 2:
+        raise ValueError(f"{name} needs a {what}")
+    return tokens[1]
 
 
 def parse_count(text: str) -> int:

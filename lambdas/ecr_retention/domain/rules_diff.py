@@ -251,4 +251,6 @@ def with_read_times(diff: RulesDiff, read_at: Mapping[str, datetime]) -> RulesDi
     """The diff, saying how old its inputs are: `read_at` maps each repository to when it was read."""
     if not read_at:
         return diff
-    return diff.model_copy(update={"inputs_read_from": min(read_at.values()), "inputs_read_until": max(read_at.values())})
+    return diff.model_copy(
+        update={"inputs_read_from": min(read_at.values()), "inputs_read_until": max(read_at.values())}
+    )

@@ -121,7 +121,9 @@ def _plan_and_act(
     return Acted(plan, now, run.blocked, ledger, findings, warnings)
 
 
-def _keep_snapshot(inputs: RunInputs, registry: Registry, snapshot: RepositorySnapshot, now: datetime) -> tuple[str, ...]:
+def _keep_snapshot(
+    inputs: RunInputs, registry: Registry, snapshot: RepositorySnapshot, now: datetime
+) -> tuple[str, ...]:
     if inputs.snapshots is None:
         return ()
     return keep_snapshot(
