@@ -54,6 +54,8 @@ EKS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
 # The one role that may delete the objects protection depends on (in-use/, the in-use memory, each run's targets
 # and replication rules; infra.inventory_bucket): none when absent, administrators included.
 BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
+# A role GitHub Actions of one repository assume through OIDC to review rules changes (infra/reviewers.py).
+REVIEWERS_CONTEXT_KEY = "reviewers"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
 # (infra.eks_access explains the choice).
 EKS_VIEW_POLICY = "AmazonEKSViewPolicy"
@@ -90,6 +92,8 @@ REPORT_RETENTION_DAYS = 365
 RUN_STATE_RETENTION_DAYS = 30
 # Cached index manifests are immutable (keyed by digest); an expired one is fetched again (BatchGetImage).
 MANIFEST_CACHE_RETENTION_DAYS = 90
+# The repositories' snapshots kept for reviews (snapshots/): every sweep rewrites those it evaluates.
+SNAPSHOT_RETENTION_DAYS = 30
 ACCESS_LOG_RETENTION_DAYS = 90
 INCOMPLETE_UPLOAD_RETENTION_DAYS = 1
 LOG_RETENTION = "THREE_MONTHS"  # of the functions and the state machine: a name of aws_logs.RetentionDays
