@@ -103,5 +103,5 @@ def test_an_existing_provider_is_imported_not_created(tmp_path: Path) -> None:
 
 def test_reviewers_that_allow_no_workflow_stop_synthesis(tmp_path: Path) -> None:
     reviewers = {"repository": "acme/platform-config", "pullRequests": False}
-    with pytest.raises(InputError, match="reviewers: .*allows no workflow"):
+    with pytest.raises(InputError, match=r"reviewers: .*allows no workflow"):
         build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "reviewers": reviewers})

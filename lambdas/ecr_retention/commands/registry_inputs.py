@@ -46,9 +46,9 @@ def load_inputs(args: argparse.Namespace) -> RegistryInputs:
 
 def inputs_from_bucket(name: str) -> RegistryInputs:
     from ecr_retention.services.inventory import read_inventory_from_bucket
-    from ecr_retention.services.swept import load_swept_registry
+    from ecr_retention.services.swept import ListedFirst, load_swept_registry
 
-    bucket = s3_bucket(name)
+    bucket = ListedFirst(s3_bucket(name))
     with aws_errors():
         swept = load_swept_registry(bucket)
         inventory = read_inventory_from_bucket(bucket)

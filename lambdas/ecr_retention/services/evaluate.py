@@ -33,7 +33,7 @@ from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCa
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
-from ecr_retention.services.swept import keep_snapshot
+from ecr_retention.services.swept import as_left, keep_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -109,12 +109,12 @@ def _plan_and_act(
         snapshot = snapshot_repository(registry, repository, cache)
         run, planned = _plan(registry, snapshot, inputs, clock)
         plan, now = planned.plan, run.now
-        kept = _keep_snapshot(inputs, registry, snapshot, now)
         findings, diagnosis_warnings = lifecycle_findings(
             registry, snapshot, inputs.inventory, plan, now, inputs.replication.replication_configuration
         )
         removing = not run.blocked and plan.skipped is None
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
+        kept = _keep_snapshot(inputs, registry, as_left(snapshot, ledger, now), now)
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
     warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)

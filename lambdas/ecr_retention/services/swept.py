@@ -9,6 +9,7 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.limits import SNAPSHOT
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication
@@ -44,6 +45,49 @@ def keep_snapshot(
     except StorageUnavailable as error:
         return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {error}",)
     return ()
+
+
+def as_left(snapshot: RepositorySnapshot, ledger: Ledger | None, now: datetime) -> RepositorySnapshot:
+    """The repository as the evaluation left it, so that a review does not count again what is gone: what ECR
+    confirmed deleted (or found gone) is left out, what it archived is ARCHIVED since now."""
+    if ledger is None:
+        return snapshot
+    gone, archived = {*ledger.deleted, *ledger.gone}, set(ledger.archived)
+    images = tuple(
+        image.model_copy(update={"image_status": "ARCHIVED", "last_archived_at": now})
+        if image.image_digest in archived
+        else image
+        for image in snapshot.image_details
+        if image.image_digest not in gone
+    )
+    return snapshot.model_copy(update={"image_details": images})
+
+
+class ListedFirst:
+    """The bucket as the reviewers' role reads it: its s3:ListBucket is narrowed to the prefixes it may read, so S3
+    answers a missing object (the memory before the first run) with AccessDenied, not NoSuchKey. An object is read
+    only when a listing shows it; read-only."""
+
+    def __init__(self, bucket: Bucket) -> None:
+        self._bucket = bucket
+        self._listed: dict[str, int] = {}
+
+    @property
+    def name(self) -> str:
+        return self._bucket.name
+
+    def list_objects(self, prefix: str) -> dict[str, int]:
+        objects = self._bucket.list_objects(prefix)
+        self._listed.update(objects)
+        return objects
+
+    def read(self, key: str, *, max_bytes: int) -> bytes | None:
+        if key not in self._listed and key not in self.list_objects(key):
+            return None
+        return self._bucket.read(key, max_bytes=max_bytes)
+
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
+        raise PermissionError(f"s3://{self.name}/{key}: a review writes nothing")
 
 
 def load_swept_registry(bucket: Bucket) -> SweptRegistry:

@@ -30,7 +30,7 @@ from support.realistic_registry import BUCKET, BULK_REPOSITORY, EMPTY_REPOSITORY
 # The rules file: backend keeps the tags frontend still has, so evaluating backend reads frontend's tags.
 TAG_SOURCES = {"backend": ("frontend",)}
 # What a dry run writes: run state, reports, the manifest cache and the in-use memory (a reading is a reading).
-RUN_STATE_PREFIXES = ("runs/", "reports/", "manifests/", "state/in-use-memory.json")
+RUN_STATE_PREFIXES = ("runs/", "reports/", "manifests/", "state/in-use-memory.json", "snapshots/")
 
 
 def decision(plan: Plan, pipeline: Pipeline, label: str) -> Decision:
