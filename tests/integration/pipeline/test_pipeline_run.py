@@ -187,7 +187,8 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
         {
             "ListObjectsV2": 1,
             "GetObject": 2 + 1 + indexes,  # the two in-use manifests, the memory (none yet), the cache misses
-            "PutObject": indexes + 3 + 1,  # the cache misses, the report, its page and its sheet, the memory
+            # the cache misses, the report, its page and its sheet, the memory, each repository's kept snapshot
+            "PutObject": indexes + 3 + 1 + len(managed(plan)),
             "Publish": 1,
             "PutItem": len(managed(plan)),
             "DeleteItem": len(managed(plan)),
