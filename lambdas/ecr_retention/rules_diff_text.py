@@ -16,6 +16,7 @@ from ecr_retention.tables import clip, describe_reason, format_rows, printable
 
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "CHANGE", "BEFORE", "AFTER")
 MAX_REASON_WIDTH = 70
+MARKDOWN_REASON_WIDTH = 140  # a comment wraps its cells: room for the whole reason
 # GitHub refuses a comment over 65,536 characters; the rest of the budget is the workflow's marker and header.
 MARKDOWN_BUDGET = 60_000
 DEFAULT_IMAGES_PER_REPOSITORY = 20
@@ -233,7 +234,7 @@ def _details(repository: RepositoryDiff, now: datetime, limit: int) -> str:
         lines.append(
             f"| {md(clip(tags, 40))} `{short_digest(change.image_digest)}` | {humanize_age(now - change.image_pushed_at)} "
             f"| {human_bytes(change.image_size_in_bytes)} | {change.before.action} → {change.after.action} "
-            f"| {md(fate_text(change.before))} | {md(fate_text(change.after))} |"
+            f"| {md(fate_text(change.before, MARKDOWN_REASON_WIDTH))} | {md(fate_text(change.after, MARKDOWN_REASON_WIDTH))} |"
         )
     rest = len(repository.changes) - len(shown)
     if rest:
