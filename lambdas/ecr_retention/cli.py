@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "ecr_retention.commands.diff",
     "ecr_retention.commands.validate",
     "ecr_retention.commands.lifecycle_preview",
+    "ecr_retention.commands.lifecycle_diff",
     "ecr_retention.commands.doctor",
     "ecr_retention.commands.export",
     "ecr_retention.commands.export_aws",
