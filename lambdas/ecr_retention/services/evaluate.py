@@ -115,10 +115,11 @@ def _plan_and_act(
         removing = not run.blocked and plan.skipped is None
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
         kept = _keep_snapshot(inputs, registry, as_left(snapshot, ledger, now), now)
+        last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
     warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)
-    return Acted(plan, now, run.blocked, ledger, findings, warnings)
+    return Acted(plan, now, run.blocked, ledger, findings, warnings, last_read_at)
 
 
 def _keep_snapshot(
@@ -165,9 +166,10 @@ class Acted:
     ledger: Ledger | None
     findings: Sequence[Finding]
     warnings: Sequence[str]
+    last_read_at: datetime | None = None  # when its snapshot was kept for reviews (services/swept.py)
 
     def report(self, *more_warnings: str) -> RepositoryReport:
-        return repository_report(
+        report = repository_report(
             self.plan,
             self.evaluated_at,
             self.blocked,
@@ -175,6 +177,7 @@ class Acted:
             lifecycle_findings=self.findings,
             warnings=(*self.warnings, *more_warnings),
         )
+        return report.model_copy(update={"last_read_at": self.last_read_at}) if self.last_read_at else report
 
 
 @dataclass(frozen=True)
