@@ -105,3 +105,18 @@ def test_reviewers_that_allow_no_workflow_stop_synthesis(tmp_path: Path) -> None
     reviewers = {"repository": "acme/platform-config", "pullRequests": False}
     with pytest.raises(InputError, match=r"reviewers: .*allows no workflow"):
         build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "reviewers": reviewers})
+
+
+def test_kept_snapshots_expire_when_no_sweep_rewrites_them(template: dict[str, Any]) -> None:
+    rules = [
+        rule
+        for bucket in template["Resources"].values()
+        if bucket["Type"] == "AWS::S3::Bucket"
+        for rule in bucket["Properties"].get("LifecycleConfiguration", {}).get("Rules", [])
+    ]
+    assert {
+        "Id": "expire-review-snapshots",
+        "Prefix": "snapshots/",
+        "ExpirationInDays": 30,
+        "Status": "Enabled",
+    } in rules

@@ -184,3 +184,18 @@ def test_markdown_is_inert_whatever_the_tags_hold() -> None:
     assert "<img" not in text
     assert "v1\\|&lt;img src=x&gt;\\*\\*\\`" in text
     assert digest("h")[7:19] in text
+
+
+def test_a_policy_for_repositories_the_inputs_lack_is_named_not_silently_empty() -> None:
+    new = config(
+        policies=[
+            {"repositories": ["app"], "rules": [VERSIONS]},
+            {"repositories": ["team-x/*"], "rules": [EVERYTHING_OLD]},
+        ]
+    )
+    diff = diff_of(config([VERSIONS]), new)
+    assert diff.repositories == ()
+    assert diff.warnings == (
+        "policies[1] (team-x/*) matches no repository of these inputs, so its effect is not shown: review it on a "
+        "snapshot of those repositories (ecr-retention snapshot --repositories ...)",
+    )

@@ -14,6 +14,7 @@ from pydantic import computed_field
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.plan import (
     REMOVALS,
     Action,
@@ -162,7 +163,21 @@ def diff_rules(
     """Both rules files planned on the same inputs, compared."""
     before = plan_registry(base, snapshot, inventory, now, unblocked=True)
     after = plan_registry(new, snapshot, inventory, now, unblocked=True)
-    return diff_plans(before, after)
+    diff = diff_plans(before, after)
+    unseen = unmatched_policy_warnings(new, snapshot)
+    return diff.model_copy(update={"warnings": (*diff.warnings, *unseen)}) if unseen else diff
+
+
+def unmatched_policy_warnings(config: RetentionConfig, snapshot: Snapshot) -> list[str]:
+    """A policy that matches no repository of the inputs changes nothing here, which is not the same as changing
+    nothing: the bucket holds only the repositories the deployed rules manage."""
+    names = [repository.repository_name for repository in snapshot.repositories]
+    return [
+        f"policies[{index}] ({', '.join(policy.repositories)}) matches no repository of these inputs, so its effect "
+        "is not shown: review it on a snapshot of those repositories (ecr-retention snapshot --repositories ...)"
+        for index, policy in enumerate(config.policies)
+        if not any(matches_any(name, policy.repositories) for name in names)
+    ]
 
 
 def diff_plans(before: Plan, after: Plan) -> RulesDiff:
