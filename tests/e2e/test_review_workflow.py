@@ -5,6 +5,7 @@ rules change widens a delete rule's glob; what the check posts is the markdown `
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -91,6 +92,32 @@ def run_check(checkout: Path, runner_temp: Path, **overrides: str) -> Check:
     return Check(code=code, comment=comment, summary=summary.read_text(), stderr=stderr)
 
 
+def cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ecr_retention", *argv], capture_output=True, text=True, check=False)
+
+
+def plans_both_ways(rules: Path, directory: Path) -> Check:
+    """`plan --bucket` (the kept snapshots) and `plan --snapshot` of a snapshot read from ECR now, at one time."""
+    directory.mkdir()
+    now = "--now=2030-01-01T00:00:00Z"  # the same for both; the manifests' age does not matter to the comparison
+    taken = cli("snapshot", "--out", str(directory / "s.json"), "--bucket", BUCKET, "--manifests", str(directory / "m"))
+    assert taken.returncode == 0, taken.stderr
+    live = cli(
+        "plan",
+        "--config",
+        str(rules),
+        "--snapshot",
+        str(directory / "s.json"),
+        "--manifests",
+        str(directory / "m"),
+        now,
+        "--format",
+        "json",
+    )
+    kept = cli("plan", "--config", str(rules), "--bucket", BUCKET, now, "--format", "json")
+    return Check(code=str(kept.returncode), comment=kept.stdout, summary=live.stdout, stderr=kept.stderr)
+
+
 @pytest.fixture(scope="module")
 def checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Check]:
     out = tmp_path_factory.mktemp("demo")
@@ -101,6 +128,7 @@ def checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Check]:
         temp = tmp_path_factory.mktemp("runner")
         results["default"] = run_check(checkout, temp / "default")
         results["strict"] = run_check(checkout, temp / "strict", FAIL_ON="--fail-on deletions-increase")
+        results["plans"] = plans_both_ways(out / "retention.yaml", temp / "plans")
 
     code = run_demo(out=out, keep_running=True, write=lambda _line: None, wait=review)
     assert code == 0
@@ -141,3 +169,13 @@ def test_the_workflow_assumes_the_reviewer_role_and_posts_a_sticky_comment() -> 
         uses["aws-actions/configure-aws-credentials"]["role-to-assume"] == "${{ vars.ECR_RETENTION_REVIEW_ROLE_ARN }}"
     )
     assert uses["marocchino/sticky-pull-request-comment"]["path"] == "${{ runner.temp }}/retention-diff.md"
+
+
+def test_plan_bucket_plans_the_registry_the_last_sweep_left(checks: dict[str, Check]) -> None:
+    plans = checks["plans"]
+    kept, live = json.loads(plans.comment), json.loads(plans.summary)
+    managed = [repository for repository in live["repositories"] if repository["policy"] is not None]
+    assert kept["repositories"]
+    # The kept snapshots are the registry as ECR shows it after the real sweep: the same plan of what is managed.
+    assert kept == {**live, "repositories": managed}
+    assert "plan: the registry as the pipeline last read it: 6 repositories" in plans.stderr

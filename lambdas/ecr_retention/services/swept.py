@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.limits import SNAPSHOT
-from ecr_retention.domain.registry import RepositorySnapshot
+from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.domain.swept import SweptRegistry, SweptRepository, registry_of
 from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
@@ -49,18 +49,26 @@ def keep_snapshot(
 
 def as_left(snapshot: RepositorySnapshot, ledger: Ledger | None, now: datetime) -> RepositorySnapshot:
     """The repository as the evaluation left it, so that a review does not count again what is gone: what ECR
-    confirmed deleted (or found gone) is left out, what it archived is ARCHIVED since now."""
+    confirmed deleted (or found gone) is left out, what it archived is ARCHIVED since now, and what it restores is
+    ACTIVE (a restore takes minutes; a review comes later)."""
     if ledger is None:
         return snapshot
     gone, archived = {*ledger.deleted, *ledger.gone}, set(ledger.archived)
+    restored = {digest for digest, answer in ledger.answers.items() if answer.kind in ("done", "already")} - archived
     images = tuple(
-        image.model_copy(update={"image_status": "ARCHIVED", "last_archived_at": now})
-        if image.image_digest in archived
-        else image
+        _as_left(image, now, archived=archived, restored=restored)
         for image in snapshot.image_details
         if image.image_digest not in gone
     )
     return snapshot.model_copy(update={"image_details": images})
+
+
+def _as_left(image: ImageDetail, now: datetime, *, archived: set[str], restored: set[str]) -> ImageDetail:
+    if image.image_digest in archived:
+        return image.model_copy(update={"image_status": "ARCHIVED", "last_archived_at": now})
+    if image.image_digest in restored:
+        return image.model_copy(update={"image_status": "ACTIVE", "last_activated_at": now})
+    return image
 
 
 class ListedFirst:
