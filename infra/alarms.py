@@ -1,7 +1,8 @@
 """Alarms on an operations topic: what needs a person, as opposed to the run summaries on the report topic.
 
 - each function's errors, each dead-letter queue's depth, failed or timed-out executions;
-- RunsBlocked and DeleteFailures, published by the report step (namespace EcrRetention, docs/report.md);
+- RunsBlocked, DeleteFailures and InUseImagesMissing (an image a workload runs is gone, finding in-use-missing),
+  published by the report step (namespace EcrRetention, docs/report.md);
 - no completed run (RunsCompleted) in two days;
 - each expected cluster's manifest age (InUseManifestAgeSeconds, published by the report step and by the
   tagger, which runs hourly and on every manifest written), before it reaches safety.inventory_max_age; an
@@ -34,6 +35,7 @@ METRICS_NAMESPACE = "EcrRetention"
 SERVICE_DIMENSION = {"service": "ecr-retention"}
 MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
 CLUSTER_DIMENSION = "Cluster"
+IN_USE_MISSING_METRIC = "InUseImagesMissing"
 # Published by ecr_retention.handlers.collector, once per run: the manifests written with `complete: false`.
 INCOMPLETE_MANIFESTS_METRIC = "IncompleteInUseManifests"
 
@@ -139,6 +141,12 @@ class Alarms(Construct):
             "DeleteFailures",
             run_metric("DeleteFailures", five_minutes),
             "ECR refused or failed some deletions or archives: read the run report's 'failed' entries",
+        )
+        self._alarm(
+            "InUseImagesMissing",
+            run_metric(IN_USE_MISSING_METRIC, five_minutes),
+            "A run found in-use images missing from the registry (something else removed them): the next pull of "
+            "their workloads fails; read the run report's 'inUseMissing' (workloads, image, what removed it)",
         )
         self._alarm(
             "NoCompletedRun",

@@ -54,6 +54,10 @@ EKS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
 # The one role that may delete the objects protection depends on (in-use/, the in-use memory, each run's targets
 # and replication rules; infra.inventory_bucket): none when absent, administrators included.
 BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
+# A CloudTrail trail records the Region's management events (the stack creates none): the sentinel then also hears
+# the API calls PutLifecyclePolicy and BatchDeleteImage ("AWS API Call via CloudTrail" reaches EventBridge only
+# through a trail). Off by default: without a trail the rule would match nothing and imply a watch that is not there.
+CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY = "cloudTrailManagementEvents"
 # A role GitHub Actions of one repository assume through OIDC to review rules changes (infra/reviewers.py).
 REVIEWERS_CONTEXT_KEY = "reviewers"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
@@ -74,6 +78,7 @@ AWS_INVENTORY_NAME_PREFIX = layout.AWS_INVENTORY_NAME_PREFIX
 MANIFEST_CACHE_PREFIX = layout.MANIFEST_CACHE_PREFIX
 RUNS_PREFIX = layout.RUNS_PREFIX
 REPORTS_PREFIX = layout.REPORTS_PREFIX
+REMOVALS_PREFIX = layout.REMOVALS_PREFIX
 # Where the Distributed Map writes its per-item results (each map run under its own id); under runs/, so
 # that they expire with the run state.
 MAP_RESULTS_PREFIX = RUNS_PREFIX + "map-results"
@@ -92,6 +97,9 @@ REPORT_RETENTION_DAYS = 365
 RUN_STATE_RETENTION_DAYS = 30
 # Cached index manifests are immutable (keyed by digest); an expired one is fetched again (BatchGetImage).
 MANIFEST_CACHE_RETENTION_DAYS = 90
+# The sentinel's record of removals: long enough that a sweep's in-use-missing finding can say what removed an image
+# a workload last pulled more than a year ago (ECR's own CloudTrail event history keeps 90 days).
+REMOVAL_RECORD_RETENTION_DAYS = 400
 # The repositories' snapshots kept for reviews (snapshots/): every sweep rewrites those it evaluates.
 SNAPSHOT_RETENTION_DAYS = 30
 ACCESS_LOG_RETENTION_DAYS = 90
@@ -150,6 +158,10 @@ FUNCTION_SIZES = {
     "report": FunctionSize(memory_mb=3008, timeout_seconds=300),
     # Parses one SQS batch and starts one execution.
     "push": FunctionSize(memory_mb=512, timeout_seconds=60),
+    # One event: the in-use manifests and memory, DescribeImages by the referenced tags and digests (100 ids a call),
+    # one restore, one publish; with a trail, the doctor snapshots a repository (10 pages for 10,000 images). Seconds;
+    # the timeout leaves room for a large repository's snapshot.
+    "sentinel": FunctionSize(memory_mb=1024, timeout_seconds=120),
     # Reads the in-use manifests, re-reads the deployed images and PutImage's new tags (10 a second quota).
     "tagger": FunctionSize(memory_mb=512, timeout_seconds=300),
     # One collection per account and region, one after the other: a call per page of each list, one

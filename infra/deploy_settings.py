@@ -215,6 +215,8 @@ class DeploySettings(BaseModel):
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
     break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
+    # A trail records management events in the Region: the sentinel's rule for API calls is added (infra/sentinel.py).
+    cloud_trail_management_events: bool = Field(default=False, alias=constants.CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY)
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.REVIEWERS_CONTEXT_KEY
     )

@@ -88,6 +88,11 @@ class InventoryBucket(Construct):
                     prefix=constants.MANIFEST_CACHE_PREFIX,
                     expiration=Duration.days(constants.MANIFEST_CACHE_RETENTION_DAYS),
                 ),
+                s3.LifecycleRule(
+                    id="expire-removal-records",
+                    prefix=constants.REMOVALS_PREFIX,
+                    expiration=Duration.days(constants.REMOVAL_RECORD_RETENTION_DAYS),
+                ),
             ],
         )
         # Object Created events for in-use/ reach the tagger through EventBridge. Set on the bucket resource

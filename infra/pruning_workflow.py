@@ -52,6 +52,8 @@ EVALUATE_ECR_ACTIONS = (
 # What the report step reads from ECR: the repository creation templates, whose lifecycle policies the doctor
 # checks (services.templates). The action supports no resource-level permissions, so its resource is '*'.
 REPORT_ECR_STAR_ACTIONS = ("ecr:DescribeRepositoryCreationTemplates",)
+# The report step's in-use check: the referenced images of every repository, by image id (services.in_use_check).
+REPORT_ECR_ACTIONS = ("ecr:DescribeImages",)
 # What Step Functions needs to send execution logs to CloudWatch Logs (vended log delivery) and traces to X-Ray.
 LOG_DELIVERY_ACTIONS = (
     "logs:CreateLogDelivery",
@@ -238,8 +240,19 @@ class PruningWorkflow(Construct):
         # unreadable one, which would leave the memory unwritten): ListBucket unconditioned, as the evaluation's (the
         # s3:prefix condition key is absent from a GetObject request, so a narrowed ListBucket does not count).
         role.add_to_principal_policy(access.list_statement(self._bucket, None))
+        # The sentinel's record of removals, read when an in-use reference is missing, to say when and by what it went.
+        removals = f"{layout.REMOVALS_PREFIX}*"
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use, layout.IN_USE_MEMORY_KEY])
+            access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use, layout.IN_USE_MEMORY_KEY, removals])
+        )
+        # The run's in-use check (services.in_use_check): every in-use reference into the registry against what
+        # exists, by image id (DescribeImages only), in any repository, managed or not: a workload may run any.
+        role.add_to_principal_policy(access.ecr_statement(self, REPORT_ECR_ACTIONS, [access.ALL_REPOSITORIES]))
+        access.acknowledge_repository_patterns(
+            role,
+            [access.ALL_REPOSITORIES],
+            "lets the report step check that the images workloads run still exist in any repository (DescribeImages "
+            "only: it reads, never changes)",
         )
         # The in-use memory: the report step is its only writer (the bucket policy refuses everyone else).
         role.add_to_principal_policy(
@@ -257,6 +270,8 @@ class PruningWorkflow(Construct):
             {
                 runs: "The run's targets and repository reports, listed and read by run id.",
                 in_use: "The in-use manifests, read to publish each expected cluster's manifest age.",
+                removals: "The sentinel's record of removals, one object per removal, read for the repositories "
+                "where an in-use image is missing.",
                 reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json, and the "
                 "page and the sheet beside it, .html and .csv).",
             },

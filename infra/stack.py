@@ -24,6 +24,7 @@ from infra.push_trigger import PushTrigger
 from infra.report_topic import ReportTopic
 from infra.reviewers import ReviewerRole
 from infra.schedules import Schedules
+from infra.sentinel import Sentinel
 from infra.tagger import Tagger
 
 
@@ -87,6 +88,17 @@ class EcrRetentionStack(Stack):
             environment=environment,
             bucket=bucket,
             dead_letters=self.delivery_dead_letters,
+        )
+        self.sentinel = Sentinel(
+            self,
+            "Sentinel",
+            config=config,
+            code=code,
+            environment=environment,
+            bucket=bucket,
+            report_topic=self.reports.topic,
+            report_topic_key=self.reports.key,
+            api_calls=settings.cloud_trail_management_events,
         )
         self.schedules = self._schedules(settings)
         self.push = self._push_trigger(config, settings, code, environment) if settings.push_trigger_enabled else None
@@ -168,8 +180,12 @@ class EcrRetentionStack(Stack):
             "evaluate": self.workflow.evaluate.function,
             "report": self.workflow.report.function,
             "tagger": self.tagger.function,
+            "sentinel": self.sentinel.function,
         }
-        dead_letter_queues = {"DeliveryDeadLetters": self.delivery_dead_letters}
+        dead_letter_queues = {
+            "DeliveryDeadLetters": self.delivery_dead_letters,
+            "SentinelDeadLetters": self.sentinel.dead_letters,
+        }
         if self.collector is not None:
             functions["collector"] = self.collector.function
         if self.push is not None:

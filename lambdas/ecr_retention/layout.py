@@ -24,7 +24,8 @@ MEMORY_FILE = "_in-use-memory.json"
 SNAPSHOTS_PREFIX = "snapshots/"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
 # The sentinel's record of removals (domain/sentinel.py Removal): removals/<quoted repository>/<time>-<event>-<n>.json,
-# one object per event and image, never rewritten (two events at once never race); expired by the bucket's lifecycle.
+# one object per event and image, written by that event only (two events at once never race; its own event rewrites it
+# once to say what its alert named); expired by the bucket's lifecycle.
 REMOVALS_PREFIX = "removals/"
 
 

@@ -55,6 +55,12 @@ class ReplicationUnreadable(Exception):
         self.denied = denied
 
 
+class ImagesUnreadable(Exception):
+    """A repository's images could not be looked up (DescribeImages denied, throttled past the retries, an answer that
+    is not one): the message names the repository, the call and AWS's error. Raised where the lookup only informs
+    (the run's in-use check), so the caller reports it and goes on."""
+
+
 class TemplatesUnreadable(Exception):
     """The registry's repository creation templates could not be read (access denied, throttled, another registry):
     they only inform the doctor, so a run goes on and its report says why they were not checked."""
@@ -96,6 +102,9 @@ class ImageManifest:
     text: str
 
 
+# An image as ECR's imageIds name it: {"imageDigest": "sha256:..."} or {"imageTag": "dev"}.
+ImageId = Mapping[str, str]
+
 TagStatus = Literal["tagged", "already-tagged", "immutable", "failed"]
 
 
@@ -126,6 +135,12 @@ class Registry(Protocol):
     def describe_image_ids(self, repository: str, digests: Sequence[str]) -> dict[str, ImageDetail]:
         """Re-read these images now (DescribeImages by imageIds, 100 a call); a digest that no longer exists
         is absent from the result. Raises RepositoryGone."""
+        ...
+
+    def describe_images_by_id(self, repository: str, image_ids: Sequence[ImageId]) -> list[ImageDetail]:
+        """The images that answer these ids now, in any storage status (DescribeImages by imageIds, 100 a call): an id
+        is `{"imageDigest": ...}` or `{"imageTag": ...}`; one that answers nothing is left out. Raises RepositoryGone,
+        and ImagesUnreadable when a call fails after its retries."""
         ...
 
     def get_manifests(

@@ -2,7 +2,9 @@
 
 One row per image, every image of the report exactly once, its action one of the report's entry groups
 (domain/report.py ENTRY_GROUPS: keep, delete, archive, cancelled, failed, restore: an in-use image found archived,
-restored or, in dry run, that would be; restore-failed: ECR refused it), after a header row. RFC 4180 as the csv
+restored or, in dry run, that would be; restore-failed: ECR refused it), after a header row; then one row per in-use
+reference the next pull cannot get (action and kind `in-use-missing`: not an image, the finding of SPEC "The
+sentinel"). RFC 4180 as the csv
 module writes it: fields separated by commas, quoted only when they hold a comma, a quote or a line break (a quote
 doubled inside), records ended by CRLF. Values are the report's own, except that a cell a spreadsheet would read as a
 formula (it starts with =, +, -, @, a tab or a carriage return: OWASP's list) is prefixed with a single quote, so
@@ -20,6 +22,7 @@ from itertools import islice
 from operator import attrgetter
 
 from ecr_retention.domain.report import EntryGroup, ImageEntry, RepositoryReport, RunReport, grouped_entries
+from ecr_retention.domain.sentinel import IN_USE_MISSING, MissingReference
 
 COLUMNS = ("repository", "digest", "tags", "pushed_at", "size_bytes", "action", "reason_kinds", "rule", "detail")
 # Tags are space-separated (ECR tags hold no whitespace); reason kinds are joined with ";".
@@ -115,6 +118,26 @@ def records(report: RunReport) -> Iterator[str]:
         repository = guarded(repo.repository_name)
         for action, entry in newest_first(repo):
             yield image_record(repository, action, entry, reasons)
+    for found in report.in_use_missing:
+        yield missing_record(found)
+
+
+def missing_record(found: MissingReference) -> str:
+    """An in-use reference the next pull cannot get: not an image of the registry (it is gone), so no push time or
+    size; its digest is the reference's own, or what the clusters resolved its tag to (space-separated)."""
+    digest = found.image_digest or TAG_SEPARATOR.join(found.resolved_digests)
+    cells = (
+        guarded(found.repository_name),
+        guarded(digest),
+        guarded(found.image_tag or ""),
+        "",
+        "",
+        IN_USE_MISSING,
+        IN_USE_MISSING,
+        "",
+        guarded(found.detail),
+    )
+    return csv_text(cells) + LINE_END
 
 
 def render_sheet(report: RunReport) -> str:

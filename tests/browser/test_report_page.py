@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ecr_retention.domain.cost import StoragePrice, run_cost
+from ecr_retention.domain.inventory import Workload
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.domain.sentinel import MissingReference
 from ecr_retention.report_page import render_page
 from ecr_retention_dev.browser import screenshot_page
 from support.chromium import skip_module_without_chromium
@@ -351,6 +353,26 @@ def test_a_hostile_tag_is_shown_as_text(open_report: Open) -> None:
     assert row.get_attribute("data-repository") == repository
     assert HOSTILE_TAG in row.locator("td").all_text_contents()
     assert page.locator("script").count() == 1  # the page's own
+    assert opened.dialogs == []
+    assert opened.errors == []
+
+
+def test_an_in_use_image_missing_is_its_own_check_and_a_hostile_workload_stays_text(open_report: Open) -> None:
+    # Given a dry run whose report names an in-use tag that is gone, run by a workload with a hostile name
+    workload = Workload(cluster="prod", namespace="prod", workload=f"Deployment/{HOSTILE_TAG}", source="pod")
+    found = MissingReference(
+        repository_name="app", image="app:dev", image_tag="dev", missing="tag", in_use_by=(workload,)
+    )
+    report = dry_run_report(5).model_copy(update={"in_use_missing": (found,)})
+
+    opened = open_report(report)
+    check = opened.page.locator('#checks li.check[data-check="in-use-missing"]')
+
+    # Then the check warns, counts it, and shows the finding's words as text
+    assert check.get_attribute("data-status") == "warn"
+    assert "In-use images missing: 1" in check.inner_text()
+    assert found.detail in check.inner_text()
+    assert opened.page.locator("script").count() == 1  # the page's own
     assert opened.dialogs == []
     assert opened.errors == []
 

@@ -68,6 +68,10 @@ def test_demo_exits_0_and_says_verified_after_checking(demo: DemoRun) -> None:
         "young",
         "referenced",
         "untouched",
+        # step 5: a native lifecycle policy takes the image dev runs
+        "alerted",
+        "in-use-missing",
+        "nothing else changed",
     ]
     assert all(mark == "ok  " for mark, _ in checks)
     assert (
@@ -128,11 +132,13 @@ def test_demo_prints_an_abridged_plan_and_writes_the_whole_of_it(demo: DemoRun) 
     plan = json.loads((demo.out / "plan.json").read_text())
     assert plan["blocked"] == []
     reports = sorted(path.name for path in (demo.out / "reports").iterdir())
-    assert [name.split("-2")[0] for name in reports] == ["dry-run"] * 3 + ["live"] * 3
+    assert [name.split("-2")[0] for name in reports] == ["after-policy"] * 3 + ["dry-run"] * 3 + ["live"] * 3
     assert {Path(name).suffix for name in reports} == {".json", ".html", ".csv"}
     # the pages it names are the report step's, read back from the emulator's bucket
-    pages = re.findall(r"^Report page \((dry run|real run)\): (\S+)$", demo.output, flags=re.MULTILINE)
-    assert [label for label, _ in pages] == ["dry run", "real run"]
+    pages = re.findall(
+        r"^Report page \((dry run|real run|after the native policy)\): (\S+)$", demo.output, flags=re.MULTILINE
+    )
+    assert [label for label, _ in pages] == ["dry run", "real run", "after the native policy"]
     for _, path in pages:
         assert Path(path).parent == demo.out / "reports"
         assert Path(path).read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
@@ -240,6 +246,41 @@ def test_an_in_use_image_a_native_pull_time_rule_archived_is_restored_by_the_swe
     live = json.loads(next((demo.out / "reports").glob("live-*.json")).read_text())
     restored = [entry for repository in live["repositories"] for entry in repository["restored"]]
     assert [entry["imageTags"] for entry in restored] == [["1.14.2"]]
+
+
+def test_a_native_policy_deletes_the_image_dev_runs_and_the_sentinel_and_the_sweep_tell(demo: DemoRun) -> None:
+    """Step 5: the `dev` incident's policy (keep the 3 newest `*.*` images), executed by the emulator; its
+    PolicyExecutionEvents through the stack's rules to the sentinel; its alert on the report topic; the next sweep's
+    in-use-missing lines (SNS summary and report)."""
+    step = demo.output.split("\n5. ", 1)[1].split("\nFiles: ", 1)[0]
+    assert re.search(r"^   ECR applies it .*: 36 images expired by rule 1, 6 of them in use:$", step, re.M)
+    assert "\n     app 1.12.359-dev (dev's Deployment/app)\n" in step
+    assert re.search(r"^   ECR sends 4 PolicyExecutionEvents ", step, re.M)
+    assert "   EventBridge: the sentinel's rule (LIFECYCLE_ACTION_PATTERN) delivered 4 to the function\n" in step
+    alert = step.split("\n   The alert for app:dev, in full:\n", 1)[1].split("\n   The next sweep", 1)[0]
+    assert alert.startswith("Subject: ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it\n")
+    assert re.search(
+        r"^app@sha256:[0-9a-f]{12} \(tags 1\.12\.359-dev, dev\): deleted \d{4}-\d\d-\d\d \d\d:\d\d UTC by lifecycle "
+        r"rule 1 of app's policy\.$",
+        alert,
+        re.M,
+    )
+    assert "\n- app:dev no longer exists: the next pull fails.\n  Runs in: dev: dev/Deployment/app (pod), " in alert
+    missing = step.split("\nIn-use images MISSING from the registry (6): the next pull fails\n", 1)[1]
+    assert re.search(
+        r"^  the next pull of dev: dev/Deployment/app \(pod\), .* fails: app:dev no longer exists \(deleted \S+ \S+ UTC "
+        r"by lifecycle rule 1 of app's policy\)$",
+        missing,
+        re.M,
+    )
+    assert (
+        "\nverified: the sentinel named what runs app:dev, the image and the rule; the sweep reports it missing, when "
+        "and by what; nothing else changed\n" in step
+    )
+    after = json.loads(next((demo.out / "reports").glob("after-policy-*.json")).read_text())
+    assert after["dryRun"] is True
+    [dev] = [found for found in after["inUseMissing"] if found["image"] == "app:dev"]
+    assert (dev["missing"], dev["removed"]["cause"], dev["removed"]["rulePriority"]) == ("tag", "lifecycle", 1)
 
 
 def test_the_plan_can_be_replayed_offline_as_printed(demo: DemoRun, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,9 @@ run to run, and only these are normalized (two runs of the recorded code differe
   replay hint), the summary's "YYYY-MM-DD HH:MM UTC", and the date folders of the report keys (`reports/<date>/`);
 * `InUseManifestAgeSeconds <n>` (the seconds between writing the collector's manifest and reading it),
   `Done in <n> s` and the restore's `ACTIVE <n> s after the sweep`;
-* the unix seconds in the tagger's `deployed-prod-<unix>` tags.
+* the unix seconds in the tagger's `deployed-prod-<unix>` tags;
+* the ids of the events EventBridge delivered to the sentinel (random UUIDs), which its record of removals keeps and
+  the report after the native policy names (`<event-id>`).
 
 Ages (`1h`, `135d`, `1y11mo`), sizes, digests, counts and every reason are compared as printed: the seeds are
 deterministic and their ages are offsets from the time of the run. To re-record after a deliberate change:
@@ -45,6 +47,7 @@ NORMALIZE = (
     (re.compile(r"Done in \d+(?:\.\d+)? s"), "Done in <n> s"),
     (re.compile(r"ACTIVE \d+(?:\.\d+)? s after the sweep"), "ACTIVE <n> s after the sweep"),
     (re.compile(r"deployed-prod-\d+"), "deployed-prod-<unix>"),
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<event-id>"),
 )
 
 
@@ -88,6 +91,7 @@ def test_the_demo_stores_the_reports_it_stored(demo: tuple[str, Path]) -> None:
     _, out = demo
     reports = sorted((out / "reports").glob("*.json"))
     assert [normalize(path.name, out) for path in reports] == [
+        "after-policy-<stamp>-schedule-<uuid>.json",  # step 5: the dry-run sweep after a native policy's deletions
         "dry-run-<stamp>-schedule-<uuid>.json",
         "live-<stamp>-schedule-<uuid>.json",
     ]

@@ -51,7 +51,7 @@ def logical_id(stack: EcrRetentionStack, construct: Any) -> str:
 def test_every_alarm_notifies_the_operations_topic_only(template: Template, stack: EcrRetentionStack) -> None:
     topic = {"Ref": logical_id(stack, stack.alarms.topic)}
     found = template.find_resources("AWS::CloudWatch::Alarm").values()
-    assert len(found) == 16
+    assert len(found) == 19  # InUseImagesMissing, SentinelErrors and SentinelDeadLettersDepth among them
     assert all(a["Properties"]["AlarmActions"] == [topic] for a in found)
     assert all(a["Properties"]["AlarmDescription"].startswith("ecr-retention: ") for a in found)
     assert {a["Properties"]["AlarmName"] for a in found} >= {
@@ -62,6 +62,8 @@ def test_every_alarm_notifies_the_operations_topic_only(template: Template, stac
         "EcrRetentionTest-DeliveryDeadLettersDepth",
         "EcrRetentionTest-CollectorErrors",
         "EcrRetentionTest-IncompleteInUseManifests",
+        "EcrRetentionTest-SentinelErrors",
+        "EcrRetentionTest-SentinelDeadLettersDepth",
     }
 
 
@@ -122,6 +124,7 @@ def test_each_function_alarms_on_its_first_error(
         stack.tagger.function,
         stack.push.push.function,
         stack.collector.function,
+        stack.sentinel.function,
     ]
     errors = by_metric[("AWS/Lambda", "Errors")]
     assert sorted(a["Dimensions"][0]["Value"]["Ref"] for a in errors) == sorted(logical_id(stack, f) for f in functions)
@@ -139,7 +142,7 @@ def test_each_dead_letter_queue_alarms_on_its_first_message(
 ) -> None:
     assert stack.push is not None
     depth = by_metric[("AWS/SQS", "ApproximateNumberOfMessagesVisible")]
-    queues = [stack.delivery_dead_letters, stack.push.dead_letters]
+    queues = [stack.delivery_dead_letters, stack.push.dead_letters, stack.sentinel.dead_letters]
     assert sorted(a["Dimensions"][0]["Value"]["Fn::GetAtt"][0] for a in depth) == sorted(
         logical_id(stack, q) for q in queues
     )
@@ -158,7 +161,7 @@ def test_failed_and_timed_out_executions_alarm(
         assert (alarm["Statistic"], alarm["Threshold"]) == ("Sum", 1)
 
 
-@pytest.mark.parametrize("metric", ["RunsBlocked", "DeleteFailures"])
+@pytest.mark.parametrize("metric", ["RunsBlocked", "DeleteFailures", "InUseImagesMissing"])
 def test_blocked_runs_and_delete_failures_alarm_on_the_reports_metrics(
     by_metric: dict[tuple[str, str], list[dict[str, Any]]], metric: str
 ) -> None:
@@ -283,13 +286,18 @@ def test_the_alarms_watch_the_metrics_the_handlers_publish() -> None:
     totals = SimpleNamespace(
         deleted=1, archived=0, bytes_reclaimed=5, protected_in_use=2, failed=1, in_use_archived=1, restored=1
     )
-    observability.record_run_metrics(SimpleNamespace(totals=totals, dry_run=False, outcome="blocked"))  # type: ignore[arg-type]
+    report = SimpleNamespace(totals=totals, dry_run=False, outcome="blocked", in_use_missing=("app:dev",))
+    observability.record_run_metrics(report)  # type: ignore[arg-type]
     published = observability.metrics.serialize_metric_set()
     observability.metrics.clear_metrics()
     [definition] = published["_aws"]["CloudWatchMetrics"]
     assert definition["Namespace"] == alarms.METRICS_NAMESPACE
     assert definition["Dimensions"] == [list(alarms.SERVICE_DIMENSION)]
-    assert {"RunsBlocked", "DeleteFailures", "RunsCompleted"} <= {m["Name"] for m in definition["Metrics"]}
+    assert {"RunsBlocked", "DeleteFailures", "RunsCompleted", "InUseImagesMissing"} <= {
+        m["Name"] for m in definition["Metrics"]
+    }
+    assert published["InUseImagesMissing"] == [1.0]
+    assert alarms.IN_USE_MISSING_METRIC == observability.IN_USE_MISSING_METRIC
     assert alarms.METRICS_NAMESPACE == observability.NAMESPACE
     assert alarms.SERVICE_DIMENSION == {"service": observability.SERVICE}
     assert alarms.MANIFEST_AGE_METRIC == observability.MANIFEST_AGE_METRIC

@@ -98,9 +98,17 @@ def names(stack: EcrRetentionStack) -> dict[str, str]:
         logical_id(workflow.report.function): "ReportFunction",
         logical_id(stack.tagger.function): "TaggerFunction",
         logical_id(stack.collector.function): "CollectorFunction",
+        logical_id(stack.sentinel.function): "SentinelFunction",
+        logical_id(stack.sentinel.dead_letters): "SentinelDLQ",
         **{
             logical_id(f.log_group): f"{f.node.id}Logs"
-            for f in (*workflow.functions, stack.tagger.tagger, stack.push.push, stack.collector.collector)
+            for f in (
+                *workflow.functions,
+                stack.tagger.tagger,
+                stack.push.push,
+                stack.collector.collector,
+                stack.sentinel.sentinel,
+            )
         },
     }
 
@@ -219,8 +227,13 @@ def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_an
     assert normalized(role_statements(template, function_role(template, "report")), names) == sorted(
         [
             (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),  # a missing memory is NoSuchKey, not AccessDenied
-            (("s3:GetObject",), ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/runs/*", memory), "{}"),
+            (
+                ("s3:GetObject",),
+                ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/removals/*", "${Bucket.Arn}/runs/*", memory),
+                "{}",
+            ),
             (("s3:PutObject",), ("${Bucket.Arn}/reports/*", memory), "{}"),
+            (("ecr:DescribeImages",), (REGISTRY + "*",), "{}"),  # the in-use check, in any repository
             (("sns:Publish",), ("${ReportTopic}",), "{}"),
             (("kms:Decrypt", "kms:GenerateDataKey"), ("${TopicKey.Arn}",), "{}"),
             (REPORT_STAR_ACTIONS, ("*",), "{}"),
@@ -228,6 +241,20 @@ def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_an
             (XRAY, ("*",), "{}"),
         ]
     )
+
+
+def test_the_report_step_reads_images_and_removals_and_changes_nothing(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    # The in-use check looks referenced images up in any repository and reads the sentinel's removals: it reads only.
+    statements = normalized(role_statements(template, function_role(template, "report")), names)
+    ecr = [statement for statement in statements if any(action.startswith("ecr:") for action in statement[0])]
+    assert sorted(action for statement in ecr for action in statement[0]) == [
+        "ecr:DescribeImages",
+        *REPORT_STAR_ACTIONS,
+    ]
+    removals = [statement for statement in statements if "${Bucket.Arn}/removals/*" in statement[1]]
+    assert [statement[0] for statement in removals] == [("s3:GetObject",)]
 
 
 def test_the_tagger_role_tags_only_in_managed_repositories(template: dict[str, Any], names: dict[str, str]) -> None:
@@ -242,6 +269,60 @@ def test_the_tagger_role_tags_only_in_managed_repositories(template: dict[str, A
             (XRAY, ("*",), "{}"),
         ]
     )
+
+
+def sentinel_statements(removals_and_cache_written: bool = False) -> list[Statement]:
+    written = (
+        ("${Bucket.Arn}/manifests/*", "${Bucket.Arn}/removals/*")
+        if removals_and_cache_written
+        else ("${Bucket.Arn}/removals/*",)
+    )
+    return sorted(
+        [
+            (("ecr:DescribeImages",), (REGISTRY + "*",), "{}"),
+            (("ecr:UpdateImageStorageClass",), tuple(MANAGED), "{}"),  # restores only where a policy applies
+            (("ecr:DescribeRegistry",), ("*",), "{}"),
+            (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),
+            (
+                ("s3:GetObject",),
+                (
+                    "${Bucket.Arn}/in-use/*",
+                    "${Bucket.Arn}/manifests/*",
+                    "${Bucket.Arn}/removals/*",
+                    "${Bucket.Arn}/state/in-use-memory.json",
+                ),
+                "{}",
+            ),
+            (("s3:PutObject",), written, "{}"),
+            (("sns:Publish",), ("${ReportTopic}",), "{}"),
+            (("kms:Decrypt", "kms:GenerateDataKey"), ("${TopicKey.Arn}",), "{}"),
+            (("sqs:SendMessage",), ("${SentinelDLQ.Arn}",), "{}"),
+            logs_statement("Sentinel"),
+            (XRAY, ("*",), "{}"),
+        ]
+    )
+
+
+def test_the_sentinel_role_reads_what_runs_records_removals_restores_only_in_managed_repositories_and_alerts(
+    template: dict[str, Any], names: dict[str, str]
+) -> None:
+    statements = normalized(role_statements(template, function_role(template, "sentinel")), names)
+    assert statements == sentinel_statements()
+    assert not [s for s in statements if "ecr:BatchDeleteImage" in s[0] or "ecr:PutImage" in s[0]]  # never deletes
+
+
+def test_with_a_trail_the_sentinel_may_snapshot_a_repository_for_the_doctor(tmp_path: Any) -> None:
+    stack = build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "cloudTrailManagementEvents": True})
+    template = Template.from_stack(stack).to_json()
+    bucket = stack.get_logical_id(stack.inventory.bucket.node.default_child)  # type: ignore[arg-type]
+    statements = role_statements(template, function_role(template, "sentinel"))
+    reads = [s for s in statements if "ecr:DescribeImages" in listed(s["Action"])]
+    assert [sorted(listed(s["Action"])) for s in reads] == [["ecr:BatchGetImage", "ecr:DescribeImages"]]
+    [written] = [s for s in statements if s["Action"] == "s3:PutObject"]
+    assert {render(r, {bucket: "Bucket"}) for r in listed(written["Resource"])} == {
+        "${Bucket.Arn}/manifests/*",
+        "${Bucket.Arn}/removals/*",
+    }
 
 
 def test_the_push_role_consumes_its_queue_and_starts_runs(template: dict[str, Any], names: dict[str, str]) -> None:
@@ -379,7 +460,7 @@ def every_statement(template: dict[str, Any]) -> list[dict[str, Any]]:
 
 def test_no_role_has_a_managed_policy(template: dict[str, Any]) -> None:
     roles = [r for r in template["Resources"].values() if r["Type"] == "AWS::IAM::Role"]
-    assert len(roles) == 9  # six functions, the state machine, the schedules, the exporter
+    assert len(roles) == 10  # seven functions, the state machine, the schedules, the exporter
     assert [r for r in roles if "ManagedPolicyArns" in r["Properties"]] == []
 
 
@@ -408,6 +489,7 @@ def test_ecr_changes_are_allowed_only_on_the_rules_files_repository_patterns(
     assert sorted(grants) == sorted(
         [(action, arn) for action in ("ecr:BatchDeleteImage", "ecr:UpdateImageStorageClass") for arn in MANAGED]
         + [("ecr:PutImage", arn) for arn in MANAGED]
+        + [("ecr:UpdateImageStorageClass", arn) for arn in MANAGED]  # the sentinel's restores
     )
 
 

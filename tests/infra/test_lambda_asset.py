@@ -25,7 +25,7 @@ from ecr_retention.loading import load_config
 from infra import constants, lambda_asset
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 
-HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector")
+HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 # What the Lambda runtime sets that the imported code looks at (Powertools enables its tracer in Lambda).
 LAMBDA_ENVIRONMENT = {
     "AWS_REGION": "eu-west-1",
@@ -69,6 +69,7 @@ LOADED = {
     "push": {"asyncio"},
     "tagger": set(),
     "collector": {"ecr_retention.services.aws_inventory"},
+    "sentinel": set(),
 }
 # "compiled at import": every module the loader compiled from its source, which it does only when no bytecode it
 # can use is there (SourceFileLoader.source_to_code): a .pyc of another Python, or checked against a changed source.

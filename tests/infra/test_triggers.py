@@ -51,12 +51,18 @@ def schedule(template: Template, expression: str) -> dict[str, Any]:
 
 
 def rule(template: Template, source: str) -> dict[str, Any]:
+    """The rule of this source that starts work: the push rule for aws.ecr (the sentinel's rules, on ECR's removals,
+    are tests/infra/test_sentinel.py's), the tagger's for aws.s3."""
     [found] = [
         r["Properties"]
         for r in template.find_resources("AWS::Events::Rule").values()
-        if r["Properties"]["EventPattern"]["source"] == [source]
+        if r["Properties"]["EventPattern"]["source"] == [source] and not is_sentinel_rule(r["Properties"])
     ]
     return found
+
+
+def is_sentinel_rule(properties: dict[str, Any]) -> bool:
+    return str(properties.get("Description", "")).startswith("ecr-retention sentinel:")
 
 
 def ecr_push(repository: str, action: str = "PUSH", result: str = "SUCCESS") -> dict[str, Any]:
@@ -318,10 +324,10 @@ def test_push_triggered_runs_are_started_by_at_most_two_push_functions_at_a_time
 
 def test_every_queue_is_encrypted_and_refuses_requests_without_tls(template: Template) -> None:
     queues = template.find_resources("AWS::SQS::Queue")
-    assert len(queues) == 3  # the debounce queue and two dead-letter queues
+    assert len(queues) == 4  # the debounce queue and three dead-letter queues (delivery, debounce, the sentinel's)
     assert all(q["Properties"]["SqsManagedSseEnabled"] is True for q in queues.values())
     dead_letter_queues = [q for q in queues.values() if "RedrivePolicy" not in q["Properties"]]
-    assert [q["Properties"]["MessageRetentionPeriod"] for q in dead_letter_queues] == [14 * 24 * 3600] * 2
+    assert [q["Properties"]["MessageRetentionPeriod"] for q in dead_letter_queues] == [14 * 24 * 3600] * 3
     protected = {
         queue["Ref"]
         for policy in template.find_resources("AWS::SQS::QueuePolicy").values()
@@ -383,7 +389,9 @@ def test_an_empty_prefix_list_turns_the_push_trigger_off(tmp_path: Path) -> None
     template = Template.from_stack(stack)
     assert stack.push is None
     assert [
-        r["Properties"]["EventPattern"]["source"] for r in template.find_resources("AWS::Events::Rule").values()
+        r["Properties"]["EventPattern"]["source"]
+        for r in template.find_resources("AWS::Events::Rule").values()
+        if not is_sentinel_rule(r["Properties"])
     ] == [["aws.s3"]]
     handlers = {f["Properties"]["Handler"] for f in template.find_resources("AWS::Lambda::Function").values()}
     assert "ecr_retention.handlers.push.lambda_handler" not in handlers

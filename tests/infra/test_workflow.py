@@ -22,7 +22,7 @@ from infra import constants
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, rules_file
 
-HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector")
+HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 
 
 @pytest.fixture(scope="module")
@@ -215,6 +215,7 @@ ENVIRONMENTS = {
     "report": {"REGISTRY_ID", "TOPIC_ARN"},
     "push": {"REGISTRY_ID", "STATE_MACHINE_ARN"},
     "tagger": {"REGISTRY_ID"},
+    "sentinel": {"REGISTRY_ID", "TOPIC_ARN"},
     # Names no registry: it reads what ECS and Lambda use (tests/infra/test_triggers.py checks the values).
     "collector": {"COLLECT_REGIONS", "SPOKE_ROLE_ARNS", "TASK_DEFINITION_REVISIONS", "EKS_CLUSTERS"},
 }

@@ -20,6 +20,7 @@ from ecr_retention.ports import (
     BatchOutcome,
     ImageFailure,
     ImageManifest,
+    ImagesUnreadable,
     ReplicationUnreadable,
     RepositoryGone,
     TagOutcome,
@@ -58,6 +59,8 @@ class FakeRegistry:
     templates_failure: str | None = None
     # digest -> error code that restore_images fails it with (e.g. KmsException)
     restore_failures: dict[str, str] = field(default_factory=dict)
+    # repository -> the message describe_images_by_id raises ImagesUnreadable with (throttled, denied)
+    lookup_failures: dict[str, str] = field(default_factory=dict)
 
     # --- seeding -------------------------------------------------------------------------------
 
@@ -161,6 +164,22 @@ class FakeRegistry:
     def describe_image_ids(self, repository: str, digests: Sequence[str]) -> dict[str, ImageDetail]:
         images = self._record("describe_image_ids", repository)
         return {d: images[d].detail for d in digests if d in images}
+
+    def describe_images_by_id(self, repository: str, image_ids: Sequence[Mapping[str, str]]) -> list[ImageDetail]:
+        """One recorded call per 100 ids, as the adapter makes them when nothing is missing."""
+        for _ in range(0, max(len(image_ids), 1), 100):
+            images = self._record("describe_images_by_id", repository)
+        if repository in self.lookup_failures:
+            raise ImagesUnreadable(f"repository {repository}: {self.lookup_failures[repository]}")
+        return [
+            stored.detail
+            for stored in images.values()
+            if any(
+                stored.detail.image_digest == image_id.get("imageDigest")
+                or image_id.get("imageTag") in stored.detail.image_tags
+                for image_id in image_ids
+            )
+        ]
 
     def get_manifests(
         self, repository: str, digests: Sequence[str], media_types: Sequence[str]

@@ -207,15 +207,52 @@ def test_rule_with_more_patterns_is_shadowed_by_one_with_fewer() -> None:
     assert [f.rule_priority for f in findings(run(pol, []), "rule-shadowed")] == [2]
 
 
-def test_untagged_rule_with_multi_arch_images_is_a_warning() -> None:
-    images = repo(image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY), image("child", age=5 * DAY))
+def test_untagged_rule_next_to_indexes_that_stay_gives_no_finding_and_stays_in_the_fixed_policy() -> None:
+    """ECR documents that a child of a manifest list cannot be expired before the list: no child is at risk."""
+    images = repo(
+        image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY),
+        image("child", age=5 * DAY),
+        image("dev", "dev", "1.0-dev", age=9 * DAY),
+    )
     diagnosis = run(INCIDENT, images, manifests={digest("idx"): index_manifest("child")})
+    assert not findings(diagnosis, "untagged-rule-multi-arch")
+    assert [r.selection.tag_status for r in fixed_policy(diagnosis).ordered_rules][-1] == "untagged"
+
+
+def test_untagged_rule_note_names_the_children_of_an_index_the_policy_expires() -> None:
+    images = repo(
+        image("idx2", "v2.0", media_type=OCI_INDEX, age=2 * DAY),
+        image("child2", age=2 * DAY),
+        image("idx1", "v1.0", media_type=OCI_INDEX, age=5 * DAY),
+        image("child1", age=5 * DAY),
+    )
+    manifests = {digest("idx1"): index_manifest("child1"), digest("idx2"): index_manifest("child2")}
+    pol = policy(rule(1, count(1, "v*")), rule(2, UNTAGGED_1D))
+
+    diagnosis = run(pol, images, manifests=manifests)
+
     [finding] = findings(diagnosis, "untagged-rule-multi-arch")
-    assert finding.severity == "warning"
-    assert finding.rule_priority == 2
-    assert finding.policy_edit == RemoveRule(rule_priority=2)
-    assert [r.rule_priority for r in fixed_policy(diagnosis).ordered_rules] == [1]
-    assert not findings(run(INCIDENT, INCIDENT_IMAGES), "untagged-rule-multi-arch")
+    assert finding.severity == "info"
+    assert finding.policy_edit is None
+    assert "cannot be expired or archived without the manifest list being deleted or archived first" in finding.message
+    assert "1 children of indexes this policy removes now go on a later run" in finding.message
+    assert "keep rule 2" in finding.fix
+    assert evaluate(pol, images, NOW, manifests).action_of(digest("child1")) is None  # the preview is unchanged
+
+
+def test_untagged_rule_note_when_an_index_has_no_manifest_in_the_input() -> None:
+    images = repo(image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY), image("child", age=5 * DAY))
+    [finding] = findings(run(INCIDENT, images), "untagged-rule-multi-arch")
+    assert "1 indexes have no manifest in the input" in finding.message
+
+
+def test_a_policy_of_one_untagged_rule_is_never_removed() -> None:
+    """The Serverless Framework's default policy: the old fix said "delete the lifecycle policy"."""
+    images = repo(image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY), image("child", age=5 * DAY))
+    diagnosis = run(policy(rule(1, UNTAGGED_1D)), images, manifests={digest("idx"): index_manifest("child")})
+    assert diagnosis.findings == ()
+    assert diagnosis.fixed_policy is None
+    assert diagnosis.fixed_policy_problem is None
 
 
 def repository_plan(rules: list[dict[str, Any]], images: list[dict[str, Any]], *manifests: Any) -> Any:
@@ -412,10 +449,10 @@ def test_one_fixed_policy_merges_every_fix_of_the_repository() -> None:
         "mutable-tag-expires": KeepTags(tags=("dev",)),
         "mutable-tag-at-risk": KeepTags(tags=("latest",)),
         "rule-shadowed": RemoveRule(rule_priority=2),
-        "untagged-rule-multi-arch": RemoveRule(rule_priority=3),
     }
     fixed = fixed_policy(diagnosis)
-    assert rule_summary(fixed) == [(1, ["dev"], 1), (2, ["latest"], 1), (3, ["*.*"], 5)]  # 3 own + dev + latest
+    # 3 own + dev + latest; the untagged rule stays (ECR keeps the children of the index that stays)
+    assert rule_summary(fixed) == [(1, ["dev"], 1), (2, ["latest"], 1), (3, ["*.*"], 5), (5, None, 1)]
     assert [
         f for f in run(fixed, images, manifests={digest("idx"): index_manifest("child")}).findings if f.policy_edit
     ] == []
@@ -437,16 +474,6 @@ def test_fixed_policy_drops_a_rule_that_a_new_keep_rule_shadows() -> None:
 
     assert rule_summary(fixed) == [(1, ["latest"], 1), (3, ["*.*"], 6)]  # 5 of its own beside the latest image
     assert fixed.ordered_rules[0].description == "keep the image tagged latest"
-
-
-def test_fix_that_removes_every_rule_says_to_delete_the_policy() -> None:
-    images = repo(image("idx", "v1.0", media_type=OCI_INDEX, age=5 * DAY), image("child", age=5 * DAY))
-
-    diagnosis = run(policy(rule(1, UNTAGGED_1D)), images, manifests={digest("idx"): index_manifest("child")})
-
-    assert diagnosis.fixed_policy is None
-    assert diagnosis.fixed_policy_problem is not None
-    assert "delete the lifecycle policy (aws ecr delete-lifecycle-policy)" in diagnosis.fixed_policy_problem
 
 
 def test_fix_beyond_ecrs_50_rules_is_a_problem_not_a_policy() -> None:

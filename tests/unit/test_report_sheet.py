@@ -11,8 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
+from ecr_retention.domain.inventory import Workload
 from ecr_retention.domain.plan import Reason
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention.domain.sentinel import MissingReference
 from ecr_retention.report_sheet import COLUMNS, csv_text, guarded, pushed_at_cell, render_sheet, sheet_bytes
 from support.builders import NOW, digest
 
@@ -195,3 +197,39 @@ def test_cells_are_written_as_the_csv_module_writes_them(row: list[str], cut: in
 @given(st.datetimes(timezones=st.just(UTC)))
 def test_the_push_time_is_written_as_strftime_writes_it(moment: datetime) -> None:
     assert pushed_at_cell(moment) == f"{moment:%Y-%m-%dT%H:%M:%SZ}"
+
+
+def test_in_use_references_that_are_missing_follow_the_images_as_rows_of_their_own() -> None:
+    # Given a report whose app:dev (a tag prod ran as one digest) and =tools@digest are gone
+    prod = (Workload(cluster="prod", namespace="prod", workload="Deployment/app", source="pod"),)
+    by_tag = MissingReference(
+        repository_name="app",
+        image="app:dev",
+        image_tag="dev",
+        missing="tag",
+        in_use_by=prod,
+        resolved_digests=(digest("ran"),),
+    )
+    by_digest = MissingReference(
+        repository_name="=tools",
+        image="=tools@sha256:x",
+        image_digest=digest("x"),
+        missing="repository",
+        in_use_by=prod,
+    )
+    report = build_run_report(
+        run_id="r",
+        trigger="cli",
+        dry_run=True,
+        started_at=NOW,
+        finished_at=NOW,
+        repositories=[],
+        other_in_use_missing=[by_digest, by_tag],
+    )
+    # When the sheet is written, then each is a row after the images, sorted by repository, formulas guarded
+    rows = parsed(render_sheet(report))[1:]
+    assert rows == [
+        ["'=tools", digest("x"), "", "", "", "in-use-missing", "in-use-missing", "", by_digest.detail],
+        ["app", digest("ran"), "dev", "", "", "in-use-missing", "in-use-missing", "", by_tag.detail],
+    ]
+    assert by_tag.detail == "the next pull of prod: prod/Deployment/app (pod) fails: app:dev no longer exists"

@@ -12,6 +12,7 @@ from ecr_retention.domain.sentinel import (
     PulledReference,
     Removal,
     affected_by,
+    by_repository,
     missing_references,
     pulled_references,
 )
@@ -180,3 +181,28 @@ def test_pulled_reference_image_id_asks_for_what_the_pull_asks_for() -> None:
     pinned = PulledReference("app", None, digest("x"), frozenset(), ())
     assert tag.image_id == {"imageTag": "dev"}
     assert pinned.image_id == {"imageDigest": digest("x")}
+
+
+def test_a_finding_is_told_later_by_a_removal_of_the_digest_its_cluster_ran() -> None:
+    # Given app:dev is missing, found by an evaluation that read no removals
+    found = references(in_use("dev", (f"{HOST}/app:dev", "dev-build")))
+    [missing] = missing_references(found, details(image("v1", "1.0")))
+    assert (missing.removed, missing.resolved_digests) == (None, (digest("dev-build"),))
+    # When the report step reads a removal that names only the digest dev ran (an API deletion by digest)
+    by_digest = removal("app", "dev-build", cause="api", principal="arn:aws:iam::123456789012:user/ci")
+    told = missing.told_by([by_digest, removal("app", "x")])
+    # Then the finding says when and by what; a removal that names nothing of it leaves it as it was
+    assert told.removed == by_digest
+    assert told.detail.endswith(
+        "(deleted 2026-11-30 06:00 UTC by a BatchDeleteImage call by arn:aws:iam::123456789012:user/ci)"
+    )
+    assert missing.told_by([removal("app", "x")]) is missing
+
+
+def test_references_by_repository_group_once() -> None:
+    found = references(in_use("dev", (f"{HOST}/app:dev", "a"), (f"{HOST}/tools:1", None), (f"{HOST}/app:1.0", None)))
+    grouped = by_repository(found)
+    assert {name: [r.image for r in refs] for name, refs in grouped.items()} == {
+        "app": ["app:1.0", "app:dev"],
+        "tools": ["tools:1"],
+    }

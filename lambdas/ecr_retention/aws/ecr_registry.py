@@ -16,7 +16,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
@@ -30,7 +30,9 @@ from ecr_retention.domain.replication import ReplicationConfiguration
 from ecr_retention.ports import (
     BatchOutcome,
     ImageFailure,
+    ImageId,
     ImageManifest,
+    ImagesUnreadable,
     ReplicationUnreadable,
     RepositoryGone,
     TagOutcome,
@@ -38,6 +40,8 @@ from ecr_retention.ports import (
 )
 
 logger = logging.getLogger(__name__)
+
+Item = TypeVar("Item")
 
 PAGE_SIZE = 1000  # DescribeImages, DescribeRepositories and DescribeRepositoryCreationTemplates maximum
 BATCH_SIZE = 100  # imageIds per DescribeImages, BatchGetImage and BatchDeleteImage call
@@ -92,36 +96,52 @@ class EcrRegistry:
             raise
 
     def describe_image_ids(self, repository: str, digests: Sequence[str]) -> dict[str, ImageDetail]:
-        """Re-read these images now, 100 a call, archived ones included. DescribeImages fails as a whole when
-        one of the ids no longer exists, so such a batch is split in halves until the missing ids are alone:
-        one call a batch when nothing is missing, about 2 x log2(100) more for each missing image."""
+        """Re-read these images now, 100 a call, archived ones included (describe_images_by_id, by digest)."""
+        ids = [{"imageDigest": digest} for digest in _unique(digests)]
+        return {detail.image_digest: detail for detail in self._describe_ids(repository, ids)}
+
+    def describe_images_by_id(self, repository: str, image_ids: Sequence[ImageId]) -> list[ImageDetail]:
+        """The images that answer these ids (digests or tags), 100 ids a call. Every failure but a missing repository
+        raises ImagesUnreadable: the caller (the run's in-use check) only reports it."""
+        ids = list({tuple(sorted(image_id.items())): dict(image_id) for image_id in image_ids}.values())
+        try:
+            return self._describe_ids(repository, ids)
+        except AWS_CALL_ERRORS as error:
+            _, message = describe_failure("DescribeImages", error)
+            raise ImagesUnreadable(f"repository {repository}: {message}") from None
+        except ValidationError as error:
+            detail = describe_validation_error(error)
+            raise ImagesUnreadable(
+                f"repository {repository}: DescribeImages answered what cannot be read: {detail}"
+            ) from None
+
+    def _describe_ids(self, repository: str, image_ids: list[dict[str, str]]) -> list[ImageDetail]:
+        """DescribeImages fails as a whole when one of the ids answers nothing, so such a batch is split in halves
+        until the missing ids are alone: one call a batch when nothing is missing, about 2 x log2(100) more for
+        each missing image. An image two ids name (its digest and its tag) is listed once."""
         found: dict[str, ImageDetail] = {}
-        for batch in _batches(_unique(digests)):
+        for batch in _batches(image_ids):
             for detail in self._describe_existing(repository, batch):
                 found[detail.image_digest] = detail
-        return found
+        return list(found.values())
 
-    def _describe_existing(self, repository: str, digests: list[str]) -> list[ImageDetail]:
+    def _describe_existing(self, repository: str, image_ids: list[dict[str, str]]) -> list[ImageDetail]:
         try:
             response = self._ecr.describe_images(
-                registryId=self._registry_id,
-                repositoryName=repository,
-                imageIds=[{"imageDigest": digest} for digest in digests],
-                filter=ANY_STATUS,
+                registryId=self._registry_id, repositoryName=repository, imageIds=image_ids, filter=ANY_STATUS
             )
         except ClientError as error:
             if error_code(error) != "ImageNotFoundException":
                 _raise_if_gone(error, repository)
                 raise
-            if len(digests) == 1:
+            if len(image_ids) == 1:
                 return []
-            middle = len(digests) // 2
-            return self._describe_existing(repository, digests[:middle]) + self._describe_existing(
-                repository, digests[middle:]
+            middle = len(image_ids) // 2
+            return self._describe_existing(repository, image_ids[:middle]) + self._describe_existing(
+                repository, image_ids[middle:]
             )
-        wanted = set(digests)
         details = [ImageDetail.model_validate(detail) for detail in response.get("imageDetails", [])]
-        return [detail for detail in details if detail.image_digest in wanted]
+        return [detail for detail in details if any(_answers(detail, image_id) for image_id in image_ids)]
 
     def get_manifests(
         self, repository: str, digests: Sequence[str], media_types: Sequence[str]
@@ -428,13 +448,20 @@ class _OutcomeBuilder:
         )
 
 
+def _answers(detail: ImageDetail, image_id: dict[str, str]) -> bool:
+    """Whether this image is the one the id asks for (an answer about another image is not used)."""
+    if "imageDigest" in image_id:
+        return detail.image_digest == image_id["imageDigest"]
+    return image_id.get("imageTag") in detail.image_tags
+
+
 def _unique(digests: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(digests))
 
 
-def _batches(digests: list[str]) -> Iterator[list[str]]:
-    for start in range(0, len(digests), BATCH_SIZE):
-        yield digests[start : start + BATCH_SIZE]
+def _batches(items: list[Item]) -> Iterator[list[Item]]:
+    for start in range(0, len(items), BATCH_SIZE):
+        yield items[start : start + BATCH_SIZE]
 
 
 def with_documented_defaults(configuration: Any) -> Any:

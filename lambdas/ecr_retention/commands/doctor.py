@@ -19,7 +19,9 @@ from ecr_retention.commands.lifecycle_preview import (
 )
 from ecr_retention.domain.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
 from ecr_retention.domain.doctor import (
+    DEFAULT_TAG_KINDS,
     RepositoryDiagnosis,
+    TagKinds,
     TemplateFinding,
     comparable_config,
     diagnose,
@@ -56,8 +58,30 @@ def register(subparsers: Any) -> None:
         help="`aws ecr describe-repository-creation-templates` output: check the lifecycle policy of each template "
         "(structural checks, no images); on its own, without --policy and --images",
     )
+    parser.add_argument(
+        "--mutable-tag",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="a tag pattern (ECR's `*`) of tags that move, beyond the heuristic (no digit, not a commit id); repeatable",
+    )
+    parser.add_argument(
+        "--build-tag",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="a tag pattern of tags that name one build, though the heuristic calls them mutable; repeatable",
+    )
     parser.add_argument("--format", choices=("table", "json"), default="table")
     parser.set_defaults(run=run)
+
+
+def tag_kinds(args: argparse.Namespace) -> TagKinds:
+    """The heuristic with the user's patterns; an empty pattern is bad input."""
+    for option, patterns in (("--mutable-tag", args.mutable_tag), ("--build-tag", args.build_tag)):
+        if any(not pattern for pattern in patterns):
+            raise InputError(f"{option}: a tag pattern must not be empty")
+    return TagKinds(mutable=tuple(args.mutable_tag), build=tuple(args.build_tag))
 
 
 # The options that only a repository's check reads: a template has no images, manifests or plan.
@@ -67,7 +91,7 @@ REPOSITORY_OPTIONS = ("policy", "images", "repository", "manifests", "config", "
 def run(args: argparse.Namespace) -> int:
     if args.templates is not None:
         _only_templates(args)
-        return run_templates(args.templates, args.format)
+        return run_templates(args.templates, args.format, tag_kinds(args))
     missing = [f"--{name}" for name in ("policy", "images") if getattr(args, name) is None]
     if missing:
         raise InputError(f"the following arguments are required: {', '.join(missing)} (or --templates FILE)")
@@ -107,6 +131,7 @@ def run_repository(args: argparse.Namespace) -> int:
         inventory=inventory,
         plan=plan,
         replication=found.replication or NO_REPLICATION,
+        tag_kinds=tag_kinds(args),
     )
     warn(index_warnings(index_children(found.images, found.manifests)[1]))
     _print_diagnosis(diagnosis, args.format)
@@ -207,10 +232,10 @@ def load_templates(path: str) -> CreationTemplatesDocument:
     return document
 
 
-def run_templates(path: str, output: str) -> int:
+def run_templates(path: str, output: str, kinds: TagKinds = DEFAULT_TAG_KINDS) -> int:
     document = load_templates(path)
     checked = [
-        (t, diagnose_template(t)) for t in sorted(document.repository_creation_templates, key=lambda t: t.prefix)
+        (t, diagnose_template(t, kinds)) for t in sorted(document.repository_creation_templates, key=lambda t: t.prefix)
     ]
     counts = _severity_counts([finding for _, found in checked for finding in found])
     if output == "json":

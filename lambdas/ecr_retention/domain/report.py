@@ -21,6 +21,7 @@ from ecr_retention.domain.doctor import Finding, TemplateFinding
 from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.plan import Decision, Plan, PlanModel, Reason, ReasonKind, ReplicaRegistry, RepositoryPlan
+from ecr_retention.domain.sentinel import MissingReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
 Trigger = Literal["schedule", "push", "cli"]
@@ -101,6 +102,9 @@ class RepositoryReport(PlanModel):
     blocked: tuple[str, ...] = ()
     bytes_reclaimed: int = 0
     lifecycle_findings: tuple[Finding, ...] = ()
+    # In-use references into this repository that the next pull cannot get (finding in-use-missing, SPEC "The
+    # sentinel"), checked against the snapshot the evaluation read; the report step adds when and by what.
+    in_use_missing: tuple[MissingReference, ...] = ()
     warnings: tuple[str, ...] = ()
     error: str | None = None
 
@@ -151,6 +155,9 @@ class RunReport(PlanModel):
     # The doctor's structural findings on the lifecycle policies of the registry's repository creation templates,
     # each named by its template's prefix (services/templates.py).
     template_findings: tuple[TemplateFinding, ...] = ()
+    # Every in-use reference of the run that the next pull cannot get: those the evaluations found in their
+    # repositories (also under each repository) and those the report step found in the others (services/in_use_check.py).
+    in_use_missing: tuple[MissingReference, ...] = ()
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -221,7 +228,9 @@ def build_run_report(
     run_warnings: Sequence[str] = (),
     template_findings: Sequence[TemplateFinding] = (),
     manifests: Sequence[ManifestEvidence] = (),
+    other_in_use_missing: Sequence[MissingReference] = (),
 ) -> RunReport:
+    """`other_in_use_missing`: the in-use references found missing in repositories the run did not plan."""
     ordered = sorted(repositories, key=lambda repo: repo.repository_name)
     blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
     warnings = tuple(dict.fromkeys([*run_warnings, *(w for repo in ordered for w in repo.warnings)]))
@@ -241,6 +250,12 @@ def build_run_report(
         totals=totals_of(ordered),
         repositories=tuple(ordered),
         template_findings=tuple(template_findings),
+        in_use_missing=tuple(
+            sorted(
+                chain((found for repo in ordered for found in repo.in_use_missing), other_in_use_missing),
+                key=lambda found: (found.repository_name, found.image),
+            )
+        ),
     )
 
 
@@ -261,6 +276,7 @@ def repository_report(
     *,
     lifecycle_findings: Sequence[Finding] = (),
     warnings: Sequence[str] = (),
+    in_use_missing: Sequence[MissingReference] = (),
 ) -> RepositoryReport:
     """The repository's report: what the plan decided and, with a ledger, what became of it. Without one (a dry
     run), or for what the ledger did not attempt, the plan's actions are reported as taken: the same report a dry
@@ -279,6 +295,7 @@ def repository_report(
         skipped=plan.skipped,
         blocked=tuple(blocked),
         lifecycle_findings=tuple(lifecycle_findings),
+        in_use_missing=tuple(in_use_missing),
         warnings=(*warnings, *restores.warnings),
         restored=restores.restored,
         restore_failed=restores.failed,

@@ -153,6 +153,15 @@ def in_repository(references: Iterable[PulledReference], repository: str) -> tup
     return tuple(reference for reference in references if reference.repository == repository)
 
 
+def by_repository(references: Iterable[PulledReference]) -> dict[str, tuple[PulledReference, ...]]:
+    """The references grouped by repository, once per run: each evaluation then looks its own up instead of scanning
+    every reference (10,000 repositories stay linear)."""
+    grouped: dict[str, list[PulledReference]] = defaultdict(list)
+    for reference in references:
+        grouped[reference.repository].append(reference)
+    return {repository: tuple(found) for repository, found in grouped.items()}
+
+
 # --- removals: what the sentinel records of every removal it sees --------------------------------------------------
 
 RemovalAction = Literal["deleted", "archived"]
@@ -176,6 +185,9 @@ class Removal(PlanModel):
     principal: str | None = None  # api: who called
     removed_at: UtcDatetime
     event_id: str
+    # The in-use images (as people name them: app:dev) that the sentinel's alert for this removal named, written once
+    # the alert is published: another event telling the same removal does not alert them again.
+    alerted: tuple[str, ...] = ()
 
     @property
     def by_what(self) -> str:
@@ -229,6 +241,8 @@ def affected_by(
 # --- missing references: the sweep's backstop ------------------------------------------------------------------------
 
 Missing = Literal["tag", "digest", "repository"]
+# The finding's kind, as the sheet's rows and the page's check name it (not a plan's reason: it decides nothing).
+IN_USE_MISSING = "in-use-missing"
 
 
 class MissingReference(PlanModel):
@@ -242,7 +256,26 @@ class MissingReference(PlanModel):
     image_digest: str | None = None
     missing: Missing
     in_use_by: tuple[Workload, ...]
+    # The digests the clusters resolved the reference to (pod imageID) or the memory remembered: what ran, so a lost
+    # tag can be put back on a digest that is still there, and a removal recorded by digest alone still names it.
+    resolved_digests: tuple[str, ...] = ()
     removed: Removal | None = None
+
+    @property
+    def reference(self) -> PulledReference:
+        """The reference this finding is about, as the removals are matched against it."""
+        return PulledReference(
+            repository=self.repository_name,
+            tag=self.image_tag,
+            digest=self.image_digest,
+            resolved=frozenset(self.resolved_digests),
+            workloads=self.in_use_by,
+        )
+
+    def told_by(self, removals: Sequence[Removal]) -> MissingReference:
+        """This finding with the latest recorded removal that names it (unchanged when none does)."""
+        removed = last_removal(self.reference, removals)
+        return self if removed is None else self.model_copy(update={"removed": removed})
 
     @property
     def detail(self) -> str:
@@ -273,8 +306,9 @@ def missing_references(
     storage class as the registry answered (all of them, or at least those the references name), None when the
     repository does not exist. `removals`: what the sentinel recorded for the repository, to say when and by what."""
     missing = []
+    present = _Present.of(images) if images is not None else None
     for reference in references:
-        if images is not None and reference.pulls(images) is not None:
+        if present is not None and present.answers(reference):
             continue
         kind: Missing = "repository" if images is None else "digest" if reference.digest is not None else "tag"
         missing.append(
@@ -285,10 +319,33 @@ def missing_references(
                 image_digest=reference.digest,
                 missing=kind,
                 in_use_by=reference.workloads,
+                resolved_digests=tuple(sorted(reference.resolved)),
                 removed=last_removal(reference, removals),
             )
         )
     return tuple(missing)
+
+
+@dataclass(frozen=True, slots=True)
+class _Present:
+    """A repository's digests and tags, gathered once: each reference is then answered at once, not by a scan of
+    the repository's images (a repository of 100,000 images that a thousand references name)."""
+
+    digests: frozenset[str]
+    tags: frozenset[str]
+
+    @classmethod
+    def of(cls, images: Sequence[ImageDetail]) -> _Present:
+        return cls(
+            frozenset(image.image_digest for image in images),
+            frozenset(tag for image in images for tag in image.image_tags),
+        )
+
+    def answers(self, reference: PulledReference) -> bool:
+        """Whether the next pull of the reference gets an image (as PulledReference.pulls says, without the scan)."""
+        if reference.digest is not None:
+            return reference.digest in self.digests
+        return reference.tag in self.tags
 
 
 def last_removal(reference: PulledReference, removals: Sequence[Removal]) -> Removal | None:

@@ -134,6 +134,7 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
     lines = [*heading_lines(report), *blocked_lines(report), *totals_lines(report), *repository_lines(shown, report)]
     lines += replication_lines(shown)
     lines += failure_lines(report)
+    lines += in_use_missing_lines(report)
     lines += in_use_archived_lines(report)
     lines += quarantine_lines(report)
     lines += largest_lines(report)
@@ -196,6 +197,22 @@ def failure_lines(report: RunReport) -> list[str]:
         f"{entry.error_code}: {entry.detail}"
         for repo, entry in failed[:FAILURES_SHOWN]
     ]
+
+
+MISSING_SHOWN = 20
+
+
+def in_use_missing_lines(report: RunReport) -> list[str]:
+    """The in-use references the next pull cannot get (finding in-use-missing), each with its workloads and, when the
+    sentinel recorded it, when and by what the image went."""
+    missing = report.in_use_missing
+    if not missing:
+        return []
+    lines = ["", f"In-use images MISSING from the registry ({len(missing)}): the next pull fails"]
+    lines += [f"  {found.detail}" for found in missing[:MISSING_SHOWN]]
+    if len(missing) > MISSING_SHOWN:
+        lines.append(f"  ... and {len(missing) - MISSING_SHOWN} more (see the report's inUseMissing)")
+    return lines
 
 
 def largest_lines(report: RunReport) -> list[str]:

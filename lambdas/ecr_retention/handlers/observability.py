@@ -18,6 +18,7 @@ SERVICE = "ecr-retention"
 NAMESPACE = "EcrRetention"
 MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
 CLUSTER_DIMENSION = "Cluster"
+IN_USE_MISSING_METRIC = "InUseImagesMissing"
 
 logger = Logger(service=SERVICE)
 # botocore is the only library the functions call out through: patching it alone traces every AWS call, as
@@ -44,6 +45,8 @@ def record_run_metrics(report: RunReport) -> None:
     # In-use images found ARCHIVED, restored or not (the report and the summary name them and their workloads).
     metrics.add_metric(name="InUseImagesArchived", unit=MetricUnit.Count, value=totals.in_use_archived)
     metrics.add_metric(name="ImagesRestored", unit=MetricUnit.Count, value=0 if report.dry_run else totals.restored)
+    # In-use references the next pull cannot get (finding in-use-missing): removed by something else; alarmed.
+    metrics.add_metric(name=IN_USE_MISSING_METRIC, unit=MetricUnit.Count, value=len(report.in_use_missing))
     metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.outcome == "blocked" else 0)
     metrics.add_metric(name="RunsCompleted", unit=MetricUnit.Count, value=1)
 

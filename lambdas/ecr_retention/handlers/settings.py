@@ -70,6 +70,12 @@ class TaggerSettings(RulesSettings):
     """handlers/tagger.py"""
 
 
+class SentinelSettings(RulesSettings):
+    """handlers/sentinel.py: its alerts go to the report topic."""
+
+    topic_arn: str = Field(alias=layout.TOPIC_ARN_VARIABLE, pattern=r"^arn:aws[a-z-]*:sns:")
+
+
 class PushSettings(FunctionSettings):
     """handlers/push.py: it only starts runs of the workflow."""
 

@@ -19,6 +19,7 @@ from ecr_retention.handlers.settings import (
     PushSettings,
     ReportSettings,
     RulesSettings,
+    SentinelSettings,
     TaggerSettings,
     TargetsSettings,
 )
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ecr_retention.domain.config import RetentionConfig
     from ecr_retention.ports import Bucket, ClusterAccess, LeaseStore, ManifestStore, Notifier, Registry
     from ecr_retention.services.run import Adapters
+    from ecr_retention.services.sentinel import SentinelPorts
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,17 @@ class TaggerWiring:
     config: RetentionConfig
     registry: Registry
     bucket: Bucket
+    clock: Callable[[], datetime] = utc_now
+
+
+@dataclass(frozen=True)
+class SentinelWiring:
+    """The sentinel: the rules file (which repositories are managed, safety.restore_in_use and in_use_grace), the
+    registry it confirms with and restores in, the bucket (what runs, the manifest cache, the record of removals),
+    the report topic, and a clock."""
+
+    config: RetentionConfig
+    ports: SentinelPorts
     clock: Callable[[], datetime] = utc_now
 
 
@@ -123,6 +136,21 @@ def tagger_wiring(settings: TaggerSettings) -> TaggerWiring:
     return TaggerWiring(load_config(settings.rules_file), registry, bucket)
 
 
+def sentinel_wiring(settings: SentinelSettings) -> SentinelWiring:
+    from ecr_retention.aws.sns_notifier import SnsNotifier
+    from ecr_retention.services.sentinel import SentinelPorts
+    from ecr_retention.services.snapshot import BucketManifestCache
+
+    bucket = _bucket(settings)
+    ports = SentinelPorts(
+        registry=_registry(settings),
+        bucket=bucket,
+        notifier=SnsNotifier(settings.topic_arn, client("sns")),
+        cache=BucketManifestCache(bucket),
+    )
+    return SentinelWiring(load_config(settings.rules_file), ports)
+
+
 def push_wiring(settings: PushSettings) -> PushWiring:
     from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
 
@@ -165,6 +193,11 @@ def tagger_at_cold_start() -> TaggerWiring:
 
 
 @lru_cache(maxsize=1)
+def sentinel_at_cold_start() -> SentinelWiring:
+    return sentinel_wiring(SentinelSettings.from_environ())
+
+
+@lru_cache(maxsize=1)
 def push_at_cold_start() -> PushWiring:
     return push_wiring(PushSettings.from_environ())
 
@@ -181,6 +214,7 @@ def forget_cold_start() -> None:
         evaluate_at_cold_start,
         report_at_cold_start,
         tagger_at_cold_start,
+        sentinel_at_cold_start,
         push_at_cold_start,
         collector_at_cold_start,
     ):

@@ -329,6 +329,24 @@ def in_use_archived_check(report: RunReport) -> Check:
     )
 
 
+def in_use_missing_check(report: RunReport) -> Check:
+    """In-use references the next pull cannot get (SPEC "The sentinel"): removed by something else, since the planner
+    never removes what runs. A warning, not a failure: the page's FAIL marks what this run did wrong or could not do,
+    and this finding neither blocks the run nor changes its outcome."""
+    missing = report.in_use_missing
+    if not missing:
+        return Check(
+            "in-use-missing", "pass", "In use, missing", line("no in-use reference into the registry was found missing")
+        )
+    return Check(
+        "in-use-missing",
+        "warn",
+        "In use, missing",
+        line(f"In-use images missing: {len(missing)}; the next pull of their workloads fails"),
+        capped(line(data(found.detail)) for found in missing),
+    )
+
+
 def quarantine_check(report: RunReport) -> Check:
     """safety.quarantine: what entered it (archived instead of deleted), what left it for good (deleted), and how
     many wait archived. Information for the reviewer, never a failure: the planner decided each from lastArchivedAt."""
@@ -406,6 +424,7 @@ def checks_of(report: RunReport) -> tuple[Check, ...]:
         *(manifest_check(manifest, report) for manifest in sorted(report.manifests, key=lambda m: not m.expected)),
         in_use_check(report),
         in_use_archived_check(report),
+        in_use_missing_check(report),
         removals_check(report, removed),
         spared_check(kept),
         dependents_check(kept, removed),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
@@ -29,6 +29,13 @@ from ecr_retention.domain.planner import (
 from ecr_retention.domain.registry import RepositorySnapshot
 from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, repository_report
+from ecr_retention.domain.sentinel import (
+    MissingReference,
+    PulledReference,
+    by_repository,
+    missing_references,
+    pulled_references,
+)
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
@@ -39,6 +46,13 @@ logger = logging.getLogger(__name__)
 
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
 DEFAULT_LEASE_SECONDS = 15 * 60
+
+
+@dataclass
+class PulledOnce:
+    """What RunInputs collects at its first use and keeps (the inputs themselves are frozen)."""
+
+    by_repository: dict[str, tuple[PulledReference, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -55,10 +69,28 @@ class RunInputs:
     repository_names: tuple[str, ...] | None = None
     # Where each repository's snapshot is kept for reviews (services/swept.py); None keeps none.
     snapshots: Bucket | None = None
+    # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
+    _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
             raise ValueError("a run cannot delete when the rules file says dry_run: true")
+
+    def pulled_into(self, repository: str, *, now: datetime, registry: Registry) -> tuple[PulledReference, ...]:
+        """The in-use references into this repository (SPEC "The sentinel"). Every reference of the inventory is
+        collected once per run's inputs, not once per repository: a CLI sweep of 10,000 repositories stays linear."""
+        if self._pulled.by_repository is None:
+            self._pulled.by_repository = by_repository(
+                pulled_references(
+                    self.inventory,
+                    now=now,
+                    grace=self.config.safety.in_use_grace,
+                    registry_id=registry.registry_id,
+                    region=registry.region,
+                    replication=self.replication.replication_configuration,
+                )
+            )
+        return self._pulled.by_repository.get(repository, ())
 
 
 def evaluate_repository(
@@ -112,6 +144,9 @@ def _plan_and_act(
         findings, diagnosis_warnings = lifecycle_findings(
             registry, snapshot, inputs.inventory, plan, now, inputs.replication.replication_configuration
         )
+        # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
+        # removes an in-use image, so the two agree, but the finding is about what others removed).
+        missing = missing_references(inputs.pulled_into(repository, now=now, registry=registry), snapshot.image_details)
         removing = not run.blocked and plan.skipped is None
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
         kept = _keep_snapshot(inputs, registry, as_left(snapshot, ledger, now), now)
@@ -119,7 +154,7 @@ def _plan_and_act(
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
     warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)
-    return Acted(plan, now, run.blocked, ledger, findings, warnings, last_read_at)
+    return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
 
 
 def _keep_snapshot(
@@ -166,6 +201,7 @@ class Acted:
     ledger: Ledger | None
     findings: Sequence[Finding]
     warnings: Sequence[str]
+    in_use_missing: Sequence[MissingReference] = ()
     last_read_at: datetime | None = None  # when its snapshot was kept for reviews (services/swept.py)
 
     def report(self, *more_warnings: str) -> RepositoryReport:
@@ -176,6 +212,7 @@ class Acted:
             self.ledger,
             lifecycle_findings=self.findings,
             warnings=(*self.warnings, *more_warnings),
+            in_use_missing=self.in_use_missing,
         )
         return report.model_copy(update={"last_read_at": self.last_read_at}) if self.last_read_at else report
 

@@ -19,6 +19,7 @@ from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.report import ReportFormat, RepositoryReport, RunReport, Trigger, build_run_report
+from ecr_retention.domain.sentinel import MissingReference
 from ecr_retention.domain.summary import ReportFiles, StoredFile, failure_summary, render_summary
 from ecr_retention.layout import repository_report_key, repository_reports_prefix, run_report_key
 from ecr_retention.loading import validate_as
@@ -87,6 +88,7 @@ def report_run(
     run_warnings: Sequence[str] = (),
     template_findings: Sequence[TemplateFinding] = (),
     manifests: Sequence[ManifestEvidence] = (),
+    other_in_use_missing: Sequence[MissingReference] = (),
 ) -> RunReport:
     key = run_report_key(run_id, started_at)
     report = build_run_report(
@@ -102,6 +104,7 @@ def report_run(
         run_warnings=run_warnings,
         template_findings=template_findings,
         manifests=manifests,
+        other_in_use_missing=other_in_use_missing,
     )
     # The bucket's declared error, or a defect (contained): either way the subscribers hear that the report is
     # missing, and the caller still fails.

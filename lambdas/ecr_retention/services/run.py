@@ -12,14 +12,17 @@ from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.errors import InputError, parse_json
+from ecr_retention.domain.inventory import Inventory
 from ecr_retention.domain.manifest_evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import first_matching_policy
+from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
+from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
@@ -166,38 +169,57 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
     reports = load_repository_reports(adapters.bucket, start.run_id)
     templates = creation_template_findings(adapters.registry)
     finished_at = adapters.clock()
-    manifests, inventory_warnings = remember_inventory(adapters, start, config, reports, finished_at)
-    warnings = [*templates.warnings, *inventory_warnings]
+    reading = remember_inventory(adapters, start, config, reports, finished_at)
+    checked = InUseCheck(repositories=tuple(reports))
+    if reading.inventory is not None:
+        inputs = CheckInputs(config, reading.inventory, reading.replication, start.trigger, finished_at)
+        checked = check_in_use(adapters.registry, adapters.bucket, inputs, reports)
     return report_run(
         run_id=start.run_id,
         trigger=start.trigger,
         dry_run=start.dry_run,
         started_at=start.started_at,
         finished_at=finished_at,
-        repositories=[*reports, *unreported_targets(adapters.bucket, start, reports)],
+        repositories=[*checked.repositories, *unreported_targets(adapters.bucket, start, reports)],
         bucket=adapters.bucket,
         notifier=adapters.notifier,
         price=storage_price(config, adapters.registry),
         registry_id=adapters.registry.registry_id,
         region=adapters.registry.region,
-        run_warnings=warnings,
+        run_warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
         template_findings=templates.findings,
-        manifests=manifests,
+        manifests=reading.manifests,
+        other_in_use_missing=checked.others,
     )
+
+
+@dataclass(frozen=True)
+class InventoryReading:
+    """The report step's one reading of the inventory: each manifest's evidence, the warnings of the memory's update,
+    and the inventory itself for the in-use check (None when it could not be read)."""
+
+    manifests: tuple[ManifestEvidence, ...]
+    warnings: tuple[str, ...]
+    inventory: Inventory | None = None
+    replication: ReplicationConfiguration = NO_REPLICATION
 
 
 def remember_inventory(
     adapters: Adapters, start: RunRecord, config: RetentionConfig, reports: Sequence[RepositoryReport], now: datetime
-) -> tuple[tuple[ManifestEvidence, ...], tuple[str, ...]]:
+) -> InventoryReading:
     """The report step's one reading of the inventory: each manifest's evidence for the report, and the in-use memory
     updated from it (with its warnings)."""
     try:
         inventory = read_inventory_from_bucket(adapters.bucket)
     except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
-        return (), (
-            "the in-use manifests could not be read when the run was reported, so it lists none and the in-use "
-            f"memory was not updated: {error}",
+        return InventoryReading(
+            (),
+            (
+                "the in-use manifests could not be read when the run was reported, so it lists none, the in-use "
+                f"memory was not updated and the in-use references were checked only by the evaluations: {error}",
+            ),
         )
+    replication = load_replication(adapters.bucket, start.run_id).replication_configuration
     warnings = update_memory(
         adapters.bucket,
         config.safety,
@@ -206,9 +228,9 @@ def remember_inventory(
         now,
         registry_id=adapters.registry.registry_id,
         region=adapters.registry.region,
-        replication=load_replication(adapters.bucket, start.run_id).replication_configuration,
+        replication=replication,
     )
-    return manifest_evidence(config.safety, inventory, now), warnings
+    return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, inventory, replication)
 
 
 def storage_price(config: RetentionConfig, registry: Registry) -> StoragePrice:
@@ -256,6 +278,9 @@ def run_pipeline(
 
     inputs, reports = failure_published(adapters.notifier, run_id, dry_run, evaluate_all)
     templates = creation_template_findings(adapters.registry)
+    replication = inputs.replication.replication_configuration
+    check = CheckInputs(config, inputs.inventory, replication, trigger, adapters.clock())
+    checked = check_in_use(adapters.registry, adapters.bucket, check, reports)
     memory_warnings = update_memory(
         adapters.bucket,
         config.safety,
@@ -264,7 +289,7 @@ def run_pipeline(
         adapters.clock(),
         registry_id=adapters.registry.registry_id,
         region=adapters.registry.region,
-        replication=inputs.replication.replication_configuration,
+        replication=replication,
     )
     with cyclic_gc_off():
         return report_run(
@@ -273,13 +298,14 @@ def run_pipeline(
             dry_run=inputs.dry_run,
             started_at=started_at,
             finished_at=adapters.clock(),
-            repositories=reports,
+            repositories=checked.repositories,
             bucket=adapters.bucket,
             notifier=adapters.notifier,
             price=storage_price(config, adapters.registry),
             registry_id=adapters.registry.registry_id,
             region=adapters.registry.region,
-            run_warnings=(*templates.warnings, *memory_warnings),
+            run_warnings=(*templates.warnings, *memory_warnings, *checked.warnings),
             template_findings=templates.findings,
             manifests=manifest_evidence(config.safety, inputs.inventory, started_at),
+            other_in_use_missing=checked.others,
         )

@@ -123,6 +123,12 @@ class Functions:
         event = scheduler_event(self.deployment.account, self.deployment.region, "ecr-retention-tagger")
         return invoke("ecr-retention-tagger", tagger.lambda_handler, event, self.deployment)
 
+    def sentinel(self, event: dict[str, Any]) -> Invocation:
+        """The sentinel, invoked by one of its EventBridge rules with the event the rule matched."""
+        from ecr_retention.handlers import sentinel
+
+        return invoke("ecr-retention-sentinel", sentinel.lambda_handler, event, self.deployment)
+
     def sweep(self, read_object: Callable[[str, str], bytes]) -> Sweep:
         """One scheduled execution of the state machine: targets -> evaluate per item -> report."""
         from ecr_retention.handlers import evaluate, report, targets

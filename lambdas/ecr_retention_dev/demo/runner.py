@@ -13,6 +13,10 @@
    restores the in-use image a native pull-time rule archived (the demo waits until ECR, here the emulator, has
    finished the restore); the SNS message the subscribed queue received.
 4. The verification (demo/verify.py), read back from the emulator.
+5. Something else deletes what runs (demo/native_policy.py): a teammate's native lifecycle policy on app takes the
+   image dev runs; the emulator applies it and routes ECR's events to the sentinel, whose alert the subscribed queue
+   receives; a dry-run sweep reports the reference in-use-missing; checked by demo/verify.py too. Skipped after a
+   tampered manifest.
 Each sweep's JSON report, page and sheet are read back from the emulator's bucket, where the report step wrote them,
 into the output directory; the last lines name the two pages.
 """
@@ -44,6 +48,7 @@ from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
 from ecr_retention_dev.demo.agentless import AGENTLESS_CLUSTER, AgentlessCluster, serving_agentless_cluster
+from ecr_retention_dev.demo.native_policy import native_policy_step
 from ecr_retention_dev.demo.pipeline import Deployment, Invocation, Sweep, deployed
 from ecr_retention_dev.demo.registry import (
     ARCHIVED_AGO,
@@ -55,7 +60,7 @@ from ecr_retention_dev.demo.registry import (
     seed_registry,
 )
 from ecr_retention_dev.demo.server import Emulator, running_emulator
-from ecr_retention_dev.demo.verify import Verification, plan_without_source, read_state, verify
+from ecr_retention_dev.demo.verify import Check, Verification, plan_without_source, read_state, verify
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from ecr_retention_dev.emulator.workloads import MotoWorkloads
 from ecr_retention_dev.scenario import (
@@ -108,6 +113,7 @@ def run_demo(
         registry = demo.seed()
         announced, plan, without_collector = demo.dry_run(registry)
         verification = demo.live_run(registry, announced, without_collector, tampering)
+        sentinel = demo.native_policy(registry, tampering)
         write("")
         write(
             f"Files: {directory} (rules, in-use manifests, snapshot.json, plan.txt, plan.json, "
@@ -124,7 +130,7 @@ def run_demo(
         if keep_running:
             show_endpoint(emulator, directory, demo.live_run_id, write)
             (wait or wait_for_interrupt)()
-    return 0 if verification.ok else 1
+    return 0 if verification.ok and sentinel.ok else 1
 
 
 def prepare_directory(out: Path | None) -> Path:
@@ -480,6 +486,19 @@ class Demo:
         self.write("")
         for line in str(envelope["Message"]).rstrip("\n").split("\n"):
             self.write(printable(line))
+
+    # 5 -------------------------------------------------------------------------------------------------------
+
+    def native_policy(self, registry: DemoRegistry, tampering: Tampering | None) -> Verification:
+        """A native lifecycle policy deletes the image dev runs; the sentinel tells (demo/native_policy.py). Not
+        after a tampered manifest: the sentinel would rightly see what the tampering left, not what dev runs."""
+        if tampering is not None:
+            self.write("")
+            self.write(
+                f"5. (the sentinel's step needs dev's manifest as the collector wrote it: skipped after --{tampering.action}-manifest)"
+            )
+            return Verification(checks=[Check("sentinel step skipped", True, "the manifests were tampered with")])
+        return native_policy_step(self, registry, DRY_RULES)
 
     # 4 -------------------------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ collector's protection mattered: what the same snapshot and rules would give wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,7 +29,9 @@ from ecr_retention_dev.demo.registry import (
     REPLICA_REGION,
     UNMANAGED,
     DemoRegistry,
+    InUseEntry,
 )
+from ecr_retention_dev.emulator.lifecycle import LifecycleExecution
 from ecr_retention_dev.emulator.seeding import iter_details
 
 Key = tuple[str, str]  # (repository, digest)
@@ -336,3 +338,118 @@ def _pushed(detail: dict[str, Any]) -> datetime:
 def _last_used(detail: dict[str, Any]) -> datetime:
     pulled: datetime | None = detail.get("lastRecordedPullTime")
     return pulled or _pushed(detail)
+
+
+# --- step 5: a native lifecycle policy deletes an image dev runs ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One message the sentinel published, as the queue subscribed to the report topic received it."""
+
+    subject: str
+    message: str
+
+    def names(self, text: str) -> bool:
+        return text in self.subject or text in self.message
+
+
+def verify_native_policy(
+    registry: DemoRegistry,
+    before: RegistryState,
+    after: RegistryState,
+    execution: LifecycleExecution,
+    alerts: Sequence[Alert],
+    report: RunReport,
+    reference: str = "app:dev",
+) -> Verification:
+    """`reference` (`repository:tag`) runs in a cluster and the policy took its image: the sentinel's alert names the
+    workloads that run it, the image and the lifecycle rule; the next sweep reports it in-use-missing, when and by
+    what; and the registry lost exactly what the policy expired, nothing else (the sweep was a dry run)."""
+    repository, _, tag = reference.partition(":")
+    result = Verification(deleted=_removed_since(before, after))
+    workloads = sorted(
+        {
+            f"{entry.cluster}: {entry.namespace}/{entry.workload}"
+            for entry in registry.in_use
+            if _pulls(entry, reference)
+        }
+    )
+    rule = f"lifecycle rule {_rule_of(execution, registry.tags[repository][tag])} of {repository}'s policy"
+    result.checks += [
+        alert_names(alerts, reference, workloads, rule),
+        missing_reported(report, reference, workloads, rule),
+        nothing_else_changed(registry, before, after, execution, report),
+    ]
+    return result
+
+
+def _pulls(entry: InUseEntry, reference: str) -> bool:
+    return entry.image.endswith(f"/{reference}")
+
+
+def _rule_of(execution: LifecycleExecution, digest: str) -> int | None:
+    return next((r.applied_rule_priority for r in execution.preview.preview_results if r.image_digest == digest), None)
+
+
+def alert_names(alerts: Sequence[Alert], reference: str, workloads: list[str], rule: str) -> Check:
+    """One alert names the reference, every workload that runs it, and the rule that took its image."""
+    wanted = [reference, *workloads, rule]
+    naming = [alert for alert in alerts if reference in alert.message]
+    missing = [text for text in wanted if not any(text in alert.message for alert in naming)]
+    detail = f"the sentinel's alert names {', '.join(workloads) or 'no workload'}, {reference} and {rule}"
+    return Check(
+        "alerted",
+        bool(naming) and bool(workloads) and not missing,
+        detail,
+        tuple(f"not named: {text}" for text in missing),
+    )
+
+
+def missing_reported(report: RunReport, reference: str, workloads: list[str], rule: str) -> Check:
+    """The sweep's report lists the reference as in-use-missing, with its workloads, when and by what."""
+    found = next((missing for missing in report.in_use_missing if missing.image == reference), None)
+    named = (
+        {f"{workload.cluster}: {workload.namespace}/{workload.workload}" for workload in found.in_use_by}
+        if found
+        else set()
+    )
+    removed = found.removed if found is not None else None
+    ok = removed is not None and removed.by_what == rule and set(workloads) <= named
+    detail = f"the sweep's report lists {reference}: " + (
+        removed.told if removed is not None else "NOT with when and by what"
+    )
+    return Check("in-use-missing", ok, detail, () if found else (f"{reference}: not in the report's inUseMissing",))
+
+
+def nothing_else_changed(
+    registry: DemoRegistry,
+    before: RegistryState,
+    after: RegistryState,
+    execution: LifecycleExecution,
+    report: RunReport,
+) -> Check:
+    """The registry lost exactly the images the policy expired, the rest is as it was (tags, storage status), and
+    the sweep after it was a dry run."""
+    expired = {(execution.repository, digest) for digest in execution.expired}
+    removed = _removed_since(before, after)
+    changed = [
+        key
+        for key in after.images
+        if key in before.images and _as_compared(after.images[key]) != _as_compared(before.images[key])
+    ]
+    offenders = _labels(registry, removed ^ expired) + tuple(f"{registry.labelled(*key)}: changed" for key in changed)
+    return Check(
+        "nothing else changed",
+        removed == expired and not changed and report.dry_run,
+        f"the registry lost exactly the {len(expired)} images the policy expired; the sweep was a dry run",
+        offenders,
+    )
+
+
+def _removed_since(before: RegistryState, after: RegistryState) -> set[Key]:
+    return {key for key in before.images if key not in after.images}
+
+
+def _as_compared(detail: dict[str, Any]) -> tuple[object, ...]:
+    return (sorted(_tags(detail)), detail.get("imageStatus", "ACTIVE"))

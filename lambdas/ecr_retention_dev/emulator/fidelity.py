@@ -36,6 +36,9 @@ moto 5.2.5 gaps filled here, by replacing methods of moto's
   held by another image is ImageTagAlreadyExistsException (moto raises ImageAlreadyExistsException); in a mutable
   repository moving a tag leaves the image it came from untagged (moto deletes that image). An unknown
   repository is RepositoryNotFoundException.
+- PutLifecyclePolicy validates the policy with ECR's rules as `ecr_retention.domain.lifecycle` models them
+  (transitions, `tagPatternList`, storage classes), answering InvalidParameterException as ECR words it; moto's
+  validator knows only `expire` and `tagPrefixList`. moto never applies a policy: `lifecycle` does, when asked.
 - Repository creation templates (not implemented by moto): CreateRepositoryCreationTemplate stores a template per
   account and region (TemplateAlreadyExistsException for a prefix it has); DescribeRepositoryCreationTemplates
   answers them by prefix, with the registryId and paging of DescribeRepositories (`prefixes` narrows them).
@@ -95,6 +98,7 @@ class EcrFidelity(FaultInjection):
             "batch_delete_image": batch_delete_image,
             "put_image": responses.put_image,
             "update_image_storage_class": responses.update_image_storage_class,
+            "put_lifecycle_policy": responses.put_lifecycle_policy,
             "create_repository_creation_template": creation_templates.create_repository_creation_template,
             "describe_repository_creation_templates": creation_templates.describe_repository_creation_templates,
         }

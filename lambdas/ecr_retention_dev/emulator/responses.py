@@ -14,6 +14,8 @@ from moto.ecr.exceptions import ImageNotFoundException, InvalidParameterExceptio
 from moto.ecr.models import Image, Repository
 from moto.ecr.responses import ECRResponse
 
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention_dev.emulator.images import image_detail, matches_filter, set_extra, storage_status
 from ecr_retention_dev.emulator.manifests import IMAGE_MEDIA_TYPES, INDEX_MEDIA_TYPES, sha256_digest
 from ecr_retention_dev.emulator.request import backend_of, check_id_count, page_of, paged_result, repository_of
@@ -288,4 +290,22 @@ def update_image_storage_class(response: ECRResponse) -> ActionResult:
             "imageId": {"imageDigest": image.get_image_digest()},
             "imageStatus": storage_status(image),
         }
+    )
+
+
+def put_lifecycle_policy(response: ECRResponse) -> ActionResult:
+    """Validated with ECR's rules as the project models them (domain.lifecycle: transitions, tagPatternList, storage
+    classes); moto's validator knows only expire and tagPrefixList."""
+    repository = repository_of(response)
+    text = str(response._get_param("lifecyclePolicyText") or "")
+    try:
+        parse_policy(text, "lifecyclePolicyText")
+    except InputError as error:
+        raise InvalidParameterException(
+            f"Invalid parameter at 'LifecyclePolicyText' failed to satisfy constraint: "
+            f"'Lifecycle policy validation failure: {error}'"
+        ) from None
+    repository.lifecycle_policy = text
+    return ActionResult(
+        {"registryId": repository.registry_id, "repositoryName": repository.name, "lifecyclePolicyText": text}
     )

@@ -22,7 +22,7 @@ from botocore.config import Config
 
 from ecr_retention.aws.clients import MAX_ATTEMPTS, ClientFactory
 from ecr_retention.aws.ecr_registry import BATCH_SIZE, EcrRegistry
-from ecr_retention.ports import ImageFailure, ImageManifest, RepositoryGone
+from ecr_retention.ports import ImageFailure, ImageManifest, ImagesUnreadable, RepositoryGone
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.manifests import ALL_MEDIA_TYPES, IMAGE_MEDIA_TYPES, INDEX_MEDIA_TYPES
 from ecr_retention_dev.emulator.seeding import MotoEcr
@@ -214,6 +214,57 @@ def test_describe_image_ids_sees_a_moved_tag(seed: MotoEcr, registry: EcrRegistr
 def test_describe_image_ids_of_a_missing_repository_raises_repository_gone(registry: EcrRegistry) -> None:
     with pytest.raises(RepositoryGone):
         registry.describe_image_ids(REPO, ["sha256:" + "a" * 64])
+
+
+def test_describe_images_by_id_finds_images_by_tag_and_by_digest_and_leaves_out_what_is_gone(
+    seed: MotoEcr, registry: EcrRegistry, recorder: ApiCallRecorder
+) -> None:
+    # Given dev and an archived digest that exist, and a tag and a digest that do not
+    seed.create_repository(REPO)
+    dev = seed.push_image(REPO, "dev")
+    archived = seed.push_image(REPO, "1.0")
+    seed.archive(REPO, archived.digest, NOW)
+    gone = "sha256:" + "f" * 64
+    ids = [{"imageTag": "dev"}, {"imageDigest": archived.digest}, {"imageTag": "nope"}, {"imageDigest": gone}]
+    # When they are looked up by id
+    found = registry.describe_images_by_id(REPO, ids)
+    # Then what exists answers (archived in its status), what does not is left out
+    assert {(detail.image_digest, detail.image_status) for detail in found} == {
+        (dev.digest, "ACTIVE"),
+        (archived.digest, "ARCHIVED"),
+    }
+    calls = recorder.of("DescribeImages")
+    assert all(call.params["filter"] == {"imageStatus": "ANY"} for call in calls)
+    assert calls[0].params["imageIds"] == ids
+
+
+def test_describe_images_by_id_asks_100_ids_a_call(
+    seed: MotoEcr, registry: EcrRegistry, recorder: ApiCallRecorder
+) -> None:
+    seed.create_repository(REPO)
+    bulk = seed.seed_images(REPO, 150, tag_every=1)  # tagged bulk-0 ... bulk-149
+
+    found = registry.describe_images_by_id(REPO, [{"imageTag": f"bulk-{n}"} for n in range(150)])
+
+    assert len(found) == 150
+    assert {detail.image_digest for detail in found} == {image.digest for image in bulk}
+    assert [len(call.params["imageIds"]) for call in recorder.of("DescribeImages")] == [100, 50]
+
+
+def test_describe_images_by_id_of_a_missing_repository_raises_repository_gone(registry: EcrRegistry) -> None:
+    with pytest.raises(RepositoryGone):
+        registry.describe_images_by_id("no/such", [{"imageTag": "dev"}])
+
+
+def test_describe_images_by_id_that_stays_throttled_raises_images_unreadable(
+    seed: MotoEcr, fidelity: EcrFidelity, registry: EcrRegistry
+) -> None:
+    seed.create_repository(REPO)
+    seed.push_image(REPO, "dev")
+    fidelity.throttle("DescribeImages", times=MAX_ATTEMPTS)
+
+    with pytest.raises(ImagesUnreadable, match=r"repository team-a/web: DescribeImages failed: ThrottlingException"):
+        registry.describe_images_by_id(REPO, [{"imageTag": "dev"}])
 
 
 # --- manifests -------------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ def test_push_needs_neither_the_rules_file_nor_the_pipelines_adapters(
         ("report", "TOPIC_ARN"),
         ("tagger", "BUCKET_NAME"),
         ("collector", "BUCKET_NAME"),
+        ("sentinel", "TOPIC_ARN"),
     ],
 )
 def test_a_function_missing_a_variable_it_needs_fails_before_reading_its_event(

@@ -7,9 +7,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ecr_retention.domain.cost import StoragePrice
+from ecr_retention.domain.inventory import Workload
 from ecr_retention.domain.manifest_evidence import ManifestEvidence
 from ecr_retention.domain.plan import Reason, ReasonKind
 from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention.domain.sentinel import MissingReference, Removal
 from support.builders import digest
 
 STARTED = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
@@ -79,6 +81,29 @@ def repo(
         failed=tuple(failed),
         bytes_reclaimed=sum(e.image_size_in_bytes or 0 for e in deleted),
         **fields,
+    )
+
+
+def missing(repository: str, tag: str, *, workload: str = "Deployment/app", removed: bool = False) -> MissingReference:
+    """An in-use reference by tag the next pull cannot get; `removed`: the sentinel recorded lifecycle rule 1."""
+    return MissingReference(
+        repository_name=repository,
+        image=f"{repository}:{tag}",
+        image_tag=tag,
+        missing="tag",
+        in_use_by=(Workload(cluster="prod", namespace="prod", workload=workload, source="pod"),),
+        resolved_digests=(digest(f"{repository}:{tag}"),),
+        removed=Removal(
+            repository_name=repository,
+            image_digest=digest(f"{repository}:{tag}"),
+            action="deleted",
+            cause="lifecycle",
+            rule_priority=1,
+            removed_at=STARTED - timedelta(hours=2),
+            event_id="e-1",
+        )
+        if removed
+        else None,
     )
 
 

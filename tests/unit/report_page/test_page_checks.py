@@ -17,6 +17,7 @@ from tests.unit.report_page.reports import (
     STARTED,
     entry,
     kept,
+    missing,
     mixed_run,
     prod_manifest,
     reason,
@@ -44,6 +45,7 @@ def test_a_clean_run_passes_every_check() -> None:
         "manifest:prod",
         "in-use",
         "in-use-archived",
+        "in-use-missing",
         "removals-unprotected",
         "spared",
         "dependents",
@@ -123,6 +125,25 @@ def test_in_use_warns_without_any_manifest() -> None:
     report = run(manifests=[prod_manifest(generated_at=None, complete=None, references=0, problem="missing")])
 
     assert status(report, "in-use") == "warn"
+
+
+def test_in_use_images_missing_warn_naming_workload_reference_and_what_removed_them() -> None:
+    # Given app:dev is gone (lifecycle rule 1 took it) and tools:2.0 of an unmanaged repository too
+    report = run(
+        repo("app", kept_images=[kept("k1", "latest")], in_use_missing=(missing("app", "dev", removed=True),)),
+        other_in_use_missing=(missing("tools", "2.0", workload="CronJob/tools"),),
+    )
+    # When the page is rendered, its check warns (the run's outcome is its own) and lists each one
+    check = checks_of(report)["in-use-missing"]
+    assert check.attrs["data-status"] == "warn"
+    assert report.outcome == "ok"
+    text = check.text()
+    assert "In-use images missing: 2" in text
+    assert (
+        "the next pull of prod: prod/Deployment/app (pod) fails: app:dev no longer exists "
+        "(deleted 2026-11-30 01:00 UTC by lifecycle rule 1 of app's policy)"
+    ) in text
+    assert "the next pull of prod: prod/CronJob/tools (pod) fails: tools:2.0 no longer exists" in text
 
 
 @pytest.mark.parametrize("kind", ["in-use", "keep-rule", "min-age", "blocked", "skipped"])

@@ -12,7 +12,7 @@ Layout: `models` (findings, policy edits, the diagnosis), `context` (what the ch
 function per check), `fixes` (the one fixed policy per repository), `diagnosis` (the entry points).
 """
 
-from ecr_retention.domain.doctor.context import describe_image, is_mutable_tag, protective_tag, short_with_algorithm
+from ecr_retention.domain.doctor.context import describe_image, protective_tag, short_with_algorithm
 from ecr_retention.domain.doctor.diagnosis import comparable_config, diagnose, diagnose_repository
 from ecr_retention.domain.doctor.fixes import intended_own_images, keep_one_rule, merge_fixes
 from ecr_retention.domain.doctor.models import (
@@ -24,7 +24,9 @@ from ecr_retention.domain.doctor.models import (
     RemoveRule,
     RepositoryDiagnosis,
     Severity,
+    SplitRule,
 )
+from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds, is_mutable_tag
 from ecr_retention.domain.doctor.templates import (
     TemplateFinding,
     diagnose_template,
@@ -33,6 +35,7 @@ from ecr_retention.domain.doctor.templates import (
 )
 
 __all__ = [
+    "DEFAULT_TAG_KINDS",
     "Finding",
     "FindingCode",
     "KeepTags",
@@ -41,6 +44,8 @@ __all__ = [
     "RemoveRule",
     "RepositoryDiagnosis",
     "Severity",
+    "SplitRule",
+    "TagKinds",
     "TemplateFinding",
     "comparable_config",
     "describe_image",

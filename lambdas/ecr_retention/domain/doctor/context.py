@@ -3,13 +3,14 @@ which keep rules would stop that, which images must stay."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ecr_retention.domain.doctor.models import KeepTags
+from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Workload
-from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, Verdict, evaluate
+from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, Verdict
 from ecr_retention.domain.lifecycle.matching import selection_includes, storage_class_of
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
 from ecr_retention.domain.lifecycle.timing import pull_time
@@ -47,20 +48,14 @@ def describe_image(image: ImageDetail) -> str:
     return short_with_algorithm(image.image_digest) + tags
 
 
-def is_mutable_tag(tag: str) -> bool:
-    """House heuristic: a tag without a digit (latest, dev, main, stable) names a moving target; a tag
-    with one (1.12.370, v2, 3f2c1a9, sha256-....sig, pr-123) names a build."""
-    return not any(character.isdigit() for character in tag)
-
-
-def protective_tag(image: ImageDetail) -> str:
+def protective_tag(image: ImageDetail, kinds: TagKinds = DEFAULT_TAG_KINDS) -> str:
     """The tag to pin an image by: a build tag stays on it, a mutable tag moves on."""
-    return min(image.image_tags, key=lambda tag: (is_mutable_tag(tag), tag))
+    return min(image.image_tags, key=lambda tag: (kinds.is_mutable(tag), tag))
 
 
-def _build_tag(image: ImageDetail) -> list[str]:
+def _build_tag(image: ImageDetail, kinds: TagKinds) -> list[str]:
     """The tag that pins a subject the image goes with; none when it is untagged."""
-    return [protective_tag(image)] if image.image_tags else []
+    return [protective_tag(image, kinds)] if image.image_tags else []
 
 
 def selects_one_image_at_most(selection: LifecycleSelection) -> bool:
@@ -71,6 +66,18 @@ def selects_one_image_at_most(selection: LifecycleSelection) -> bool:
 def never_acts(rule: LifecycleRule) -> bool:
     """A count rule that selects one image at most keeps it: countNumber is at least 1."""
     return rule.is_count_rule and selects_one_image_at_most(rule.selection)
+
+
+# Limits at which a rule is a keep, not a cleanup: "keep the newest 9999", "expire after 365000 days" are the
+# idioms teams write to keep everything a rule selects (and to shield it from lower rules).
+KEEP_FOREVER_COUNT = 1000
+KEEP_FOREVER_DAYS = 3650
+
+
+def keeps_forever(rule: LifecycleRule) -> bool:
+    """A count of 1,000 images or more, or an age of 10 years or more: an intentional keep."""
+    limit = KEEP_FOREVER_COUNT if rule.is_count_rule else KEEP_FOREVER_DAYS
+    return rule.selection.count_number >= limit
 
 
 def removes(action: str | None) -> str:
@@ -100,6 +107,7 @@ class DoctorContext:
         in_use: InUseIndex,
         plan: RepositoryPlan | None,
         manifests: Mapping[str, Mapping[str, Any]],
+        tag_kinds: TagKinds = DEFAULT_TAG_KINDS,
     ) -> None:
         self.policy = policy
         self.evaluation = evaluation
@@ -107,6 +115,7 @@ class DoctorContext:
         self.in_use = in_use
         self.plan = plan
         self.manifests = manifests
+        self.tag_kinds = tag_kinds
         self.by_digest = {image.image_digest: image for image in evaluation.images}
         self.decisions = {decision.image_digest: decision for decision in plan.images} if plan else {}
 
@@ -115,52 +124,18 @@ class DoctorContext:
             return self.in_use.usages(self.repository_name, image)
         return list(self.in_use.by_digest.get(image.image_digest, ()))
 
+    def is_mutable(self, tag: str) -> bool:
+        return self.tag_kinds.is_mutable(tag)
+
+    def pin_tag(self, image: ImageDetail) -> str:
+        return protective_tag(image, self.tag_kinds)
+
     def must_stay(self, image: ImageDetail) -> bool:
         """In use, carrying a mutable tag, or kept by the rules file (or the in-use guard) in the plan."""
-        if self.usages(image) or any(is_mutable_tag(tag) for tag in image.image_tags):
+        if self.usages(image) or any(self.is_mutable(tag) for tag in image.image_tags):
             return True
         decision = self.decisions.get(image.image_digest)
         return decision is not None and not decision.removes and bool(plan_keep_reasons(decision))
-
-    def endangered_without(self, rule: LifecycleRule) -> list[ImageDetail]:
-        """Images that must stay and that removing `rule` would endanger. A rule's selection protects what
-        it does not act on; without the rule, lower rules may act on those images, and on every image that
-        goes with one of them (a referrer with its subject). Every other fix only adds protection."""
-        handed_over = self._handed_over(rule)
-        if not handed_over:
-            return []
-        return [
-            image
-            for image in self.evaluation.images
-            if self.must_stay(image)
-            and any(member.image_digest in handed_over for member in self._subject_chain(image))
-        ]
-
-    def _handed_over(self, rule: LifecycleRule) -> set[str]:
-        """What `rule` selects without acting on it and a lower rule acts on once `rule` is gone."""
-        rest = [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in self.policy.rules if r != rule]
-        if not rest:
-            return set()
-        without = evaluate(
-            LifecyclePolicy.model_validate({"rules": rest}), self.evaluation.images, self.evaluation.now, self.manifests
-        )
-        this_rule = self.evaluation.rule(rule.rule_priority)
-        acted = {image.image_digest for image in this_rule.acted}
-        return {
-            image.image_digest
-            for image in this_rule.selected
-            if image.image_digest not in acted and image.image_digest in without.verdicts
-        }
-
-    def _subject_chain(self, image: ImageDetail) -> Iterator[ImageDetail]:
-        """The image, its subject, that subject's subject, and so on, while they are in the repository."""
-        current: ImageDetail | None = image
-        seen: set[str] = set()
-        while current is not None and current.image_digest not in seen:
-            yield current
-            seen.add(current.image_digest)
-            subject = current.subject_manifest_digest
-            current = self.by_digest.get(subject) if subject is not None else None
 
     def removed_by_rules(self, image: ImageDetail) -> list[ImageDetail]:
         """Every image a rule acts on that takes `image` with it: the image itself when a rule acts on it,
@@ -185,7 +160,7 @@ class DoctorContext:
         """
         tags: list[str] = []
         for member in self._to_pin(image, always=always):
-            member_tags = list(own_tags) if member is image else _build_tag(member)
+            member_tags = list(own_tags) if member is image else _build_tag(member, self.tag_kinds)
             if not member_tags:
                 return UNTAGGED_FIX
             if storage_class_of(member) != "standard":

@@ -11,6 +11,7 @@ from ecr_retention.domain.doctor.checks import run_checks
 from ecr_retention.domain.doctor.context import DoctorContext
 from ecr_retention.domain.doctor.fixes import merge_fixes
 from ecr_retention.domain.doctor.models import Finding, RepositoryDiagnosis
+from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Inventory
@@ -34,12 +35,13 @@ def diagnose(
     inventory: Inventory | None = None,
     plan: RepositoryPlan | None = None,
     replication: ReplicationConfiguration = NO_REPLICATION,
+    tag_kinds: TagKinds = DEFAULT_TAG_KINDS,
 ) -> RepositoryDiagnosis:
     """Every finding for one repository's native policy, and one fixed policy with every policy edit of
     the findings applied. `plan` is the pipeline's plan for the same repository (unblocked: see
     `comparable_config`), or None to skip the rules-file checks. `replication`: the registry's replication
     rules, whose delete-replicating destinations' in-use references count as this registry's, since ECR repeats
-    every expiry there."""
+    every expiry there. `tag_kinds`: which tags move (the heuristic, with the user's patterns)."""
     known_manifests = manifests or {}
     inventory = inventory or Inventory()
     in_use = InUseIndex.build(inventory.protecting, registry_id, region, replication)
@@ -53,6 +55,7 @@ def diagnose(
             in_use=in_use,
             plan=plan,
             manifests=known_manifests,
+            tag_kinds=tag_kinds,
         )
         return run_checks(context)
 

@@ -9,10 +9,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule
+from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule, SplitRule
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.lifecycle.matching import selection_includes
 from ecr_retention.domain.lifecycle.parsing import parse_policy
-from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
 
 _OWN_IMAGES = re.compile(r"keep (\d+) of its own images, plus one slot per image a higher rule keeps")
 
@@ -56,8 +57,9 @@ class PolicyFixes:
     removed: set[int] = field(default_factory=set)
     counts: dict[int, int] = field(default_factory=dict)
     own_images: dict[int, int] = field(default_factory=dict)
+    split: set[int] = field(default_factory=set)
 
-    def add(self, edit: KeepTags | RemoveRule | RaiseCount, original_priority: Mapping[int, int]) -> bool:
+    def add(self, edit: KeepTags | RemoveRule | RaiseCount | SplitRule, original_priority: Mapping[int, int]) -> bool:
         """Record one edit made against the fixed policy whose priorities map back through
         `original_priority`; True when it changes anything."""
         if isinstance(edit, KeepTags):
@@ -67,9 +69,10 @@ class PolicyFixes:
         if edit.rule_priority not in original_priority:  # one of our keep rules: never edited
             return False
         priority = original_priority[edit.rule_priority]
-        if isinstance(edit, RemoveRule):
-            changed = priority not in self.removed
-            self.removed.add(priority)
+        if isinstance(edit, RemoveRule | SplitRule):
+            done = self.removed if isinstance(edit, RemoveRule) else self.split
+            changed = priority not in done
+            done.add(priority)
             return changed
         changed = edit.count_number > self.counts.get(priority, 0)
         self.counts[priority] = max(self.counts.get(priority, 0), edit.count_number)
@@ -84,18 +87,79 @@ class PolicyFixes:
         tags = sorted(self.keep_tags)
         rules = [keep_one_rule(index + 1, tag) for index, tag in enumerate(tags)]
         original_priority: dict[int, int] = {}
+        offset = len(tags)  # rules keep their numbers, shifted past the keep rules and the parts of split rules
+        prefix_sets = self._prefix_sets(policy)
         for rule in policy.ordered_rules:
-            if rule.rule_priority in self.removed:
+            # A split wins over a removal: a list read as AND is shadowed by a rule for one of its entries, but it
+            # was written for the images of each entry; a part that can never act is left out.
+            if rule.rule_priority in self.removed - self.split:
                 continue
-            data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
-            data["rulePriority"] = rule.rule_priority + len(tags)
-            original_priority[data["rulePriority"]] = rule.rule_priority
-            if rule.rule_priority in self.counts:
-                data["selection"]["countNumber"] = max(rule.selection.count_number, self.counts[rule.rule_priority])
-            if rule.rule_priority in self.own_images:
-                data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
-            rules.append(data)
+            parts = self._parts(rule, prefix_sets, rules)
+            for index, data in enumerate(parts):
+                data["rulePriority"] = rule.rule_priority + offset + index
+                original_priority[data["rulePriority"]] = rule.rule_priority
+                rules.append(data)
+            offset += max(len(parts) - 1, 0)
         return ({"rules": rules} if rules else None), original_priority
+
+    def _prefix_sets(self, policy: LifecyclePolicy) -> set[frozenset[str]]:
+        """The prefix sets of the rules that stay whole: a split part must not repeat one."""
+        return {
+            frozenset(rule.selection.tag_prefix_list)
+            for rule in policy.rules
+            if rule.selection.tag_prefix_list is not None and rule.rule_priority not in self.removed | self.split
+        }
+
+    def _parts(
+        self, rule: LifecycleRule, prefix_sets: set[frozenset[str]], higher: Sequence[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The rule with its raised count; when it is split, one rule per tag list entry that can act."""
+        data = rule.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if rule.rule_priority in self.counts:
+            data["selection"]["countNumber"] = max(rule.selection.count_number, self.counts[rule.rule_priority])
+        if rule.rule_priority in self.own_images:
+            data["description"] = _with_marker(rule.description, self.own_images[rule.rule_priority])
+        if rule.rule_priority not in self.split:
+            return [data]
+        selection = data["selection"]
+        if "tagPatternList" in selection:
+            parts = [_one_entry(data, "tagPatternList", entry) for entry in dict.fromkeys(selection["tagPatternList"])]
+        else:
+            parts = [_prefix_part(data, entry, prefix_sets) for entry in dict.fromkeys(selection["tagPrefixList"])]
+        return _acting_parts(parts, higher)
+
+
+def _acting_parts(parts: Sequence[dict[str, Any]], higher: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parts of a split rule that no higher rule, nor an earlier part, selects all of."""
+    kept: list[dict[str, Any]] = []
+    for part in parts:
+        if not _selected_first(part, [*higher, *kept]):
+            kept.append(part)
+    return kept
+
+
+def _selected_first(part: dict[str, Any], higher: Sequence[dict[str, Any]]) -> bool:
+    """A part of a split rule that a higher rule selects all of can never act: it is left out (same outcome), since
+    a later round removing it as shadowed would remove every part of the rule."""
+    selection = LifecycleSelection.model_validate(part["selection"])
+    return any(selection_includes(LifecycleSelection.model_validate(h["selection"]), selection) for h in higher)
+
+
+def _prefix_part(data: dict[str, Any], entry: str, prefix_sets: set[frozenset[str]]) -> dict[str, Any]:
+    """A part of a split prefix rule. ECR wants a unique set of prefixes per rule: a part whose prefix another rule
+    lists alone becomes the pattern `prefix*`, which selects the same images."""
+    if frozenset([entry]) in prefix_sets:
+        return _one_entry(data, "tagPatternList", f"{entry}*", drop="tagPrefixList")
+    prefix_sets.add(frozenset([entry]))
+    return _one_entry(data, "tagPrefixList", entry)
+
+
+def _one_entry(data: dict[str, Any], key: str, entry: str, drop: str = "") -> dict[str, Any]:
+    """A part of a split rule: the same rule for one entry of its tag list (under `key`, without `drop`)."""
+    selection = {name: value for name, value in data["selection"].items() if name != drop} | {key: [entry]}
+    description = data.get("description")
+    what = f"{entry} only" if description else f"{entry} only: one rule per entry, since ECR reads a tag list as AND"
+    return {**data, "selection": selection, "description": f"{description} ({what})" if description else what}
 
 
 def _with_marker(description: str | None, own_images: int) -> str:

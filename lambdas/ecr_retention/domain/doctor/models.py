@@ -21,6 +21,8 @@ FindingCode = Literal[
     "rule-shadowed",
     "count-reduced",
     "untagged-rule-multi-arch",
+    "tag-list-is-and",
+    "rule-names-mutable-tag",
     "differs-from-plan",
     "plan-not-compared",
     # structural, on a policy's text alone (repository creation templates): checks/structural.py
@@ -68,7 +70,20 @@ class RaiseCount(DoctorModel):
         return f"rule {self.rule_priority} with countNumber {self.count_number} or more{own}"
 
 
-PolicyEdit = Annotated[KeepTags | RemoveRule | RaiseCount, Field(discriminator="kind")]
+class SplitRule(DoctorModel):
+    """Replace a rule whose tag list has several entries with one rule per entry, each with the same count or
+    age and action: ECR selects an image for a multi-entry list only when it carries a tag for each entry (AND),
+    and a list of alternatives is OR, which is several rules. The rules after it are renumbered."""
+
+    kind: Literal["split-rule"] = "split-rule"
+    rule_priority: int
+    entries: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"rule {self.rule_priority} split into one rule per entry ({', '.join(self.entries)}), renumbered"
+
+
+PolicyEdit = Annotated[KeepTags | RemoveRule | RaiseCount | SplitRule, Field(discriminator="kind")]
 
 
 class Finding(DoctorModel):

@@ -8,8 +8,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.doctor.checks.and_lists import check_and_lists_in_text
+from ecr_retention.domain.doctor.checks.self_naming import check_rules_naming_mutable_tags_in_text
 from ecr_retention.domain.doctor.checks.structural import check_count_over_shared_tags, check_mutable_tags_unprotected
 from ecr_retention.domain.doctor.models import SEVERITY_ORDER, Finding
+from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
@@ -42,7 +45,9 @@ def template_policy(template: RepositoryCreationTemplate, source: str = "") -> L
     return parse_policy(template.lifecycle_policy, f"{where}template {template.prefix}: lifecyclePolicy")
 
 
-def diagnose_template(template: RepositoryCreationTemplate) -> list[TemplateFinding]:
+def diagnose_template(
+    template: RepositoryCreationTemplate, tag_kinds: TagKinds = DEFAULT_TAG_KINDS
+) -> list[TemplateFinding]:
     """Every structural finding on one template's policy: nothing without a policy, one `policy-invalid`
     finding for a policy this simulator cannot read."""
     try:
@@ -52,15 +57,24 @@ def diagnose_template(template: RepositoryCreationTemplate) -> list[TemplateFind
         return [_named(invalid, template)]
     if policy is None:
         return []
-    findings = [*check_mutable_tags_unprotected(policy, template), *check_count_over_shared_tags(policy, template)]
+    findings = [
+        *check_mutable_tags_unprotected(policy, template, tag_kinds),
+        *check_count_over_shared_tags(policy, template, tag_kinds),
+        *check_and_lists_in_text(policy),
+        *check_rules_naming_mutable_tags_in_text(policy, tag_kinds),
+    ]
     ordered = sorted(findings, key=lambda f: (SEVERITY_ORDER.index(f.severity), f.rule_priority or 0, f.code))
     return [_named(finding, template) for finding in ordered]
 
 
-def diagnose_templates(templates: Iterable[RepositoryCreationTemplate]) -> list[TemplateFinding]:
+def diagnose_templates(
+    templates: Iterable[RepositoryCreationTemplate], tag_kinds: TagKinds = DEFAULT_TAG_KINDS
+) -> list[TemplateFinding]:
     """The findings of every template, by prefix."""
     return [
-        finding for template in sorted(templates, key=lambda t: t.prefix) for finding in diagnose_template(template)
+        finding
+        for template in sorted(templates, key=lambda t: t.prefix)
+        for finding in diagnose_template(template, tag_kinds)
     ]
 
 

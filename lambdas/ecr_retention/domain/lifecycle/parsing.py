@@ -85,6 +85,38 @@ def _rule_name(data: Any, index: int) -> str:
     return f"rule {priority} (rules[{index}])" if type(priority) is int else f"rules[{index}]"
 
 
+NULL_REFUSED = (
+    "null is not allowed: ECR rejects the policy (InvalidParameterException) rather than read null as absent; "
+    "omit the key (terraform's jsonencode writes null for an unset attribute)"
+)
+
+
+def _first_null(value: Any, loc: tuple[int | str, ...] = ()) -> tuple[int | str, ...] | None:
+    """Where the first JSON null is in `value`, in document order; None when there is none."""
+    if value is None:
+        return loc
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _first_null(item, (*loc, key))
+        if found is not None:
+            return found
+    return None
+
+
+def _refuse_nulls(data: dict[str, Any], source: str) -> None:
+    """ECR validates the policy against its JSON schema, where no field takes null (cloudposse/terraform-aws-ecr
+    issue 158: `"countUnit": null` answered `InvalidParameterException ... matched 0 out of 2`). Pydantic would
+    read null as an absent optional field, so it is refused here, naming the field."""
+    loc = _first_null(data)
+    if loc is None:
+        return
+    index = _rule_index(loc)
+    if index is not None:
+        rest = format_location(loc[2:]) if len(loc) > 2 else "(the rule itself)"
+        raise InputError(f"{source}: {_rule_name(data, index)}: {rest}: {NULL_REFUSED}")
+    raise InputError(f"{source}: {format_location(loc)}: {NULL_REFUSED}")
+
+
 def parse_policy(text: str, source: str = "policy") -> LifecyclePolicy:
     """Validate a lifecycle policy text as PutLifecyclePolicy would; InputError names the rule and problem."""
     if not MIN_POLICY_TEXT <= len(text) <= MAX_POLICY_TEXT:
@@ -94,6 +126,7 @@ def parse_policy(text: str, source: str = "policy") -> LifecyclePolicy:
     data = parse_json(text, source)
     if not isinstance(data, dict):
         raise InputError(f'{source}: a lifecycle policy is a JSON object {{"rules": [...]}}')
+    _refuse_nulls(data, source)
     try:
         return LifecyclePolicy.model_validate(data)
     except ValidationError as error:

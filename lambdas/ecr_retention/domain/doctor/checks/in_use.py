@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from ecr_retention.domain.doctor.context import (
     DoctorContext,
     describe_image,
-    protective_tag,
     pull_count_detail,
     removes,
 )
@@ -50,7 +49,7 @@ def _finding(
     context: DoctorContext, image: ImageDetail, action: PreviewActionType, workloads: tuple[Workload, ...]
 ) -> Finding:
     used_tags = [t for t in image.image_tags if (context.repository_name, t) in context.in_use.by_tag]
-    protection = context.protection(image, used_tags or [protective_tag(image)] if image.image_tags else [])
+    protection = context.protection(image, used_tags or [context.pin_tag(image)] if image.image_tags else [])
     expires = action == "EXPIRE"
     return Finding(
         severity=_severity(action, workloads),

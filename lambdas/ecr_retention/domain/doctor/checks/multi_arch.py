@@ -1,70 +1,68 @@
-"""Untagged rules next to multi-arch image indexes, whose children are untagged."""
+"""Untagged rules next to multi-arch image indexes, whose platform and attestation children are untagged.
+
+ECR documents that an image a manifest list references "cannot be expired or archived without the manifest list
+being deleted or archived first" (LifecyclePolicies.html), and the preview never acts on a child of a live index.
+So an untagged cleanup rule is kept: without it untagged images grow without bound. What the note names is what
+remains: the children of an index that this policy removes go on a later run, once their index is gone, and the
+children of an index whose manifest is not in the input are not known to the preview."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from ecr_retention.domain.doctor.context import DoctorContext, describe_image
-from ecr_retention.domain.doctor.models import Finding, RemoveRule
+from ecr_retention.domain.doctor.context import DoctorContext
+from ecr_retention.domain.doctor.models import Finding
+from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.lifecycle.policy import LifecycleRule
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
+
+ECR_GUARANTEE = (
+    'ECR documents that an image referenced by a manifest list "cannot be expired or archived without the manifest '
+    'list being deleted or archived first" (docs.aws.amazon.com/AmazonECR/latest/userguide/LifecyclePolicies.html), '
+    "so the children of the indexes that stay are safe"
+)
+KEEP_THE_RULE = (
+    "nothing to change: keep {rule} (without it, untagged images grow without bound). If the children must go "
+    "with their index at once, prune with ecr-retention, which deletes an index with the children no kept index "
+    "references; builds with --provenance=false --sbom=false push no attestation children"
+)
 
 
 def check_untagged_with_multi_arch(context: DoctorContext) -> list[Finding]:
+    """A note per untagged rule when the preview shows children at risk of the rule: those of an index the policy
+    removes now, or those it cannot see (an index without its manifest). Nothing otherwise."""
     untagged = [r for r in context.policy.ordered_rules if r.selection.tag_status == "untagged"]
-    indexes = _image_indexes(context)
-    if not untagged or not indexes:
-        return []
-    return [_untagged_rule(context, rule, len(indexes)) for rule in untagged]
-
-
-def _image_indexes(context: DoctorContext) -> list[ImageDetail]:
-    """Images that are indexes by their media type, or by a manifest in the input that lists manifests."""
-    return [
-        image
-        for image in context.evaluation.images
-        if image.image_manifest_media_type in INDEX_MEDIA_TYPES
-        or "manifests" in context.manifests.get(image.image_digest, {})
-    ]
-
-
-def _untagged_rule(context: DoctorContext, rule: LifecycleRule, indexes: int) -> Finding:
-    endangered = context.endangered_without(rule)
-    return Finding(
-        severity="warning",
-        code="untagged-rule-multi-arch",
-        message=(
-            f"{rule.label} selects untagged images in a repository with {indexes} multi-arch "
-            f"image indexes, whose platform and attestation children are untagged images{_blind_spot(context)}. "
-            f"ECR's guard applies only while the index exists, and untagged rules are reported to have "
-            f"removed children of live indexes (aws/containers-roadmap#2613)"
-        ),
-        fix=_narrow_lower_rules_fix(rule, endangered) if endangered else _removal_fix(rule),
-        rule_priority=rule.rule_priority,
-        policy_edit=None if endangered else RemoveRule(rule_priority=rule.rule_priority),
-    )
-
-
-def _blind_spot(context: DoctorContext) -> str:
+    orphaned = _children_of_removed_indexes(context)
     unknown = len(context.evaluation.indexes_without_manifest)
-    if not unknown:
-        return ""
-    return f"; {unknown} of them have no manifest in the input, so their children look like plain untagged images"
+    return [_note(rule, len(orphaned), unknown) for rule in untagged] if orphaned or unknown else []
 
 
-def _narrow_lower_rules_fix(rule: LifecycleRule, endangered: Sequence[ImageDetail]) -> str:
-    """Removing the rule is no fix when a lower rule would then remove what must stay."""
-    return (
-        f"removing {rule.label} would let a lower rule remove untagged images it keeps now, and with "
-        f"them {', '.join(describe_image(image) for image in endangered[:3])}, which must stay (in use, "
-        f"a mutable tag, or kept by the rules file): narrow the lower rules first, or stop using native "
-        f"rules for this repository and let ecr-retention prune it (it keeps every child of a kept index)"
-    )
+def _children_of_removed_indexes(context: DoctorContext) -> list[str]:
+    """The children whose every index this policy removes now, and that no rule takes now: ECR removes such a
+    child on a later run, when a rule selects it."""
+    parents, _ = index_children(context.evaluation.images, context.manifests)
+    return [child for child, indexes in parents.items() if _goes_later(context, child, indexes)]
 
 
-def _removal_fix(rule: LifecycleRule) -> str:
-    return (
-        f"remove {rule.label} from the native policy (the fixed policy does) and let ecr-retention delete "
-        f"untagged images (`delete: {{untagged: true, older_than: 1d}}`): it keeps every child of a "
-        f"kept index; or build with --provenance=false --sbom=false to avoid attestation children"
+def _goes_later(context: DoctorContext, child: str, indexes: set[str]) -> bool:
+    evaluation = context.evaluation
+    return evaluation.action_of(child) is None and all(evaluation.action_of(index) is not None for index in indexes)
+
+
+def _note(rule: LifecycleRule, orphaned: int, unknown: int) -> Finding:
+    remaining: list[str] = []
+    if orphaned:
+        remaining.append(
+            f"{orphaned} children of indexes this policy removes now go on a later run, once their index is gone, "
+            f"under {rule.label} if it selects them then"
+        )
+    if unknown:
+        remaining.append(
+            f"{unknown} indexes have no manifest in the input, so the preview cannot tell their children from plain "
+            f"untagged images (give the manifests to see them; ECR's guard still holds)"
+        )
+    return Finding(
+        severity="info",
+        code="untagged-rule-multi-arch",
+        message=f"{rule.label} selects untagged images next to multi-arch image indexes: {ECR_GUARANTEE}. "
+        f"What remains: {'; '.join(remaining)}",
+        fix=KEEP_THE_RULE.format(rule=rule.label),
+        rule_priority=rule.rule_priority,
     )

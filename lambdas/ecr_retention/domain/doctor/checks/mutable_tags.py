@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from ecr_retention.domain.doctor.context import (
     DoctorContext,
     describe_image,
-    is_mutable_tag,
+    keeps_forever,
     never_acts,
     removes,
     rule_limit,
@@ -34,7 +34,7 @@ def _mutable_tags_at_risk(context: DoctorContext) -> Iterator[tuple[ImageDetail,
     """Each image with mutable tags that a rule removes or may remove, with those tags and the first rule
     that selects it."""
     for image in context.evaluation.images:
-        mutable = tuple(tag for tag in image.image_tags if is_mutable_tag(tag))
+        mutable = tuple(tag for tag in image.image_tags if context.is_mutable(tag))
         first = context.evaluation.first_selector.get(image.image_digest)
         if not mutable or first is None:
             continue
@@ -49,8 +49,8 @@ def _at_risk(context: DoctorContext, image: ImageDetail, mutable: tuple[str, ...
     the keep-1 protection of seed 002."""
     if context.evaluation.action_of(image.image_digest) is not None:
         return True
-    if never_acts(rule):
-        return False  # a keep-1 rule for one of its tags: the image stays while that tag is on it
+    if never_acts(rule) or keeps_forever(rule):
+        return False  # a keep-1 rule for one of its tags, or a keep-forever limit: the image stays
     return tags_selected(rule.selection, _other_tags(image, mutable))
 
 
@@ -72,7 +72,7 @@ def _finding(context: DoctorContext, image: ImageDetail, mutable: tuple[str, ...
         severity, code = "warning", "mutable-tag-at-risk"
         message = (
             f"mutable tag {', '.join(mutable)} rides on {describe_image(image)}, which {rule.label} selects {how}; "
-            f"once the rule's {rule_limit(rule)} passes it, the tag goes with the image"
+            f"once the rule's {rule_limit(rule)} passes it, {_then(rule, mutable)}"
         )
     return Finding(
         severity=severity,
@@ -84,6 +84,13 @@ def _finding(context: DoctorContext, image: ImageDetail, mutable: tuple[str, ...
         fix=MUTABLE_TAG_FIX if isinstance(protection, KeepTags) else protection,
         policy_edit=protection if isinstance(protection, KeepTags) else None,
     )
+
+
+def _then(rule: LifecycleRule, mutable: tuple[str, ...]) -> str:
+    tags = ", ".join(mutable)
+    if rule.action.type == "transition":
+        return f"the image is archived with the tag on it, and pulls of {tags} fail until it is restored"
+    return "the tag goes with the image"
 
 
 def _how_selected(rule: LifecycleRule, others: tuple[str, ...]) -> str:

@@ -3,11 +3,15 @@ rule can never act on."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.doctor.context import DoctorContext, describe_image, selects_one_image_at_most
+from dataclasses import dataclass
+
+from ecr_retention.domain.doctor.context import DoctorContext, describe_image, keeps_forever, selects_one_image_at_most
 from ecr_retention.domain.doctor.fixes import intended_own_images
 from ecr_retention.domain.doctor.models import Finding, RaiseCount, RemoveRule
 from ecr_retention.domain.lifecycle.evaluation import RuleEvaluation
 from ecr_retention.domain.lifecycle.matching import selection_includes
+from ecr_retention.domain.lifecycle.policy import LifecycleRule
+from ecr_retention.domain.registry import ImageDetail
 
 
 def check_shadowed_rules(context: DoctorContext) -> list[Finding]:
@@ -44,47 +48,74 @@ def check_count_reduced(context: DoctorContext) -> list[Finding]:
     The rule is meant to keep `intended_own_images` of its own: countNumber, or what a fixed policy
     recorded in its description when it raised countNumber to make room. So a raised count, applied,
     is not reported again, while a change in the images that takes more slots still is.
+
+    Only images that stay take slots for good: one a higher rule removes now is gone on the next run, so a count
+    raised for it would keep more than the policy protects. An untagged rule is not reported: its images are
+    leftovers, and a larger count only keeps more of them.
     """
+    slots = [Slots.of(context, rule_evaluation) for rule_evaluation in context.evaluation.rules]
     return [
-        _count_reduced(rule_evaluation)
-        for rule_evaluation in context.evaluation.rules
-        if _ranks_what_it_cannot_act_on(context, rule_evaluation) and _too_few_own_slots(rule_evaluation)
+        _count_reduced(slot)
+        for slot in slots
+        if _ranks_what_it_cannot_act_on(context, slot) and slot.room < intended_own_images(slot.rule)
     ]
 
 
-def _ranks_what_it_cannot_act_on(context: DoctorContext, rule_evaluation: RuleEvaluation) -> bool:
+@dataclass(frozen=True)
+class Slots:
+    """A count rule's window as it lasts: the images it selects that stay (a higher rule removes none of them),
+    youngest first, and those of its window that it can never act on."""
+
+    evaluation: RuleEvaluation
+    selected: tuple[ImageDetail, ...]
+    blocked: tuple[tuple[ImageDetail, int | None], ...]
+
+    @classmethod
+    def of(cls, context: DoctorContext, rule_evaluation: RuleEvaluation) -> Slots:
+        def stays(image: ImageDetail) -> bool:
+            return image in rule_evaluation.acted or context.evaluation.action_of(image.image_digest) is None
+
+        return cls(
+            evaluation=rule_evaluation,
+            selected=tuple(image for image in rule_evaluation.selected if stays(image)),
+            blocked=tuple((image, by) for image, by in rule_evaluation.window_blocked if stays(image)),
+        )
+
+    @property
+    def rule(self) -> LifecycleRule:
+        return self.evaluation.rule
+
+    @property
+    def room(self) -> int:
+        """The count's slots left for images the rule can act on."""
+        return self.rule.selection.count_number - len(self.blocked)
+
+
+def _ranks_what_it_cannot_act_on(context: DoctorContext, slots: Slots) -> bool:
     """A count rule with images in its window that it can never act on, and that can act at all: a rule
-    that selects one image at most never acts, and a shadowed one is reported as rule-shadowed and removed
-    by the fix."""
-    rule = rule_evaluation.rule
-    if not rule.is_count_rule or not rule_evaluation.window_blocked or selects_one_image_at_most(rule.selection):
+    that selects one image at most never acts, a keep-forever count keeps them all anyway, an untagged rule keeps
+    leftovers, and a shadowed one is reported as rule-shadowed and removed by the fix."""
+    rule = slots.rule
+    if not rule.is_count_rule or not slots.blocked or selects_one_image_at_most(rule.selection):
+        return False
+    if keeps_forever(rule) or rule.selection.tag_status == "untagged":
         return False
     return not context.shadowed(rule)
 
 
-def _too_few_own_slots(rule_evaluation: RuleEvaluation) -> bool:
-    return _room(rule_evaluation) < intended_own_images(rule_evaluation.rule)
-
-
-def _room(rule_evaluation: RuleEvaluation) -> int:
-    """The count's slots left for images the rule can act on."""
-    return rule_evaluation.rule.selection.count_number - len(rule_evaluation.window_blocked)
-
-
-def _count_reduced(rule_evaluation: RuleEvaluation) -> Finding:
-    rule = rule_evaluation.rule
-    blocked = rule_evaluation.window_blocked
+def _count_reduced(slots: Slots) -> Finding:
+    rule = slots.rule
     number = rule.selection.count_number
     wanted = intended_own_images(rule)
-    raised = _count_for_own_images(rule_evaluation, wanted)
-    acted = rule_evaluation.acted
+    raised = _count_for_own_images(slots, wanted)
+    acted = slots.evaluation.acted
     taken = ", ".join(
         describe_image(image) + (f" (selected by rule {by})" if by is not None else " (index child)")
-        for image, by in blocked
+        for image, by in slots.blocked
     )
     consequence = (
         f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only "
-        f"{_room(rule_evaluation)} of its own images are kept"
+        f"{slots.room} of its own images are kept"
         if acted
         else ""
     )
@@ -92,7 +123,7 @@ def _count_reduced(rule_evaluation: RuleEvaluation) -> Finding:
         severity="warning" if acted else "info",
         code="count-reduced",
         message=(
-            f"{rule.label} keeps {number} images by count, but {len(blocked)} of those {number} slots are "
+            f"{rule.label} keeps {number} images by count, but {len(slots.blocked)} of those {number} slots are "
             f"taken by images it can never act on: {taken}. Protected images still occupy a lower "
             f"rule's count{consequence}"
         ),
@@ -106,15 +137,15 @@ def _count_reduced(rule_evaluation: RuleEvaluation) -> Finding:
     )
 
 
-def _count_for_own_images(rule_evaluation: RuleEvaluation, wanted: int) -> int:
-    """The countNumber that keeps `wanted` images the rule can act on. Images it can never act on may also
-    sit just beyond the window: count up to its wanted-th own image."""
-    never = _never_acted_on(rule_evaluation)
-    own_ranks = [n + 1 for n, image in enumerate(rule_evaluation.selected) if image.image_digest not in never]
+def _count_for_own_images(slots: Slots, wanted: int) -> int:
+    """The countNumber that keeps `wanted` images the rule can act on, among the images that stay. Images it can
+    never act on may also sit just beyond the window: count up to its wanted-th own image."""
+    never = _never_acted_on(slots.evaluation)
+    own_ranks = [n + 1 for n, image in enumerate(slots.selected) if image.image_digest not in never]
     if len(own_ranks) >= wanted:
         return own_ranks[wanted - 1]
     # Fewer own images than wanted: room for the wanted number beside every image it cannot act on.
-    return wanted + len(rule_evaluation.selected) - len(own_ranks)
+    return wanted + len(slots.selected) - len(own_ranks)
 
 
 def _never_acted_on(rule_evaluation: RuleEvaluation) -> set[str]:

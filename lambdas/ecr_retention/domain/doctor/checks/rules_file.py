@@ -8,7 +8,6 @@ from ecr_retention.domain.doctor.context import (
     DoctorContext,
     describe_image,
     plan_keep_reasons,
-    protective_tag,
     pull_count_detail,
     removes,
 )
@@ -54,7 +53,7 @@ def _removed_but_kept(context: DoctorContext) -> Iterator[tuple[ImageDetail, Pre
 def _plan_keeps_finding(
     context: DoctorContext, image: ImageDetail, action: PreviewActionType, keeps: Sequence[Reason]
 ) -> Finding:
-    protection = context.protection(image, [protective_tag(image)] if image.image_tags else [])
+    protection = context.protection(image, [context.pin_tag(image)] if image.image_tags else [])
     archives = action == "TRANSITION"
     return Finding(
         # An archive is undone by a restore, and no manifest names the image (else archives-in-use).

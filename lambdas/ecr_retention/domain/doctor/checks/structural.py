@@ -9,9 +9,10 @@ import json
 from collections.abc import Sequence
 
 from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
-from ecr_retention.domain.doctor.context import is_mutable_tag, never_acts, removes
+from ecr_retention.domain.doctor.context import keeps_forever, never_acts, removes
 from ecr_retention.domain.doctor.fixes import keep_one_rule
 from ecr_retention.domain.doctor.models import Finding, KeepTags
+from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.lifecycle.matching import pattern_includes, selection_includes, tag_matches
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
 
@@ -25,19 +26,19 @@ COUNT_TEXT = {
 }
 
 
-def names_mutable_tag(pattern: str) -> bool:
-    """A pattern without `*` and without a digit names one mutable tag (latest, dev): see `is_mutable_tag`."""
-    return "*" not in pattern and is_mutable_tag(pattern)
+def names_mutable_tag(pattern: str, kinds: TagKinds = DEFAULT_TAG_KINDS) -> bool:
+    """A pattern without `*` that is a mutable tag (latest, dev) names that one tag: see `TagKinds`."""
+    return "*" not in pattern and kinds.is_mutable(pattern)
 
 
-def selects_build_tags(selection: LifecycleSelection) -> bool:
+def selects_build_tags(selection: LifecycleSelection, kinds: TagKinds = DEFAULT_TAG_KINDS) -> bool:
     """The selection can select an image through a version or build tag: every image (`any`), or a tag
     pattern that is not one mutable tag's name (`*.*`, `v*`, `release-*`, `1.0`, `*`)."""
     if selection.tag_status == "any":
         return True
     if selection.tag_status == "untagged":
         return False
-    return any(not names_mutable_tag(pattern) for pattern in selection.patterns)
+    return any(not names_mutable_tag(pattern, kinds) for pattern in selection.patterns)
 
 
 def keeps_tag(rule: LifecycleRule, tag: str) -> bool:
@@ -54,10 +55,12 @@ def keeps_tag(rule: LifecycleRule, tag: str) -> bool:
     )
 
 
-def named_mutable_tags(policy: LifecyclePolicy, template: RepositoryCreationTemplate) -> tuple[str, ...]:
+def named_mutable_tags(
+    policy: LifecyclePolicy, template: RepositoryCreationTemplate, kinds: TagKinds = DEFAULT_TAG_KINDS
+) -> tuple[str, ...]:
     """The mutable tags the template names: every tag pattern of the policy that is one mutable tag's name, and,
     with IMMUTABLE_WITH_EXCLUSION, every exclusion filter without a wildcard (a tag that may move)."""
-    names = [p for rule in policy.ordered_rules for p in rule.selection.patterns if names_mutable_tag(p)]
+    names = [p for rule in policy.ordered_rules for p in rule.selection.patterns if names_mutable_tag(p, kinds)]
     if template.image_tag_mutability == IMMUTABLE_WITH_EXCLUSION:
         names += [f.filter for f in template.image_tag_mutability_exclusion_filters if "*" not in f.filter]
     return tuple(dict.fromkeys(names))
@@ -82,18 +85,20 @@ def where(template: RepositoryCreationTemplate) -> str:
     return f"{template.label}, applied for {template.applied_for_text}"
 
 
-def check_mutable_tags_unprotected(policy: LifecyclePolicy, template: RepositoryCreationTemplate) -> list[Finding]:
+def check_mutable_tags_unprotected(
+    policy: LifecyclePolicy, template: RepositoryCreationTemplate, kinds: TagKinds = DEFAULT_TAG_KINDS
+) -> list[Finding]:
     """A rule that can act (not a keep-1 rule) on standard images, selecting through a build tag, with a mutable
     tag that no higher-priority keep-1 rule keeps: ECR removes images, not tags, so a mutable tag on the same
     image goes with it. Skipped for IMMUTABLE templates (no tag moves); archive-class rules are skipped (what
     they see was archived by a transition rule, which this check covers)."""
     if template.image_tag_mutability == IMMUTABLE:
         return []
-    named = named_mutable_tags(policy, template)
+    named = named_mutable_tags(policy, template, kinds)
     rules = policy.ordered_rules
     findings: list[Finding] = []
     for position, rule in enumerate(rules):
-        if not _acts_through_build_tags(rule):
+        if not _acts_through_build_tags(rule, kinds):
             continue
         if not named:
             findings.append(_no_mutable_tag_kept(template, rule))
@@ -109,9 +114,14 @@ def _not_kept(tags: tuple[str, ...], higher_rules: Sequence[LifecycleRule]) -> t
     return tuple(tag for tag in tags if not any(keeps_tag(higher, tag) for higher in higher_rules))
 
 
-def _acts_through_build_tags(rule: LifecycleRule) -> bool:
+def _acts_through_build_tags(rule: LifecycleRule, kinds: TagKinds) -> bool:
     selection = rule.selection
-    return selection.effective_storage_class == "standard" and not never_acts(rule) and selects_build_tags(selection)
+    return (
+        selection.effective_storage_class == "standard"
+        and not never_acts(rule)
+        and not keeps_forever(rule)
+        and selects_build_tags(selection, kinds)
+    )
 
 
 def _selects_by_build_tags(template: RepositoryCreationTemplate, rule: LifecycleRule) -> str:
@@ -129,8 +139,8 @@ def _mutable_tags_exposed(
         code="mutable-tag-unprotected",
         message=(
             f"{_selects_by_build_tags(template, rule)}, and no higher-priority rule keeps the mutable tag {tags}: "
-            f"ECR {verb}s images, not tags, so when {tags} shares an image with a tag this rule selects, it goes "
-            f"with that image"
+            f"ECR {verb}s images, not tags, so when {tags} shares an image with a tag this rule selects, "
+            f"{_goes(rule, tags)}"
         ),
         fix=(
             f"add {edit} (tagPatternList [tag], imageCountMoreThan 1): the image carrying the tag is "
@@ -139,6 +149,13 @@ def _mutable_tags_exposed(
         rule_priority=rule.rule_priority,
         policy_edit=edit,
     )
+
+
+def _goes(rule: LifecycleRule, tags: str) -> str:
+    """What becomes of a mutable tag on an image the rule removes: gone, or archived with it."""
+    if rule.action.type == "transition":
+        return f"the image is archived with {tags} on it, and pulls of {tags} fail until it is restored"
+    return "it goes with that image"
 
 
 def _no_mutable_tag_kept(template: RepositoryCreationTemplate, rule: LifecycleRule) -> Finding:
@@ -160,7 +177,9 @@ def _no_mutable_tag_kept(template: RepositoryCreationTemplate, rule: LifecycleRu
     )
 
 
-def check_count_over_shared_tags(policy: LifecyclePolicy, template: RepositoryCreationTemplate) -> list[Finding]:
+def check_count_over_shared_tags(
+    policy: LifecyclePolicy, template: RepositoryCreationTemplate, kinds: TagKinds = DEFAULT_TAG_KINDS
+) -> list[Finding]:
     """A count rule over tag patterns that can act, and a lower-priority tagged rule over standard images that
     names tags the count rule's patterns do not cover (mutable tags' names aside: the check above has them). An
     image carrying both is selected first by the count rule, so the lower rule can never act on it: when the
@@ -170,7 +189,7 @@ def check_count_over_shared_tags(policy: LifecyclePolicy, template: RepositoryCr
     for position, rule in enumerate(rules):
         if not _counts_by_tag(rule):
             continue
-        shared = _tags_of_lower_rules(rule, rules[position + 1 :])
+        shared = _tags_of_lower_rules(rule, rules[position + 1 :], kinds)
         if shared:
             findings.append(_count_shares_tags(template, rule, shared))
     return findings
@@ -178,11 +197,16 @@ def check_count_over_shared_tags(policy: LifecyclePolicy, template: RepositoryCr
 
 def _counts_by_tag(rule: LifecycleRule) -> bool:
     """A count rule over tag patterns that can act."""
-    return rule.is_count_rule and rule.selection.tag_status == "tagged" and not never_acts(rule)
+    return (
+        rule.is_count_rule
+        and rule.selection.tag_status == "tagged"
+        and not never_acts(rule)
+        and not keeps_forever(rule)
+    )
 
 
 def _tags_of_lower_rules(
-    rule: LifecycleRule, lower_rules: Sequence[LifecycleRule]
+    rule: LifecycleRule, lower_rules: Sequence[LifecycleRule], kinds: TagKinds
 ) -> list[tuple[LifecycleRule, tuple[str, ...]]]:
     """Each lower tagged rule over standard images, with the patterns it names that `rule` does not cover."""
     shared: list[tuple[LifecycleRule, tuple[str, ...]]] = []
@@ -191,18 +215,18 @@ def _tags_of_lower_rules(
             continue
         if selection_includes(rule.selection, lower.selection):
             continue  # every tag it names is this rule's own
-        other = _patterns_not_covered(rule.selection, lower.selection)
+        other = _patterns_not_covered(rule.selection, lower.selection, kinds)
         if other:
             shared.append((lower, other))
     return shared
 
 
-def _patterns_not_covered(selection: LifecycleSelection, lower: LifecycleSelection) -> tuple[str, ...]:
+def _patterns_not_covered(selection: LifecycleSelection, lower: LifecycleSelection, kinds: TagKinds) -> tuple[str, ...]:
     """The lower selection's patterns that no pattern of `selection` includes, mutable tags' names aside."""
     return tuple(
         pattern
         for pattern in lower.patterns
-        if not names_mutable_tag(pattern) and not any(pattern_includes(p, pattern) for p in selection.patterns)
+        if not names_mutable_tag(pattern, kinds) and not any(pattern_includes(p, pattern) for p in selection.patterns)
     )
 
 

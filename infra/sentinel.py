@@ -1,0 +1,170 @@
+"""The sentinel (docs/sentinel.md): EventBridge rules for every removal and archive of an image (ECR Image Action DELETE
+and UPDATE_STORAGE_CLASS to ARCHIVE, a native lifecycle policy's PolicyExecutionEvent) and, with a trail, the API
+calls PutLifecyclePolicy and BatchDeleteImage, each delivered to one function that records, matches what runs, restores
+an archived in-use image in a managed repository and alerts on the report topic.
+
+The rules' patterns are layout.py's, which the demo's emulator routes events with too. The sentinel never deletes: its
+one change to the registry is UpdateImageStorageClass, and IAM allows it only in the repositories a policy manages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from ecr_retention import layout
+from ecr_retention.domain.config import RetentionConfig
+from infra import access, constants, nag, queues, repository_scope
+from infra.pipeline_function import PipelineFunction
+
+# Confirm what a removal broke, in any repository a workload pulls from (a reference into a repository no policy
+# manages is told too): DescribeImages only.
+READ_ACTIONS = ("ecr:DescribeImages",)
+# The doctor on a new lifecycle policy (with a trail) snapshots the repository: index manifests not yet cached are
+# read with BatchGetImage, and GetLifecyclePolicy is not needed (the call carries the policy).
+DOCTOR_ACTIONS = ("ecr:BatchGetImage",)
+# Restore an archived in-use image: only where a policy applies (as a run would).
+RESTORE_ACTIONS = ("ecr:UpdateImageStorageClass",)
+
+
+def event_pattern(pattern: Mapping[str, object]) -> events.EventPattern:
+    """layout.py's pattern (EventBridge's JSON form) as the CDK's."""
+    detail = pattern.get("detail")
+    return events.EventPattern(
+        source=list(pattern["source"]),  # type: ignore[call-overload]
+        detail_type=list(pattern["detail-type"]),  # type: ignore[call-overload]
+        detail=dict(detail) if isinstance(detail, Mapping) else None,
+    )
+
+
+class Sentinel(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: RetentionConfig,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        bucket: s3.IBucket,
+        report_topic: sns.ITopic,
+        report_topic_key: kms.IKey,
+        api_calls: bool,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # Events the function failed on after its retries, and events EventBridge could not deliver.
+        self.dead_letters = queues.dead_letter_queue(self, "SentinelDeadLetters")
+        self.sentinel = PipelineFunction(
+            self,
+            "Sentinel",
+            name="sentinel",
+            description="ecr-retention: tell at once when something removes or archives an image a workload runs",
+            code=code,
+            environment={**environment, layout.TOPIC_ARN_VARIABLE: report_topic.topic_arn},
+            dead_letter_queue=self.dead_letters,
+        )
+        self.sentinel.function.configure_async_invoke(
+            retry_attempts=2, max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS)
+        )
+        self._grant_registry(config, doctor=api_calls)
+        self._grant_bucket(bucket, doctor=api_calls)
+        self._grant_topic(report_topic, report_topic_key)
+        self.rules = self._rules(api_calls)
+
+    @property
+    def function(self) -> lambda_.Function:
+        return self.sentinel.function
+
+    def _rules(self, api_calls: bool) -> dict[str, events.Rule]:
+        wanted = {
+            "ImageDeleted": (layout.IMAGE_DELETED_PATTERN, "an image or a tag was deleted"),
+            "ImageArchived": (layout.IMAGE_ARCHIVED_PATTERN, "an image was archived"),
+            "LifecycleAction": (layout.LIFECYCLE_ACTION_PATTERN, "a native lifecycle policy acted"),
+        }
+        if api_calls:
+            wanted["ApiCall"] = (layout.API_CALL_PATTERN, "PutLifecyclePolicy or BatchDeleteImage was called")
+        return {
+            name: events.Rule(
+                self,
+                name,
+                description=f"ecr-retention sentinel: {what}; tell it when a workload runs the image",
+                event_pattern=event_pattern(pattern),
+                targets=[
+                    targets.LambdaFunction(
+                        self.function,
+                        dead_letter_queue=self.dead_letters,
+                        retry_attempts=constants.DELIVERY_RETRY_ATTEMPTS,
+                        max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS),
+                    )
+                ],
+            )
+            for name, (pattern, what) in wanted.items()
+        }
+
+    def _grant_registry(self, config: RetentionConfig, *, doctor: bool) -> None:
+        role = self.sentinel.role
+        reads = (*READ_ACTIONS, *(DOCTOR_ACTIONS if doctor else ()))
+        role.add_to_principal_policy(access.ecr_statement(self, reads, [access.ALL_REPOSITORIES]))
+        access.acknowledge_repository_patterns(
+            role,
+            [access.ALL_REPOSITORIES],
+            "lets the sentinel confirm a removal in any repository a workload pulls from (DescribeImages"
+            + (", and BatchGetImage for the doctor's uncached index manifests" if doctor else "")
+            + "); it changes nothing there",
+        )
+        managed = repository_scope.managed_patterns(config)
+        role.add_to_principal_policy(access.ecr_statement(self, RESTORE_ACTIONS, managed))
+        access.acknowledge_repository_patterns(role, managed, "is a policy's in the rules file; only there it restores")
+        describe_registry = iam.Policy(
+            self,
+            "ReadReplication",
+            roles=[role],
+            statements=[iam.PolicyStatement(actions=["ecr:DescribeRegistry"], resources=["*"])],
+        )
+        nag.acknowledge(
+            describe_registry,
+            "AwsSolutions-IAM5[Resource::*]",
+            "ecr:DescribeRegistry supports no resource-level permissions; the sentinel reads which destinations a "
+            "deletion replicates to, so that a workload running a replica is told too.",
+        )
+
+    def _grant_bucket(self, bucket: s3.IBucket, *, doctor: bool) -> None:
+        role = self.sentinel.role
+        in_use = f"{constants.IN_USE_PREFIX}*"
+        cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
+        removals = f"{constants.REMOVALS_PREFIX}*"
+        # A missing memory or manifest cache entry must read as NoSuchKey (nothing there), not AccessDenied:
+        # ListBucket unconditioned, as the evaluation's (the s3:prefix condition key is absent from a GetObject).
+        role.add_to_principal_policy(access.list_statement(bucket, None))
+        role.add_to_principal_policy(
+            access.objects_statement(bucket, ["s3:GetObject"], [in_use, cache, removals, layout.IN_USE_MEMORY_KEY])
+        )
+        written = [removals, cache] if doctor else [removals]
+        role.add_to_principal_policy(access.objects_statement(bucket, ["s3:PutObject"], written))
+        access.acknowledge_key_patterns(
+            role,
+            bucket,
+            {
+                in_use: "Every cluster's in-use manifest is read: each names what its workloads run.",
+                cache: "In-use index manifests are read by digest to know their children"
+                + (" (and the doctor caches those it reads)." if doctor else "."),
+                removals: "Each removal is recorded under its repository, and the recent ones are read to alert once.",
+            },
+        )
+
+    def _grant_topic(self, topic: sns.ITopic, key: kms.IKey) -> None:
+        role = self.sentinel.role
+        role.add_to_principal_policy(iam.PolicyStatement(actions=["sns:Publish"], resources=[topic.topic_arn]))
+        # Publishing to a topic encrypted with a customer key: SNS asks KMS for a data key as the publisher.
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["kms:Decrypt", "kms:GenerateDataKey"], resources=[key.key_arn])
+        )

@@ -1,0 +1,205 @@
+"""The run's in-use check (SPEC "The sentinel", finding `in-use-missing`): every in-use reference into this registry
+against what the registry holds. Each evaluation checks its managed repository against the snapshot it read
+(services/evaluate.py); the report step checks the other repositories here, by image id (DescribeImages, 100 ids a
+call, the referenced images only), and reads what the sentinel recorded of the removals (`removals/`) to say when and
+by what a missing image went.
+
+It only informs: it never blocks a run, never changes its outcome and never deletes. A lookup that fails after its
+retries, and a removal record that cannot be read, are warnings.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+
+from pydantic import ValidationError
+
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.report import RepositoryReport, Trigger
+from ecr_retention.domain.sentinel import (
+    MissingReference,
+    PulledReference,
+    Removal,
+    by_repository,
+    missing_references,
+    pulled_references,
+)
+from ecr_retention.layout import removals_prefix
+from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
+from ecr_retention.services.defects import Defect, contain
+
+logger = logging.getLogger(__name__)
+
+# Outcomes of a repository whose references an evaluation checks: planned from a snapshot (checked already), or busy
+# (the run that holds its lease checks it; this run reads nothing of a busy repository).
+CHECKED_OUTCOMES = frozenset({"ok", "blocked", "skipped", "partial", "busy"})
+LOOKUP_THREADS = 8
+READ_THREADS = 16
+# A removal record is one small JSON object; the newest this many of a repository are read (the bucket's lifecycle
+# expires the older ones anyway), so a repository a native policy empties does not cost the report step minutes.
+MAX_REMOVAL_BYTES = 64 * 1024
+MAX_REMOVALS_READ = 1000
+
+
+@dataclass(frozen=True)
+class InUseCheck:
+    """The check's result: the evaluated repositories' reports with their findings told when and by what, the
+    findings in the repositories no evaluation checked, and the warnings of whatever could not be checked or read."""
+
+    repositories: tuple[RepositoryReport, ...]
+    others: tuple[MissingReference, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckInputs:
+    """What the report step checks with: the inventory it read, the run's replication rules, and its trigger."""
+
+    config: RetentionConfig
+    inventory: Inventory
+    replication: ReplicationConfiguration
+    trigger: Trigger
+    now: datetime
+
+
+def check_in_use(
+    registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]
+) -> InUseCheck:
+    """The check, contained: whatever goes wrong in it is a warning of the run, never its failure."""
+    checked = contain(
+        partial(_check, registry, bucket, inputs, reports), log=logger, what="checking the in-use references"
+    )
+    if isinstance(checked, Defect):
+        return InUseCheck(tuple(reports), warnings=(f"the in-use references could not be checked: {checked}",))
+    return checked
+
+
+def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]) -> InUseCheck:
+    """Schedule and CLI runs check every referenced repository the evaluations did not (unmanaged ones, ones the
+    run did not target, gone or failed ones; a busy one is the business of the run holding its lease); a push run
+    only the pushed repositories it evaluated, so a push costs no lookups in the rest of the registry (the next
+    sweep checks them)."""
+    references = pulled_references(
+        inputs.inventory,
+        now=inputs.now,
+        grace=inputs.config.safety.in_use_grace,
+        registry_id=registry.registry_id,
+        region=registry.region,
+        replication=inputs.replication,
+    )
+    checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
+    unchecked = unchecked_references(references, reports, checked, inputs.trigger)
+    others, lookup_warnings = look_up(registry, unchecked)
+    told, removal_warnings = told_by_removals(bucket, [*(f for r in reports for f in r.in_use_missing), *others])
+    return InUseCheck(
+        repositories=tuple(_with_findings(report, told) for report in reports),
+        others=tuple(
+            found for repository, found_here in told.items() if repository not in checked for found in found_here
+        ),
+        warnings=(*lookup_warnings, *removal_warnings),
+    )
+
+
+def unchecked_references(
+    references: Sequence[PulledReference], reports: Sequence[RepositoryReport], checked: set[str], trigger: Trigger
+) -> dict[str, tuple[PulledReference, ...]]:
+    """The references the report step looks up, by repository: those no evaluation checked (of the evaluated
+    repositories only, in a push run)."""
+    evaluated = {report.repository_name for report in reports}
+    return {
+        repository: pulled
+        for repository, pulled in by_repository(references).items()
+        if repository not in checked and (trigger != "push" or repository in evaluated)
+    }
+
+
+def look_up(
+    registry: Registry, references: Mapping[str, Sequence[PulledReference]]
+) -> tuple[tuple[MissingReference, ...], tuple[str, ...]]:
+    """Each repository's references against DescribeImages by image id, a few repositories at a time."""
+    with ThreadPoolExecutor(max_workers=LOOKUP_THREADS) as pool:
+        answers = list(pool.map(lambda item: _look_up_one(registry, *item), sorted(references.items())))
+    return (
+        tuple(found for missing, _ in answers for found in missing),
+        tuple(warning for _, warning in answers if warning is not None),
+    )
+
+
+def _look_up_one(
+    registry: Registry, repository: str, references: Sequence[PulledReference]
+) -> tuple[tuple[MissingReference, ...], str | None]:
+    try:
+        images = registry.describe_images_by_id(repository, [reference.image_id for reference in references])
+    except RepositoryGone:
+        return missing_references(references, None), None
+    except ImagesUnreadable as error:
+        logger.warning("the in-use check of %s failed: %s", repository, error)
+        return (), (
+            f"{repository}: {len(references)} in-use reference(s) could not be checked against the registry "
+            f"(whether the next pull finds them is unknown): {error}"
+        )
+    return missing_references(references, images), None
+
+
+def told_by_removals(
+    bucket: Bucket, findings: Iterable[MissingReference]
+) -> tuple[dict[str, tuple[MissingReference, ...]], tuple[str, ...]]:
+    """The findings by repository, each with the latest removal the sentinel recorded that names it. Removals are
+    read only for the repositories that have a finding."""
+    grouped: dict[str, list[MissingReference]] = defaultdict(list)
+    for found in findings:
+        grouped[found.repository_name].append(found)
+    told: dict[str, tuple[MissingReference, ...]] = {}
+    warnings: list[str] = []
+    for repository, found_here in sorted(grouped.items()):
+        removals, problem = read_removals(bucket, repository)
+        told[repository] = tuple(finding.told_by(removals) for finding in found_here)
+        warnings.extend(problem)
+    return told, tuple(warnings)
+
+
+def read_removals(bucket: Bucket, repository: str) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
+    """The removals recorded for one repository, newest first; those that cannot be read are left out, named in a
+    warning."""
+    prefix = removals_prefix(repository)
+    try:
+        keys = sorted(bucket.list_objects(prefix), reverse=True)[:MAX_REMOVALS_READ]
+    except StorageUnavailable as error:
+        return (), (
+            f"{repository}: the recorded removals could not be listed, so the in-use-missing findings do not "
+            f"say what removed the images: {error}",
+        )
+    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        read = list(pool.map(lambda key: _read_removal(bucket, key), keys))
+    removals = [removal for removal in read if removal is not None]
+    unreadable = [key for key, removal in zip(keys, read, strict=True) if removal is None]
+    if not unreadable:
+        return tuple(removals), ()
+    return tuple(removals), (
+        f"{repository}: {len(unreadable)} recorded removal(s) could not be read and were left out, "
+        f"the first s3://{bucket.name}/{unreadable[0]}",
+    )
+
+
+def _read_removal(bucket: Bucket, key: str) -> Removal | None:
+    try:
+        body = bucket.read(key, max_bytes=MAX_REMOVAL_BYTES)
+        return None if body is None else Removal.model_validate_json(body)
+    except (StorageUnavailable, InputError, ValidationError) as error:
+        logger.warning("the recorded removal %s cannot be read: %s", key, error)
+        return None
+
+
+def _with_findings(report: RepositoryReport, told: Mapping[str, tuple[MissingReference, ...]]) -> RepositoryReport:
+    if not report.in_use_missing:
+        return report
+    return report.model_copy(update={"in_use_missing": told.get(report.repository_name, report.in_use_missing)})

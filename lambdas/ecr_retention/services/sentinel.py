@@ -1,0 +1,357 @@
+"""The sentinel (SPEC "The sentinel"): something other than a run removed or archived an image; record it, and when a
+workload runs it, tell the report topic at once, naming the workloads, the image, what removed it and what follows,
+and restore an archived in-use image in a managed repository (the only change the sentinel ever makes).
+
+One event, one pass: record the removals (`removals/`), read what runs (the manifests and the memory), match
+(domain/sentinel.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
+
+Once per removal: ECR tells one removal several times (`ECR Image Action` DELETE events, one per tag, and for a native
+policy a PolicyExecutionEvent; with a trail, the BatchDeleteImage call). Each record says what its event's alert named
+(`Removal.alerted`, written once the alert is out), and an image another event's alert named within DUPLICATE_WINDOW,
+for the same action, is not alerted again. A record that alerted nothing silences nothing. Two such events handled at
+the same instant may both alert; a second alert is better than none.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from logging import ERROR, WARNING
+
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.doctor.diagnosis import diagnose_repository
+from ecr_retention.domain.errors import InputError, parse_json
+from ecr_retention.domain.planner.run import first_matching_policy
+from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.sentinel import PulledReference, Removal, affected_by, in_repository, pulled_references
+from ecr_retention.domain.sentinel_alert import (
+    TAKING_FINDINGS,
+    Breakage,
+    Broken,
+    alert_body,
+    alert_subject,
+    policy_alert,
+)
+from ecr_retention.domain.sentinel_events import LifecyclePolicyPut, Observed
+from ecr_retention.layout import removal_key, removals_prefix
+from ecr_retention.loading import validate_as
+from ecr_retention.ports import Bucket, ImagesUnreadable, ManifestCache, Notifier, Registry, RepositoryGone
+from ecr_retention.services.defects import Defect, contain
+from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.replication import read_replication
+from ecr_retention.services.snapshot import read_index_manifest, snapshot_repository
+
+logger = logging.getLogger(__name__)
+
+DUPLICATE_WINDOW = timedelta(minutes=15)
+MAX_REMOVAL_BYTES = 64 * 1024  # one removal: a few hundred bytes, 100 tags at most
+ALERT_ATTRIBUTES = {"kind": "sentinel"}
+
+
+@dataclass(frozen=True)
+class SentinelPorts:
+    registry: Registry
+    bucket: Bucket
+    notifier: Notifier
+    cache: ManifestCache
+
+
+@dataclass(frozen=True)
+class Watched:
+    """What one event led to."""
+
+    repository: str
+    recorded: tuple[str, ...] = ()  # the keys of the removals written
+    broken: tuple[Broken, ...] = ()
+    alerted: bool = False
+    policy_findings: int = 0  # PutLifecyclePolicy: what the doctor found the new policy would take
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def restored(self) -> int:
+        return sum(1 for item in self.broken if item.restoring)
+
+    def summary(self) -> dict[str, object]:
+        return {
+            "repository": self.repository,
+            "recorded": len(self.recorded),
+            "broken": [item.what_follows for item in self.broken],
+            "alerted": self.alerted,
+            "restored": self.restored,
+            "policyFindings": self.policy_findings,
+        }
+
+
+def watch(observed: Observed, *, config: RetentionConfig, ports: SentinelPorts, now: datetime) -> Watched:
+    if isinstance(observed.detail, LifecyclePolicyPut):
+        return check_new_policy(observed.detail, config=config, ports=ports, now=now)
+    removals = observed.removals()
+    repository = observed.repository_name
+    if not removals:  # a lifecycle evaluation that acted on nothing, a refused BatchDeleteImage
+        return Watched(repository)
+    told = recorded_nearby(ports.bucket, repository, removals)
+    recorded = tuple(record_removals(ports.bucket, removals))
+    references, notes = running_references(config, ports, now)
+    candidates = candidates_of(removals, in_repository(references, repository), told, ports.cache)
+    if not candidates:
+        return Watched(repository, recorded)
+    broken = confirm(ports.registry, repository, candidates)
+    broken = tuple(heal(item, config, ports.registry) for item in broken)
+    if broken:
+        ports.notifier.publish(alert_subject(broken), alert_body(broken, notes), ALERT_ATTRIBUTES)
+        record_alerted(ports.bucket, removals, broken)
+    return Watched(repository, recorded, broken, alerted=bool(broken), notes=notes)
+
+
+# --- the record of removals -----------------------------------------------------------------------------------------
+
+
+def record_removals(bucket: Bucket, removals: Sequence[Removal]) -> list[str]:
+    """One object per removal, named by time, event and position: a retried event writes the same keys again."""
+    return [_write_removal(bucket, removal, position) for position, removal in enumerate(removals)]
+
+
+def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence[Broken]) -> None:
+    """Once the alert is out: each removal's record says which images it named, so that another event telling the same
+    removal does not alert them again (and one that breaks something else still does)."""
+    for position, removal in enumerate(removals):
+        alerted = tuple(dict.fromkeys(item.reference.image for item in broken if item.removal == removal))
+        if alerted:
+            _write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
+
+
+def _write_removal(bucket: Bucket, removal: Removal, position: int) -> str:
+    key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position)
+    bucket.write(key, removal.model_dump_json(by_alias=True, exclude_none=True).encode())
+    return key
+
+
+def read_removals(bucket: Bucket, repository: str, days: Iterable[datetime] = ()) -> list[Removal]:
+    """The recorded removals of a repository (of these days only, when given)."""
+    prefixes = [f"{removals_prefix(repository)}{day:%Y%m%d}" for day in days] or [removals_prefix(repository)]
+    keys = sorted({key for prefix in prefixes for key in bucket.list_objects(prefix)})
+    return [removal for removal in (_read_removal(bucket, key) for key in keys) if removal is not None]
+
+
+def _read_removal(bucket: Bucket, key: str) -> Removal | None:
+    """A record that cannot be read is skipped with a warning: the record informs, it protects nothing."""
+    source = f"s3://{bucket.name}/{key}"
+    try:
+        body = bucket.read(key, max_bytes=MAX_REMOVAL_BYTES)
+        if body is None:
+            return None
+        return validate_as(Removal, parse_json(body.decode("utf-8", errors="replace"), source), source)
+    except InputError as error:
+        logger.warning("removal record skipped: %s", error)
+        return None
+
+
+def recorded_nearby(bucket: Bucket, repository: str, removals: Sequence[Removal]) -> list[Removal]:
+    """What other events recorded for this repository within DUPLICATE_WINDOW of these removals."""
+    if not removals:
+        return []
+    ours = {removal.event_id for removal in removals}
+    times = [removal.removed_at for removal in removals]
+    start, end = min(times) - DUPLICATE_WINDOW, max(times) + DUPLICATE_WINDOW
+    days = sorted({start.date(), end.date()})
+    return [
+        removal
+        for removal in read_removals(bucket, repository, [datetime(d.year, d.month, d.day) for d in days])
+        if removal.event_id not in ours and start <= removal.removed_at <= end
+    ]
+
+
+# --- matching -----------------------------------------------------------------------------------------------------------
+
+
+def running_references(
+    config: RetentionConfig, ports: SentinelPorts, now: datetime
+) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
+    """What the workloads pull now (the readable manifests, and the memory for clusters without one), and what the
+    alert must say about how well that is known."""
+    inventory = read_inventory_from_bucket(ports.bucket)
+    replication = read_replication(ports.registry)
+    notes = [f"Unreadable in-use manifest {source}: its workloads are not named here." for source in inventory.problems]
+    if replication.problem is not None:
+        notes.append(f"Only this registry's references were matched: {replication.problem}.")
+    references = pulled_references(
+        inventory,
+        now=now,
+        grace=config.safety.in_use_grace,
+        registry_id=ports.registry.registry_id,
+        region=ports.registry.region,
+        replication=replication.replication_configuration,
+    )
+    return references, tuple(notes)
+
+
+def candidates_of(
+    removals: Sequence[Removal],
+    references: Sequence[PulledReference],
+    told: Sequence[Removal],
+    cache: ManifestCache,
+) -> list[tuple[PulledReference, Removal]]:
+    """Each reference a removal may have broken, with the first removal that did, unless another event's alert for
+    the same action already named it."""
+    children = index_children(references, cache)
+    found: dict[PulledReference, Removal] = {}
+    for removal in removals:
+        for reference in may_break(removal, references, children):
+            if reference in found or any(_tells(earlier, removal, reference) for earlier in told):
+                continue
+            found[reference] = removal
+    return list(found.items())
+
+
+def may_break(
+    removal: Removal, references: Sequence[PulledReference], children: dict[str, list[str]]
+) -> tuple[PulledReference, ...]:
+    """What the removal names (domain `affected_by`), and the tag references whose clusters resolved the removed
+    digest: ECR tells a deletion tag by tag, and the first event's confirmation then finds every tag of the image gone
+    at once. The registry decides which are broken; a tag that still resolves is not."""
+    named = affected_by(removal, references, children)
+    by_digest = tuple(
+        reference
+        for reference in references
+        if reference.digest is None and removal.image_digest in reference.resolved and reference not in named
+    )
+    return named + by_digest
+
+
+def _tells(earlier: Removal, removal: Removal, reference: PulledReference) -> bool:
+    return earlier.action == removal.action and reference.image in earlier.alerted
+
+
+def index_children(references: Sequence[PulledReference], cache: ManifestCache) -> dict[str, list[str]]:
+    """The children of the in-use images whose index manifest the pipeline cached (`manifests/<digest>.json`)."""
+    pulled = sorted({d for reference in references for d in (reference.digest, *reference.resolved) if d})
+    found = {digest: _children_of(digest, cache) for digest in pulled}
+    return {digest: children for digest, children in found.items() if children}
+
+
+def _children_of(digest: str, cache: ManifestCache) -> list[str]:
+    text = cache.get(digest)
+    manifest = read_index_manifest(digest, text) if text is not None else None
+    return [child["digest"] for child in manifest["manifests"]] if manifest is not None else []
+
+
+# --- confirming and healing --------------------------------------------------------------------------------------------
+
+
+def confirm(
+    registry: Registry, repository: str, candidates: Sequence[tuple[PulledReference, Removal]]
+) -> tuple[Broken, ...]:
+    """Which candidates the next pull cannot get, as the registry answers now; every candidate, unconfirmed, when it
+    cannot answer (the alert then says so)."""
+    images = contain(lambda: _images_now(registry, repository, candidates), log=None, what="confirming removals")
+    if isinstance(images, Defect):
+        unreadable = isinstance(images.error, ImagesUnreadable)
+        logger.log(WARNING if unreadable else ERROR, "removals in %s not confirmed: %s", repository, images)
+        return tuple(Broken(reference, removal, "unconfirmed") for reference, removal in candidates)
+    broken = []
+    for reference, removal in candidates:
+        breakage = "repository-gone" if images is None else breakage_of(reference, removal, images)
+        if breakage is not None:
+            broken.append(Broken(reference, removal, breakage))
+    return tuple(broken)
+
+
+def _images_now(
+    registry: Registry, repository: str, candidates: Sequence[tuple[PulledReference, Removal]]
+) -> list[ImageDetail] | None:
+    """The images the candidates and the removals name (by tag or by digest), archived ones too. None: the repository
+    is gone. Raises ImagesUnreadable."""
+    ids = [reference.image_id for reference, _ in candidates]
+    ids += [{"imageDigest": removal.image_digest} for _, removal in candidates if removal.image_digest]
+    try:
+        return registry.describe_images_by_id(repository, ids)
+    except RepositoryGone:
+        return None
+
+
+def breakage_of(reference: PulledReference, removal: Removal, images: Sequence[ImageDetail]) -> Breakage | None:
+    """None: the next pull still works (a tag removed from a digest a digest reference pulls; a tag that moved)."""
+    pulled = reference.pulls(images)
+    if pulled is None:
+        return "gone"
+    if pulled.image_status == "ARCHIVED":
+        return "archived"
+    if removal.image_digest is None or removal.image_digest == pulled.image_digest:
+        return None
+    return _child_breakage(removal.image_digest, images)
+
+
+def _child_breakage(child_digest: str, images: Sequence[ImageDetail]) -> Breakage | None:
+    """The index the reference pulls is there: what became of its child the removal named."""
+    child = next((image for image in images if image.image_digest == child_digest), None)
+    if child is None:
+        return "child-gone"
+    return "child-archived" if child.image_status == "ARCHIVED" else None
+
+
+def heal(item: Broken, config: RetentionConfig, registry: Registry) -> Broken:
+    """An archived in-use image comes back at once, as a run would restore it (SPEC "Archived images"), but only in
+    a repository a policy manages (the function's IAM allows no other) and when safety.restore_in_use is on."""
+    digest = item.archived_digest
+    if digest is None:
+        return item
+    repository = item.reference.repository
+    refusal = _not_restorable(config, repository, digest)
+    if refusal is not None:
+        return _restored(item, refusal)
+    outcome = registry.restore_images(repository, [digest])
+    if outcome.done:
+        started = "restore started: ECR is bringing it back to STANDARD (ACTIVATING, about 20 minutes)"
+        return _restored(item, started, restoring=True)
+    if outcome.already:
+        return _restored(item, "already ACTIVE or being restored")
+    problem = "; ".join(f"{failure.code}: {failure.message}" for failure in outcome.failed) or "no answer"
+    return _restored(item, f"restore refused ({problem})")
+
+
+def _not_restorable(config: RetentionConfig, repository: str, digest: str) -> str | None:
+    if first_matching_policy(config.policies, repository) is None:
+        return (
+            "not restored: no policy of the rules file manages this repository; restore it with "
+            f"`ecr-retention restore --repository {repository} --digest {digest}`"
+        )
+    if not config.safety.restore_in_use:
+        return "not restored: safety.restore_in_use is off"
+    return None
+
+
+def _restored(item: Broken, text: str, *, restoring: bool = False) -> Broken:
+    return Broken(item.reference, item.removal, item.breakage, restored=text, restoring=restoring)
+
+
+# --- a new lifecycle policy (with a trail) -----------------------------------------------------------------------------
+
+
+def check_new_policy(
+    put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime
+) -> Watched:
+    """The doctor on the policy just put, against the repository's images and what runs, before ECR acts on it."""
+    repository = put.request_parameters.repository_name
+    if put.error_code is not None:
+        return Watched(repository, notes=(f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check",))
+    try:
+        snapshot = snapshot_repository(ports.registry, repository, ports.cache)
+    except RepositoryGone:
+        return Watched(repository, notes=("the repository no longer exists",))
+    replication = read_replication(ports.registry)
+    diagnosis = diagnose_repository(
+        put.request_parameters.lifecycle_policy_text,
+        snapshot,
+        now=now,
+        inventory=read_inventory_from_bucket(ports.bucket),
+        registry_id=ports.registry.registry_id,
+        region=ports.registry.region,
+        replication=replication.replication_configuration,
+    )
+    taking = [finding for finding in diagnosis.findings if finding.code in TAKING_FINDINGS]
+    if taking:
+        subject, body = policy_alert(repository, put.user_identity.who, taking)
+        ports.notifier.publish(subject, body, ALERT_ATTRIBUTES)
+    return Watched(repository, alerted=bool(taking), policy_findings=len(taking))
