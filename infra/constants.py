@@ -58,6 +58,8 @@ BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
 # the API calls PutLifecyclePolicy and BatchDeleteImage ("AWS API Call via CloudTrail" reaches EventBridge only
 # through a trail). Off by default: without a trail the rule would match nothing and imply a watch that is not there.
 CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY = "cloudTrailManagementEvents"
+# A role GitHub Actions of one repository assume through OIDC to review rules changes (infra/reviewers.py).
+REVIEWERS_CONTEXT_KEY = "reviewers"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
 # (infra.eks_access explains the choice).
 EKS_VIEW_POLICY = "AmazonEKSViewPolicy"
@@ -98,6 +100,8 @@ MANIFEST_CACHE_RETENTION_DAYS = 90
 # The sentinel's record of removals: long enough that a sweep's in-use-missing finding can say what removed an image
 # a workload last pulled more than a year ago (ECR's own CloudTrail event history keeps 90 days).
 REMOVAL_RECORD_RETENTION_DAYS = 400
+# The repositories' snapshots kept for reviews (snapshots/): every sweep rewrites those it evaluates.
+SNAPSHOT_RETENTION_DAYS = 30
 ACCESS_LOG_RETENTION_DAYS = 90
 INCOMPLETE_UPLOAD_RETENTION_DAYS = 1
 LOG_RETENTION = "THREE_MONTHS"  # of the functions and the state machine: a name of aws_logs.RetentionDays

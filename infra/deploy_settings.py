@@ -21,6 +21,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from ecr_retention.domain.aws_inventory import RoleArn, account_of_role, inventory_name, one_role_per_account
@@ -85,6 +86,36 @@ class CollectorVpc(BaseModel):
 
     vpc_id: VpcId = Field(alias="vpcId")
     subnet_ids: tuple[SubnetId, ...] = Field(alias="subnetIds", min_length=1)
+
+
+GitHubRepository = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")]
+GitRef = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./*-]{1,255}$")]
+
+
+class Reviewers(BaseModel):
+    """`reviewers`: the GitHub repository whose workflows may assume the reviewers' role (infra/reviewers.py), and
+    from which refs: `branches` (globs allowed, `release/*`) and, with `pullRequests`, any pull request's workflow."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    repository: GitHubRepository
+    branches: tuple[GitRef, ...] = ()
+    pull_requests: bool = Field(default=True, alias="pullRequests")
+    # The account has GitHub's OIDC provider already (one per issuer): imported, unless this says create it.
+    create_oidc_provider: bool = Field(default=False, alias="createOidcProvider")
+
+    @property
+    def subjects(self) -> list[str]:
+        """The token's `sub` claims the role trusts: `repo:<owner>/<name>:pull_request`, `...:ref:refs/heads/<b>`."""
+        base = f"repo:{self.repository}"
+        subjects = [f"{base}:pull_request"] if self.pull_requests else []
+        return subjects + [f"{base}:ref:refs/heads/{branch}" for branch in self.branches]
+
+    @model_validator(mode="after")
+    def _some_ref_allowed(self) -> Reviewers:
+        if not self.subjects:
+            raise ValueError("allows no workflow: list branches, or leave pullRequests true")
+        return self
 
 
 def check_manifest_names(arns: Sequence[str]) -> list[str]:
@@ -186,6 +217,9 @@ class DeploySettings(BaseModel):
     break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
     # A trail records management events in the Region: the sentinel's rule for API calls is added (infra/sentinel.py).
     cloud_trail_management_events: bool = Field(default=False, alias=constants.CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY)
+    reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
+        default=None, alias=constants.REVIEWERS_CONTEXT_KEY
+    )
 
     @field_validator("exporter_cluster_arns")
     @classmethod

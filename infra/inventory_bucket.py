@@ -76,6 +76,13 @@ class InventoryBucket(Construct):
                     prefix=constants.RUNS_PREFIX,
                     expiration=Duration.days(constants.RUN_STATE_RETENTION_DAYS),
                 ),
+                # Each sweep rewrites the snapshot of every managed repository: one unread this long is of a
+                # repository that is gone or no longer managed.
+                s3.LifecycleRule(
+                    id="expire-review-snapshots",
+                    prefix=layout.SNAPSHOTS_PREFIX,
+                    expiration=Duration.days(constants.SNAPSHOT_RETENTION_DAYS),
+                ),
                 s3.LifecycleRule(
                     id="expire-manifest-cache",
                     prefix=constants.MANIFEST_CACHE_PREFIX,

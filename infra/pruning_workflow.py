@@ -215,13 +215,15 @@ class PruningWorkflow(Construct):
                 self._bucket, ["s3:GetObject"], [cache, in_use, replication_file, layout.IN_USE_MEMORY_KEY]
             )
         )
+        snapshots = f"{layout.SNAPSHOTS_PREFIX}*"
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports])
+            access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports, snapshots])
         )
         access.acknowledge_key_patterns(
             role,
             self._bucket,
             {
+                snapshots: "Each evaluation keeps its repository's snapshot for reviews (snapshots/<hash>.json).",
                 cache: "Index manifests are cached by digest: any digest may be read or written.",
                 in_use: "Every cluster's in-use manifest is read: each one protects its images.",
                 repository_reports: "Each evaluation stores its repository report under its run id.",

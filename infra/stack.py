@@ -22,6 +22,7 @@ from infra.pruning_workflow import PruningWorkflow
 from infra.pull_time_exclusions import PullTimeExclusions
 from infra.push_trigger import PushTrigger
 from infra.report_topic import ReportTopic
+from infra.reviewers import ReviewerRole
 from infra.schedules import Schedules
 from infra.sentinel import Sentinel
 from infra.tagger import Tagger
@@ -107,6 +108,11 @@ class EcrRetentionStack(Stack):
             roles={"Evaluate": self.workflow.evaluate.role, "Tagger": self.tagger.tagger.role},
         )
         self.alarms = self._alarms(config, settings)
+        self.reviewers = (
+            None
+            if settings.reviewers is None
+            else ReviewerRole(self, "Reviewers", reviewers=settings.reviewers, bucket=bucket)
+        )
         self._outputs()
 
     def _report_topic(self, settings: DeploySettings) -> ReportTopic:
@@ -228,6 +234,13 @@ class EcrRetentionStack(Stack):
             value=self.workflow.state_machine.state_machine_arn,
             description='The run workflow; start it with {"trigger": "schedule"} to run now',
         )
+        if self.reviewers is not None:
+            CfnOutput(
+                self,
+                "ReviewerRoleArn",
+                value=self.reviewers.role.role_arn,
+                description="IAM role the rules review workflow assumes through GitHub OIDC (docs/review.md)",
+            )
         if self.collector is not None:
             CfnOutput(
                 self,

@@ -18,8 +18,10 @@ from ecr_retention.tables import printable
 # Each module defines register(subparsers) and sets `run` (args -> exit code) as a default.
 COMMAND_MODULES = (
     "ecr_retention.commands.plan",
+    "ecr_retention.commands.diff",
     "ecr_retention.commands.validate",
     "ecr_retention.commands.lifecycle_preview",
+    "ecr_retention.commands.lifecycle_diff",
     "ecr_retention.commands.doctor",
     "ecr_retention.commands.export",
     "ecr_retention.commands.export_aws",
@@ -34,7 +36,7 @@ COMMAND_MODULES = (
 # with the cyclic collector off (gc_guard). The others talk to AWS or host the demo's emulator, whose garbage has
 # cycles (the demo's peak grows from 374 to 532 MiB without the collector): they keep it, except around each of
 # `run`'s evaluations and its report, which run_pipeline guards as the Lambda steps are guarded.
-OFFLINE_COMMANDS = frozenset({"plan", "validate", "lifecycle-preview", "doctor"})
+OFFLINE_COMMANDS = frozenset({"plan", "validate", "lifecycle-preview", "doctor", "diff"})
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_BAD_INPUT = 0, 1, 2
 

@@ -19,6 +19,9 @@ IN_USE_MEMORY_KEY = "state/in-use-memory.json"
 # The memory's file name offline, in a directory of manifests (`plan --manifests`, `snapshot --bucket --manifests`):
 # no cluster name starts with `_`, so it is never a manifest's.
 MEMORY_FILE = "_in-use-memory.json"
+# Each repository as its last evaluation read it (domain/swept.py), for reviews that need S3 read access only
+# (`plan --bucket`, `diff --bucket`): snapshots/<hash>.json, overwritten by every evaluation of the repository.
+SNAPSHOTS_PREFIX = "snapshots/"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
 # The sentinel's record of removals (domain/sentinel.py Removal): removals/<quoted repository>/<time>-<event>-<n>.json,
 # one object per event and image, written by that event only (two events at once never race; its own event rewrites it
@@ -49,6 +52,12 @@ def repository_report_key(run_id: str, repository: str) -> str:
     # Repository names hold slashes; a hash keeps one flat, collision-free object per repository.
     name = hashlib.sha256(repository.encode()).hexdigest()[:32]
     return f"{repository_reports_prefix(run_id)}{name}.json"
+
+
+def repository_snapshot_key(repository: str) -> str:
+    """Where the last evaluation of a repository keeps its snapshot: one flat object per repository, as its reports."""
+    name = hashlib.sha256(repository.encode()).hexdigest()[:32]
+    return f"{SNAPSHOTS_PREFIX}{name}.json"
 
 
 def run_report_key(run_id: str, started_at: datetime, *, extension: str = "json") -> str:

@@ -166,7 +166,9 @@ def test_ecr_retention_run_against_moto_server_deletes_exactly_what_the_plan_say
     new_keys = set(keys(server)) - keys_before
     assert new_keys
     # reports, the manifest cache, and the in-use memory: a dry run reads the manifests, and remembers that reading
-    assert all(key.startswith(("reports/", "manifests/", "state/in-use-memory.json")) for key in new_keys), new_keys
+    assert all(
+        key.startswith(("reports/", "manifests/", "state/in-use-memory.json", "snapshots/")) for key in new_keys
+    ), new_keys
     assert registry_state(ecr, server.seeded.repositories) == before
 
     config = parse_config(rules.read_text())

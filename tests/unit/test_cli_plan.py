@@ -185,7 +185,7 @@ def test_bad_now_gets_one_line_and_exit_2(
     [
         (["--format", "yaml"], "argument --format: invalid choice: 'yaml'"),
         (["--bogus"], "unrecognized arguments: --bogus"),
-        ([], "the following arguments are required: --snapshot"),
+        ([], "one of the arguments --snapshot --bucket is required"),
     ],
 )
 def test_bad_arguments_get_one_line_and_exit_2(

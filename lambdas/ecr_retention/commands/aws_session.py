@@ -78,6 +78,18 @@ class AwsSession:
         return DynamoDbLeases(table, client("dynamodb", region=self.region))
 
 
+def s3_bucket(name: str) -> Any:
+    """The inventory bucket alone, for commands that only read it (`plan --bucket`, `diff --bucket`): no STS call,
+    so that a role allowed s3:GetObject and s3:ListBucket and nothing else is enough."""
+    from ecr_retention.aws.clients import client, default_region
+    from ecr_retention.aws.s3_bucket import S3Bucket
+
+    region = default_region()
+    if not region:
+        raise InputError("no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's region)")
+    return S3Bucket(name, client("s3", region=region))
+
+
 @contextmanager
 def aws_errors() -> Iterator[None]:
     """Turn an AWS failure (after botocore's retries) into AwsFailure: one line naming the operation and error."""

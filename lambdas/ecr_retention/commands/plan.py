@@ -9,12 +9,13 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
+from ecr_retention.commands.registry_inputs import add_input_arguments, load_inputs, read_times_line, say_warnings
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
 from ecr_retention.domain.manifest_evidence import manifest_evidence
 from ecr_retention.domain.plan import Plan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.report import report_of_plan
-from ecr_retention.loading import load_config, load_manifests, load_snapshot, parse_now
+from ecr_retention.loading import load_config, parse_now
 from ecr_retention.tables import plan_table_lines
 
 
@@ -27,8 +28,7 @@ def register(subparsers: Any) -> None:
         "Exit 0 when the plan is clean, 1 when it is blocked or a repository is skipped, 2 on bad input.",
     )
     parser.add_argument("--config", required=True, help="the rules file (retention.yaml)")
-    parser.add_argument("--snapshot", required=True, help="registry snapshot JSON (ecr-retention snapshot)")
-    parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json)")
+    add_input_arguments(parser)
     parser.add_argument("--now", help="evaluate as of this ISO 8601 time (default: the current time)")
     add_format_arguments(parser)
     parser.set_defaults(run=run)
@@ -37,9 +37,12 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     out = output_file(args)
     config = load_config(args.config)
-    snapshot = load_snapshot(args.snapshot)
-    inventory = load_manifests(args.manifests)
     now = parse_now(args.now)
+    inputs = load_inputs(args)
+    say_warnings("plan", inputs)
+    if inputs.read_at:  # the pipeline's reading: how old it is
+        print(f"plan: {read_times_line(inputs.read_at, now)}", file=sys.stderr)
+    snapshot, inventory = inputs.snapshot, inputs.inventory
     plan = plan_registry(config, snapshot, inventory, now)
     if out is not None:
         report = report_of_plan(

@@ -128,17 +128,23 @@ class Decision(PlanModel):
 
     @property
     def main_reason(self) -> Reason:
-        if self.action == "restore":
-            return self._first_reason("in-use") or self.reasons[0]
-        if self.removes:  # a quarantine names the rule it stands in for, and what it does instead
-            return self._first_reason("quarantine") or self._first_reason("delete-rule") or self.reasons[0]
-        return sorted(self.reasons, key=_protection_rank)[0]
-
-    def _first_reason(self, kind: ReasonKind) -> Reason | None:
-        return next((reason for reason in self.reasons if reason.kind == kind), None)
+        return main_reason_of(self.action, self.reasons)
 
 
 _DECISION_FIELDS = set(Decision.model_fields)
+
+
+def main_reason_of(action: Action, reasons: tuple[Reason, ...]) -> Reason:
+    """The one reason a summary names for an action (a Decision's, or one side of a rules diff's change)."""
+    if action == "restore":
+        return _first_reason(reasons, "in-use") or reasons[0]
+    if action in REMOVALS:  # a quarantine names the rule it stands in for, and what it does instead
+        return _first_reason(reasons, "quarantine") or _first_reason(reasons, "delete-rule") or reasons[0]
+    return sorted(reasons, key=_protection_rank)[0]
+
+
+def _first_reason(reasons: tuple[Reason, ...], kind: ReasonKind) -> Reason | None:
+    return next((reason for reason in reasons if reason.kind == kind), None)
 
 
 def _protection_rank(reason: Reason) -> int:

@@ -82,6 +82,8 @@ class RepositoryReport(PlanModel):
     policy: str | None = None
     deletion_replicates_to: tuple[ReplicaRegistry, ...] = ()  # see RepositoryPlan
     evaluated_at: UtcDatetime | None = None
+    # When the pipeline last read the repository and kept its snapshot for reviews (snapshots/, `diff --bucket`).
+    last_read_at: UtcDatetime | None = None
     images: int = 0
     kept: int = 0
     protected_in_use: int = 0

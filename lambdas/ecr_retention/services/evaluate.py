@@ -36,10 +36,11 @@ from ecr_retention.domain.sentinel import (
     missing_references,
     pulled_references,
 )
-from ecr_retention.ports import LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
+from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
+from ecr_retention.services.swept import as_left, keep_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class RunInputs:
     # Every repository of the registry, when the caller has listed them already (the CLI run): spares a
     # DescribeRepositories per repository whose policy names tag_in_repositories with a glob.
     repository_names: tuple[str, ...] | None = None
+    # Where each repository's snapshot is kept for reviews (services/swept.py); None keeps none.
+    snapshots: Bucket | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -146,10 +149,28 @@ def _plan_and_act(
         missing = missing_references(inputs.pulled_into(repository, now=now, registry=registry), snapshot.image_details)
         removing = not run.blocked and plan.skipped is None
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
+        kept = _keep_snapshot(inputs, registry, as_left(snapshot, ledger, now), now)
+        last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings)
-    return Acted(plan, now, run.blocked, ledger, findings, warnings, missing)
+    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)
+    return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
+
+
+def _keep_snapshot(
+    inputs: RunInputs, registry: Registry, snapshot: RepositorySnapshot, now: datetime
+) -> tuple[str, ...]:
+    if inputs.snapshots is None:
+        return ()
+    return keep_snapshot(
+        inputs.snapshots,
+        inputs.run_id,
+        snapshot,
+        now,
+        registry_id=registry.registry_id,
+        region=registry.region,
+        replication=inputs.replication,
+    )
 
 
 def _plan(
@@ -181,9 +202,10 @@ class Acted:
     findings: Sequence[Finding]
     warnings: Sequence[str]
     in_use_missing: Sequence[MissingReference] = ()
+    last_read_at: datetime | None = None  # when its snapshot was kept for reviews (services/swept.py)
 
     def report(self, *more_warnings: str) -> RepositoryReport:
-        return repository_report(
+        report = repository_report(
             self.plan,
             self.evaluated_at,
             self.blocked,
@@ -192,6 +214,7 @@ class Acted:
             warnings=(*self.warnings, *more_warnings),
             in_use_missing=self.in_use_missing,
         )
+        return report.model_copy(update={"last_read_at": self.last_read_at}) if self.last_read_at else report
 
 
 @dataclass(frozen=True)

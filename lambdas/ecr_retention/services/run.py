@@ -128,6 +128,7 @@ def run_work_item(
         inventory=read_inventory_from_bucket(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
         replication=load_replication(adapters.bucket, run_id),
+        snapshots=adapters.bucket,
     )
     report = evaluate_repository(
         repository,
@@ -257,6 +258,7 @@ def run_pipeline(
             dry_run=dry_run,
             replication=read_replication(adapters.registry),
             repository_names=names,
+            snapshots=adapters.bucket,
         )
         cache = BucketManifestCache(adapters.bucket)
         reports = []

@@ -30,7 +30,7 @@ from support.realistic_registry import BUCKET, BULK_REPOSITORY, EMPTY_REPOSITORY
 # The rules file: backend keeps the tags frontend still has, so evaluating backend reads frontend's tags.
 TAG_SOURCES = {"backend": ("frontend",)}
 # What a dry run writes: run state, reports, the manifest cache and the in-use memory (a reading is a reading).
-RUN_STATE_PREFIXES = ("runs/", "reports/", "manifests/", "state/in-use-memory.json")
+RUN_STATE_PREFIXES = ("runs/", "reports/", "manifests/", "state/in-use-memory.json", "snapshots/")
 
 
 def decision(plan: Plan, pipeline: Pipeline, label: str) -> Decision:
@@ -187,7 +187,8 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
         {
             "ListObjectsV2": 1,
             "GetObject": 2 + 1 + indexes,  # the two in-use manifests, the memory (none yet), the cache misses
-            "PutObject": indexes + 3 + 1,  # the cache misses, the report, its page and its sheet, the memory
+            # the cache misses, the report, its page and its sheet, the memory, each repository's kept snapshot
+            "PutObject": indexes + 3 + 1 + len(managed(plan)),
             "Publish": 1,
             "PutItem": len(managed(plan)),
             "DeleteItem": len(managed(plan)),

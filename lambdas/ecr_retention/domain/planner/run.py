@@ -4,7 +4,7 @@ registry's plan."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ecr_retention.domain.config import Policy, RetentionConfig
@@ -30,8 +30,13 @@ from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
 from ecr_retention.domain.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
 
 
-def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime) -> Plan:
-    """Decide keep, delete or archive for every image of every repository that a policy matches."""
+def plan_registry(
+    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime, *, unblocked: bool = False
+) -> Plan:
+    """Decide keep, delete or archive for every image of every repository that a policy matches.
+
+    `unblocked` (for `diff`, which compares rules, not inputs): what blocks the run is named in `blocked`, but no
+    repository plan is blocked, so that two rules files on stale inputs still show what each would decide."""
     replication = snapshot.replication or NO_REPLICATION
     run = build_run_context(
         config,
@@ -42,6 +47,9 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
         tags_by_repository=_tags_of_named_repositories(config, snapshot),
         replication=RegistryReplication(replication_configuration=replication),
     )
+    blocked = run.blocked
+    if unblocked:
+        run = replace(run, blocked=())
     planned = [
         plan_repository(repository, run)
         for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
@@ -54,7 +62,7 @@ def plan_registry(config: RetentionConfig, snapshot: Snapshot, inventory: Invent
         dry_run=config.dry_run,
         registry_id=run.registry_id,
         region=run.region,
-        blocked=run.blocked,
+        blocked=blocked,
         warnings=tuple(dict.fromkeys(warnings)),
         repositories=tuple(repository.plan for repository in planned),
     )

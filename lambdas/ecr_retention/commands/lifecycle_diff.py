@@ -1,0 +1,104 @@
+"""`ecr-retention lifecycle-diff`: which images a change of a native lifecycle policy newly expires or archives, and
+which of them run. Both policies evaluated by the simulator on the same images and time; read-only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ecr_retention.commands.lifecycle_preview import RepositoryImages, chosen_repository, load_images, load_policy
+from ecr_retention.commands.registry_inputs import inputs_from_bucket
+from ecr_retention.domain.digests import short_digest
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.in_use import InUseIndex
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.lifecycle_diff import LifecycleDiff, LifecycleFate, diff_lifecycle, lifecycle_headline
+from ecr_retention.domain.replication import NO_REPLICATION
+from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.loading import load_manifests, parse_now
+from ecr_retention.tables import format_rows, printable
+
+
+def register(subparsers: Any) -> None:
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "lifecycle-diff",
+        help="what a native lifecycle policy change newly expires or archives, and which of those images run",
+        description="Evaluates --base (the policy as it is) and --policy (as the change makes it) with ECR's "
+        "semantics on the same images and time, and prints the images whose fate changes, with the workloads "
+        "that run them. Exit 0, 1 when the change expires or archives an image a workload runs, 2 on bad input.",
+    )
+    parser.add_argument("--policy", required=True, help="the lifecycle policy JSON as the change makes it")
+    parser.add_argument("--base", required=True, help="the lifecycle policy JSON as it is")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--images", help="`aws ecr describe-images` output, or an ecr-retention snapshot")
+    source.add_argument("--bucket", help="the inventory bucket: the repository as the last sweep read it")
+    parser.add_argument("--repository", help="the repository (required with --bucket, or a snapshot of several)")
+    parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --images")
+    parser.add_argument("--now", help="evaluate as of this ISO 8601 time (default: the current time)")
+    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    new, base = load_policy(args.policy), load_policy(args.base)
+    now = parse_now(args.now)
+    found, inventory = images_and_inventory(args)
+    name = found.repository_name or new.repository_name
+    in_use = InUseIndex.build(
+        inventory.protecting, found.registry_id, found.region, found.replication or NO_REPLICATION
+    )
+    diff = diff_lifecycle(
+        base.policy, new.policy, found.images, now, manifests=found.manifests, repository_name=name, in_use=in_use
+    )
+    if args.format == "json":
+        sys.stdout.write(json.dumps(diff.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+    else:
+        sys.stdout.writelines(f"{line}\n" for line in table_lines(diff))
+    return 1 if diff.running_removed else 0
+
+
+def images_and_inventory(args: argparse.Namespace) -> tuple[RepositoryImages, Inventory]:
+    if args.images is not None:
+        return load_images(args.images, args.repository), load_manifests(args.manifests)
+    if args.repository is None:
+        raise InputError("--repository: required with --bucket (the repository whose policy changes)")
+    if args.manifests is not None:
+        raise InputError("--manifests goes with --images: with --bucket, the bucket's in-use manifests are read")
+    inputs = inputs_from_bucket(args.bucket)
+    chosen = chosen_repository(inputs.snapshot, f"s3://{args.bucket}/snapshots/", args.repository)
+    found = RepositoryImages(
+        images=chosen.image_details,
+        manifests=dict(chosen.manifests),
+        repository_name=chosen.repository_name,
+        registry_id=inputs.snapshot.effective_registry_id,
+        region=inputs.snapshot.region,
+        replication=inputs.snapshot.replication,
+    )
+    return found, inputs.inventory
+
+
+def fate_text(fate: LifecycleFate) -> str:
+    return "-" if fate.action is None else f"{fate.action} (rule {fate.rule_priority or 'cascade'})"
+
+
+def table_lines(diff: LifecycleDiff) -> list[str]:
+    lines = [printable(lifecycle_headline(diff))]
+    if diff.changes:
+        rows = [("DIGEST", "TAGS", "AGE", "SIZE", "BEFORE", "AFTER", "RUNS IN")]
+        rows += [
+            (
+                short_digest(change.image_digest),
+                ",".join(change.image_tags) or "<untagged>",
+                humanize_age(diff.generated_at - change.image_pushed_at),
+                human_bytes(change.image_size_in_bytes),
+                fate_text(change.before),
+                fate_text(change.after),
+                ", ".join(change.running) or "-",
+            )
+            for change in diff.changes
+        ]
+        lines += ["", *format_rows(rows)]
+    return lines

@@ -1,0 +1,68 @@
+"""What `plan` and `diff` plan against: a snapshot file and a directory of manifests, or the inventory bucket, where
+the pipeline keeps each repository as its last evaluation read it, the in-use manifests and the memory (S3 read
+access only; never ECR)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ecr_retention.commands.aws_session import aws_errors, bucket_name, s3_bucket
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.registry import Snapshot
+from ecr_retention.loading import load_manifests, load_snapshot
+
+
+@dataclass(frozen=True)
+class RegistryInputs:
+    snapshot: Snapshot
+    inventory: Inventory
+    read_at: dict[str, datetime] = field(default_factory=dict)  # from the bucket: when each repository was read
+    warnings: tuple[str, ...] = ()
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--snapshot", help="registry snapshot JSON (ecr-retention snapshot)")
+    source.add_argument(
+        "--bucket",
+        help="the inventory bucket: the registry as the pipeline's last evaluations read it (snapshots/), the in-use "
+        "manifests and the memory; needs s3:GetObject and s3:ListBucket only",
+    )
+    parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --snapshot")
+
+
+def load_inputs(args: argparse.Namespace) -> RegistryInputs:
+    if args.bucket is None:
+        return RegistryInputs(snapshot=load_snapshot(args.snapshot), inventory=load_manifests(args.manifests))
+    if args.manifests is not None:
+        raise InputError("--manifests goes with --snapshot: with --bucket, the bucket's in-use manifests are read")
+    return inputs_from_bucket(bucket_name(args.bucket))
+
+
+def inputs_from_bucket(name: str) -> RegistryInputs:
+    from ecr_retention.services.inventory import read_inventory_from_bucket
+    from ecr_retention.services.swept import ListedFirst, load_swept_registry
+
+    bucket = ListedFirst(s3_bucket(name))
+    with aws_errors():
+        swept = load_swept_registry(bucket)
+        inventory = read_inventory_from_bucket(bucket)
+    return RegistryInputs(snapshot=swept.snapshot, inventory=inventory, read_at=swept.read_at, warnings=swept.warnings)
+
+
+def say_warnings(command: str, inputs: RegistryInputs) -> None:
+    for warning in inputs.warnings:
+        print(f"{command}: warning: {warning}", file=sys.stderr)
+
+
+def read_times_line(read_at: dict[str, datetime], now: datetime) -> str:
+    oldest, newest = min(read_at.values()), max(read_at.values())
+    return (
+        f"the registry as the pipeline last read it: {len(read_at)} repositories, read {oldest:%Y-%m-%d %H:%M} to "
+        f"{newest:%Y-%m-%d %H:%M} UTC (oldest {humanize_age(now - oldest)} old)"
+    )

@@ -1,0 +1,122 @@
+"""Keep each repository's snapshot in the bucket as its evaluation read it, and read them back as one registry for
+a review that has S3 read access only (`plan --bucket`, `diff --bucket`). domain/swept.py holds the shape."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from pydantic import ValidationError
+
+from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.ledger import Ledger
+from ecr_retention.domain.limits import SNAPSHOT
+from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.domain.swept import SweptRegistry, SweptRepository, registry_of
+from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
+from ecr_retention.ports import Bucket, StorageUnavailable
+
+
+def keep_snapshot(
+    bucket: Bucket,
+    run_id: str,
+    snapshot: RepositorySnapshot,
+    read_at: datetime,
+    *,
+    registry_id: str,
+    region: str,
+    replication: RegistryReplication,
+) -> tuple[str, ...]:
+    """Overwrite the repository's kept snapshot. A review is not worth an evaluation: a write that fails is a
+    warning of the repository's report (returned), and the evaluation goes on."""
+    swept = SweptRepository(
+        registry_id=registry_id,
+        region=region,
+        replication=None if replication.problem else replication.replication_configuration,
+        replication_problem=replication.problem,
+        read_at=read_at,
+        run_id=run_id,
+        repositories=(snapshot,),
+    )
+    body = json.dumps(swept.model_dump(mode="json", by_alias=True, exclude_none=True)).encode()
+    try:
+        bucket.write(repository_snapshot_key(snapshot.repository_name), body)
+    except StorageUnavailable as error:
+        return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {error}",)
+    return ()
+
+
+def as_left(snapshot: RepositorySnapshot, ledger: Ledger | None, now: datetime) -> RepositorySnapshot:
+    """The repository as the evaluation left it, so that a review does not count again what is gone: what ECR
+    confirmed deleted (or found gone) is left out, what it archived is ARCHIVED since now, and what it restores is
+    ACTIVE (a restore takes minutes; a review comes later)."""
+    if ledger is None:
+        return snapshot
+    gone, archived = {*ledger.deleted, *ledger.gone}, set(ledger.archived)
+    restored = {digest for digest, answer in ledger.answers.items() if answer.kind in ("done", "already")} - archived
+    images = tuple(
+        _as_left(image, now, archived=archived, restored=restored)
+        for image in snapshot.image_details
+        if image.image_digest not in gone
+    )
+    return snapshot.model_copy(update={"image_details": images})
+
+
+def _as_left(image: ImageDetail, now: datetime, *, archived: set[str], restored: set[str]) -> ImageDetail:
+    if image.image_digest in archived:
+        return image.model_copy(update={"image_status": "ARCHIVED", "last_archived_at": now})
+    if image.image_digest in restored:
+        return image.model_copy(update={"image_status": "ACTIVE", "last_activated_at": now})
+    return image
+
+
+class ListedFirst:
+    """The bucket as the reviewers' role reads it: its s3:ListBucket is narrowed to the prefixes it may read, so S3
+    answers a missing object (the memory before the first run) with AccessDenied, not NoSuchKey. An object is read
+    only when a listing shows it; read-only."""
+
+    def __init__(self, bucket: Bucket) -> None:
+        self._bucket = bucket
+        self._listed: dict[str, int] = {}
+
+    @property
+    def name(self) -> str:
+        return self._bucket.name
+
+    def list_objects(self, prefix: str) -> dict[str, int]:
+        objects = self._bucket.list_objects(prefix)
+        self._listed.update(objects)
+        return objects
+
+    def read(self, key: str, *, max_bytes: int) -> bytes | None:
+        if key not in self._listed and key not in self.list_objects(key):
+            return None
+        return self._bucket.read(key, max_bytes=max_bytes)
+
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
+        raise PermissionError(f"s3://{self.name}/{key}: a review writes nothing")
+
+
+def load_swept_registry(bucket: Bucket) -> SweptRegistry:
+    """Every kept snapshot, as one registry. Raises InputError naming an object that cannot be read (the review
+    would otherwise leave a repository out without a word) and StorageUnavailable."""
+    swept = []
+    for key in sorted(bucket.list_objects(SNAPSHOTS_PREFIX)):
+        source = f"s3://{bucket.name}/{key}"
+        body = bucket.read(key, max_bytes=SNAPSHOT.max_bytes)
+        if body is not None:  # overwritten or expired between the listing and the read
+            swept.append(read_swept(source, body))
+    if not swept:
+        raise InputError(
+            f"s3://{bucket.name}/{SNAPSHOTS_PREFIX}: no repository snapshot yet; a sweep of this release writes them"
+        )
+    return registry_of(swept)
+
+
+def read_swept(source: str, body: bytes) -> SweptRepository:
+    data = parse_json(body.decode("utf-8", errors="replace"), source)
+    try:
+        return SweptRepository.model_validate(data)
+    except ValidationError as error:
+        raise InputError(f"{source}: {describe_validation_error(error, SweptRepository)}") from None
