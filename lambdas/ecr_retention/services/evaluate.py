@@ -160,17 +160,27 @@ def _plan_and_act(
 def _keep_snapshot(
     inputs: RunInputs, registry: Registry, snapshot: RepositorySnapshot, now: datetime
 ) -> tuple[str, ...]:
+    """The snapshot kept for reviews, after the repository was acted on: whatever goes wrong in keeping it (even a
+    defect) is a warning, never the loss of the report of what was deleted."""
     if inputs.snapshots is None:
         return ()
-    return keep_snapshot(
-        inputs.snapshots,
-        inputs.run_id,
-        snapshot,
-        now,
-        registry_id=registry.registry_id,
-        region=registry.region,
-        replication=inputs.replication,
+    kept = contain(
+        partial(
+            keep_snapshot,
+            inputs.snapshots,
+            inputs.run_id,
+            snapshot,
+            now,
+            registry_id=registry.registry_id,
+            region=registry.region,
+            replication=inputs.replication,
+        ),
+        log=logger,
+        what=f"keeping the snapshot of {snapshot.repository_name}",
     )
+    if isinstance(kept, Defect):
+        return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {kept}",)
+    return kept
 
 
 def _plan(

@@ -724,3 +724,40 @@ def test_restores_stop_at_the_deadline_and_what_was_not_asked_is_reported_for_th
     assert {status(registry, d) for d in archived[:RESTORE_BATCH]} == {"ACTIVATING"}
     assert set(ledger.restore_failed) == set(archived[RESTORE_BATCH:])
     assert {code for code, _ in ledger.restore_failed.values()} == {"DeadlineReached"}
+
+
+class BrokenBucket:
+    """A bucket whose write fails with what no port declares (a defect): keeping the snapshot for reviews breaks."""
+
+    name = "inventory"
+
+    def list_objects(self, prefix: str) -> dict[str, int]:
+        return {}
+
+    def read(self, key: str, *, max_bytes: int) -> bytes | None:
+        return None
+
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
+        raise RuntimeError("the snapshot cannot be written")
+
+
+def test_a_snapshot_that_cannot_be_kept_for_reviews_still_reports_what_was_deleted(registry: FakeRegistry) -> None:
+    # Given a repository whose evaluation deletes images, and a bucket that fails to keep its snapshot with a defect
+    images = seed_app(registry)
+    evaluation = RunInputs(
+        run_id="run-1",
+        config=config(),
+        inventory=inventory(manifest()),
+        dry_run=False,
+        replication=RegistryReplication(),
+        snapshots=BrokenBucket(),
+    )
+    # When it is evaluated
+    report = evaluate_repository("app", evaluation, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+    # Then the deletions are reported as done, and the lost snapshot is only a warning
+    assert report.outcome == "ok"
+    gone = set(images.values()) - set(registry.digests("app"))
+    assert {images["v1"], images["old-untagged"]} <= gone
+    assert {entry.image_digest for entry in report.deleted} == gone
+    assert any("snapshot could not be kept for reviews" in warning for warning in report.warnings)
+    assert report.last_read_at is None
