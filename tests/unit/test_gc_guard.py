@@ -77,12 +77,12 @@ def test_a_plan_loads_plans_and_renders_with_the_collector_off_and_leaves_it_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     seen: list[tuple[str, bool]] = []
-    for name in ("load_snapshot", "plan_registry", "plan_table_lines"):
+    for name in ("load_inputs", "plan_registry", "plan_table_lines"):
         monkeypatch.setattr(plan_command, name, watched(seen, name, getattr(plan_command, name)))
 
     assert cli.main(plan_files(tmp_path)) == 0
 
-    assert seen == [("load_snapshot", False), ("plan_registry", False), ("plan_table_lines", False)]
+    assert seen == [("load_inputs", False), ("plan_registry", False), ("plan_table_lines", False)]
     assert gc.isenabled()
     assert "111111111111  v1" in capsys.readouterr().out
 
@@ -106,6 +106,6 @@ def test_commands_that_talk_to_aws_or_host_the_emulator_keep_the_collector() -> 
         if isinstance(action, argparse._SubParsersAction)
         for name in action.choices
     }
-    assert {"plan", "validate", "lifecycle-preview", "doctor"} == cli.OFFLINE_COMMANDS
+    assert {"plan", "validate", "lifecycle-preview", "doctor", "diff"} == cli.OFFLINE_COMMANDS
     assert commands > cli.OFFLINE_COMMANDS
     assert {"demo", "run", "snapshot", "export"} <= commands - cli.OFFLINE_COMMANDS
