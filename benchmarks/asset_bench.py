@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # infra/
 
 from infra import constants, lambda_asset
 
-HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector")
+HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 # What the collector imports, besides its handler, when eksClusters lists a cluster (handlers.wiring.eks_clusters):
 # measured apart, as the cold start of a collector that reads clusters.
 EKS_ADAPTER = "ecr_retention.aws.eks_clusters"
