@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import tag_sources
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
@@ -24,6 +26,8 @@ MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
 INDEX_ACCEPTED_MEDIA_TYPES = tuple(sorted(INDEX_MEDIA_TYPES))
 GLOB_CHARACTERS = frozenset("*?[")
+
+logger = logging.getLogger(__name__)
 
 
 class MemoryManifestCache:
@@ -42,8 +46,10 @@ class MemoryManifestCache:
 class BucketManifestCache:
     """`manifests/<digest>.json` in the inventory bucket, plus what this process has already read.
 
-    What the bucket returns is untrusted: a cached text is used only when its sha256 is the digest it is
-    stored under, so a corrupted or planted entry is read again from ECR instead of hiding a child."""
+    What the bucket returns is untrusted: a cached text is used only when the sha256 of its exact bytes is the
+    digest it is stored under, so a corrupted or planted entry is a miss (read again from ECR where the caller reads
+    misses there) instead of hiding a child, and a warning names its key. An entry over ECR's manifest limit was never
+    a manifest ECR served: a miss too, never an error that would stop the evaluation or the sentinel."""
 
     def __init__(self, bucket: Bucket, prefix: str = MANIFEST_CACHE_PREFIX) -> None:
         self.bucket = bucket
@@ -56,8 +62,18 @@ class BucketManifestCache:
     def get(self, digest: str) -> str | None:
         if digest in self._texts:
             return self._texts[digest]
-        body = self.bucket.read(self.key(digest), max_bytes=MAX_MANIFEST_BYTES)
-        if body is None or not digest_matches(digest, body):
+        key = self.key(digest)
+        try:
+            body = self.bucket.read(key, max_bytes=MAX_MANIFEST_BYTES)
+        except InputError as error:
+            logger.warning("manifest cache entry %s not used (%s): read as missing", key, error)
+            return None
+        if body is None:
+            return None
+        if not digest_matches(digest, body):
+            logger.warning(
+                "manifest cache entry %s not used: the sha256 of its body is not %s; read as missing", key, digest
+            )
             return None
         text = body.decode("utf-8")
         self._texts[digest] = text
