@@ -20,7 +20,7 @@ from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import tag_sources
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
-from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
+from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone, StorageUnavailable
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
@@ -80,8 +80,13 @@ class BucketManifestCache:
         return text
 
     def put(self, digest: str, text: str) -> None:
-        self.bucket.write(self.key(digest), text.encode("utf-8"))
+        """A cache that cannot be written costs a BatchGetImage next time, nothing else: the bucket policy lets only the
+        evaluate and sentinel roles write manifests/ (an operator's `ecr-retention run` reads it and is refused)."""
         self._texts[digest] = text
+        try:
+            self.bucket.write(self.key(digest), text.encode("utf-8"))
+        except StorageUnavailable as error:
+            logger.warning("manifest cache entry not written: %s", error)
 
 
 def digest_matches(digest: str, body: bytes) -> bool:
@@ -111,8 +116,9 @@ def read_index_manifest(digest: str, text: str) -> dict[str, Any] | None:
 
 
 def index_manifests(
-    registry: Registry, repository: str, digests: Sequence[str], cache: ManifestCache
+    registry: Registry, repository: str, digests: Sequence[str], cache: ManifestCache, *, read_uncached: bool = True
 ) -> dict[str, dict[str, Any]]:
+    """`read_uncached` false: only what the cache holds (a role without BatchGetImage on the repository)."""
     texts: dict[str, str] = {}
     missing = []
     for digest in digests:
@@ -121,7 +127,7 @@ def index_manifests(
             texts[digest] = cached
         else:
             missing.append(digest)
-    if missing:
+    if missing and read_uncached:
         for digest, manifest in registry.get_manifests(repository, missing, INDEX_ACCEPTED_MEDIA_TYPES).items():
             if read_index_manifest(digest, manifest.text) is not None:
                 cache.put(digest, manifest.text)
@@ -134,10 +140,13 @@ def index_manifests(
     return manifests
 
 
-def snapshot_repository(registry: Registry, repository: str, cache: ManifestCache) -> RepositorySnapshot:
-    """Raises ports.RepositoryGone when the repository does not exist."""
+def snapshot_repository(
+    registry: Registry, repository: str, cache: ManifestCache, *, read_uncached: bool = True
+) -> RepositorySnapshot:
+    """Raises ports.RepositoryGone when the repository does not exist. `read_uncached` false: the index manifests the
+    cache holds, and no BatchGetImage (an index whose manifest is not there has unknown children)."""
     images = registry.describe_images(repository)
-    manifests = index_manifests(registry, repository, index_digests(images), cache)
+    manifests = index_manifests(registry, repository, index_digests(images), cache, read_uncached=read_uncached)
     return RepositorySnapshot(repository_name=repository, image_details=tuple(images), manifests=manifests)
 
 

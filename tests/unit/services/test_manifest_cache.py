@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.snapshot import MAX_MANIFEST_BYTES, BucketManifestCache, snapshot_repository
 from support.fakes import FakeRegistry, MemoryBucket
 
@@ -65,3 +66,20 @@ def test_a_genuine_cache_entry_saves_the_call_to_ecr() -> None:
     snapshot = snapshot_repository(registry, "app", BucketManifestCache(bucket))
     assert [child["digest"] for child in snapshot.manifests[index]["manifests"]] == children
     assert registry.count("get_manifests") == 0
+
+
+class RefusingBucket(MemoryBucket):
+    """The bucket as an operator's `ecr-retention run` meets it: the bucket policy refuses writes to manifests/."""
+
+    def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
+        raise StorageUnavailable(f"PutObject s3://{self.name}/{key}: AccessDenied")
+
+
+def test_a_cache_the_bucket_policy_refuses_to_write_is_a_warning_and_the_snapshot_is_whole(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    registry, index, children = multi_arch()
+    with caplog.at_level(logging.WARNING):
+        snapshot = snapshot_repository(registry, "app", BucketManifestCache(RefusingBucket()))
+    assert [child["digest"] for child in snapshot.manifests[index]["manifests"]] == children
+    assert any("AccessDenied" in record.getMessage() for record in caplog.records)
