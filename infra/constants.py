@@ -54,6 +54,10 @@ EKS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
 # The one role that may delete the objects protection depends on (in-use/, the in-use memory, each run's targets
 # and replication rules; infra.inventory_bucket): none when absent, administrators included.
 BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
+# The role CloudFormation deploys the stack with, when the synthesizer names none (CliCredentialsStackSynthesizer) or
+# `cdk deploy --role-arn` names another: besides it and the break-glass role nobody changes the inventory bucket's
+# policy, lifecycle rules, versioning or ownership (infra.inventory_bucket, infra.deployment_role).
+DEPLOYMENT_ROLE_ARN_CONTEXT_KEY = "deploymentRoleArn"
 # A CloudTrail trail records the Region's management events (the stack creates none): the sentinel then also hears
 # the API calls PutLifecyclePolicy and BatchDeleteImage ("AWS API Call via CloudTrail" reaches EventBridge only
 # through a trail). Off by default: without a trail the rule would match nothing and imply a watch that is not there.

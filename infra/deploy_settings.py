@@ -90,31 +90,61 @@ class CollectorVpc(BaseModel):
 
 GitHubRepository = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")]
 GitRef = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_./*-]{1,255}$")]
+# GitHub's numeric repository id (`gh api repos/OWNER/NAME --jq .id`): it survives a rename or a transfer, and a
+# repository created later under the same name has another one.
+GitHubRepositoryId = Annotated[int, Field(strict=True, ge=1)]
+# The OIDC subject the reviewers' repository must be set to issue (GitHub's customization API, docs/review.md):
+# `repo:<owner>/<name>:repository_id:<id>:<context>`. IAM reads no claim of GitHub's token but aud and sub, so the
+# id is bound through the sub claim.
+SUBJECT_CLAIM_KEYS = ("repo", "repository_id", "context")
 
 
 class Reviewers(BaseModel):
     """`reviewers`: the GitHub repository whose workflows may assume the reviewers' role (infra/reviewers.py), and
-    from which refs: `branches` (globs allowed, `release/*`) and, with `pullRequests`, any pull request's workflow."""
+    from which refs: `branches` (globs allowed, `release/*`; never a bare `*`) and, with `pullRequests` (off unless
+    asked: any pull request's workflow, edited by whoever can push a branch), every pull request's workflow."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     repository: GitHubRepository
+    repository_id: GitHubRepositoryId = Field(alias="repositoryId")
     branches: tuple[GitRef, ...] = ()
-    pull_requests: bool = Field(default=True, alias="pullRequests")
+    pull_requests: bool = Field(default=False, alias="pullRequests")
     # The account has GitHub's OIDC provider already (one per issuer): imported, unless this says create it.
     create_oidc_provider: bool = Field(default=False, alias="createOidcProvider")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _repository_id_given(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "repositoryId" not in data and "repository_id" not in data:
+            repository = data.get("repository", "OWNER/NAME")
+            raise ValueError(
+                f"repositoryId is required: the numeric id of {repository} (gh api repos/{repository} --jq .id), "
+                "which the role's trust binds through the repository's customized OIDC subject (docs/review.md)"
+            )
+        return data
+
+    @field_validator("branches")
+    @classmethod
+    def _no_branch_is_every_branch(cls, branches: tuple[str, ...]) -> tuple[str, ...]:
+        # In a StringLike pattern `*` also matches `/`: a branch of only `*` and `/` trusts every branch anyone can push.
+        every = [branch for branch in branches if not branch.strip("*/")]
+        if every:
+            raise ValueError(f"{every[0]!r} trusts every branch; name the branches (globs such as release/* allowed)")
+        return branches
+
     @property
     def subjects(self) -> list[str]:
-        """The token's `sub` claims the role trusts: `repo:<owner>/<name>:pull_request`, `...:ref:refs/heads/<b>`."""
-        base = f"repo:{self.repository}"
+        """The token's `sub` claims the role trusts, in the customized form (SUBJECT_CLAIM_KEYS):
+        `repo:<owner>/<name>:repository_id:<id>:pull_request` and `...:ref:refs/heads/<branch>`."""
+        base = f"repo:{self.repository}:repository_id:{self.repository_id}"
         subjects = [f"{base}:pull_request"] if self.pull_requests else []
         return subjects + [f"{base}:ref:refs/heads/{branch}" for branch in self.branches]
 
     @model_validator(mode="after")
     def _some_ref_allowed(self) -> Reviewers:
         if not self.subjects:
-            raise ValueError("allows no workflow: list branches, or leave pullRequests true")
+            raise ValueError("allows no workflow: list branches, or set pullRequests true")
         return self
 
 
@@ -215,6 +245,8 @@ class DeploySettings(BaseModel):
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
     break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
+    # None: the synthesizer's CloudFormation execution role (infra.deployment_role).
+    deployment_role_arn: RoleArn | None = Field(default=None, alias=constants.DEPLOYMENT_ROLE_ARN_CONTEXT_KEY)
     # A trail records management events in the Region: the sentinel's rule for API calls is added (infra/sentinel.py).
     cloud_trail_management_events: bool = Field(default=False, alias=constants.CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY)
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(

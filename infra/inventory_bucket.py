@@ -17,6 +17,16 @@ from ecr_retention.domain.inventory import manifest_key
 from infra import constants
 from infra.deploy_settings import account_of_cluster, cluster_name
 
+# What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself). s3:PutLifecycleConfiguration
+# also authorizes DeleteBucketLifecycle, s3:PutBucketOwnershipControls DeleteBucketOwnershipControls.
+BUCKET_GUARD_ACTIONS = (
+    "s3:PutBucketPolicy",
+    "s3:DeleteBucketPolicy",
+    "s3:PutLifecycleConfiguration",
+    "s3:PutBucketVersioning",
+    "s3:PutBucketOwnershipControls",
+)
+
 
 def _private_bucket_properties() -> dict[str, Any]:
     """What every bucket of the stack shares: private, encrypted, reachable over TLS 1.2+ only."""
@@ -231,6 +241,59 @@ class InventoryBucket(Construct):
                 conditions=None
                 if break_glass_role_arn is None
                 else {"ArnNotEquals": {"aws:PrincipalArn": break_glass_role_arn}},
+            )
+        )
+
+    def keep_records_to_their_writers(
+        self, *, sentinel_role: iam.IRole, cache_writers: Sequence[iam.IRole], break_glass_role_arn: str | None
+    ) -> None:
+        """The sentinel's records (`removals/`) silence a repeat alert, and the manifest cache (`manifests/`) names an
+        in-use index's children: whoever writes either can hide a removal from the sentinel. Whatever identity
+        policies say (administrators included), only the sentinel writes removals/, only the evaluations and the
+        sentinel (cache_writers) write manifests/, and only the break-glass role deletes under either (a delete of a
+        current version brings the previous one back). The bucket's lifecycle rules still expire them."""
+        self._deny_puts(
+            "RemovalRecordsOnlyByTheSentinel",
+            [self.bucket.arn_for_objects(constants.REMOVALS_PREFIX + "*")],
+            {"ArnNotEquals": {"aws:PrincipalArn": sentinel_role.role_arn}},
+        )
+        self._deny_puts(
+            "ManifestCacheOnlyByTheEvaluationsAndTheSentinel",
+            [self.bucket.arn_for_objects(constants.MANIFEST_CACHE_PREFIX + "*")],
+            {"ArnNotEquals": {"aws:PrincipalArn": [role.role_arn for role in cache_writers]}},
+        )
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="RecordsAndCacheDeletedOnlyByBreakGlass",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
+                resources=[
+                    self.bucket.arn_for_objects(constants.REMOVALS_PREFIX + "*"),
+                    self.bucket.arn_for_objects(constants.MANIFEST_CACHE_PREFIX + "*"),
+                ],
+                conditions=None
+                if break_glass_role_arn is None
+                else {"ArnNotEquals": {"aws:PrincipalArn": break_glass_role_arn}},
+            )
+        )
+
+    def guard_the_bucket_itself(self, *, deployment_role_arn: str, break_glass_role_arn: str | None) -> None:
+        """Every guard above is undone by the bucket's own configuration: a new policy, a lifecycle rule that expires
+        in-use/, suspended versioning (a rewrite then leaves no previous version), other ownership controls. Only the
+        role CloudFormation deploys with (infra.deployment_role: its updates of the rules, the versioning and this very
+        policy must keep working) and the break-glass role may change them. An account's administrator can still act
+        as either role, and its root user can always replace or delete a bucket policy: only an SCP guards against
+        them (docs/security.md); the sentinel alerts on these calls (with a trail, infra/sentinel.py)."""
+        allowed = [deployment_role_arn] if break_glass_role_arn is None else [deployment_role_arn, break_glass_role_arn]
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="BucketGuardsChangedOnlyByTheDeployment",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=list(BUCKET_GUARD_ACTIONS),
+                resources=[self.bucket.bucket_arn],
+                conditions={"ArnNotEquals": {"aws:PrincipalArn": allowed}},
             )
         )
 

@@ -30,20 +30,30 @@ from infra.pipeline_function import PipelineFunction
 # manages is told too): DescribeImages only.
 READ_ACTIONS = ("ecr:DescribeImages",)
 # The doctor on a new lifecycle policy (with a trail) snapshots the repository: index manifests not yet cached are
-# read with BatchGetImage, and GetLifecyclePolicy is not needed (the call carries the policy).
+# read with BatchGetImage, only in the repositories a policy manages (in another one the doctor reads the cache only:
+# BatchGetImage would let the sentinel read every manifest of the registry), and GetLifecyclePolicy is not needed
+# (the call carries the policy).
 DOCTOR_ACTIONS = ("ecr:BatchGetImage",)
 # Restore an archived in-use image: only where a policy applies (as a run would).
 RESTORE_ACTIONS = ("ecr:UpdateImageStorageClass",)
 
 
 def event_pattern(pattern: Mapping[str, object]) -> events.EventPattern:
-    """layout.py's pattern (EventBridge's JSON form) as the CDK's."""
+    """layout.py's pattern (EventBridge's JSON form) as the CDK's; a pattern without `source` matches every service."""
     detail = pattern.get("detail")
+    source = pattern.get("source")
     return events.EventPattern(
-        source=list(pattern["source"]),  # type: ignore[call-overload]
+        source=list(source) if isinstance(source, list) else None,
         detail_type=list(pattern["detail-type"]),  # type: ignore[call-overload]
         detail=dict(detail) if isinstance(detail, Mapping) else None,
     )
+
+
+# A guard rule's delivery: the whole event (`aws.events.event.json`, detail included) under layout.GUARD_DELIVERY_KEY.
+GUARD_INPUT_TEMPLATE = f'{{"{layout.GUARD_DELIVERY_KEY}": <aws.events.event.json>}}'
+# A rule in this state also matches read-only management events (AssumeRole is one; so is a Get or List made as the
+# break-glass role): https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail-management.html
+ALL_MANAGEMENT_EVENTS = "ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS"
 
 
 class Sentinel(Construct):
@@ -59,6 +69,7 @@ class Sentinel(Construct):
         report_topic: sns.ITopic,
         report_topic_key: kms.IKey,
         api_calls: bool,
+        break_glass_role_arn: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         # Events the function failed on after its retries, and events EventBridge could not deliver.
@@ -79,6 +90,8 @@ class Sentinel(Construct):
         self._grant_bucket(bucket, doctor=api_calls)
         self._grant_topic(report_topic, report_topic_key)
         self.rules = self._rules(api_calls)
+        if api_calls:
+            self.rules.update(self._guard_rules(bucket, break_glass_role_arn))
 
     @property
     def function(self) -> lambda_.Function:
@@ -98,32 +111,76 @@ class Sentinel(Construct):
                 name,
                 description=f"ecr-retention sentinel: {what}; tell it when a workload runs the image",
                 event_pattern=event_pattern(pattern),
-                targets=[
-                    targets.LambdaFunction(
-                        self.function,
-                        dead_letter_queue=self.dead_letters,
-                        retry_attempts=constants.DELIVERY_RETRY_ATTEMPTS,
-                        max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS),
-                    )
-                ],
+                targets=[self._target()],
             )
             for name, (pattern, what) in wanted.items()
         }
 
+    def _target(self) -> targets.LambdaFunction:
+        return targets.LambdaFunction(
+            self.function,
+            dead_letter_queue=self.dead_letters,
+            retry_attempts=constants.DELIVERY_RETRY_ATTEMPTS,
+            max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS),
+        )
+
+    def _guard_rules(self, bucket: s3.IBucket, break_glass_role_arn: str | None) -> dict[str, events.Rule]:
+        """With a trail: every call that changes the inventory bucket's own guards, and (with a break-glass role) its
+        assumption and every call made as it, each alerted once by the sentinel (handlers/guard.py)."""
+        wanted: dict[str, tuple[dict[str, object], str, bool]] = {
+            "BucketGuardChanged": (
+                layout.bucket_guard_pattern(bucket.bucket_name),
+                "the inventory bucket's policy, lifecycle, versioning or ownership was changed or a change tried",
+                False,
+            )
+        }
+        if break_glass_role_arn is not None:
+            wanted["BreakGlassAssumed"] = (
+                layout.break_glass_assumed_pattern(break_glass_role_arn),
+                "the break-glass role was assumed",
+                True,
+            )
+            wanted["BreakGlassUsed"] = (
+                layout.break_glass_used_pattern(break_glass_role_arn),
+                "a call was made as the break-glass role",
+                True,
+            )
+        rules = {}
+        for name, (pattern, what, read_only_too) in wanted.items():
+            rule = events.Rule(
+                self,
+                name,
+                description=f"ecr-retention sentinel: {what}; alert",
+                event_pattern=event_pattern(pattern),
+                targets=[self._target()],
+            )
+            cfn_rule = rule.node.default_child
+            assert isinstance(cfn_rule, events.CfnRule)
+            cfn_rule.add_property_override("Targets.0.InputTransformer", {"InputTemplate": GUARD_INPUT_TEMPLATE})
+            if read_only_too:
+                cfn_rule.add_property_override("State", ALL_MANAGEMENT_EVENTS)
+            rules[name] = rule
+        return rules
+
     def _grant_registry(self, config: RetentionConfig, *, doctor: bool) -> None:
         role = self.sentinel.role
-        reads = (*READ_ACTIONS, *(DOCTOR_ACTIONS if doctor else ()))
-        role.add_to_principal_policy(access.ecr_statement(self, reads, [access.ALL_REPOSITORIES]))
+        role.add_to_principal_policy(access.ecr_statement(self, READ_ACTIONS, [access.ALL_REPOSITORIES]))
         access.acknowledge_repository_patterns(
             role,
             [access.ALL_REPOSITORIES],
-            "lets the sentinel confirm a removal in any repository a workload pulls from (DescribeImages"
-            + (", and BatchGetImage for the doctor's uncached index manifests" if doctor else "")
-            + "); it changes nothing there",
+            "lets the sentinel confirm a removal in any repository a workload pulls from (DescribeImages); it changes "
+            "nothing there",
         )
         managed = repository_scope.managed_patterns(config)
-        role.add_to_principal_policy(access.ecr_statement(self, RESTORE_ACTIONS, managed))
-        access.acknowledge_repository_patterns(role, managed, "is a policy's in the rules file; only there it restores")
+        role.add_to_principal_policy(
+            access.ecr_statement(self, (*RESTORE_ACTIONS, *(DOCTOR_ACTIONS if doctor else ())), managed)
+        )
+        access.acknowledge_repository_patterns(
+            role,
+            managed,
+            "is a policy's in the rules file; only there it restores"
+            + (" and reads the doctor's uncached index manifests" if doctor else ""),
+        )
         describe_registry = iam.Policy(
             self,
             "ReadReplication",

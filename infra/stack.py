@@ -16,6 +16,7 @@ from infra import lambda_asset, queues
 from infra.alarms import Alarms
 from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
+from infra.deployment_role import deployment_role_arn
 from infra.exporter_role import ExporterRole
 from infra.inventory_bucket import InventoryBucket
 from infra.pruning_workflow import PruningWorkflow
@@ -99,7 +100,9 @@ class EcrRetentionStack(Stack):
             report_topic=self.reports.topic,
             report_topic_key=self.reports.key,
             api_calls=settings.cloud_trail_management_events,
+            break_glass_role_arn=settings.break_glass_role_arn,
         )
+        self._guard_the_inventory_bucket(settings)
         self.schedules = self._schedules(settings)
         self.push = self._push_trigger(config, settings, code, environment) if settings.push_trigger_enabled else None
         self.exclusions = PullTimeExclusions(
@@ -145,6 +148,19 @@ class EcrRetentionStack(Stack):
             collector_role=collector.role if collector is not None else None,
             collector_keys=collector.manifest_keys if collector is not None else (),
             spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
+        )
+
+    def _guard_the_inventory_bucket(self, settings: DeploySettings) -> None:
+        """Only the sentinel writes its records, only the evaluations and the sentinel the manifest cache, and only
+        the deployment and the break-glass role change the bucket's own policy, lifecycle and versioning."""
+        self.inventory.keep_records_to_their_writers(
+            sentinel_role=self.sentinel.sentinel.role,
+            cache_writers=[self.workflow.evaluate.role, self.sentinel.sentinel.role],
+            break_glass_role_arn=settings.break_glass_role_arn,
+        )
+        self.inventory.guard_the_bucket_itself(
+            deployment_role_arn=deployment_role_arn(self, settings.deployment_role_arn),
+            break_glass_role_arn=settings.break_glass_role_arn,
         )
 
     def _schedules(self, settings: DeploySettings) -> Schedules:

@@ -102,6 +102,57 @@ API_CALL_PATTERN: dict[str, object] = {
     "detail": {"eventSource": ["ecr.amazonaws.com"], "eventName": ["PutLifecyclePolicy", "BatchDeleteImage"]},
 }
 
+# The inventory bucket's own guards and the break-glass role (only with a trail, domain/guard_events.py): calls that
+# change the bucket's policy, lifecycle rules, versioning or ownership (CloudTrail's names of the calls that
+# s3:PutBucketPolicy, s3:DeleteBucketPolicy, s3:PutLifecycleConfiguration, s3:PutBucketVersioning and
+# s3:PutBucketOwnershipControls authorize), allowed or refused; the break-glass role assumed; any call made as it. The
+# stack fills in the bucket's name and the role's ARN. These rules deliver `{GUARD_DELIVERY_KEY: <the event>}`, so
+# that the sentinel tells them from the removals it watches (a BatchDeleteImage made as the break-glass role matches
+# both the API-call rule and the break-glass rule: one watch, one break-glass alert).
+GUARD_DELIVERY_KEY = "guard"
+BUCKET_GUARD_EVENT_NAMES = (
+    "PutBucketPolicy",
+    "DeleteBucketPolicy",
+    "PutBucketLifecycle",
+    "DeleteBucketLifecycle",
+    "PutBucketVersioning",
+    "PutBucketOwnershipControls",
+    "DeleteBucketOwnershipControls",
+)
+ASSUME_ROLE_EVENT_NAMES = ("AssumeRole", "AssumeRoleWithSAML", "AssumeRoleWithWebIdentity")
+
+
+def bucket_guard_pattern(bucket_name: str) -> dict[str, object]:
+    return {
+        "source": ["aws.s3"],
+        "detail-type": ["AWS API Call via CloudTrail"],
+        "detail": {
+            "eventSource": ["s3.amazonaws.com"],
+            "eventName": list(BUCKET_GUARD_EVENT_NAMES),
+            "requestParameters": {"bucketName": [bucket_name]},
+        },
+    }
+
+
+def break_glass_assumed_pattern(role_arn: str) -> dict[str, object]:
+    return {
+        "source": ["aws.sts"],
+        "detail-type": ["AWS API Call via CloudTrail"],
+        "detail": {
+            "eventSource": ["sts.amazonaws.com"],
+            "eventName": list(ASSUME_ROLE_EVENT_NAMES),
+            "requestParameters": {"roleArn": [role_arn]},
+        },
+    }
+
+
+def break_glass_used_pattern(role_arn: str) -> dict[str, object]:
+    """Any call of any service made with the role's session (CloudTrail names the role as the session's issuer)."""
+    return {
+        "detail-type": ["AWS API Call via CloudTrail"],
+        "detail": {"userIdentity": {"sessionContext": {"sessionIssuer": {"arn": [role_arn]}}}},
+    }
+
 
 # --- The lease table (one evaluation per repository at a time).
 LEASE_TABLE_KEY = "repository"

@@ -54,3 +54,20 @@ def test_with_eks_clusters_and_a_vpc_cfn_lint_finds_nothing_in_the_template(tmp_
     findings = lint_file(path, config=ManualArgs(regions=REGIONS, ignore_checks=["W3005"]))
 
     assert [f"{m.rule.id} {m.message} ({m.path})" for m in findings] == []
+
+
+@pytest.mark.slow
+def test_with_a_trail_and_a_break_glass_role_cfn_lint_finds_nothing_in_the_guard_rules(tmp_path: Path) -> None:
+    """The guard rules' input transformer and state, and the bucket policy's deploying role (Fn::Sub)."""
+    context = {
+        **CONTEXT,
+        "cloudTrailManagementEvents": True,
+        "breakGlassRoleArn": "arn:aws:iam::123456789012:role/ecr-retention-break-glass",
+    }
+    template = Template.from_stack(build_stack(rules_file(tmp_path, RULES), context)).to_json()
+    path = tmp_path / "EcrRetention.template.json"
+    path.write_text(json.dumps(template, indent=1))
+
+    findings = lint_file(path, config=ManualArgs(regions=REGIONS, ignore_checks=["W3005"]))
+
+    assert [f"{m.rule.id} {m.message} ({m.path})" for m in findings] == []

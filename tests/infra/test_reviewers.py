@@ -12,10 +12,20 @@ from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
 from ecr_retention.domain.errors import InputError
+from infra.deploy_settings import DeploySettings, Reviewers
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, role_statements, rules_file
 
-REVIEWERS = {"repository": "acme/platform-config", "branches": ["main"], "createOidcProvider": True}
+REPOSITORY_ID = 718293645
+REVIEWERS = {
+    "repository": "acme/platform-config",
+    "repositoryId": REPOSITORY_ID,
+    "branches": ["main"],
+    "pullRequests": True,
+    "createOidcProvider": True,
+}
+# The subject GitHub issues once the repository's OIDC subject is customized (docs/review.md, set-up step 2).
+SUBJECT = f"repo:acme/platform-config:repository_id:{REPOSITORY_ID}"
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +56,7 @@ def test_github_actions_of_the_repository_assume_it_through_oidc(template: dict[
     assert trust["Condition"] == {
         "StringEquals": {"token.actions.githubusercontent.com:aud": "sts.amazonaws.com"},
         "StringLike": {
-            "token.actions.githubusercontent.com:sub": [
-                "repo:acme/platform-config:pull_request",
-                "repo:acme/platform-config:ref:refs/heads/main",
-            ]
+            "token.actions.githubusercontent.com:sub": [f"{SUBJECT}:pull_request", f"{SUBJECT}:ref:refs/heads/main"]
         },
     }
     provider = template["Resources"][provider_id]["Properties"]
@@ -88,7 +95,7 @@ def test_cdk_nag_finds_nothing_unacknowledged_with_reviewers(
 
 
 def test_an_existing_provider_is_imported_not_created(tmp_path: Path) -> None:
-    reviewers = {"repository": "acme/platform-config", "branches": ["release/*"], "pullRequests": False}
+    reviewers = {"repository": "acme/platform-config", "repositoryId": REPOSITORY_ID, "branches": ["release/*"]}
     template = Template.from_stack(
         build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "reviewers": reviewers})
     ).to_json()
@@ -97,14 +104,46 @@ def test_an_existing_provider_is_imported_not_created(tmp_path: Path) -> None:
     [trust] = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
     assert "oidc-provider/token.actions.githubusercontent.com" in json.dumps(trust["Principal"])
     assert trust["Condition"]["StringLike"] == {
-        "token.actions.githubusercontent.com:sub": ["repo:acme/platform-config:ref:refs/heads/release/*"]
+        "token.actions.githubusercontent.com:sub": [f"{SUBJECT}:ref:refs/heads/release/*"]
     }
 
 
 def test_reviewers_that_allow_no_workflow_stop_synthesis(tmp_path: Path) -> None:
-    reviewers = {"repository": "acme/platform-config", "pullRequests": False}
+    reviewers = {"repository": "acme/platform-config", "repositoryId": REPOSITORY_ID}
     with pytest.raises(InputError, match=r"reviewers: .*allows no workflow"):
         build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "reviewers": reviewers})
+
+
+def reviewers_settings(reviewers: dict[str, Any]) -> Reviewers | None:
+    return DeploySettings.from_context(lambda key: reviewers if key == "reviewers" else None).reviewers
+
+
+def test_pull_requests_are_trusted_only_when_asked() -> None:
+    """Any pull request's workflow can be edited by whoever can push a branch: not trusted unless the deployment
+    says so."""
+    settings = reviewers_settings({"repository": "acme/platform-config", "repositoryId": 7, "branches": ["main"]})
+    assert settings is not None
+    assert settings.subjects == ["repo:acme/platform-config:repository_id:7:ref:refs/heads/main"]
+
+
+@pytest.mark.parametrize("branch", ["*", "**", "*/*"])
+def test_a_branch_that_is_every_branch_is_refused_in_one_line(branch: str) -> None:
+    reviewers = {"repository": "acme/platform-config", "repositoryId": 7, "branches": ["main", branch]}
+    with pytest.raises(InputError, match=r"^cdk context: reviewers\.branches: .*trusts every branch"):
+        reviewers_settings(reviewers)
+
+
+def test_reviewers_without_the_repository_id_stop_synthesis_naming_the_key() -> None:
+    """What an existing deployment meets on upgrade: one line naming repositoryId and where to find it."""
+    with pytest.raises(InputError, match=r"^cdk context: reviewers: repositoryId is required: .*gh api repos/acme/"):
+        reviewers_settings({"repository": "acme/platform-config", "branches": ["main"]})
+
+
+@pytest.mark.parametrize("repository_id", ["718293645", 0, -3, 1.5, True])
+def test_a_repository_id_that_is_not_a_positive_whole_number_is_refused(repository_id: Any) -> None:
+    reviewers = {"repository": "acme/platform-config", "repositoryId": repository_id, "branches": ["main"]}
+    with pytest.raises(InputError, match=r"^cdk context: reviewers\.repositoryId: "):
+        reviewers_settings(reviewers)
 
 
 def test_kept_snapshots_expire_when_no_sweep_rewrites_them(template: dict[str, Any]) -> None:

@@ -119,7 +119,7 @@ def test_with_a_trail_the_api_calls_have_their_rule_and_cdk_nag_finds_nothing_un
     stack = build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "cloudTrailManagementEvents": True})
     patterns = [rule["EventPattern"] for rule in sentinel_rules(Template.from_stack(stack), stack)]
     assert layout.API_CALL_PATTERN in patterns
-    assert len(patterns) == 4
+    assert len(patterns) == 5  # and the bucket guards' rule (tests/infra/test_guard_rules.py)
     # The doctor's extra grants (BatchGetImage, manifests/ written) are acknowledged like the rest.
     report = AwsSolutionsChecks(stack.node.root).validate_scope(stack)
     assert report.success, [violation.rule_name for violation in report.violations]

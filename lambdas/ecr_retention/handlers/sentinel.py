@@ -13,6 +13,7 @@ from pydantic import Field, RootModel
 
 from ecr_retention.domain.sentinel_events import ApiCallDetail, ImageAction, Observed, PolicyExecution
 from ecr_retention.handlers.events import parse_event
+from ecr_retention.handlers.guard import alert_guard_delivery, is_guard_delivery
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import SentinelWiring, sentinel_at_cold_start
 from ecr_retention.services.sentinel import watch
@@ -53,6 +54,8 @@ def lambda_handler(
     event: dict[str, Any], context: LambdaContext, *, wiring: SentinelWiring | None = None
 ) -> dict[str, Any]:
     wiring = wiring or sentinel_at_cold_start()
+    if is_guard_delivery(event):  # the bucket's own guards, the break-glass role (handlers/guard.py)
+        return alert_guard_delivery(event, wiring)
     observed = parse_event(event, SentinelEvent, "sentinel event").observed()
     with logger.append_context_keys(correlation_id=observed.event_id):
         watched = watch(observed, config=wiring.config, ports=wiring.ports, now=wiring.clock())

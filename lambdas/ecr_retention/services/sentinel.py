@@ -307,8 +307,10 @@ def check_new_policy(
     repository = put.request_parameters.repository_name
     if put.error_code is not None:
         return Watched(repository, notes=(f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check",))
+    # BatchGetImage only where a policy manages (infra/sentinel.py): elsewhere the doctor knows the cached indexes.
+    managed = first_matching_policy(config.policies, repository) is not None
     try:
-        snapshot = snapshot_repository(ports.registry, repository, ports.cache)
+        snapshot = snapshot_repository(ports.registry, repository, ports.cache, read_uncached=managed)
     except RepositoryGone:
         return Watched(repository, notes=("the repository no longer exists",))
     replication = read_replication(ports.registry)

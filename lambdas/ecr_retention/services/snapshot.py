@@ -10,20 +10,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planner import tag_sources
 from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
-from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
+from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone, StorageUnavailable
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
 INDEX_ACCEPTED_MEDIA_TYPES = tuple(sorted(INDEX_MEDIA_TYPES))
 GLOB_CHARACTERS = frozenset("*?[")
+
+logger = logging.getLogger(__name__)
 
 
 class MemoryManifestCache:
@@ -42,8 +46,10 @@ class MemoryManifestCache:
 class BucketManifestCache:
     """`manifests/<digest>.json` in the inventory bucket, plus what this process has already read.
 
-    What the bucket returns is untrusted: a cached text is used only when its sha256 is the digest it is
-    stored under, so a corrupted or planted entry is read again from ECR instead of hiding a child."""
+    What the bucket returns is untrusted: a cached text is used only when the sha256 of its exact bytes is the
+    digest it is stored under, so a corrupted or planted entry is a miss (read again from ECR where the caller reads
+    misses there) instead of hiding a child, and a warning names its key. An entry over ECR's manifest limit was never
+    a manifest ECR served: a miss too, never an error that would stop the evaluation or the sentinel."""
 
     def __init__(self, bucket: Bucket, prefix: str = MANIFEST_CACHE_PREFIX) -> None:
         self.bucket = bucket
@@ -56,16 +62,31 @@ class BucketManifestCache:
     def get(self, digest: str) -> str | None:
         if digest in self._texts:
             return self._texts[digest]
-        body = self.bucket.read(self.key(digest), max_bytes=MAX_MANIFEST_BYTES)
-        if body is None or not digest_matches(digest, body):
+        key = self.key(digest)
+        try:
+            body = self.bucket.read(key, max_bytes=MAX_MANIFEST_BYTES)
+        except InputError as error:
+            logger.warning("manifest cache entry %s not used (%s): read as missing", key, error)
+            return None
+        if body is None:
+            return None
+        if not digest_matches(digest, body):
+            logger.warning(
+                "manifest cache entry %s not used: the sha256 of its body is not %s; read as missing", key, digest
+            )
             return None
         text = body.decode("utf-8")
         self._texts[digest] = text
         return text
 
     def put(self, digest: str, text: str) -> None:
-        self.bucket.write(self.key(digest), text.encode("utf-8"))
+        """A cache that cannot be written costs a BatchGetImage next time, nothing else: the bucket policy lets only the
+        evaluate and sentinel roles write manifests/ (an operator's `ecr-retention run` reads it and is refused)."""
         self._texts[digest] = text
+        try:
+            self.bucket.write(self.key(digest), text.encode("utf-8"))
+        except StorageUnavailable as error:
+            logger.warning("manifest cache entry not written: %s", error)
 
 
 def digest_matches(digest: str, body: bytes) -> bool:
@@ -95,8 +116,9 @@ def read_index_manifest(digest: str, text: str) -> dict[str, Any] | None:
 
 
 def index_manifests(
-    registry: Registry, repository: str, digests: Sequence[str], cache: ManifestCache
+    registry: Registry, repository: str, digests: Sequence[str], cache: ManifestCache, *, read_uncached: bool = True
 ) -> dict[str, dict[str, Any]]:
+    """`read_uncached` false: only what the cache holds (a role without BatchGetImage on the repository)."""
     texts: dict[str, str] = {}
     missing = []
     for digest in digests:
@@ -105,7 +127,7 @@ def index_manifests(
             texts[digest] = cached
         else:
             missing.append(digest)
-    if missing:
+    if missing and read_uncached:
         for digest, manifest in registry.get_manifests(repository, missing, INDEX_ACCEPTED_MEDIA_TYPES).items():
             if read_index_manifest(digest, manifest.text) is not None:
                 cache.put(digest, manifest.text)
@@ -118,10 +140,13 @@ def index_manifests(
     return manifests
 
 
-def snapshot_repository(registry: Registry, repository: str, cache: ManifestCache) -> RepositorySnapshot:
-    """Raises ports.RepositoryGone when the repository does not exist."""
+def snapshot_repository(
+    registry: Registry, repository: str, cache: ManifestCache, *, read_uncached: bool = True
+) -> RepositorySnapshot:
+    """Raises ports.RepositoryGone when the repository does not exist. `read_uncached` false: the index manifests the
+    cache holds, and no BatchGetImage (an index whose manifest is not there has unknown children)."""
     images = registry.describe_images(repository)
-    manifests = index_manifests(registry, repository, index_digests(images), cache)
+    manifests = index_manifests(registry, repository, index_digests(images), cache, read_uncached=read_uncached)
     return RepositorySnapshot(repository_name=repository, image_details=tuple(images), manifests=manifests)
 
 

@@ -1,0 +1,43 @@
+"""The sentinel function's door for the guard rules (layout.py `GUARD_DELIVERY_KEY`): a change of the inventory bucket's
+own guards or a use of the break-glass role, delivered as `{"guard": <the EventBridge event>}`, becomes one alert
+(services/guard_alerts.py). handlers/sentinel.py routes such a delivery here."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+from pydantic import BaseModel, ConfigDict, Field
+
+from ecr_retention.domain.guard_events import GuardCall
+from ecr_retention.handlers.events import parse_event
+from ecr_retention.handlers.observability import logger, metrics
+from ecr_retention.handlers.wiring import SentinelWiring
+from ecr_retention.layout import GUARD_DELIVERY_KEY
+from ecr_retention.services.guard_alerts import alert_guard_call
+
+
+class GuardEvent(EventBridgeModel):
+    detail_type: Literal["AWS API Call via CloudTrail"] = Field(alias="detail-type")
+    detail: GuardCall
+
+
+class GuardDelivery(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    guard: GuardEvent = Field(alias=GUARD_DELIVERY_KEY)
+
+
+def is_guard_delivery(event: Any) -> bool:
+    return isinstance(event, dict) and set(event) == {GUARD_DELIVERY_KEY}
+
+
+def alert_guard_delivery(event: dict[str, Any], wiring: SentinelWiring) -> dict[str, Any]:
+    delivered = parse_event(event, GuardDelivery, "sentinel guard event").guard
+    with logger.append_context_keys(correlation_id=delivered.id):
+        alerted = alert_guard_call(delivered.detail, notifier=wiring.ports.notifier)
+        metrics.add_metric(name="GuardAlerts", unit=MetricUnit.Count, value=1)
+        summary = alerted.summary()
+        logger.info("guard event alerted", extra=summary)
+        return summary
