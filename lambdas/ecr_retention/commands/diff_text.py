@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
+from ecr_retention.commands.markdown import MARKDOWN_BUDGET, md, plural, within_budget
 from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.rules_diff import Fate, ImageChange, RepositoryDiff, RulesDiff, Side
@@ -17,15 +16,8 @@ from ecr_retention.tables import clip, describe_reason, format_rows, printable
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "CHANGE", "BEFORE", "AFTER")
 MAX_REASON_WIDTH = 70
 MARKDOWN_REASON_WIDTH = 140  # a comment wraps its cells: room for the whole reason
-# GitHub refuses a comment over 65,536 characters; the rest of the budget is the workflow's marker and header.
-MARKDOWN_BUDGET = 60_000
 DEFAULT_IMAGES_PER_REPOSITORY = 20
 MAX_SUMMARY_ROWS = 50
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # parentheses are inert once brackets are escaped
-
-
-def plural(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def headline(diff: RulesDiff) -> str:
@@ -223,11 +215,6 @@ def _notes(diff: RulesDiff) -> Iterator[str]:
 # --- Markdown, for a pull-request comment and the job summary.
 
 
-def md(text: str) -> str:
-    """Text from a snapshot or a rules file, inert in Markdown: no control character, no HTML, no markup."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(printable(text), quote=False))
-
-
 def diff_markdown(
     diff: RulesDiff,
     *,
@@ -239,16 +226,12 @@ def diff_markdown(
     images of each repository in a collapsed section with the count of the rest. Sections that would take the text
     past `budget` characters are left out and counted."""
     head = [f"### Retention rules review\n\n**{md(headline(diff))}**\n", *_markdown_notes(diff, breached)]
-    parts = ["\n".join(head), _summary_table(diff.repositories)]
-    size = sum(map(len, parts))
-    left_out = 0
-    for repository in (repository for repository in diff.repositories if repository.changes):
-        section = _details(repository, diff.generated_at, images_per_repository)
-        if size + len(section) > budget - 200:
-            left_out += 1
-            continue
-        parts.append(section)
-        size += len(section)
+    sections = (
+        _details(repository, diff.generated_at, images_per_repository)
+        for repository in diff.repositories
+        if repository.changes
+    )
+    parts, left_out = within_budget(["\n".join(head), _summary_table(diff.repositories)], sections, budget)
     if left_out:
         parts.append(f"_{plural(left_out, 'more repository', 'more repositories')} changed: see the job log._\n")
     return "\n".join(parts)
