@@ -34,12 +34,12 @@ def within_budget(head: Sequence[str], sections: Iterable[str], budget: int) -> 
     """`head` whole, then each section that still fits under `budget` characters (with room for the closing line the
     caller adds), and how many were left out."""
     parts = list(head)
-    size = sum(map(len, parts))
+    size = sum(len(part) + 1 for part in parts)  # each part and the newline that joins it
     left_out = 0
     for section in sections:
-        if size + len(section) > budget - 200:
+        if size + len(section) + 1 > budget - 200:
             left_out += 1
             continue
         parts.append(section)
-        size += len(section)
+        size += len(section) + 1
     return parts, left_out
