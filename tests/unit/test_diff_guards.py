@@ -148,6 +148,8 @@ def test_a_stricter_change_over_max_delete_fraction_counts_what_the_rules_decide
     ]
     table = "\n".join(diff_table_lines(diff))
     assert "the new rules remove 8 here (the old ones 2, which a run removes today)" in table
+    assert "keep -> delete  keep: keep-newest" in table
+    assert "delete, skipped now: delete-rule [policies[0].rules[0]]" in table
     assert "app: now SKIPPED" in diff_markdown(diff)
 
 

@@ -167,13 +167,14 @@ def _change_counts(changes: Sequence[ImageChange]) -> str:
     return ", ".join(parts)
 
 
+_HELD = {"max_delete_fraction": ", skipped now", "blocked": ", blocked now"}
+
+
 def fate_text(fate: Fate, width: int = MAX_REASON_WIDTH) -> str:
-    """The action and its main reason; a skipped repository's image names the skip, then what it stands in for."""
-    main = fate.main_reason
-    text = describe_reason(main)
-    if main.kind in ("blocked", "skipped") and len(fate.reasons) > 1:
-        text = f"{main.kind} | {describe_reason(fate.reasons[1])}"
-    return clip(f"{fate.action}: {text}", width)
+    """The action the rules decide and its main reason; a removal that a brake holds back today says so (`delete,
+    skipped now: ...`): the plans of a diff are made with the brakes off, so no reason is a skip or a block."""
+    held = _HELD[fate.held_by] if fate.held_by else ""
+    return clip(f"{fate.action}{held}: {describe_reason(fate.main_reason)}", width)
 
 
 def change_row(change: ImageChange, now: datetime) -> tuple[str, ...]:
