@@ -92,7 +92,7 @@ def _cluster_name(name: str) -> str:
         ) from None
 
 
-def _out_path(text: str, kubeconfig: str | None) -> Path:
+def _out_path(text: str, kubeconfig: str | None = None) -> Path:
     """The --out file, checked before the kubeconfig is read: listing a large cluster takes minutes. Never a
     kubeconfig the export reads (--kubeconfig, each path of KUBECONFIG, or ~/.kube/config)."""
     from ecr_retention.exporter.storage import check_manifest_path
