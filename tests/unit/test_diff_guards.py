@@ -209,3 +209,33 @@ def test_a_run_blocked_under_the_old_rules_only_is_named() -> None:
         line.startswith("note: under the old rules a run on these inputs would delete nothing") for line in lines
     )
     assert "a run on these inputs removes 2 images now (0 under the old rules)" in headline(diff)
+
+
+def test_an_archived_image_the_new_rules_delete_after_the_quarantine_is_counted_not_hidden() -> None:
+    """Under a quarantine, an archived image the rules remove is kept until it has been archived long enough: the new
+    rules decide its deletion today, and it goes when the quarantine ends."""
+    archived = repository(
+        "app",
+        image("a1", "pr-1", archived_ago=timedelta(days=2)),
+        image("a2", "pr-2", archived_ago=timedelta(days=3)),
+        image("v1", "v1"),
+    )
+    base = config([VERSIONS], quarantine="30d")
+    new = config([VERSIONS, {"delete": {"tags": ["pr-*"], "older_than": "30d"}}], quarantine="30d")
+    diff = diff_rules(base, new, snapshot(archived), Inventory(), NOW)
+    (app,) = diff.repositories
+    assert [(c.before.action, c.after.action, c.after.held_by) for c in app.changes] == [
+        ("keep", "delete", "quarantine"),
+        ("keep", "delete", "quarantine"),
+    ]
+    assert {change.after.action_now for change in app.changes} == {"keep"}
+    assert headline(diff).startswith(
+        "this change deletes 2 more images (200.0 MiB) in 1 repository; no in-use image changes fate; but 2 images "
+        "the new rules newly delete wait in the quarantine: a run on these inputs removes 1 image now (1 under the "
+        "old rules); what the rules decide beyond that waits only for the end of its safety.quarantine"
+    )
+    assert "delete, after the quarantine: quarantine" in "\n".join(diff_table_lines(diff))
+    assert breaches(parse_conditions(["deletions-increase"]), diff) == [
+        "deletions-increase: the new rules remove 3 images, the old ones 1 (judged on what the rules decide, with the "
+        "brakes off; a run on these inputs removes 1 now under the new rules, 1 under the old)"
+    ]

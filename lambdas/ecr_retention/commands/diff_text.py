@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
+from ecr_retention.commands.diff_brakes import blocked_notes, brakes_clause, markdown_brake_notes, skip_notes
 from ecr_retention.commands.markdown import MARKDOWN_BUDGET, md, plural, within_budget
 from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.rules_diff import Fate, ImageChange, RepositoryDiff, RulesDiff, Side
+from ecr_retention.domain.rules_diff import Fate, ImageChange, RepositoryDiff, RulesDiff
 from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.tables import clip, describe_reason, format_rows, printable
 
@@ -42,55 +43,6 @@ def headline(diff: RulesDiff) -> str:
     text += "; " + ("no in-use image changes fate" if not in_use else f"{plural(in_use, 'in-use image')} change fate")
     held = brakes_clause(diff)
     return f"{text}; {held}" if held else text
-
-
-def brakes_clause(diff: RulesDiff) -> str | None:
-    """What happens now, when a brake holds back what the rules decide: the counts above are the rules' decisions
-    (a brake is not a decision), and this says what a run on these inputs removes today, and why the rest waits."""
-    brakes, lifts = _brakes(diff)
-    if not brakes:
-        return None
-    totals = diff.totals
-    return (
-        f"but {_and(brakes)}: a run on these inputs removes {totals.removals_after_now} images now "
-        f"({totals.removals_before_now} under the old rules); what the rules decide beyond that waits only for "
-        f"{' or '.join(lifts)}"
-    )
-
-
-def _brakes(diff: RulesDiff) -> tuple[list[str], list[str]]:
-    """The brakes that hold back removals of the changed repositories on either side, and what lifts them."""
-    brakes, lifts = [], []
-    if diff.blocked or diff.blocked_before:
-        brakes.append(f"a run under the {'new' if diff.blocked else 'old'} rules is blocked on these inputs")
-        lifts.append("fresh manifests")
-    skips = _skips(diff)
-    if skips:
-        brakes += skips
-        lifts.append("a share under max_delete_fraction or a raised limit")
-    return brakes, lifts
-
-
-def _skips(diff: RulesDiff) -> list[str]:
-    """The max_delete_fraction guard on each side, where the run is not blocked anyway."""
-    now, then = _skipping(diff, "after"), _skipping(diff, "before")
-    skips = [f"the max_delete_fraction guard skips {_names(now, 'after')} under the new rules"] if now else []
-    guard = "it" if now else "the max_delete_fraction guard"
-    return skips + ([f"{guard} skipped {_names(then, 'before')} under the old rules"] if then else [])
-
-
-def _skipping(diff: RulesDiff, side: Side) -> list[RepositoryDiff]:
-    if diff.blocked if side == "after" else diff.blocked_before:
-        return []  # nothing goes anywhere on that side: the block says it
-    return [repository for repository in diff.repositories if repository.skip_holds(side)]
-
-
-def _names(repositories: Sequence[RepositoryDiff], side: str) -> str:
-    names = [
-        f"{repository.repository_name} ({getattr(repository, 'removals_' + side)} removals)"
-        for repository in repositories
-    ]
-    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _spared_from(diff: RulesDiff) -> str:
@@ -129,29 +81,6 @@ def repository_line(repository: RepositoryDiff) -> str:
     return line + "".join(f"; {note}" for note in skip_notes(repository))
 
 
-def skip_notes(repository: RepositoryDiff) -> list[str]:
-    """The max_delete_fraction guard on each side, with both figures: what the rules remove here, and what a run
-    removes now."""
-    before, after = repository.skipped_before, repository.skipped_after
-    if after and not before:
-        return [
-            f"now SKIPPED: {after}; the new rules remove {repository.removals_after} here (the old ones "
-            f"{repository.removals_before}, which a run removes today): they go the day the share falls under the "
-            "limit or someone raises it"
-        ]
-    if before and not after:
-        return [
-            f"no longer skipped (was: {before}); a run removes {repository.removals_after_now} here now "
-            f"(the old rules remove {repository.removals_before}, held back by the guard)"
-        ]
-    if before and after:
-        return [
-            f"SKIPPED under both rules ({after}); the new rules remove {repository.removals_after} here, the old "
-            f"{repository.removals_before}, and a run removes none of them until the share falls under the limit"
-        ]
-    return []
-
-
 def _change_counts(changes: Sequence[ImageChange]) -> str:
     removed = [change for change in changes if change.removes_more]
     spared = [change for change in changes if change.spared]
@@ -167,7 +96,7 @@ def _change_counts(changes: Sequence[ImageChange]) -> str:
     return ", ".join(parts)
 
 
-_HELD = {"max_delete_fraction": ", skipped now", "blocked": ", blocked now"}
+_HELD = {"max_delete_fraction": ", skipped now", "blocked": ", blocked now", "quarantine": ", after the quarantine"}
 
 
 def fate_text(fate: Fate, width: int = MAX_REASON_WIDTH) -> str:
@@ -207,10 +136,7 @@ def _notes(diff: RulesDiff) -> Iterator[str]:
     line = inputs_line(diff)
     if line is not None:
         yield line
-    for blocker in diff.blocked:
-        yield printable(f"note: a run on these inputs would delete nothing ({blocker}); the diff compares the rules")
-    for blocker in (blocker for blocker in diff.blocked_before if blocker not in diff.blocked):
-        yield printable(f"note: under the old rules a run on these inputs would delete nothing ({blocker})")
+    yield from (printable(f"note: {note}") for note in blocked_notes(diff))
 
 
 # --- Markdown, for a pull-request comment and the job summary.
@@ -243,22 +169,10 @@ def _markdown_notes(diff: RulesDiff, breached: Sequence[str]) -> list[str]:
     line = inputs_line(diff)
     if line is not None:
         notes.append(f"- {md(line)}")
-    notes += _markdown_brake_notes(diff)
+    notes += markdown_brake_notes(diff, MAX_SUMMARY_ROWS)
     notes += [f"- warning: {md(warning)}" for warning in diff.warnings[:10]]
     notes += [f"- :x: **fails** `--fail-on` {md(reason)}" for reason in breached]
     return [*notes, ""] if notes else []
-
-
-def _markdown_brake_notes(diff: RulesDiff) -> list[str]:
-    """What blocks a run on either side, and each repository the max_delete_fraction guard skips on either side."""
-    old_only = [blocker for blocker in diff.blocked_before if blocker not in diff.blocked]
-    notes = [f"- :warning: a run on these inputs would delete nothing: {md(blocker)}" for blocker in diff.blocked]
-    notes += [f"- :warning: under the old rules a run on these inputs would delete nothing: {md(b)}" for b in old_only]
-    return notes + [
-        f"- :warning: {md(repository.repository_name)}: {md(note)}"
-        for repository in diff.repositories[:MAX_SUMMARY_ROWS]
-        for note in skip_notes(repository)
-    ]
 
 
 def _summary_table(repositories: Sequence[RepositoryDiff]) -> str:

@@ -51,8 +51,9 @@ CHANGE_ORDER: tuple[ChangeKind, ...] = (
 )
 Management = Literal["starts", "stops"]
 # What holds a removal the rules decide back in a run on these inputs: the run is blocked (a missing, stale or
-# unreadable manifest, unreadable replication rules), or the repository is over max_delete_fraction.
-Brake = Literal["blocked", "max_delete_fraction"]
+# unreadable manifest, unreadable replication rules), the repository is over max_delete_fraction, or the image waits in
+# the quarantine (archived, deleted once archived longer than safety.quarantine; or ECR does not say since when).
+Brake = Literal["blocked", "max_delete_fraction", "quarantine"]
 Side = Literal["before", "after"]
 
 
@@ -255,10 +256,10 @@ def diff_repository(
     changes = [
         image_change(after.repository_name, old[decision.image_digest], decision, brakes)
         for decision in after.images
-        if old[decision.image_digest].action != decision.action
+        if rules_action(old[decision.image_digest]) != rules_action(decision)
     ]
     changes.sort(key=lambda change: CHANGE_ORDER.index(change.change))  # stable: newest first within a kind
-    removed = (removals((before,)), removals((after,)))
+    removed = (rules_removals(before), rules_removals(after))
     return RepositoryDiff(
         repository_name=after.repository_name,
         policy_before=before.policy,
@@ -268,9 +269,33 @@ def diff_repository(
         changes=tuple(changes),
         removals_before=removed[0],
         removals_after=removed[1],
-        removals_before_now=0 if brakes[0] else removed[0],
-        removals_after_now=0 if brakes[1] else removed[1],
+        removals_before_now=0 if brakes[0] else removals((before,)),
+        removals_after_now=0 if brakes[1] else removals((after,)),
     )
+
+
+def waits_in_quarantine(decision: Decision) -> bool:
+    """An archived image the rules remove, kept by the quarantine until it has been archived long enough (its first
+    reason is the quarantine's: a protection would come first, and a plan with the brakes off has no block or skip)."""
+    return decision.action == "keep" and bool(decision.reasons) and decision.reasons[0].kind == "quarantine"
+
+
+def rules_action(decision: Decision) -> Action:
+    """What the rules decide: a removal the quarantine postpones is a deletion."""
+    return "delete" if waits_in_quarantine(decision) else decision.action
+
+
+def rules_removals(plan: RepositoryPlan) -> int:
+    return sum(1 for decision in plan.images if decision.removes or waits_in_quarantine(decision))
+
+
+def rules_fate(decision: Decision, brake: Brake | None) -> Fate:
+    """One side's fate: what the rules decide, and the brake that holds a removal back today (the block holds all)."""
+    if waits_in_quarantine(decision):
+        return Fate(
+            action="delete", reasons=decision.reasons, held_by="blocked" if brake == "blocked" else "quarantine"
+        )
+    return Fate(action=decision.action, reasons=decision.reasons, held_by=brake if decision.removes else None)
 
 
 def image_change(
@@ -284,8 +309,8 @@ def image_change(
         image_pushed_at=after.image_pushed_at,
         image_size_in_bytes=after.image_size_in_bytes,
         in_use=in_use,
-        before=Fate(action=before.action, reasons=before.reasons, held_by=brakes[0] if before.removes else None),
-        after=Fate(action=after.action, reasons=after.reasons, held_by=brakes[1] if after.removes else None),
+        before=rules_fate(before, brakes[0]),
+        after=rules_fate(after, brakes[1]),
     )
 
 
