@@ -147,7 +147,7 @@ def test_a_stricter_change_over_max_delete_fraction_counts_what_the_rules_decide
         "run on these inputs removes 0 now under the new rules, 2 under the old)",
     ]
     table = "\n".join(diff_table_lines(diff))
-    assert "the new rules remove 8 here (the old ones 2, which a run removes today)" in table
+    assert "the new rules remove 8 here (the old ones 2; a run removes 2 here today)" in table
     assert "keep -> delete  keep: keep-newest" in table
     assert "delete, skipped now: delete-rule [policies[0].rules[0]]" in table
     assert "app: now SKIPPED" in diff_markdown(diff)

@@ -74,8 +74,8 @@ def skip_notes(repository: RepositoryDiff) -> list[str]:
     if after and not before:
         return [
             f"now SKIPPED: {after}; the new rules remove {repository.removals_after} here (the old ones "
-            f"{repository.removals_before}, which a run removes today): they go the day the share falls under the "
-            "limit or someone raises it"
+            f"{repository.removals_before}; a run removes {repository.removals_before_now} here today): they go the "
+            "day the share falls under the limit or someone raises it"
         ]
     if before and not after:
         return [
