@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -132,6 +133,41 @@ def check_output_file(path: Path, option: str) -> None:
         raise InputError(f"{option}: directory {parent} does not exist")
     if not os.access(parent, os.W_OK):
         raise InputError(f"{option}: directory {parent} is not writable")
+
+
+InputPaths = Mapping[str, str | Path | None]
+
+
+def check_not_an_input(path: Path, option: str, *, files: InputPaths, directories: InputPaths | None = None) -> None:
+    """Refuse an output that would overwrite one of the command's inputs, however it is named: another spelling of
+    the path, a symbolic link to it, a hard link (the same device and inode). `files` and `directories` map each
+    input's option to its path (None: not given); a file written into an input directory (`--manifests`, whose every
+    .json is read as an in-use manifest) would be read as one the next time. One line, exit 2, nothing written."""
+    target, identity = Path(os.path.realpath(path)), _identity(path)
+    for name, value in files.items():
+        if value is not None and (Path(os.path.realpath(value)) == target or _same(identity, _identity(value))):
+            raise InputError(f"{option}: {path} is the {name} file this command reads; name another file")
+    for name, value in (directories or {}).items():
+        if value is None:
+            continue
+        if Path(os.path.realpath(value)) == target.parent or _same(_identity(target.parent), _identity(value)):
+            raise InputError(
+                f"{option}: {path} is in the {name} directory {value}, where every .json file is read as an in-use "
+                "manifest; name a file elsewhere"
+            )
+
+
+def _identity(path: str | Path) -> tuple[int, int] | None:
+    """The device and inode of what the path names (through symbolic links), or None when nothing is there."""
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return status.st_dev, status.st_ino
+
+
+def _same(one: tuple[int, int] | None, other: tuple[int, int] | None) -> bool:
+    return one is not None and one == other
 
 
 def check_replaceable(path: Path, option: str) -> None:

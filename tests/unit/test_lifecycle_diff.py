@@ -63,3 +63,86 @@ def test_bucket_needs_a_repository(capsys: pytest.CaptureFixture[str]) -> None:
     args[2], args[4] = str(LIFECYCLE / "policy-fixed.json"), str(LIFECYCLE / "policy-fixed.json")
     assert main(args) == 2
     assert "--repository: required with --bucket" in capsys.readouterr().err
+
+
+def test_markdown_is_the_pull_request_comment_and_fails_as_the_table_does(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        lifecycle_diff(
+            "policy-fixed.json",
+            "policy-incident.json",
+            "--manifests",
+            str(LIFECYCLE / "in-use"),
+            "--format",
+            "markdown",
+        )
+    )
+    assert code == 1
+    assert capsys.readouterr().out == (
+        "### Lifecycle policy review for app\n\n"
+        "**this policy change expires 1 more image; 1 of them run: dev/dev/Deployment/app**\n\n"
+        "- :x: **fails**: the change expires or archives 1 image a workload runs\n\n"
+        "| image | age | size | before | after | runs in |\n"
+        "|---|---:|---:|---|---|---|\n"
+        "| dev,1.12.350-dev `55a34b79a020` | 26d | 46.5 MiB | - | EXPIRE (rule 1) | dev/dev/Deployment/app |\n"
+    )
+
+
+def hostile_images(tmp_path: Path, count: int) -> str:
+    """Images whose tags try Markdown, HTML and a mention; and one image index whose manifest the file lacks."""
+    details = [
+        {
+            "imageDigest": f"sha256:{n:064x}",
+            "imageTags": [f"v{n}_*x*|<b>@{'y' * 30}"],
+            "imagePushedAt": f"2026-0{1 + n % 9}-01T00:00:00Z",
+            "imageSizeInBytes": 1000,
+        }
+        for n in range(count)
+    ]
+    details[0]["imageManifestMediaType"] = "application/vnd.oci.image.index.v1+json"
+    (tmp_path / "images.json").write_text(json.dumps({"imageDetails": details, "repositoryName": "app"}))
+    return str(tmp_path / "images.json")
+
+
+def test_markdown_is_bounded_inert_and_says_what_it_cannot_evaluate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "keep-all.json").write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {
+                        "rulePriority": 1,
+                        "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 9999},
+                        "action": {"type": "expire"},
+                    }
+                ]
+            }
+        )
+    )
+    (tmp_path / "keep-1.json").write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {
+                        "rulePriority": 1,
+                        "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 1},
+                        "action": {"type": "expire"},
+                    }
+                ]
+            }
+        )
+    )
+    arguments = ["lifecycle-diff", "--base", str(tmp_path / "keep-all.json"), "--policy", str(tmp_path / "keep-1.json")]
+    arguments += ["--images", hostile_images(tmp_path, 3000), "--now", NOW, "--format", "markdown"]
+    assert main([*arguments, "--images-per-repository", "2000"]) == 0
+    text = capsys.readouterr().out
+    assert len(text) <= 60_000
+    assert "more changed images: see the job log" in text
+    assert "<b>" not in text
+    assert "@&#8203;yyy" in text
+    assert "\\|&lt;b&gt;" in text
+    assert "1 image indexes have no manifest in the images file" in text
+    assert main([*arguments, "--format", "table"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("warning: 1 image indexes have no manifest")

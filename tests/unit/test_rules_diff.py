@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -199,3 +200,13 @@ def test_a_policy_for_repositories_the_inputs_lack_is_named_not_silently_empty()
         "policies[1] (team-x/*) matches no repository of these inputs, so its effect is not shown: review it on a "
         "snapshot of those repositories (ecr-retention snapshot --repositories ...)",
     )
+
+
+def test_markdown_mentions_nobody_whatever_the_rules_file_says() -> None:
+    """A rule's description is the rules author's text: `@user` and `@org/team` in it must not notify anyone when the
+    comment is posted. GitHub renders `@&#8203;user` as the plain text `@user`, and no mention."""
+    described = {"delete": {"tags": ["*"], "older_than": "30d"}, "description": "cc @platform-team and @acme/sre"}
+    diff = diff_of(config([VERSIONS]), config([described]))
+    text = diff_markdown(diff)
+    assert "cc @&#8203;platform-team and @&#8203;acme/sre" in text
+    assert re.search(r"@(?!&#8203;)", text) is None  # no other @ left

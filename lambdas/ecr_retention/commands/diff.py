@@ -22,7 +22,9 @@ def register(subparsers: Any) -> None:
         help="what a rules change changes: the images whose action differs between two rules files",
         description="Plans --base (the rules as they are) and --config (as the change makes them) on the same "
         "snapshot, manifests and time, and prints only the images whose action changes, with the reasons before and "
-        "after. Exit 0, or 1 when a --fail-on condition holds; 2 on bad input. Deletes nothing.",
+        "after. Both are planned with the brakes off: what a blocked run or a repository over max_delete_fraction "
+        "keeps today is counted as what the rules decide, and the output says what a run removes now. "
+        "Exit 0, or 1 when a --fail-on condition holds; 2 on bad input. Deletes nothing.",
     )
     parser.add_argument("--config", required=True, help="the rules file as the change makes it")
     parser.add_argument("--base", required=True, help="the rules file as it is (the base branch's)")
@@ -35,7 +37,9 @@ def register(subparsers: Any) -> None:
         nargs="+",
         default=[],
         metavar="CONDITION",
-        help="exit 1 when it holds: deletions-increase, deletions-over N, bytes-over SIZE (500MiB, 2GB); repeatable",
+        help="exit 1 when it holds: deletions-increase, deletions-over N, bytes-over SIZE (500MiB, 2GB); judged on "
+        "what the rules decide, with the brakes off (the FAIL line says so when a brake holds removals back); "
+        "repeatable",
     )
     parser.add_argument(
         "--images-per-repository",

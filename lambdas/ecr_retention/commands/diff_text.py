@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
+from ecr_retention.commands.diff_brakes import blocked_notes, brakes_clause, markdown_brake_notes, skip_notes
+from ecr_retention.commands.markdown import MARKDOWN_BUDGET, md, plural, within_budget
 from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.rules_diff import Fate, ImageChange, RepositoryDiff, RulesDiff
@@ -17,15 +17,8 @@ from ecr_retention.tables import clip, describe_reason, format_rows, printable
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "CHANGE", "BEFORE", "AFTER")
 MAX_REASON_WIDTH = 70
 MARKDOWN_REASON_WIDTH = 140  # a comment wraps its cells: room for the whole reason
-# GitHub refuses a comment over 65,536 characters; the rest of the budget is the workflow's marker and header.
-MARKDOWN_BUDGET = 60_000
 DEFAULT_IMAGES_PER_REPOSITORY = 20
 MAX_SUMMARY_ROWS = 50
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # parentheses are inert once brackets are escaped
-
-
-def plural(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
 def headline(diff: RulesDiff) -> str:
@@ -47,9 +40,9 @@ def headline(diff: RulesDiff) -> str:
         parts.append(f"deletes {totals.deleted_instead} that were to be archived")
     text = "this change " + _and(parts) if parts else "this change changes no image's fate"
     in_use = totals.in_use_changed
-    return f"{text}; " + (
-        "no in-use image changes fate" if not in_use else f"{plural(in_use, 'in-use image')} change fate"
-    )
+    text += "; " + ("no in-use image changes fate" if not in_use else f"{plural(in_use, 'in-use image')} change fate")
+    held = brakes_clause(diff)
+    return f"{text}; {held}" if held else text
 
 
 def _spared_from(diff: RulesDiff) -> str:
@@ -85,11 +78,7 @@ def repository_line(repository: RepositoryDiff) -> str:
         head = f"{name} ({repository.policy_after})"
     counts = _change_counts(repository.changes)
     line = f"{head}: {counts}" if counts else head
-    if repository.skipped_after and not repository.skipped_before:
-        line += f"; now SKIPPED: {repository.skipped_after}"
-    if repository.skipped_before and not repository.skipped_after:
-        line += f"; no longer skipped (was: {repository.skipped_before})"
-    return line
+    return line + "".join(f"; {note}" for note in skip_notes(repository))
 
 
 def _change_counts(changes: Sequence[ImageChange]) -> str:
@@ -107,13 +96,14 @@ def _change_counts(changes: Sequence[ImageChange]) -> str:
     return ", ".join(parts)
 
 
+_HELD = {"max_delete_fraction": ", skipped now", "blocked": ", blocked now", "quarantine": ", after the quarantine"}
+
+
 def fate_text(fate: Fate, width: int = MAX_REASON_WIDTH) -> str:
-    """The action and its main reason; a skipped repository's image names the skip, then what it stands in for."""
-    main = fate.main_reason
-    text = describe_reason(main)
-    if main.kind in ("blocked", "skipped") and len(fate.reasons) > 1:
-        text = f"{main.kind} | {describe_reason(fate.reasons[1])}"
-    return clip(f"{fate.action}: {text}", width)
+    """The action the rules decide and its main reason; a removal that a brake holds back today says so (`delete,
+    skipped now: ...`): the plans of a diff are made with the brakes off, so no reason is a skip or a block."""
+    held = _HELD[fate.held_by] if fate.held_by else ""
+    return clip(f"{fate.action}{held}: {describe_reason(fate.main_reason)}", width)
 
 
 def change_row(change: ImageChange, now: datetime) -> tuple[str, ...]:
@@ -146,16 +136,10 @@ def _notes(diff: RulesDiff) -> Iterator[str]:
     line = inputs_line(diff)
     if line is not None:
         yield line
-    for blocker in diff.blocked:
-        yield printable(f"note: a run on these inputs would delete nothing ({blocker}); the diff compares the rules")
+    yield from (printable(f"note: {note}") for note in blocked_notes(diff))
 
 
 # --- Markdown, for a pull-request comment and the job summary.
-
-
-def md(text: str) -> str:
-    """Text from a snapshot or a rules file, inert in Markdown: no control character, no HTML, no markup."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(printable(text), quote=False))
 
 
 def diff_markdown(
@@ -169,16 +153,12 @@ def diff_markdown(
     images of each repository in a collapsed section with the count of the rest. Sections that would take the text
     past `budget` characters are left out and counted."""
     head = [f"### Retention rules review\n\n**{md(headline(diff))}**\n", *_markdown_notes(diff, breached)]
-    parts = ["\n".join(head), _summary_table(diff.repositories)]
-    size = sum(map(len, parts))
-    left_out = 0
-    for repository in (repository for repository in diff.repositories if repository.changes):
-        section = _details(repository, diff.generated_at, images_per_repository)
-        if size + len(section) > budget - 200:
-            left_out += 1
-            continue
-        parts.append(section)
-        size += len(section)
+    sections = (
+        _details(repository, diff.generated_at, images_per_repository)
+        for repository in diff.repositories
+        if repository.changes
+    )
+    parts, left_out = within_budget(["\n".join(head), _summary_table(diff.repositories)], sections, budget)
     if left_out:
         parts.append(f"_{plural(left_out, 'more repository', 'more repositories')} changed: see the job log._\n")
     return "\n".join(parts)
@@ -189,7 +169,7 @@ def _markdown_notes(diff: RulesDiff, breached: Sequence[str]) -> list[str]:
     line = inputs_line(diff)
     if line is not None:
         notes.append(f"- {md(line)}")
-    notes += [f"- :warning: a run on these inputs would delete nothing: {md(blocker)}" for blocker in diff.blocked]
+    notes += markdown_brake_notes(diff, MAX_SUMMARY_ROWS)
     notes += [f"- warning: {md(warning)}" for warning in diff.warnings[:10]]
     notes += [f"- :x: **fails** `--fail-on` {md(reason)}" for reason in breached]
     return [*notes, ""] if notes else []

@@ -14,6 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import ClusterName, manifest_key
 from ecr_retention.layout import IN_USE_PREFIX
+from ecr_retention.loading import check_not_an_input
 
 DEFAULT_PREFIX = IN_USE_PREFIX
 _BUCKET_NAME = re.compile(r"[a-zA-Z0-9._-]{1,255}")
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None:
         if args.prefix is not None:
             raise InputError("--prefix applies to --bucket, not to --out")
-        destination = FileDestination(_out_path(args.out))
+        destination = FileDestination(_out_path(args.out, args.kubeconfig))
     else:
         destination = S3Destination(_bucket_name(args.bucket), _bucket_key(cluster, args.prefix), new_s3_client())
     lister = ClusterLister(connect(args.kubeconfig, args.context), page_size=args.page_size or DEFAULT_PAGE_SIZE)
@@ -91,9 +92,11 @@ def _cluster_name(name: str) -> str:
         ) from None
 
 
-def _out_path(text: str) -> Path:
-    """The --out file, checked before the kubeconfig is read: listing a large cluster takes minutes."""
+def _out_path(text: str, kubeconfig: str | None = None) -> Path:
+    """The --out file, checked before the kubeconfig is read: listing a large cluster takes minutes. Never a
+    kubeconfig the export reads (--kubeconfig, each path of KUBECONFIG, or ~/.kube/config)."""
     from ecr_retention.exporter.storage import check_manifest_path
+    from ecr_retention.kube.client import DEFAULT_KUBECONFIG
 
     label = f"--out {text!r}"
     if not text.strip():
@@ -103,6 +106,9 @@ def _out_path(text: str) -> Path:
     if text.endswith(("/", os.sep)) and not path.is_dir():
         raise InputError(f"{label}: ends with '/', so it names a directory, not a file")
     check_manifest_path(path, label)
+    paths = (kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG).split(os.pathsep)
+    for kubeconfig_path in (os.path.expanduser(one) for one in paths if one):
+        check_not_an_input(path, "--out", files={"kubeconfig": kubeconfig_path})
     return path
 
 

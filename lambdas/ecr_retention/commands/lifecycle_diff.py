@@ -8,18 +8,15 @@ import json
 import sys
 from typing import Any
 
+from ecr_retention.commands.lifecycle_diff_text import DEFAULT_IMAGES_LISTED, lifecycle_markdown, table_lines
 from ecr_retention.commands.lifecycle_preview import RepositoryImages, chosen_repository, load_images, load_policy
 from ecr_retention.commands.registry_inputs import inputs_from_bucket
-from ecr_retention.domain.digests import short_digest
-from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use import InUseIndex
 from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.lifecycle_diff import LifecycleDiff, LifecycleFate, diff_lifecycle, lifecycle_headline
+from ecr_retention.domain.lifecycle_diff import diff_lifecycle
 from ecr_retention.domain.replication import NO_REPLICATION
-from ecr_retention.domain.sizes import human_bytes
 from ecr_retention.loading import load_manifests, parse_now
-from ecr_retention.tables import format_rows, printable
 
 
 def register(subparsers: Any) -> None:
@@ -28,7 +25,8 @@ def register(subparsers: Any) -> None:
         help="what a native lifecycle policy change newly expires or archives, and which of those images run",
         description="Evaluates --base (the policy as it is) and --policy (as the change makes it) with ECR's "
         "semantics on the same images and time, and prints the images whose fate changes, with the workloads "
-        "that run them. Exit 0, 1 when the change expires or archives an image a workload runs, 2 on bad input.",
+        "that run them. Native policies have no brake (ECR acts within a day), so what the policy decides is what "
+        "happens. Exit 0, 1 when the change expires or archives an image a workload runs, 2 on bad input.",
     )
     parser.add_argument("--policy", required=True, help="the lifecycle policy JSON as the change makes it")
     parser.add_argument("--base", required=True, help="the lifecycle policy JSON as it is")
@@ -38,12 +36,26 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--repository", help="the repository (required with --bucket, or a snapshot of several)")
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --images")
     parser.add_argument("--now", help="evaluate as of this ISO 8601 time (default: the current time)")
-    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--format",
+        choices=("table", "json", "markdown"),
+        default="table",
+        help="markdown: the pull-request comment, bounded and escaped as diff's",
+    )
+    parser.add_argument(
+        "--images-per-repository",
+        type=int,
+        default=DEFAULT_IMAGES_LISTED,
+        metavar="N",
+        help=f"markdown: the changed images listed, running ones first (default {DEFAULT_IMAGES_LISTED})",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     new, base = load_policy(args.policy), load_policy(args.base)
+    if args.images_per_repository < 0:
+        raise InputError("--images-per-repository: must not be negative")
     now = parse_now(args.now)
     found, inventory = images_and_inventory(args)
     name = found.repository_name or new.repository_name
@@ -55,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(diff.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(lifecycle_markdown(diff, images_listed=args.images_per_repository))
     else:
         sys.stdout.writelines(f"{line}\n" for line in table_lines(diff))
     return 1 if diff.running_removed else 0
@@ -78,27 +92,3 @@ def images_and_inventory(args: argparse.Namespace) -> tuple[RepositoryImages, In
         replication=inputs.snapshot.replication,
     )
     return found, inputs.inventory
-
-
-def fate_text(fate: LifecycleFate) -> str:
-    return "-" if fate.action is None else f"{fate.action} (rule {fate.rule_priority or 'cascade'})"
-
-
-def table_lines(diff: LifecycleDiff) -> list[str]:
-    lines = [printable(lifecycle_headline(diff))]
-    if diff.changes:
-        rows = [("DIGEST", "TAGS", "AGE", "SIZE", "BEFORE", "AFTER", "RUNS IN")]
-        rows += [
-            (
-                short_digest(change.image_digest),
-                ",".join(change.image_tags) or "<untagged>",
-                humanize_age(diff.generated_at - change.image_pushed_at),
-                human_bytes(change.image_size_in_bytes),
-                fate_text(change.before),
-                fate_text(change.after),
-                ", ".join(change.running) or "-",
-            )
-            for change in diff.changes
-        ]
-        lines += ["", *format_rows(rows)]
-    return lines

@@ -35,7 +35,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = output_file(args)
+    out = output_file(
+        args,
+        inputs={"--config": args.config, "--snapshot": args.snapshot},
+        input_directories={"--manifests": args.manifests},
+    )
     config = load_config(args.config)
     now = parse_now(args.now)
     inputs = load_inputs(args)

@@ -17,7 +17,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.report import RunReport
-from ecr_retention.loading import check_replaceable, open_beside
+from ecr_retention.loading import InputPaths, check_not_an_input, check_replaceable, open_beside
 from ecr_retention.tables import printable
 
 FORMATS = ("table", "json", "html", "csv")
@@ -34,8 +34,11 @@ def add_format_arguments(parser: Any) -> None:
     parser.add_argument("--out", metavar="FILE", help="where --format html or csv writes (replaced if it exists)")
 
 
-def output_file(args: argparse.Namespace) -> Path | None:
-    """The file --format html|csv writes, checked; None for table and json. Raises InputError (exit 2)."""
+def output_file(
+    args: argparse.Namespace, *, inputs: InputPaths, input_directories: InputPaths | None = None
+) -> Path | None:
+    """The file --format html|csv writes, checked, never one of the command's `inputs` (or a file in one of its
+    `input_directories`); None for table and json. Raises InputError (exit 2)."""
     if args.format not in FILE_FORMATS:
         if args.out is not None:
             raise InputError(f"--out is for --format html or csv; --format {args.format} prints to standard output")
@@ -48,6 +51,7 @@ def output_file(args: argparse.Namespace) -> Path | None:
     check_replaceable(path, "--out")
     if not path.parent.is_dir():
         raise InputError(f"--out: directory {path.parent} does not exist")
+    check_not_an_input(path, "--out", files=inputs, directories=input_directories)
     return path
 
 

@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = output_file(args)  # before the run: wrong arguments delete nothing
+    out = output_file(args, inputs={"--config": args.config})  # before the run: wrong arguments delete nothing
     config = load_config(args.config)
     bucket = bucket_name(args.bucket)
     topic = topic_arn(args.topic_arn) if args.topic_arn else None

@@ -11,7 +11,7 @@ from typing import Any
 from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors, bucket_name
 from ecr_retention.domain.errors import InputError
 from ecr_retention.layout import MEMORY_FILE
-from ecr_retention.loading import check_output_file, write_file_atomically
+from ecr_retention.loading import check_not_an_input, check_output_file, write_file_atomically
 from ecr_retention.ports import ReplicationUnreadable
 from ecr_retention.services.inventory import inventory_objects
 from ecr_retention.services.replication import GRANT
@@ -40,6 +40,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_output_file(args.out, "--out")
+    # plan --manifests reads every .json of the directory the inventory is recorded into: the snapshot is none
+    check_not_an_input(args.out, "--out", files={}, directories={"--manifests": args.manifests})
     if (args.bucket is None) != (args.manifests is None):
         raise InputError("--bucket and --manifests go together: the inventory is recorded into the directory")
     if args.manifests is not None:

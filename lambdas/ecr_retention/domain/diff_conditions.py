@@ -3,6 +3,11 @@
 - `deletions-increase`: the new rules remove (delete or archive) more images in all than the old ones.
 - `deletions-over N`: the change newly removes more than N images.
 - `bytes-over SIZE`: the images the change newly removes hold more than SIZE (`500MiB`, `2GB`, `1.5 GiB`, bytes).
+
+Each judges what the rules decide, with the brakes off: a repository over `max_delete_fraction` and a blocked run keep
+their images today, but those removals happen the day the share falls under the limit, someone raises it, or the
+manifests are fresh again. A brake is not a decision; when one holds anything back, the reason says which figure was
+judged and what a run on these inputs removes now.
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ class FailOn:
 
     def breach(self, diff: RulesDiff) -> str | None:
         """Why the condition holds for this diff, or None when it does not."""
+        reason = self._holds(diff)
+        return None if reason is None else reason + judged_figure(diff)
+
+    def _holds(self, diff: RulesDiff) -> str | None:
         totals = diff.totals
         more = totals.removed_more
         if self.name == "deletions-increase" and totals.removals_after > totals.removals_before:
@@ -45,6 +54,17 @@ class FailOn:
         if self.name == "bytes-over" and more.bytes > self.limit:
             return f"{self}: the images the change removes hold {human_bytes(more.bytes)}"
         return None
+
+
+def judged_figure(diff: RulesDiff) -> str:
+    """Which figure a condition judged, when a brake makes the two differ."""
+    totals = diff.totals
+    if not totals.braked:
+        return ""
+    return (
+        f" (judged on what the rules decide, with the brakes off; a run on these inputs removes "
+        f"{totals.removals_after_now} now under the new rules, {totals.removals_before_now} under the old)"
+    )
 
 
 def parse_conditions(words: Sequence[str]) -> list[FailOn]:

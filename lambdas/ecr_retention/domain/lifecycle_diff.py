@@ -40,6 +40,9 @@ class LifecycleDiff(PlanModel):
     repository_name: str | None = None
     generated_at: UtcDatetime
     changes: tuple[LifecycleChange, ...]
+    # Image indexes whose manifest the inputs lack: ECR keeps the children of an index that stays, the simulator cannot
+    # know which they are and treats them as ordinary images, so the figures may name children ECR would keep.
+    indexes_without_manifest: tuple[str, ...] = ()
 
     @property
     def newly_expired(self) -> list[LifecycleChange]:
@@ -80,7 +83,12 @@ def diff_lifecycle(
         if before.action_of(image.image_digest) != after.action_of(image.image_digest)
     ]
     changes.sort(key=lambda change: (change.after.action is None, -change.image_pushed_at.timestamp()))
-    return LifecycleDiff(repository_name=repository_name, generated_at=now, changes=tuple(changes))
+    return LifecycleDiff(
+        repository_name=repository_name,
+        generated_at=now,
+        changes=tuple(changes),
+        indexes_without_manifest=before.indexes_without_manifest,
+    )
 
 
 def _fate(evaluation: LifecycleEvaluation, digest: str) -> LifecycleFate:

@@ -1,8 +1,11 @@
 """What a change of the rules file changes: both files planned by the planner on the same inputs (snapshot, in-use
 manifests and memory, `now`), compared image by image. Only images whose action changes are kept.
 
-A review compares rules, not inputs: both plans are made as if nothing blocked the run (stale manifests would
-otherwise keep every image on both sides and hide the change); what would block it is named beside the diff."""
+A review compares rules, not inputs, and a brake is not a decision: both plans are made with the brakes off (a run
+blocked by stale manifests would keep every image on both sides and hide the change; a repository over
+`max_delete_fraction` would keep every image the new rules remove, and show a stricter change as one that spares).
+Each side's fate carries the brake that holds a removal back in a run on these inputs today (`held_by`), so the diff
+states both figures: what the rules decide, and what happens now."""
 
 from __future__ import annotations
 
@@ -47,13 +50,26 @@ CHANGE_ORDER: tuple[ChangeKind, ...] = (
     "restore-changed",
 )
 Management = Literal["starts", "stops"]
+# What holds a removal the rules decide back in a run on these inputs: the run is blocked (a missing, stale or
+# unreadable manifest, unreadable replication rules), the repository is over max_delete_fraction, or the image waits in
+# the quarantine (archived, deleted once archived longer than safety.quarantine; or ECR does not say since when).
+Brake = Literal["blocked", "max_delete_fraction", "quarantine"]
+Side = Literal["before", "after"]
 
 
 class Fate(PlanModel):
-    """One side of a change: the action and every reason the plan gave."""
+    """One side of a change: the action the rules decide (brakes off), every reason the plan gave, and the brake that
+    keeps that removal from happening in a run on these inputs now."""
 
     action: Action
     reasons: tuple[Reason, ...]
+    held_by: Brake | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def action_now(self) -> Action:
+        """What a run on these inputs does today: a held removal is kept."""
+        return "keep" if self.held_by is not None else self.action
 
     @property
     def main_reason(self) -> Reason:
@@ -102,9 +118,20 @@ class RepositoryDiff(PlanModel):
     repository_name: str
     policy_before: str | None = None  # policies[i] that applies, None when no policy matches
     policy_after: str | None = None
-    skipped_before: str | None = None  # over max_delete_fraction: every image kept
+    skipped_before: str | None = None  # over max_delete_fraction: a run keeps every image the rules remove
     skipped_after: str | None = None
     changes: tuple[ImageChange, ...] = ()
+    # What each side's rules remove here (brakes off), and what a run on these inputs removes now.
+    removals_before: int = 0
+    removals_after: int = 0
+    removals_before_now: int = 0
+    removals_after_now: int = 0
+
+    def skip_holds(self, side: Side) -> bool:
+        """max_delete_fraction skips the repository on that side while its rules remove something there."""
+        if side == "before":
+            return self.skipped_before is not None and self.removals_before > 0
+        return self.skipped_after is not None and self.removals_after > 0
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -133,8 +160,15 @@ class DiffTotals(PlanModel):
     deleted_instead: int = 0
     in_use_changed: int = 0  # in-use images whose action changes (only restores can)
     repositories_removing_more: int = 0
-    removals_before: int = 0  # what each whole plan deletes or archives
+    removals_before: int = 0  # what each side's rules delete or archive in all, brakes off: what --fail-on judges
     removals_after: int = 0
+    removals_before_now: int = 0  # what a run on these inputs removes today, with the brakes
+    removals_after_now: int = 0
+
+    @property
+    def braked(self) -> bool:
+        """A brake holds back some removal the rules decide, on either side."""
+        return (self.removals_before, self.removals_after) != (self.removals_before_now, self.removals_after_now)
 
     @property
     def removed_more(self) -> Tally:
@@ -144,7 +178,8 @@ class DiffTotals(PlanModel):
 
 class RulesDiff(PlanModel):
     generated_at: UtcDatetime
-    blocked: tuple[str, ...] = ()  # what would block a run on these inputs, whichever rules apply
+    blocked: tuple[str, ...] = ()  # what would block a run on these inputs under the new rules
+    blocked_before: tuple[str, ...] = ()  # under the old rules (safety.clusters, inventory_max_age may differ)
     warnings: tuple[str, ...] = ()  # warnings the new rules bring that the old ones did not
     # When the inputs were read (`--bucket`: the oldest and newest repository snapshot of the last sweeps).
     inputs_read_from: UtcDatetime | None = None
@@ -161,8 +196,8 @@ def diff_rules(
     base: RetentionConfig, new: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime
 ) -> RulesDiff:
     """Both rules files planned on the same inputs, compared."""
-    before = plan_registry(base, snapshot, inventory, now, unblocked=True)
-    after = plan_registry(new, snapshot, inventory, now, unblocked=True)
+    before = plan_registry(base, snapshot, inventory, now, brakes_off=True)
+    after = plan_registry(new, snapshot, inventory, now, brakes_off=True)
     diff = diff_plans(before, after)
     unseen = unmatched_policy_warnings(new, snapshot)
     return diff.model_copy(update={"warnings": (*diff.warnings, *unseen)}) if unseen else diff
@@ -181,16 +216,18 @@ def unmatched_policy_warnings(config: RetentionConfig, snapshot: Snapshot) -> li
 
 
 def diff_plans(before: Plan, after: Plan) -> RulesDiff:
-    """The plans are of the same snapshot: the same repositories, the same images."""
+    """The plans are of the same snapshot (the same repositories, the same images), made with the brakes off."""
     old = {repository.repository_name: repository for repository in before.repositories}
-    repositories = [diff_repository(old[plan.repository_name], plan) for plan in after.repositories]
+    blocked = (bool(before.blocked), bool(after.blocked))
+    repositories = [diff_repository(old[plan.repository_name], plan, blocked=blocked) for plan in after.repositories]
     changed = tuple(repository for repository in repositories if _is_changed(repository))
     known = set(before.warnings)
     return RulesDiff(
         generated_at=after.generated_at,
         blocked=after.blocked,
+        blocked_before=before.blocked,
         warnings=tuple(warning for warning in after.warnings if warning not in known),
-        totals=totals_of(changed, removals(before.repositories), removals(after.repositories)),
+        totals=totals_of(changed, repositories),
         repositories=changed,
     )
 
@@ -203,14 +240,26 @@ def _is_changed(repository: RepositoryDiff) -> bool:
     )
 
 
-def diff_repository(before: RepositoryPlan, after: RepositoryPlan) -> RepositoryDiff:
+def brake_of(plan: RepositoryPlan, *, blocked: bool) -> Brake | None:
+    """The brake that holds back every removal of this repository's plan in a run on these inputs, if any."""
+    if blocked:
+        return "blocked"
+    return "max_delete_fraction" if plan.skipped is not None else None
+
+
+def diff_repository(
+    before: RepositoryPlan, after: RepositoryPlan, *, blocked: tuple[bool, bool] = (False, False)
+) -> RepositoryDiff:
+    """`blocked`: whether a run under the old, and under the new rules is blocked on these inputs."""
     old = {decision.image_digest: decision for decision in before.images}
+    brakes = (brake_of(before, blocked=blocked[0]), brake_of(after, blocked=blocked[1]))
     changes = [
-        image_change(after.repository_name, old[decision.image_digest], decision)
+        image_change(after.repository_name, old[decision.image_digest], decision, brakes)
         for decision in after.images
-        if old[decision.image_digest].action != decision.action
+        if rules_action(old[decision.image_digest]) != rules_action(decision)
     ]
     changes.sort(key=lambda change: CHANGE_ORDER.index(change.change))  # stable: newest first within a kind
+    removed = (rules_removals(before), rules_removals(after))
     return RepositoryDiff(
         repository_name=after.repository_name,
         policy_before=before.policy,
@@ -218,10 +267,40 @@ def diff_repository(before: RepositoryPlan, after: RepositoryPlan) -> Repository
         skipped_before=before.skipped,
         skipped_after=after.skipped,
         changes=tuple(changes),
+        removals_before=removed[0],
+        removals_after=removed[1],
+        removals_before_now=0 if brakes[0] else removals((before,)),
+        removals_after_now=0 if brakes[1] else removals((after,)),
     )
 
 
-def image_change(repository: str, before: Decision, after: Decision) -> ImageChange:
+def waits_in_quarantine(decision: Decision) -> bool:
+    """An archived image the rules remove, kept by the quarantine until it has been archived long enough (its first
+    reason is the quarantine's: a protection would come first, and a plan with the brakes off has no block or skip)."""
+    return decision.action == "keep" and bool(decision.reasons) and decision.reasons[0].kind == "quarantine"
+
+
+def rules_action(decision: Decision) -> Action:
+    """What the rules decide: a removal the quarantine postpones is a deletion."""
+    return "delete" if waits_in_quarantine(decision) else decision.action
+
+
+def rules_removals(plan: RepositoryPlan) -> int:
+    return sum(1 for decision in plan.images if decision.removes or waits_in_quarantine(decision))
+
+
+def rules_fate(decision: Decision, brake: Brake | None) -> Fate:
+    """One side's fate: what the rules decide, and the brake that holds a removal back today (the block holds all)."""
+    if waits_in_quarantine(decision):
+        return Fate(
+            action="delete", reasons=decision.reasons, held_by="blocked" if brake == "blocked" else "quarantine"
+        )
+    return Fate(action=decision.action, reasons=decision.reasons, held_by=brake if decision.removes else None)
+
+
+def image_change(
+    repository: str, before: Decision, after: Decision, brakes: tuple[Brake | None, Brake | None] = (None, None)
+) -> ImageChange:
     in_use = any(reason.kind == "in-use" for reason in (*before.reasons, *after.reasons))
     return ImageChange(
         repository_name=repository,
@@ -230,8 +309,8 @@ def image_change(repository: str, before: Decision, after: Decision) -> ImageCha
         image_pushed_at=after.image_pushed_at,
         image_size_in_bytes=after.image_size_in_bytes,
         in_use=in_use,
-        before=Fate(action=before.action, reasons=before.reasons),
-        after=Fate(action=after.action, reasons=after.reasons),
+        before=rules_fate(before, brakes[0]),
+        after=rules_fate(after, brakes[1]),
     )
 
 
@@ -239,7 +318,8 @@ def removals(repositories: Iterable[RepositoryPlan]) -> int:
     return sum(1 for repository in repositories for decision in repository.images if decision.removes)
 
 
-def totals_of(repositories: Sequence[RepositoryDiff], removals_before: int, removals_after: int) -> DiffTotals:
+def totals_of(repositories: Sequence[RepositoryDiff], every_repository: Sequence[RepositoryDiff]) -> DiffTotals:
+    """`repositories`: the changed ones, whose changes are tallied; `every_repository`: all, whose removals add up."""
     tallies: dict[str, Tally] = {"deleted": Tally(), "archived": Tally(), "spared": Tally()}
     counts = {"archived-instead": 0, "deleted-instead": 0}
     in_use_changed = 0
@@ -257,9 +337,16 @@ def totals_of(repositories: Sequence[RepositoryDiff], removals_before: int, remo
         deleted_instead=counts["deleted-instead"],
         in_use_changed=in_use_changed,
         repositories_removing_more=sum(1 for r in repositories if any(c.removes_more for c in r.changes)),
-        removals_before=removals_before,
-        removals_after=removals_after,
+        **removal_counts(every_repository),
     )
+
+
+REMOVAL_COUNTS = ("removals_before", "removals_after", "removals_before_now", "removals_after_now")
+
+
+def removal_counts(repositories: Sequence[RepositoryDiff]) -> dict[str, int]:
+    """Each side's removals in all: what the rules decide, and what a run removes now."""
+    return {name: sum(getattr(repository, name) for repository in repositories) for name in REMOVAL_COUNTS}
 
 
 def with_read_times(diff: RulesDiff, read_at: Mapping[str, datetime]) -> RulesDiff:

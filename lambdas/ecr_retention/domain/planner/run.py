@@ -31,12 +31,14 @@ from ecr_retention.domain.replication import NO_REPLICATION, RegistryReplication
 
 
 def plan_registry(
-    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime, *, unblocked: bool = False
+    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime, *, brakes_off: bool = False
 ) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches.
 
-    `unblocked` (for `diff`, which compares rules, not inputs): what blocks the run is named in `blocked`, but no
-    repository plan is blocked, so that two rules files on stale inputs still show what each would decide."""
+    `brakes_off` (for `diff`, which compares rules, not inputs): what blocks the run is named in `blocked`, and a
+    repository over max_delete_fraction names it in `skipped`, but no decision is held back by either: every image
+    has the action the rules and the protecting guards (in use, min_age, index children, referrers) give it, so that
+    two rules files show what each decides even where a brake stops a run today."""
     replication = snapshot.replication or NO_REPLICATION
     run = build_run_context(
         config,
@@ -48,8 +50,8 @@ def plan_registry(
         replication=RegistryReplication(replication_configuration=replication),
     )
     blocked = run.blocked
-    if unblocked:
-        run = replace(run, blocked=())
+    if brakes_off:
+        run = replace(run, blocked=(), brakes_off=True)
     planned = [
         plan_repository(repository, run)
         for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
@@ -95,6 +97,8 @@ class RunContext:
     # Each policy's rules (by policy index), named and worded once for every repository of the run.
     rules: tuple[PolicyRules, ...]
     replication: ReplicationConfiguration = NO_REPLICATION
+    # plan_registry(brakes_off=True): a repository over max_delete_fraction is named skipped, its removals kept
+    brakes_off: bool = False
 
 
 def build_run_context(
@@ -170,7 +174,8 @@ def _plan_with_policy(repository: RepositorySnapshot, policy_index: int, run: Ru
     link_dependents(images, findings)
     safety = run.config.safety
     decided = decide(images, findings, run.now, quarantine=safety.quarantine)
-    decisions, skipped = limit_removals(decided, safety.max_delete_fraction)
+    held, skipped = limit_removals(decided, safety.max_delete_fraction)
+    decisions = decided if run.brakes_off else held
     restoring = safety.restore_in_use
     decisions = restore_in_use(decisions, findings.archived_in_use, restore=restoring)
     if not restoring:  # a finding: the workload runs an image it cannot pull
