@@ -83,7 +83,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
     references = pulled_references(
         inputs.inventory,
         now=inputs.now,
-        grace=inputs.config.safety.in_use_grace,
+        safety=inputs.config.safety,
         registry_id=registry.registry_id,
         region=registry.region,
         replication=inputs.replication,

@@ -140,17 +140,20 @@ def recorded_nearby(bucket: Bucket, repository: str, removals: Sequence[Removal]
 def running_references(
     config: RetentionConfig, ports: SentinelPorts, now: datetime
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
-    """What the workloads pull now (the readable manifests, and the memory for clusters without one), and what the
-    alert must say about how well that is known."""
+    """What counts as running (the readable manifests, and the memory for clusters whose reading is suspect:
+    domain/sentinel.py `pulled_references`), and what the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
     replication = read_replication(ports.registry)
-    notes = [f"Unreadable in-use manifest {source}: its workloads are not named here." for source in inventory.problems]
+    notes = [
+        f"Unreadable in-use manifest {source}: only what the in-use memory remembers of its cluster is matched."
+        for source in inventory.problems
+    ]
     if replication.problem is not None:
         notes.append(f"Only this registry's references were matched: {replication.problem}.")
     references = pulled_references(
         inventory,
         now=now,
-        grace=config.safety.in_use_grace,
+        safety=config.safety,
         registry_id=ports.registry.registry_id,
         region=ports.registry.region,
         replication=replication.replication_configuration,

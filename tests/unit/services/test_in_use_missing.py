@@ -12,7 +12,7 @@ from ecr_retention.domain.inventory import read_inventory
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.domain.report import RunReport
 from ecr_retention.domain.sentinel import Removal
-from ecr_retention.layout import removal_key
+from ecr_retention.layout import IN_USE_MEMORY_KEY, removal_key
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention.services.snapshot import MemoryManifestCache
@@ -220,6 +220,50 @@ def test_the_workflow_report_step_checks_what_no_evaluation_did() -> None:
         ("describe_images_by_id", "tools")
     ]
     assert not any(call[0] in MUTATING for call in registry.calls)
+
+
+def broken_collector(bucket: MemoryBucket, ran: str) -> None:
+    """dev ran app:dev 2h ago by the in-use memory, and its manifest is now empty, complete and fresh."""
+    seen = (NOW - timedelta(hours=2)).isoformat()
+    bucket.write(
+        "in-use/dev.json",
+        json.dumps(
+            {"schemaVersion": 1, "cluster": "dev", "generatedAt": NOW.isoformat(), "complete": True, "images": []}
+        ).encode(),
+    )
+    remembered = {"image": f"{HOST}/app:dev", "digest": ran, "namespace": "dev", "workload": "Deployment/app"}
+    bucket.write(
+        IN_USE_MEMORY_KEY,
+        json.dumps(
+            {
+                "schemaVersion": 1,
+                "updatedAt": seen,
+                "clusters": {"dev": {"last": {"generatedAt": seen, "references": 10}}},
+                "images": [remembered | {"container": "app", "source": "pod", "cluster": "dev", "lastSeenAt": seen}],
+            }
+        ).encode(),
+    )
+
+
+def test_a_broken_collector_does_not_silence_the_check_the_memory_speaks_through_the_workflow() -> None:
+    # Given dev's manifest is empty while the memory says dev ran app:dev 2h ago, and app:dev is gone
+    registry, _ = registry_with_app()
+    bucket = bucket_with((f"{HOST}/app:v2", None))
+    broken_collector(bucket, "sha256:" + "d" * 64)
+    notifier = RecordingNotifier()
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    # When a scheduled run evaluates app in its own step and reports in another
+    start = start_run(rules(), adapters, trigger="schedule", force_dry_run=True)
+    run_work_item(rules(), adapters, run_id=start.run_id, repository="app", dry_run=True)
+    report = finish_run(adapters, start, rules())
+    # Then app:dev is missing, and the finding says why the memory speaks, in the report and in the summary
+    [found] = report.in_use_missing
+    assert found.detail == (
+        "the next pull of dev: dev/Deployment/app (pod) fails: app:dev no longer exists; dev's manifest now reports "
+        "0 images; by the in-use memory dev ran it 2h ago"
+    )
+    [(_, body, _)] = notifier.messages
+    assert f"  {found.detail}" in body
 
 
 def test_a_push_run_checks_only_the_repositories_it_evaluated() -> None:

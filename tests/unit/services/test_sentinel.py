@@ -18,7 +18,7 @@ from ecr_retention.domain.sentinel_events import (
     Observed,
     PolicyExecution,
 )
-from ecr_retention.layout import removals_prefix
+from ecr_retention.layout import IN_USE_MEMORY_KEY, removals_prefix
 from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
@@ -54,6 +54,30 @@ class World:
                         "source": "pod",
                     }
                     for image, digest in entries
+                ],
+            },
+        )
+
+    def remembers(self, cluster: str, image: str, digest: str, *, seen: timedelta, references: int) -> None:
+        """The in-use memory as the last run left it: `cluster` ran `image` `seen` ago, in a reading of `references`
+        references."""
+        self.bucket.write_json(
+            IN_USE_MEMORY_KEY,
+            {
+                "schemaVersion": 1,
+                "updatedAt": NOW.isoformat(),
+                "clusters": {cluster: {"last": {"generatedAt": (NOW - seen).isoformat(), "references": references}}},
+                "images": [
+                    {
+                        "image": image,
+                        "digest": digest,
+                        "namespace": cluster,
+                        "workload": "Deployment/app",
+                        "container": "app",
+                        "source": "pod",
+                        "cluster": cluster,
+                        "lastSeenAt": (NOW - seen).isoformat(),
+                    }
                 ],
             },
         )
@@ -137,6 +161,35 @@ def test_a_deleted_image_a_workload_runs_by_tag_is_alerted(world: World) -> None
     [(_, body)] = world.alerts()
     assert "app:dev no longer exists" in body
     assert "an ECR DELETE action" in body
+
+
+def test_a_broken_collector_does_not_silence_the_sentinel_the_memory_speaks_for_its_cluster(world: World) -> None:
+    # Given dev ran app:dev 2h ago by the memory, and dev's manifest is now empty, complete and fresh
+    running = world.registry.add_image("app", tags=["dev"], pushed_at=PUSHED, seed="dev")
+    world.remembers("dev", f"{HOST}/app:dev", running, seen=timedelta(hours=2), references=10)
+    world.runs("dev")
+    world.registry.repositories["app"].pop(running)
+    # When a lifecycle policy deletes the image
+    world.watch(lifecycle(running, "dev"))
+    # Then the alert names it and says why the memory speaks
+    [(subject, body)] = world.alerts()
+    assert subject == "ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it"
+    assert (
+        "Runs in: dev: dev/Deployment/app (pod), dev's manifest now reports 0 images; by the in-use memory dev ran it "
+        "2h ago." in body
+    )
+
+
+def test_a_workload_that_moved_on_in_a_healthy_reading_is_not_alerted(world: World) -> None:
+    # Given dev ran app:dev 2h ago by the memory, and dev's healthy manifest now runs app:dev2 instead
+    old = world.registry.add_image("app", tags=["dev"], pushed_at=PUSHED, seed="dev")
+    new = world.registry.add_image("app", tags=["dev2"], pushed_at=PUSHED, seed="dev2")
+    world.remembers("dev", f"{HOST}/app:dev", old, seen=timedelta(hours=2), references=1)
+    world.runs("dev", (f"{HOST}/app:dev2", new))
+    world.registry.repositories["app"].pop(old)
+    # When the old image is deleted, nothing is alerted: the workload moved on
+    world.watch(lifecycle(old, "dev"))
+    assert world.alerts() == []
 
 
 def test_a_removal_of_an_image_nothing_runs_is_recorded_not_alerted(world: World) -> None:
