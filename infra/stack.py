@@ -100,6 +100,10 @@ class EcrRetentionStack(Stack):
             report_topic_key=self.reports.key,
             api_calls=settings.cloud_trail_management_events,
         )
+        # The run's in-use check counts only the records of removals/ that this deployment's sentinel wrote.
+        self.workflow.report.function.add_environment(
+            layout.SENTINEL_ROLE_ARN_VARIABLE, self.sentinel.sentinel.role.role_arn
+        )
         self.schedules = self._schedules(settings)
         self.push = self._push_trigger(config, settings, code, environment) if settings.push_trigger_enabled else None
         self.exclusions = PullTimeExclusions(

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from pydantic import SerializationInfo, field_serializer
+
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.in_use import replica_note, replica_of
@@ -195,6 +197,9 @@ class Removal(PlanModel):
     # The in-use images (as people name them: app:dev) that the sentinel's alert for this removal named, written once
     # the alert is published: another event telling the same removal does not alert them again.
     alerted: tuple[str, ...] = ()
+    # The role of the sentinel that wrote the record (SENTINEL_ROLE_ARN): a reader counts only its own deployment's
+    # (services/removals.py). None: a record of an older release, which counts for nothing.
+    writer: str | None = None
 
     @property
     def by_what(self) -> str:
@@ -267,6 +272,18 @@ class MissingReference(PlanModel):
     # tag can be put back on a digest that is still there, and a removal recorded by digest alone still names it.
     resolved_digests: tuple[str, ...] = ()
     removed: Removal | None = None
+
+    @field_serializer("removed")
+    def _removal_as_told(self, removed: Removal | None, info: SerializationInfo) -> dict[str, object] | None:
+        """What removed the image, without who wrote the record: the report step counted only this deployment's
+        sentinel's records, so a report names the removal, not its writer."""
+        if removed is None:
+            return None
+        data: dict[str, object] = removed.model_dump(
+            mode=info.mode, by_alias=info.by_alias, exclude_none=info.exclude_none
+        )
+        data.pop("writer", None)
+        return data
 
     @property
     def reference(self) -> PulledReference:
