@@ -312,18 +312,24 @@ class MissingReference(PlanModel):
             "repository": f"repository {self.repository_name} does not exist",
         }[self.missing]
         when = f" ({self.removed.told})" if self.removed is not None else ""
-        named = self.in_use_by[:MAX_WORKLOADS_NAMED]
-        memory = "".join(f"; {note}" for note in dict.fromkeys(w.remembered for w in named if w.remembered))
-        return f"the next pull of {workload_names(self.in_use_by, notes=False)} fails: {what}{when}{memory}"
+        names = workload_names(self.in_use_by)
+        return f"the next pull of {names} fails: {what}{when}{memory_notes(self.in_use_by)}"
 
 
-def workload_names(workloads: Sequence[Workload], *, notes: bool = True) -> str:
-    """`prod: prod/Deployment/app (pod)`, up to three, then `and N more`. `notes`: with why the in-use memory names a
-    workload, after it (an alert's lines); without, for a sentence that says it after its own words."""
+def workload_names(workloads: Sequence[Workload]) -> str:
+    """`prod: prod/Deployment/app (pod)`, up to three, then `and N more`; what the in-use memory says of them is
+    `memory_notes`, said once after the sentence."""
     shown = workloads[:MAX_WORKLOADS_NAMED]
-    named = ", ".join(str(w if notes else w.model_copy(update={"remembered": None})) for w in shown)
+    named = ", ".join(str(workload.model_copy(update={"remembered": None})) for workload in shown)
     more = len(workloads) - MAX_WORKLOADS_NAMED
     return named + (f" and {more} more" if more > 0 else "")
+
+
+def memory_notes(workloads: Sequence[Workload]) -> str:
+    """`; dev's manifest now reports 0 images; by the in-use memory dev ran it 2h ago`: why the memory names the
+    workloads `workload_names` shows, each note once; empty when no manifest's silence is in question."""
+    shown = workloads[:MAX_WORKLOADS_NAMED]
+    return "".join(f"; {note}" for note in dict.fromkeys(w.remembered for w in shown if w.remembered))
 
 
 def missing_references(

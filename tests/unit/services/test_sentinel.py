@@ -187,7 +187,7 @@ def test_a_broken_collector_does_not_silence_the_sentinel_the_memory_speaks_for_
     [(subject, body)] = world.alerts()
     assert subject == "ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it"
     assert (
-        "Runs in: dev: dev/Deployment/app (pod), dev's manifest now reports 0 images; by the in-use memory dev ran it "
+        "Runs in: dev: dev/Deployment/app (pod); dev's manifest now reports 0 images; by the in-use memory dev ran it "
         "2h ago." in body
     )
 
