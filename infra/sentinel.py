@@ -83,6 +83,8 @@ class Sentinel(Construct):
             environment={**environment, layout.TOPIC_ARN_VARIABLE: report_topic.topic_arn},
             dead_letter_queue=self.dead_letters,
         )
+        # Its records of removals/ name its role, and it counts only records that do (services/removals.py).
+        self.sentinel.function.add_environment(layout.SENTINEL_ROLE_ARN_VARIABLE, self.sentinel.role.role_arn)
         self.sentinel.function.configure_async_invoke(
             retry_attempts=2, max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS)
         )

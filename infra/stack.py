@@ -103,6 +103,10 @@ class EcrRetentionStack(Stack):
             break_glass_role_arn=settings.break_glass_role_arn,
         )
         self._guard_the_inventory_bucket(settings)
+        # The run's in-use check counts only the records of removals/ that this deployment's sentinel wrote.
+        self.workflow.report.function.add_environment(
+            layout.SENTINEL_ROLE_ARN_VARIABLE, self.sentinel.sentinel.role.role_arn
+        )
         self.schedules = self._schedules(settings)
         self.push = self._push_trigger(config, settings, code, environment) if settings.push_trigger_enabled else None
         self.exclusions = PullTimeExclusions(

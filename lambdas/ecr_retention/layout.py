@@ -25,8 +25,10 @@ SNAPSHOTS_PREFIX = "snapshots/"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
 # The sentinel's record of removals (domain/sentinel.py Removal): removals/<quoted repository>/<time>-<event>-<n>.json,
 # one object per event and image, written by that event only (two events at once never race; its own event rewrites it
-# once to say what its alert named); expired by the bucket's lifecycle.
+# once to say what its alert named); expired by the bucket's lifecycle. Beside them, one claim per event that alerted
+# (<time>-<event>-alert.json, services/removals.py AlertClaim): one alert per event however often it is delivered.
 REMOVALS_PREFIX = "removals/"
+ALERT_CLAIM_SUFFIX = "-alert.json"
 
 
 def run_prefix(run_id: str) -> str:
@@ -76,6 +78,11 @@ def removal_key(repository: str, removed_at: datetime, event_id: str, position: 
     """One recorded removal: sorted by time within its repository; the event id and the image's position in the
     event make it unique (a lifecycle event lists up to about ten images)."""
     return f"{removals_prefix(repository)}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}-{position}.json"
+
+
+def alert_claim_key(repository: str, removed_at: datetime, event_id: str) -> str:
+    """The claim of the one alert of an event, beside its removals (a record's key ends in `-<n>.json`, never so)."""
+    return f"{removals_prefix(repository)}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}{ALERT_CLAIM_SUFFIX}"
 
 
 # --- The sentinel's EventBridge rules (infra/sentinel.py), as the demo's emulator routes events too. Native lifecycle
@@ -165,6 +172,9 @@ LEASE_TABLE_VARIABLE = "LEASE_TABLE"
 TOPIC_ARN_VARIABLE = "TOPIC_ARN"
 STATE_MACHINE_ARN_VARIABLE = "STATE_MACHINE_ARN"
 RULES_FILE_VARIABLE = "RULES_FILE"
+# The ARN of this deployment's sentinel role (the sentinel and the report step): the one writer whose records of
+# removals/ count (services/removals.py); the bucket policy lets no other principal write there.
+SENTINEL_ROLE_ARN_VARIABLE = "SENTINEL_ROLE_ARN"
 # The AWS inventory collector's (lists are JSON arrays: an IAM role name may contain a comma).
 COLLECT_REGIONS_VARIABLE = "COLLECT_REGIONS"
 SPOKE_ROLE_ARNS_VARIABLE = "SPOKE_ROLE_ARNS"

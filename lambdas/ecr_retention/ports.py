@@ -202,6 +202,15 @@ class Bucket(Protocol):
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None: ...
 
 
+class ClaimingBucket(Bucket, Protocol):
+    """The bucket, with writes that happen at most once per key (the sentinel's claim of an event's alert)."""
+
+    def create(self, key: str, body: bytes, *, content_type: str = "application/json") -> bool:
+        """Write only when no object has the key (S3's conditional write, If-None-Match: *): True when written,
+        False when an object has it already, or another conditional write of the key is under way."""
+        ...
+
+
 class ManifestCache(Protocol):
     """Index manifests by digest (services/snapshot.py): a digest's manifest never changes, so a cached one saves a
     BatchGetImage, which counts as a pull."""

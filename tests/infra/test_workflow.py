@@ -212,10 +212,10 @@ def test_the_evaluation_ends_before_its_repository_lease(template: Template) -> 
 ENVIRONMENTS = {
     "targets": {"REGISTRY_ID"},
     "evaluate": {"REGISTRY_ID", "LEASE_TABLE"},
-    "report": {"REGISTRY_ID", "TOPIC_ARN"},
+    "report": {"REGISTRY_ID", "TOPIC_ARN", "SENTINEL_ROLE_ARN"},
     "push": {"REGISTRY_ID", "STATE_MACHINE_ARN"},
     "tagger": {"REGISTRY_ID"},
-    "sentinel": {"REGISTRY_ID", "TOPIC_ARN"},
+    "sentinel": {"REGISTRY_ID", "TOPIC_ARN", "SENTINEL_ROLE_ARN"},
     # Names no registry: it reads what ECS and Lambda use (tests/infra/test_triggers.py checks the values).
     "collector": {"COLLECT_REGIONS", "SPOKE_ROLE_ARNS", "TASK_DEFINITION_REVISIONS", "EKS_CLUSTERS"},
 }
@@ -243,6 +243,8 @@ def test_each_function_gets_the_bucket_and_only_its_own_settings(
         "LEASE_TABLE": {"Ref": logical_id(stack, stack.workflow.lease_table)},
         "TOPIC_ARN": {"Ref": logical_id(stack, stack.reports.topic)},
         "STATE_MACHINE_ARN": {"Ref": logical_id(stack, stack.workflow.state_machine)},
+        # The sentinel's own role, to the sentinel and the report step: the one writer whose records of removals/ count.
+        "SENTINEL_ROLE_ARN": {"Fn::GetAtt": [logical_id(stack, stack.sentinel.sentinel.role), "Arn"]},
     }
     for name in ENVIRONMENTS[handler]:
         assert variables[name] == expected[name]

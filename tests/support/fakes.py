@@ -316,6 +316,12 @@ class MemoryBucket:
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         self.objects[key] = body
 
+    def create(self, key: str, body: bytes, *, content_type: str = "application/json") -> bool:
+        if key in self.objects:
+            return False
+        self.objects[key] = body
+        return True
+
     def write_json(self, key: str, data: Any) -> None:
         self.objects[key] = json.dumps(data).encode()
 

@@ -26,6 +26,8 @@ from ecr_retention.handlers.wiring import forget_cold_start
 
 REGION = "eu-west-1"
 HOST = f"{DEFAULT_ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com"
+# The sentinel role the stack names in SENTINEL_ROLE_ARN (infra/sentinel.py): the writer of removals/.
+SENTINEL_ROLE_ARN = f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/ecr-retention-Sentinel"
 RULES = """
 version: 1
 dry_run: false
@@ -185,6 +187,7 @@ def provision(
         "TOPIC_ARN": topic,
         "LEASE_TABLE": "leases",
         "STATE_MACHINE_ARN": machine,
+        "SENTINEL_ROLE_ARN": SENTINEL_ROLE_ARN,
         "RULES_FILE": str(rules_file),
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ecr_retention.domain.inventory import InUseMemory, Inventory, RememberedImage
+from ecr_retention.domain.inventory import ClusterReadings, InUseMemory, Inventory, Reading, RememberedImage
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import ReplicationConfiguration
 from ecr_retention.domain.sentinel import (
@@ -16,17 +16,25 @@ from ecr_retention.domain.sentinel import (
     missing_references,
     pulled_references,
 )
-from tests.support.builders import ACCOUNT, HOST, NOW, REGION, digest, image, in_use, replication_rule
+from tests.support.builders import ACCOUNT, HOST, NOW, REGION, config, digest, image, in_use, replication_rule
 
 GRACE = timedelta(days=7)
 REPLICA_HOST = f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com"
 
 
-def references(*manifests: object, memory: InUseMemory | None = None, replication: dict | None = None) -> tuple:
+SAFETY = config([{"delete": {"untagged": True}}], in_use_grace="7d", inventory_max_age="6h").safety
+
+
+def references(
+    *manifests: object,
+    memory: InUseMemory | None = None,
+    replication: dict | None = None,
+    problems: dict[str, str] | None = None,
+) -> tuple:
     return pulled_references(
-        Inventory(manifests=tuple(manifests), memory=memory),  # type: ignore[arg-type]
+        Inventory(manifests=tuple(manifests), memory=memory, problems=problems or {}),  # type: ignore[arg-type]
         now=NOW,
-        grace=GRACE,
+        safety=SAFETY,
         registry_id=ACCOUNT,
         region=REGION,
         replication=ReplicationConfiguration.model_validate(replication or {}),
@@ -79,11 +87,19 @@ def test_a_reference_to_a_replica_without_delete_replication_is_not_ours() -> No
     assert references(in_use("us-prod", (f"{REPLICA_HOST}/app:1.2", "v12")), replication=rules) == ()
 
 
-def test_the_memory_speaks_only_for_clusters_without_a_readable_manifest() -> None:
-    # Given a memory that remembers app:1.0 in prod and app:0.9 in staging, and a current manifest for prod only
-    memory = InUseMemory(
+def remembered(cluster: str, *tags: str, seen: timedelta = timedelta(hours=2), **readings: int) -> InUseMemory:
+    """A memory that remembers app:<tag> in this cluster for each tag, last seen `seen` ago; `last`, `previous`: the
+    reference counts of the cluster's recorded readings (the last one `seen` ago, the previous a day before)."""
+    recorded = {}
+    if "last" in readings:
+        last = Reading(generated_at=NOW - seen, references=readings["last"])
+        previous = readings.get("previous")
+        before = None if previous is None else Reading(generated_at=NOW - seen - timedelta(days=1), references=previous)
+        recorded[cluster] = ClusterReadings(last=last, previous=before)
+    return InUseMemory(
         schema_version=1,
         updated_at=NOW,
+        clusters=recorded,
         images=tuple(
             RememberedImage(
                 image=f"{HOST}/app:{tag}",
@@ -93,15 +109,90 @@ def test_the_memory_speaks_only_for_clusters_without_a_readable_manifest() -> No
                 container="web",
                 source="pod",
                 cluster=cluster,
-                last_seen_at=NOW - timedelta(days=1),
+                last_seen_at=NOW - seen,
             )
-            for cluster, tag in (("prod", "1.0"), ("staging", "0.9"))
+            for tag in tags
         ),
+    )
+
+
+def test_the_memory_speaks_only_for_clusters_without_a_readable_manifest() -> None:
+    # Given a memory that remembers app:1.0 in prod and app:0.9 in staging, and a current manifest for prod only
+    memory = remembered("prod", "1.0", seen=timedelta(days=1))
+    memory = memory.model_copy(
+        update={"images": memory.images + remembered("staging", "0.9", seen=timedelta(days=1)).images}
     )
     found = references(in_use("prod", (f"{HOST}/app:1.1", "1.1")), memory=memory)
     # Then prod is what its manifest says now, and staging is what the memory remembers
     assert [(r.tag, r.workloads[0].cluster) for r in found] == [("0.9", "staging"), ("1.1", "prod")]
-    assert found[0].workloads[0].remembered is not None
+    assert (
+        found[0].workloads[0].remembered == "staging's manifest is missing; by the in-use memory staging ran it 1d ago"
+    )
+
+
+def test_an_empty_fresh_complete_reading_is_suspect_and_the_memory_speaks_for_it() -> None:
+    """The broken collector: dev's manifest is there, complete and fresh, and names nothing."""
+    memory = remembered("dev", "dev", last=10)
+    [found] = references(in_use("dev"), memory=memory)
+    assert (found.image, found.workloads[0].cluster) == ("app:dev", "dev")
+    assert str(found.workloads[0]) == (
+        "dev: default/Deployment/web (pod), dev's manifest now reports 0 images; by the in-use memory dev ran it 2h ago"
+    )
+
+
+def test_a_reading_naming_fewer_than_half_of_its_last_is_suspect() -> None:
+    # Given dev named 10 references at its last reading and now names 3 (app:a, app:b, app:c)
+    memory = remembered("dev", "dev", last=10)
+    now = in_use("dev", *((f"{HOST}/app:{tag}", tag) for tag in "abc"))
+    found = {r.image: r for r in references(now, memory=memory)}
+    # Then app:dev, which only the memory names, counts as running, worded with the counts
+    assert found["app:dev"].workloads[0].remembered == (
+        "dev's manifest now names 3 of its last 10 references; by the in-use memory dev ran it 2h ago"
+    )
+    assert found["app:a"].workloads[0].remembered is None
+
+
+def test_the_memory_already_holding_the_suspect_reading_compares_it_with_the_one_before() -> None:
+    """The run after the collector broke recorded the empty reading as dev's last: the previous one decides."""
+    empty = in_use("dev", (f"{HOST}/app:a", "a"), age=timedelta(hours=2))
+    memory = remembered("dev", "dev", last=1, previous=10)
+    found = {r.image: r for r in references(empty, memory=memory)}
+    assert found["app:dev"].workloads[0].remembered == (
+        "dev's manifest now names 1 of its last 10 references; by the in-use memory dev ran it 2h ago"
+    )
+
+
+def test_a_workload_that_moved_on_in_a_healthy_reading_is_not_counted_as_running() -> None:
+    # Given dev ran app:dev 2h ago, and now names 9 of its last 10 references, app:dev not among them
+    memory = remembered("dev", "dev", last=10)
+    healthy = in_use("dev", *((f"{HOST}/app:{n}", str(n)) for n in range(9)))
+    # Then app:dev is not running: the workload moved on
+    assert "app:dev" not in {r.image for r in references(healthy, memory=memory)}
+
+
+def test_missing_unreadable_incomplete_and_stale_readings_are_suspect_each_in_its_words() -> None:
+    memory = remembered("dev", "dev", last=10)
+    one = (f"{HOST}/app:a", "a")
+    words = {
+        "missing": references(memory=memory),
+        "unreadable": references(memory=memory, problems={"in-use/dev.json": "not JSON"}),
+        "incomplete": references(in_use("dev", one, complete=False), memory=memory),
+        "stale": references(in_use("dev", one, age=timedelta(hours=7)), memory=memory),
+    }
+    said = {
+        kind: next(r for r in found if r.image == "app:dev").workloads[0].remembered for kind, found in words.items()
+    }
+    assert said == {
+        "missing": "dev's manifest is missing; by the in-use memory dev ran it 2h ago",
+        "unreadable": "dev's manifest cannot be read; by the in-use memory dev ran it 2h ago",
+        "incomplete": "dev's manifest is incomplete (complete: false); by the in-use memory dev ran it 2h ago",
+        "stale": "dev's manifest is 7h old, older than inventory_max_age 6h; by the in-use memory dev ran it 2h ago",
+    }
+
+
+def test_the_memory_speaks_only_within_its_grace() -> None:
+    memory = remembered("dev", "dev", seen=timedelta(days=8), last=10)
+    assert references(in_use("dev"), memory=memory) == ()
 
 
 def test_removal_matches_by_digest_by_tag_and_by_resolved_digest() -> None:

@@ -15,6 +15,9 @@ from ecr_retention.ports import StorageUnavailable
 # S3 answers AccessDenied, which is reported as a StorageError rather than mistaken for "absent".
 MISSING_KEY_CODES = frozenset({"NoSuchKey", "404"})
 READ_CHUNK_BYTES = 1024 * 1024
+# A conditional write (If-None-Match: *) refused: an object has the key (412), or another conditional write of it is
+# under way (409): either way, another writer has it.
+CREATE_REFUSED_CODES = frozenset({"PreconditionFailed", "ConditionalRequestConflict", "412", "409"})
 
 
 class StorageError(AwsCallFailed, StorageUnavailable):
@@ -72,6 +75,17 @@ class S3Bucket:
             self._client.put_object(Bucket=self._name, Key=key, Body=body, ContentType=content_type)
         except AWS_CALL_ERRORS as error:
             raise self._failure("PutObject", key, error) from None
+
+    def create(self, key: str, body: bytes, *, content_type: str = "application/json") -> bool:
+        try:
+            self._client.put_object(Bucket=self._name, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")
+        except ClientError as error:
+            if error_code(error) in CREATE_REFUSED_CODES:
+                return False
+            raise self._failure("PutObject", key, error) from None
+        except AWS_CALL_ERRORS as error:
+            raise self._failure("PutObject", key, error) from None
+        return True
 
     @staticmethod
     def _read_at_most(body: Any, limit: int) -> bytes:

@@ -13,6 +13,7 @@ from ecr_retention.domain.errors import InputError
 
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
+SENTINEL_ROLE = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$")
 
 
 class AwsFailure(Exception):
@@ -28,6 +29,12 @@ def bucket_name(text: str) -> str:
 def topic_arn(text: str) -> str:
     if not TOPIC_ARN.match(text):
         raise InputError(f"--topic-arn: {text!r} is not an SNS topic ARN")
+    return text
+
+
+def sentinel_role(text: str) -> str:
+    if not SENTINEL_ROLE.match(text):
+        raise InputError(f"--sentinel-role: {text!r} is not an IAM role ARN (arn:aws:iam::123456789012:role/...)")
     return text
 
 

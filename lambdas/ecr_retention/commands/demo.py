@@ -57,7 +57,9 @@ def register(subparsers: Any) -> None:
         "--empty-manifest",
         metavar="CLUSTER",
         help="right before the real sweep, replace in-use/CLUSTER.json with an empty, complete, fresh manifest (what "
-        "a broken collector could write): the in-use memory keeps what CLUSTER runs, and the report says why",
+        "a broken collector could write): the in-use memory keeps what CLUSTER runs, and the report says why; it "
+        "stays empty through step 5, where the sentinel's alert and the sweep's in-use-missing finding for what the "
+        "native policy takes from CLUSTER say the in-use memory speaks for it",
     )
     tamper.add_argument(
         "--delete-manifest",

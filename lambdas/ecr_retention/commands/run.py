@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, topic_arn
+from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, sentinel_role, topic_arn
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
 from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import load_config
@@ -31,6 +31,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--repositories", nargs="+", metavar="PATTERN", help="only repositories matching these globs")
     parser.add_argument("--dry-run", action="store_true", help="report only, whatever the rules file says")
     parser.add_argument("--lease-table", help="DynamoDB lease table of a deployed stack, so runs never overlap")
+    parser.add_argument(
+        "--sentinel-role",
+        metavar="ARN",
+        help="the deployed stack's sentinel role (its SENTINEL_ROLE_ARN): the sentinel's records of removals/ it wrote "
+        "say when and by what an in-use image went; without it, no record is used",
+    )
     add_format_arguments(parser)
     parser.set_defaults(run=run)
 
@@ -40,12 +46,14 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     bucket = bucket_name(args.bucket)
     topic = topic_arn(args.topic_arn) if args.topic_arn else None
+    role = sentinel_role(args.sentinel_role) if args.sentinel_role else None
     session = AwsSession.from_environment()
     adapters = Adapters(
         registry=session.registry(),
         bucket=session.bucket(bucket),
         notifier=session.notifier(topic),
         leases=session.leases(args.lease_table),
+        sentinel_role=role,
     )
     with aws_errors():
         report = run_pipeline(config, adapters, trigger="cli", patterns=args.repositories, force_dry_run=args.dry_run)

@@ -192,14 +192,25 @@ def _fewer_references_warning(
     cluster: str, known: ClusterReadings, manifest: InUseManifest, grace: timedelta
 ) -> str | None:
     """A reading that names fewer than half the references of the one before it (the memory may hold this one)."""
-    before = known.previous if known.last.generated_at == manifest.generated_at else known.last
-    count = distinct_references(manifest)
-    if before is None or not before.references or count * 2 >= before.references:
+    before = dropped_from(known, manifest)
+    if before is None:
         return None
+    count = distinct_references(manifest)
     return (
         f"cluster {cluster}: now reports {_images(count)}, it reported {_images(before.references)} at "
         f"{_when(before.generated_at)}; {_kept(before, grace)}"
     )
+
+
+def dropped_from(known: ClusterReadings, manifest: InUseManifest) -> Reading | None:
+    """The reading before this manifest's when the manifest names fewer than half of its references (or none), else
+    None: the one rule by which a reading is suspect of having lost what runs, for the report's warning and for what
+    the sentinel and the run's in-use check count as running (domain/suspect_readings.py). The memory may already
+    hold this manifest as its last reading; the one before it is then the previous."""
+    before = known.previous if known.last.generated_at == manifest.generated_at else known.last
+    if before is None or not before.references or distinct_references(manifest) * 2 >= before.references:
+        return None
+    return before
 
 
 def _unreadable(inventory: Inventory, cluster: str) -> bool:

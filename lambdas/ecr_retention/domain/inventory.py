@@ -13,9 +13,11 @@ from pydantic import (
     ConfigDict,
     Field,
     NonNegativeInt,
+    SerializerFunctionWrapHandler,
     StrictInt,
     StringConstraints,
     ValidationError,
+    model_serializer,
 )
 from pydantic.alias_generators import to_camel
 
@@ -65,9 +67,18 @@ class Workload(BaseModel):
     source: InUseSource
     # Set when the workload runs a replica that our deletions reach: `us-east-1, replicated`.
     replica: str | None = None
-    # Set when the in-use memory names it and no current manifest does: `last seen 2d ago, protected until ...`. For
-    # the reason's words only: never serialized, so what reports say of workloads (inUseBy) keeps its shape.
-    remembered: str | None = Field(default=None, exclude=True)
+    # Set when the in-use memory names it and no current manifest does: in a plan's reason `last seen 2d ago,
+    # protected until ...`; for the sentinel and the in-use check, why the memory speaks (domain/suspect_readings.py).
+    # Serialized only when set, so that a finding keeps its words past the workflow's steps and every other workload
+    # (inUseBy) keeps its shape.
+    remembered: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _remembered_only_when_set(self, serialize: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = serialize(self)
+        if self.remembered is None:
+            data.pop("remembered", None)
+        return data
 
     def __str__(self) -> str:
         where = f" ({self.replica})" if self.replica else ""

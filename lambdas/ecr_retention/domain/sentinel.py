@@ -16,17 +16,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Literal
 
+from pydantic import SerializationInfo, field_serializer
+
+from ecr_retention.domain.config import Safety
 from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.in_use import replica_note, replica_of
-from ecr_retention.domain.in_use_memory import remembered_note, still_protecting
+from ecr_retention.domain.in_use_memory import still_protecting
 from ecr_retention.domain.inventory import InUseImage, Inventory, RememberedImage, Workload
 from ecr_retention.domain.plan import PlanModel
 from ecr_retention.domain.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.suspect_readings import suspect_readings
 from ecr_retention.domain.timestamps import UtcDatetime
 
 # The workloads a finding or an alert names before "and N more".
@@ -71,25 +75,30 @@ def pulled_references(
     inventory: Inventory,
     *,
     now: datetime,
-    grace: timedelta,
+    safety: Safety,
     registry_id: str | None,
     region: str | None,
     replication: ReplicationConfiguration = NO_REPLICATION,
 ) -> tuple[PulledReference, ...]:
-    """Every reference into this registry (or a destination its deletions reach) that a readable manifest names,
-    and those the in-use memory remembers for clusters that have no readable manifest now: the memory speaks for a
-    cluster only when its manifest cannot (a workload that moved on to another image is not told about its old one).
-    Sorted by repository, then name."""
+    """What counts as running (SPEC "The sentinel"): every reference into this registry (or a destination its
+    deletions reach) of every readable manifest, and, for each cluster whose current reading is suspect (missing,
+    unreadable, incomplete, stale, empty, or naming fewer than half the references of its last reading:
+    domain/suspect_readings.py), the in-use memory's references of that cluster within the grace, each workload
+    worded with why the memory speaks. A reference that a healthy reading dropped is a workload that moved on: not
+    counted. Sorted by repository, then name."""
     workloads: dict[tuple[str, str | None, str | None], dict[tuple[object, ...], Workload]] = defaultdict(dict)
     resolved: dict[tuple[str, str | None, str | None], set[str]] = defaultdict(set)
-    read = set()
     for manifest in inventory.protecting:
-        read.add(manifest.cluster)
         for entry in manifest.images:
             _collect(entry, manifest.cluster, None, registry_id, region, replication, workloads, resolved)
-    for image in still_protecting(inventory.memory, now, grace):
-        if image.cluster not in read:
-            note = remembered_note(image, now, grace)
+    remembered = still_protecting(inventory.memory, now, safety.in_use_grace)
+    suspect = suspect_readings(
+        inventory, sorted({image.cluster for image in remembered}), now, safety.inventory_max_age
+    )
+    for image in remembered:
+        suspicion = suspect.get(image.cluster)
+        if suspicion is not None:
+            note = suspicion.note(image, now)
             _collect(image, image.cluster, note, registry_id, region, replication, workloads, resolved)
     return tuple(
         PulledReference(
@@ -188,6 +197,9 @@ class Removal(PlanModel):
     # The in-use images (as people name them: app:dev) that the sentinel's alert for this removal named, written once
     # the alert is published: another event telling the same removal does not alert them again.
     alerted: tuple[str, ...] = ()
+    # The role of the sentinel that wrote the record (SENTINEL_ROLE_ARN): a reader counts only its own deployment's
+    # (services/removals.py). None: a record of an older release, which counts for nothing.
+    writer: str | None = None
 
     @property
     def by_what(self) -> str:
@@ -261,6 +273,18 @@ class MissingReference(PlanModel):
     resolved_digests: tuple[str, ...] = ()
     removed: Removal | None = None
 
+    @field_serializer("removed")
+    def _removal_as_told(self, removed: Removal | None, info: SerializationInfo) -> dict[str, object] | None:
+        """What removed the image, without who wrote the record: the report step counted only this deployment's
+        sentinel's records, so a report names the removal, not its writer."""
+        if removed is None:
+            return None
+        data: dict[str, object] = removed.model_dump(
+            mode=info.mode, by_alias=info.by_alias, exclude_none=info.exclude_none
+        )
+        data.pop("writer", None)
+        return data
+
     @property
     def reference(self) -> PulledReference:
         """The reference this finding is about, as the removals are matched against it."""
@@ -280,21 +304,32 @@ class MissingReference(PlanModel):
     @property
     def detail(self) -> str:
         """`the next pull of prod/Deployment/app fails: app:dev no longer exists (deleted 2026-12-01 09:14 UTC by
-        lifecycle rule 1 of app's policy)`."""
+        lifecycle rule 1 of app's policy)`, then why the in-use memory names a workload when it does (`; dev's
+        manifest now reports 0 images; by the in-use memory dev ran it 2h ago`)."""
         what = {
             "tag": f"{self.image} no longer exists",
             "digest": f"{self.image} no longer exists",
             "repository": f"repository {self.repository_name} does not exist",
         }[self.missing]
         when = f" ({self.removed.told})" if self.removed is not None else ""
-        return f"the next pull of {workload_names(self.in_use_by)} fails: {what}{when}"
+        names = workload_names(self.in_use_by)
+        return f"the next pull of {names} fails: {what}{when}{memory_notes(self.in_use_by)}"
 
 
 def workload_names(workloads: Sequence[Workload]) -> str:
-    """`prod: prod/Deployment/app (pod)`, up to three, then `and N more`."""
-    named = ", ".join(str(workload) for workload in workloads[:MAX_WORKLOADS_NAMED])
+    """`prod: prod/Deployment/app (pod)`, up to three, then `and N more`; what the in-use memory says of them is
+    `memory_notes`, said once after the sentence."""
+    shown = workloads[:MAX_WORKLOADS_NAMED]
+    named = ", ".join(str(workload.model_copy(update={"remembered": None})) for workload in shown)
     more = len(workloads) - MAX_WORKLOADS_NAMED
     return named + (f" and {more} more" if more > 0 else "")
+
+
+def memory_notes(workloads: Sequence[Workload]) -> str:
+    """`; dev's manifest now reports 0 images; by the in-use memory dev ran it 2h ago`: why the memory names the
+    workloads `workload_names` shows, each note once; empty when no manifest's silence is in question."""
+    shown = workloads[:MAX_WORKLOADS_NAMED]
+    return "".join(f"; {note}" for note in dict.fromkeys(w.remembered for w in shown if w.remembered))
 
 
 def missing_references(

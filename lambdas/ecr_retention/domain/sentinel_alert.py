@@ -9,7 +9,7 @@ from typing import Literal
 
 from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.doctor.models import Finding
-from ecr_retention.domain.sentinel import PulledReference, Removal, workload_names
+from ecr_retention.domain.sentinel import PulledReference, Removal, memory_notes, workload_names
 
 # gone: the next pull cannot get it; archived: it is ARCHIVED (pulls fail until it is restored); child-gone and
 # child-archived: the index is there, but the platform image a removal took is not pullable; unconfirmed: the
@@ -64,7 +64,8 @@ class Broken:
         return short_digest(self.removal.image_digest or "", with_algorithm=True)
 
     def lines(self) -> list[str]:
-        found = [f"- {self.what_follows}.", f"  Runs in: {workload_names(self.reference.workloads)}."]
+        workloads = self.reference.workloads
+        found = [f"- {self.what_follows}.", f"  Runs in: {workload_names(workloads)}{memory_notes(workloads)}."]
         if self.restored:
             found.append(f"  Restore: {self.restored}.")
         return found
@@ -108,7 +109,7 @@ def policy_alert(repository: str, principal: str | None, findings: Sequence[Find
     for finding in findings:
         lines.append(f"- {finding.message}")
         if finding.in_use_by:
-            lines.append(f"  Runs in: {workload_names(finding.in_use_by)}.")
+            lines.append(f"  Runs in: {workload_names(finding.in_use_by)}{memory_notes(finding.in_use_by)}.")
         lines.append(f"  Fix: {finding.fix}")
     lines += ["", "Check it offline with `ecr-retention doctor` and `ecr-retention lifecycle-preview`."]
     return subject, "\n".join(lines)

@@ -60,10 +60,18 @@ class EvaluateSettings(RulesSettings):
     lease_table: str = Field(alias=layout.LEASE_TABLE_VARIABLE, min_length=3)
 
 
+# This deployment's sentinel role: the one writer whose records of removals/ count (services/removals.py). Unset, no
+# record counts: nothing silences an alert, and no finding says what removed an image.
+SENTINEL_ROLE_PATTERN = r"^arn:aws[a-z-]*:iam::\d{12}:role/"
+
+
 class ReportSettings(RulesSettings):
-    """handlers/report.py: the run's summary goes to the report topic."""
+    """handlers/report.py: the run's summary goes to the report topic; the in-use check reads the sentinel's records."""
 
     topic_arn: str = Field(alias=layout.TOPIC_ARN_VARIABLE, pattern=r"^arn:aws[a-z-]*:sns:")
+    sentinel_role_arn: str | None = Field(
+        default=None, alias=layout.SENTINEL_ROLE_ARN_VARIABLE, pattern=SENTINEL_ROLE_PATTERN
+    )
 
 
 class TaggerSettings(RulesSettings):
@@ -71,9 +79,12 @@ class TaggerSettings(RulesSettings):
 
 
 class SentinelSettings(RulesSettings):
-    """handlers/sentinel.py: its alerts go to the report topic."""
+    """handlers/sentinel.py: its alerts go to the report topic; its records name its role."""
 
     topic_arn: str = Field(alias=layout.TOPIC_ARN_VARIABLE, pattern=r"^arn:aws[a-z-]*:sns:")
+    sentinel_role_arn: str | None = Field(
+        default=None, alias=layout.SENTINEL_ROLE_ARN_VARIABLE, pattern=SENTINEL_ROLE_PATTERN
+    )
 
 
 class PushSettings(FunctionSettings):

@@ -106,12 +106,23 @@ def _bucket(settings: RulesSettings) -> S3Bucket:
 
 
 def _run_wiring(
-    settings: RulesSettings, *, notifier: Notifier | None = None, leases: LeaseStore | None = None
+    settings: RulesSettings,
+    *,
+    notifier: Notifier | None = None,
+    leases: LeaseStore | None = None,
+    sentinel_role: str | None = None,
 ) -> RunWiring:
-    """The rules file, the registry and the bucket, and the function's own adapters (a notifier, leases)."""
+    """The rules file, the registry and the bucket, and the function's own adapters (a notifier, leases), and the
+    sentinel whose records the in-use check counts."""
     from ecr_retention.services.run import Adapters
 
-    adapters = Adapters(registry=_registry(settings), bucket=_bucket(settings), notifier=notifier, leases=leases)
+    adapters = Adapters(
+        registry=_registry(settings),
+        bucket=_bucket(settings),
+        notifier=notifier,
+        leases=leases,
+        sentinel_role=sentinel_role,
+    )
     return RunWiring(load_config(settings.rules_file), adapters)
 
 
@@ -128,7 +139,8 @@ def evaluate_wiring(settings: EvaluateSettings) -> RunWiring:
 def report_wiring(settings: ReportSettings) -> RunWiring:
     from ecr_retention.aws.sns_notifier import SnsNotifier
 
-    return _run_wiring(settings, notifier=SnsNotifier(settings.topic_arn, client("sns")))
+    notifier = SnsNotifier(settings.topic_arn, client("sns"))
+    return _run_wiring(settings, notifier=notifier, sentinel_role=settings.sentinel_role_arn)
 
 
 def tagger_wiring(settings: TaggerSettings) -> TaggerWiring:
@@ -147,6 +159,7 @@ def sentinel_wiring(settings: SentinelSettings) -> SentinelWiring:
         bucket=bucket,
         notifier=SnsNotifier(settings.topic_arn, client("sns")),
         cache=BucketManifestCache(bucket),
+        sentinel_role=settings.sentinel_role_arn,
     )
     return SentinelWiring(load_config(settings.rules_file), ports)
 

@@ -84,7 +84,7 @@ class RunInputs:
                 pulled_references(
                     self.inventory,
                     now=now,
-                    grace=self.config.safety.in_use_grace,
+                    safety=self.config.safety,
                     registry_id=registry.registry_id,
                     region=registry.region,
                     replication=self.replication.replication_configuration,

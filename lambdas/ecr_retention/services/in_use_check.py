@@ -32,7 +32,7 @@ from ecr_retention.domain.sentinel import (
 )
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
 from ecr_retention.services.defects import Defect, contain
-from ecr_retention.services.removals import read_removals
+from ecr_retention.services.removals import RemovalsRead, read_removals
 
 logger = logging.getLogger(__name__)
 
@@ -54,13 +54,15 @@ class InUseCheck:
 
 @dataclass(frozen=True)
 class CheckInputs:
-    """What the report step checks with: the inventory it read, the run's replication rules, and its trigger."""
+    """What the report step checks with: the inventory it read, the run's replication rules, its trigger, and this
+    deployment's sentinel role (whose records of removals/ alone count; None: unknown, so none do)."""
 
     config: RetentionConfig
     inventory: Inventory
     replication: ReplicationConfiguration
     trigger: Trigger
     now: datetime
+    sentinel: str | None = None
 
 
 def check_in_use(
@@ -83,7 +85,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
     references = pulled_references(
         inputs.inventory,
         now=inputs.now,
-        grace=inputs.config.safety.in_use_grace,
+        safety=inputs.config.safety,
         registry_id=registry.registry_id,
         region=registry.region,
         replication=inputs.replication,
@@ -91,7 +93,8 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)
     others, lookup_warnings = look_up(registry, unchecked)
-    told, removal_warnings = told_by_removals(bucket, [*(f for r in reports for f in r.in_use_missing), *others])
+    findings = [*(found for report in reports for found in report.in_use_missing), *others]
+    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),
         others=tuple(
@@ -143,37 +146,56 @@ def _look_up_one(
 
 
 def told_by_removals(
-    bucket: Bucket, findings: Iterable[MissingReference]
+    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None
 ) -> tuple[dict[str, tuple[MissingReference, ...]], tuple[str, ...]]:
-    """The findings by repository, each with the latest removal the sentinel recorded that names it. Removals are
-    read only for the repositories that have a finding."""
+    """The findings by repository, each with the latest removal this deployment's sentinel recorded that names it.
+    Removals are read only for the repositories that have a finding."""
     grouped: dict[str, list[MissingReference]] = defaultdict(list)
     for found in findings:
         grouped[found.repository_name].append(found)
     told: dict[str, tuple[MissingReference, ...]] = {}
     warnings: list[str] = []
     for repository, found_here in sorted(grouped.items()):
-        removals, problem = recorded_removals(bucket, repository)
+        removals, problem = recorded_removals(bucket, repository, sentinel)
         told[repository] = tuple(finding.told_by(removals) for finding in found_here)
         warnings.extend(problem)
     return told, tuple(warnings)
 
 
-def recorded_removals(bucket: Bucket, repository: str) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
-    """The removals recorded for one repository, newest first, and the warning that names those that could not be
-    listed or read."""
+def recorded_removals(
+    bucket: Bucket, repository: str, sentinel: str | None
+) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
+    """The removals this deployment's sentinel recorded for one repository, newest first, and the warnings that name
+    those that could not be listed or read, and those it did not write (ignored)."""
     try:
-        read = read_removals(bucket, repository)
+        read = read_removals(bucket, repository, sentinel=sentinel)
     except StorageUnavailable as error:
         return (), (
             f"{repository}: the recorded removals could not be listed, so the in-use-missing findings do not "
             f"say what removed the images: {error}",
         )
-    if not read.unreadable:
-        return read.removals, ()
-    return read.removals, (
-        f"{repository}: {len(read.unreadable)} recorded removal(s) could not be read and were left out, "
-        f"the first s3://{bucket.name}/{read.unreadable[0]}",
+    warnings = []
+    if read.unreadable:
+        warnings.append(
+            f"{repository}: {len(read.unreadable)} recorded removal(s) could not be read and were left out, "
+            f"the first s3://{bucket.name}/{read.unreadable[0]}"
+        )
+    if read.ignored:
+        warnings.append(ignored_warning(bucket, repository, read, sentinel))
+    return read.removals, tuple(warnings)
+
+
+def ignored_warning(bucket: Bucket, repository: str, read: RemovalsRead, sentinel: str | None) -> str:
+    """The records under removals/ that this deployment's sentinel did not write, or all of them when the run does
+    not know its sentinel: they say nothing of what removed an image."""
+    if sentinel is None:
+        return (
+            f"{repository}: {len(read.ignored)} recorded removal(s) left out: this run does not know the "
+            "deployment's sentinel role, whose records alone count (ecr-retention run --sentinel-role)"
+        )
+    return (
+        f"{repository}: {len(read.ignored)} recorded removal(s) not written by this deployment's sentinel were "
+        f"ignored, the first s3://{bucket.name}/{read.ignored[0].told}"
     )
 
 

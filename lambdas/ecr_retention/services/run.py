@@ -53,6 +53,9 @@ class Adapters:
     notifier: Notifier | None = None
     leases: LeaseStore | None = None
     clock: Callable[[], datetime] = utc_now
+    # This deployment's sentinel role (SENTINEL_ROLE_ARN, `run --sentinel-role`): the only writer whose records of
+    # removals/ the in-use check counts. None: unknown, so it counts none (services/removals.py).
+    sentinel_role: str | None = None
 
 
 def begin_run(
@@ -172,7 +175,9 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
     reading = remember_inventory(adapters, start, config, reports, finished_at)
     checked = InUseCheck(repositories=tuple(reports))
     if reading.inventory is not None:
-        inputs = CheckInputs(config, reading.inventory, reading.replication, start.trigger, finished_at)
+        inputs = CheckInputs(
+            config, reading.inventory, reading.replication, start.trigger, finished_at, adapters.sentinel_role
+        )
         checked = check_in_use(adapters.registry, adapters.bucket, inputs, reports)
     return report_run(
         run_id=start.run_id,
@@ -279,7 +284,7 @@ def run_pipeline(
     inputs, reports = failure_published(adapters.notifier, run_id, dry_run, evaluate_all)
     templates = creation_template_findings(adapters.registry)
     replication = inputs.replication.replication_configuration
-    check = CheckInputs(config, inputs.inventory, replication, trigger, adapters.clock())
+    check = CheckInputs(config, inputs.inventory, replication, trigger, adapters.clock(), adapters.sentinel_role)
     checked = check_in_use(adapters.registry, adapters.bucket, check, reports)
     memory_warnings = update_memory(
         adapters.bucket,

@@ -8,14 +8,21 @@ One event, one pass: record the removals (`removals/`), read what runs (the mani
 Once per removal: ECR tells one removal several times (`ECR Image Action` DELETE events, one per tag, and for a native
 policy a PolicyExecutionEvent; with a trail, the BatchDeleteImage call). Each record says what its event's alert named
 (`Removal.alerted`, written once the alert is out), and an image another event's alert named within DUPLICATE_WINDOW,
-for the same action, is not alerted again. A record that alerted nothing silences nothing. Two such events handled at
-the same instant may both alert; a second alert is better than none.
+for the same action, is not alerted again. Only this deployment's sentinel's records count (services/removals.py): a
+record anyone else wrote silences nothing, and the alert names it. A record that alerted nothing silences nothing. Two
+such events handled at the same instant may both alert; a second alert is better than none.
+
+Once per event: EventBridge and Lambda may deliver one event twice. The first delivery with something to alert claims
+the event's alert (services/removals.py AlertClaims, S3's conditional write); another delivery of the same event id
+publishes nothing once that claim says published, and alerts after all when the claimer released it (its publish
+failed) or died holding it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from logging import ERROR, WARNING
@@ -34,10 +41,27 @@ from ecr_retention.domain.sentinel_alert import (
     policy_alert,
 )
 from ecr_retention.domain.sentinel_events import LifecyclePolicyPut, Observed
-from ecr_retention.ports import Bucket, ImagesUnreadable, ManifestCache, Notifier, Registry, RepositoryGone
+from ecr_retention.layout import alert_claim_key
+from ecr_retention.ports import (
+    Bucket,
+    ClaimingBucket,
+    ImagesUnreadable,
+    ManifestCache,
+    Notifier,
+    Registry,
+    RepositoryGone,
+)
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.removals import read_removals, write_removal
+from ecr_retention.services.removals import (
+    AlertClaim,
+    AlertClaims,
+    Ignored,
+    RemovalsRead,
+    create_removal,
+    read_removals,
+    write_removal,
+)
 from ecr_retention.services.replication import read_replication
 from ecr_retention.services.snapshot import read_index_manifest, snapshot_repository
 
@@ -45,14 +69,18 @@ logger = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW = timedelta(minutes=15)
 ALERT_ATTRIBUTES = {"kind": "sentinel"}
+IGNORED_NAMED = 3  # the ignored records an alert names before "and N more"
 
 
 @dataclass(frozen=True)
 class SentinelPorts:
     registry: Registry
-    bucket: Bucket
+    bucket: ClaimingBucket
     notifier: Notifier
     cache: ManifestCache
+    # This deployment's sentinel role (SENTINEL_ROLE_ARN): the writer its records name, and the only one whose records
+    # and claims count. None: unknown, so nothing it reads silences an alert.
+    sentinel_role: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,33 +109,86 @@ class Watched:
         }
 
 
-def watch(observed: Observed, *, config: RetentionConfig, ports: SentinelPorts, now: datetime) -> Watched:
+def watch(
+    observed: Observed,
+    *,
+    config: RetentionConfig,
+    ports: SentinelPorts,
+    now: datetime,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Watched:
+    """`sleep`: how a delivery waits for another delivery of the same event that holds its alert's claim."""
     if isinstance(observed.detail, LifecyclePolicyPut):
         return check_new_policy(observed.detail, config=config, ports=ports, now=now)
-    removals = observed.removals()
+    removals = tuple(removal.model_copy(update={"writer": ports.sentinel_role}) for removal in observed.removals())
     repository = observed.repository_name
     if not removals:  # a lifecycle evaluation that acted on nothing, a refused BatchDeleteImage
         return Watched(repository)
-    told = recorded_nearby(ports.bucket, repository, removals)
+    told = recorded_nearby(ports, repository, removals)
     recorded = tuple(record_removals(ports.bucket, removals))
     references, notes = running_references(config, ports, now)
-    candidates = candidates_of(removals, in_repository(references, repository), told, ports.cache)
+    candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
     if not candidates:
         return Watched(repository, recorded)
     broken = confirm(ports.registry, repository, candidates)
     broken = tuple(heal(item, config, ports.registry) for item in broken)
-    if broken:
+    if not broken:
+        return Watched(repository, recorded)
+    notes = (*notes, *ignored_notes(ports.bucket, told.ignored))
+    claims = AlertClaims(
+        ports.bucket, alert_claim_key(repository, removals[0].removed_at, observed.event_id), ports.sentinel_role, sleep
+    )
+    already = publish_once(claims, removals, broken, notes, ports=ports, now=now)
+    return Watched(
+        repository, recorded, broken, alerted=already is None, notes=notes if already is None else (already,)
+    )
+
+
+def publish_once(
+    claims: AlertClaims,
+    removals: Sequence[Removal],
+    broken: Sequence[Broken],
+    notes: Sequence[str],
+    *,
+    ports: SentinelPorts,
+    now: datetime,
+) -> str | None:
+    """The event's one alert, unless another delivery of the event published it (then: the note that says so)."""
+    event_id = removals[0].event_id
+    claim = AlertClaim(event_id=event_id, writer=ports.sentinel_role, state="claimed", at=now)
+    held = claims.claim(claim)
+    if held is not None:
+        logger.info("event %s: another delivery published its alert", event_id)
+        return f"another delivery of event {event_id} published its alert ({held.at:%Y-%m-%d %H:%M:%S} UTC)"
+    published = False
+    try:
         ports.notifier.publish(alert_subject(broken), alert_body(broken, notes), ALERT_ATTRIBUTES)
-        record_alerted(ports.bucket, removals, broken)
-    return Watched(repository, recorded, broken, alerted=bool(broken), notes=notes)
+        published = True
+    finally:  # a failed publish releases the claim: the retry alerts
+        claims.mark(claim.model_copy(update={"state": "published" if published else "released"}))
+    record_alerted(ports.bucket, removals, broken)
+    return None
+
+
+def ignored_notes(bucket: Bucket, ignored: Sequence[Ignored]) -> tuple[str, ...]:
+    """What the alert says of records under removals/ that this deployment's sentinel did not write."""
+    if not ignored:
+        return ()
+    named = "; ".join(f"s3://{bucket.name}/{each.told}" for each in ignored[:IGNORED_NAMED])
+    more = f" and {len(ignored) - IGNORED_NAMED} more" if len(ignored) > IGNORED_NAMED else ""
+    return (
+        f"Ignored {len(ignored)} record(s) under removals/ that this deployment's sentinel did not write (they "
+        f"silence nothing): {named}{more}.",
+    )
 
 
 # --- the record of removals -----------------------------------------------------------------------------------------
 
 
-def record_removals(bucket: Bucket, removals: Sequence[Removal]) -> list[str]:
-    """One object per removal, named by time, event and position: a retried event writes the same keys again."""
-    return [write_removal(bucket, removal, position) for position, removal in enumerate(removals)]
+def record_removals(bucket: ClaimingBucket, removals: Sequence[Removal]) -> list[str]:
+    """One object per removal, named by time, event and position: another delivery of the event leaves the records
+    there (and what they say its alert named)."""
+    return [create_removal(bucket, removal, position) for position, removal in enumerate(removals)]
 
 
 def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence[Broken]) -> None:
@@ -119,19 +200,21 @@ def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence
             write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
 
 
-def recorded_nearby(bucket: Bucket, repository: str, removals: Sequence[Removal]) -> list[Removal]:
-    """What other events recorded for this repository within DUPLICATE_WINDOW of these removals."""
-    if not removals:
-        return []
+def recorded_nearby(ports: SentinelPorts, repository: str, removals: Sequence[Removal]) -> RemovalsRead:
+    """What other events recorded for this repository within DUPLICATE_WINDOW of these removals: those this
+    deployment's sentinel wrote, and those it did not (ignored)."""
     ours = {removal.event_id for removal in removals}
     times = [removal.removed_at for removal in removals]
     start, end = min(times) - DUPLICATE_WINDOW, max(times) + DUPLICATE_WINDOW
     days = sorted({start.date(), end.date()})
-    return [
-        removal
-        for removal in read_removals(bucket, repository, days).removals
-        if removal.event_id not in ours and start <= removal.removed_at <= end
-    ]
+    read = read_removals(ports.bucket, repository, days, sentinel=ports.sentinel_role)
+    return RemovalsRead(
+        removals=tuple(
+            removal for removal in read.removals if removal.event_id not in ours and start <= removal.removed_at <= end
+        ),
+        unreadable=read.unreadable,
+        ignored=read.ignored,
+    )
 
 
 # --- matching -----------------------------------------------------------------------------------------------------------
@@ -140,17 +223,20 @@ def recorded_nearby(bucket: Bucket, repository: str, removals: Sequence[Removal]
 def running_references(
     config: RetentionConfig, ports: SentinelPorts, now: datetime
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
-    """What the workloads pull now (the readable manifests, and the memory for clusters without one), and what the
-    alert must say about how well that is known."""
+    """What counts as running (the readable manifests, and the memory for clusters whose reading is suspect:
+    domain/sentinel.py `pulled_references`), and what the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
     replication = read_replication(ports.registry)
-    notes = [f"Unreadable in-use manifest {source}: its workloads are not named here." for source in inventory.problems]
+    notes = [
+        f"Unreadable in-use manifest {source}: only what the in-use memory remembers of its cluster is matched."
+        for source in inventory.problems
+    ]
     if replication.problem is not None:
         notes.append(f"Only this registry's references were matched: {replication.problem}.")
     references = pulled_references(
         inventory,
         now=now,
-        grace=config.safety.in_use_grace,
+        safety=config.safety,
         registry_id=ports.registry.registry_id,
         region=ports.registry.region,
         replication=replication.replication_configuration,

@@ -33,12 +33,21 @@ TEAMMATE_POLICY = incident_policy(description="keep the last 3 releases")
 MISSING_HEADING = "In-use images MISSING from the registry"  # domain/summary.py in_use_missing_lines
 
 
-def native_policy_step(demo: Demo, registry: DemoRegistry, dry_rules: str) -> Verification:
+def native_policy_step(
+    demo: Demo, registry: DemoRegistry, dry_rules: str, *, emptied: str | None = None
+) -> Verification:
+    """`emptied`: the cluster whose manifest --empty-manifest emptied before the real sweep (it stays empty): the
+    sentinel's alert and the sweep's finding must say that the in-use memory speaks for it."""
     demo.write("")
     demo.write(
         f"5. Later, a teammate replaces the native lifecycle policy of {REPOSITORY} (PutLifecyclePolicy) with one "
         "rule: keep the 3 newest `*.*` images"
     )
+    if emptied is not None:
+        demo.write(
+            f"   in-use/{emptied}.json is still the empty manifest of --empty-manifest: what {emptied} runs is known "
+            "from the in-use memory"
+        )
     routes = EventRoutes(demo.emulator.client("events"), demo.sqs).create()
     before = read_state(demo.ecr, registry.repositories, datetime.now(UTC))
     demo.ecr.put_lifecycle_policy(repositoryName=REPOSITORY, lifecyclePolicyText=TEAMMATE_POLICY)
@@ -58,7 +67,7 @@ def native_policy_step(demo: Demo, registry: DemoRegistry, dry_rules: str) -> Ve
     report = demo.stored_report(sweep, "after-policy", "after the native policy")
     show_missing(demo, str(demo.received_message()["Message"]))
     after = read_state(demo.ecr, registry.repositories, datetime.now(UTC))
-    verification = verify_native_policy(registry, before, after, execution, alerts, report)
+    verification = verify_native_policy(registry, before, after, execution, alerts, report, emptied=emptied)
     show_checks(demo, verification)
     return verification
 

@@ -63,6 +63,9 @@ class Deployment:
             "TOPIC_ARN": self.topic_arn,
             "LEASE_TABLE": self.lease_table,
             "RULES_FILE": str(self.rules_file),
+            # The sentinel's role, as the stack names it to the sentinel and the report step: the one writer whose
+            # records of removals/ count (the emulator, like every caller here, acts as one principal).
+            "SENTINEL_ROLE_ARN": f"arn:aws:iam::{self.account}:role/ecr-retention-sentinel",
             # The collector's (docs/aws-inventory.md): this account in this region, no spoke account.
             "COLLECT_REGIONS": json.dumps([self.region]),
             "TASK_DEFINITION_REVISIONS": "5",

@@ -15,8 +15,9 @@
 4. The verification (demo/verify.py), read back from the emulator.
 5. Something else deletes what runs (demo/native_policy.py): a teammate's native lifecycle policy on app takes the
    image dev runs; the emulator applies it and routes ECR's events to the sentinel, whose alert the subscribed queue
-   receives; a dry-run sweep reports the reference in-use-missing; checked by demo/verify.py too. Skipped after a
-   tampered manifest.
+   receives; a dry-run sweep reports the reference in-use-missing; checked by demo/verify.py too. After
+   --empty-manifest the emptied manifest stays, and both say the in-use memory speaks for its cluster; skipped after
+   --delete-manifest (the real run was blocked).
 Each sweep's JSON report, page and sheet are read back from the emulator's bucket, where the report step wrote them,
 into the output directory; the last lines name the two pages.
 """
@@ -490,15 +491,18 @@ class Demo:
     # 5 -------------------------------------------------------------------------------------------------------
 
     def native_policy(self, registry: DemoRegistry, tampering: Tampering | None) -> Verification:
-        """A native lifecycle policy deletes the image dev runs; the sentinel tells (demo/native_policy.py). Not
-        after a tampered manifest: the sentinel would rightly see what the tampering left, not what dev runs."""
-        if tampering is not None:
+        """A native lifecycle policy deletes the image dev runs; the sentinel tells (demo/native_policy.py). After
+        --empty-manifest the emptied manifest stays: the sentinel and the sweep know what runs there from the in-use
+        memory, and say so. Not after --delete-manifest: the real run was blocked, so the registry is not the one
+        this step starts from."""
+        if tampering is not None and tampering.action == "delete":
             self.write("")
             self.write(
-                f"5. (the sentinel's step needs dev's manifest as the collector wrote it: skipped after --{tampering.action}-manifest)"
+                "5. (skipped after --delete-manifest: the real run was blocked, so the registry is not the one the "
+                "sentinel's step starts from)"
             )
-            return Verification(checks=[Check("sentinel step skipped", True, "the manifests were tampered with")])
-        return native_policy_step(self, registry, DRY_RULES)
+            return Verification(checks=[Check("sentinel step skipped", True, "the real run was blocked")])
+        return native_policy_step(self, registry, DRY_RULES, emptied=tampering.cluster if tampering else None)
 
     # 4 -------------------------------------------------------------------------------------------------------
 

@@ -362,10 +362,13 @@ def verify_native_policy(
     alerts: Sequence[Alert],
     report: RunReport,
     reference: str = "app:dev",
+    *,
+    emptied: str | None = None,
 ) -> Verification:
     """`reference` (`repository:tag`) runs in a cluster and the policy took its image: the sentinel's alert names the
     workloads that run it, the image and the lifecycle rule; the next sweep reports it in-use-missing, when and by
-    what; and the registry lost exactly what the policy expired, nothing else (the sweep was a dry run)."""
+    what; and the registry lost exactly what the policy expired, nothing else (the sweep was a dry run). `emptied`:
+    a cluster whose manifest is empty now; when it runs the reference, both say the in-use memory speaks for it."""
     repository, _, tag = reference.partition(":")
     result = Verification(deleted=_removed_since(before, after))
     workloads = sorted(
@@ -381,7 +384,21 @@ def verify_native_policy(
         missing_reported(report, reference, workloads, rule),
         nothing_else_changed(registry, before, after, execution, report),
     ]
+    if emptied is not None and any(entry.cluster == emptied for entry in registry.in_use if _pulls(entry, reference)):
+        result.checks.append(memory_spoke(alerts, report, reference, emptied))
     return result
+
+
+def memory_spoke(alerts: Sequence[Alert], report: RunReport, reference: str, cluster: str) -> Check:
+    """The alert and the sweep's finding for the reference say why the in-use memory names what the cluster runs."""
+    words = f"{cluster}'s manifest now reports 0 images; by the in-use memory {cluster} ran it"
+    alerted = any(reference in alert.message and words in alert.message for alert in alerts)
+    found = next((missing for missing in report.in_use_missing if missing.image == reference), None)
+    reported = found is not None and words in found.detail
+    offenders = (() if alerted else ("not in the alert",)) + (() if reported else ("not in the sweep's finding",))
+    return Check(
+        "the in-use memory spoke", alerted and reported, f"the alert and the finding say: {words} ...", offenders
+    )
 
 
 def _pulls(entry: InUseEntry, reference: str) -> bool:

@@ -41,6 +41,11 @@ BAD_INPUT: dict[str, tuple[list[str], str]] = {
         ["run", "--config", "{rules}", "--bucket", BUCKET, "--topic-arn", "arn:aws:sns:eu-west-1:1234:reports"],
         "ecr-retention run: error: --topic-arn: 'arn:aws:sns:eu-west-1:1234:reports' is not an SNS topic ARN",
     ),
+    "run: sentinel role not a role ARN": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--sentinel-role", "ecr-retention-Sentinel"],
+        "ecr-retention run: error: --sentinel-role: 'ecr-retention-Sentinel' is not an IAM role ARN "
+        "(arn:aws:iam::123456789012:role/...)",
+    ),
     "run: a bucket given as a URL": (
         ["run", "--config", "{rules}", "--bucket", f"s3://{BUCKET}", "--topic-arn", TOPIC],
         f"ecr-retention run: error: --bucket: 's3://{BUCKET}' is not an S3 bucket name",

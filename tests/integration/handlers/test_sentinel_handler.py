@@ -14,9 +14,9 @@ import pytest
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from ecr_retention.domain.sentinel import Removal
-from ecr_retention.layout import removals_prefix
+from ecr_retention.layout import ALERT_CLAIM_SUFFIX, removals_prefix
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
-from support.lambda_stack import HOST, REGION, FakeContext, Stack, push
+from support.lambda_stack import HOST, REGION, SENTINEL_ROLE_ARN, FakeContext, Stack, push
 
 
 @pytest.fixture
@@ -84,6 +84,7 @@ def test_a_deleted_in_use_image_is_alerted_on_the_report_topic_and_recorded(stac
     [record] = [
         Removal.model_validate_json(stack.s3().get_object(Bucket=stack.bucket, Key=o["Key"])["Body"].read())
         for o in listed
+        if not o["Key"].endswith(ALERT_CLAIM_SUFFIX)  # beside it, the claim of the event's one alert
     ]
     assert (record.image_digest, record.image_tags, record.cause) == (running, ("v2",), "image-action")
 
@@ -202,3 +203,44 @@ def test_a_deleted_tag_a_workload_pulls_by_tag_is_confirmed_gone_through_the_reg
     [message] = stack.messages()
     assert "app:v3 no longer exists: the next pull fails" in message["Message"]
     assert "dev: dev/Deployment/app (template)" in message["Message"]
+
+
+def test_one_event_delivered_twice_is_one_alert(stack: Stack, ecr: Any) -> None:
+    """EventBridge delivers at least once: the same event (same id) twice, and the topic hears of it once. The claim
+    is S3's conditional write (If-None-Match), as moto answers it."""
+    running = stack.images["v2"]
+    ecr.batch_delete_image(repositoryName="app", imageIds=[{"imageDigest": running}])
+    event = image_action("DELETE", "app", running, **{"image-tag": "v2"})
+    first, second = sentinel(event), sentinel(event)
+    assert (first["alerted"], second["alerted"]) == (True, False)
+    assert len(stack.messages()) == 1
+
+
+def test_a_forged_record_of_removals_does_not_silence_the_alert(stack: Stack, ecr: Any) -> None:
+    # Given someone other than the sentinel wrote a record saying the alert for the image went out, then deleted it
+    running = stack.images["v2"]
+    forged = {
+        "schemaVersion": 1,
+        "repositoryName": "app",
+        "imageDigest": running,
+        "action": "deleted",
+        "cause": "image-action",
+        "removedAt": datetime.now(UTC).isoformat(),
+        "eventId": "forged",
+        "alerted": [f"app@{running[:19]}"],
+        "writer": f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/Insider",
+    }
+    key = f"{removals_prefix('app')}{datetime.now(UTC):%Y%m%dT%H%M%SZ}-forged-0.json"
+    stack.s3().put_object(Bucket=stack.bucket, Key=key, Body=json.dumps(forged))
+    ecr.batch_delete_image(repositoryName="app", imageIds=[{"imageDigest": running}])
+    # When ECR's DELETE event reaches the sentinel, the alert goes out and names the record it ignored
+    sentinel(image_action("DELETE", "app", running, **{"image-tag": "v2"}))
+    [message] = stack.messages()
+    assert f"s3://{stack.bucket}/{key} (writer arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/Insider)" in message["Message"]
+    # And the sentinel's own record names its writer
+    [record] = [
+        Removal.model_validate_json(stack.s3().get_object(Bucket=stack.bucket, Key=o["Key"])["Body"].read())
+        for o in stack.s3().list_objects_v2(Bucket=stack.bucket, Prefix=removals_prefix("app"))["Contents"]
+        if o["Key"] != key and not o["Key"].endswith(ALERT_CLAIM_SUFFIX)
+    ]
+    assert record.writer == SENTINEL_ROLE_ARN

@@ -6,6 +6,7 @@ the sheet, the page and the summary, and changes the registry exactly as its pla
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 from ecr_retention.domain.sentinel import Removal
@@ -15,6 +16,8 @@ from ecr_retention_dev.scenario import in_use_entry
 from support.expectations import assert_registry_is, expected_after, planned
 from support.pipeline_harness import NOW, Pipeline
 from support.realistic_registry import BUCKET, HOST, UNMANAGED_REPOSITORY
+
+SENTINEL_ROLE = "arn:aws:iam::123456789012:role/ecr-retention-Sentinel"  # `run --sentinel-role`
 
 
 def deleted_by_another_tool(pipeline: Pipeline, repository: str, tag: str) -> str:
@@ -46,6 +49,7 @@ def test_a_deletion_run_reports_what_another_tool_removed_and_changes_nothing_el
         rule_priority=1,
         removed_at=removed_at,
         event_id="4f0c",
+        writer=SENTINEL_ROLE,
     )
     pipeline.s3.put_object(
         Bucket=BUCKET,
@@ -58,7 +62,7 @@ def test_a_deletion_run_reports_what_another_tool_removed_and_changes_nothing_el
     plan = pipeline.plan(config)
 
     # When a deletion run sweeps the registry
-    report = run_pipeline(config, pipeline.adapters())
+    report = run_pipeline(config, replace(pipeline.adapters(), sentinel_role=SENTINEL_ROLE))
 
     # Then both references are missing: app's from its evaluation's snapshot, sandbox/scratch's from one lookup
     assert [(f.repository_name, f.image, f.missing) for f in report.in_use_missing] == [

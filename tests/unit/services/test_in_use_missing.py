@@ -12,7 +12,7 @@ from ecr_retention.domain.inventory import read_inventory
 from ecr_retention.domain.replication import RegistryReplication
 from ecr_retention.domain.report import RunReport
 from ecr_retention.domain.sentinel import Removal
-from ecr_retention.layout import removal_key
+from ecr_retention.layout import IN_USE_MEMORY_KEY, removal_key
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention.services.snapshot import MemoryManifestCache
@@ -20,6 +20,7 @@ from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import MUTATING, FakeRegistry, MemoryBucket, RecordingNotifier
 
 HOST = f"{ACCOUNT}.dkr.ecr.{REGION}.amazonaws.com"
+SENTINEL_ROLE = f"arn:aws:iam::{ACCOUNT}:role/ecr-retention-Sentinel"
 RULES = """
 version: 1
 dry_run: false
@@ -73,8 +74,12 @@ def evaluated(registry: FakeRegistry, *references: tuple[str, str | None]):  # t
     return evaluate_repository("app", inputs, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
 
 
-def cli_run(registry: FakeRegistry, bucket: MemoryBucket, *, trigger: str = "cli") -> RunReport:
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
+def cli_run(
+    registry: FakeRegistry, bucket: MemoryBucket, *, trigger: str = "cli", sentinel: str | None = SENTINEL_ROLE
+) -> RunReport:
+    adapters = Adapters(
+        registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW, sentinel_role=sentinel
+    )
     return run_pipeline(rules(), adapters, trigger=trigger, force_dry_run=True)  # type: ignore[arg-type]
 
 
@@ -165,11 +170,8 @@ def test_references_are_looked_up_100_ids_a_call() -> None:
     assert len(report.in_use_missing) == 149
 
 
-def test_a_recorded_removal_says_when_and_by_what_the_image_went() -> None:
-    # Given the sentinel recorded that lifecycle rule 1 of app's policy deleted the image that carried dev
-    registry, _ = registry_with_app()
-    ran = "sha256:" + "d" * 64
-    bucket = bucket_with((f"{HOST}/app:dev", ran))
+def recorded(bucket: MemoryBucket, ran: str, *, writer: str | None, event: str = "e-1", **more: object) -> Removal:
+    """The sentinel's record that lifecycle rule 1 of app's policy deleted `ran` 2h ago, as `writer` wrote it."""
     removal = Removal(
         repository_name="app",
         image_digest=ran,
@@ -177,9 +179,20 @@ def test_a_recorded_removal_says_when_and_by_what_the_image_went() -> None:
         cause="lifecycle",
         rule_priority=1,
         removed_at=NOW - timedelta(hours=2),
-        event_id="e-1",
+        event_id=event,
+        writer=writer,
+        **more,  # type: ignore[arg-type]
     )
-    bucket.write(removal_key("app", removal.removed_at, "e-1", 0), removal.model_dump_json(by_alias=True).encode())
+    bucket.write(removal_key("app", removal.removed_at, event, 0), removal.model_dump_json(by_alias=True).encode())
+    return removal
+
+
+def test_a_recorded_removal_says_when_and_by_what_the_image_went() -> None:
+    # Given the sentinel recorded that lifecycle rule 1 of app's policy deleted the image that carried dev
+    registry, _ = registry_with_app()
+    ran = "sha256:" + "d" * 64
+    bucket = bucket_with((f"{HOST}/app:dev", ran))
+    removal = recorded(bucket, ran, writer=SENTINEL_ROLE)
     bucket.write(removal_key("app", NOW, "broken", 0), b"{not json")
     # When a run reports
     report = cli_run(registry, bucket)
@@ -192,6 +205,33 @@ def test_a_recorded_removal_says_when_and_by_what_the_image_went() -> None:
     [app] = [repo for repo in report.repositories if repo.repository_name == "app"]
     assert app.in_use_missing == (found,)
     assert any("1 recorded removal(s) could not be read" in w for w in report.warnings)
+    # And the report names the removal, not who wrote its record (the check counted only the sentinel's)
+    assert "writer" not in json.loads(report.model_dump_json(by_alias=True))["inUseMissing"][0]["removed"]
+
+
+def test_a_forged_removal_record_tells_nothing_and_is_a_warning() -> None:
+    # Given an insider's record blames lifecycle rule 1 for the image that carried dev, and an older release's record
+    registry, _ = registry_with_app()
+    ran = "sha256:" + "d" * 64
+    bucket = bucket_with((f"{HOST}/app:dev", ran))
+    recorded(bucket, ran, writer="arn:aws:iam::123456789012:role/Insider", event="forged")
+    recorded(bucket, ran, writer=None, event="old-release")
+    # When a run reports, the finding says nothing of what removed it, and a warning names what was ignored
+    report = cli_run(registry, bucket)
+    [found] = report.in_use_missing
+    assert found.removed is None
+    [warning] = [w for w in report.warnings if "recorded removal(s)" in w]
+    assert warning.startswith("app: 2 recorded removal(s) not written by this deployment's sentinel were ignored")
+
+
+def test_a_run_that_does_not_know_the_sentinel_uses_no_record_and_says_so() -> None:
+    registry, _ = registry_with_app()
+    ran = "sha256:" + "d" * 64
+    bucket = bucket_with((f"{HOST}/app:dev", ran))
+    recorded(bucket, ran, writer=SENTINEL_ROLE)
+    report = cli_run(registry, bucket, sentinel=None)
+    assert report.in_use_missing[0].removed is None
+    assert any("this run does not know the deployment's sentinel role" in w for w in report.warnings)
 
 
 def test_removals_are_read_only_for_repositories_with_a_missing_reference() -> None:
@@ -220,6 +260,50 @@ def test_the_workflow_report_step_checks_what_no_evaluation_did() -> None:
         ("describe_images_by_id", "tools")
     ]
     assert not any(call[0] in MUTATING for call in registry.calls)
+
+
+def broken_collector(bucket: MemoryBucket, ran: str) -> None:
+    """dev ran app:dev 2h ago by the in-use memory, and its manifest is now empty, complete and fresh."""
+    seen = (NOW - timedelta(hours=2)).isoformat()
+    bucket.write(
+        "in-use/dev.json",
+        json.dumps(
+            {"schemaVersion": 1, "cluster": "dev", "generatedAt": NOW.isoformat(), "complete": True, "images": []}
+        ).encode(),
+    )
+    remembered = {"image": f"{HOST}/app:dev", "digest": ran, "namespace": "dev", "workload": "Deployment/app"}
+    bucket.write(
+        IN_USE_MEMORY_KEY,
+        json.dumps(
+            {
+                "schemaVersion": 1,
+                "updatedAt": seen,
+                "clusters": {"dev": {"last": {"generatedAt": seen, "references": 10}}},
+                "images": [remembered | {"container": "app", "source": "pod", "cluster": "dev", "lastSeenAt": seen}],
+            }
+        ).encode(),
+    )
+
+
+def test_a_broken_collector_does_not_silence_the_check_the_memory_speaks_through_the_workflow() -> None:
+    # Given dev's manifest is empty while the memory says dev ran app:dev 2h ago, and app:dev is gone
+    registry, _ = registry_with_app()
+    bucket = bucket_with((f"{HOST}/app:v2", None))
+    broken_collector(bucket, "sha256:" + "d" * 64)
+    notifier = RecordingNotifier()
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    # When a scheduled run evaluates app in its own step and reports in another
+    start = start_run(rules(), adapters, trigger="schedule", force_dry_run=True)
+    run_work_item(rules(), adapters, run_id=start.run_id, repository="app", dry_run=True)
+    report = finish_run(adapters, start, rules())
+    # Then app:dev is missing, and the finding says why the memory speaks, in the report and in the summary
+    [found] = report.in_use_missing
+    assert found.detail == (
+        "the next pull of dev: dev/Deployment/app (pod) fails: app:dev no longer exists; dev's manifest now reports "
+        "0 images; by the in-use memory dev ran it 2h ago"
+    )
+    [(_, body, _)] = notifier.messages
+    assert f"  {found.detail}" in body
 
 
 def test_a_push_run_checks_only_the_repositories_it_evaluated() -> None:

@@ -4,6 +4,7 @@ confirmed with the registry, healed when archived in a managed repository, and t
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -18,7 +19,8 @@ from ecr_retention.domain.sentinel_events import (
     Observed,
     PolicyExecution,
 )
-from ecr_retention.layout import removals_prefix
+from ecr_retention.layout import IN_USE_MEMORY_KEY, alert_claim_key, removal_key, removals_prefix
+from ecr_retention.ports import NotificationFailed
 from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
@@ -26,6 +28,7 @@ from tests.support.builders import ACCOUNT, HOST, NOW, config, replication_rule
 from tests.support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 
 PUSHED = NOW - timedelta(days=40)
+SENTINEL_ROLE = f"arn:aws:iam::{ACCOUNT}:role/ecr-retention-Sentinel"
 REPLICA_HOST = f"{ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com"
 
 
@@ -34,7 +37,11 @@ class World:
         self.registry = FakeRegistry()
         self.bucket = MemoryBucket()
         self.notifier = RecordingNotifier()
-        self.ports = SentinelPorts(self.registry, self.bucket, self.notifier, BucketManifestCache(self.bucket))
+        self.ports = SentinelPorts(
+            self.registry, self.bucket, self.notifier, BucketManifestCache(self.bucket), sentinel_role=SENTINEL_ROLE
+        )
+        self.slept: list[float] = []
+        self.meanwhile: Any = None  # what another delivery does while this one waits for its claim
 
     def runs(self, cluster: str, *entries: tuple[str, str | None], workload: str = "Deployment/app") -> None:
         self.bucket.write_json(
@@ -58,9 +65,38 @@ class World:
             },
         )
 
+    def remembers(self, cluster: str, image: str, digest: str, *, seen: timedelta, references: int) -> None:
+        """The in-use memory as the last run left it: `cluster` ran `image` `seen` ago, in a reading of `references`
+        references."""
+        self.bucket.write_json(
+            IN_USE_MEMORY_KEY,
+            {
+                "schemaVersion": 1,
+                "updatedAt": NOW.isoformat(),
+                "clusters": {cluster: {"last": {"generatedAt": (NOW - seen).isoformat(), "references": references}}},
+                "images": [
+                    {
+                        "image": image,
+                        "digest": digest,
+                        "namespace": cluster,
+                        "workload": "Deployment/app",
+                        "container": "app",
+                        "source": "pod",
+                        "cluster": cluster,
+                        "lastSeenAt": (NOW - seen).isoformat(),
+                    }
+                ],
+            },
+        )
+
     def watch(self, detail: Any, event_id: str = "event-1", **safety: Any) -> Any:
         rules = config([{"delete": {"untagged": True, "older_than": "1d"}}], **safety)
-        return watch(Observed(event_id, NOW, detail), config=rules, ports=self.ports, now=NOW)
+        return watch(Observed(event_id, NOW, detail), config=rules, ports=self.ports, now=NOW, sleep=self.sleep)
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        if self.meanwhile is not None:
+            self.meanwhile()
 
     def alerts(self) -> list[tuple[str, str]]:
         return [(subject, body) for subject, body, _ in self.notifier.messages]
@@ -139,6 +175,35 @@ def test_a_deleted_image_a_workload_runs_by_tag_is_alerted(world: World) -> None
     assert "an ECR DELETE action" in body
 
 
+def test_a_broken_collector_does_not_silence_the_sentinel_the_memory_speaks_for_its_cluster(world: World) -> None:
+    # Given dev ran app:dev 2h ago by the memory, and dev's manifest is now empty, complete and fresh
+    running = world.registry.add_image("app", tags=["dev"], pushed_at=PUSHED, seed="dev")
+    world.remembers("dev", f"{HOST}/app:dev", running, seen=timedelta(hours=2), references=10)
+    world.runs("dev")
+    world.registry.repositories["app"].pop(running)
+    # When a lifecycle policy deletes the image
+    world.watch(lifecycle(running, "dev"))
+    # Then the alert names it and says why the memory speaks
+    [(subject, body)] = world.alerts()
+    assert subject == "ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it"
+    assert (
+        "Runs in: dev: dev/Deployment/app (pod); dev's manifest now reports 0 images; by the in-use memory dev ran it "
+        "2h ago." in body
+    )
+
+
+def test_a_workload_that_moved_on_in_a_healthy_reading_is_not_alerted(world: World) -> None:
+    # Given dev ran app:dev 2h ago by the memory, and dev's healthy manifest now runs app:dev2 instead
+    old = world.registry.add_image("app", tags=["dev"], pushed_at=PUSHED, seed="dev")
+    new = world.registry.add_image("app", tags=["dev2"], pushed_at=PUSHED, seed="dev2")
+    world.remembers("dev", f"{HOST}/app:dev", old, seen=timedelta(hours=2), references=1)
+    world.runs("dev", (f"{HOST}/app:dev2", new))
+    world.registry.repositories["app"].pop(old)
+    # When the old image is deleted, nothing is alerted: the workload moved on
+    world.watch(lifecycle(old, "dev"))
+    assert world.alerts() == []
+
+
 def test_a_removal_of_an_image_nothing_runs_is_recorded_not_alerted(world: World) -> None:
     running = world.registry.add_image("app", tags=["2.0"], pushed_at=PUSHED, seed="two")
     old = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
@@ -148,7 +213,7 @@ def test_a_removal_of_an_image_nothing_runs_is_recorded_not_alerted(world: World
     watched = world.watch(lifecycle(old, "1.0"))
 
     assert world.alerts() == []
-    [recorded] = read_removals(world.bucket, "app").removals
+    [recorded] = read_removals(world.bucket, "app", sentinel=SENTINEL_ROLE).removals
     assert (recorded.image_digest, recorded.image_tags, recorded.cause, recorded.rule_priority) == (
         old,
         ("1.0",),
@@ -280,7 +345,10 @@ def test_the_same_removal_told_by_a_second_event_is_not_alerted_twice(world: Wor
     world.watch(lifecycle(running, "1.0"), event_id="service-event")
     # Then there is one alert, and both removals are on record (the second says which rule)
     assert len(world.alerts()) == 1
-    assert sorted(r.cause for r in read_removals(world.bucket, "app").removals) == ["image-action", "lifecycle"]
+    assert sorted(r.cause for r in read_removals(world.bucket, "app", sentinel=SENTINEL_ROLE).removals) == [
+        "image-action",
+        "lifecycle",
+    ]
 
 
 def test_a_deletion_told_tag_by_tag_alerts_once_naming_every_tag_reference(world: World) -> None:
@@ -296,7 +364,9 @@ def test_a_deletion_told_tag_by_tag_alerts_once_naming_every_tag_reference(world
     [(_, body)] = world.alerts()
     assert "app:1.0 no longer exists" in body
     assert "app:latest no longer exists" in body
-    first = next(r for r in read_removals(world.bucket, "app").removals if r.event_id == "tag-1.0")
+    first = next(
+        r for r in read_removals(world.bucket, "app", sentinel=SENTINEL_ROLE).removals if r.event_id == "tag-1.0"
+    )
     assert set(first.alerted) == {"app:1.0", "app:latest"}
 
 
@@ -315,15 +385,130 @@ def test_a_reference_an_earlier_removal_left_pullable_is_alerted_when_a_later_on
     assert "no longer exists: the next pull fails" in body
 
 
-def test_the_same_event_retried_alerts_again(world: World) -> None:
-    """A retry is the same event: its own record does not silence it (the first attempt may have failed to publish)."""
+def test_the_same_event_delivered_twice_alerts_once(world: World) -> None:
+    """EventBridge and Lambda may deliver one event twice: the second delivery finds the event's alert published."""
     running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
     world.runs("prod", (f"{HOST}/app@{running}", running))
     world.registry.repositories["app"].pop(running)
     world.watch(deleted(running))
+    second = world.watch(deleted(running))
+    assert len(world.alerts()) == 1
+    assert not second.alerted
+    assert second.notes[0].startswith("another delivery of event event-1 published its alert")
+    # and the first delivery's record still says what its alert named
+    [recorded] = read_removals(world.bucket, "app", sentinel=SENTINEL_ROLE).removals
+    assert recorded.alerted == (f"app@{running[:19]}",)
+
+
+def test_a_retry_after_a_failed_publish_alerts(world: World) -> None:
+    """The first attempt's publish failed (the function errs, Lambda retries): its claim is released, not held."""
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app@{running}", running))
+    world.registry.repositories["app"].pop(running)
+    publish = world.notifier.publish
+
+    def failing(*_: Any, **__: Any) -> None:
+        raise NotificationFailed("SNS Publish failed: InternalError")
+
+    world.notifier.publish = failing  # type: ignore[method-assign]
+    with pytest.raises(NotificationFailed):
+        world.watch(deleted(running))
+    world.notifier.publish = publish  # type: ignore[method-assign]
+    assert world.watch(deleted(running)).alerted
+    assert len(world.alerts()) == 1
+
+
+def claim_of(world: World, state: str, writer: str | None = SENTINEL_ROLE) -> str:
+    """The claim another delivery of event-1 left on its alert."""
+    key = alert_claim_key("app", NOW, "event-1")
+    world.bucket.write_json(
+        key,
+        {"schemaVersion": 1, "eventId": "event-1", "state": state, "at": NOW.isoformat()}
+        | ({"writer": writer} if writer else {}),
+    )
+    return key
+
+
+def test_a_delivery_at_the_same_instant_waits_for_the_one_that_holds_the_claim(world: World) -> None:
+    # Given another delivery of the same event has claimed its alert and is publishing
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app@{running}", running))
+    world.registry.repositories["app"].pop(running)
+    claim_of(world, "claimed")
+    world.meanwhile = lambda: claim_of(world, "published")
+    # When this delivery finds the claim, it waits; the other publishes: this one does not
+    watched = world.watch(deleted(running))
+    assert world.slept == [2]
+    assert world.alerts() == []
+    assert not watched.alerted
+
+
+def test_a_claim_whose_holder_died_does_not_lose_the_alert(world: World) -> None:
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app@{running}", running))
+    world.registry.repositories["app"].pop(running)
+    key = claim_of(world, "claimed")
     world.watch(deleted(running))
-    assert len(world.alerts()) == 2
-    assert len(read_removals(world.bucket, "app").removals) == 1
+    # The holder never said it published: after waiting 20 s this delivery alerts, and says so in the claim
+    assert sum(world.slept) == 20
+    assert len(world.alerts()) == 1
+    assert json.loads(world.bucket.objects[key])["state"] == "published"
+
+
+def test_a_forged_claim_silences_nothing(world: World) -> None:
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app@{running}", running))
+    world.registry.repositories["app"].pop(running)
+    claim_of(world, "published", writer="arn:aws:iam::123456789012:role/Insider")
+    world.watch(deleted(running))
+    assert len(world.alerts()) == 1
+    assert world.slept == []
+
+
+def forged(world: World, image: str, running: str, writer: str | None) -> str:
+    """A record under removals/ as an insider would write it, with writer `writer`, claiming the alert was sent."""
+    key = removal_key("app", NOW, "forged", 0)
+    world.bucket.write_json(
+        key,
+        {
+            "schemaVersion": 1,
+            "repositoryName": "app",
+            "imageDigest": running,
+            "action": "deleted",
+            "cause": "lifecycle",
+            "removedAt": NOW.isoformat(),
+            "eventId": "forged",
+            "alerted": [image],
+        }
+        | ({"writer": writer} if writer else {}),
+    )
+    return key
+
+
+@pytest.mark.parametrize("writer", ["arn:aws:iam::123456789012:role/Insider", None], ids=["other-writer", "no-writer"])
+def test_a_forged_removals_record_is_ignored_and_named_in_the_alert(world: World, writer: str | None) -> None:
+    # Given an insider wrote a record saying the alert for app:1.0 went out, then deleted the image
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app:1.0", running))
+    key = forged(world, "app:1.0", running, writer)
+    world.registry.repositories["app"].pop(running)
+    # When the deletion's event arrives
+    world.watch(deleted(running, "1.0"))
+    # Then it is alerted all the same, and the alert names the record it ignored
+    [(_, body)] = world.alerts()
+    assert "app:1.0 no longer exists" in body
+    assert f"this deployment's sentinel did not write (they silence nothing): s3://inventory/{key} (writer" in body
+
+
+def test_a_sentinel_that_does_not_know_its_role_suppresses_nothing(world: World) -> None:
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app@{running}", running))
+    world.registry.repositories["app"].pop(running)
+    world.ports = replace(world.ports, sentinel_role=None)
+    world.watch(deleted(running, "1.0"), event_id="image-action")
+    world.watch(lifecycle(running, "1.0"), event_id="service-event")
+    world.watch(lifecycle(running, "1.0"), event_id="service-event")
+    assert len(world.alerts()) == 3
 
 
 def test_a_registry_that_cannot_confirm_alerts_every_candidate_as_unconfirmed(world: World) -> None:
@@ -376,7 +561,7 @@ def test_a_batch_delete_names_its_principal(world: World) -> None:
     world.watch(call)
     [(_, body)] = world.alerts()
     assert "a BatchDeleteImage call by arn:aws:iam::123456789012:user/Mary_Major" in body
-    [recorded] = read_removals(world.bucket, "app").removals
+    [recorded] = read_removals(world.bucket, "app", sentinel=SENTINEL_ROLE).removals
     assert recorded.principal == "arn:aws:iam::123456789012:user/Mary_Major"
     assert recorded.image_tags == ("1.0",)
 

@@ -176,3 +176,21 @@ class TestWrite:
 
         with pytest.raises(StorageError, match=r"^s3://[^ ]+/reports/x\.json: PutObject failed: AccessDenied"):
             bucket.write("reports/x.json", b"{}")
+
+
+def test_create_writes_only_when_no_object_has_the_key(bucket: S3Bucket, s3: Any) -> None:
+    """S3's conditional write (If-None-Match: *), as the sentinel claims an event's one alert with it."""
+    assert bucket.create("removals/app/claim.json", b"first") is True
+    assert bucket.create("removals/app/claim.json", b"second") is False
+    assert s3.get_object(Bucket=BUCKET, Key="removals/app/claim.json")["Body"].read() == b"first"
+
+
+def test_create_refused_by_a_concurrent_conditional_write_is_another_writers(bucket: S3Bucket, s3: Any) -> None:
+    fail_with(s3, "PutObject", "ConditionalRequestConflict", status=409)
+    assert bucket.create("removals/app/claim.json", b"x") is False
+
+
+def test_create_that_fails_otherwise_is_a_storage_error(bucket: S3Bucket, s3: Any) -> None:
+    fail_with(s3, "PutObject", "AccessDenied", status=403)
+    with pytest.raises(StorageError, match="PutObject"):
+        bucket.create("removals/app/claim.json", b"x")
