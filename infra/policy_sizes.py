@@ -1,4 +1,5 @@
-"""Every policy of a synthesized template, measured as AWS measures it once deployed, against AWS's size limits.
+"""Every policy of a synthesized template (and each function's environment, which holds the collector's lists
+too), measured as AWS measures it once deployed, against AWS's size limits.
 
 A template holds a policy in its CloudFormation form (Fn::Join of a bucket's ARN and a key); the deployed policy
 holds the values. Each token is resolved here to its longest realistic value (a bucket name of 63 characters,
@@ -49,6 +50,8 @@ KEY_POLICY = Limit(32_768, "bytes", "KMS's limit for a key policy")
 ROLE_INLINE_POLICIES = Limit(10_240, "characters", "IAM's limit for all inline policies of a role together")
 MANAGED_POLICY = Limit(6_144, "characters", "IAM's limit for a managed policy")
 TRUST_POLICY = Limit(2_048, "characters", "IAM's default limit for a role trust policy")
+# Not a policy, but listed in the same way (the collector's spokeRoleArns and eksClusters): the deploy fails alike.
+FUNCTION_ENVIRONMENT = Limit(4_096, "bytes", "Lambda's limit for a function's environment variables together")
 
 # Resource type -> (the property that holds the policy document, its limit).
 RESOURCE_POLICIES: Mapping[str, tuple[str, Limit]] = {
@@ -93,6 +96,10 @@ def policy_sizes(template: Mapping[str, Any], *, stack_name: str = "EcrRetention
             sizes.append(PolicySize(logical_id, kind, _measure(resolver, properties[field], limit), limit))
         if kind == "AWS::IAM::Role":
             sizes.extend(_role_sizes(resolver, resources, logical_id, properties))
+        if kind == "AWS::Lambda::Function" and "Environment" in properties:
+            variables = properties["Environment"].get("Variables", {})
+            size = _measure(resolver, variables, FUNCTION_ENVIRONMENT)
+            sizes.append(PolicySize(f"{logical_id} environment", kind, size, FUNCTION_ENVIRONMENT))
     return sizes
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Template
 
@@ -309,6 +310,25 @@ def test_a_policy_over_its_limit_is_named_in_one_line_with_its_size_and_the_limi
     assert message.endswith(
         "bytes once deployed, over S3's limit for a bucket policy (20,480 bytes); the deploy would fail"
     )
+
+
+def test_a_function_environment_over_lambdas_4_kb_is_named_too() -> None:
+    """The collector's spokeRoleArns and eksClusters are lists in its environment: about 57 bytes each."""
+    app = cdk.App()
+    stack = cdk.Stack(app, "Sized")
+    lambda_.Function(
+        stack,
+        "Collector",
+        runtime=lambda_.Runtime.PYTHON_3_12,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(event, context): pass"),
+        environment={"SPOKE_ROLE_ARNS": json.dumps([spoke_role(n) for n in range(80)])},
+    )
+    template = Template.from_stack(stack).to_json()
+    with pytest.raises(InputError) as raised:
+        check_policy_sizes(template, stack_name="Sized")
+    assert str(raised.value).startswith("Collector9EBA7CF5 environment (AWS::Lambda::Function): "), str(raised.value)
+    assert "over Lambda's limit for a function's environment variables together (4,096 bytes)" in str(raised.value)
 
 
 @pytest.mark.slow
