@@ -155,6 +155,13 @@ class InventoryBucket(Construct):
             [in_use],
             {"Null": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "true"}, **_but(collector_arn)},
         )
+        # An EKS cluster name holds no "/"; a forged one would put the key in a folder that the run reads by its
+        # file name alone (in-use/<account>/team/prod.json stands for prod).
+        self._deny_puts(
+            "ClusterNamesHoldNoSlash",
+            [in_use],
+            {"StringLike": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "*/*"}},
+        )
         tagged = {"Null": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "false"}}
         own_key = constants.IN_USE_PREFIX + name + ".json"
         spoke_key = constants.IN_USE_PREFIX + "${aws:PrincipalAccount}/" + name + ".json"

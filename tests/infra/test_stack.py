@@ -437,6 +437,18 @@ SPOKE_EXPORTER_CASES = [
         "deny",
         id="spoke-aws-key-in-its-folder",
     ),
+    # Forged tags (sts:TagSession) of a name with a folder: the run would read in-use/<account>/team/prod.json as
+    # prod's manifest.
+    pytest.param(
+        put_manifest(
+            f"in-use/{SPOKE_ACCOUNT}/team/prod.json",
+            SPOKE_EXPORTER_ROLE_ARN,
+            SPOKE_CLUSTER_ARN.replace("payments", "team/prod"),
+            "team/prod",
+        ),
+        "deny",
+        id="spoke-name-with-a-folder",
+    ),
     pytest.param(put_manifest(SPOKE_MANIFEST, SPOKE_EXPORTER_ROLE_ARN, None, None), "deny", id="spoke-without-tags"),
     pytest.param(
         put_manifest(SPOKE_MANIFEST, SPOKE_EXPORTER_ROLE_ARN, None, "payments"), "deny", id="spoke-without-arn-tag"
