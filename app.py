@@ -19,6 +19,7 @@ from ecr_retention.loading import load_config
 from infra import constants
 from infra.app_context import cdk_json_context
 from infra.deploy_settings import DeploySettings
+from infra.policy_sizes import check_policy_sizes
 from infra.stack import EcrRetentionStack
 
 
@@ -45,7 +46,13 @@ def main() -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    app.synth()
+    assembly = app.synth()
+    # A policy over its AWS size limit would fail the deploy and roll it back: said here, in one line.
+    try:
+        check_policy_sizes(assembly.get_stack_by_name(constants.STACK_NAME).template, stack_name=constants.STACK_NAME)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -9,6 +9,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ecr_retention.domain.eks_clusters import EksCluster
 from infra import constants
 
 
@@ -61,21 +62,24 @@ class ExporterRole(Construct):
                 )
             return
         # Pod Identity tags each session with the EKS cluster's name and ARN: a cluster writes its own manifest
-        # and no other, so a compromised cluster cannot hide what another cluster runs; and only the listed
-        # clusters write at all, because a name is unique only per region: a cluster called prod in another
-        # region, or one nobody configured, must not overwrite the real prod's manifest. The key comes from the
-        # name tag, which nothing here ties to the ARN tag: the bucket policy does (a listed cluster's key only from
-        # a session carrying that cluster's ARN; infra.inventory_bucket), for this role and the spokes' alike. One
-        # statement here rather than one per cluster keeps the role's inline policies far from IAM's size limit.
-        own_manifest = inventory_bucket.arn_for_objects(
-            constants.IN_USE_PREFIX + "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}.json"
-        )
-        self.role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["s3:PutObject"],
-                resources=[own_manifest],
-                conditions={
-                    "StringEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(self.cluster_arns)}
-                },
-            )
-        )
+        # and no other, so a compromised cluster cannot hide what another cluster runs. The key comes from the name
+        # tag, and the ARN tag must be that very cluster's in this account and in a region of a listed cluster: one
+        # statement whatever the number of clusters, far from IAM's size limit. Which clusters are listed the run
+        # says (a manifest of a cluster in neither safety list is named); the bucket policy binds the same for this
+        # role and the spokes' (infra.inventory_bucket, docs/security.md).
+        self.role.add_to_policy(own_manifest_statement(inventory_bucket, self.cluster_arns))
+
+
+def own_manifest_statement(bucket: s3.IBucket, cluster_arns: Sequence[str]) -> iam.PolicyStatement:
+    """PutObject on `in-use/<the session's eks-cluster-name>.json` while its eks-cluster-arn is the cluster of that
+    name, in the caller's account and in the region of a listed cluster."""
+    name = "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}"
+    regions = sorted({(EksCluster(arn).partition, EksCluster(arn).region) for arn in cluster_arns})
+    own_arns = [
+        f"arn:{partition}:eks:{region}:${{aws:PrincipalAccount}}:cluster/{name}" for partition, region in regions
+    ]
+    return iam.PolicyStatement(
+        actions=["s3:PutObject"],
+        resources=[bucket.arn_for_objects(constants.IN_USE_PREFIX + name + ".json")],
+        conditions={"StringEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": own_arns}},
+    )

@@ -6,16 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import Aws, Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ecr_retention import layout
 from ecr_retention.domain.aws_inventory import account_of_role
-from ecr_retention.domain.inventory import manifest_key
+from ecr_retention.domain.eks_clusters import EksCluster
 from infra import constants
-from infra.deploy_settings import account_of_cluster, cluster_name
 
 # What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself). s3:PutLifecycleConfiguration
 # also authorizes DeleteBucketLifecycle, s3:PutBucketOwnershipControls DeleteBucketOwnershipControls.
@@ -120,38 +119,94 @@ class InventoryBucket(Construct):
         collector_keys: Sequence[str] = (constants.AWS_INVENTORY_MANIFESTS,),
     ) -> None:
         """Whatever identity policies say elsewhere in the account, only the exporter roles (this account's and
-        the spokes'), in a session of a listed cluster, and the AWS inventory collector's role may write under
-        in-use/: a manifest decides what must not be deleted. Each key has one writer: `in-use/<name>.json` of a
-        listed cluster only a session tagged with that cluster's ARN, the collector's keys (in-use/aws-*.json
-        and its eksClusters' manifests) only the collector, and no other key anyone."""
+        the spokes'), in an EKS Pod Identity session, and the AWS inventory collector's role may write under
+        in-use/: a manifest decides what must not be deleted. Each key has one writer: a session of this account
+        writes no key but `in-use/<its eks-cluster-name>.json`, a spoke's session none but
+        `in-use/<its own account>/<its eks-cluster-name>.json`, and only while its eks-cluster-arn tag is the ARN
+        of that very cluster in its own account (docs/security.md); the collector's keys (in-use/aws-*.json and
+        its eksClusters' manifests) only the collector. Every statement has one size whatever the number of
+        clusters (policy variables), but for the spoke accounts' IDs in the one Allow that names them."""
         in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
-        exporter_roles = [exporter_role.role_arn, *spoke_exporter_role_arns]
         collector_arn = None if collector_role is None else collector_role.role_arn
-        self._deny_in_use_writes_but_by(exporter_roles, collector_arn, in_use)
-        self._deny_in_use_writes_but_from_listed_clusters(cluster_arns, collector_arn, in_use)
-        self._bind_each_manifest_to_its_cluster(cluster_arns, exporter_roles)
+        self._deny_in_use_writes_but_by(exporter_role.role_arn, collector_arn, in_use)
+        if cluster_arns:
+            self._bind_each_session_to_its_own_manifest(cluster_arns, collector_arn, in_use)
+        else:
+            # No cluster listed: nobody but the collector writes. Its sessions carry no cluster tag.
+            self._deny_puts("InUseWritesOnlyFromListedClusters", [in_use], _but(collector_arn))
         if collector_arn is not None:
             self._confine_the_collector_to(collector_keys, collector_arn)
-        self._allow_spoke_exporters(cluster_arns, spoke_exporter_role_arns)
+        self._allow_spoke_exporters(spoke_exporter_role_arns)
         self._reserve_for_the_collector(collector_keys, collector_arn)
 
-    def _deny_in_use_writes_but_by(self, exporter_roles: Sequence[str], collector_arn: str | None, in_use: str) -> None:
-        writers = [*exporter_roles]
-        if collector_arn is not None:
-            writers.append(collector_arn)
-        self._deny_puts("InUseWritesOnlyByTheWriterRoles", [in_use], {"ArnNotEquals": {"aws:PrincipalArn": writers}})
+    def _deny_in_use_writes_but_by(self, exporter_role_arn: str, collector_arn: str | None, in_use: str) -> None:
+        # A principal of this account: the exporter role or the collector, nobody else (administrators included).
+        # A principal of another account writes only through the Allow of _allow_spoke_exporters.
+        writers = [exporter_role_arn] if collector_arn is None else [exporter_role_arn, collector_arn]
+        self._deny_puts(
+            "InUseWritesOnlyByTheWriterRoles",
+            [in_use],
+            {"StringEquals": {"aws:PrincipalAccount": Aws.ACCOUNT_ID}, "ArnNotEquals": {"aws:PrincipalArn": writers}},
+        )
 
-    def _deny_in_use_writes_but_from_listed_clusters(
+    def _bind_each_session_to_its_own_manifest(
         self, cluster_arns: Sequence[str], collector_arn: str | None, in_use: str
     ) -> None:
-        # A session without a listed cluster's tag is refused (StringNotEquals is true for a missing tag);
-        # with no cluster listed, nobody but the collector writes. The collector's sessions carry no cluster tag.
-        conditions: dict[str, object] = {}
-        if cluster_arns:
-            conditions["StringNotEquals"] = {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": list(cluster_arns)}
-        if collector_arn is not None:
-            conditions["ArnNotEquals"] = {"aws:PrincipalArn": collector_arn}
-        self._deny_puts("InUseWritesOnlyFromListedClusters", [in_use], conditions or None)
+        """EKS Pod Identity tags each session with its cluster's name and ARN. Nothing ties the two tags together
+        for a principal that may call sts:TagSession on a spoke's exporter role, so the bucket does: the key is
+        the name tag's, and the ARN tag must be `arn:<partition>:eks:<a listed region>:<the caller's account>:
+        cluster/<that name>`. An EKS name is unique in its account and region, and a spoke's keys are under its
+        own account, so no session writes another account's manifest, and none of its own account but that of a
+        cluster of the name it carries. IAM may treat a statement whose policy variable has no value as invalid
+        (docs/security.md), so a session without the name tag is refused by a statement that has none."""
+        name = "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}"
+        self._deny_puts(
+            "InUseWritesOnlyFromClusterSessions",
+            [in_use],
+            {"Null": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "true"}, **_but(collector_arn)},
+        )
+        # An EKS cluster name holds no "/"; a forged one would put the key in a folder that the run reads by its
+        # file name alone (in-use/<account>/team/prod.json stands for prod).
+        self._deny_puts(
+            "ClusterNamesHoldNoSlash",
+            [in_use],
+            {"StringLike": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "*/*"}},
+        )
+        tagged = {"Null": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "false"}}
+        own_key = constants.IN_USE_PREFIX + name + ".json"
+        spoke_key = constants.IN_USE_PREFIX + "${aws:PrincipalAccount}/" + name + ".json"
+        self._deny_puts_but_on(
+            "ClusterSessionsOfThisAccountWriteOnlyTheirManifest",
+            own_key,
+            {**tagged, "StringEquals": {"aws:PrincipalAccount": Aws.ACCOUNT_ID}},
+        )
+        self._deny_puts_but_on(
+            "SpokeClusterSessionsWriteOnlyTheirManifest",
+            spoke_key,
+            {**tagged, "StringNotEquals": {"aws:PrincipalAccount": Aws.ACCOUNT_ID}},
+        )
+        # StringNotEquals is true for a session without the ARN tag: refused too.
+        own_arns = [
+            f"arn:{partition}:eks:{region}:${{aws:PrincipalAccount}}:cluster/{name}"
+            for partition, region in _partitions_and_regions(cluster_arns)
+        ]
+        self._deny_puts(
+            "ClusterSessionsOnlyOfTheirOwnClusterInAListedRegion",
+            [in_use],
+            {"StringNotEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": own_arns}, **_but(collector_arn)},
+        )
+
+    def _deny_puts_but_on(self, sid: str, key: str, conditions: Mapping[str, object]) -> None:
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid=sid,
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:PutObject"],
+                not_resources=[self.bucket.arn_for_objects(key)],
+                conditions=dict(conditions),
+            )
+        )
 
     def _confine_the_collector_to(self, collector_keys: Sequence[str], collector_arn: str) -> None:
         # And the collector writes nothing else in this bucket: not another cluster's manifest, not a report;
@@ -169,11 +224,15 @@ class InventoryBucket(Construct):
 
     def _reserve_for_the_collector(self, collector_keys: Sequence[str], collector_arn: str | None) -> None:
         # in-use/aws-<account>-<region>.json: an exporter (of a cluster named aws-..., or one compromised) must not
-        # replace what ECS and Lambda use. Without a collector, nobody writes them.
-        only_the_collector = None if collector_arn is None else {"ArnNotEquals": {"aws:PrincipalArn": collector_arn}}
+        # replace what ECS and Lambda use, nor a spoke's exporter add one of that name under its account (the run
+        # reads a manifest by its file name). Without a collector, nobody writes them.
+        only_the_collector = _but(collector_arn) or None
         self._deny_puts(
             "AwsInventoryWritesOnlyByTheCollector",
-            [self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS)],
+            [
+                self.bucket.arn_for_objects(constants.AWS_INVENTORY_MANIFESTS),
+                self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*/" + constants.AWS_INVENTORY_NAME_PREFIX + "*"),
+            ],
             only_the_collector,
         )
         # The manifests of the clusters the collector reads through their API (eksClusters): an exporter session
@@ -185,30 +244,6 @@ class InventoryBucket(Construct):
                 [self.bucket.arn_for_objects(key) for key in collected_clusters],
                 only_the_collector,
             )
-
-    def _bind_each_manifest_to_its_cluster(self, cluster_arns: Sequence[str], exporter_roles: Sequence[str]) -> None:
-        """The exporter roles' identity policies name the key by the session's eks-cluster-name tag, which nothing
-        ties to its eks-cluster-arn tag: a principal a spoke lets assume its exporter role chooses both. So the key
-        is bound to the ARN here: `in-use/<name>.json` of a listed cluster only from a session tagged with that
-        cluster's ARN, and the exporter roles write no key but a listed cluster's."""
-        if not cluster_arns:
-            return  # InUseWritesOnlyFromListedClusters already refuses every exporter session.
-        for sid_name, arn in zip(_sid_names(cluster_arns), cluster_arns, strict=True):
-            self._deny_puts(
-                f"ManifestOf{sid_name}OnlyFromItsCluster",
-                [self._manifest_arn(arn)],
-                {"StringNotEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": arn}},
-            )
-        self.bucket.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="ExportersWriteOnlyListedClustersManifests",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["s3:PutObject"],
-                not_resources=[self._manifest_arn(arn) for arn in cluster_arns],
-                conditions={"ArnEquals": {"aws:PrincipalArn": list(exporter_roles)}},
-            )
-        )
 
     def allow_memory_writes_only_from(self, writer_role: iam.IRole) -> None:
         """The in-use memory (layout.IN_USE_MEMORY_KEY) protects what manifests named in the last
@@ -309,40 +344,46 @@ class InventoryBucket(Construct):
             )
         )
 
-    def _manifest_arn(self, cluster_arn: str) -> str:
-        return self.bucket.arn_for_objects(manifest_key(cluster_name(cluster_arn), constants.IN_USE_PREFIX))
-
-    def _allow_spoke_exporters(self, cluster_arns: Sequence[str], spoke_exporter_role_arns: Sequence[str]) -> None:
+    def _allow_spoke_exporters(self, spoke_exporter_role_arns: Sequence[str]) -> None:
         """A principal of another account writes only what both its own identity policy and this bucket policy
-        allow. Each listed cluster of a spoke account gets its own Allow: the spoke's exporter roles may write
-        `in-use/<that cluster's name>.json` from a session whose eks-cluster-arn tag is that cluster's ARN, and
-        nothing else. A spoke therefore cannot write for a cluster of another spoke or of this account, whatever
-        eks-cluster-name its session carries: no Allow names another account's cluster for its roles, and the
-        Deny per listed cluster (ManifestOf...OnlyFromItsCluster) refuses a key whose cluster is not the
-        session's. The Deny statements above still apply (in-use/aws-*.json among them)."""
-        roles_by_account: dict[str, list[str]] = {}
-        for role_arn in spoke_exporter_role_arns:
-            roles_by_account.setdefault(account_of_role(role_arn), []).append(role_arn)
-        for sid_name, arn in zip(_sid_names(cluster_arns), cluster_arns, strict=True):
-            role_arns = roles_by_account.get(account_of_cluster(arn))
-            if not role_arns:
-                continue  # a cluster of this account: its exporter role's own identity policy allows the write
-            # Named principals, not "*" with a condition: a policy that names its principals is never "public"
-            # to S3's Block Public Access. S3 checks that each named role exists when the policy is set.
-            self.bucket.add_to_resource_policy(
-                iam.PolicyStatement(
-                    sid=f"SpokeExportersWriteManifestOf{sid_name}",
-                    effect=iam.Effect.ALLOW,
-                    principals=[iam.ArnPrincipal(role_arn) for role_arn in role_arns],
-                    actions=["s3:PutObject"],
-                    resources=[self._manifest_arn(arn)],
-                    conditions={"StringEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": arn}},
-                )
+        allow. One Allow for every spoke: its principals are the spoke accounts (named principals, not "*" with a
+        condition: a policy that names its principals is never "public" to S3's Block Public Access), its key is
+        `in-use/<the caller's account>/<the session's eks-cluster-name>.json`, and the caller must be a session
+        of one of the listed exporter roles' names (their account is the principal's). The Denies above bind the
+        key to the session's cluster ARN in the caller's own account."""
+        if not spoke_exporter_role_arns:
+            return
+        accounts = sorted({account_of_role(arn) for arn in spoke_exporter_role_arns})
+        role_patterns = sorted({_any_account(arn) for arn in spoke_exporter_role_arns})
+        key = (
+            constants.IN_USE_PREFIX
+            + "${aws:PrincipalAccount}/${aws:PrincipalTag/"
+            + constants.EKS_CLUSTER_NAME_TAG
+            + "}.json"
+        )
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="SpokeExportersWriteTheirClustersManifests",
+                effect=iam.Effect.ALLOW,
+                principals=[iam.AccountPrincipal(account) for account in accounts],
+                actions=["s3:PutObject"],
+                resources=[self.bucket.arn_for_objects(key)],
+                conditions={"ArnLike": {"aws:PrincipalArn": role_patterns}},
             )
+        )
 
 
-def _sid_names(cluster_arns: Sequence[str]) -> list[str]:
-    """A statement id part per cluster: its name's letters and digits (a Sid holds no - or _), with its position
-    appended where two names would read alike (a-b and ab)."""
-    plain = ["".join(character for character in cluster_name(arn) if character.isalnum()) for arn in cluster_arns]
-    return [name if plain.count(name) == 1 else f"{name}{position}" for position, name in enumerate(plain)]
+def _but(principal_arn: str | None) -> dict[str, object]:
+    """The condition that exempts one principal (none when there is none)."""
+    return {} if principal_arn is None else {"ArnNotEquals": {"aws:PrincipalArn": principal_arn}}
+
+
+def _partitions_and_regions(cluster_arns: Sequence[str]) -> list[tuple[str, str]]:
+    """Each (partition, region) of a listed cluster, once."""
+    return sorted({(EksCluster(arn).partition, EksCluster(arn).region) for arn in cluster_arns})
+
+
+def _any_account(role_arn: str) -> str:
+    """arn:aws:iam::210987654321:role/path/name -> arn:aws:iam::*:role/path/name."""
+    parts = role_arn.split(":")
+    return ":".join([*parts[:4], "*", *parts[5:]])

@@ -134,6 +134,7 @@ def test_only_the_collector_writes_the_manifests_of_the_clusters_it_reads(
     exporter_id = stack.get_logical_id(stack.exporter.role.node.default_child)  # type: ignore[arg-type]
     collector_arn, exporter_arn = "arn:aws:iam::123456789012:role/collector", "arn:aws:iam::123456789012:role/exporter"
     tokens = {f"{bucket_id}.Arn": "arn:aws:s3:::inventory", f"{collector_id}.Arn": collector_arn}
+    tokens["AWS::AccountId"] = "123456789012"
     tokens[f"{exporter_id}.Arn"] = exporter_arn
     [bucket_policy] = [
         p["Properties"]["PolicyDocument"]["Statement"]

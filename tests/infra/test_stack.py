@@ -258,7 +258,15 @@ def test_exporter_role_may_only_put_its_own_manifest_from_a_listed_cluster(
                     ],
                 ]
             },
-            "Condition": {"StringEquals": {"aws:PrincipalTag/eks-cluster-arn": [PROD_ARN, DEV_ARN, SPOKE_CLUSTER_ARN]}},
+            # One statement whatever the number of clusters: the ARN tag is the cluster of the name tag, in this
+            # account (the role serves no other) and in a listed cluster's region.
+            "Condition": {
+                "StringEquals": {
+                    "aws:PrincipalTag/eks-cluster-arn": [
+                        "arn:aws:eks:eu-west-1:${aws:PrincipalAccount}:cluster/${aws:PrincipalTag/eks-cluster-name}"
+                    ]
+                }
+            },
         }
     ]
 
@@ -275,9 +283,11 @@ SPOKE_EXPORTER_IDENTITY = [
     {
         "Effect": "Allow",
         "Action": "s3:PutObject",
-        "Resource": f"{BUCKET_ARN}/in-use/${{aws:PrincipalTag/eks-cluster-name}}.json",
+        "Resource": f"{BUCKET_ARN}/in-use/${{aws:PrincipalAccount}}/${{aws:PrincipalTag/eks-cluster-name}}.json",
     }
 ]
+SPOKE_ACCOUNT = "210987654321"
+SPOKE_MANIFEST = f"in-use/{SPOKE_ACCOUNT}/payments.json"
 
 
 def put_manifest(key: str, principal: str, cluster_arn: str | None, cluster_name: str | None) -> Request:
@@ -309,7 +319,7 @@ def in_use_write(
     roles = {EXPORTER_ROLE_ARN: exporter_role_id}
     if collector_role_id is not None:
         roles[COLLECTOR_ROLE_ARN] = collector_role_id
-    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory"}
+    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory", "AWS::AccountId": HUB_ACCOUNT}
     tokens |= {f"{role_id}.Arn": arn for arn, role_id in roles.items()}
     principal = request.context["aws:PrincipalArn"]
     if principal.split(":")[4] != HUB_ACCOUNT:
@@ -323,9 +333,13 @@ def in_use_write(
 
 SPOKE_EXPORTER_CASES = [
     pytest.param(
+        put_manifest(SPOKE_MANIFEST, SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"), "allow", id="spoke-listed"
+    ),
+    # A spoke's clusters write under their own account's folder: never a key of this account's layout.
+    pytest.param(
         put_manifest("in-use/payments.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
-        "allow",
-        id="spoke-listed",
+        "deny",
+        id="spoke-key-outside-its-account",
     ),
     pytest.param(
         put_manifest("in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
@@ -340,21 +354,68 @@ SPOKE_EXPORTER_CASES = [
         id="spoke-arn-of-payments-name-of-prod",
     ),
     pytest.param(
-        put_manifest("in-use/anything.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "anything"),
+        put_manifest(f"in-use/{SPOKE_ACCOUNT}/prod.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "prod"),
+        "deny",
+        id="spoke-arn-of-payments-name-of-prod-in-its-folder",
+    ),
+    pytest.param(
+        put_manifest(f"in-use/{SPOKE_ACCOUNT}/anything.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "anything"),
         "deny",
         id="spoke-arn-of-payments-name-of-no-cluster",
     ),
+    # A cluster of the spoke named like one of this account's (real, or forged with sts:TagSession): it writes
+    # only under its own account, never this account's in-use/prod.json.
     pytest.param(
         put_manifest(
-            "in-use/rogue.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN.replace("payments", "rogue"), "rogue"
+            "in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN.replace("payments", "prod"), "prod"
         ),
         "deny",
-        id="spoke-unlisted-cluster",
+        id="spoke-cluster-named-like-a-hub-cluster",
     ),
     pytest.param(
-        put_manifest("in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, PROD_ARN, "prod"),
-        "implicit-deny",
-        id="spoke-with-a-hub-clusters-tags",
+        put_manifest("in-use/prod.json", SPOKE_EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "deny", id="spoke-with-hub-tags"
+    ),
+    pytest.param(
+        put_manifest(f"in-use/{SPOKE_ACCOUNT}/prod.json", SPOKE_EXPORTER_ROLE_ARN, PROD_ARN, "prod"),
+        "deny",
+        id="spoke-with-hub-tags-in-its-folder",
+    ),
+    pytest.param(
+        put_manifest("in-use/345678901234/payments.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
+        "deny",
+        id="spoke-in-another-spokes-folder",
+    ),
+    pytest.param(
+        put_manifest(
+            "in-use/345678901234/payments.json",
+            SPOKE_EXPORTER_ROLE_ARN,
+            SPOKE_CLUSTER_ARN.replace(SPOKE_ACCOUNT, "345678901234"),
+            "payments",
+        ),
+        "deny",
+        id="spoke-with-another-spokes-arn",
+    ),
+    pytest.param(
+        put_manifest(
+            f"in-use/{SPOKE_ACCOUNT}/payments.json",
+            SPOKE_EXPORTER_ROLE_ARN,
+            SPOKE_CLUSTER_ARN.replace("eu-west-1", "us-east-1"),
+            "payments",
+        ),
+        "deny",
+        id="spoke-cluster-in-an-unlisted-region",
+    ),
+    # Which clusters of a listed region are listed, the run says (a manifest of a cluster in neither safety list
+    # is named); the bucket no longer lists them (docs/security.md).
+    pytest.param(
+        put_manifest(
+            f"in-use/{SPOKE_ACCOUNT}/rogue.json",
+            SPOKE_EXPORTER_ROLE_ARN,
+            SPOKE_CLUSTER_ARN.replace("payments", "rogue"),
+            "rogue",
+        ),
+        "allow",
+        id="spoke-unlisted-cluster-of-a-listed-region-its-own-key",
     ),
     pytest.param(
         put_manifest(
@@ -368,10 +429,41 @@ SPOKE_EXPORTER_CASES = [
     ),
     pytest.param(
         put_manifest(
-            "in-use/payments.json", SPOKE_EXPORTER_ROLE_ARN.replace("exporter", "other"), SPOKE_CLUSTER_ARN, "payments"
+            f"in-use/{SPOKE_ACCOUNT}/aws-210987654321-eu-west-1.json",
+            SPOKE_EXPORTER_ROLE_ARN,
+            SPOKE_CLUSTER_ARN.replace("payments", "aws-210987654321-eu-west-1"),
+            "aws-210987654321-eu-west-1",
         ),
         "deny",
+        id="spoke-aws-key-in-its-folder",
+    ),
+    # Forged tags (sts:TagSession) of a name with a folder: the run would read in-use/<account>/team/prod.json as
+    # prod's manifest.
+    pytest.param(
+        put_manifest(
+            f"in-use/{SPOKE_ACCOUNT}/team/prod.json",
+            SPOKE_EXPORTER_ROLE_ARN,
+            SPOKE_CLUSTER_ARN.replace("payments", "team/prod"),
+            "team/prod",
+        ),
+        "deny",
+        id="spoke-name-with-a-folder",
+    ),
+    pytest.param(put_manifest(SPOKE_MANIFEST, SPOKE_EXPORTER_ROLE_ARN, None, None), "deny", id="spoke-without-tags"),
+    pytest.param(
+        put_manifest(SPOKE_MANIFEST, SPOKE_EXPORTER_ROLE_ARN, None, "payments"), "deny", id="spoke-without-arn-tag"
+    ),
+    pytest.param(
+        put_manifest(
+            SPOKE_MANIFEST, SPOKE_EXPORTER_ROLE_ARN.replace("exporter", "other"), SPOKE_CLUSTER_ARN, "payments"
+        ),
+        "implicit-deny",
         id="spoke-other-role",
+    ),
+    pytest.param(
+        put_manifest("reports/x.json", SPOKE_EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
+        "deny",
+        id="spoke-outside-in-use",
     ),
 ]
 
@@ -408,6 +500,31 @@ def collector_role_id(stack: EcrRetentionStack) -> str:
             put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN.replace("/prod", "/rogue"), "prod"),
             "deny",
             id="unlisted-cluster",
+        ),
+        # The bucket no longer lists the clusters: an unlisted cluster of a listed region writes its own key, and the
+        # run names its manifest (docs/security.md).
+        pytest.param(
+            put_manifest("in-use/rogue.json", EXPORTER_ROLE_ARN, PROD_ARN.replace("/prod", "/rogue"), "rogue"),
+            "allow",
+            id="unlisted-cluster-of-a-listed-region-its-own-key",
+        ),
+        pytest.param(put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, None, None), "deny", id="without-tags"),
+        pytest.param(put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, None, "prod"), "deny", id="without-arn-tag"),
+        pytest.param(
+            put_manifest("in-use/prod.json", EXPORTER_ROLE_ARN, PROD_ARN, None), "deny", id="without-name-tag"
+        ),
+        pytest.param(
+            put_manifest("in-use/payments.json", EXPORTER_ROLE_ARN, SPOKE_CLUSTER_ARN, "payments"),
+            "deny",
+            id="arn-of-another-account",
+        ),
+        pytest.param(
+            put_manifest(f"in-use/{HUB_ACCOUNT}/prod.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"),
+            "deny",
+            id="a-folder-key",
+        ),
+        pytest.param(
+            put_manifest("reports/x.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "deny", id="exporter-outside-in-use"
         ),
         pytest.param(put_manifest("in-use/dev.json", EXPORTER_ROLE_ARN, PROD_ARN, "prod"), "deny", id="other-key"),
         pytest.param(put_manifest("in-use/dev.json", EXPORTER_ROLE_ARN, DEV_ARN, "dev"), "allow", id="listed-dev"),
@@ -497,7 +614,7 @@ def pipeline_decision(
         for p in document["Resources"].values()
         if p["Type"] == "AWS::S3::BucketPolicy" and p["Properties"]["Bucket"] == {"Ref": bucket_id}
     ]
-    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory"}
+    tokens = {f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory", "AWS::AccountId": HUB_ACCOUNT}
     tokens |= {f"{role_id}.Arn": arn for arn, role_id in role_ids.items()}
     principal = request.context["aws:PrincipalArn"]
     if identity is None:
@@ -507,7 +624,7 @@ def pipeline_decision(
 
 PROTECTION_STATE_KEYS = [
     "in-use/prod.json",
-    "in-use/payments.json",
+    SPOKE_MANIFEST,
     AWS_MANIFEST,
     MEMORY_KEY,
     "runs/2026-12-01T03-00-00Z/replication.json",

@@ -13,10 +13,18 @@ from datetime import datetime, timedelta
 
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.inventory import InUseManifest, Inventory, RememberedImage, Workload, cluster_of_source
+from ecr_retention.domain.inventory import (
+    InUseManifest,
+    Inventory,
+    RememberedImage,
+    Workload,
+    cluster_of_source,
+    spoke_account_of_source,
+)
 from ecr_retention.domain.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.registry import ImageDetail
 from ecr_retention.domain.replication import NO_REPLICATION, Replica, ReplicationConfiguration
+from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
 
 # A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
 CLOCK_SKEW = timedelta(minutes=5)
@@ -61,12 +69,54 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> I
         problem = expected_manifest_problem(safety, inventory, manifests.get(cluster), cluster, now)
         if problem is not None:
             blockers.append(problem)
+    blockers.extend(second_manifest_blockers(safety, inventory, now))
     warnings = tuple(
         f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
         "stands for no cluster; its images still protect"
         for source, manifest in sorted(inventory.misfiled.items())
     )
-    return InventoryCheck(blocked=tuple(blockers), warnings=warnings)
+    return InventoryCheck(
+        blocked=tuple(blockers),
+        warnings=warnings + second_manifest_warnings(inventory) + unlisted_cluster_warnings(safety, inventory),
+    )
+
+
+def second_manifest_blockers(safety: Safety, inventory: Inventory, now: datetime) -> list[str]:
+    """An expected cluster's second manifest must be fresh and complete too: a spoke's cluster named like it must
+    not stand in for a manifest its own exporter stopped writing."""
+    blockers = []
+    for source, manifest in sorted(inventory.second.items()):
+        problem = expected_manifest_problem(safety, inventory, manifest, manifest.cluster, now)
+        if manifest.cluster in safety.clusters and problem is not None:
+            blockers.append(f"{source}: {problem}")
+    return blockers
+
+
+def second_manifest_warnings(inventory: Inventory) -> tuple[str, ...]:
+    """A cluster with a manifest in this account's layout and one under a spoke account's folder."""
+    return tuple(
+        f"cluster {manifest.cluster} has two manifests, {source} and in-use/{manifest.cluster}.json: both protect "
+        "their images, and an expected cluster needs both fresh; a spoke's cluster writes under "
+        "in-use/<account>/ since the bucket policy fits any number of clusters, so if it is a spoke's, delete "
+        f"in-use/{manifest.cluster}.json, its old key, with the break-glass role (docs/security.md)"
+        if spoke_account_of_source(source) is not None
+        else f"cluster {manifest.cluster} has two manifests, {source} and one under a spoke account's folder "
+        "in-use/<account>/: both protect their images, and an expected cluster needs both fresh; if it is a "
+        f"spoke's, delete {source}, its old key, with the break-glass role (docs/security.md)"
+        for source, manifest in sorted(inventory.second.items())
+    )
+
+
+def unlisted_cluster_warnings(safety: Safety, inventory: Inventory) -> tuple[str, ...]:
+    """The bucket policy lets any cluster of a listed account and region write its own manifest (the lists of
+    clusters no longer fit in it): one the rules file lists in neither safety list is named, and still protects."""
+    listed = {*safety.clusters, *safety.optional_clusters}
+    return tuple(
+        f"cluster {cluster}: an in-use manifest of a cluster in neither safety.clusters nor safety.optional_clusters;"
+        " its images still protect, but nothing expects it (docs/security.md)"
+        for cluster in sorted({manifest.cluster for manifest in (*inventory.manifests, *inventory.second.values())})
+        if cluster not in listed and not cluster.startswith(AWS_INVENTORY_NAME_PREFIX)
+    )
 
 
 def expected_manifest_problem(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
@@ -166,6 +167,10 @@ class Inventory:
 
     manifests: tuple[InUseManifest, ...] = ()  # at most one per cluster
     misfiled: Mapping[str, InUseManifest] = field(default_factory=dict)  # source -> manifest naming another cluster
+    # source -> the second manifest of a cluster that has one in this account's layout (in-use/<cluster>.json) and
+    # one in a spoke's (in-use/<account>/<cluster>.json): a spoke's manifest before its move, or a cluster of a spoke
+    # named like one of this account's. Both protect, and both must be fresh for an expected cluster.
+    second: Mapping[str, InUseManifest] = field(default_factory=dict)
     problems: Mapping[str, str] = field(default_factory=dict)  # source (file name or key) -> why it is unreadable
     # The in-use memory as the run read it: None when there is none (the first run, an offline plan without one).
     memory: InUseMemory | None = None
@@ -175,10 +180,13 @@ class Inventory:
     @property
     def protecting(self) -> tuple[InUseManifest, ...]:
         """Every readable manifest: all of them protect their images, whatever they stand for."""
-        return (*self.manifests, *self.misfiled.values())
+        return (*self.manifests, *self.misfiled.values(), *self.second.values())
 
 
 ManifestDocument = tuple[str, bytes | InputError]
+
+
+SPOKE_ACCOUNT = re.compile(r"[0-9]{12}")
 
 
 def cluster_of_source(source: str) -> str:
@@ -194,6 +202,7 @@ def read_inventory(documents: Iterable[ManifestDocument]) -> Inventory:
     source, never skipped, because the images it lists may be running; the planner blocks on it."""
     manifests: dict[str, tuple[str, InUseManifest]] = {}
     misfiled: dict[str, InUseManifest] = {}
+    second: dict[str, InUseManifest] = {}
     problems: dict[str, str] = {}
     for source, raw in sorted(documents, key=lambda document: document[0]):
         try:
@@ -204,13 +213,34 @@ def read_inventory(documents: Iterable[ManifestDocument]) -> Inventory:
         cluster = cluster_of_source(source)
         if manifest.cluster != cluster:
             misfiled[source] = manifest
+        elif cluster in manifests and _one_in_each_layout(manifests[cluster][0], source):
+            second[source] = manifest
         elif cluster in manifests:
             problems[source] = f"cluster {cluster} already has a manifest in {manifests[cluster][0]}"
         else:
             manifests[cluster] = (source, manifest)
     return Inventory(
-        manifests=tuple(manifest for _, manifest in manifests.values()), misfiled=misfiled, problems=problems
+        manifests=tuple(manifest for _, manifest in manifests.values()),
+        misfiled=misfiled,
+        second=second,
+        problems=problems,
     )
+
+
+def spoke_account_of_source(source: str) -> str | None:
+    """The account of a spoke's manifest key, `in-use/210987654321/payments.json` -> `210987654321`; None for a key
+    of this account's layout (`in-use/prod.json`) or a file of a directory."""
+    parts = PurePosixPath(source).parts
+    if len(parts) == 3 and parts[0] == IN_USE_PREFIX.rstrip("/") and SPOKE_ACCOUNT.fullmatch(parts[1]):
+        return parts[1]
+    return None
+
+
+def _one_in_each_layout(first: str, other: str) -> bool:
+    """in-use/<cluster>.json and in-use/<account>/<cluster>.json (in either order)."""
+    flat = f"{IN_USE_PREFIX}{cluster_of_source(first)}.json"
+    accounts = [spoke_account_of_source(source) for source in (first, other)]
+    return flat in (first, other) and accounts.count(None) == 1
 
 
 def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:

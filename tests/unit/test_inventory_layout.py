@@ -1,0 +1,106 @@
+"""The in-use layout the bucket policy binds at any scale (docs/security.md): this account's clusters write
+`in-use/<cluster>.json`, a spoke's clusters `in-use/<account>/<cluster>.json`. The run reads both, keeps a cluster's
+second manifest in the other layout protecting (and fresh, for an expected cluster) with a warning, and names a
+manifest of a cluster the rules file lists nowhere, since the bucket no longer lists the clusters."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from ecr_retention.domain.config import Safety
+from ecr_retention.domain.in_use import inventory_blockers
+from ecr_retention.domain.inventory import read_inventory, spoke_account_of_source
+
+NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+FRESH = "2026-11-30T05:00:00Z"
+STALE = "2026-11-28T05:00:00Z"
+SPOKE = "210987654321"
+
+
+def document(source: str, cluster: str, generated_at: str = FRESH, image: str = "app:1.0") -> tuple[str, bytes]:
+    entry: dict[str, Any] = {
+        "image": f"123456789012.dkr.ecr.eu-west-1.amazonaws.com/{image}",
+        "namespace": "default",
+        "workload": "Deployment/app",
+        "container": "app",
+        "source": "pod",
+    }
+    body = {"schemaVersion": 1, "cluster": cluster, "generatedAt": generated_at, "complete": True, "images": [entry]}
+    return source, json.dumps(body).encode()
+
+
+def safety(clusters: tuple[str, ...] = (), optional: tuple[str, ...] = ()) -> Safety:
+    return Safety(clusters=clusters, optional_clusters=optional)
+
+
+def test_a_spoke_clusters_manifest_under_its_account_stands_for_the_cluster() -> None:
+    inventory = read_inventory([document(f"in-use/{SPOKE}/payments.json", "payments")])
+    assert [manifest.cluster for manifest in inventory.manifests] == ["payments"]
+    assert inventory.problems == {}
+    assert spoke_account_of_source(f"in-use/{SPOKE}/payments.json") == SPOKE
+    assert spoke_account_of_source("in-use/payments.json") is None
+    assert spoke_account_of_source("in-use/team/payments.json") is None
+
+
+def test_a_spoke_clusters_old_key_is_read_protects_and_is_named_beside_its_new_one() -> None:
+    inventory = read_inventory(
+        [
+            document("in-use/payments.json", "payments", image="app:old"),
+            document(f"in-use/{SPOKE}/payments.json", "payments", image="app:new"),
+        ]
+    )
+    assert inventory.problems == {}
+    assert sorted(image.image.rsplit("/", 1)[1] for m in inventory.protecting for image in m.images) == [
+        "app:new",
+        "app:old",
+    ]
+    check = inventory_blockers(safety(optional=("payments",)), inventory, NOW)
+    assert check.blocked == ()
+    assert check.warnings == (
+        "cluster payments has two manifests, in-use/payments.json and one under a spoke account's folder "
+        "in-use/<account>/: both protect their images, and an expected cluster needs both fresh; if it is a "
+        "spoke's, delete in-use/payments.json, its old key, with the break-glass role (docs/security.md)",
+    )
+
+
+def test_a_spoke_cluster_named_like_an_expected_one_cannot_stand_in_for_its_stale_manifest() -> None:
+    """A spoke writes in-use/<its account>/prod.json, fresh; this account's prod exporter stopped hours ago."""
+    inventory = read_inventory(
+        [document("in-use/prod.json", "prod", generated_at=STALE), document(f"in-use/{SPOKE}/prod.json", "prod")]
+    )
+    check = inventory_blockers(safety(clusters=("prod",)), inventory, NOW)
+    assert check.blocked == (
+        "in-use/prod.json: cluster prod: in-use manifest is 2d old, older than inventory_max_age 6h",
+    )
+
+
+def test_two_spoke_folders_for_one_cluster_name_are_still_a_problem() -> None:
+    inventory = read_inventory(
+        [
+            document(f"in-use/{SPOKE}/payments.json", "payments"),
+            document("in-use/345678901234/payments.json", "payments"),
+        ]
+    )
+    assert inventory.problems == {
+        "in-use/345678901234/payments.json": f"cluster payments already has a manifest in in-use/{SPOKE}/payments.json"
+    }
+
+
+def test_a_manifest_of_a_cluster_in_neither_safety_list_is_named_and_still_protects() -> None:
+    inventory = read_inventory(
+        [
+            document("in-use/prod.json", "prod"),
+            document("in-use/staging.json", "staging"),
+            document(f"in-use/{SPOKE}/rogue.json", "rogue"),
+            document("in-use/aws-123456789012-eu-west-1.json", "aws-123456789012-eu-west-1"),
+        ]
+    )
+    check = inventory_blockers(safety(clusters=("prod",), optional=("staging",)), inventory, NOW)
+    assert check.blocked == ()
+    assert check.warnings == (
+        "cluster rogue: an in-use manifest of a cluster in neither safety.clusters nor safety.optional_clusters; its "
+        "images still protect, but nothing expects it (docs/security.md)",
+    )
+    assert "rogue" in {manifest.cluster for manifest in inventory.protecting}
