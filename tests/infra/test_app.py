@@ -54,6 +54,12 @@ def test_app_synthesizes_the_stack_under_cdk_nag(tmp_path: Path, minimal_rules_t
             "safety.max_delete_fraction",
             id="invalid-field",
         ),
+        pytest.param(
+            "version: 1\ndry_run: no\nsafety: {clusters: [prod]}\n"
+            "policies: [{repositories: [app], rules: [{delete: {untagged: true}}]}]\n",
+            "dry_run: should be a boolean, not a string ('no': write true or false)",
+            id="yaml-1.1-boolean",
+        ),
         pytest.param(None, "no such file", id="missing-file"),
     ],
 )

@@ -142,7 +142,9 @@ CASES.append(
             (8, "preprod", 1),
             (9, "dev", 1),
             (10, "test", 1),
-            (11, "any", 8),
+            # 12, not 8: the split rules expire prod-1, staging-1 and a feature build now, and those still take slots
+            # in rule 11's count in the same evaluation; with 8 the rule's one image of its own (untagged-5d) expires
+            (11, "any", 12),
         ],
     )
 )
@@ -190,6 +192,46 @@ CASES.append(
         ],
         preview=[("C", 1)],
         findings=[],
+    )
+)
+
+# The shape reported in ecr-retention issue 35, of a policy applied to well over a hundred namespaces of one public
+# platform (the platform is not named there): "keep the last 10 staging and dev images" as one tagPatternList, then
+# the last 20 of all. CI moves `dev` onto the newest staging build, so that image carries both entries and the rule
+# selects it alone; every other staging build falls to the catch-all.
+CASES.append(
+    Case(
+        name="issue-35-staging-and-dev-one-image-carries-both",
+        source="ecr-retention issue 35: tagPatternList [staging-*, dev] keep 10, then any keep 20",
+        policy={
+            "rules": [
+                rule(
+                    1, count(10, "tagged", tagPatternList=["staging-*", "dev"]), "keep last 10 staging and dev images"
+                ),
+                rule(2, count(20), "keep last 20 images"),
+            ]
+        },
+        images=[
+            img("staging-24", "staging-24", "dev", age=1 * DAY),
+            *builds("staging-", 23, newest=2, every=1),
+            *builds("main-", 6, newest=3, every=4),
+        ],
+        preview=[
+            ("staging-1", 2),
+            ("main-1", 2),
+            ("staging-2", 2),
+            ("staging-3", 2),
+            ("staging-4", 2),
+            ("staging-5", 2),
+            ("staging-6", 2),
+            ("main-2", 2),
+            ("staging-7", 2),
+            ("staging-8", 2),
+        ],
+        findings=[("error", "tag-list-is-and", 1), ("warning", "count-reduced", 2)],
+        # the split: the moving dev tag pinned, staging-* keeps its 10 (one slot more for the dev image it ranks), and
+        # the catch-all keeps every main build now (its 20 beside the 11 staging builds that stay)
+        fixed=[(1, "dev", 1), (2, "staging-*", 11), (3, "any", 31)],
     )
 )
 

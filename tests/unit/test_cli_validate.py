@@ -69,3 +69,16 @@ def test_validate_refuses_a_boolean_fraction_with_one_line_and_exit_2(
     assert (
         line == f"ecr-retention validate: error: {path}: safety.max_delete_fraction: should be a number, not a boolean"
     )
+
+
+def test_validate_refuses_dry_run_no_with_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """YAML 1.1 reads `no` as false, which made `dry_run: no` a live run; here it is a string, and refused."""
+    path = tmp_path / "retention.yaml"
+    path.write_text(RULES.format(safety="clusters: [prod]").replace("version: 1", "version: 1\ndry_run: no"))
+    assert main(["validate", str(path)]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line == (
+        f"ecr-retention validate: error: {path}: dry_run: should be a boolean, not a string ('no': write true or false)"
+    )

@@ -99,6 +99,39 @@ def test_dry_run_must_be_a_real_boolean() -> None:
     assert "dry_run" in error_of(text)
 
 
+@pytest.mark.parametrize("value", ["no", "off", "n", "No", "OFF", "yes", "on", "y", "Yes", "'false'", "'true'"])
+def test_dry_run_takes_only_true_or_false_not_a_yaml_1_1_boolean(value: str) -> None:
+    # PyYAML alone reads no, off and n as false: `dry_run: no` was a live run that deletes.
+    text = rules_file("- delete: {untagged: true}").replace("version: 1", f"version: 1\ndry_run: {value}")
+    written = value.strip("'")
+    assert error_of(text) == (
+        f"retention.yaml: dry_run: should be a boolean, not a string ('{written}': write true or false)"
+    )
+
+
+@pytest.mark.parametrize(("value", "dry_run"), [("true", True), ("True", True), ("false", False), ("FALSE", False)])
+def test_dry_run_takes_true_and_false_as_yaml_1_2_writes_them(value: str, dry_run: bool) -> None:
+    text = rules_file("- delete: {untagged: true}").replace("version: 1", f"version: 1\ndry_run: {value}")
+    assert parse_config(text).dry_run is dry_run
+
+
+def test_every_boolean_of_the_rules_file_is_as_strict_as_dry_run() -> None:
+    restore = rules_file("- delete: {untagged: true}").replace(
+        "{clusters: [prod]}", "{clusters: [prod], restore_in_use: off}"
+    )
+    assert error_of(restore) == (
+        "retention.yaml: safety.restore_in_use: should be a boolean, not a string ('off': write true or false)"
+    )
+    untagged = error_of(rules_file("- delete: {untagged: yes}"))
+    assert untagged.startswith("retention.yaml: policies[0].rules[0].delete.untagged: should be")
+
+
+def test_a_tag_written_like_a_yaml_1_1_boolean_stays_the_tag_written() -> None:
+    keep = parse_config(rules_file("- keep: {tags: [on, off, yes, no]}")).policies[0].rules[0].keep
+    assert keep is not None
+    assert keep.tags == ("on", "off", "yes", "no")
+
+
 def test_duplicate_yaml_key_is_rejected() -> None:
     message = error_of(rules_file("- delete: {untagged: true}") + "policies: []\n")
     assert "key 'policies' appears twice" in message

@@ -14,12 +14,19 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ecr_retention.domain.doctor import RepositoryDiagnosis, comparable_config, diagnose, is_mutable_tag
+from ecr_retention.domain.doctor import (
+    RepositoryDiagnosis,
+    comparable_config,
+    diagnose,
+    intended_own_images,
+    is_mutable_tag,
+)
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.lifecycle.evaluation import evaluate
+from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evaluate
+from ecr_retention.domain.lifecycle.matching import selects, storage_class_of, tag_matches
 from ecr_retention.domain.lifecycle.parsing import parse_policy
-from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
+from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
 from ecr_retention.domain.plan import RepositoryPlan
 from ecr_retention.domain.planner import plan_registry
 from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot, Snapshot
@@ -204,9 +211,154 @@ def test_the_fixed_policy_leaves_nothing_that_a_policy_edit_fixes(
             assert after.action_of(detail.image_digest) is None, detail.image_tags
 
 
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
+@given(policy=policies(), repo=repositories(), data=st.data())
+def test_the_fixed_policy_loses_nothing_to_an_and_list_and_a_raised_count_keeps_the_authors_number(
+    policy: LifecyclePolicy, repo: tuple[list[ImageDetail], dict[str, Any]], data: st.DataObject
+) -> None:
+    """Issue 35: an image a lower rule removes because a tag list is AND is reported, and the fixed policy removes it,
+    if at all, by one entry's rule of the split; a count the fix raised keeps the author's number of its own images in
+    this registry, now (the simulator says)."""
+    images, manifests = repo
+    inventory = data.draw(inventories(images))
+    diagnosis = run(policy, images, manifests, inventory, None)
+    before = evaluate(policy, images, NOW, manifests)
+    lost = {rule.rule_priority: lost_to_the_and(before, rule) for rule in policy.ordered_rules}
+    for priority in (priority for priority, digests in lost.items() if digests):
+        assert any(f.code == "tag-list-is-and" and f.rule_priority == priority for f in diagnosis.findings)
+    if diagnosis.fixed_policy is None:
+        return
+    fixed = parse_policy(json.dumps(diagnosis.fixed_policy, indent=2))
+    after = evaluate(fixed, images, NOW, manifests)
+    for priority, digests in lost.items():
+        for digest_ in digests:
+            verdict = after.verdicts.get(digest_)
+            assert verdict is None or is_split_part(verdict.rule, policy, priority), (priority, verdict)
+    for rule in fixed.ordered_rules:
+        if rule.is_count_rule and intended_own_images(rule) != rule.selection.count_number:
+            own, kept = own_images(after, rule)
+            assert kept >= min(intended_own_images(rule), own), (rule.rule_priority, kept, own)
+
+
+def lost_to_the_and(evaluation: LifecycleEvaluation, listing: LifecycleRule) -> set[str]:
+    """The images of a multi-entry rule's storage class tagged for some entry (not every one) that a lower rule
+    removes (expires or archives)."""
+    selection = listing.selection
+    if selection.tag_status != "tagged" or len(selection.patterns) < 2:
+        return set()
+    return {
+        detail.image_digest
+        for detail in evaluation.images
+        if storage_class_of(detail) == selection.effective_storage_class
+        and any(tag_matches(tag, pattern) for tag in detail.image_tags for pattern in selection.patterns)
+        and not selects(selection, detail)
+        and detail.image_digest in evaluation.verdicts
+        and evaluation.verdicts[detail.image_digest].rule.rule_priority > listing.rule_priority
+    }
+
+
+def is_split_part(rule: LifecycleRule, policy: LifecyclePolicy, priority: int) -> bool:
+    """A one-entry rule for an entry of a multi-entry rule at or above `priority` (two split rules that share an entry
+    keep its first part only)."""
+    entries = {
+        pattern
+        for listing in policy.ordered_rules
+        if listing.rule_priority <= priority and len(listing.selection.patterns) > 1
+        for pattern in listing.selection.patterns
+    }
+    return (
+        rule.selection.tag_status == "tagged"
+        and len(rule.selection.patterns) == 1
+        and rule.selection.patterns[0] in entries
+    )
+
+
+def own_images(evaluation: LifecycleEvaluation, rule: LifecycleRule) -> tuple[int, int]:
+    """How many images the rule selects first that it could act on (not an index's guarded child, not a referrer that
+    goes with its subject), and how many of those stay."""
+    rule_evaluation = evaluation.rule(rule.rule_priority)
+    guarded = {image.image_digest for image, by in rule_evaluation.window_blocked if by is None}
+    guarded |= {image.image_digest for image in rule_evaluation.index_children}
+    own = [
+        image
+        for image in rule_evaluation.selected
+        if evaluation.first_selector[image.image_digest] == rule.rule_priority
+        and image.image_digest not in guarded
+        and image.image_digest not in evaluation.cascaded
+    ]
+    return len(own), sum(1 for image in own if evaluation.action_of(image.image_digest) is None)
+
+
 def must_stay(detail: ImageDetail, inventory: Inventory) -> bool:
     references = {entry.image for manifest in inventory.manifests for entry in manifest.images}
     in_use = f"{HOST}/app@{detail.image_digest}" in references or any(
         f"{HOST}/app:{tag}" in references for tag in detail.image_tags
     )
     return in_use or any(is_mutable_tag(tag) for tag in detail.image_tags)
+
+
+# Tag lists read as AND on every shape (issue 35): a list of alternatives above lower rules, with moving tags that
+# ride on one build each, so that some images carry every entry and most carry one.
+FAMILIES = ["staging-", "release-", "main-"]
+MOVING = ["dev", "rc"]
+LIST_ENTRIES = ["staging-*", "release-*", "dev", "rc"]
+
+
+@st.composite
+def and_list_repositories(draw: st.DrawFn) -> list[ImageDetail]:
+    details = []
+    moving = {tag: draw(st.integers(min_value=0, max_value=13)) for tag in MOVING}
+    for n in range(draw(st.integers(min_value=2, max_value=14))):
+        family = draw(st.sampled_from(FAMILIES))
+        riding = [tag for tag, at in moving.items() if at == n]
+        hours = draw(st.integers(min_value=1, max_value=24 * 60))
+        details.append(image(f"img-{n}", f"{family}{n}", *riding, age=timedelta(hours=hours)))
+    return [ImageDetail.model_validate({**d, "repositoryName": "app"}) for d in details]
+
+
+def count_or_age(draw: st.DrawFn) -> dict[str, Any]:
+    if draw(st.booleans()):
+        return {"countType": "imageCountMoreThan", "countNumber": draw(st.integers(min_value=1, max_value=6))}
+    return {
+        "countType": "sinceImagePushed",
+        "countUnit": "days",
+        "countNumber": draw(st.integers(min_value=1, max_value=40)),
+    }
+
+
+@st.composite
+def and_list_policies(draw: st.DrawFn) -> LifecyclePolicy:
+    listed = draw(st.lists(st.sampled_from(LIST_ENTRIES), min_size=2, max_size=3, unique=True))
+    body = [{"tagStatus": "tagged", "tagPatternList": listed} | count_or_age(draw)]
+    for family in draw(st.lists(st.sampled_from(FAMILIES), max_size=2, unique=True)):
+        body.append({"tagStatus": "tagged", "tagPatternList": [f"{family}*"]} | count_or_age(draw))
+    if draw(st.booleans()) or len(body) == 1:
+        body.append({"tagStatus": "any"} | count_or_age(draw))
+    rules = [{"rulePriority": n + 1, "selection": s, "action": {"type": "expire"}} for n, s in enumerate(body)]
+    return parse_policy(json.dumps({"rules": rules}, indent=2))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(policy=and_list_policies(), images=and_list_repositories())
+def test_an_and_list_loses_no_image_to_a_lower_rule_in_the_fixed_policy(
+    policy: LifecyclePolicy, images: list[ImageDetail]
+) -> None:
+    diagnosis = run(policy, images, {}, Inventory(), None)
+    before = evaluate(policy, images, NOW)
+    lost = lost_to_the_and(before, policy.ordered_rules[0])
+    if lost:
+        assert any(f.code == "tag-list-is-and" and f.rule_priority == 1 for f in diagnosis.findings)
+    if diagnosis.fixed_policy is None:
+        assert not lost or diagnosis.fixed_policy_problem is not None
+        return
+    fixed = parse_policy(json.dumps(diagnosis.fixed_policy, indent=2))
+    again = run(fixed, images, {}, Inventory(), None)
+    assert [(f.code, f.message) for f in again.findings if f.policy_edit is not None] == []
+    after = evaluate(fixed, images, NOW)
+    for digest_ in lost:
+        verdict = after.verdicts.get(digest_)
+        assert verdict is None or is_split_part(verdict.rule, policy, 1), verdict
+    for rule in fixed.ordered_rules:
+        if rule.is_count_rule and intended_own_images(rule) != rule.selection.count_number:
+            own, kept = own_images(after, rule)
+            assert kept >= min(intended_own_images(rule), own), (rule.rule_priority, kept, own)

@@ -169,6 +169,17 @@ def test_a_reading_dated_in_the_future_is_remembered_as_of_now() -> None:
     assert still_protecting(memory, NOW + GRACE + timedelta(seconds=1), GRACE) == ()
 
 
+def test_a_reading_a_few_minutes_ahead_is_clock_skew_clamped_without_a_warning() -> None:
+    skewed = in_use("dev", (f"{HOST}/app:v1", "a"), age=-timedelta(minutes=4))
+    memory = memory_of(skewed)
+
+    assert memory.clusters["dev"].last.generated_at == NOW
+    assert reading_warnings(memory, Inventory(manifests=(skewed,)), NOW, GRACE) == ()
+    ahead = in_use("dev", (f"{HOST}/app:v1", "a"), age=-timedelta(hours=2))
+    (warning,) = reading_warnings(memory, Inventory(manifests=(ahead,)), NOW, GRACE)
+    assert warning.startswith("cluster dev: its in-use manifest says it was generated at 2026-11-30T08:00:00Z")
+
+
 def test_remembering_refreshes_what_is_named_again_and_forgets_what_is_past_the_grace() -> None:
     old = memory_of(in_use("dev", (f"{HOST}/app:v1", "a"), (f"{HOST}/app:v2", "b")), when=timedelta(days=8))
     again = in_use("dev", (f"{HOST}/app:v1", "a"))

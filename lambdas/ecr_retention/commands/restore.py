@@ -56,7 +56,8 @@ def register(subparsers: Any) -> None:
         "(ECR serves an archived index's manifest to no one: with --wait its children follow once it is ACTIVE, "
         "without it a second restore finds them). Images that are not archived are reported and left alone, so "
         "running it twice is harmless. A restore takes up to about 20 minutes (ACTIVATING) and costs the restore fee "
-        f"(${RESTORE_PRICE_PER_GB:g}/GB). Exit 0 ok, 1 a restore failed or timed out, 2 bad input.",
+        f"(${RESTORE_PRICE_PER_GB:g}/GB). Exit 0 ok, 1 a restore failed or timed out, or (without --wait) an index's "
+        "children are not ACTIVE yet, named on stderr (restore again until it exits 0), 2 bad input.",
     )
     parser.add_argument(
         "--run", dest="run_id", metavar="RUN_ID", help="restore every image this run archived (needs --bucket)"
@@ -134,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
             selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting, manifests=manifests
         )
     print(render_restore_report(report))
-    for note in report.notes:
+    for note in (*report.notes, *report.unfinished):
         _progress(note)
     return 1 if report.has_problems else 0
 

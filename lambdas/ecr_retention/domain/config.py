@@ -296,11 +296,15 @@ _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
 # Numbers in decimal only. YAML 1.1, which PyYAML reads, also takes `010` for 8 (octal), `1:30` for 90
 # (sexagesimal), `0x10`, `0b10` and `1_000`: a keep_newest or a fraction written so would silently mean another
 # number. Those forms stay strings here, and a string is no number (the field's error names it).
-_INT_TAG, _FLOAT_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+# Booleans as YAML 1.2 has them: true and false (also True, TRUE, False, FALSE). YAML 1.1 also reads yes, no, on, off,
+# y and n as booleans, so `dry_run: no` would silently mean a live run that deletes; here they stay strings, and a
+# string is no boolean (the field's error names it), as every other field is strict.
+_INT_TAG, _FLOAT_TAG, _BOOL_TAG = "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool"
 _UniqueKeyLoader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG)]
+    first: [(tag, regexp) for tag, regexp in resolvers if tag not in (_INT_TAG, _FLOAT_TAG, _BOOL_TAG)]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+_UniqueKeyLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
 _UniqueKeyLoader.add_implicit_resolver(_INT_TAG, re.compile(r"^[-+]?(?:0|[1-9][0-9]*)$"), list("-+0123456789"))
 _UniqueKeyLoader.add_implicit_resolver(
     _FLOAT_TAG,

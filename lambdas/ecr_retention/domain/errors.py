@@ -163,7 +163,9 @@ def _problem_message(problem: ErrorDetails, loc: tuple[int | str, ...], model: t
     if kind == "missing":
         return "required but missing"
     if kind in _EXPECTED_TYPES:
-        return f"should be {_EXPECTED_TYPES[kind]}, not {_json_type(problem.get('input'))}"
+        found = problem.get("input")
+        hint = f" ({quoted(found)}: write true or false)" if kind == "bool_type" and isinstance(found, str) else ""
+        return f"should be {_EXPECTED_TYPES[kind]}, not {_json_type(found)}{hint}"
     return _value_message(problem, loc)
 
 

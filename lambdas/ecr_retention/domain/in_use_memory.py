@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.in_use import replica_of
+from ecr_retention.domain.in_use import CLOCK_SKEW, replica_of
 from ecr_retention.domain.inventory import (
     ClusterReadings,
     InUseImage,
@@ -53,8 +53,18 @@ def still_protecting(memory: InUseMemory | None, now: datetime, grace: timedelta
     return tuple(image for image in memory.images if not now - image.last_seen_at > grace)
 
 
+def seen_at(moment: datetime, now: datetime) -> datetime:
+    """A reading's time as the memory counts it: never later than the run's clock."""
+    return min(moment, now)
+
+
 def remembered_note(image: RememberedImage, now: datetime, grace: timedelta) -> str:
     """How a reason says when a remembered reference was seen and until when it protects."""
+    if image.last_seen_at > now:
+        return (
+            f"last seen at {_when(image.last_seen_at)}, after this run's clock, so counted as seen now: "
+            f"protected until {_when(now + grace)}"
+        )
     return (
         f"last seen {humanize_age(now - image.last_seen_at)} ago, "
         f"protected until {_when(protected_until(image, grace))}"
@@ -77,17 +87,18 @@ def remember(
     last seen more than the grace ago forgotten."""
     images: dict[RememberedKey, RememberedImage] = {}
     for image in still_protecting(memory, now, grace):
-        images[remembered_key(image)] = image
+        clamped = seen_at(image.last_seen_at, now)  # a memory dated in the future ages from this run, not from then
+        images[remembered_key(image)] = image.model_copy(update={"last_seen_at": clamped})
     for manifest in sorted(inventory.protecting, key=lambda m: m.cluster):
-        seen_at = min(manifest.generated_at, now)
+        seen = seen_at(manifest.generated_at, now)
         for entry in manifest.images:
             digest = entry.digest or resolved_digest(entry, resolved, registry_id, region, replication)
             image = RememberedImage(
-                **entry.model_dump(exclude={"digest"}), digest=digest, cluster=manifest.cluster, last_seen_at=seen_at
+                **entry.model_dump(exclude={"digest"}), digest=digest, cluster=manifest.cluster, last_seen_at=seen
             )
             key = remembered_key(image)
             known = images.get(key)
-            if known is None or known.last_seen_at < seen_at:
+            if known is None or known.last_seen_at < seen:
                 images[key] = image
     return InUseMemory(
         schema_version=1,
@@ -137,14 +148,15 @@ def distinct_references(manifest: InUseManifest) -> int:
 def recorded_readings(
     memory: InUseMemory | None, manifests: Iterable[InUseManifest], now: datetime, grace: timedelta
 ) -> dict[str, ClusterReadings]:
-    """Each cluster's last two readings, the new one first; a cluster not read within the grace is forgotten."""
+    """Each cluster's last two readings, the new one first; a cluster not read within the grace is forgotten. A
+    reading dated in the future counts as read now (it would never be forgotten, and its warnings would say so)."""
     readings = {
-        cluster: known
+        cluster: _clamped(known, now)
         for cluster, known in (memory.clusters.items() if memory is not None else ())
         if not now - known.last.generated_at > grace
     }
     for manifest in manifests:
-        reading = Reading(generated_at=manifest.generated_at, references=distinct_references(manifest))
+        reading = Reading(generated_at=seen_at(manifest.generated_at, now), references=distinct_references(manifest))
         known = readings.get(manifest.cluster)
         if known is None:
             readings[manifest.cluster] = ClusterReadings(last=reading)
@@ -153,17 +165,70 @@ def recorded_readings(
     return dict(sorted(readings.items()))
 
 
+def _clamped(known: ClusterReadings, now: datetime) -> ClusterReadings:
+    def at_most_now(reading: Reading) -> Reading:
+        return reading.model_copy(update={"generated_at": seen_at(reading.generated_at, now)})
+
+    previous = at_most_now(known.previous) if known.previous is not None else None
+    return ClusterReadings(last=at_most_now(known.last), previous=previous)
+
+
 def reading_warnings(
     memory: InUseMemory | None, inventory: Inventory, now: datetime, grace: timedelta
 ) -> tuple[str, ...]:
-    """A cluster whose reading names fewer than half the references of its previous one (or none), and a remembered
-    cluster without a readable manifest now: its dropped references stay protected through the memory, for the
-    grace; someone should look before it ends."""
-    if memory is None or grace <= timedelta(0):
+    """A reading dated after the run's clock (beyond the skew two clocks may have), counted as read now; a cluster
+    whose reading names fewer than half the references of its previous one (or none), and a remembered cluster without
+    a readable manifest now: its dropped references stay protected through the memory, for the grace; someone should
+    look before it ends."""
+    if grace <= timedelta(0):
+        return ()
+    return (
+        *future_reading_warnings(memory, inventory, now, grace),
+        *_dropped_reading_warnings(memory, inventory, now, grace),
+    )
+
+
+def future_reading_warnings(
+    memory: InUseMemory | None, inventory: Inventory, now: datetime, grace: timedelta
+) -> tuple[str, ...]:
+    """Each cluster whose manifest, or whose references in the memory, are dated after the run's clock: remembered as
+    seen now, so that they protect for the grace from this run, not until a time that has not come (and are not said
+    to be "last seen 0s ago"). Up to CLOCK_SKEW ahead is two clocks' ordinary difference, clamped without a word (AWS
+    refuses a signed request whose clock is 5 minutes off); further ahead is a wrong clock or a local time written as
+    UTC."""
+    ahead = now + CLOCK_SKEW
+    manifests = (
+        (
+            f"cluster {manifest.cluster}: its in-use manifest says it was generated at {_when(manifest.generated_at)}, "
+            f"after this run's clock ({_when(now)}): the in-use memory remembers its references as seen now, "
+            "not then; check the clock (and time zone) of what writes it"
+        )
+        for manifest in sorted(inventory.manifests, key=lambda m: m.cluster)
+        if manifest.generated_at > ahead
+    )
+    latest: dict[str, datetime] = {}  # cluster -> the latest time its remembered references claim
+    for image in memory.images if memory is not None else ():
+        if image.last_seen_at > ahead:
+            latest[image.cluster] = max(latest.get(image.cluster, image.last_seen_at), image.last_seen_at)
+    remembered = (
+        (
+            f"cluster {cluster}: the in-use memory holds references last seen at {_when(moment)}, after this run's "
+            f"clock ({_when(now)}): counted as seen now, they protect until {_when(now + grace)}, not "
+            f"{_when(moment + grace)}"
+        )
+        for cluster, moment in sorted(latest.items())
+    )
+    return (*manifests, *remembered)
+
+
+def _dropped_reading_warnings(
+    memory: InUseMemory | None, inventory: Inventory, now: datetime, grace: timedelta
+) -> tuple[str, ...]:
+    if memory is None:
         return ()
     manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
     warnings = (
-        _reading_warning(cluster, known, manifests.get(cluster), inventory, grace)
+        _reading_warning(cluster, _clamped(known, now), manifests.get(cluster), inventory, grace)
         for cluster, known in sorted(memory.clusters.items())
         if not now - known.last.generated_at > grace
     )

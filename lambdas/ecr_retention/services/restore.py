@@ -72,13 +72,16 @@ class RestoreReport:
     dry_run: bool
     lines: list[RestoreLine] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what is left to do, for people (an index's unknown children)
+    # Without --wait: each restored index whose children are not all ACTIVE yet (or not known yet), naming them; the
+    # index cannot be pulled until they are, so the restore is not done (exit 1 until a restore finds them ACTIVE).
+    unfinished: list[str] = field(default_factory=list)
 
     def count(self, status: RestoreStatus) -> int:
         return sum(1 for line in self.lines if line.status == status)
 
     @property
     def has_problems(self) -> bool:
-        return any(line.status in PROBLEMS for line in self.lines)
+        return bool(self.unfinished) or any(line.status in PROBLEMS for line in self.lines)
 
     def restored_bytes(self) -> int:
         started = ("would-restore", "restoring", "restored", "timed-out")
@@ -164,27 +167,42 @@ class Waiting:
     interval: float = POLL_SECONDS
 
 
+# (child digest, its platform as the index lists it: linux/arm64, attestation, index), in the index's order
+Children = tuple[tuple[str, str], ...]
+
+
 @dataclass
 class _Restoring:
-    """What one restore has seen: the lines, each child's index, and the indexes whose children are still unknown
-    (their manifest cannot be read yet), each keyed by (repository, digest)."""
+    """What one restore has seen: the lines, each child's index, each index's children, and the indexes whose
+    children are still unknown (their manifest cannot be read yet), each keyed by (repository, digest)."""
 
     lines: list[RestoreLine] = field(default_factory=list)
     index_of: dict[tuple[str, str], str] = field(default_factory=dict)
+    children_of: dict[tuple[str, str], Children] = field(default_factory=dict)
     unknown_indexes: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, repository: str, restored: _RepositoryRestore) -> None:
         seen = {(line.repository, line.image_digest) for line in self.lines}
         self.lines.extend(line for line in restored.lines if (repository, line.image_digest) not in seen)
-        self.index_of.update({(repository, child): index for child, index in restored.index_of.items()})
-        self.unknown_indexes.update((repository, index) for index in restored.unknown_indexes)
+        self.index_of.update({(repository, child): index for child, index in restored.found.index_of.items()})
+        self.children_of.update({(repository, index): kids for index, kids in restored.found.children_of.items()})
+        self.unknown_indexes.update((repository, index) for index in restored.found.unknown)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """The images to restore: those chosen and every image their indexes list, nested indexes too, each once."""
+
+    images: list[ImageDetail]
+    index_of: dict[str, str] = field(default_factory=dict)  # child digest -> the index that brought it
+    children_of: dict[str, Children] = field(default_factory=dict)  # index digest -> every child it lists here
+    unknown: tuple[str, ...] = ()  # indexes whose manifest cannot be read now (archived and not cached)
 
 
 @dataclass(frozen=True)
 class _RepositoryRestore:
     lines: list[RestoreLine]
-    index_of: dict[str, str]  # child digest -> the index that lists it
-    unknown_indexes: tuple[str, ...]
+    found: _Found
 
 
 def restore(
@@ -206,14 +224,35 @@ def restore(
         restoring.add(repository, _restore_repository(repository, selection, registry, cache, dry_run=dry_run))
     if waiting is not None and not dry_run:
         _wait_for_every_round(restoring, registry, cache, waiting)
+    unknown = [_unknown_children_note(repo, index, dry_run) for repo, index in sorted(restoring.unknown_indexes)]
+    # Without --wait, nothing is known to be pullable yet: an index whose children are not all ACTIVE is unfinished.
+    unfinished = waiting is None and not dry_run
     return RestoreReport(
         dry_run=dry_run,
         lines=[_explained(line, restoring) for line in restoring.lines],
-        notes=[
-            _unknown_children_note(repository, index, dry_run)
-            for repository, index in sorted(restoring.unknown_indexes)
-        ],
+        notes=[] if unfinished else unknown,
+        unfinished=[*_children_not_active(restoring), *unknown] if unfinished else [],
     )
+
+
+def _children_not_active(restoring: _Restoring) -> list[str]:
+    """Each index whose listed children are not all ACTIVE now, naming those children (short digest, platform and
+    what they are doing)."""
+    status = {(line.repository, line.image_digest): line.status for line in restoring.lines}
+    said = []
+    for (repository, index), children in sorted(restoring.children_of.items()):
+        waiting = [
+            f"{short_digest(child)} {platform} ({status[(repository, child)]})"
+            for child, platform in children
+            if status.get((repository, child), "already-active") not in ("already-active", "restored")
+        ]
+        if waiting:
+            said.append(
+                f"{repository}: index {short_digest(index)} cannot be pulled until its children are ACTIVE, and "
+                f"{len(waiting)} of {len(children)} are not yet: {', '.join(waiting)}; restore again once they are "
+                "(it exits 0 then), or use --wait"
+            )
+    return said
 
 
 def _wait_for_every_round(restoring: _Restoring, registry: Registry, cache: ManifestCache, waiting: Waiting) -> None:
@@ -258,11 +297,12 @@ def _restore_repository(
 ) -> _RepositoryRestore:
     try:
         chosen, lines = _resolve(repository, selection, registry)
-        found, index_of, unknown = _with_children(repository, chosen, registry, cache)
+        found = _with_children(repository, chosen, registry, cache)
     except RepositoryGone as error:
-        return _RepositoryRestore([RestoreLine(repository, "", (), "failed", f"repository gone: {error}")], {}, ())
-    lines.extend(_restore_found(repository, found, registry, dry_run=dry_run))
-    return _RepositoryRestore(lines, index_of, unknown)
+        gone = RestoreLine(repository, "", (), "failed", f"repository gone: {error}")
+        return _RepositoryRestore([gone], _Found(images=[]))
+    lines.extend(_restore_found(repository, found.images, registry, dry_run=dry_run))
+    return _RepositoryRestore(lines, found)
 
 
 def _restore_found(
@@ -296,24 +336,39 @@ def _line_of_unarchived(repository: str, detail: ImageDetail) -> RestoreLine:
     return _line(repository, detail, "already-active", "not archived: nothing to restore")
 
 
-def _with_children(
-    repository: str, chosen: Sequence[ImageDetail], registry: Registry, cache: ManifestCache
-) -> tuple[list[ImageDetail], dict[str, str], tuple[str, ...]]:
+def _with_children(repository: str, chosen: Sequence[ImageDetail], registry: Registry, cache: ManifestCache) -> _Found:
     """The chosen images and every image their indexes list, nested indexes too, each once; which index brought
-    each child; and the indexes whose manifest cannot be read now (archived and not cached)."""
+    each child, what each index lists, and the indexes whose manifest cannot be read now (archived and not cached)."""
     found = {detail.image_digest: detail for detail in chosen}
     frontier = _indexes(chosen)
     if not frontier:
-        return list(found.values()), {}, ()
+        return _Found(images=list(found.values()))
     everything = {detail.image_digest: detail for detail in registry.describe_images(repository)}
-    index_of: dict[str, str] = {}
+    result = _Found(images=[])
     unknown: list[str] = []
     while frontier:
         manifests = _index_manifests(registry, repository, frontier, cache)
         unknown.extend(index.image_digest for index in frontier if index.image_digest not in manifests)
-        listed = _new_children(frontier, manifests, everything, found, index_of)
+        for index in frontier:
+            listed_here = manifests.get(index.image_digest, {"manifests": []})["manifests"]
+            result.children_of[index.image_digest] = tuple(
+                (entry["digest"], platform_of(entry)) for entry in listed_here if entry["digest"] in everything
+            )
+        listed = _new_children(frontier, manifests, everything, found, result.index_of)
         frontier = _indexes(listed)
-    return list(found.values()), index_of, tuple(unknown)
+    return _Found(list(found.values()), result.index_of, result.children_of, tuple(unknown))
+
+
+def platform_of(entry: Mapping[str, Any]) -> str:
+    """How an index lists a child: `linux/arm64/v8`, `attestation` (buildx's provenance), `index` (nested)."""
+    annotations = entry.get("annotations") or {}
+    if annotations.get("vnd.docker.reference.type") == "attestation-manifest":
+        return "attestation"
+    if entry.get("mediaType") in INDEX_MEDIA_TYPES:
+        return "index"
+    platform = entry.get("platform") or {}
+    parts = [str(platform[key]) for key in ("os", "architecture", "variant") if platform.get(key)]
+    return "/".join(parts) if parts else "platform unknown"
 
 
 def _indexes(images: Sequence[ImageDetail]) -> list[ImageDetail]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,43 @@ def test_restore_of_an_archived_index_with_wait_restores_its_archived_children_o
     assert len(pipeline.recorder.of("UpdateImageStorageClass")) == len(archived)
     # The index's manifest was asked for once, when it could be served (ECR serves none of an archived image).
     assert len(pipeline.recorder.of("BatchGetImage")) == 1
+
+
+def test_restore_of_an_archived_index_without_wait_exits_1_naming_its_children_until_they_are_active(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repository = "platform/runtime"
+    index, current = pipeline.seeded.indexes["runtime 2.1.0"], pipeline.seeded.indexes["runtime 3.0.0"]
+    shared = {child.digest for child in current.children}  # 3.0.0 still lists it: ECR would not archive it
+    children = [child.digest for child in index.children if child.digest not in shared]
+    seeding = MotoEcr(pipeline.ecr)
+    for digest in (index.digest, *children):
+        seeding.archive(repository, digest, NOW - timedelta(days=10))
+    pipeline.fidelity.activation_delay = timedelta(milliseconds=200)
+    command = ("restore", "--repository", repository, "--tag", "2.1.0")
+
+    first = run_cli(pipeline.recorder, capsys, *command)
+
+    assert first.code == 1, first.stdout + first.stderr
+    assert results(first) == {short(index.digest): "restoring"}
+    assert "its archived children are not known yet" in first.stderr
+    time.sleep(0.3)  # the index is ACTIVE: ECR serves its manifest, which names the children
+
+    second = run_cli(pipeline.recorder, capsys, *command)
+
+    assert second.code == 1
+    assert {short(d): second.stdout.count(short(d)) for d in children} == {short(d): 1 for d in children}
+    [said] = [line for line in second.stderr.splitlines() if "cannot be pulled until its children are ACTIVE" in line]
+    assert f"index {short(index.digest)} cannot be pulled until its children are ACTIVE, and {len(children)} of" in said
+    assert all(f"{short(digest)} " in said for digest in children)
+    assert "linux/arm64" in said
+    time.sleep(0.3)
+
+    third = run_cli(pipeline.recorder, capsys, *command)
+
+    assert third.code == 0, third.stderr
+    assert set(results(third).values()) == {"already-active"}
+    assert "cannot be pulled" not in third.stderr
 
 
 def test_an_unknown_tag_and_an_image_deleted_mid_way_exit_1(

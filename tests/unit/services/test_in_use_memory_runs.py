@@ -173,3 +173,56 @@ def test_a_memory_over_half_its_cap_is_a_warning_before_it_blocks(monkeypatch: p
         for w in report.warnings
     )
     assert IN_USE_MEMORY_KEY in bucket.objects
+
+
+CLAIMED = timedelta(days=365 * 73)  # a clock that says 2099
+
+
+def test_a_manifest_dated_in_the_future_is_remembered_as_of_the_run_and_the_summary_names_it() -> None:
+    registry, bucket, digests = seeded()
+    bucket.objects["in-use/dev.json"] = manifest("dev", (f"{HOST}/app:v2", digests["v2"]), age=-CLAIMED)
+    notifier = RecordingNotifier()
+
+    first = run_pipeline(rules(), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+
+    warning = next(w for w in first.warnings if w.startswith("cluster dev: its in-use manifest says it was generated"))
+    assert warning == (
+        "cluster dev: its in-use manifest says it was generated at 2099-11-12T06:00:00Z, after this run's clock "
+        "(2026-11-30T06:00:00Z): the in-use memory remembers its references as seen now, not then; check the clock "
+        "(and time zone) of what writes it"
+    )
+    assert warning in notifier.messages[0][1]
+    memory = parse_memory("memory", bucket.objects[IN_USE_MEMORY_KEY])
+    assert {image.last_seen_at for image in memory.images} == {NOW}
+    assert memory.clusters["dev"].last.generated_at == NOW
+
+    # dev's manifest goes: its reading is forgotten with the grace, not kept (and said to protect) until 2099
+    del bucket.objects["in-use/dev.json"]
+    later = run(registry, bucket, rules(), later=timedelta(days=8))
+    assert "v2" not in registry.tags("app")
+    assert not [w for w in later.warnings if "2099" in w]
+
+
+def test_a_memory_dated_in_the_future_protects_for_the_grace_from_the_run_not_until_then() -> None:
+    registry, bucket, digests = seeded()
+    # a run whose clock said 2099, as dev's collector's did, wrote the memory
+    bucket.objects["in-use/dev.json"] = manifest("dev", (f"{HOST}/app:v2", digests["v2"]), age=-CLAIMED)
+    run(registry, bucket, rules(), later=CLAIMED)
+    del bucket.objects["in-use/dev.json"]
+
+    now = run(registry, bucket, rules(), later=timedelta(0))
+
+    (app,) = now.repositories
+    [kept] = [entry for entry in app.kept_images if entry.image_tags == ("v2",)]
+    assert kept.detail == (
+        "dev: dev/Deployment/app (pod), last seen at 2099-11-12T06:00:00Z, after this run's clock, so counted as seen "
+        "now: protected until 2026-12-07T06:00:00Z"
+    )
+    assert (
+        "cluster dev: the in-use memory holds references last seen at 2099-11-12T06:00:00Z, after this run's clock "
+        "(2026-11-30T06:00:00Z): counted as seen now, they protect until 2026-12-07T06:00:00Z, not 2099-11-19T06:00:00Z"
+    ) in now.warnings
+    assert {image.last_seen_at for image in parse_memory("memory", bucket.objects[IN_USE_MEMORY_KEY]).images} == {NOW}
+
+    run(registry, bucket, rules(), later=timedelta(days=8))
+    assert sorted(registry.tags("app")) == []  # the grace ran from the run that read it, and nothing runs them now

@@ -330,11 +330,13 @@ def test_an_archived_index_whose_manifest_is_unknown_says_to_restore_again_and_a
 
     [line] = first.lines
     assert (line.image_digest, line.status) == (digests["index"], "restoring")
-    assert first.notes == [
+    assert first.unfinished == [
         f"{REPO}: index {short(digests['index'])} is not ACTIVE and its manifest is not cached, so its archived "
         "children are not known yet (ECR serves no manifest of an archived image): once it is ACTIVE, restore again "
         "(or use --wait) to restore them"
     ]
+    assert first.notes == []
+    assert first.has_problems  # the index cannot be pulled until its children are back
     registry.activate(REPO, digests["index"])
 
     second = restore({REPO: Selection(tags=("v1",))}, registry=registry)
@@ -379,3 +381,76 @@ def test_wait_that_times_out_before_the_index_is_active_still_names_its_unknown_
     assert (line.status, line.detail) == ("timed-out", "still ACTIVATING after 20s (the restore goes on)")
     [note] = report.notes
     assert "its archived children are not known yet" in note
+
+
+def platform_index(registry: FakeRegistry) -> dict[str, str]:
+    """v1: an index of a linux/amd64 and a linux/arm64/v8 image and buildx's provenance attestation, as buildx pushes
+    them, all archived; the manifest is in the pipeline's cache."""
+    digests = {name: registry.add_image(REPO, pushed_at=PUSHED, seed=name) for name in ("amd64", "arm64", "att")}
+    entries = [
+        {"digest": digests["amd64"], "platform": {"os": "linux", "architecture": "amd64"}},
+        {"digest": digests["arm64"], "platform": {"os": "linux", "architecture": "arm64", "variant": "v8"}},
+        {
+            "digest": digests["att"],
+            "platform": {"os": "unknown", "architecture": "unknown"},
+            "annotations": {"vnd.docker.reference.type": "attestation-manifest"},
+        },
+    ]
+    media_type = "application/vnd.oci.image.index.v1+json"
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": media_type,
+        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", **entry} for entry in entries],
+    }
+    digests["index"] = registry.add_image(REPO, tags=["v1"], pushed_at=PUSHED, manifest=manifest, media_type=media_type)
+    for digest in digests.values():
+        registry.archive(REPO, digest, ARCHIVED_AT)
+    return digests
+
+
+def test_without_wait_an_index_is_unfinished_until_a_restore_finds_its_children_active_naming_them() -> None:
+    registry = FakeRegistry()
+    digests = platform_index(registry)
+    cache = pipeline_cache(registry, digests["index"])
+    v1 = {REPO: Selection(tags=("v1",))}
+
+    first = restore(v1, registry=registry, manifests=cache)
+
+    assert {line.status for line in first.lines} == {"restoring"}
+    assert first.unfinished == [
+        f"{REPO}: index {short(digests['index'])} cannot be pulled until its children are ACTIVE, and 3 of 3 are not "
+        f"yet: {short(digests['amd64'])} linux/amd64 (restoring), {short(digests['arm64'])} linux/arm64/v8 "
+        f"(restoring), {short(digests['att'])} attestation (restoring); restore again once they are (it exits 0 then), "
+        "or use --wait"
+    ]
+    assert first.has_problems
+
+    for name in ("index", "amd64"):
+        registry.activate(REPO, digests[name])
+    second = restore(v1, registry=registry, manifests=cache)
+    [said] = second.unfinished
+    assert f"2 of 3 are not yet: {short(digests['arm64'])} linux/arm64/v8 (being-restored), " in said
+    assert second.has_problems
+    assert registry.count("restore_images") == 4  # one per image, by the first restore: none is started again
+
+    for name in ("arm64", "att"):
+        registry.activate(REPO, digests[name])
+    third = restore(v1, registry=registry, manifests=cache)
+    assert {line.status for line in third.lines} == {"already-active"}
+    assert third.unfinished == []
+    assert not third.has_problems
+
+
+def test_a_dry_run_of_an_index_is_no_unfinished_restore() -> None:
+    registry = FakeRegistry()
+    digests = platform_index(registry)
+
+    report = restore(
+        {REPO: Selection(tags=("v1",))},
+        registry=registry,
+        manifests=pipeline_cache(registry, digests["index"]),
+        dry_run=True,
+    )
+
+    assert report.unfinished == []
+    assert not report.has_problems

@@ -29,6 +29,11 @@ def intended_own_images(rule: LifecycleRule) -> int:
     return int(found.group(1)) if found else rule.selection.count_number
 
 
+def was_raised(rule: LifecycleRule) -> bool:
+    """A count rule whose countNumber a fixed policy raised for images it ranks but cannot act on."""
+    return _OWN_IMAGES.search(rule.description or "") is not None
+
+
 def keep_one_rule(priority: int, tag: str) -> dict[str, Any]:
     """Seed 002's fix: a rule that selects the one image carrying `tag` and keeps it (count 1)."""
     return {

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ecr_retention.domain.doctor.context import DoctorContext, removes
+from ecr_retention.domain.doctor.context import DoctorContext, removes, selects_one_image_at_most
 from ecr_retention.domain.doctor.models import Finding, Severity, SplitRule
 from ecr_retention.domain.lifecycle.matching import storage_class_of, tag_matches
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
@@ -44,25 +44,49 @@ def split_fix(rule: LifecycleRule, *, fixed_policy: bool = True) -> str:
 
 
 def check_and_lists(context: DoctorContext) -> list[Finding]:
-    """A multi-entry rule that selects no image: an error when each entry matches some image (the entries are
-    alternatives), a warning when some entry matches none (they never co-occur on one image here)."""
+    """A multi-entry rule that selects no image, or that lets an image tagged for one entry only (not every entry)
+    fall to a lower rule that expires or archives it, however many images carry every entry.
+
+    Selecting no image, an error when each entry matches some image (the entries are alternatives), a warning when
+    some entry matches none (they never co-occur on one image here). Selecting some: an error when an entry names one
+    tag (no `*`: read as AND the rule selects one image at most, which nobody writes a list for), else a warning (the
+    entries co-occur, and a deliberate AND is possible)."""
     findings: list[Finding] = []
     for rule in context.policy.ordered_rules:
-        if not has_several_entries(rule) or context.evaluation.rule(rule.rule_priority).selected:
+        if not has_several_entries(rule):
+            continue
+        selected = context.evaluation.rule(rule.rule_priority).selected
+        if selected and not removed_below(context, rule):
             continue
         matched = [_images_matching(context, rule, pattern) for pattern in entry_names(rule.selection)]
-        severity: Severity = "error" if all(matched) else "warning"
         findings.append(
             Finding(
-                severity=severity,
+                severity=_severity(rule, selected, matched),
                 code="tag-list-is-and",
-                message=_message(context, rule, matched),
+                message=_message(context, rule, matched, len(selected)),
                 fix=split_fix(rule),
                 rule_priority=rule.rule_priority,
                 policy_edit=split_edit(rule),
             )
         )
     return findings
+
+
+def removed_below(context: DoctorContext, rule: LifecycleRule) -> list[ImageDetail]:
+    """The images of the rule's storage class tagged for some entry (not every one) that a lower rule expires or
+    archives: lost because ECR reads the list as AND."""
+    lost: list[ImageDetail] = []
+    for image in _images_matching_any(context, rule):
+        verdict = context.evaluation.verdicts.get(image.image_digest)
+        if verdict is not None and verdict.rule.rule_priority > rule.rule_priority:
+            lost.append(image)
+    return lost
+
+
+def _severity(rule: LifecycleRule, selected: Sequence[ImageDetail], matched: Sequence[list[ImageDetail]]) -> Severity:
+    if not selected:
+        return "error" if all(matched) else "warning"
+    return "error" if selects_one_image_at_most(rule.selection) else "warning"
 
 
 def _images_matching(context: DoctorContext, rule: LifecycleRule, pattern: str) -> list[ImageDetail]:
@@ -75,19 +99,34 @@ def _images_matching(context: DoctorContext, rule: LifecycleRule, pattern: str) 
     ]
 
 
-def _message(context: DoctorContext, rule: LifecycleRule, matched: Sequence[list[ImageDetail]]) -> str:
+def _images_matching_any(context: DoctorContext, rule: LifecycleRule) -> list[ImageDetail]:
+    """The images of the rule's storage class with a tag matching some entry, youngest first."""
+    matching = {
+        image.image_digest for name in entry_names(rule.selection) for image in _images_matching(context, rule, name)
+    }
+    return [image for image in context.evaluation.images if image.image_digest in matching]
+
+
+def _message(context: DoctorContext, rule: LifecycleRule, matched: Sequence[list[ImageDetail]], selected: int) -> str:
     names = entry_names(rule.selection)
     listed = ", ".join(entries(rule.selection))
     field = "tagPrefixList" if rule.selection.tag_prefix_list is not None else "tagPatternList"
-    outcomes = "; ".join(_fate_of(context, name, images) for name, images in zip(names, matched, strict=True))
+    outcomes = "; ".join(_fate_of(context, rule, name, images) for name, images in zip(names, matched, strict=True))
+    if not selected:
+        return (
+            f"{rule.label} selects no image: {AND_RULE} ({field} {listed}), and no image carries a tag for each; "
+            f"{outcomes}"
+        )
+    carry = "the image that carries" if selected == 1 else f"the {selected} images that carry"
     return (
-        f"{rule.label} selects no image: {AND_RULE} ({field} {listed}), and no image carries a tag for each; {outcomes}"
+        f"{rule.label} selects only {carry} a tag for each entry: {AND_RULE} ({field} {listed}), so an image tagged "
+        f"for one entry only falls to the rules below it; {outcomes}"
     )
 
 
-def _fate_of(context: DoctorContext, name: str, images: Sequence[ImageDetail]) -> str:
+def _fate_of(context: DoctorContext, listing: LifecycleRule, name: str, images: Sequence[ImageDetail]) -> str:
     """What the policy does to the images one entry matches: the rules that select them first, and how many
-    of them each removes."""
+    of them each removes. `listing`: the rule with the list."""
     if not images:
         return f"no image has a {name} tag"
     by_rule: dict[int | None, list[ImageDetail]] = {}
@@ -95,9 +134,9 @@ def _fate_of(context: DoctorContext, name: str, images: Sequence[ImageDetail]) -
         by_rule.setdefault(context.evaluation.first_selector.get(image.image_digest), []).append(image)
     if len(by_rule) == 1:
         [(priority, group)] = by_rule.items()
-        return f"{name} images {_under_rule(context, priority, group)}"
+        return f"{name} images {_under_rule(context, listing, priority, group, plural=True)}"
     parts = [
-        f"{len(group)} {_under_rule(context, priority, group)}"
+        f"{len(group)} {_under_rule(context, listing, priority, group, plural=len(group) > 1)}"
         for priority, group in sorted(by_rule.items(), key=_rule_order)
     ]
     return f"of the {len(images)} {name} images, " + ", ".join(parts)
@@ -107,16 +146,23 @@ def _rule_order(item: tuple[int | None, list[ImageDetail]]) -> int:
     return item[0] if item[0] is not None else 1 << 31
 
 
-def _under_rule(context: DoctorContext, priority: int | None, group: Sequence[ImageDetail]) -> str:
-    """`fall to rule 2 and 2 of them expire`: the rule that selects the group first, and what it does."""
+def _under_rule(
+    context: DoctorContext, listing: LifecycleRule, priority: int | None, group: Sequence[ImageDetail], *, plural: bool
+) -> str:
+    """`fall to rule 2 and 2 of them expire`: the rule that selects the group first, and what it does; `carry every
+    entry and are selected by rule 1` for the images the listing rule selects."""
     if priority is None:
         return "fall to no rule and stay"
     rule = context.evaluation.rule(priority).rule
+    if priority == listing.rule_priority:
+        where = f"{'carry' if plural else 'carries'} every entry and {'are' if plural else 'is'} selected by"
+    else:
+        where = "fall to" if priority > listing.rule_priority else f"{'are' if plural else 'is'} selected by"
     removed = sum(1 for image in group if context.evaluation.action_of(image.image_digest) is not None)
     verb = removes(rule.action.type.upper())
     if not removed:
-        return f"fall to {rule.label}, which {verb}s none of them yet"
-    return f"fall to {rule.label} and {_how_many(removed, rule.action.type == 'transition')}"
+        return f"{where} {rule.label}, which {verb}s none of them yet"
+    return f"{where} {rule.label} and {_how_many(removed, rule.action.type == 'transition')}"
 
 
 def _how_many(removed: int, archived: bool) -> str:

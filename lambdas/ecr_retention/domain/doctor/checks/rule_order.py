@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ecr_retention.domain.doctor.context import DoctorContext, describe_image, keeps_forever, selects_one_image_at_most
-from ecr_retention.domain.doctor.fixes import intended_own_images
+from ecr_retention.domain.doctor.fixes import intended_own_images, was_raised
 from ecr_retention.domain.doctor.models import Finding, RaiseCount, RemoveRule
 from ecr_retention.domain.lifecycle.evaluation import RuleEvaluation
 from ecr_retention.domain.lifecycle.matching import selection_includes
@@ -49,9 +49,11 @@ def check_count_reduced(context: DoctorContext) -> list[Finding]:
     recorded in its description when it raised countNumber to make room. So a raised count, applied,
     is not reported again, while a change in the images that takes more slots still is.
 
-    Only images that stay take slots for good: one a higher rule removes now is gone on the next run, so a count
-    raised for it would keep more than the policy protects. An untagged rule is not reported: its images are
-    leftovers, and a larger count only keeps more of them.
+    Reported when an image that stays takes a slot (one a higher rule removes now is gone on the next run, so on
+    its own it is no reason to keep more), or when the count is one a fixed policy raised. The slots, and the raised
+    count, are those of the evaluated registry, every image the rule ranks now: ECR ranks an image that a higher rule
+    removes in the same pass, and an image of the rule's own that it removes then does not come back. An untagged rule
+    is not reported: its images are leftovers, and a larger count only keeps more of them.
     """
     slots = [Slots.of(context, rule_evaluation) for rule_evaluation in context.evaluation.rules]
     return [
@@ -63,40 +65,55 @@ def check_count_reduced(context: DoctorContext) -> list[Finding]:
 
 @dataclass(frozen=True)
 class Slots:
-    """A count rule's window as it lasts: the images it selects that stay (a higher rule removes none of them),
-    youngest first, and those of its window that it can never act on."""
+    """A count rule's window in the evaluated registry: the images it selects, youngest first, those of its window
+    that it can never act on, and the images it selects that another rule removes now (gone on the next run)."""
 
     evaluation: RuleEvaluation
-    selected: tuple[ImageDetail, ...]
     blocked: tuple[tuple[ImageDetail, int | None], ...]
+    leaving: frozenset[str]
 
     @classmethod
     def of(cls, context: DoctorContext, rule_evaluation: RuleEvaluation) -> Slots:
-        def stays(image: ImageDetail) -> bool:
-            return image in rule_evaluation.acted or context.evaluation.action_of(image.image_digest) is None
-
-        return cls(
-            evaluation=rule_evaluation,
-            selected=tuple(image for image in rule_evaluation.selected if stays(image)),
-            blocked=tuple((image, by) for image, by in rule_evaluation.window_blocked if stays(image)),
+        leaving = frozenset(
+            image.image_digest
+            for image in rule_evaluation.selected
+            if image not in rule_evaluation.acted and context.evaluation.action_of(image.image_digest) is not None
         )
+        return cls(evaluation=rule_evaluation, blocked=rule_evaluation.window_blocked, leaving=leaving)
 
     @property
     def rule(self) -> LifecycleRule:
         return self.evaluation.rule
 
     @property
+    def selected(self) -> tuple[ImageDetail, ...]:
+        return self.evaluation.selected
+
+    @property
+    def staying(self) -> tuple[ImageDetail, ...]:
+        """The blocked images that stay: they take their slots on the next run too."""
+        return tuple(image for image, _ in self.blocked if image.image_digest not in self.leaving)
+
+    @property
     def room(self) -> int:
-        """The count's slots left for images the rule can act on."""
-        return self.rule.selection.count_number - len(self.blocked)
+        """The count's slots for images the rule can act on. When the window holds every image the rule selects, it
+        removes none now, and the slots that last are those the images that stay leave; else the slots it keeps now,
+        beside every image of its window that it cannot act on."""
+        number = self.rule.selection.count_number
+        if len(self.selected) <= number:
+            return number - len(self.staying)
+        return number - len(self.blocked)
 
 
 def _ranks_what_it_cannot_act_on(context: DoctorContext, slots: Slots) -> bool:
-    """A count rule with images in its window that it can never act on, and that can act at all: a rule
-    that selects one image at most never acts, a keep-forever count keeps them all anyway, an untagged rule keeps
-    leftovers, and a shadowed one is reported as rule-shadowed and removed by the fix."""
+    """A count rule with images in its window that it can never act on (one that stays, or any in a count a fixed
+    policy raised), and that can act at all: a rule that selects one image at most never acts, a keep-forever count
+    keeps them all anyway, an untagged rule keeps leftovers, and a shadowed one is reported as rule-shadowed and
+    removed by the fix."""
     rule = slots.rule
     if not rule.is_count_rule or not slots.blocked or selects_one_image_at_most(rule.selection):
+        return False
+    if not slots.staying and not was_raised(rule):
         return False
     if keeps_forever(rule) or rule.selection.tag_status == "untagged":
         return False
@@ -109,10 +126,7 @@ def _count_reduced(slots: Slots) -> Finding:
     wanted = intended_own_images(rule)
     raised = _count_for_own_images(slots, wanted)
     acted = slots.evaluation.acted
-    taken = ", ".join(
-        describe_image(image) + (f" (selected by rule {by})" if by is not None else " (index child)")
-        for image, by in slots.blocked
-    )
+    taken = ", ".join(describe_image(image) + _why_blocked(slots, image, by) for image, by in slots.blocked)
     consequence = (
         f"; it removes {', '.join(describe_image(i) for i in reversed(acted))} although only "
         f"{slots.room} of its own images are kept"
@@ -128,24 +142,36 @@ def _count_reduced(slots: Slots) -> Finding:
             f"rule's count{consequence}"
         ),
         fix=(
-            f"to keep {wanted} images of its own, raise countNumber to {raised} (one more per protected "
-            f"image it ranks, e.g. per mutable tag with a keep-1 rule); the fixed policy does, and says "
-            f"in the rule's description that it keeps {wanted} of its own"
+            f"to keep {wanted} images of its own, raise countNumber to {raised} (one more per image it ranks and "
+            f"cannot act on, e.g. per mutable tag with a keep-1 rule, counting those a higher rule removes now); the "
+            f"fixed policy does, and says in the rule's description that it keeps {wanted} of its own"
         ),
         rule_priority=rule.rule_priority,
         policy_edit=RaiseCount(rule_priority=rule.rule_priority, count_number=raised, own_images=wanted),
     )
 
 
+def _why_blocked(slots: Slots, image: ImageDetail, by: int | None) -> str:
+    if by is None:
+        return " (index child)"
+    if image.image_digest in slots.leaving:
+        return f" (selected by rule {by}, which removes it now)"
+    return f" (selected by rule {by})"
+
+
 def _count_for_own_images(slots: Slots, wanted: int) -> int:
-    """The countNumber that keeps `wanted` images the rule can act on, among the images that stay. Images it can
+    """The countNumber that keeps `wanted` images the rule can act on, in the evaluated registry. Images it can
     never act on may also sit just beyond the window: count up to its wanted-th own image."""
     never = _never_acted_on(slots.evaluation)
     own_ranks = [n + 1 for n, image in enumerate(slots.selected) if image.image_digest not in never]
     if len(own_ranks) >= wanted:
         return own_ranks[wanted - 1]
-    # Fewer own images than wanted: room for the wanted number beside every image it cannot act on.
-    return wanted + len(slots.selected) - len(own_ranks)
+    # Fewer own images than wanted: every image it selects now, and the wanted number beside the images it cannot act
+    # on that stay.
+    staying = sum(
+        1 for image in slots.selected if image.image_digest in never and image.image_digest not in slots.leaving
+    )
+    return max(len(slots.selected), wanted + staying)
 
 
 def _never_acted_on(rule_evaluation: RuleEvaluation) -> set[str]:
