@@ -5,7 +5,7 @@ unreadable memory blocks; `in_use_grace: 0s` turns it off."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -178,6 +178,20 @@ def test_a_reading_a_few_minutes_ahead_is_clock_skew_clamped_without_a_warning()
     ahead = in_use("dev", (f"{HOST}/app:v1", "a"), age=-timedelta(hours=2))
     (warning,) = reading_warnings(memory, Inventory(manifests=(ahead,)), NOW, GRACE)
     assert warning.startswith("cluster dev: its in-use manifest says it was generated at 2026-11-30T08:00:00Z")
+
+
+def test_a_memory_dated_at_the_end_of_the_calendar_is_a_warning_not_a_crash() -> None:
+    # A memory written by a wrong clock (or by hand) at 9999-12-31: its grace would fall off the calendar.
+    memory = memory_of(in_use("dev", (f"{HOST}/app:v1", "a")))
+    end = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)
+    dated = memory.model_copy(
+        update={"images": tuple(i.model_copy(update={"last_seen_at": end}) for i in memory.images)}
+    )
+
+    future, missing = reading_warnings(dated, Inventory(manifests=()), NOW, GRACE)
+    assert future.endswith("they protect until 2026-12-07T06:00:00Z, not 9999-12-31T23:59:59Z")
+    assert missing.startswith("cluster dev: no in-use manifest now")
+    assert action_of(plan_with(dated), "app", "a") == "keep"
 
 
 def test_remembering_refreshes_what_is_named_again_and_forgets_what_is_past_the_grace() -> None:

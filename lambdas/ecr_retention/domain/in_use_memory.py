@@ -12,7 +12,7 @@ Pure: the report step (services/memory.py) updates the memory once per run; ever
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.in_use import CLOCK_SKEW, replica_of
@@ -42,7 +42,15 @@ RememberedKey = tuple[str, str, str | None, str, str, str, str]
 
 
 def protected_until(image: RememberedImage, grace: timedelta) -> datetime:
-    return image.last_seen_at + grace
+    return _later(image.last_seen_at, grace)
+
+
+def _later(moment: datetime, span: timedelta) -> datetime:
+    """moment + span, or the calendar's last instant when that falls off it (a reading dated 9999-12-31)."""
+    try:
+        return moment + span
+    except OverflowError:
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def still_protecting(memory: InUseMemory | None, now: datetime, grace: timedelta) -> tuple[RememberedImage, ...]:
@@ -63,7 +71,7 @@ def remembered_note(image: RememberedImage, now: datetime, grace: timedelta) -> 
     if image.last_seen_at > now:
         return (
             f"last seen at {_when(image.last_seen_at)}, after this run's clock, so counted as seen now: "
-            f"protected until {_when(now + grace)}"
+            f"protected until {_when(_later(now, grace))}"
         )
     return (
         f"last seen {humanize_age(now - image.last_seen_at)} ago, "
@@ -196,7 +204,6 @@ def future_reading_warnings(
     to be "last seen 0s ago"). Up to CLOCK_SKEW ahead is two clocks' ordinary difference, clamped without a word (AWS
     refuses a signed request whose clock is 5 minutes off); further ahead is a wrong clock or a local time written as
     UTC."""
-    ahead = now + CLOCK_SKEW
     manifests = (
         (
             f"cluster {manifest.cluster}: its in-use manifest says it was generated at {_when(manifest.generated_at)}, "
@@ -204,17 +211,17 @@ def future_reading_warnings(
             "not then; check the clock (and time zone) of what writes it"
         )
         for manifest in sorted(inventory.manifests, key=lambda m: m.cluster)
-        if manifest.generated_at > ahead
+        if manifest.generated_at - now > CLOCK_SKEW
     )
     latest: dict[str, datetime] = {}  # cluster -> the latest time its remembered references claim
     for image in memory.images if memory is not None else ():
-        if image.last_seen_at > ahead:
+        if image.last_seen_at - now > CLOCK_SKEW:
             latest[image.cluster] = max(latest.get(image.cluster, image.last_seen_at), image.last_seen_at)
     remembered = (
         (
             f"cluster {cluster}: the in-use memory holds references last seen at {_when(moment)}, after this run's "
-            f"clock ({_when(now)}): counted as seen now, they protect until {_when(now + grace)}, not "
-            f"{_when(moment + grace)}"
+            f"clock ({_when(now)}): counted as seen now, they protect until {_when(_later(now, grace))}, not "
+            f"{_when(_later(moment, grace))}"
         )
         for cluster, moment in sorted(latest.items())
     )
@@ -289,5 +296,5 @@ def _images(count: int) -> str:
 def _kept(reading: Reading, grace: timedelta) -> str:
     return (
         "the references it dropped stay protected through the in-use memory until "
-        f"{_when(reading.generated_at + grace)} (safety.in_use_grace {format_duration(grace)})"
+        f"{_when(_later(reading.generated_at, grace))} (safety.in_use_grace {format_duration(grace)})"
     )
