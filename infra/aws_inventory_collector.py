@@ -22,9 +22,10 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ecr_retention import layout
+from ecr_retention.domain.aws_inventory import account_of_role
 from ecr_retention.domain.eks_clusters import EksCluster
 from ecr_retention.domain.inventory import manifest_key
-from infra import access, constants, nag
+from infra import access, constants, lambda_asset, nag
 from infra.deploy_settings import CollectorVpc
 from infra.eks_access import EksClusterAccess
 from infra.pipeline_function import FunctionNetwork, PipelineFunction
@@ -62,6 +63,33 @@ SCOPED_READ_REASONS = {
 }
 
 
+def assume_spoke_roles_statements(spoke_role_arns: Sequence[str]) -> list[iam.PolicyStatement]:
+    """sts:AssumeRole on exactly the listed roles, in a size that does not grow with each role's ARN: one statement
+    per distinct partition and role path+name, on that role in any account, conditioned on aws:ResourceAccount (the
+    account that owns the role assumed) being one of the accounts listed with that name. 200 spokes of one name are
+    about 3 KB, where 200 ARNs (about 11 KB) overflowed into a managed policy over IAM's 6,144 characters.
+
+    aws:ResourceAccount is a global condition key that IAM includes in the request context for most actions, the
+    account of the resource requested (IAM User Guide, "AWS global condition context keys", aws:ResourceAccount,
+    https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-keys.html#condition-keys-resourceaccount;
+    for sts:AssumeRole the resource is the role assumed, and that page lists the few actions without the key). Should
+    a request lack it, StringEquals is false and the statement allows nothing: the collection fails with AccessDenied,
+    named in its manifest's problems, and never reaches a role that is not listed. Each spoke role trusts only the
+    collector's role (deploy/cloudformation/spoke-reader-role.yaml), so both sides must agree, as before."""
+    accounts_by_role: dict[tuple[str, str], set[str]] = {}
+    for arn in spoke_role_arns:
+        partition, resource = arn.split(":")[1], arn.split(":", 5)[5]  # resource: role/<path/><name>
+        accounts_by_role.setdefault((partition, resource), set()).add(account_of_role(arn))
+    return [
+        iam.PolicyStatement(
+            actions=["sts:AssumeRole"],
+            resources=[f"arn:{partition}:iam::*:{resource}"],
+            conditions={"StringEquals": {"aws:ResourceAccount": sorted(accounts)}},
+        )
+        for (partition, resource), accounts in sorted(accounts_by_role.items())
+    ]
+
+
 class AwsInventoryCollector(Construct):
     def __init__(
         self,
@@ -94,7 +122,8 @@ class AwsInventoryCollector(Construct):
                 layout.BUCKET_NAME_VARIABLE: bucket.bucket_name,
                 # Explicit, so that the function's configuration says where it collects.
                 layout.COLLECT_REGIONS_VARIABLE: json.dumps(list(regions)) if regions else f'["{Aws.REGION}"]',
-                layout.SPOKE_ROLE_ARNS_VARIABLE: json.dumps(list(spoke_role_arns)),
+                # The list itself is in the asset (infra.lambda_asset): 200 accounts outgrow the environment's 4 KB.
+                layout.SPOKE_ROLES_FILE_VARIABLE: f"{lambda_asset.LAMBDA_TASK_ROOT}/{constants.ASSET_SPOKE_ROLES_FILE}",
                 layout.TASK_DEFINITION_REVISIONS_VARIABLE: str(revisions),
                 layout.EKS_CLUSTERS_VARIABLE: json.dumps([cluster.arn for cluster in eks_clusters]),
             },
@@ -128,9 +157,14 @@ class AwsInventoryCollector(Construct):
                 "<region>.json; accounts and regions are the deployment's, named at run time."
             },
         )
-        if spoke_role_arns:
-            role.add_to_principal_policy(
-                iam.PolicyStatement(actions=["sts:AssumeRole"], resources=sorted(spoke_role_arns))
+        for statement in assume_spoke_roles_statements(spoke_role_arns):
+            role.add_to_principal_policy(statement)
+            [resource] = statement.resources
+            nag.acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::{resource}]",
+                "The listed spoke role in any account, conditioned on aws:ResourceAccount being a listed spoke account "
+                "of that role: exactly the spokeRoleArns, in a size that fits 200 accounts.",
             )
         self.reads = self._workload_reads(role)
         self.eks_access = EksClusterAccess(self, "EksAccess", role=role, clusters=own_eks_clusters)

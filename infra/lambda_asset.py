@@ -1,6 +1,6 @@
 """The one Lambda asset of the stack, bundled without Docker: the pinned requirements as Linux wheels for
 the functions' Python and architecture, the part of the ecr_retention package that the functions import, the
-rules file (config as code), and their bytecode.
+rules file (config as code), the collector's spoke roles (a list too long for its environment), and their bytecode.
 
 `pip install --platform manylinux2014_<arch> --only-binary=:all: --python-version <runtime>` runs on the
 synthesizing machine and fetches wheels built for Lambda, whatever that machine is; `--no-compile` keeps the
@@ -8,8 +8,8 @@ synthesizing Python's .pyc files out (they would not match the runtime's version
 interpreter of the runtime's own version, it compiles the whole asset (see compile_bytecode); without one,
 synth says so in one line, and every cold start compiles what it imports.
 
-The asset hash is computed from everything that goes in, so changing the rules file, the shipped part of the
-package or a pinned version changes the functions, and nothing else does.
+The asset hash is computed from everything that goes in, so changing the rules file, the spoke roles, the shipped
+part of the package or a pinned version changes the functions, and nothing else does.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
+from ecr_retention.domain.aws_inventory import SpokeRoles
 from infra import constants
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
@@ -157,7 +159,14 @@ def drop_unused_service_models(models: Path) -> None:
             shutil.rmtree(service)
 
 
-def asset_hash(rules_file: Path, architecture: str, python_version: str, *, bytecode: bool) -> str:
+def spoke_roles_document(role_arns: Sequence[str]) -> bytes:
+    """The asset's spoke roles file (constants.ASSET_SPOKE_ROLES_FILE), validated as the collector reads it."""
+    return SpokeRoles(role_arns=tuple(role_arns)).model_dump_json(by_alias=True).encode()
+
+
+def asset_hash(
+    rules_file: Path, architecture: str, python_version: str, *, bytecode: bool, spoke_role_arns: Sequence[str] = ()
+) -> str:
     """From the inputs alone. The bytecode is derived from them, deterministically, by an interpreter of
     python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
     whether it is there counts, and an asset synthesized without it is another asset."""
@@ -168,6 +177,7 @@ def asset_hash(rules_file: Path, architecture: str, python_version: str, *, byte
     digest.update(b"bytecode\0" if bytecode else b"sources only\0")
     digest.update(REQUIREMENTS_FILE.read_bytes())
     digest.update(b"\0rules\0" + rules_file.read_bytes())
+    digest.update(b"\0spoke roles\0" + spoke_roles_document(spoke_role_arns))
     for path in package_files():
         digest.update(b"\0" + path.relative_to(PACKAGE_SOURCE).as_posix().encode() + b"\0")
         digest.update(path.read_bytes())
@@ -178,8 +188,16 @@ def asset_hash(rules_file: Path, architecture: str, python_version: str, *, byte
 class PipBundler:
     """Bundles on this machine; returning True tells the CDK not to try Docker."""
 
-    def __init__(self, rules_file: Path, architecture: str, python_version: str, compiler: str | None) -> None:
+    def __init__(
+        self,
+        rules_file: Path,
+        architecture: str,
+        python_version: str,
+        compiler: str | None,
+        spoke_role_arns: Sequence[str] = (),
+    ) -> None:
         self.rules_file = rules_file
+        self.spoke_role_arns = tuple(spoke_role_arns)
         self.architecture = architecture
         self.python_version = python_version
         self.compiler = compiler  # an interpreter of python_version (runtime_python), or None: no bytecode
@@ -193,6 +211,7 @@ class PipBundler:
             shutil.rmtree(Path(output_dir) / part)
         shutil.copytree(PACKAGE_SOURCE / PACKAGE_NAME, Path(output_dir) / PACKAGE_NAME, ignore=ignore_not_shipped)
         shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
+        (Path(output_dir) / constants.ASSET_SPOKE_ROLES_FILE).write_bytes(spoke_roles_document(self.spoke_role_arns))
         if self.compiler is not None:
             compile_bytecode(self.compiler, Path(output_dir))
         return True
@@ -207,8 +226,9 @@ def architecture() -> lambda_.Architecture:
     return lambda_.Architecture.ARM_64 if constants.LAMBDA_ARCHITECTURE == "arm64" else lambda_.Architecture.X86_64
 
 
-def lambda_code(rules_file: Path) -> lambda_.Code:
-    """One code object for every function of the stack (the CDK uploads it once)."""
+def lambda_code(rules_file: Path, spoke_role_arns: Sequence[str] = ()) -> lambda_.Code:
+    """One code object for every function of the stack (the CDK uploads it once); spoke_role_arns, the collector's
+    (cdk.json spokeRoleArns)."""
     version = constants.LAMBDA_PYTHON_VERSION
     compiler = runtime_python(version)
     if compiler is None:
@@ -217,11 +237,17 @@ def lambda_code(rules_file: Path) -> lambda_.Code:
             "so each cold start compiles the modules it imports (about three times slower)",
             file=sys.stderr,
         )
-    bundler = PipBundler(rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler)
+    bundler = PipBundler(rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler, spoke_role_arns)
     return lambda_.Code.from_asset(
         str(PACKAGE_SOURCE),
         asset_hash_type=AssetHashType.CUSTOM,
-        asset_hash=asset_hash(rules_file, constants.LAMBDA_ARCHITECTURE, version, bytecode=compiler is not None),
+        asset_hash=asset_hash(
+            rules_file,
+            constants.LAMBDA_ARCHITECTURE,
+            version,
+            bytecode=compiler is not None,
+            spoke_role_arns=spoke_role_arns,
+        ),
         exclude=["**/__pycache__", "**/*.pyc"],
         bundling=BundlingOptions(
             # Required by the API, never pulled: the local bundler always succeeds or raises.

@@ -59,7 +59,7 @@ class EcrRetentionStack(Stack):
             agentless_clusters=settings.aws_inventory and bool(settings.eks_clusters),
         )
 
-        code = lambda_asset.lambda_code(settings.rules_file)
+        code = lambda_asset.lambda_code(settings.rules_file, settings.spoke_role_arns)
         # Every function of the pipeline: the bucket, and the registry (this account), so that none calls STS to
         # find it.
         environment = {layout.BUCKET_NAME_VARIABLE: bucket.bucket_name, layout.REGISTRY_ID_VARIABLE: Aws.ACCOUNT_ID}

@@ -12,10 +12,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from ecr_retention.domain.aws_inventory import SpokeRoles
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.inventory import Inventory, read_inventory, with_memory
-from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SizeLimit
+from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SPOKE_ROLES, SizeLimit
 from ecr_retention.domain.registry import Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import MEMORY_FILE
@@ -76,6 +77,11 @@ def validate_as(model: type[Model], data: Any, source: str | Path) -> Model:
 
 def load_config(path: str | Path) -> RetentionConfig:
     return parse_config(read_text(path, RULES_FILE), str(path))
+
+
+def load_spoke_roles(path: str | Path) -> SpokeRoles:
+    """The collector's spoke roles file, {"spokeRoleArns": [...]}; any problem is one InputError naming it."""
+    return validate_as(SpokeRoles, read_json(path, SPOKE_ROLES), path)
 
 
 def load_snapshot(path: str | Path) -> Snapshot:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from aws_cdk.assertions import Template
 
-from ecr_retention.loading import load_config
+from ecr_retention.loading import load_config, load_spoke_roles
 from infra import constants, lambda_asset
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 
@@ -166,6 +166,8 @@ def test_the_asset_holds_the_package_the_rules_file_and_linux_wheels_for_the_run
     directory, rules = asset
     assert (directory / "retention.yaml").read_bytes() == rules.read_bytes()
     assert load_config(directory / "retention.yaml") == load_config(rules)
+    # The collector's spoke roles (none in this context), where its SPOKE_ROLES_FILE points.
+    assert load_spoke_roles(directory / constants.ASSET_SPOKE_ROLES_FILE).role_arns == ()
     for handler in HANDLERS:
         assert (directory / "ecr_retention" / "handlers" / f"{handler}.py").is_file()
     [extension] = (directory / "pydantic_core").glob("_pydantic_core.*.so")
@@ -195,6 +197,16 @@ def test_the_asset_carries_bytecode_of_the_runtime_python_when_this_machine_has_
     expected = {source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc" for source in directory.rglob("*.py")}
     assert set(compiled) == expected
     assert {path.read_bytes()[4:8] for path in compiled} == {UNCHECKED_HASH}
+
+
+def test_the_hash_changes_with_the_spoke_roles_that_the_asset_ships() -> None:
+    rules = Path(constants.DEFAULT_RULES_FILE)
+    hashes = {
+        lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=True, spoke_role_arns=roles)
+        for roles in ((), ("arn:aws:iam::210987654321:role/reader",), ("arn:aws:iam::210987654321:role/other",))
+    }
+    assert len(hashes) == 3
+    assert lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=True) in hashes
 
 
 def test_the_hash_covers_only_what_ships_and_whether_bytecode_does() -> None:

@@ -87,12 +87,40 @@ def spoke_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return synthesized(tmp_path_factory.mktemp("spokes"), context, [arn.rsplit("/", 1)[1] for arn in arns])
 
 
+READER_MIDDLE = 100
+
+
+def reader_role(number: int) -> str:
+    return f"arn:aws:iam::{spoke_account(number)}:role/ecr-retention-reader"
+
+
+def collector_manifest(account: str) -> str:
+    return f"aws-{account}-eu-west-1"
+
+
+@pytest.fixture(scope="module")
+def collector_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """200 spoke accounts with everything a spoke brings: its cluster, its exporter role and the collector's
+    reader role (spokeRoleArns), whose aws-<account>-<region> manifests the rules file lists as optional."""
+    arns = [spoke_arn(n) for n in range(SPOKE_ACCOUNTS)]
+    context = {
+        "exporterClusterArns": arns,
+        "spokeExporterRoleArns": [spoke_role(n) for n in range(SPOKE_ACCOUNTS)],
+        "spokeRoleArns": [reader_role(n) for n in range(SPOKE_ACCOUNTS)],
+        "collectRegions": "eu-west-1",
+    }
+    names = [arn.rsplit("/", 1)[1] for arn in arns] + [
+        collector_manifest(account) for account in [HUB_ACCOUNT, *(spoke_account(n) for n in range(SPOKE_ACCOUNTS))]
+    ]
+    return synthesized(tmp_path_factory.mktemp("collector"), context, names)
+
+
 def sizes_by_id(template: dict[str, Any]) -> dict[str, int]:
     return {size.logical_id: size.size for size in policy_sizes(template, stack_name="EcrRetentionTest")}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("scale", ["local_template", "spoke_template"])
+@pytest.mark.parametrize("scale", ["local_template", "spoke_template", "collector_template"])
 def test_every_policy_fits_its_limit_at_scale(scale: str, request: pytest.FixtureRequest) -> None:
     template = request.getfixturevalue(scale)
     sizes = policy_sizes(template, stack_name="EcrRetentionTest")
@@ -124,6 +152,85 @@ def test_the_in_use_statements_and_the_exporter_role_do_not_grow_with_the_cluste
     assert many[exporter_id] == one[exporter_id] < ROLE_INLINE_POLICIES.size // 10
     per_spoke = (sizes_by_id(spoke_template)[bucket_id] - one[bucket_id]) / SPOKE_ACCOUNTS
     assert per_spoke < 40, per_spoke
+
+
+def collector_role_id(template: dict[str, Any]) -> str:
+    [function] = [
+        resource
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::Lambda::Function"
+        and resource["Properties"].get("Handler") == "ecr_retention.handlers.collector.lambda_handler"
+    ]
+    role_id: str = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    return role_id
+
+
+@pytest.mark.slow
+def test_at_200_spoke_roles_the_collectors_policies_and_environment_fit_and_do_not_grow_with_the_arns(
+    collector_template: dict[str, Any],
+) -> None:
+    """Before: the sts:AssumeRole statement listed 200 ARNs (CDK moved it to an overflow managed policy of 10,896
+    characters, over IAM's 6,144) and SPOKE_ROLE_ARNS held them in the environment (11,590 bytes, over 4,096). Now
+    one statement per role name with the accounts in its condition, and the list in the asset."""
+    sizes = {size.logical_id: size for size in policy_sizes(collector_template, stack_name="EcrRetentionTest")}
+    role_id = collector_role_id(collector_template)
+    assert not [
+        logical_id
+        for logical_id, resource in collector_template["Resources"].items()
+        if resource["Type"] == "AWS::IAM::ManagedPolicy" and {"Ref": role_id} in resource["Properties"].get("Roles", [])
+    ]
+    assert sizes[role_id].size < ROLE_INLINE_POLICIES.size // 2, sizes[role_id].size
+    [environment] = [size for key, size in sizes.items() if key.endswith(" environment") and key.startswith("AwsInv")]
+    assert environment.size < 1_024, environment.size
+    [assumed] = [
+        statement
+        for statement in role_statements(collector_template, role_id)
+        if statement["Action"] == "sts:AssumeRole"
+    ]
+    assert assumed["Resource"] == "arn:aws:iam::*:role/ecr-retention-reader"
+    assert assumed["Condition"] == {
+        "StringEquals": {"aws:ResourceAccount": [spoke_account(n) for n in range(SPOKE_ACCOUNTS)]}
+    }
+
+
+def assume(role_arn: str) -> Request:
+    return Request(
+        "sts:AssumeRole",
+        role_arn,
+        {
+            "aws:PrincipalArn": f"arn:aws:iam::{HUB_ACCOUNT}:role/collector",
+            "aws:ResourceAccount": role_arn.split(":")[4],
+        },
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("role_arn", "decision"),
+    [
+        pytest.param(reader_role(0), "allow", id="first-listed"),
+        pytest.param(reader_role(READER_MIDDLE), "allow", id="listed"),
+        pytest.param(reader_role(SPOKE_ACCOUNTS - 1), "allow", id="last-listed"),
+        pytest.param(f"arn:aws:iam::{spoke_account(READER_MIDDLE)}:role/Admin", "implicit-deny", id="other-name"),
+        pytest.param(
+            f"arn:aws:iam::{spoke_account(READER_MIDDLE)}:role/ecr-retention-reader-2",
+            "implicit-deny",
+            id="longer-name",
+        ),
+        pytest.param(
+            f"arn:aws:iam::{spoke_account(READER_MIDDLE)}:role/other/ecr-retention-reader",
+            "implicit-deny",
+            id="other-path",
+        ),
+        pytest.param(reader_role(SPOKE_ACCOUNTS), "implicit-deny", id="unlisted-account"),
+        pytest.param(f"arn:aws:iam::{HUB_ACCOUNT}:role/ecr-retention-reader", "implicit-deny", id="this-account"),
+    ],
+)
+def test_at_200_spoke_roles_the_collector_may_assume_exactly_the_listed_ones(
+    collector_template: dict[str, Any], role_arn: str, decision: str
+) -> None:
+    identity = role_statements(collector_template, collector_role_id(collector_template))
+    assert decide([identity], assume(role_arn), tokens_of(collector_template)) == decision
 
 
 def bucket_statements(template: dict[str, Any]) -> list[dict[str, Any]]:
@@ -313,7 +420,7 @@ def test_a_policy_over_its_limit_is_named_in_one_line_with_its_size_and_the_limi
 
 
 def test_a_function_environment_over_lambdas_4_kb_is_named_too() -> None:
-    """The collector's spokeRoleArns and eksClusters are lists in its environment: about 57 bytes each."""
+    """The collector's eksClusters are a list in its environment (about 56 bytes each), as its spokeRoleArns were."""
     app = cdk.App()
     stack = cdk.Stack(app, "Sized")
     lambda_.Function(

@@ -19,6 +19,7 @@ from ecr_retention.handlers import collector
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.settings import CollectorSettings
 from ecr_retention.workflow import RunRequest
+from infra import lambda_asset
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 
@@ -198,11 +199,17 @@ def test_the_collector_function_collects_where_the_context_says(tmp_path: Path) 
     ]["Properties"]
     environment = function["Environment"]["Variables"]
     assert json.loads(environment["COLLECT_REGIONS"]) == ["eu-west-1", "us-east-1"]
-    assert json.loads(environment["SPOKE_ROLE_ARNS"]) == spokes
+    # The list is in the asset, not the environment (over 4 KB at 200 spokes): the variable names the file.
+    assert environment["SPOKE_ROLES_FILE"] == "/var/task/spoke-roles.json"
+    assert "SPOKE_ROLE_ARNS" not in environment
     assert environment["TASK_DEFINITION_REVISIONS"] == "3"
+    bundled = tmp_path / "asset" / "spoke-roles.json"
+    bundled.parent.mkdir()
+    bundled.write_bytes(lambda_asset.spoke_roles_document(spokes))  # what PipBundler writes into the asset
     settings = CollectorSettings.from_environ(
         {
             **{k: v for k, v in environment.items() if isinstance(v, str)},
+            "SPOKE_ROLES_FILE": str(bundled),
             "BUCKET_NAME": "inventory",
             "AWS_REGION": REGION,
         }
@@ -222,7 +229,7 @@ def test_by_default_the_collector_reads_the_stacks_region_of_its_own_account(
     properties = function["Properties"]
     environment = properties["Environment"]["Variables"]
     assert environment["COLLECT_REGIONS"] == {"Fn::Join": ["", ['["', {"Ref": "AWS::Region"}, '"]']]}
-    assert environment["SPOKE_ROLE_ARNS"] == "[]"
+    assert environment["SPOKE_ROLES_FILE"] == "/var/task/spoke-roles.json"
     assert environment["TASK_DEFINITION_REVISIONS"] == "5"
     assert environment["BUCKET_NAME"] == {"Ref": logical_id(stack, stack.inventory.bucket)}
     assert properties["Handler"] == "ecr_retention.handlers.collector.lambda_handler"

@@ -217,7 +217,7 @@ ENVIRONMENTS = {
     "tagger": {"REGISTRY_ID"},
     "sentinel": {"REGISTRY_ID", "TOPIC_ARN", "SENTINEL_ROLE_ARN"},
     # Names no registry: it reads what ECS and Lambda use (tests/infra/test_triggers.py checks the values).
-    "collector": {"COLLECT_REGIONS", "SPOKE_ROLE_ARNS", "TASK_DEFINITION_REVISIONS", "EKS_CLUSTERS"},
+    "collector": {"COLLECT_REGIONS", "SPOKE_ROLES_FILE", "TASK_DEFINITION_REVISIONS", "EKS_CLUSTERS"},
 }
 
 
@@ -237,7 +237,7 @@ def test_each_function_gets_the_bucket_and_only_its_own_settings(
     expected = {
         "REGISTRY_ID": {"Ref": "AWS::AccountId"},
         "COLLECT_REGIONS": {"Fn::Join": ["", ['["', {"Ref": "AWS::Region"}, '"]']]},
-        "SPOKE_ROLE_ARNS": "[]",
+        "SPOKE_ROLES_FILE": "/var/task/spoke-roles.json",
         "TASK_DEFINITION_REVISIONS": "5",
         "EKS_CLUSTERS": "[]",
         "LEASE_TABLE": {"Ref": logical_id(stack, stack.workflow.lease_table)},

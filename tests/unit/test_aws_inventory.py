@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -330,12 +331,19 @@ def test_a_collected_manifest_reads_back_through_the_strict_reader() -> None:
 # The collector function's settings
 
 
-def test_collector_settings_read_json_arrays_and_default_to_the_function_region() -> None:
+def spoke_roles_file(directory: Path, text: str) -> Path:
+    path = directory / "spoke-roles.json"
+    path.write_text(text)
+    return path
+
+
+def test_collector_settings_read_json_arrays_and_default_to_the_function_region(tmp_path: Path) -> None:
+    roles = spoke_roles_file(tmp_path, json.dumps({"spokeRoleArns": [f"arn:aws:iam::{SPOKE}:role/with,comma"]}))
     settings = CollectorSettings.from_environ(
         {
             "BUCKET_NAME": "inventory",
             "AWS_REGION": "eu-west-1",
-            "SPOKE_ROLE_ARNS": json.dumps([f"arn:aws:iam::{SPOKE}:role/with,comma"]),
+            "SPOKE_ROLES_FILE": str(roles),
             "TASK_DEFINITION_REVISIONS": "3",
         }
     )
@@ -345,16 +353,23 @@ def test_collector_settings_read_json_arrays_and_default_to_the_function_region(
     assert settings.revisions == 3
 
 
+def test_collector_settings_without_a_spoke_roles_file_read_no_spoke_and_take_no_list_from_the_environment() -> None:
+    # The list lives only in the asset's file: the old SPOKE_ROLE_ARNS variable is no way around it.
+    settings = CollectorSettings.from_environ(
+        {
+            "BUCKET_NAME": "inventory",
+            "AWS_REGION": "eu-west-1",
+            "SPOKE_ROLE_ARNS": json.dumps([f"arn:aws:iam::{SPOKE}:role/reader"]),
+        }
+    )
+    assert (settings.spoke_roles_file, settings.role_arns) == (None, ())
+
+
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
         ("COLLECT_REGIONS", "eu-west-1", "COLLECT_REGIONS"),
         ("COLLECT_REGIONS", '["Ireland"]', "COLLECT_REGIONS"),
-        (
-            "SPOKE_ROLE_ARNS",
-            json.dumps([f"arn:aws:iam::{SPOKE}:role/a", f"arn:aws:iam::{SPOKE}:role/b"]),
-            "one role per account",
-        ),
         ("TASK_DEFINITION_REVISIONS", "-1", "TASK_DEFINITION_REVISIONS"),
     ],
 )
@@ -362,3 +377,38 @@ def test_collector_settings_refuse_bad_values_with_one_line(name: str, value: st
     with pytest.raises(InputError, match=message) as raised:
         CollectorSettings.from_environ({"BUCKET_NAME": "inventory", "AWS_REGION": "eu-west-1", name: value})
     assert "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            json.dumps({"spokeRoleArns": [f"arn:aws:iam::{SPOKE}:role/a", f"arn:aws:iam::{SPOKE}:role/b"]}),
+            "one role per account",
+        ),
+        (json.dumps({"spokeRoleArns": ["arn:aws:iam::2109876543:role/short-account"]}), "spokeRoleArns"),
+        (json.dumps({"spokeRoleArns": f"arn:aws:iam::{SPOKE}:role/a"}), "spokeRoleArns"),
+        (json.dumps({"spokeRoleArn": [f"arn:aws:iam::{SPOKE}:role/a"]}), "spokeRoleArn"),
+        (json.dumps([f"arn:aws:iam::{SPOKE}:role/a"]), "spoke-roles.json"),
+        ('{"spokeRoleArns": [', "spoke-roles.json"),
+    ],
+)
+def test_collector_settings_refuse_a_bad_spoke_roles_file_with_one_line_naming_it(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    roles = spoke_roles_file(tmp_path, text)
+    with pytest.raises(InputError, match=message) as raised:
+        CollectorSettings.from_environ(
+            {"BUCKET_NAME": "inventory", "AWS_REGION": "eu-west-1", "SPOKE_ROLES_FILE": str(roles)}
+        )
+    assert str(raised.value).startswith(f"{roles}: ")
+    assert "\n" not in str(raised.value)
+
+
+def test_collector_settings_refuse_a_missing_spoke_roles_file_naming_it(tmp_path: Path) -> None:
+    missing = tmp_path / "spoke-roles.json"
+    with pytest.raises(InputError) as raised:
+        CollectorSettings.from_environ(
+            {"BUCKET_NAME": "inventory", "AWS_REGION": "eu-west-1", "SPOKE_ROLES_FILE": str(missing)}
+        )
+    assert str(raised.value) == f"{missing}: no such file"

@@ -72,3 +72,6 @@ CREATION_TEMPLATES = SizeLimit("repository creation templates file", 16 * MiB)
 
 # A kubeconfig with inline certificates for dozens of clusters is a few hundred KiB.
 KUBECONFIG = SizeLimit("kubeconfig", 1 * MiB)
+
+# The collector's spoke roles: about 60 bytes a role, so 1 MiB is thousands of accounts.
+SPOKE_ROLES = SizeLimit("spoke roles file", 1 * MiB)

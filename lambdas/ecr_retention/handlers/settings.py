@@ -11,10 +11,10 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
 
 from ecr_retention import layout
-from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, RoleArn, one_role_per_account
+from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, RoleArn
 from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.replication import AwsRegion
-from ecr_retention.loading import validate_as
+from ecr_retention.loading import load_spoke_roles, validate_as
 
 
 def default_rules_file() -> Path:
@@ -100,14 +100,22 @@ class CollectorSettings(BucketSettings):
     regions: tuple[AwsRegion, ...] = Field(
         default=(), alias=layout.COLLECT_REGIONS_VARIABLE
     )  # empty: the function's region
-    role_arns: tuple[RoleArn, ...] = Field(
-        default=(), alias=layout.SPOKE_ROLE_ARNS_VARIABLE
-    )  # one read-only role per spoke
+    # The spoke roles' file, which the stack ships in the Lambda asset (the list outgrows the environment's 4 KB);
+    # unset: no spoke account. role_arns is what from_environ read there, once per cold start.
+    spoke_roles_file: Path | None = Field(default=None, alias=layout.SPOKE_ROLES_FILE_VARIABLE)
+    role_arns: tuple[RoleArn, ...] = ()  # one read-only role per spoke; no variable of its own
     revisions: NonNegativeInt = Field(default=DEFAULT_REVISIONS, alias=layout.TASK_DEFINITION_REVISIONS_VARIABLE)
     # Read through their API (services.eks_inventory); each one's manifest is in-use/<cluster name>.json.
     eks_cluster_arns: tuple[EksClusterArn, ...] = Field(default=(), alias=layout.EKS_CLUSTERS_VARIABLE)
 
-    @field_validator("regions", "role_arns", "eks_cluster_arns", mode="before")
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Self:
+        settings = settings_from_environ(cls, environ)
+        if settings.spoke_roles_file is None:
+            return settings
+        return settings.model_copy(update={"role_arns": load_spoke_roles(settings.spoke_roles_file).role_arns})
+
+    @field_validator("regions", "eks_cluster_arns", mode="before")
     @classmethod
     def _json_array(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -118,8 +126,6 @@ class CollectorSettings(BucketSettings):
             if not isinstance(value, list):
                 raise ValueError('a JSON array of strings, e.g. ["eu-west-1"]')
         return value
-
-    _one_role_per_account = field_validator("role_arns")(one_role_per_account)
 
     @property
     def eks_clusters(self) -> tuple[EksCluster, ...]:

@@ -55,10 +55,13 @@ def stored_keys() -> list[str]:
 
 
 @pytest.fixture
-def environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The spoke roles as the stack ships them, in the asset's file (infra.lambda_asset).
+    spoke_roles = tmp_path / "spoke-roles.json"
+    spoke_roles.write_text(json.dumps({"spokeRoleArns": [SPOKE_ROLE]}))
     for name, value in {
         "BUCKET_NAME": BUCKET,
-        "SPOKE_ROLE_ARNS": json.dumps([SPOKE_ROLE]),
+        "SPOKE_ROLES_FILE": str(spoke_roles),
         "COLLECT_REGIONS": json.dumps([REGION]),
         "TASK_DEFINITION_REVISIONS": "2",
         "POWERTOOLS_TRACE_DISABLED": "true",
