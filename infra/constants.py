@@ -133,7 +133,7 @@ LAMBDA_ARCHITECTURE = "x86_64"  # or "arm64"
 HANDLERS_PACKAGE = "ecr_retention.handlers"
 # The rules file's name inside the asset: handlers.settings reads $LAMBDA_TASK_ROOT/retention.yaml.
 ASSET_RULES_FILE = "retention.yaml"
-# The collector's spoke roles inside the asset (spokeRoleArns, domain.aws_inventory.SpokeRoles): at 200 accounts the
+# The collector's spoke roles inside the asset (spokeRoleArns, domain.spoke_roles.SpokeRoles): at 200 accounts the
 # list is about 11.6 KB, over Lambda's 4 KB for a function's environment, so the collector's SPOKE_ROLES_FILE names it.
 ASSET_SPOKE_ROLES_FILE = layout.SPOKE_ROLES_FILE
 

@@ -177,7 +177,7 @@ RULES_FILE_VARIABLE = "RULES_FILE"
 SENTINEL_ROLE_ARN_VARIABLE = "SENTINEL_ROLE_ARN"
 # The AWS inventory collector's (lists are JSON arrays: an IAM role name may contain a comma).
 COLLECT_REGIONS_VARIABLE = "COLLECT_REGIONS"
-# The file of the spoke roles (domain.aws_inventory.SpokeRoles), which the stack ships in the Lambda asset as
+# The file of the spoke roles (domain.spoke_roles.SpokeRoles), which the stack ships in the Lambda asset as
 # SPOKE_ROLES_FILE and names here: unset, the collector reads this account only.
 SPOKE_ROLES_FILE_VARIABLE = "SPOKE_ROLES_FILE"
 SPOKE_ROLES_FILE = "spoke-roles.json"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import StringConstraints
 
 from ecr_retention.domain.inventory import InUseImage, InUseManifest, InUseSource
 from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
@@ -56,18 +56,6 @@ def one_role_per_account(role_arns: tuple[str, ...]) -> tuple[str, ...]:
     if repeated:
         raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
     return role_arns
-
-
-class SpokeRoles(BaseModel):
-    """The collector's spoke roles, one per spoke account (cdk.json spokeRoleArns), as the Lambda asset ships them
-    in a file of their own (infra.lambda_asset): at 200 accounts the list is about 11.6 KB, over Lambda's 4 KB for
-    a function's whole environment."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-    role_arns: tuple[RoleArn, ...] = Field(alias="spokeRoleArns")
-
-    _one_role_per_account = field_validator("role_arns")(one_role_per_account)
 
 
 @dataclass(frozen=True)
