@@ -159,7 +159,6 @@ class InventoryBucket(Construct):
         own account, so no session writes another account's manifest, and none of its own account but that of a
         cluster of the name it carries. IAM may treat a statement whose policy variable has no value as invalid
         (docs/security.md), so a session without the name tag is refused by a statement that has none."""
-        name = "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}"
         self._deny_puts(
             "InUseWritesOnlyFromClusterSessions",
             [in_use],
@@ -173,21 +172,19 @@ class InventoryBucket(Construct):
             {"StringLike": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "*/*"}},
         )
         tagged = {"Null": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_NAME_TAG}": "false"}}
-        own_key = constants.IN_USE_PREFIX + name + ".json"
-        spoke_key = constants.IN_USE_PREFIX + "${aws:PrincipalAccount}/" + name + ".json"
         self._deny_puts_but_on(
             "ClusterSessionsOfThisAccountWriteOnlyTheirManifest",
-            own_key,
+            [_OWN_MANIFEST_KEY],
             {**tagged, "StringEquals": {"aws:PrincipalAccount": Aws.ACCOUNT_ID}},
         )
         self._deny_puts_but_on(
             "SpokeClusterSessionsWriteOnlyTheirManifest",
-            spoke_key,
+            [_SPOKE_MANIFEST_KEY],
             {**tagged, "StringNotEquals": {"aws:PrincipalAccount": Aws.ACCOUNT_ID}},
         )
         # StringNotEquals is true for a session without the ARN tag: refused too.
         own_arns = [
-            f"arn:{partition}:eks:{region}:${{aws:PrincipalAccount}}:cluster/{name}"
+            f"arn:{partition}:eks:{region}:${{aws:PrincipalAccount}}:cluster/{_SESSION_CLUSTER_NAME}"
             for partition, region in _partitions_and_regions(cluster_arns)
         ]
         self._deny_puts(
@@ -196,14 +193,15 @@ class InventoryBucket(Construct):
             {"StringNotEquals": {f"aws:PrincipalTag/{constants.EKS_CLUSTER_ARN_TAG}": own_arns}, **_but(collector_arn)},
         )
 
-    def _deny_puts_but_on(self, sid: str, key: str, conditions: Mapping[str, object]) -> None:
+    def _deny_puts_but_on(self, sid: str, keys: Sequence[str], conditions: Mapping[str, object]) -> None:
+        """Deny s3:PutObject on every object of the bucket but these keys."""
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid=sid,
                 effect=iam.Effect.DENY,
                 principals=[iam.AnyPrincipal()],
                 actions=["s3:PutObject"],
-                not_resources=[self.bucket.arn_for_objects(key)],
+                not_resources=[self.bucket.arn_for_objects(key) for key in keys],
                 conditions=dict(conditions),
             )
         )
@@ -211,15 +209,8 @@ class InventoryBucket(Construct):
     def _confine_the_collector_to(self, collector_keys: Sequence[str], collector_arn: str) -> None:
         # And the collector writes nothing else in this bucket: not another cluster's manifest, not a report;
         # only the AWS inventory and the manifests of the eksClusters it reads (collector_keys).
-        self.bucket.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="TheCollectorWritesOnlyItsManifests",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["s3:PutObject"],
-                not_resources=[self.bucket.arn_for_objects(key) for key in collector_keys],
-                conditions={"ArnEquals": {"aws:PrincipalArn": collector_arn}},
-            )
+        self._deny_puts_but_on(
+            "TheCollectorWritesOnlyItsManifests", collector_keys, {"ArnEquals": {"aws:PrincipalArn": collector_arn}}
         )
 
     def _reserve_for_the_collector(self, collector_keys: Sequence[str], collector_arn: str | None) -> None:
@@ -266,18 +257,7 @@ class InventoryBucket(Construct):
             f"{constants.RUNS_PREFIX}*/targets.json",
             f"{constants.RUNS_PREFIX}*/replication.json",
         ]
-        self.bucket.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="ProtectionStateDeletedOnlyByBreakGlass",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
-                resources=[self.bucket.arn_for_objects(key) for key in keys],
-                conditions=None
-                if break_glass_role_arn is None
-                else {"ArnNotEquals": {"aws:PrincipalArn": break_glass_role_arn}},
-            )
-        )
+        self._deny_deletes_but_by("ProtectionStateDeletedOnlyByBreakGlass", keys, break_glass_role_arn)
 
     def keep_records_to_their_writers(
         self, *, sentinel_role: iam.IRole, cache_writers: Sequence[iam.IRole], break_glass_role_arn: str | None
@@ -297,20 +277,10 @@ class InventoryBucket(Construct):
             [self.bucket.arn_for_objects(constants.MANIFEST_CACHE_PREFIX + "*")],
             {"ArnNotEquals": {"aws:PrincipalArn": [role.role_arn for role in cache_writers]}},
         )
-        self.bucket.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="RecordsAndCacheDeletedOnlyByBreakGlass",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
-                resources=[
-                    self.bucket.arn_for_objects(constants.REMOVALS_PREFIX + "*"),
-                    self.bucket.arn_for_objects(constants.MANIFEST_CACHE_PREFIX + "*"),
-                ],
-                conditions=None
-                if break_glass_role_arn is None
-                else {"ArnNotEquals": {"aws:PrincipalArn": break_glass_role_arn}},
-            )
+        self._deny_deletes_but_by(
+            "RecordsAndCacheDeletedOnlyByBreakGlass",
+            [constants.REMOVALS_PREFIX + "*", constants.MANIFEST_CACHE_PREFIX + "*"],
+            break_glass_role_arn,
         )
 
     def guard_the_bucket_itself(self, *, deployment_role_arn: str, break_glass_role_arn: str | None) -> None:
@@ -329,6 +299,19 @@ class InventoryBucket(Construct):
                 actions=list(BUCKET_GUARD_ACTIONS),
                 resources=[self.bucket.bucket_arn],
                 conditions={"ArnNotEquals": {"aws:PrincipalArn": allowed}},
+            )
+        )
+
+    def _deny_deletes_but_by(self, sid: str, keys: Sequence[str], break_glass_role_arn: str | None) -> None:
+        """Deny deleting these keys (any version) to everyone but the break-glass role; to everyone without one."""
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid=sid,
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
+                resources=[self.bucket.arn_for_objects(key) for key in keys],
+                conditions=_but(break_glass_role_arn) or None,
             )
         )
 
@@ -355,22 +338,23 @@ class InventoryBucket(Construct):
             return
         accounts = sorted({account_of_role(arn) for arn in spoke_exporter_role_arns})
         role_patterns = sorted({_any_account(arn) for arn in spoke_exporter_role_arns})
-        key = (
-            constants.IN_USE_PREFIX
-            + "${aws:PrincipalAccount}/${aws:PrincipalTag/"
-            + constants.EKS_CLUSTER_NAME_TAG
-            + "}.json"
-        )
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="SpokeExportersWriteTheirClustersManifests",
                 effect=iam.Effect.ALLOW,
                 principals=[iam.AccountPrincipal(account) for account in accounts],
                 actions=["s3:PutObject"],
-                resources=[self.bucket.arn_for_objects(key)],
+                resources=[self.bucket.arn_for_objects(_SPOKE_MANIFEST_KEY)],
                 conditions={"ArnLike": {"aws:PrincipalArn": role_patterns}},
             )
         )
+
+
+# The key an exporter session writes: its cluster's name from the EKS Pod Identity session tag, under the caller's
+# account for a spoke (policy variables, so that one statement serves every cluster).
+_SESSION_CLUSTER_NAME = "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}"
+_OWN_MANIFEST_KEY = constants.IN_USE_PREFIX + _SESSION_CLUSTER_NAME + ".json"
+_SPOKE_MANIFEST_KEY = constants.IN_USE_PREFIX + "${aws:PrincipalAccount}/" + _SESSION_CLUSTER_NAME + ".json"
 
 
 def _but(principal_arn: str | None) -> dict[str, object]:
