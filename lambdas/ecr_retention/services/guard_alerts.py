@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from ecr_retention.domain.guard_events import GuardCall, GuardKind, guard_body, guard_subject
 from ecr_retention.ports import Notifier
-
-ALERT_ATTRIBUTES = {"kind": "sentinel"}
+from ecr_retention.services.sentinel import ALERT_ATTRIBUTES
 
 
 @dataclass(frozen=True)
