@@ -56,7 +56,7 @@ def policy_text() -> str:
 
 
 def images(count: int, rng: random.Random) -> list[Any]:
-    from ecr_retention.domain.registry import ImageDetail
+    from ecr_retention.domain.registry.images import ImageDetail
 
     found = []
     for n in range(count):
@@ -88,7 +88,7 @@ def measure(action: Callable[[], object]) -> dict[str, float]:
 def run_once(args: argparse.Namespace) -> None:
     """In a fresh process: the inputs, then each of the two measured once."""
     from ecr_retention.domain.doctor import diagnose
-    from ecr_retention.domain.inventory import InUseManifest, Inventory
+    from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory
     from ecr_retention.domain.lifecycle.parsing import parse_policy
     from ecr_retention.domain.lifecycle.preview import preview
 

@@ -191,7 +191,7 @@ WATCHED = (
     ("ecr_retention.loading", "load_config"),
     ("ecr_retention.loading", "load_snapshot"),
     ("ecr_retention.loading", "load_manifests"),
-    ("ecr_retention.domain.planner", "plan_registry"),
+    ("ecr_retention.domain.planning", "plan_registry"),
 )
 
 

@@ -22,9 +22,9 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ecr_retention import layout
-from ecr_retention.domain.aws_inventory import account_of_role
-from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.domain.inventory import manifest_key
+from ecr_retention.domain.inventory.aws import account_of_role
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.manifest import manifest_key
 from infra import access, constants, lambda_asset, nag
 from infra.deploy_settings import CollectorVpc
 from infra.eks_access import EksClusterAccess

@@ -67,7 +67,7 @@ REVIEWERS_CONTEXT_KEY = "reviewers"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
 # (infra.eks_access explains the choice).
 EKS_VIEW_POLICY = "AmazonEKSViewPolicy"
-DEFAULT_TASK_DEFINITION_REVISIONS = 5  # ecr_retention.domain.aws_inventory.DEFAULT_REVISIONS
+DEFAULT_TASK_DEFINITION_REVISIONS = 5  # ecr_retention.domain.inventory.aws.DEFAULT_REVISIONS
 # Ten repositories at a time: ECR publishes no rate for DescribeImages or BatchDeleteImage, and ten workers
 # stay well inside the throttling that the clients' retries ride out (ecr_retention.aws.clients).
 DEFAULT_MAP_CONCURRENCY = 10
@@ -133,7 +133,7 @@ LAMBDA_ARCHITECTURE = "x86_64"  # or "arm64"
 HANDLERS_PACKAGE = "ecr_retention.handlers"
 # The rules file's name inside the asset: handlers.settings reads $LAMBDA_TASK_ROOT/retention.yaml.
 ASSET_RULES_FILE = "retention.yaml"
-# The collector's spoke roles inside the asset (spokeRoleArns, domain.spoke_roles.SpokeRoles): at 200 accounts the
+# The collector's spoke roles inside the asset (spokeRoleArns, domain.inventory.spoke_roles.SpokeRoles): at 200 accounts the
 # list is about 11.6 KB, over Lambda's 4 KB for a function's environment, so the collector's SPOKE_ROLES_FILE names it.
 ASSET_SPOKE_ROLES_FILE = layout.SPOKE_ROLES_FILE
 

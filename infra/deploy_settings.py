@@ -24,11 +24,11 @@ from pydantic import (
     model_validator,
 )
 
-from ecr_retention.domain.aws_inventory import RoleArn, account_of_role, inventory_name, one_role_per_account
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
-from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.errors import InputError, describe_validation_error
-from ecr_retention.domain.replication import AwsRegion
+from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
+from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
+from ecr_retention.domain.registry.replication import AwsRegion
 from infra import constants
 
 

@@ -20,7 +20,7 @@ from aws_cdk import aws_eks as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
-from ecr_retention.domain.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
 from infra import constants
 
 

@@ -9,7 +9,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ecr_retention.domain.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
 from infra import constants
 
 

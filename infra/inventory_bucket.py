@@ -12,8 +12,8 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ecr_retention import layout
-from ecr_retention.domain.aws_inventory import account_of_role
-from ecr_retention.domain.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.aws import account_of_role
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
 from infra import constants
 
 # What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself). s3:PutLifecycleConfiguration

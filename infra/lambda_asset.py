@@ -28,7 +28,7 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
-from ecr_retention.domain.spoke_roles import SpokeRoles
+from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from infra import constants
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from constructs import Construct
 
 from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
 from infra import lambda_asset, queues
 from infra.alarms import Alarms
 from infra.aws_inventory_collector import AwsInventoryCollector

@@ -4,7 +4,7 @@ under in-use/, through EventBridge) and on its own schedule (infra.schedules).
 Which repositories it may tag: the policies' patterns, like the pruner. Tagging has no pattern of its own
 (it tags whatever the selected clusters run), but a deployment tag only matters to a keep rule, and keep
 rules apply only in repositories a policy manages; so the tagger skips images of other repositories
-(ecr_retention.domain.tagging) and IAM never lets it PutImage there. PutImage can move any tag of a
+(ecr_retention.domain.planning.tagging) and IAM never lets it PutImage there. PutImage can move any tag of a
 repository to any manifest in it, so `repository/*` would let this role rewrite `latest` anywhere.
 """
 

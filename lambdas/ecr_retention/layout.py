@@ -14,16 +14,16 @@ IN_USE_PREFIX = "in-use/"  # in-use/<cluster>.json, one manifest per cluster
 AWS_INVENTORY_NAME_PREFIX = "aws-"
 MANIFEST_CACHE_PREFIX = "manifests/"  # manifests/<digest>.json: index manifests, immutable
 RUNS_PREFIX = "runs/"  # runs/<runId>/: targets.json, replication.json, repositories/*.json
-# The in-use memory (domain/in_use_memory.py): the pipeline's own state, written by the report step only.
+# The in-use memory (domain/in_use/memory.py): the pipeline's own state, written by the report step only.
 IN_USE_MEMORY_KEY = "state/in-use-memory.json"
 # The memory's file name offline, in a directory of manifests (`plan --manifests`, `snapshot --bucket --manifests`):
 # no cluster name starts with `_`, so it is never a manifest's.
 MEMORY_FILE = "_in-use-memory.json"
-# Each repository as its last evaluation read it (domain/swept.py), for reviews that need S3 read access only
+# Each repository as its last evaluation read it (domain/registry/swept.py), for reviews that need S3 read access only
 # (`plan --bucket`, `diff --bucket`): snapshots/<hash>.json, overwritten by every evaluation of the repository.
 SNAPSHOTS_PREFIX = "snapshots/"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
-# The sentinel's record of removals (domain/sentinel.py Removal): removals/<quoted repository>/<time>-<event>-<n>.json,
+# The sentinel's record of removals (domain/sentinel/matching.py Removal): removals/<quoted repository>/<time>-<event>-<n>.json,
 # one object per event and image, written by that event only (two events at once never race; its own event rewrites it
 # once to say what its alert named); expired by the bucket's lifecycle. Beside them, one claim per event that alerted
 # (<time>-<event>-alert.json, services/removals.py AlertClaim): one alert per event however often it is delivered.
@@ -109,7 +109,7 @@ API_CALL_PATTERN: dict[str, object] = {
     "detail": {"eventSource": ["ecr.amazonaws.com"], "eventName": ["PutLifecyclePolicy", "BatchDeleteImage"]},
 }
 
-# The inventory bucket's own guards and the break-glass role (only with a trail, domain/guard_events.py): calls that
+# The inventory bucket's own guards and the break-glass role (only with a trail, domain/sentinel/guard_events.py): calls that
 # change the bucket's policy, lifecycle rules, versioning or ownership (CloudTrail's names of the calls that
 # s3:PutBucketPolicy, s3:DeleteBucketPolicy, s3:PutLifecycleConfiguration, s3:PutBucketVersioning and
 # s3:PutBucketOwnershipControls authorize), allowed or refused; the break-glass role assumed; any call made as it. The
@@ -177,7 +177,7 @@ RULES_FILE_VARIABLE = "RULES_FILE"
 SENTINEL_ROLE_ARN_VARIABLE = "SENTINEL_ROLE_ARN"
 # The AWS inventory collector's (lists are JSON arrays: an IAM role name may contain a comma).
 COLLECT_REGIONS_VARIABLE = "COLLECT_REGIONS"
-# The file of the spoke roles (domain.spoke_roles.SpokeRoles), which the stack ships in the Lambda asset as
+# The file of the spoke roles (domain.inventory.spoke_roles.SpokeRoles), which the stack ships in the Lambda asset as
 # SPOKE_ROLES_FILE and names here: unset, the collector reads this account only.
 SPOKE_ROLES_FILE_VARIABLE = "SPOKE_ROLES_FILE"
 SPOKE_ROLES_FILE = "spoke-roles.json"

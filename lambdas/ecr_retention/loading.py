@@ -14,10 +14,10 @@ from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.inventory import Inventory, read_inventory, with_memory
+from ecr_retention.domain.inventory.manifest import Inventory, read_inventory, with_memory
+from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SPOKE_ROLES, SizeLimit
-from ecr_retention.domain.registry import Snapshot
-from ecr_retention.domain.spoke_roles import SpokeRoles
+from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import MEMORY_FILE
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
 
-from ecr_retention.domain.aws_inventory import (
+from ecr_retention.domain.inventory.aws import (
     EcsService,
     EcsTask,
     FunctionAlias,
@@ -15,11 +15,11 @@ from ecr_retention.domain.aws_inventory import (
     ScheduledTask,
     TaskDefinition,
 )
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
-from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.domain.kubernetes import Resource
-from ecr_retention.domain.registry import ImageDetail
-from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.kubernetes import Resource
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 
 
 class RepositoryGone(Exception):

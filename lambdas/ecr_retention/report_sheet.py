@@ -1,7 +1,7 @@
 """The run report as a CSV sheet (docs/report.md#the-sheet): pure, from a RunReport (a plan is a dry run).
 
 One row per image, every image of the report exactly once, its action one of the report's entry groups
-(domain/report.py ENTRY_GROUPS: keep, delete, archive, cancelled, failed, restore: an in-use image found archived,
+(domain/reporting/report.py ENTRY_GROUPS: keep, delete, archive, cancelled, failed, restore: an in-use image found archived,
 restored or, in dry run, that would be; restore-failed: ECR refused it), after a header row; then one row per in-use
 reference the next pull cannot get (action and kind `in-use-missing`: not an image, the finding of SPEC "The
 sentinel"). RFC 4180 as the csv
@@ -21,8 +21,8 @@ from functools import cache
 from itertools import islice
 from operator import attrgetter
 
-from ecr_retention.domain.report import EntryGroup, ImageEntry, RepositoryReport, RunReport, grouped_entries
-from ecr_retention.domain.sentinel import IN_USE_MISSING, MissingReference
+from ecr_retention.domain.reporting.report import EntryGroup, ImageEntry, RepositoryReport, RunReport, grouped_entries
+from ecr_retention.domain.sentinel.matching import IN_USE_MISSING, MissingReference
 
 COLUMNS = ("repository", "digest", "tags", "pushed_at", "size_bytes", "action", "reason_kinds", "rule", "detail")
 # Tags are space-separated (ECR tags hold no whitespace); reason kinds are joined with ";".

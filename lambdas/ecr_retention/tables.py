@@ -8,11 +8,21 @@ from datetime import datetime
 from functools import cache
 from itertools import repeat
 
-from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.escaping import printable as printable  # re-exported: the commands import it from here
-from ecr_retention.domain.plan import Decision, Plan, QuarantineStage, Reason, RepositoryPlan, RepositorySummary
-from ecr_retention.domain.report import (
+from ecr_retention.domain.planning.plan import (
+    Decision,
+    Plan,
+    QuarantineStage,
+    Reason,
+    RepositoryPlan,
+    RepositorySummary,
+)
+from ecr_retention.domain.planning.tagging import TagReport
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.reporting.escaping import (
+    printable as printable,  # re-exported: the commands import it from here
+)
+from ecr_retention.domain.reporting.report import (
     ENTRY_GROUPS,
     EntryGroup,
     ImageEntry,
@@ -21,9 +31,8 @@ from ecr_retention.domain.report import (
     action_verb,
     grouped_entries,
 )
-from ecr_retention.domain.sizes import human_bytes
-from ecr_retention.domain.summary import replica_text, summary_lines
-from ecr_retention.domain.tagging import TagReport
+from ecr_retention.domain.reporting.sizes import human_bytes
+from ecr_retention.domain.reporting.summary import replica_text, summary_lines
 
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "ACTION", "REASON")
 MAX_TAGS_WIDTH = 40

@@ -48,10 +48,10 @@ from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.aws.sns_notifier import SnsNotifier
 from ecr_retention.domain.config import parse_config
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import Snapshot
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Adapters, run_pipeline

@@ -31,7 +31,7 @@ from moto.server import ThreadedMotoServer
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import parse_config
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.planning import plan_registry
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention_dev.emulator.fidelity import EcrFidelity

@@ -30,7 +30,7 @@ import pytest
 
 from ecr_retention.cli import main
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier

@@ -109,8 +109,8 @@ for service in {services!r}:
     boto3.client(service, region_name="eu-west-1")
 # The report step's page (Jinja2 and the templates, from the asset) and sheet, of an empty run.
 from datetime import UTC, datetime
-from ecr_retention.domain.cost import StoragePrice
-from ecr_retention.domain.report import build_run_report
+from ecr_retention.domain.reporting.cost import StoragePrice
+from ecr_retention.domain.reporting.report import build_run_report
 from ecr_retention.report_page import render_page
 from ecr_retention.report_sheet import render_sheet
 now = datetime.now(UTC)

@@ -9,19 +9,19 @@ from typing import Any
 import yaml
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory import InUseManifest, Inventory
+from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.plan import Decision, Plan
-from ecr_retention.domain.planner import (
+from ecr_retention.domain.planning import (
     PlannedRepository,
     build_run_context,
     plan_registry,
     plan_repository,
     tag_sources,
 )
-from ecr_retention.domain.planner.run import repo_tags
-from ecr_retention.domain.registry import Snapshot
-from ecr_retention.domain.replication import NO_REPLICATION, RegistryReplication
+from ecr_retention.domain.planning.plan import Decision, Plan
+from ecr_retention.domain.planning.run import repo_tags
+from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.registry.replication import NO_REPLICATION, RegistryReplication
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 ACCOUNT = "123456789012"

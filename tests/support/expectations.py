@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, RepositorySnapshot, Snapshot
+from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, RepositorySnapshot, Snapshot
 
 State = dict[str, dict[str, dict[str, Any]]]  # repository -> digest -> describe-images detail
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.ports import (
     BatchOutcome,
     ImageFailure,

@@ -29,9 +29,9 @@ from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.aws.sns_notifier import SnsNotifier
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import Snapshot
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Adapters
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry

@@ -10,10 +10,10 @@ from datetime import timedelta
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.manifest_evidence import manifest_evidence
-from ecr_retention.domain.registry import Snapshot
-from ecr_retention.domain.report import RunReport, report_of_plan
+from ecr_retention.domain.inventory.evidence import manifest_evidence
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.reporting.report import RunReport, report_of_plan
 from ecr_retention.services.run import Adapters, run_pipeline
 from support.builders import (
     ACCOUNT,

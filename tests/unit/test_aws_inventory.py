@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ecr_retention.domain.aws_inventory import (
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory.aws import (
     ContainerImage,
     EcsService,
     EcsTask,
@@ -26,8 +27,7 @@ from ecr_retention.domain.aws_inventory import (
     resolved_digest,
     task_workload,
 )
-from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import read_inventory
+from ecr_retention.domain.inventory.manifest import read_inventory
 from ecr_retention.handlers.settings import CollectorSettings
 from ecr_retention.ports import AccountReaders, ReadFailed
 from ecr_retention.services.aws_inventory import (

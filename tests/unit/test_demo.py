@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.plan import Action, Decision, Plan, Reason, RepositoryPlan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Action, Decision, Plan, Reason, RepositoryPlan
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, build_run_report
 from ecr_retention_dev.demo.registry import AwsWorkload, DemoRegistry, SeededImage
 from ecr_retention_dev.demo.verify import RegistryState, plan_without_source, planned_actions, verify
 from ecr_retention_dev.emulator.seeding import MotoEcr

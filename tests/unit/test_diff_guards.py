@@ -15,10 +15,10 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.commands.diff_text import diff_markdown, diff_table_lines, headline
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.diff_conditions import breaches, parse_conditions
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.rules_diff import RulesDiff, diff_rules
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.review.diff_conditions import breaches, parse_conditions
+from ecr_retention.domain.review.rules_diff import RulesDiff, diff_rules
 from support.builders import HOST, NOW, config, image, in_use, repository, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]

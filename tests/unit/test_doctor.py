@@ -17,13 +17,13 @@ from ecr_retention.domain.doctor import (
     diagnose_repository,
     is_mutable_tag,
 )
-from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
-from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from support.builders import HOST, NOW, OCI_INDEX, config, digest, image, in_use, index_manifest, repository, snapshot
 
 DAY = timedelta(days=1)

@@ -13,7 +13,7 @@ from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evalu
 from ecr_retention.domain.lifecycle.matching import selects, tag_matches
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 from support.builders import NOW, image
 
 DAY = timedelta(days=1)

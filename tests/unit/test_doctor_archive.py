@@ -8,13 +8,13 @@ from datetime import timedelta
 from typing import Any
 
 from ecr_retention.domain.doctor import Finding, KeepTags, RepositoryDiagnosis, comparable_config, diagnose
-from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
-from ecr_retention.domain.plan import RepositoryPlan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import ImageDetail
-from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from support.builders import HOST, NOW, config, digest, image, in_use, repository, snapshot
 
 DAY = timedelta(days=1)

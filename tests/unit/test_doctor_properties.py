@@ -22,14 +22,14 @@ from ecr_retention.domain.doctor import (
     is_mutable_tag,
 )
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evaluate
 from ecr_retention.domain.lifecycle.matching import selects, storage_class_of, tag_matches
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
-from ecr_retention.domain.plan import RepositoryPlan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot, Snapshot
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot, Snapshot
 from support.builders import ACCOUNT, HOST, NOW, OCI_INDEX, REGION, config, digest, image, in_use, index_manifest
 
 TAGS = ["1.0.0", "1.0.1", "1.1.0", "v2", "1.2.0-dev", "latest", "dev", "stable", "prod-1", "beta-3", "main"]

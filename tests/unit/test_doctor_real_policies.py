@@ -11,7 +11,7 @@ from ecr_retention.domain.doctor import RepositoryDiagnosis, diagnose
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.preview import preview
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 from support.builders import NOW, digest
 from support.real_lifecycle_policies import CASES, SEEDS, Case
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from ecr_retention.cli import main
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.doctor import (
     RepositoryDiagnosis,
     SplitRule,
@@ -24,7 +23,8 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.registry.images import ImageDetail
 from support.builders import NOW, image
 
 DAY = timedelta(days=1)

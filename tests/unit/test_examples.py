@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.loading import load_config, load_manifests, load_snapshot
 

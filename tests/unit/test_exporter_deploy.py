@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from ecr_retention.domain.kubernetes import COLLECTED_RESOURCES
+from ecr_retention.domain.inventory.kubernetes import COLLECTED_RESOURCES
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from ecr_retention.domain.inventory import InUseManifest, manifest_json
+from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json
 from ecr_retention.kube.errors import ExportFailed
 from ecr_retention.kube.manifest import build_manifest, check_key_names_cluster
 from ecr_retention.kube.workloads import ContainerImage, ObjectImages, Owner

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.domain.kubernetes import (
+from ecr_retention.domain.inventory.kubernetes import (
     COLLECTED_RESOURCES,
     CONTROLLER_REVISION,
     CRON_JOB,

@@ -1,4 +1,4 @@
-"""The guard events (domain/guard_events.py) as the sentinel's guard rules deliver them (`{"guard": <event>}`): a change
+"""The guard events (domain/sentinel/guard_events.py) as the sentinel's guard rules deliver them (`{"guard": <event>}`): a change
 of the inventory bucket's own guards, the break-glass role assumed, a call made as it; each gives one alert naming
 what, who, when and what follows. The fixtures are tests/fixtures/guards/ (SOURCES.md)."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.guard_events import SUBJECT_LIMIT, guard_body, guard_subject
+from ecr_retention.domain.sentinel.guard_events import SUBJECT_LIMIT, guard_body, guard_subject
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.guard import GuardDelivery, is_guard_delivery
 

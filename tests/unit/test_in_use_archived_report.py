@@ -7,9 +7,9 @@ from __future__ import annotations
 import csv
 import io
 
-from ecr_retention.domain.ledger import Ledger
-from ecr_retention.domain.report import RunReport, report_of_plan, repository_report
-from ecr_retention.domain.summary import render_summary
+from ecr_retention.domain.planning.ledger import Ledger
+from ecr_retention.domain.reporting.report import RunReport, report_of_plan, repository_report
+from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.handlers import observability
 from ecr_retention.report_page import render_page
 from ecr_retention.report_sheet import render_sheet

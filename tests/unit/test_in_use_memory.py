@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.domain.in_use_memory import reading_warnings, remember, still_protecting
-from ecr_retention.domain.inventory import InUseManifest, InUseMemory, Inventory, memory_json, parse_memory
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.in_use.memory import reading_warnings, remember, still_protecting
+from ecr_retention.domain.inventory.manifest import InUseManifest, InUseMemory, Inventory, memory_json, parse_memory
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.tables import describe_reason
 from support.builders import (
     HOST,

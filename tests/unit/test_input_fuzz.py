@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from ecr_retention.cli import main
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import read_inventory
+from ecr_retention.domain.inventory.manifest import read_inventory
 
 FUZZ = settings(
     max_examples=300,

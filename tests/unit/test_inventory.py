@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from ecr_retention.domain.errors import InputError, describe_validation_error
-from ecr_retention.domain.inventory import InUseManifest, read_inventory
+from ecr_retention.domain.inventory.manifest import InUseManifest, read_inventory
 
 DIGEST = "sha256:" + "a" * 64
 

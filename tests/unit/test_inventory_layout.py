@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ecr_retention.domain.config import Safety
-from ecr_retention.domain.in_use import inventory_blockers
-from ecr_retention.domain.inventory import read_inventory, spoke_account_of_source
+from ecr_retention.domain.in_use.index import inventory_blockers
+from ecr_retention.domain.inventory.manifest import read_inventory, spoke_account_of_source
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 FRESH = "2026-11-30T05:00:00Z"

@@ -13,7 +13,7 @@ from ecr_retention.domain.lifecycle.matching import pattern_includes, tag_matche
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.lifecycle.preview import preview
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 from support.builders import NOW, OCI_INDEX, digest, image, index_manifest
 
 DAY = timedelta(days=1)

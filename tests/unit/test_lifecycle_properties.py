@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evaluate
 from ecr_retention.domain.lifecycle.matching import selects
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 from support.builders import NOW, image
 
 TAGS = ["v1", "v2", "v1.2", "1.12.370-dev", "dev", "latest", "prod-1", "beta-3"]

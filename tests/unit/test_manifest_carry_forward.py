@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ecr_retention.domain.inventory import InUseImage, InUseManifest, manifest_json, parse_manifest, read_inventory
+from ecr_retention.domain.inventory.manifest import (
+    InUseImage,
+    InUseManifest,
+    manifest_json,
+    parse_manifest,
+    read_inventory,
+)
 from ecr_retention.services.aws_inventory import BucketManifestStore, ManifestCollection, stored_collection
 from support.builders import HOST, NOW, config, digest, image, plan, repository, snapshot
 from support.fakes import MemoryBucket

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from ecr_retention.domain.inventory import read_inventory
+from ecr_retention.domain.inventory.manifest import read_inventory
 from ecr_retention.handlers.observability import record_manifest_ages
 from support.builders import NOW
 

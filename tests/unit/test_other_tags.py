@@ -1,9 +1,9 @@
-"""tag_in_repositories resolved once per run (domain/planner/other_tags.py): the same answers as matching every
+"""tag_in_repositories resolved once per run (domain/planning/other_tags.py): the same answers as matching every
 repository's name for every repository, a repository's own tags never counted as another's."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.planner.other_tags import OtherRepositoryTags
+from ecr_retention.domain.planning.other_tags import OtherRepositoryTags
 
 TAGS = {
     "team/api": frozenset({"v1", "v2", "only-api"}),

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ecr_retention.domain.plan import Decision, Plan
-from ecr_retention.domain.planner import newest_first
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.planning import newest_first
+from ecr_retention.domain.planning.plan import Decision, Plan
+from ecr_retention.domain.registry.images import ImageDetail
 from support.builders import OCI_INDEX, config, digest, image, index_manifest, plan, repository, snapshot
 
 DAY = timedelta(days=1)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from ecr_retention.cli import main
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.loading import load_config, load_manifests, load_snapshot, parse_now
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
 from support.builders import HOST, NOW, digest, image, repository

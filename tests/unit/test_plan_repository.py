@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.planner import build_run_context, plan_registry, plan_repository, tag_sources
-from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning import build_run_context, plan_registry, plan_repository, tag_sources
+from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.loading import load_config, load_manifests, load_snapshot
 from support.builders import NOW, config, digest, image, in_use, plan_one_by_one, repository, snapshot

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from ecr_retention.domain.digests import short_digest
-from ecr_retention.domain.inventory import read_inventory
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.inventory.manifest import read_inventory
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.registry.digests import short_digest
 from support.builders import (
     ACCOUNT,
     HOST,

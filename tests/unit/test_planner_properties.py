@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.durations import format_duration
-from ecr_retention.domain.inventory import InUseManifest, Inventory
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import Snapshot
+from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.registry.images import Snapshot
 from support.builders import (
     HOST,
     NOW,

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ecr_retention.domain.patterns import compile_globs
-from ecr_retention.domain.planner.repository import RepositoryImages
-from ecr_retention.domain.planner.rules import TagPatterns
+from ecr_retention.domain.planning.repository import RepositoryImages
+from ecr_retention.domain.planning.rules import TagPatterns
 from support.builders import digest, snapshot
 
 NOW = datetime(2026, 11, 30, 6, tzinfo=UTC)

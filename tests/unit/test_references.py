@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ecr_retention.domain.references import InvalidReference, parse_reference
+from ecr_retention.domain.registry.references import InvalidReference, parse_reference
 
 DIGEST = "sha256:" + "a" * 64
 

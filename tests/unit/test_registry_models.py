@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.registry import ImageDetail, Snapshot, _checked_twins
+from ecr_retention.domain.registry.images import ImageDetail, Snapshot, _checked_twins
 from ecr_retention.domain.timestamps import LeanUtcDatetime, parse_timestamp
 from ecr_retention.loading import load_snapshot
 
@@ -85,7 +85,7 @@ def test_timestamps_out_of_range_are_a_validation_error_not_a_crash(pushed: obje
         detail(imagePushedAt=pushed)
 
 
-# --- Lean and checked: the snapshot's images are read without a Python call per image (domain/registry.py) ---------
+# --- Lean and checked: the snapshot's images are read without a Python call per image (domain/registry/images.py) ---------
 
 OTHER = "sha256:" + "c" * 64
 IMAGE = {"imageDigest": DIGEST, "imageTags": ["v1"], "imagePushedAt": "2026-01-01T00:00:00Z"}

@@ -1,4 +1,4 @@
-"""The order of removals (domain/removal_order.py), without a registry.
+"""The order of removals (domain/planning/removal_order.py), without a registry.
 
 Given the candidates of a repository and what they live and die with, when the next wave is computed, then an
 index goes before its children and a subject before its referrers, and whatever a parent that stayed holds back
@@ -6,8 +6,8 @@ stays with it."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.registry import RepositorySnapshot
-from ecr_retention.domain.removal_order import Wave, next_wave, removal_parents
+from ecr_retention.domain.planning.removal_order import Wave, next_wave, removal_parents
+from ecr_retention.domain.registry.images import RepositorySnapshot
 from support.builders import OCI_INDEX, digest, image, index_manifest, repository, snapshot
 
 # index -> child -> grandchild (a referrer of the child), and a lone image

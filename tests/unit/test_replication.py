@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.planner import build_run_context, plan_repository
-from ecr_retention.domain.registry import Snapshot
-from ecr_retention.domain.replication import RegistryReplication, Replica, ReplicationConfiguration
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning import build_run_context, plan_repository
+from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.registry.replication import RegistryReplication, Replica, ReplicationConfiguration
 from ecr_retention.tables import render_plan_table
 from support.builders import (
     ACCOUNT,

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ecr_retention.commands.diff_text import MARKDOWN_BUDGET, diff_markdown, diff_table_lines, headline
-from ecr_retention.domain.diff_conditions import breaches, parse_conditions, parse_size
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.rules_diff import RulesDiff, diff_rules
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.review.diff_conditions import breaches, parse_conditions, parse_size
+from ecr_retention.domain.review.rules_diff import RulesDiff, diff_rules
 from support.builders import HOST, NOW, config, digest, image, in_use, repository, snapshot
 
 MiB = 1024 * 1024

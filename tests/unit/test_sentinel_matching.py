@@ -1,14 +1,14 @@
-"""The sentinel's pure core (domain/sentinel.py): which references workloads pull from this registry, which of them a
+"""The sentinel's pure core (domain/sentinel/matching.py): which references workloads pull from this registry, which of them a
 removal may have broken, and which the next pull cannot get."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from ecr_retention.domain.inventory import ClusterReadings, InUseMemory, Inventory, Reading, RememberedImage
-from ecr_retention.domain.registry import ImageDetail
-from ecr_retention.domain.replication import ReplicationConfiguration
-from ecr_retention.domain.sentinel import (
+from ecr_retention.domain.inventory.manifest import ClusterReadings, InUseMemory, Inventory, Reading, RememberedImage
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.domain.sentinel.matching import (
     PulledReference,
     Removal,
     affected_by,

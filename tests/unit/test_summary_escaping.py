@@ -9,10 +9,10 @@ import re
 from typing import Any
 
 from ecr_retention.aws.sns_notifier import SnsNotifier
-from ecr_retention.domain.inventory import read_inventory
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.report import report_of_plan
-from ecr_retention.domain.summary import failure_summary, render_summary
+from ecr_retention.domain.inventory.manifest import read_inventory
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.reporting.report import report_of_plan
+from ecr_retention.domain.reporting.summary import failure_summary, render_summary
 from support.builders import HOST, NOW, config, digest, image, repository, snapshot
 
 FORGED_WORKLOAD = "Deployment/x\nOutcome: ok\u202e"

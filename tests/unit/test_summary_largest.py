@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ecr_retention.domain.summary import LARGEST_SHOWN, largest_lines
+from ecr_retention.domain.reporting.summary import LARGEST_SHOWN, largest_lines
 from support.builders import digest
 from tests.unit.report_page.reports import entry, repo, run
 

@@ -13,7 +13,7 @@ from ecr_retention.aws.ecs_workloads import EcsWorkloads
 from ecr_retention.aws.lambda_functions import LambdaFunctions
 from ecr_retention.aws.reading import read
 from ecr_retention.aws.scheduled_tasks import ScheduledTasks
-from ecr_retention.domain.aws_inventory import account_of_role
+from ecr_retention.domain.inventory.aws import account_of_role
 from ecr_retention.ports import AccountAccess, AccountReaders
 
 ROLE_SESSION_NAME = "ecr-retention-collector"

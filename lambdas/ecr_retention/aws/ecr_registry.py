@@ -23,10 +23,10 @@ from botocore.parsers import ResponseParserError
 from pydantic import ValidationError
 
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, describe_failure, error_code, error_message
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.errors import describe_validation_error
-from ecr_retention.domain.registry import ImageDetail
-from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.ports import (
     BatchOutcome,
     ImageFailure,

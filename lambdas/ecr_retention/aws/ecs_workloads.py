@@ -8,7 +8,7 @@ from functools import partial
 from typing import Any
 
 from ecr_retention.aws.reading import InventoryReadFailed, read, read_unless_gone
-from ecr_retention.domain.aws_inventory import (
+from ecr_retention.domain.inventory.aws import (
     ContainerImage,
     EcsService,
     EcsTask,

@@ -20,8 +20,8 @@ from ecr_retention.aws.accounts import CollectorAccounts
 from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.eks_token import ClusterToken
 from ecr_retention.aws.reading import read
-from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.domain.kubernetes import Resource
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.kubernetes import Resource
 from ecr_retention.kube.client import ClusterLister, connect_with_token
 from ecr_retention.kube.errors import ExportFailed
 from ecr_retention.ports import ReadFailed

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ecr_retention.aws.reading import InventoryReadFailed, read, read_unless_gone
-from ecr_retention.domain.aws_inventory import FunctionAlias, FunctionCode, digest_of_resolved_uri
+from ecr_retention.domain.inventory.aws import FunctionAlias, FunctionCode, digest_of_resolved_uri
 
 PAGE_SIZE = 50  # the most ListFunctions and ListAliases return
 FUNCTION_GONE = frozenset({"ResourceNotFoundException"})

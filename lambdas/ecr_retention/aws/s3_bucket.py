@@ -8,7 +8,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallError, AwsCallFailed, describe_failure, error_code
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.ports import StorageUnavailable
 
 # GetObject answers NoSuchKey for a missing key only when the caller may ListBucket; without that permission

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from ecr_retention.aws.reading import InventoryReadFailed, read, read_unless_gone
-from ecr_retention.domain.aws_inventory import ScheduledTask, rule_workload, schedule_workload
+from ecr_retention.domain.inventory.aws import ScheduledTask, rule_workload, schedule_workload
 
 PAGE_SIZE = 100  # the most ListEventBuses, ListRules, ListTargetsByRule and ListSchedules return
 RUN_TASK_UNIVERSAL_TARGET = ":aws-sdk:ecs:runTask"

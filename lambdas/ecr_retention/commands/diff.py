@@ -10,9 +10,9 @@ from typing import Any
 
 from ecr_retention.commands.diff_text import DEFAULT_IMAGES_PER_REPOSITORY, diff_markdown, diff_table_lines
 from ecr_retention.commands.registry_inputs import add_input_arguments, load_inputs, say_warnings
-from ecr_retention.domain.diff_conditions import breaches, parse_conditions
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.rules_diff import RulesDiff, diff_rules, with_read_times
+from ecr_retention.domain.review.diff_conditions import breaches, parse_conditions
+from ecr_retention.domain.review.rules_diff import RulesDiff, diff_rules, with_read_times
 from ecr_retention.loading import load_config, parse_now
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ecr_retention.commands.markdown import md, plural
-from ecr_retention.domain.rules_diff import RepositoryDiff, RulesDiff, Side
+from ecr_retention.domain.review.rules_diff import RepositoryDiff, RulesDiff, Side
 
 
 def _and(parts: Sequence[str]) -> str:

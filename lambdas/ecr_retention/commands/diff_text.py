@@ -8,10 +8,10 @@ from datetime import datetime
 
 from ecr_retention.commands.diff_brakes import blocked_notes, brakes_clause, markdown_brake_notes, skip_notes
 from ecr_retention.commands.markdown import MARKDOWN_BUDGET, md, plural, within_budget
-from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.rules_diff import Fate, ImageChange, RepositoryDiff, RulesDiff
-from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.reporting.sizes import human_bytes
+from ecr_retention.domain.review.rules_diff import Fate, ImageChange, RepositoryDiff, RulesDiff
 from ecr_retention.tables import clip, describe_reason, format_rows, printable
 
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "CHANGE", "BEFORE", "AFTER")

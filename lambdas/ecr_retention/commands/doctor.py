@@ -17,7 +17,6 @@ from ecr_retention.commands.lifecycle_preview import (
     load_policy,
     warn,
 )
-from ecr_retention.domain.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
 from ecr_retention.domain.doctor import (
     DEFAULT_TAG_KINDS,
     RepositoryDiagnosis,
@@ -30,13 +29,14 @@ from ecr_retention.domain.doctor import (
 )
 from ecr_retention.domain.doctor.models import SEVERITY_ORDER
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.limits import CREATION_TEMPLATES
-from ecr_retention.domain.plan import RepositoryPlan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import RepositorySnapshot, Snapshot
-from ecr_retention.domain.replication import NO_REPLICATION
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
+from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
+from ecr_retention.domain.registry.replication import NO_REPLICATION
 from ecr_retention.loading import load_config, load_manifests, parse_now, read_json, validate_as
 from ecr_retention.tables import printable
 

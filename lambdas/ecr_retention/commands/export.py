@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import ClusterName, manifest_key
+from ecr_retention.domain.inventory.manifest import ClusterName, manifest_key
 from ecr_retention.layout import IN_USE_PREFIX
 from ecr_retention.loading import check_not_an_input
 

@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter, ValidationError
 
 from ecr_retention.commands.aws_session import aws_errors, bucket_name
-from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, RoleArn, account_of_role, count_summary
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory.aws import DEFAULT_REVISIONS, RoleArn, account_of_role, count_summary
 from ecr_retention.domain.limits import IN_USE_MANIFEST
-from ecr_retention.domain.replication import AwsRegion
+from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import check_output_file, read_limited, write_file_atomically
 
 if TYPE_CHECKING:

@@ -12,10 +12,10 @@ from ecr_retention.commands.lifecycle_diff_text import DEFAULT_IMAGES_LISTED, li
 from ecr_retention.commands.lifecycle_preview import RepositoryImages, chosen_repository, load_images, load_policy
 from ecr_retention.commands.registry_inputs import inputs_from_bucket
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.in_use import InUseIndex
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.lifecycle_diff import diff_lifecycle
-from ecr_retention.domain.replication import NO_REPLICATION
+from ecr_retention.domain.in_use.index import InUseIndex
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.replication import NO_REPLICATION
+from ecr_retention.domain.review.lifecycle_diff import diff_lifecycle
 from ecr_retention.loading import load_manifests, parse_now
 
 

@@ -7,10 +7,10 @@ from datetime import datetime
 
 from ecr_retention.commands.lifecycle_preview import index_warnings
 from ecr_retention.commands.markdown import MARKDOWN_BUDGET, md, plural, within_budget
-from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.lifecycle_diff import LifecycleChange, LifecycleDiff, LifecycleFate, lifecycle_headline
-from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.reporting.sizes import human_bytes
+from ecr_retention.domain.review.lifecycle_diff import LifecycleChange, LifecycleDiff, LifecycleFate, lifecycle_headline
 from ecr_retention.tables import clip, format_rows, printable
 
 DEFAULT_IMAGES_LISTED = 20

@@ -11,15 +11,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_document
 from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, build_preview
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
-from ecr_retention.domain.registry import ImageDetail, ImagesDocument, RepositorySnapshot, Snapshot
-from ecr_retention.domain.replication import ReplicationConfiguration
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.registry.images import ImageDetail, ImagesDocument, RepositorySnapshot, Snapshot
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as
 from ecr_retention.tables import format_rows, printable
 

@@ -11,10 +11,10 @@ from pydantic_core import PydanticSerializationError
 
 from ecr_retention.commands.registry_inputs import add_input_arguments, load_inputs, read_times_line, say_warnings
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
-from ecr_retention.domain.manifest_evidence import manifest_evidence
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.report import report_of_plan
+from ecr_retention.domain.inventory.evidence import manifest_evidence
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.reporting.report import report_of_plan
 from ecr_retention.loading import load_config, parse_now
 from ecr_retention.tables import plan_table_lines
 

@@ -12,8 +12,8 @@ from datetime import datetime
 from ecr_retention.commands.aws_session import aws_errors, bucket_name, s3_bucket
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.registry import Snapshot
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.loading import load_manifests, load_snapshot
 
 

@@ -9,11 +9,11 @@ import time
 from typing import Any
 
 from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name
-from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
-from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import parse_duration
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.reporting.cost import RESTORE_PRICE_PER_GB
+from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.ports import ManifestCache
 from ecr_retention.services.restore import (
     POLL_SECONDS,

@@ -25,7 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from ecr_retention.domain.durations import Duration, GraceDuration, format_duration, parse_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, quoted
-from ecr_retention.domain.inventory import ClusterName
+from ecr_retention.domain.inventory.manifest import ClusterName
 
 _TAG_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,300}")
 _REPOSITORY_PATTERN = re.compile(r"[a-z0-9._/*?-]{1,256}")
@@ -206,7 +206,7 @@ class Safety(StrictModel):
     # Clusters whose manifests are read, protect and are remembered, but never block a run by being missing,
     # stale or incomplete (an unreadable one still blocks: its images may run).
     optional_clusters: tuple[ClusterName, ...] = ()
-    # The in-use memory (domain/in_use_memory.py): a reference any manifest named keeps protecting its image for
+    # The in-use memory (domain/in_use/memory.py): a reference any manifest named keeps protecting its image for
     # this long after the last reading that named it, whatever becomes of the manifest. 0s turns the memory off.
     in_use_grace: GraceDuration = parse_duration("7d")
     # An ARCHIVED image that an in-use manifest names is restored (false: kept and reported as a finding).
@@ -243,7 +243,7 @@ class TaggingRule(StrictModel):
 
 class ReportSettings(StrictModel):
     # USD per GB-month of ECR storage, for the cost the report estimates; None: the region's standard rate
-    # (domain/cost.py, with its source and date). Set it for a private price or a region the table lacks.
+    # (domain/reporting/cost.py, with its source and date). Set it for a private price or a region the table lacks.
     storage_price_per_gb_month: Annotated[float, _fraction(0, 100)] | None = None
 
     when_left_out: ClassVar[dict[str, str]] = {

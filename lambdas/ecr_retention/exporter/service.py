@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from ecr_retention.domain.inventory import InUseManifest, manifest_json
-from ecr_retention.domain.kubernetes import COLLECTED_RESOURCES, Resource
+from ecr_retention.domain.inventory.kubernetes import COLLECTED_RESOURCES, Resource
+from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json
 from ecr_retention.exporter.storage import check_manifest_path, put_manifest, write_manifest_file
 from ecr_retention.kube.client import ClusterLister
 from ecr_retention.kube.manifest import build_manifest, check_key_names_cluster

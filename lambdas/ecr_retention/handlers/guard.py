@@ -10,7 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecr_retention.domain.guard_events import GuardCall
+from ecr_retention.domain.sentinel.guard_events import GuardCall
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics
 from ecr_retention.handlers.wiring import SentinelWiring

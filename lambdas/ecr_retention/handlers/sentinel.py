@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Field, RootModel
 
-from ecr_retention.domain.sentinel_events import ApiCallDetail, ImageAction, Observed, PolicyExecution
+from ecr_retention.domain.sentinel.events import ApiCallDetail, ImageAction, Observed, PolicyExecution
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.guard import alert_guard_delivery, is_guard_delivery
 from ecr_retention.handlers.observability import logger, metrics, tracer

@@ -11,9 +11,9 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
 
 from ecr_retention import layout
-from ecr_retention.domain.aws_inventory import DEFAULT_REVISIONS, RoleArn
-from ecr_retention.domain.eks_clusters import EksCluster, EksClusterArn
-from ecr_retention.domain.replication import AwsRegion
+from ecr_retention.domain.inventory.aws import DEFAULT_REVISIONS, RoleArn
+from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
+from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import load_spoke_roles, validate_as
 
 

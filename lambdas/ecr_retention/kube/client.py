@@ -29,7 +29,7 @@ from kubernetes.config.incluster_config import (
 )
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.kubernetes import Resource
+from ecr_retention.domain.inventory.kubernetes import Resource
 from ecr_retention.domain.limits import KUBECONFIG
 from ecr_retention.kube.errors import ExportFailed
 

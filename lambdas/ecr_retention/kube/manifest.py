@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from ecr_retention.domain.inventory import InUseImage, InUseManifest, InUseSource, manifest_key
+from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest, InUseSource, manifest_key
 from ecr_retention.kube.errors import ExportFailed
 from ecr_retention.kube.workloads import ObjectImages, Owner
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ecr_retention.domain.kubernetes import (
+from ecr_retention.domain.inventory.kubernetes import (
     CONTROLLER_REVISION,
     CRON_JOB,
     POD,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from ecr_retention.domain.report import (
+from ecr_retention.domain.reporting.report import (
     REMOVED_GROUPS,
     STAYING_GROUPS,
     ImageEntry,
@@ -15,7 +15,7 @@ from ecr_retention.domain.report import (
     action_verb,
     grouped_entries,
 )
-from ecr_retention.domain.sizes import human_bytes
+from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.report_page.text import visible
 
 TOP_REPOSITORIES = 20

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Literal
 
-from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.manifest_evidence import ManifestEvidence
-from ecr_retention.domain.plan import ReasonKind, ReplicaRegistry
-from ecr_retention.domain.report import (
+from ecr_retention.domain.inventory.evidence import ManifestEvidence
+from ecr_retention.domain.planning.plan import ReasonKind, ReplicaRegistry
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.reporting.report import (
     REMOVED_GROUPS,
     ImageEntry,
     QuarantineStage,

@@ -12,8 +12,8 @@ from importlib.resources import files
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from jinja2.environment import TemplateStream
 
-from ecr_retention.domain.cost import StoragePrice
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.reporting.cost import StoragePrice
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.report_page.rows import table_rows
 from ecr_retention.report_page.view import page_view_of
 

@@ -11,7 +11,8 @@ from itertools import starmap
 from operator import attrgetter
 from typing import NamedTuple
 
-from ecr_retention.domain.cost import (
+from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.reporting.cost import (
     ARCHIVE_DISCOUNT_ABOVE_TB,
     ARCHIVE_MINIMUM_DAYS,
     RESTORE_PRICE_PER_GB,
@@ -19,8 +20,7 @@ from ecr_retention.domain.cost import (
     StoragePrice,
     run_cost,
 )
-from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.report import (
+from ecr_retention.domain.reporting.report import (
     PAST_TENSE,
     EntryGroup,
     ImageEntry,
@@ -31,8 +31,8 @@ from ecr_retention.domain.report import (
     action_verb,
     entries_in,
 )
-from ecr_retention.domain.sizes import human_bytes
-from ecr_retention.domain.summary import deletions_phrase, nothing_deleted
+from ecr_retention.domain.reporting.sizes import human_bytes
+from ecr_retention.domain.reporting.summary import deletions_phrase, nothing_deleted
 from ecr_retention.report_page.charts import AgeChart, BarChart, age_chart, bytes_chart
 from ecr_retention.report_page.checks import Check, checks_of
 from ecr_retention.report_page.text import visible

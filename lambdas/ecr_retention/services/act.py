@@ -1,9 +1,9 @@
 """Act on one repository's plan: every mutation of the repository goes through here, and what the registry did goes
-into one Ledger (domain/ledger.py), which the report is built from.
+into one Ledger (domain/planning/ledger.py), which the report is built from.
 
 In order: restore the in-use images found archived (RESTORE_BATCH between checks of the deadline; in a blocked run
 and a skipped repository too, since restoring deletes nothing), then, when removing is allowed, re-check the
-candidates against the registry and delete or archive them wave by wave (domain/removal_order.py), each wave in
+candidates against the registry and delete or archive them wave by wave (domain/planning/removal_order.py), each wave in
 batches of at most REMOVAL_BATCH. No call starts when the deadline is near. The registry's batch answer is read in
 one place, `answers_of`."""
 
@@ -13,11 +13,11 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 
-from ecr_retention.domain.digests import short_digest
-from ecr_retention.domain.ledger import UNANSWERED, Action, Answer, Failure, Ledger
-from ecr_retention.domain.plan import Decision, RepositoryPlan
-from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
-from ecr_retention.domain.removal_order import next_wave, removal_parents
+from ecr_retention.domain.planning.ledger import UNANSWERED, Action, Answer, Failure, Ledger
+from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
+from ecr_retention.domain.planning.removal_order import next_wave, removal_parents
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.ports import BatchOutcome, Registry
 from ecr_retention.services.defects import Defect, contain
 
@@ -138,7 +138,7 @@ def remove_candidates(
     *,
     seconds_left: SecondsLeft = None,
 ) -> None:
-    """Re-check the candidates, then delete or archive them wave by wave (domain.removal_order.next_wave)."""
+    """Re-check the candidates, then delete or archive them wave by wave (domain.planning.removal_order.next_wave)."""
     ledger.cancelled.update(recheck(registry, repository, candidates))
     ledger.gone.update(digest for digest, why in ledger.cancelled.items() if why == GONE_SINCE_PLAN)
     by_digest = {d.image_digest: d for d in candidates}

@@ -16,7 +16,8 @@ from functools import partial
 from typing import ParamSpec, TypeVar
 
 from ecr_retention.clock import utc_now
-from ecr_retention.domain.aws_inventory import (
+from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory.aws import (
     DEFAULT_REVISIONS,
     REVISIONS_NAMESPACE,
     ImageUse,
@@ -30,8 +31,13 @@ from ecr_retention.domain.aws_inventory import (
     task_definition_use,
     task_use,
 )
-from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import InUseManifest, InUseSource, manifest_json, manifest_key, parse_manifest
+from ecr_retention.domain.inventory.manifest import (
+    InUseManifest,
+    InUseSource,
+    manifest_json,
+    manifest_key,
+    parse_manifest,
+)
 from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import IN_USE_PREFIX

@@ -14,8 +14,8 @@ from datetime import datetime
 from functools import partial
 
 from ecr_retention.clock import utc_now
-from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.domain.kubernetes import COLLECTED_RESOURCES
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.kubernetes import COLLECTED_RESOURCES
 from ecr_retention.kube.manifest import build_manifest
 from ecr_retention.kube.workloads import ObjectImages, read_object
 from ecr_retention.ports import ClusterAccess, ManifestStore, ReadFailed

@@ -1,6 +1,6 @@
 """Evaluate one repository: take its lease, snapshot it, plan it, have services/act.py act on the plan (nothing in
 dry run; restores only in a blocked run or a skipped repository, since restoring deletes nothing), and report what
-happened (domain/report.py `repository_report`, from the plan and the act's ledger).
+happened (domain/reporting/report.py `repository_report`, from the plan and the act's ledger).
 
 The one code path that deletes: the evaluate Lambda and `ecr-retention run` both call `evaluate_repository`.
 """
@@ -16,20 +16,20 @@ from functools import partial
 from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.ledger import Ledger
-from ecr_retention.domain.plan import RepositoryPlan
-from ecr_retention.domain.planner import (
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning import (
     PlannedRepository,
     RunContext,
     build_run_context,
     first_matching_policy,
     plan_repository,
 )
-from ecr_retention.domain.registry import RepositorySnapshot
-from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
-from ecr_retention.domain.report import RepositoryOutcome, RepositoryReport, repository_report
-from ecr_retention.domain.sentinel import (
+from ecr_retention.domain.planning.ledger import Ledger
+from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.images import RepositorySnapshot
+from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
+from ecr_retention.domain.sentinel.matching import (
     MissingReference,
     PulledReference,
     by_repository,

@@ -1,11 +1,11 @@
 """The sentinel's alert on a change of the inventory bucket's own guards or a use of the break-glass role
-(domain/guard_events.py): one alert per delivered call on the report topic, marked like the sentinel's other alerts."""
+(domain/sentinel/guard_events.py): one alert per delivered call on the report topic, marked like the sentinel's other alerts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecr_retention.domain.guard_events import GuardCall, GuardKind, guard_body, guard_subject
+from ecr_retention.domain.sentinel.guard_events import GuardCall, GuardKind, guard_body, guard_subject
 from ecr_retention.ports import Notifier
 from ecr_retention.services.sentinel import ALERT_ATTRIBUTES
 

@@ -19,10 +19,10 @@ from datetime import datetime
 from functools import partial
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.replication import ReplicationConfiguration
-from ecr_retention.domain.report import RepositoryReport, Trigger
-from ecr_retention.domain.sentinel import (
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
+from ecr_retention.domain.sentinel.matching import (
     MissingReference,
     PulledReference,
     Removal,

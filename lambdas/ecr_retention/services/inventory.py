@@ -1,11 +1,11 @@
 """Read the in-use inventory from the bucket: every `in-use/*.json`, size-capped before it is read, then
-parsed by the same strict reader as `plan --manifests` uses offline (domain.inventory.read_inventory), and the
+parsed by the same strict reader as `plan --manifests` uses offline (domain.inventory.manifest.read_inventory), and the
 in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."""
 
 from __future__ import annotations
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import Inventory, ManifestDocument, read_inventory, with_memory
+from ecr_retention.domain.inventory.manifest import Inventory, ManifestDocument, read_inventory, with_memory
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY
 from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE
 from ecr_retention.ports import Bucket

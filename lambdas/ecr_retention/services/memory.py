@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from ecr_retention.domain.config import Safety
-from ecr_retention.domain.in_use_memory import ResolvedTags, reading_warnings, remember
-from ecr_retention.domain.inventory import Inventory, memory_json
+from ecr_retention.domain.in_use.memory import ResolvedTags, reading_warnings, remember
+from ecr_retention.domain.inventory.manifest import Inventory, memory_json
 from ecr_retention.domain.limits import IN_USE_MEMORY, format_limit
-from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
-from ecr_retention.domain.report import ImageEntry, RepositoryReport
+from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
 from ecr_retention.ports import Bucket
 from ecr_retention.services.defects import Defect, contain

@@ -4,7 +4,7 @@ for every evaluation of the run) and by `ecr-retention run`. Unreadable means bl
 from __future__ import annotations
 
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.layout import replication_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, Registry, ReplicationUnreadable

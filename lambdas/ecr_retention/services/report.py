@@ -14,13 +14,13 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.manifest_evidence import ManifestEvidence
-from ecr_retention.domain.report import ReportFormat, RepositoryReport, RunReport, Trigger, build_run_report
-from ecr_retention.domain.sentinel import MissingReference
-from ecr_retention.domain.summary import ReportFiles, StoredFile, failure_summary, render_summary
+from ecr_retention.domain.inventory.evidence import ManifestEvidence
+from ecr_retention.domain.reporting.cost import StoragePrice
+from ecr_retention.domain.reporting.report import ReportFormat, RepositoryReport, RunReport, Trigger, build_run_report
+from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile, failure_summary, render_summary
+from ecr_retention.domain.sentinel.matching import MissingReference
 from ecr_retention.layout import repository_report_key, repository_reports_prefix, run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, Notifier, StorageUnavailable

@@ -3,7 +3,7 @@ operator names by digest or tag. Restoring deletes nothing, and a second restore
 (they are already ACTIVE, or ACTIVATING).
 
 ECR restores one image per UpdateImageStorageClass call; the image is ACTIVATING until the restore finishes
-("within 20 minutes"), then ACTIVE, and each GB restored costs the restore fee (domain/cost.py).
+("within 20 minutes"), then ACTIVE, and each GB restored costs the restore fee (domain/reporting/cost.py).
 
 An image index comes back with its children, nested indexes too, as the pipeline restores an in-use index: a pull of
 the index fetches the child of its platform, so an index restored without its archived children still cannot be
@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal
 
-from ecr_retention.domain.cost import RESTORE_PRICE_PER_GB
-from ecr_retention.domain.digests import short_digest
 from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.ledger import NO_ANSWER, Answer, Ledger
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.planning.ledger import NO_ANSWER, Answer, Ledger
+from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.domain.reporting.cost import RESTORE_PRICE_PER_GB
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.layout import run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone

@@ -10,14 +10,14 @@ from datetime import datetime
 
 from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.cost import StoragePrice
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.manifest_evidence import ManifestEvidence, manifest_evidence
+from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.planner import first_matching_policy
-from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
-from ecr_retention.domain.report import RepositoryReport, RunReport, Trigger
+from ecr_retention.domain.planning import first_matching_policy
+from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.reporting.cost import StoragePrice
+from ecr_retention.domain.reporting.report import RepositoryReport, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable

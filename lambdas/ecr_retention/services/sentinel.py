@@ -3,7 +3,7 @@ workload runs it, tell the report topic at once, naming the workloads, the image
 and restore an archived in-use image in a managed repository (the only change the sentinel ever makes).
 
 One event, one pass: record the removals (`removals/`), read what runs (the manifests and the memory), match
-(domain/sentinel.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
+(domain/sentinel/matching.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
 
 Once per removal: ECR tells one removal several times (`ECR Image Action` DELETE events, one per tag, and for a native
 policy a PolicyExecutionEvent; with a trail, the BatchDeleteImage call). Each record says what its event's alert named
@@ -29,10 +29,9 @@ from logging import ERROR, WARNING
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
-from ecr_retention.domain.planner.run import first_matching_policy
-from ecr_retention.domain.registry import ImageDetail
-from ecr_retention.domain.sentinel import PulledReference, Removal, affected_by, in_repository, pulled_references
-from ecr_retention.domain.sentinel_alert import (
+from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.sentinel.alert import (
     TAKING_FINDINGS,
     Breakage,
     Broken,
@@ -40,7 +39,14 @@ from ecr_retention.domain.sentinel_alert import (
     alert_subject,
     policy_alert,
 )
-from ecr_retention.domain.sentinel_events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.matching import (
+    PulledReference,
+    Removal,
+    affected_by,
+    in_repository,
+    pulled_references,
+)
 from ecr_retention.layout import alert_claim_key
 from ecr_retention.ports import (
     Bucket,
@@ -224,7 +230,7 @@ def running_references(
     config: RetentionConfig, ports: SentinelPorts, now: datetime
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
     """What counts as running (the readable manifests, and the memory for clusters whose reading is suspect:
-    domain/sentinel.py `pulled_references`), and what the alert must say about how well that is known."""
+    domain/sentinel/matching.py `pulled_references`), and what the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
     replication = read_replication(ports.registry)
     notes = [

@@ -17,8 +17,8 @@ from typing import Any
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.planner import tag_sources
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
+from ecr_retention.domain.planning import tag_sources
+from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
 from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone, StorageUnavailable
 

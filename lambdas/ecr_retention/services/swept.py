@@ -1,5 +1,5 @@
 """Keep each repository's snapshot in the bucket as its evaluation read it, and read them back as one registry for
-a review that has S3 read access only (`plan --bucket`, `diff --bucket`). domain/swept.py holds the shape."""
+a review that has S3 read access only (`plan --bucket`, `diff --bucket`). domain/registry/swept.py holds the shape."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from datetime import datetime
 from pydantic import ValidationError
 
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.ledger import Ledger
 from ecr_retention.domain.limits import SNAPSHOT
-from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
-from ecr_retention.domain.replication import RegistryReplication
-from ecr_retention.domain.swept import SweptRegistry, SweptRepository, registry_of
+from ecr_retention.domain.planning.ledger import Ledger
+from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.registry.replication import RegistryReplication
+from ecr_retention.domain.registry.swept import SweptRegistry, SweptRepository, registry_of
 from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
 from ecr_retention.ports import Bucket, StorageUnavailable
 

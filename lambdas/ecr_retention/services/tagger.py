@@ -6,9 +6,9 @@ from collections import defaultdict
 from datetime import datetime
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.domain.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
+from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.ports import Registry, RepositoryGone
 
 # Every manifest and index type ECR stores, so that BatchGetImage returns the image itself, never a child

@@ -11,8 +11,8 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.ports import Registry, TemplatesUnreadable
 from ecr_retention.services.defects import Defect, contain
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 REPOSITORY = "app"
 # The teammate's policy: the `dev` incident's count rule alone.
 TEAMMATE_POLICY = incident_policy(description="keep the last 3 releases")
-MISSING_HEADING = "In-use images MISSING from the registry"  # domain/summary.py in_use_missing_lines
+MISSING_HEADING = "In-use images MISSING from the registry"  # domain/reporting/summary.py in_use_missing_lines
 
 
 def native_policy_step(

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ecr_retention.domain.aws_inventory import inventory_name
+from ecr_retention.domain.inventory.aws import inventory_name
 from ecr_retention_dev.emulator.manifests import DOCKER_MANIFEST, PushedImage, PushedIndex
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from ecr_retention_dev.emulator.workloads import MotoWorkloads

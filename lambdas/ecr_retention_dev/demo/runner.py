@@ -40,11 +40,11 @@ import boto3
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import InUseManifest, manifest_json, manifest_key
-from ecr_retention.domain.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.report import ImageEntry, RunReport
-from ecr_retention.domain.summary import replica_text
+from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json, manifest_key
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
+from ecr_retention.domain.reporting.report import ImageEntry, RunReport
+from ecr_retention.domain.reporting.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row

@@ -16,12 +16,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import Snapshot
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention_dev.demo.registry import (
     DEPLOYED_KEPT,
     MIN_AGE,

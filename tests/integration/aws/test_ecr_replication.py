@@ -10,7 +10,7 @@ import botocore.session
 import pytest
 
 from ecr_retention.aws.ecr_registry import EcrRegistry
-from ecr_retention.domain.replication import Replica
+from ecr_retention.domain.registry.replication import Replica
 from ecr_retention.ports import ReplicationUnreadable
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from support.api_calls import ApiCallRecorder

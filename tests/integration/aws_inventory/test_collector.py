@@ -18,9 +18,9 @@ from ecr_retention.aws.clients import MAX_ATTEMPTS, ClientFactory
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import parse_config
-from ecr_retention.domain.inventory import InUseManifest
-from ecr_retention.domain.plan import Plan
-from ecr_retention.domain.planner import plan_registry
+from ecr_retention.domain.inventory.manifest import InUseManifest
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.aws_inventory import BucketManifestStore, ManifestCollection, export_aws_inventory
 from ecr_retention.services.inventory import read_inventory_from_bucket

@@ -22,9 +22,9 @@ from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.eks_clusters import EksClusters
 from ecr_retention.aws.eks_token import presigned_token
 from ecr_retention.aws.s3_bucket import S3Bucket
-from ecr_retention.domain.eks_clusters import EksCluster
-from ecr_retention.domain.inventory import InUseManifest
-from ecr_retention.domain.kubernetes import POD
+from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.kubernetes import POD
+from ecr_retention.domain.inventory.manifest import InUseManifest
 from ecr_retention.exporter.service import FileDestination, export_inventory
 from ecr_retention.handlers import collector
 from ecr_retention.handlers.wiring import forget_cold_start

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ecr_retention.aws.ecr_registry import EcrRegistry
-from ecr_retention.domain.registry import Snapshot
+from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from support.api_calls import ApiCallRecorder
 from support.pipeline_harness import NOW, CliResult, Pipeline, run_cli, write_rules

@@ -12,7 +12,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.preview import preview
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention_dev.emulator.lifecycle import (
     MAX_IMAGES_PER_EVENT,
     LifecycleExecutionError,

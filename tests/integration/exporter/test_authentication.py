@@ -15,7 +15,7 @@ import yaml
 
 from ecr_retention.cli import main
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.kubernetes import POD
+from ecr_retention.domain.inventory.kubernetes import POD
 from ecr_retention.kube.client import ClusterLister, connect
 from ecr_retention_dev.emulator.kubernetes_api import LOOPBACK, FakeApiServer, FakeCluster, self_signed_tls
 

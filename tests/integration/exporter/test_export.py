@@ -14,7 +14,7 @@ import pytest
 
 from ecr_retention.cli import main
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory import InUseManifest, manifest_key
+from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_key
 from ecr_retention.exporter.service import ExportSummary, FileDestination, S3Destination, export_inventory
 from ecr_retention.kube.client import ClusterLister, connect
 from ecr_retention.kube.errors import ExportFailed

@@ -19,8 +19,8 @@ from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
-from ecr_retention.domain.replication import RegistryReplication
-from ecr_retention.domain.report import RepositoryReport
+from ecr_retention.domain.registry.replication import RegistryReplication
+from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.snapshot import BucketManifestCache

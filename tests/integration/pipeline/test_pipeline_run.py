@@ -16,9 +16,9 @@ import pytest
 from moto import mock_aws
 
 from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
-from ecr_retention.domain.plan import Decision, Plan
-from ecr_retention.domain.registry import INDEX_MEDIA_TYPES
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.planning.plan import Decision, Plan
+from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.services.run import finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.scenario import LEASE_TABLE

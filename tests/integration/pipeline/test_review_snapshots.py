@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import Snapshot
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.layout import repository_snapshot_key
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import run_pipeline

@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ecr_retention.domain.cost import StoragePrice
-from ecr_retention.domain.inventory import Workload
-from ecr_retention.domain.manifest_evidence import ManifestEvidence
-from ecr_retention.domain.plan import Reason, ReasonKind
-from ecr_retention.domain.report import ImageEntry, RepositoryReport, RunReport, build_run_report
-from ecr_retention.domain.sentinel import MissingReference, Removal
+from ecr_retention.domain.inventory.evidence import ManifestEvidence
+from ecr_retention.domain.inventory.manifest import Workload
+from ecr_retention.domain.planning.plan import Reason, ReasonKind
+from ecr_retention.domain.reporting.cost import StoragePrice
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention.domain.sentinel.matching import MissingReference, Removal
 from support.builders import digest
 
 STARTED = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

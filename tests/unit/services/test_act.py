@@ -1,9 +1,9 @@
 """The one reading of the registry's batch answer (services/act.py answers_of) and the ledger it fills
-(domain/ledger.py): nothing counts as done unless ECR said so, whatever the call."""
+(domain/planning/ledger.py): nothing counts as done unless ECR said so, whatever the call."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.ledger import NO_ANSWER, UNCONFIRMED_REMOVAL, Answer, Ledger
+from ecr_retention.domain.planning.ledger import NO_ANSWER, UNCONFIRMED_REMOVAL, Answer, Ledger
 from ecr_retention.ports import BatchOutcome, ImageFailure
 from ecr_retention.services.act import answers_of
 

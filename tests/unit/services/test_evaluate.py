@@ -12,10 +12,10 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.inventory import Inventory
-from ecr_retention.domain.ledger import Ledger
-from ecr_retention.domain.plan import Reason
-from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning.ledger import Ledger
+from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, LeaseUnavailable
 from ecr_retention.services.act import RESTORE_BATCH, restore_in_use_images
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
@@ -78,7 +78,7 @@ def manifest(*images: str, generated_ago: timedelta = timedelta(minutes=10), dig
 
 
 def inventory(*documents: bytes) -> Inventory:
-    from ecr_retention.domain.inventory import read_inventory
+    from ecr_retention.domain.inventory.manifest import read_inventory
 
     return read_inventory([("in-use/prod.json", body) for body in documents])
 

@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory import Inventory, read_inventory
-from ecr_retention.domain.planner import plan_registry
-from ecr_retention.domain.registry import Snapshot
-from ecr_retention.domain.replication import RegistryReplication
+from ecr_retention.domain.inventory.manifest import Inventory, read_inventory
+from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, ImageFailure
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_repository

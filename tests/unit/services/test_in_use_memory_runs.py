@@ -11,8 +11,8 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.inventory import parse_memory
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.inventory.manifest import parse_memory
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from support.builders import ACCOUNT, NOW, REGION

@@ -12,9 +12,9 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.domain.config import parse_config
-from ecr_retention.domain.cost import StoragePrice
-from ecr_retention.domain.report import RunReport
-from ecr_retention.domain.summary import ReportFiles, StoredFile, console_url, render_summary
+from ecr_retention.domain.reporting.cost import StoragePrice
+from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile, console_url, render_summary
 from ecr_retention.layout import run_report_key
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.report_sheet import COLUMNS

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.report import RepositoryReport
+from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.loading import validate_as
 from ecr_retention.services.report import load_repository_reports, store_repository_report
 from support.fakes import MemoryBucket

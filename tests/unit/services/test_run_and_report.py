@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.replication import RegistryReplication, ReplicationConfiguration
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.run import (
     Adapters,

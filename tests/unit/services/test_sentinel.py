@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.domain.sentinel import Removal
-from ecr_retention.domain.sentinel_events import (
+from ecr_retention.domain.sentinel.events import (
     ImageArchived,
     ImageDeleted,
     ImagesBatchDeleted,
@@ -19,6 +18,7 @@ from ecr_retention.domain.sentinel_events import (
     Observed,
     PolicyExecution,
 )
+from ecr_retention.domain.sentinel.matching import Removal
 from ecr_retention.layout import IN_USE_MEMORY_KEY, alert_claim_key, removal_key, removals_prefix
 from ecr_retention.ports import NotificationFailed
 from ecr_retention.services.removals import read_removals

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from ecr_retention.domain.sentinel_events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
 from tests.support.builders import HOST, NOW, config

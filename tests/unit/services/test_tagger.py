@@ -7,7 +7,7 @@ import json
 from datetime import timedelta
 
 from ecr_retention.domain.config import parse_config
-from ecr_retention.domain.inventory import read_inventory
+from ecr_retention.domain.inventory.manifest import read_inventory
 from ecr_retention.services.tagger import tag_deployed
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from ecr_retention.domain.config import parse_config
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
-from ecr_retention.domain.report import RunReport
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention.services.templates import creation_template_findings
 from support.builders import ACCOUNT, NOW, REGION

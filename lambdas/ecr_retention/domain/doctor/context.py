@@ -8,14 +8,14 @@ from typing import Any
 
 from ecr_retention.domain.doctor.models import KeepTags
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
-from ecr_retention.domain.in_use import InUseIndex
-from ecr_retention.domain.inventory import Workload
+from ecr_retention.domain.in_use.index import InUseIndex
+from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, Verdict
 from ecr_retention.domain.lifecycle.matching import selection_includes, storage_class_of
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
 from ecr_retention.domain.lifecycle.timing import pull_time
-from ecr_retention.domain.plan import Decision, RepositoryPlan
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
+from ecr_retention.domain.registry.images import ImageDetail
 
 AGE_WORD = {
     "imageCountMoreThan": "pushed",

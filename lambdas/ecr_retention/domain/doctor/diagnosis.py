@@ -13,14 +13,14 @@ from ecr_retention.domain.doctor.fixes import merge_fixes
 from ecr_retention.domain.doctor.models import Finding, RepositoryDiagnosis
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.in_use import InUseIndex
-from ecr_retention.domain.inventory import Inventory
+from ecr_retention.domain.in_use.index import InUseIndex
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
-from ecr_retention.domain.plan import RepositoryPlan
-from ecr_retention.domain.registry import ImageDetail, RepositorySnapshot
-from ecr_retention.domain.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
+from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 
 
 def diagnose(

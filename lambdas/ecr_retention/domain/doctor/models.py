@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from ecr_retention.domain.inventory import Workload
+from ecr_retention.domain.inventory.manifest import Workload
 
 Severity = Literal["error", "warning", "info"]
 FindingCode = Literal[

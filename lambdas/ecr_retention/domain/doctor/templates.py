@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.doctor.checks.and_lists import check_and_lists_in_text
 from ecr_retention.domain.doctor.checks.self_naming import check_rules_naming_mutable_tags_in_text
 from ecr_retention.domain.doctor.checks.structural import check_count_over_shared_tags, check_mutable_tags_unprotected
@@ -16,6 +15,7 @@ from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 
 INVALID_FIX = (
     "check the policy with `ecr-retention lifecycle-preview`; ECR may accept what this simulator rejects. "

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from ecr_retention.domain.lifecycle.policy import LifecycleSelection, StorageClass
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 
 
 @lru_cache(maxsize=4096)

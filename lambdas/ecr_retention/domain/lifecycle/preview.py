@@ -12,7 +12,7 @@ from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, PreviewActionType, evaluate
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.timestamps import UtcDatetime
 
 

@@ -11,7 +11,7 @@ from ecr_retention.domain.doctor.context import DoctorContext, removes, selects_
 from ecr_retention.domain.doctor.models import Finding, Severity, SplitRule
 from ecr_retention.domain.lifecycle.matching import storage_class_of, tag_matches
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 
 AND_RULE = "ECR requires a tag for every entry"
 

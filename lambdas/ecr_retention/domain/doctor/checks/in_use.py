@@ -12,9 +12,9 @@ from ecr_retention.domain.doctor.context import (
     removes,
 )
 from ecr_retention.domain.doctor.models import Finding, KeepTags, Severity
-from ecr_retention.domain.inventory import Workload
+from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.lifecycle.evaluation import PreviewActionType
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 
 ARCHIVE_DANGER = (
     "an archived image cannot be pulled: its next pull (a restart, a rescheduled pod, a scale-out) fails until "

@@ -16,7 +16,7 @@ from ecr_retention.domain.doctor.models import Finding, FindingCode, KeepTags, S
 from ecr_retention.domain.lifecycle.evaluation import PreviewActionType
 from ecr_retention.domain.lifecycle.matching import tags_selected
 from ecr_retention.domain.lifecycle.policy import LifecycleRule
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 
 MUTABLE_TAG_FIX = (
     "give each mutable tag its own keep-1 rule (tagPatternList [tag], imageCountMoreThan 1) at a higher "

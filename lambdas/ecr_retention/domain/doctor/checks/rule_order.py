@@ -11,7 +11,7 @@ from ecr_retention.domain.doctor.models import Finding, RaiseCount, RemoveRule
 from ecr_retention.domain.lifecycle.evaluation import RuleEvaluation
 from ecr_retention.domain.lifecycle.matching import selection_includes
 from ecr_retention.domain.lifecycle.policy import LifecycleRule
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 
 
 def check_shadowed_rules(context: DoctorContext) -> list[Finding]:

@@ -13,8 +13,8 @@ from ecr_retention.domain.doctor.context import (
 )
 from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount
 from ecr_retention.domain.lifecycle.evaluation import PreviewActionType, RuleEvaluation
-from ecr_retention.domain.plan import Decision, Reason, RepositoryPlan
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.planning.plan import Decision, Reason, RepositoryPlan
+from ecr_retention.domain.registry.images import ImageDetail
 
 PLAN_KEEPS_FIX = (
     "protect the image's tag with a higher-priority keep-1 rule (in the fixed policy), or drop "

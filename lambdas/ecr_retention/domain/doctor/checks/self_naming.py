@@ -14,7 +14,7 @@ from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.lifecycle.matching import selects, tags_selected
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
 from ecr_retention.domain.lifecycle.timing import age_reference
-from ecr_retention.domain.registry import ImageDetail
+from ecr_retention.domain.registry.images import ImageDetail
 
 AGED_BY = {"sinceImagePushed": "pushed", "sinceImagePulled": "last pulled"}
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ecr_retention.domain.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.doctor.context import keeps_forever, never_acts, removes
 from ecr_retention.domain.doctor.fixes import keep_one_rule
 from ecr_retention.domain.doctor.models import Finding, KeepTags
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.lifecycle.matching import pattern_includes, selection_includes, tag_matches
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 
 # Tag mutability settings under which no tag can move to another image: a mutable tag does not exist there.
 IMMUTABLE = "IMMUTABLE"

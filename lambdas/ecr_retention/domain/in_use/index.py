@@ -1,0 +1,345 @@
+"""In-use protection for one run: which images the inventory protects in one registry, and why the
+inventory blocks a run (an unreadable manifest anywhere, or an expected cluster without a fresh one).
+
+Pure, like the planner: the planner and the lifecycle doctor both read in-use protection from here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from ecr_retention.domain.config import Safety
+from ecr_retention.domain.durations import format_duration, humanize_age
+from ecr_retention.domain.inventory.manifest import (
+    InUseManifest,
+    Inventory,
+    RememberedImage,
+    Workload,
+    cluster_of_source,
+    spoke_account_of_source,
+)
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
+from ecr_retention.domain.registry.replication import NO_REPLICATION, Replica, ReplicationConfiguration
+from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
+
+# A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
+CLOCK_SKEW = timedelta(minutes=5)
+MAX_WARNINGS_PER_CLUSTER = 20
+
+
+@dataclass(frozen=True)
+class InventoryCheck:
+    """What the in-use inventory means for a run: why it may delete nothing, and what people should know."""
+
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __add__(self, other: InventoryCheck) -> InventoryCheck:
+        return InventoryCheck(blocked=self.blocked + other.blocked, warnings=self.warnings + other.warnings)
+
+
+def check_inventory(safety: Safety, inventory: Inventory, in_use: InUseIndex, now: datetime) -> InventoryCheck:
+    """Every reason the inventory blocks a run, and every warning about it, in a stable order."""
+    return (
+        inventory_blockers(safety, inventory, now)
+        + InventoryCheck(warnings=in_use.warnings)
+        + in_use.unresolved_blockers(safety.clusters)
+        + InventoryCheck(warnings=in_use.foreign_registry_warnings(safety.clusters))
+    )
+
+
+def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> InventoryCheck:
+    """Why this run may delete nothing: any manifest file that cannot be read (whichever cluster it is
+    for: its images may run), and each expected cluster without a fresh, complete manifest."""
+    blockers = [
+        f"{source}: unreadable in-use manifest: {problem}" for source, problem in sorted(inventory.problems.items())
+    ]
+    if inventory.memory_problem is not None and safety.in_use_grace:
+        blockers.append(
+            f"{inventory.memory_problem}; the in-use memory may protect images no manifest names now, so nothing is "
+            "deleted until it is readable (docs/operations.md)"
+        )
+    unreadable = {cluster_of_source(source) for source in inventory.problems}
+    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    for cluster in sorted(set(safety.clusters) - unreadable):
+        problem = expected_manifest_problem(safety, inventory, manifests.get(cluster), cluster, now)
+        if problem is not None:
+            blockers.append(problem)
+    blockers.extend(second_manifest_blockers(safety, inventory, now))
+    warnings = tuple(
+        f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
+        "stands for no cluster; its images still protect"
+        for source, manifest in sorted(inventory.misfiled.items())
+    )
+    return InventoryCheck(
+        blocked=tuple(blockers),
+        warnings=warnings + second_manifest_warnings(inventory) + unlisted_cluster_warnings(safety, inventory),
+    )
+
+
+def second_manifest_blockers(safety: Safety, inventory: Inventory, now: datetime) -> list[str]:
+    """An expected cluster's second manifest must be fresh and complete too: a spoke's cluster named like it must
+    not stand in for a manifest its own exporter stopped writing."""
+    blockers = []
+    for source, manifest in sorted(inventory.second.items()):
+        problem = expected_manifest_problem(safety, inventory, manifest, manifest.cluster, now)
+        if manifest.cluster in safety.clusters and problem is not None:
+            blockers.append(f"{source}: {problem}")
+    return blockers
+
+
+def second_manifest_warnings(inventory: Inventory) -> tuple[str, ...]:
+    """A cluster with a manifest in this account's layout and one under a spoke account's folder."""
+    return tuple(
+        f"cluster {manifest.cluster} has two manifests, {source} and in-use/{manifest.cluster}.json: both protect "
+        "their images, and an expected cluster needs both fresh; a spoke's cluster writes under "
+        "in-use/<account>/ since the bucket policy fits any number of clusters, so if it is a spoke's, delete "
+        f"in-use/{manifest.cluster}.json, its old key, with the break-glass role (docs/security.md)"
+        if spoke_account_of_source(source) is not None
+        else f"cluster {manifest.cluster} has two manifests, {source} and one under a spoke account's folder "
+        "in-use/<account>/: both protect their images, and an expected cluster needs both fresh; if it is a "
+        f"spoke's, delete {source}, its old key, with the break-glass role (docs/security.md)"
+        for source, manifest in sorted(inventory.second.items())
+    )
+
+
+def unlisted_cluster_warnings(safety: Safety, inventory: Inventory) -> tuple[str, ...]:
+    """The bucket policy lets any cluster of a listed account and region write its own manifest (the lists of
+    clusters no longer fit in it): one the rules file lists in neither safety list is named, and still protects."""
+    listed = {*safety.clusters, *safety.optional_clusters}
+    return tuple(
+        f"cluster {cluster}: an in-use manifest of a cluster in neither safety.clusters nor safety.optional_clusters;"
+        " its images still protect, but nothing expects it (docs/security.md)"
+        for cluster in sorted({manifest.cluster for manifest in (*inventory.manifests, *inventory.second.values())})
+        if cluster not in listed and not cluster.startswith(AWS_INVENTORY_NAME_PREFIX)
+    )
+
+
+def expected_manifest_problem(
+    safety: Safety, inventory: Inventory, manifest: InUseManifest | None, cluster: str, now: datetime
+) -> str | None:
+    """Why an expected cluster's (readable or absent) manifest blocks the run, or None when it is fresh and complete."""
+    if manifest is None:
+        return f"cluster {cluster}: no in-use manifest" + misfiled_note(inventory, cluster)
+    if not manifest.complete:
+        return f"cluster {cluster}: in-use manifest is incomplete (complete: false)"
+    if now - manifest.generated_at > safety.inventory_max_age:
+        age = humanize_age(now - manifest.generated_at)
+        return (
+            f"cluster {cluster}: in-use manifest is {age} old, older than inventory_max_age "
+            f"{format_duration(safety.inventory_max_age)}"
+        )
+    if manifest.generated_at - now > CLOCK_SKEW:
+        return (
+            f"cluster {cluster}: in-use manifest is dated {humanize_age(manifest.generated_at - now)} "
+            "in the future; check the exporter's clock"
+        )
+    return None
+
+
+def misfiled_note(inventory: Inventory, cluster: str) -> str:
+    """(in-use/prod.json declares cluster staging): the file a user would look for, or its declaration."""
+    notes = [
+        f"{source} declares cluster {manifest.cluster}"
+        for source, manifest in sorted(inventory.misfiled.items())
+        if cluster in (cluster_of_source(source), manifest.cluster)
+    ]
+    return f" ({'; '.join(notes)})" if notes else ""
+
+
+@dataclass
+class InUseIndex:
+    """In-use references resolved for one registry: by digest anywhere, and by repository and tag.
+    Built once per run and only read afterwards."""
+
+    registry_id: str | None = None
+    region: str | None = None
+    by_digest: dict[str, list[Workload]] = field(default_factory=lambda: defaultdict(list))
+    by_tag: dict[tuple[str, str], list[Workload]] = field(default_factory=lambda: defaultdict(list))
+    # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
+    # images this run cannot protect, so an expected cluster that has them blocks the run.
+    unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    # cluster -> the ECR registries (account, region) its references name, and the clusters of which at
+    # least one ECR reference is of the planned registry or of one of its replicas: a cluster with references but
+    # none of those was exported from another account or region than the snapshot.
+    registries: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
+    in_known_registry: set[str] = field(default_factory=set)
+    warnings: tuple[str, ...] = ()  # image strings of the manifests that are not references
+
+    @classmethod
+    def build(
+        cls,
+        manifests: Iterable[InUseManifest],
+        registry_id: str | None,
+        region: str | None,
+        replication: ReplicationConfiguration = NO_REPLICATION,
+        remembered: Iterable[tuple[RememberedImage, str]] = (),
+    ) -> InUseIndex:
+        """`remembered`: the in-use memory's references that protect now, each with how its reason says when it was
+        seen (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning."""
+        index = cls(registry_id=registry_id, region=region)
+        warnings: list[str] = []
+        for manifest in sorted(manifests, key=lambda m: m.cluster):
+            invalid = 0
+            for entry in manifest.images:
+                usage = Workload(
+                    cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
+                )
+                try:
+                    reference = parse_reference(entry.image)
+                except InvalidReference as error:
+                    if entry.digest:
+                        index.by_digest[entry.digest].append(usage)
+                    elif looks_like_ecr(entry.image, registry_id):
+                        index.unresolved[manifest.cluster].append(entry.image)
+                        continue
+                    invalid += 1
+                    if invalid <= MAX_WARNINGS_PER_CLUSTER:
+                        kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
+                        warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
+                    continue
+                index.add(manifest.cluster, reference, entry.digest, usage, replication)
+            if invalid > MAX_WARNINGS_PER_CLUSTER:
+                warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
+        index.warnings = tuple(warnings)
+        for image, note in remembered:
+            index.remember(image, note, replication)
+        return index
+
+    def remember(self, image: RememberedImage, note: str, replication: ReplicationConfiguration) -> None:
+        usage = Workload(
+            cluster=image.cluster,
+            namespace=image.namespace,
+            workload=image.workload,
+            source=image.source,
+            remembered=note,
+        )
+        try:
+            reference = parse_reference(image.image)
+        except InvalidReference:  # the manifest's reading warned of it; its digest, if any, still protects
+            if image.digest:
+                self.by_digest[image.digest].append(usage)
+            return
+        self.add(image.cluster, reference, image.digest, usage, replication, track=False)
+
+    def add(
+        self,
+        cluster: str,
+        reference: ImageReference,
+        resolved: str | None,
+        usage: Workload,
+        replication: ReplicationConfiguration,
+        *,
+        track: bool = True,
+    ) -> None:
+        """One in-use reference (and the digest the cluster resolved it to, if any):
+        - of this registry, or of a destination that our deletions reach (a replica with delete replication of
+          the same repository): its digest protects in every repository, its tag the digest our tag points to;
+        - of a replica that our deletions do not reach: nothing here (that copy stays whatever we delete);
+        - of any other registry: its digest still protects (we cannot know how it relates to ours), its tag not.
+        `track`: whether it counts for the registries each cluster's manifest names (a remembered one does not)."""
+        if reference.account is not None and reference.region is not None:
+            reached = self._protect_ecr_tag(
+                cluster, reference, (reference.account, reference.region), usage, replication, track
+            )
+            if reached is None:
+                return
+            usage = reached
+        if resolved:
+            self.by_digest[resolved].append(usage)
+        if reference.digest and reference.digest != resolved:
+            self.by_digest[reference.digest].append(usage)
+
+    def _protect_ecr_tag(
+        self,
+        cluster: str,
+        reference: ImageReference,
+        registry: tuple[str, str],
+        usage: Workload,
+        replication: ReplicationConfiguration,
+        track: bool,
+    ) -> Workload | None:
+        """Protect by tag what an ECR reference names here; the usage its digests protect with (naming the replica
+        it runs from), or None for a replica our deletions do not reach."""
+        here = reference.in_registry(self.registry_id, self.region)
+        replica = None if here else replica_of(replication, reference.repository, registry)
+        if track:
+            self._track(cluster, registry, known=here or replica is not None)
+        if replica is not None:
+            if not replica.replicates_deletions:
+                return None
+            usage = usage.model_copy(update={"replica": replica_note(replica, self.registry_id)})
+        elif not here:
+            return usage  # another registry: how its tags relate to ours is unknown
+        if reference.tag:
+            self.by_tag[(reference.repository, reference.tag)].append(usage)
+        return usage
+
+    def _track(self, cluster: str, registry: tuple[str, str], *, known: bool) -> None:
+        self.registries[cluster].add(registry)
+        if known:
+            self.in_known_registry.add(cluster)
+
+    def clusters_in(self, registry: tuple[str, str], clusters: Iterable[str]) -> list[str]:
+        """The given clusters whose manifests reference images of that registry."""
+        return sorted(cluster for cluster in clusters if registry in self.registries.get(cluster, ()))
+
+    def unresolved_blockers(self, expected: Iterable[str]) -> InventoryCheck:
+        """Images no guard could protect: they block an expected cluster's run, and are a warning otherwise."""
+        expected = set(expected)
+        blockers, warnings = [], []
+        for cluster, images in sorted(self.unresolved.items()):
+            problem = (
+                f"cluster {cluster}: in-use image {images[0]!r}"
+                + (f" and {len(images) - 1} more" if len(images) > 1 else "")
+                + " looks like ECR but is not a valid reference and has no digest, so it cannot be protected"
+            )
+            if cluster in expected:
+                blockers.append(problem)
+            else:
+                warnings.append(problem)
+        return InventoryCheck(blocked=tuple(blockers), warnings=tuple(warnings))
+
+    def foreign_registry_warnings(self, expected: Iterable[str]) -> tuple[str, ...]:
+        """An expected cluster whose ECR references all name other registries than the snapshot's: its tag
+        references cannot protect anything here, which nobody would notice without a word."""
+        registry_id, region = self.registry_id, self.region
+        warnings = []
+        for cluster in sorted(set(expected)):
+            registries = sorted(self.registries.get(cluster, ()))
+            if not registries or cluster in self.in_known_registry:
+                continue
+            named = ", ".join(f"{account} in {where}" for account, where in registries[:3])
+            more = f" and {len(registries) - 3} more" if len(registries) > 3 else ""
+            warnings.append(
+                f"cluster {cluster}: the snapshot is of registry {registry_id or 'unknown'} in {region or 'unknown'}, "
+                f"but the in-use manifest references only ECR registr{'y' if len(registries) == 1 else 'ies'} "
+                f"{named}{more}; no tag reference of this cluster protects anything in this run (digests still "
+                "do): is the snapshot of the right account and region?"
+            )
+        return tuple(warnings)
+
+    def usages(self, repository: str, image: ImageDetail) -> list[Workload]:
+        found = list(self.by_digest.get(image.image_digest, ()))
+        for tag in image.image_tags:
+            found.extend(self.by_tag.get((repository, tag), ()))
+        return found
+
+
+def replica_of(replication: ReplicationConfiguration, repository: str, registry: tuple[str, str]) -> Replica | None:
+    """The repository's replica in that registry, if replication sends the repository there."""
+    return next((replica for replica in replication.replicas(repository) if replica.registry == registry), None)
+
+
+def replica_note(replica: Replica, source_registry_id: str | None) -> str:
+    """How a reason names the destination a workload runs in: `us-east-1, replicated`."""
+    account = "" if replica.registry_id == source_registry_id else f", account {replica.registry_id}"
+    return f"{replica.region}{account}, replicated"
+
+
+def looks_like_ecr(text: str, registry_id: str | None) -> bool:
+    return ".dkr.ecr" in text or ".dkr-ecr" in text or bool(registry_id and registry_id in text)

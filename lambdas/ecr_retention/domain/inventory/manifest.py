@@ -1,0 +1,290 @@
+"""The in-use manifest: what runs in one cluster (`s3://<bucket>/in-use/<cluster>.json`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
+from typing import Annotated, Literal, TypeVar
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    SerializerFunctionWrapHandler,
+    StrictInt,
+    StringConstraints,
+    ValidationError,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+
+from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.registry.images import Digest
+from ecr_retention.domain.timestamps import UtcDatetime
+from ecr_retention.layout import IN_USE_PREFIX
+
+ClusterName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
+# Kubernetes (the exporter): pod, template, replicaset, controllerrevision, cronjob.
+# AWS (the inventory collector, docs/aws-inventory.md): ecs-service, ecs-task, lambda.
+InUseSource = Literal[
+    "pod", "template", "replicaset", "controllerrevision", "cronjob", "ecs-service", "ecs-task", "lambda"
+]
+
+
+def _supported_schema_version(version: int) -> int:
+    if version != 1:
+        raise ValueError(f"unsupported schemaVersion {version}; this release reads 1")
+    return version
+
+
+# Strict: a manifest decides what must not be deleted, so `"complete": "true"` or `"schemaVersion": "1"`
+# is a manifest nobody should trust, not a value to coerce (StrictInt also refuses true and 1.0).
+SchemaVersion = Annotated[StrictInt, AfterValidator(_supported_schema_version)]
+
+
+class InUseImage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+
+    image: Annotated[str, StringConstraints(min_length=1)]
+    digest: Digest | None = None
+    namespace: str
+    workload: str
+    container: str
+    source: InUseSource
+
+
+class Workload(BaseModel):
+    """Where an in-use image runs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cluster: str
+    namespace: str
+    workload: str
+    source: InUseSource
+    # Set when the workload runs a replica that our deletions reach: `us-east-1, replicated`.
+    replica: str | None = None
+    # Set when the in-use memory names it and no current manifest does: in a plan's reason `last seen 2d ago,
+    # protected until ...`; for the sentinel and the in-use check, why the memory speaks (domain/in_use/suspect_readings.py).
+    # Serialized only when set, so that a finding keeps its words past the workflow's steps and every other workload
+    # (inUseBy) keeps its shape.
+    remembered: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _remembered_only_when_set(self, serialize: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = serialize(self)
+        if self.remembered is None:
+            data.pop("remembered", None)
+        return data
+
+    def __str__(self) -> str:
+        where = f" ({self.replica})" if self.replica else ""
+        when = f", {self.remembered}" if self.remembered else ""
+        return f"{self.cluster}{where}: {self.namespace}/{self.workload} ({self.source}){when}"
+
+    @property
+    def runs_where(self) -> tuple[str, str, str, str, str | None]:
+        """The workload whatever the reading that named it: a current and a remembered usage of one image alike."""
+        return (self.cluster, self.namespace, self.workload, self.source, self.replica)
+
+
+class InUseManifest(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="ignore", strict=True)
+
+    schema_version: SchemaVersion
+    cluster: ClusterName
+    generated_at: UtcDatetime  # ISO 8601 or epoch seconds, through the one timestamp parser
+    complete: bool
+    # Required: a manifest without its list is not "nothing runs". Lax only to take a JSON list as a
+    # tuple; the entries are strict InUseImage models.
+    images: tuple[InUseImage, ...] = Field(strict=False)
+
+
+class RememberedImage(InUseImage):
+    """One reference of the in-use memory: what a manifest named, in which cluster, and the last reading that named
+    it (`lastSeenAt`, the manifest's generatedAt). `digest` is the manifest's, or for a tag reference the digest
+    its tag pointed to when the reference was last seen."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    cluster: ClusterName
+    last_seen_at: UtcDatetime
+
+
+class Reading(BaseModel):
+    """One reading of a cluster's manifest: when it was generated and how many references it named."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    generated_at: UtcDatetime
+    references: NonNegativeInt
+
+
+class ClusterReadings(BaseModel):
+    """A cluster's last reading and the one before it (a manifest read again unchanged is the same reading)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    last: Reading
+    previous: Reading | None = None
+
+
+class InUseMemory(BaseModel):
+    """The in-use memory (`state/in-use-memory.json`, domain/in_use/memory.py): every reference a manifest named
+    within safety.in_use_grace, which protects its image whatever becomes of the manifest. The pipeline's own state:
+    strict, as a manifest is, because it decides what must not be deleted."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
+
+    schema_version: SchemaVersion
+    updated_at: UtcDatetime
+    clusters: dict[ClusterName, ClusterReadings] = Field(default_factory=dict, strict=False)
+    images: tuple[RememberedImage, ...] = Field(default=(), strict=False)
+
+
+def manifest_json(manifest: InUseManifest) -> bytes:
+    """The manifest as every writer stores it (the exporter, the AWS inventory collector): camelCase keys,
+    `digest` only where the cluster resolved one."""
+    return manifest.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+
+
+def manifest_key(cluster: str, prefix: str = IN_USE_PREFIX) -> str:
+    """Where a cluster's manifest lives in the inventory bucket."""
+    return f"{prefix}{cluster}.json"
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Every in-use manifest a run could read, and every file under in-use/ it could not.
+
+    A manifest stands for the cluster its file is named after (`<cluster>.json`: the key is what the
+    exporter's IAM policy lets each cluster write) when it declares that same cluster. One that declares
+    another is misfiled: its images still protect, but it stands for no cluster."""
+
+    manifests: tuple[InUseManifest, ...] = ()  # at most one per cluster
+    misfiled: Mapping[str, InUseManifest] = field(default_factory=dict)  # source -> manifest naming another cluster
+    # source -> the second manifest of a cluster that has one in this account's layout (in-use/<cluster>.json) and
+    # one in a spoke's (in-use/<account>/<cluster>.json): a spoke's manifest before its move, or a cluster of a spoke
+    # named like one of this account's. Both protect, and both must be fresh for an expected cluster.
+    second: Mapping[str, InUseManifest] = field(default_factory=dict)
+    problems: Mapping[str, str] = field(default_factory=dict)  # source (file name or key) -> why it is unreadable
+    # The in-use memory as the run read it: None when there is none (the first run, an offline plan without one).
+    memory: InUseMemory | None = None
+    # Why the memory could not be read ("<source>: <problem>"): it may protect images, so the run is blocked.
+    memory_problem: str | None = None
+
+    @property
+    def protecting(self) -> tuple[InUseManifest, ...]:
+        """Every readable manifest: all of them protect their images, whatever they stand for."""
+        return (*self.manifests, *self.misfiled.values(), *self.second.values())
+
+
+ManifestDocument = tuple[str, bytes | InputError]
+
+
+SPOKE_ACCOUNT = re.compile(r"[0-9]{12}")
+
+
+def cluster_of_source(source: str) -> str:
+    """The cluster a file or key stands for: `in-use/prod.json` -> `prod`."""
+    return PurePosixPath(source).name.removesuffix(".json")
+
+
+def read_inventory(documents: Iterable[ManifestDocument]) -> Inventory:
+    """Read every document under in-use/, whatever the door (a CLI directory, an S3 prefix): each is its
+    source (file name or key) and its bytes, or the InputError that stopped its reader (too large, I/O).
+
+    Fail closed, one rule: a document that cannot be read for any reason is a problem named by its
+    source, never skipped, because the images it lists may be running; the planner blocks on it."""
+    manifests: dict[str, tuple[str, InUseManifest]] = {}
+    misfiled: dict[str, InUseManifest] = {}
+    second: dict[str, InUseManifest] = {}
+    problems: dict[str, str] = {}
+    for source, raw in sorted(documents, key=lambda document: document[0]):
+        try:
+            manifest = parse_manifest(source, raw)
+        except InputError as error:
+            problems[source] = str(error).removeprefix(f"{source}: ")
+            continue
+        cluster = cluster_of_source(source)
+        if manifest.cluster != cluster:
+            misfiled[source] = manifest
+        elif cluster in manifests and _one_in_each_layout(manifests[cluster][0], source):
+            second[source] = manifest
+        elif cluster in manifests:
+            problems[source] = f"cluster {cluster} already has a manifest in {manifests[cluster][0]}"
+        else:
+            manifests[cluster] = (source, manifest)
+    return Inventory(
+        manifests=tuple(manifest for _, manifest in manifests.values()),
+        misfiled=misfiled,
+        second=second,
+        problems=problems,
+    )
+
+
+def spoke_account_of_source(source: str) -> str | None:
+    """The account of a spoke's manifest key, `in-use/210987654321/payments.json` -> `210987654321`; None for a key
+    of this account's layout (`in-use/prod.json`) or a file of a directory."""
+    parts = PurePosixPath(source).parts
+    if len(parts) == 3 and parts[0] == IN_USE_PREFIX.rstrip("/") and SPOKE_ACCOUNT.fullmatch(parts[1]):
+        return parts[1]
+    return None
+
+
+def _one_in_each_layout(first: str, other: str) -> bool:
+    """in-use/<cluster>.json and in-use/<account>/<cluster>.json (in either order)."""
+    flat = f"{IN_USE_PREFIX}{cluster_of_source(first)}.json"
+    accounts = [spoke_account_of_source(source) for source in (first, other)]
+    return flat in (first, other) and accounts.count(None) == 1
+
+
+def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:
+    """One manifest, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
+    return _parse_strictly(
+        source, raw, InUseManifest, "an in-use manifest is a JSON object with schemaVersion, cluster and images"
+    )
+
+
+def parse_memory(source: str, raw: bytes | InputError) -> InUseMemory:
+    """The in-use memory, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
+    return _parse_strictly(source, raw, InUseMemory, "the in-use memory is a JSON object with schemaVersion and images")
+
+
+def with_memory(inventory: Inventory, source: str, raw: bytes | InputError | None) -> Inventory:
+    """The inventory with the memory read from `source`, whatever the door (a file offline, the bucket): `raw` None
+    is no memory yet (the first run); one that cannot be read is the inventory's memory_problem, which blocks."""
+    if raw is None:
+        return inventory
+    try:
+        return replace(inventory, memory=parse_memory(source, raw))
+    except InputError as error:
+        problem = str(error).removeprefix(f"{source}: ")
+        return replace(inventory, memory_problem=f"{source}: unreadable in-use memory: {problem}")
+
+
+def memory_json(memory: InUseMemory) -> bytes:
+    return memory.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
+
+
+Document = TypeVar("Document", bound=BaseModel)
+
+
+def _parse_strictly(source: str, raw: bytes | InputError, model: type[Document], shape: str) -> Document:
+    if isinstance(raw, InputError):
+        raise raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{source}: not UTF-8 text (byte {error.start})") from None
+    data = parse_json(text, source)
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: {shape}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise InputError(f"{source}: {describe_validation_error(error, model)}") from None

@@ -1,0 +1,134 @@
+"""One repository while it is planned: its images in the one order every count uses, and what the rules
+and guards find about them, for the decisions to read.
+
+The steps address an image by its rank, its place in that order: a rule's selection is a list of ranks, newest
+first, so that its counts (newest, keep_newest) are positions in it and nothing is sorted twice."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from itertools import chain
+from typing import Literal
+
+from ecr_retention.domain.config import DeleteRule
+from ecr_retention.domain.in_use.index import CLOCK_SKEW
+from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
+
+DependentKind = Literal["index-child", "referrer"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def newest_first(images: Iterable[ImageDetail]) -> list[ImageDetail]:
+    """Push time descending, ties by digest ascending: the one order every "newest" count uses. One sort: the time
+    since the push is exact (a timedelta, not a float), and ascends as the push time descends."""
+    return sorted(images, key=lambda image: (_EPOCH - image.image_pushed_at, image.image_digest))
+
+
+@dataclass(frozen=True)
+class RepositoryImages:
+    """The repository's images newest first, and the lookups every step uses (by rank: a position in `ordered`)."""
+
+    repository: RepositorySnapshot
+    ordered: list[ImageDetail]
+    digests: list[str]  # by rank
+    # now - push time, by rank: ascending, so the images younger than any age are the first ranks.
+    ages: list[timedelta]
+    by_digest: dict[str, ImageDetail]
+    rank_by_tag: dict[str, int]  # tag -> position in `ordered`
+    # Pushed after `now` (beyond clock skew): the newest by rank, 0 s old by age. Such an image takes
+    # keep_newest slots; Findings.displaced records, per delete rule, which older images lose theirs to it.
+    future: list[ImageDetail]
+    # The ranks of the images not ACTIVE: being restored (ACTIVATING) or ARCHIVED; few, mostly none.
+    activating: frozenset[int]
+    archived: frozenset[int]
+
+    @classmethod
+    def of(cls, repository: RepositorySnapshot, now: datetime) -> RepositoryImages:
+        ordered = newest_first(repository.image_details)
+        digests = [image.image_digest for image in ordered]
+        ages = [now - image.image_pushed_at for image in ordered]
+        activating, archived = _ranks_not_active(ordered)
+        return cls(
+            repository=repository,
+            ordered=ordered,
+            digests=digests,
+            ages=ages,
+            by_digest=dict(zip(digests, ordered, strict=True)),
+            rank_by_tag={tag: rank for rank, image in enumerate(ordered) for tag in image.image_tags},
+            future=ordered[: bisect_left(ages, -CLOCK_SKEW)],  # pushed more than CLOCK_SKEW after now
+            activating=activating,
+            archived=archived,
+        )
+
+    @property
+    def name(self) -> str:
+        return self.repository.repository_name
+
+    def tags_starting_with(self, first_characters: Iterable[str]) -> Iterable[str]:
+        """The repository's tags that start with one of the characters (rules.TagPatterns says why)."""
+        by_first = self._tags_by_first_character
+        return chain.from_iterable(by_first.get(first, ()) for first in first_characters)
+
+    @cached_property
+    def _tags_by_first_character(self) -> dict[str, list[str]]:
+        by_first: defaultdict[str, list[str]] = defaultdict(list)
+        for tag in self.rank_by_tag:
+            by_first[tag[:1]].append(tag)
+        return by_first
+
+    def images_of(self, ranks: Iterable[int]) -> list[ImageDetail]:
+        return list(map(self.ordered.__getitem__, ranks))
+
+    def digests_of(self, ranks: Iterable[int]) -> list[str]:
+        return list(map(self.digests.__getitem__, ranks))
+
+
+def _ranks_not_active(ordered: list[ImageDetail]) -> tuple[frozenset[int], frozenset[int]]:
+    """The ranks of the ACTIVATING images, and of the ARCHIVED ones, in one pass."""
+    not_active = [(rank, image.image_status) for rank, image in enumerate(ordered) if image.image_status != "ACTIVE"]
+    activating = frozenset(rank for rank, status in not_active if status == "ACTIVATING")
+    return activating, frozenset(rank for rank, status in not_active if status == "ARCHIVED")
+
+
+@dataclass(frozen=True)
+class DisplacedSlots:
+    """A delete rule's keep_newest slots taken by future images, and the older images that lost them."""
+
+    rule: str
+    keep_newest: int
+    future_in_slots: list[ImageDetail]
+    displaced: list[ImageDetail]
+
+
+@dataclass
+class Findings:
+    """What rules and guards find, per digest; lists exist only for images something applies to."""
+
+    protections: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))
+    marks: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))  # by delete rules
+    deleting: set[str] = field(default_factory=set)  # marked by a rule that deletes, not archives
+    notes: defaultdict[str, list[Reason]] = field(  # keep-newest: spared by a delete rule
+        default_factory=lambda: defaultdict(list)
+    )
+    # Per delete rule, in the file's order: its name, and the images it selects but whose conditions fail. Read only
+    # for the few kept images nothing else speaks for, so kept per rule, not per image.
+    unmet: list[tuple[str, DeleteRule, frozenset[str]]] = field(default_factory=list)
+    parents: defaultdict[str, list[tuple[str, DependentKind]]] = field(default_factory=lambda: defaultdict(list))
+    orphans: dict[str, str] = field(default_factory=dict)  # OCI referrer -> its subject, absent from the repository
+    displaced: list[DisplacedSlots] = field(default_factory=list)
+    in_use: set[str] = field(default_factory=set)  # the images an in-use manifest names
+    # ARCHIVED images that an in-use manifest names, and the ARCHIVED children of in-use indexes: restored (or, with
+    # safety.restore_in_use false, reported).
+    archived_in_use: set[str] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)  # about this repository, returned with its plan
+
+    def misses(self, digest: str) -> list[tuple[str, DeleteRule]]:
+        """The delete rules that select the image but do not mark it, in the file's order."""
+        return [(name, rule) for name, rule, digests in self.unmet if digest in digests]

@@ -1,0 +1,578 @@
+"""What a run did (or, in dry run, would do): one JSON report per run, schema in docs/report.md.
+
+Pure: built from the plans and from what the registry answered; no I/O. A report never lists an image
+under `deleted` or `archived` unless ECR confirmed the action (or, in dry run, the plan would take it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from itertools import chain
+from typing import Any, Literal, NamedTuple, TypedDict
+
+from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from ecr_retention.domain.doctor import Finding, TemplateFinding
+from ecr_retention.domain.inventory.evidence import ManifestEvidence
+from ecr_retention.domain.planning.ledger import Ledger
+from ecr_retention.domain.planning.plan import (
+    Decision,
+    Plan,
+    PlanModel,
+    Reason,
+    ReasonKind,
+    ReplicaRegistry,
+    RepositoryPlan,
+)
+from ecr_retention.domain.sentinel.matching import MissingReference
+from ecr_retention.domain.timestamps import UtcDatetime
+
+Trigger = Literal["schedule", "push", "cli"]
+RunOutcome = Literal["ok", "blocked", "partial", "failed"]
+# ok: evaluated, every planned action done or not needed; blocked: the inventory stopped every deletion;
+# skipped: over max_delete_fraction; partial: some actions failed or were cancelled for a reason other than
+# a tag change; busy: another evaluation holds the repository; gone: the repository no longer exists;
+# failed: the evaluation itself failed (error names why); unmanaged: no policy matches it.
+RepositoryOutcome = Literal["ok", "blocked", "skipped", "partial", "busy", "gone", "failed", "unmanaged"]
+
+
+@pydantic_dataclass(
+    frozen=True, slots=True, kw_only=True, config=ConfigDict(alias_generator=to_camel, populate_by_name=True)
+)
+class ImageEntry:
+    """One image the run acted on, would act on, cancelled or failed on. Validated as a model is, but held in slots:
+    a run report holds one per image, and a model's per-instance dict and set of the fields given would be most of a
+    large report's memory (1,100 of 2,100 bytes per image at 100,000)."""
+
+    image_digest: str
+    image_tags: tuple[str, ...]
+    image_pushed_at: UtcDatetime
+    image_size_in_bytes: int | None = None
+    kind: ReasonKind
+    rule: str | None = None
+    detail: str
+    error_code: str | None = None
+    # Every reason the plan gave, in the plan's vocabulary; kind, rule and detail above are the one that decided
+    # (or, for cancelled and failed images, what became of the removal).
+    reasons: tuple[Reason, ...] = ()
+
+    @classmethod
+    def from_decision(
+        cls,
+        decision: Decision,
+        *,
+        kind: ReasonKind | None = None,
+        detail: str | None = None,
+        error_code: str | None = None,
+    ) -> ImageEntry:
+        main = decision.main_reason
+        return cls(
+            image_digest=decision.image_digest,
+            image_tags=decision.image_tags,
+            image_pushed_at=decision.image_pushed_at,
+            image_size_in_bytes=decision.image_size_in_bytes,
+            kind=kind or main.kind,
+            rule=main.rule,
+            detail=detail if detail is not None else main.detail,
+            error_code=error_code,
+            reasons=decision.reasons,
+        )
+
+
+class RepositoryReport(PlanModel):
+    repository_name: str
+    outcome: RepositoryOutcome
+    policy: str | None = None
+    deletion_replicates_to: tuple[ReplicaRegistry, ...] = ()  # see RepositoryPlan
+    evaluated_at: UtcDatetime | None = None
+    # When the pipeline last read the repository and kept its snapshot for reviews (snapshots/, `diff --bucket`).
+    last_read_at: UtcDatetime | None = None
+    images: int = 0
+    kept: int = 0
+    protected_in_use: int = 0
+    kept_images: tuple[ImageEntry, ...] = ()  # the images the plan keeps, each with its main reason
+    # In-use images found ARCHIVED and restored (in dry run: that would be). `kept` counts them, and those in
+    # restore_failed (ECR refused the restore: they stay kept, archived); in_use_archived names every in-use image
+    # found archived, restored or not (safety.restore_in_use false keeps them in kept_images).
+    restored: tuple[ImageEntry, ...] = ()
+    restore_failed: tuple[ImageEntry, ...] = ()
+    in_use_archived: tuple[ImageEntry, ...] = ()
+    deleted: tuple[ImageEntry, ...] = ()
+    archived: tuple[ImageEntry, ...] = ()
+    cancelled: tuple[ImageEntry, ...] = ()
+    failed: tuple[ImageEntry, ...] = ()
+    skipped: str | None = None
+    blocked: tuple[str, ...] = ()
+    bytes_reclaimed: int = 0
+    lifecycle_findings: tuple[Finding, ...] = ()
+    # In-use references into this repository that the next pull cannot get (finding in-use-missing, SPEC "The
+    # sentinel"), checked against the snapshot the evaluation read; the report step adds when and by what.
+    in_use_missing: tuple[MissingReference, ...] = ()
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+
+
+class RunTotals(PlanModel):
+    repositories: int = 0
+    images: int = 0
+    kept: int = 0
+    deleted: int = 0
+    archived: int = 0
+    cancelled: int = 0
+    failed: int = 0
+    restored: int = 0
+    restore_failed: int = 0
+    in_use_archived: int = 0
+    # safety.quarantine: archived instead of deleted (among `archived`), deleted for good after the quarantine
+    # (among `deleted`), and kept archived while they wait (among `kept`)
+    entered_quarantine: int = 0
+    left_quarantine: int = 0
+    in_quarantine: int = 0
+    protected_in_use: int = 0
+    bytes_reclaimed: int = 0
+
+    @property
+    def quarantined(self) -> bool:
+        """safety.quarantine acted in this run: something entered, left or waits in it."""
+        return bool(self.entered_quarantine or self.left_quarantine or self.in_quarantine)
+
+
+class RunReport(PlanModel):
+    schema_version: Literal[1] = 1
+    run_id: str
+    trigger: Trigger
+    dry_run: bool
+    started_at: UtcDatetime
+    finished_at: UtcDatetime
+    outcome: RunOutcome
+    blocked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    registry_id: str | None = None
+    region: str | None = None
+    # s3://bucket/reports/YYYY/MM/DD/<runId>.json: where this document is (reportKey, as the schema has always said).
+    report_url: str | None = Field(default=None, alias="reportKey")
+    # Each in-use manifest as the run's report step read it (expected clusters first among the checks).
+    manifests: tuple[ManifestEvidence, ...] = ()
+    totals: RunTotals = Field(default_factory=RunTotals)
+    repositories: tuple[RepositoryReport, ...] = ()
+    # The doctor's structural findings on the lifecycle policies of the registry's repository creation templates,
+    # each named by its template's prefix (services/templates.py).
+    template_findings: tuple[TemplateFinding, ...] = ()
+    # Every in-use reference of the run that the next pull cannot get: those the evaluations found in their
+    # repositories (also under each repository) and those the report step found in the others (services/in_use_check.py).
+    in_use_missing: tuple[MissingReference, ...] = ()
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def to_json(self, indent: int = 1) -> str:
+        """The report as stored and printed; pydantic's own encoder (the json module's, indented, takes
+        seconds for a sweep that lists tens of thousands of images)."""
+        return self.model_dump_json(by_alias=True, indent=indent)
+
+    def to_json_bytes(self, indent: int = 1) -> bytes:
+        """to_json() as UTF-8, as pydantic's encoder writes it: a large report is never held as text too."""
+        return _run_report_adapter().dump_json(self, by_alias=True, indent=indent)
+
+    @property
+    def has_problems(self) -> bool:
+        """The CLI exits 1: blocked, failed or partial, or any repository skipped or busy."""
+        return self.outcome != "ok"
+
+
+@cache
+def _run_report_adapter() -> TypeAdapter[RunReport]:
+    return TypeAdapter(RunReport)
+
+
+def run_outcome(repositories: Sequence[RepositoryReport], blocked: Sequence[str]) -> RunOutcome:
+    if blocked:
+        return "blocked"
+    if repositories and all(repo.outcome == "failed" for repo in repositories):
+        return "failed"
+    if any(repo.outcome in ("failed", "partial", "skipped", "busy") for repo in repositories):
+        return "partial"
+    return "ok"
+
+
+def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
+    totals = RunTotals()
+    values = totals.model_dump()
+    for repo in repositories:
+        values["repositories"] += 1
+        values["images"] += repo.images
+        values["kept"] += repo.kept
+        values["deleted"] += len(repo.deleted)
+        values["archived"] += len(repo.archived)
+        values["cancelled"] += len(repo.cancelled)
+        values["failed"] += len(repo.failed)
+        values["restored"] += len(repo.restored)
+        values["restore_failed"] += len(repo.restore_failed)
+        values["in_use_archived"] += len(repo.in_use_archived)
+        values["entered_quarantine"] += sum(1 for e in repo.archived if e.kind == "quarantine")
+        values["left_quarantine"] += sum(1 for e in repo.deleted if e.kind == "quarantine")
+        values["in_quarantine"] += sum(1 for e in repo.kept_images if e.kind == "quarantine")
+        values["protected_in_use"] += repo.protected_in_use
+        values["bytes_reclaimed"] += repo.bytes_reclaimed
+    return RunTotals(**values)
+
+
+def build_run_report(
+    *,
+    run_id: str,
+    trigger: Trigger,
+    dry_run: bool,
+    started_at: datetime,
+    finished_at: datetime,
+    repositories: Sequence[RepositoryReport],
+    registry_id: str | None = None,
+    region: str | None = None,
+    report_url: str | None = None,
+    run_warnings: Sequence[str] = (),
+    template_findings: Sequence[TemplateFinding] = (),
+    manifests: Sequence[ManifestEvidence] = (),
+    other_in_use_missing: Sequence[MissingReference] = (),
+) -> RunReport:
+    """`other_in_use_missing`: the in-use references found missing in repositories the run did not plan."""
+    ordered = sorted(repositories, key=lambda repo: repo.repository_name)
+    blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
+    warnings = tuple(dict.fromkeys([*run_warnings, *(w for repo in ordered for w in repo.warnings)]))
+    return RunReport(
+        run_id=run_id,
+        trigger=trigger,
+        dry_run=dry_run,
+        started_at=started_at,
+        finished_at=finished_at,
+        outcome=run_outcome(ordered, blocked),
+        blocked=blocked,
+        warnings=warnings,
+        registry_id=registry_id,
+        region=region,
+        report_url=report_url,
+        manifests=tuple(manifests),
+        totals=totals_of(ordered),
+        repositories=tuple(ordered),
+        template_findings=tuple(template_findings),
+        in_use_missing=tuple(
+            sorted(
+                chain((found for repo in ordered for found in repo.in_use_missing), other_in_use_missing),
+                key=lambda found: (found.repository_name, found.image),
+            )
+        ),
+    )
+
+
+def is_in_use_archived(decision: Decision) -> bool:
+    """An in-use image the plan found ARCHIVED: restored, or (safety.restore_in_use false) kept with the finding."""
+    return decision.action == "restore" or any(r.kind == "in-use-archived" for r in decision.reasons)
+
+
+def kept_entries(decisions: Iterable[Decision]) -> tuple[ImageEntry, ...]:
+    return tuple(ImageEntry.from_decision(d) for d in decisions if d.action == "keep")
+
+
+def repository_report(
+    plan: RepositoryPlan,
+    evaluated_at: datetime,
+    blocked: Sequence[str],
+    ledger: Ledger | None = None,
+    *,
+    lifecycle_findings: Sequence[Finding] = (),
+    warnings: Sequence[str] = (),
+    in_use_missing: Sequence[MissingReference] = (),
+) -> RepositoryReport:
+    """The repository's report: what the plan decided and, with a ledger, what became of it. Without one (a dry
+    run), or for what the ledger did not attempt, the plan's actions are reported as taken: the same report a dry
+    run stores and `ecr-retention plan` renders."""
+    ledger = ledger or Ledger()
+    restores = _restores(plan, ledger)
+    return RepositoryReport(
+        repository_name=plan.repository_name,
+        policy=plan.policy,
+        deletion_replicates_to=plan.deletion_replicates_to,
+        evaluated_at=evaluated_at,
+        images=len(plan.images),
+        protected_in_use=sum(1 for d in plan.images if any(r.kind == "in-use" for r in d.reasons)),
+        kept_images=kept_entries(plan.images),
+        in_use_archived=tuple(ImageEntry.from_decision(d) for d in plan.images if is_in_use_archived(d)),
+        skipped=plan.skipped,
+        blocked=tuple(blocked),
+        lifecycle_findings=tuple(lifecycle_findings),
+        in_use_missing=tuple(in_use_missing),
+        warnings=(*warnings, *restores.warnings),
+        restored=restores.restored,
+        restore_failed=restores.failed,
+        **_removals(plan, blocked, ledger),
+    )
+
+
+class _Removals(TypedDict, total=False):
+    outcome: RepositoryOutcome
+    kept: int
+    deleted: tuple[ImageEntry, ...]
+    archived: tuple[ImageEntry, ...]
+    cancelled: tuple[ImageEntry, ...]
+    failed: tuple[ImageEntry, ...]
+    bytes_reclaimed: int
+
+
+class _Restores(NamedTuple):
+    restored: tuple[ImageEntry, ...]
+    failed: tuple[ImageEntry, ...]
+    warnings: tuple[str, ...]
+
+
+def _restores(plan: RepositoryPlan, ledger: Ledger) -> _Restores:
+    """The planned restores, those ECR refused moved to `failed`, each named in a warning."""
+    planned = {d.image_digest: d for d in plan.images if d.action == "restore"}
+    failed = _entries_of(planned, ledger.restore_failed, kind="restore-failed")
+    warnings = tuple(
+        f"{plan.repository_name}: in-use image {entry.image_digest} could not be restored from archive "
+        f"({entry.error_code}: {entry.detail}); it stays kept, restore it with ecr-retention restore"
+        for entry in failed
+    )
+    restored = tuple(
+        ImageEntry.from_decision(d) for digest, d in planned.items() if digest not in ledger.restore_failed
+    )
+    return _Restores(restored, failed, warnings)
+
+
+def _removals(plan: RepositoryPlan, blocked: Sequence[str], ledger: Ledger) -> _Removals:
+    """The report's removal fields: as planned, or, once the removals were attempted, as the ledger has them."""
+    return _removals_done(plan, ledger) if ledger.removing else _planned_removals(plan, blocked)
+
+
+def _removals_done(plan: RepositoryPlan, ledger: Ledger) -> _Removals:
+    candidates = {d.image_digest: d for d in plan.images if d.removes}
+    deleted, archived = _confirmed(candidates, ledger.deleted), _confirmed(candidates, ledger.archived)
+    failed = _entries_of(candidates, ledger.failed, kind="delete-failed")
+    untouched = len(candidates) - len(deleted) - len(archived)
+    return {
+        "outcome": "partial" if failed else "ok",
+        "kept": _kept_as_planned(plan) + untouched,
+        "deleted": deleted,
+        "archived": archived,
+        "cancelled": _entries_of(candidates, _without_code(ledger.cancelled), kind="tag-changed"),
+        "failed": failed,
+        "bytes_reclaimed": _bytes_of(deleted),
+    }
+
+
+def _confirmed(candidates: Mapping[str, Decision], digests: Iterable[str]) -> tuple[ImageEntry, ...]:
+    return tuple(ImageEntry.from_decision(candidates[d]) for d in digests)
+
+
+def _kept_as_planned(plan: RepositoryPlan) -> int:
+    return sum(1 for d in plan.images if not d.removes)
+
+
+def _bytes_of(entries: Iterable[ImageEntry]) -> int:
+    return sum(entry.image_size_in_bytes or 0 for entry in entries)
+
+
+def _without_code(why: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:
+    return {digest: (None, detail) for digest, detail in why.items()}
+
+
+def _entries_of(
+    decisions: Mapping[str, Decision], what: Mapping[str, tuple[str | None, str]], *, kind: ReasonKind
+) -> tuple[ImageEntry, ...]:
+    """An entry for each planned image that `what` says (code, detail) went otherwise than planned, by digest."""
+    return tuple(
+        ImageEntry.from_decision(decisions[d], kind=kind, detail=detail, error_code=code)
+        for d, (code, detail) in sorted(what.items())
+        if d in decisions
+    )
+
+
+def _planned_removals(plan: RepositoryPlan, blocked: Sequence[str]) -> _Removals:
+    outcome: RepositoryOutcome = (
+        "unmanaged" if plan.policy is None else "blocked" if blocked else "skipped" if plan.skipped else "ok"
+    )
+    return {
+        "outcome": outcome,
+        "kept": _kept_as_planned(plan),
+        "deleted": tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "delete"),
+        "archived": tuple(ImageEntry.from_decision(d) for d in plan.images if d.action == "archive"),
+        "bytes_reclaimed": plan.summary.bytes_reclaimed,
+    }
+
+
+def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvidence]) -> RunReport:
+    """A plan as the report of the dry run it is (trigger cli), for the page and the sheet of `ecr-retention plan`."""
+    return build_run_report(
+        run_id=run_id,
+        trigger="cli",
+        dry_run=True,
+        started_at=plan.generated_at,
+        finished_at=plan.generated_at,
+        repositories=[repository_report(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
+        registry_id=plan.registry_id,
+        region=plan.region,
+        run_warnings=plan.warnings,
+        manifests=manifests,
+    )
+
+
+ReportFormat = Literal["json", "html", "csv"]
+
+
+# --- The read model: the facts every renderer reads (the SNS summary, the page, the sheet, the CLI tables) ----------
+# A renderer formats these facts; it neither groups the report's lists again nor words a verb of its own.
+
+# Where an image of a repository report stands, one word per list of the report. The sheet shows these words; the
+# page and the CLI tables map them to their own labels.
+EntryGroup = Literal["keep", "delete", "archive", "cancelled", "failed", "restore", "restore-failed"]
+# What was kept, then what the plan removes and what became of the removals, then the in-use images restored.
+ENTRY_GROUPS: tuple[EntryGroup, ...] = ("keep", "delete", "archive", "cancelled", "failed", "restore", "restore-failed")
+
+
+# What a run removes (deletes or archives), and what stays in the repository: kept, restored, or still there after
+# a cancelled or failed removal.
+REMOVED_GROUPS: tuple[EntryGroup, ...] = ("delete", "archive")
+STAYING_GROUPS: tuple[EntryGroup, ...] = ("keep", "restore", "restore-failed", "cancelled", "failed")
+
+
+def entries_in(repo: RepositoryReport, group: EntryGroup) -> tuple[ImageEntry, ...]:
+    lists: dict[EntryGroup, tuple[ImageEntry, ...]] = {
+        "keep": repo.kept_images,
+        "delete": repo.deleted,
+        "archive": repo.archived,
+        "cancelled": repo.cancelled,
+        "failed": repo.failed,
+        "restore": repo.restored,
+        "restore-failed": repo.restore_failed,
+    }
+    return lists[group]
+
+
+def grouped_entries(
+    repo: RepositoryReport, groups: Sequence[EntryGroup] = ENTRY_GROUPS
+) -> Iterator[tuple[EntryGroup, ImageEntry]]:
+    """Each entry of these groups with its group, the groups in the order given."""
+    for group in groups:
+        for entry in entries_in(repo, group):
+            yield group, entry
+
+
+def run_entries(report: RunReport, *groups: EntryGroup) -> Iterator[tuple[RepositoryReport, ImageEntry]]:
+    """Each entry of these groups with its repository, repository by repository (the report's order)."""
+    for repo in report.repositories:
+        for _, entry in grouped_entries(repo, groups):
+            yield repo, entry
+
+
+def run_images(report: RunReport, *groups: EntryGroup) -> Iterator[ImageEntry]:
+    """run_entries without the repositories: each entry of these groups, repository by repository."""
+    return chain.from_iterable(entries_in(repo, group) for repo in report.repositories for group in groups)
+
+
+def removes(repo: RepositoryReport) -> bool:
+    """The repository's report deletes or archives something (in dry run: would)."""
+    return bool(repo.deleted or repo.archived)
+
+
+# The verbs of what a run did, worded once: a dry run says what it would do.
+Verb = Literal["delete", "archive", "restore", "remove", "reclaim", "enter", "leave"]
+PAST_TENSE: dict[Verb, str] = {
+    "delete": "deleted",
+    "archive": "archived",
+    "restore": "restored",
+    "remove": "removed",
+    "reclaim": "reclaimed",
+    "enter": "entered",
+    "leave": "left",
+}
+
+
+def action_verb(verb: Verb, *, dry_run: bool) -> str:
+    """`deleted`, or in dry run `would delete`."""
+    return f"would {verb}" if dry_run else PAST_TENSE[verb]
+
+
+def passive_verb(verb: Verb, *, dry_run: bool) -> str:
+    """`restored`, or in dry run `would be restored`."""
+    return f"would be {PAST_TENSE[verb]}" if dry_run else PAST_TENSE[verb]
+
+
+# What became of an in-use image the run found ARCHIVED: restored (in dry run: would be), its restore refused by ECR,
+# or left archived because safety.restore_in_use is false.
+Fate = Literal["restored", "restore-failed", "not-restored"]
+# "line": the SNS summary's line; "check": the page's check (see InUseArchived.fate_text).
+FateForm = Literal["line", "check"]
+
+
+@dataclass(frozen=True, slots=True)
+class InUseArchived:
+    """An in-use image found archived: its repository, its entry, its fate and (a refused restore) ECR's code."""
+
+    repository: RepositoryReport
+    entry: ImageEntry
+    fate: Fate
+    error_code: str | None = None
+
+    @property
+    def workloads(self) -> str:
+        """The workloads that run it, as its in-use reason names them."""
+        return next((reason.detail for reason in self.entry.reasons if reason.kind == "in-use"), "")
+
+    def fate_text(self, *, dry_run: bool, form: FateForm) -> str:
+        """The fate in words. The two forms differ and stay as they are: the summary's line ("line") says what the
+        run did (`restored`, `would restore`), a refused restore's error code, and the setting by its path
+        (`safety.restore_in_use`), for a reader who has only the e-mail; the page's check ("check") says what became
+        of the image (`would be restored`, `NOT restored`) beside evidence that names the setting by its key."""
+        if self.fate == "restored":
+            verb = action_verb if form == "line" else passive_verb
+            return verb("restore", dry_run=dry_run)
+        if self.fate == "restore-failed":
+            return f"restore FAILED ({self.error_code})" if form == "line" else "NOT restored"
+        setting = "safety.restore_in_use" if form == "line" else "restore_in_use"
+        return f"NOT restored ({setting}: false)"
+
+
+def in_use_archived_of(repo: RepositoryReport) -> Iterator[InUseArchived]:
+    restored = {entry.image_digest for entry in repo.restored}
+    refused = {entry.image_digest: entry for entry in repo.restore_failed}
+    for entry in repo.in_use_archived:
+        if entry.image_digest in restored:
+            yield InUseArchived(repo, entry, "restored")
+        elif entry.image_digest in refused:
+            yield InUseArchived(repo, entry, "restore-failed", refused[entry.image_digest].error_code)
+        else:
+            yield InUseArchived(repo, entry, "not-restored")
+
+
+def run_in_use_archived(report: RunReport) -> tuple[InUseArchived, ...]:
+    """Every in-use image found archived, repository by repository."""
+    return tuple(found for repo in report.repositories for found in in_use_archived_of(repo))
+
+
+# safety.quarantine in one repository's report: "enter", archived instead of deleted; "leave", deleted for good after
+# the quarantine. RunTotals counts them (entered_quarantine, left_quarantine).
+QuarantineStage = Literal["enter", "leave"]
+
+
+def quarantine_entries(repo: RepositoryReport) -> Iterator[tuple[QuarantineStage, ImageEntry]]:
+    stages: tuple[tuple[QuarantineStage, tuple[ImageEntry, ...]], ...] = (
+        ("enter", repo.archived),
+        ("leave", repo.deleted),
+    )
+    for stage, entries in stages:
+        for entry in entries:
+            if entry.kind == "quarantine":
+                yield stage, entry
+
+
+def replicating(repositories: Iterable[RepositoryReport]) -> tuple[RepositoryReport, ...]:
+    """The repositories whose deletions replicate (deleteReplication) to other registries."""
+    return tuple(repo for repo in repositories if repo.deletion_replicates_to)
+
+
+def reaches_unwatched_registry(repo: RepositoryReport) -> bool:
+    """This run's removals replicate to a registry where no expected cluster guards what is in use."""
+    return removes(repo) and any(not replica.expected_clusters for replica in repo.deletion_replicates_to)
