@@ -30,18 +30,17 @@ from aws_cdk import aws_lambda as lambda_
 
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from infra import constants
+from infra.import_closure import shipped_files
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_SOURCE = REPOSITORY_ROOT / "lambdas"
 PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
-IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo")
-# Top-level entries of the package that no function imports, left out of the asset: the CLI (`ecr-retention`,
-# `python -m ecr_retention`, commands/, its tables) and the in-cluster exporter (exporter/: it runs in a cluster's
-# image, and the collector reads eksClusters with the shared Kubernetes code, kube/). The demo and the emulator live in
-# another package (ecr_retention_dev), which the asset never copies. tests/infra/test_lambda_asset.py lists what
-# ships.
-NOT_SHIPPED = frozenset({"__main__.py", "cli.py", "commands", "exporter", "tables.py"})
+# What ships of the package is what the handlers import (infra/import_closure.py): not the CLI (`ecr-retention`,
+# commands/, its tables, the restore command's service, the diff), not the in-cluster exporter (exporter/: it runs in a
+# cluster's image; the collector reads eksClusters with the shared Kubernetes code, kube/). The demo and the emulator
+# live in another package (ecr_retention_dev), which the asset never copies. tests/infra/test_lambda_asset.py lists
+# what must not ship.
 # Where Lambda unpacks the asset: the file names compiled into the bytecode, as tracebacks show them.
 LAMBDA_TASK_ROOT = "/var/task"
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
@@ -61,23 +60,21 @@ UNUSED_DEPENDENCY_PARTS = ("kubernetes/aio",)
 
 
 def package_files(root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> list[Path]:
-    """The files of the package that the asset ships."""
-    return sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file()
-        and "__pycache__" not in path.parts
-        and path.suffix not in (".pyc", ".pyo")
-        and path.relative_to(root).parts[0] not in NOT_SHIPPED
-    )
+    """The files of the package that the asset ships (read once per process: every stack of a synthesis hashes
+    them)."""
+    return list(_package_files(root))
 
 
-def ignore_not_shipped(directory: str, names: list[str]) -> set[str]:
-    """shutil.copytree's `ignore` for the package: caches everywhere, NOT_SHIPPED at its top level."""
-    ignored = set(IGNORED(directory, names))
-    if Path(directory) == PACKAGE_SOURCE / PACKAGE_NAME:
-        ignored |= NOT_SHIPPED & set(names)
-    return ignored
+@lru_cache(maxsize=4)
+def _package_files(root: Path) -> tuple[Path, ...]:
+    return tuple(shipped_files(root))
+
+
+def copy_package(output_dir: Path, root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> None:
+    for path in package_files(root):
+        target = output_dir / path.relative_to(root.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
 
 
 @lru_cache(maxsize=4)
@@ -209,7 +206,7 @@ class PipBundler:
         drop_unused_service_models(Path(output_dir) / "botocore" / "data")
         for part in UNUSED_DEPENDENCY_PARTS:
             shutil.rmtree(Path(output_dir) / part)
-        shutil.copytree(PACKAGE_SOURCE / PACKAGE_NAME, Path(output_dir) / PACKAGE_NAME, ignore=ignore_not_shipped)
+        copy_package(Path(output_dir))
         shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
         (Path(output_dir) / constants.ASSET_SPOKE_ROLES_FILE).write_bytes(spoke_roles_document(self.spoke_role_arns))
         if self.compiler is not None:

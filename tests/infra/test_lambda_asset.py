@@ -23,6 +23,7 @@ from aws_cdk.assertions import Template
 
 from ecr_retention.loading import load_config, load_spoke_roles
 from infra import constants, lambda_asset
+from infra.import_closure import shipped_modules
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
@@ -55,6 +56,17 @@ SHIPPED = {
     "report_page",
     "report_sheet.py",
 }
+# The CLI's own code, which no function imports, by module: none of it may ship (the asset ships the handlers' import
+# closure, infra/import_closure.py).
+CLI_ONLY = (
+    "ecr_retention.__main__",
+    "ecr_retention.cli",
+    "ecr_retention.commands",
+    "ecr_retention.tables",
+    "ecr_retention.exporter",
+    "ecr_retention.services.restore",
+    "ecr_retention.domain.review",
+)
 # The flags word of a hash-based .pyc that the runtime does not check against its source (PEP 552).
 UNCHECKED_HASH = (1).to_bytes(4, "little")
 # Of what only some functions use, what each handler loads at import: asyncio only with Powertools' batch processor
@@ -184,6 +196,27 @@ def test_the_asset_holds_only_the_part_of_the_package_that_the_functions_import(
     shipped = {path.name for path in (directory / "ecr_retention").iterdir()} - {"__pycache__"}
     assert shipped == SHIPPED
     assert {path.relative_to(lambda_asset.PACKAGE_SOURCE).parts[1] for path in lambda_asset.package_files()} == SHIPPED
+    assert modules_in(directory) == shipped_modules(lambda_asset.PACKAGE_SOURCE / "ecr_retention")
+
+
+def modules_in(directory: Path) -> set[str]:
+    """The ecr_retention modules of an unpacked asset, by dotted name."""
+    names = set()
+    for path in (directory / "ecr_retention").rglob("*.py"):
+        parts = path.relative_to(directory).with_suffix("").parts
+        names.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_no_module_of_the_cli_ships_and_every_handler_does() -> None:
+    shipped = shipped_modules(lambda_asset.PACKAGE_SOURCE / "ecr_retention")
+    assert not [module for module in shipped for cli in CLI_ONLY if module == cli or module.startswith(cli + ".")]
+    handlers = {path.stem for path in (lambda_asset.PACKAGE_SOURCE / "ecr_retention" / "handlers").glob("*.py")}
+    assert {f"ecr_retention.handlers.{name}" for name in handlers - {"__init__"}} <= shipped
+    # a lazy import, inside the report step's function, is followed: the page ships with its templates
+    assert "ecr_retention.report_page" in shipped
+    files = {path.name for path in lambda_asset.package_files()}
+    assert {"run.html.j2", "page.css", "page.js"} <= files
 
 
 @pytest.mark.slow
