@@ -80,7 +80,8 @@ def rewrite(text: str) -> str:
     for old, new in MODULES.items():
         package = old if old in DOCSTRINGS else None
         # Never rewrite a reference to the new place: `domain.registry.images` stays.
-        guard = rf"(?!\.(?:{'|'.join(sorted(new_submodules(package)))})(?!\w))" if package else ""
+        names = "|".join(sorted(new_submodules(package))) if package else ""
+        guard = rf"(?!\.(?:{names})(?!\w))(?!\s+import\s+(?:{names})(?!\w))" if package else ""
         text = re.sub(rf"(?<![\w.])((?:ecr_retention\.)?domain)\.{old}(?!\w){guard}", rf"\1.{new}", text)
         text = text.replace(f"domain/{old}.py", f"domain/{new.replace('.', '/')}.py")
     return re.sub(

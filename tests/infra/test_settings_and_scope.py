@@ -13,7 +13,7 @@ from ecr_retention import layout
 from ecr_retention.aws import dynamodb_lease
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory.manifest import aws as aws_inventory
+from ecr_retention.domain.inventory import aws as aws_inventory
 from ecr_retention.services import inventory, snapshot
 from infra import constants, pruning_workflow, repository_scope
 from infra.deploy_settings import DeploySettings, derived_repository_filter
