@@ -287,7 +287,7 @@ class FakeRegistry:
         if stored is None or stored.manifest != manifest.text:
             return TagOutcome("failed", "ImageDigestDoesNotMatchException")
         if tag in stored.detail.image_tags:
-            return TagOutcome("already-tagged", "ImageAlreadyExistsException")
+            return TagOutcome("already-tagged")  # as the adapter answers ImageAlreadyExistsException
         if repository in self.immutable:
             return TagOutcome("immutable", "ImageTagAlreadyExistsException: the repository's tags are immutable")
         for other in images.values():  # a tag moves to its new image, as in a mutable repository

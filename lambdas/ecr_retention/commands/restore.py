@@ -6,6 +6,7 @@ import argparse
 import re
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name
@@ -74,6 +75,11 @@ def register(subparsers: Any) -> None:
 
 def check_arguments(args: argparse.Namespace) -> float:
     """Every argument checked before any AWS call; the --wait timeout in seconds."""
+    _check_source(args)
+    return _wait_timeout(args)
+
+
+def _check_source(args: argparse.Namespace) -> None:
     if args.run_id is not None and args.repository is not None:
         raise InputError("--run and --repository exclude each other: restore a run's images or a repository's")
     if args.run_id is None and args.repository is None:
@@ -82,6 +88,9 @@ def check_arguments(args: argparse.Namespace) -> float:
         _check_run(args)
     else:
         _check_images(args)
+
+
+def _wait_timeout(args: argparse.Namespace) -> float:
     # Without --wait nothing waits: a timeout given there would be silently ignored, and a restore thought bounded.
     if args.timeout is not None and not args.wait:
         raise InputError("--timeout goes with --wait: without --wait the restores start and nothing waits for them")
@@ -107,12 +116,14 @@ def _check_images(args: argparse.Namespace) -> None:
         raise InputError(f"--repository: {args.repository!r} is not an ECR repository name")
     if not args.digest and not args.tag:
         raise InputError("--repository needs --digest D or --tag T (repeatable)")
-    for digest in args.digest:
-        if not DIGEST.match(digest):
-            raise InputError(f"--digest: {digest!r} is not an image digest (sha256: and 64 lowercase hex digits)")
-    for tag in args.tag:
-        if not TAG.match(tag):
-            raise InputError(f"--tag: {tag!r} is not an image tag")
+    _check_each("--digest", args.digest, DIGEST, "an image digest (sha256: and 64 lowercase hex digits)")
+    _check_each("--tag", args.tag, TAG, "an image tag")
+
+
+def _check_each(option: str, values: Sequence[str], pattern: re.Pattern[str], what: str) -> None:
+    for value in values:
+        if not pattern.match(value):
+            raise InputError(f"{option}: {value!r} is not {what}")
 
 
 def run(args: argparse.Namespace) -> int:

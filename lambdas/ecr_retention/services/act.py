@@ -1,11 +1,13 @@
-"""Act on one repository's plan: every mutation of the repository goes through here, and what the registry did goes
-into one Ledger (domain/planning/ledger.py), which the report is built from.
+"""Every change this tool makes to a registry goes through here, and what the registry did goes into one Ledger
+(domain/planning/ledger.py): the run's restores, deletions and archives (`act`, whose ledger the report is built
+from), the sentinel's and the `restore` command's restores (`restore`), and the tagger's tags (`tag`). No other
+module outside the adapters calls a mutating method of the Registry port (tests/unit/test_mutations_through_act.py).
 
-In order: restore the in-use images found archived (RESTORE_BATCH between checks of the deadline; in a blocked run
-and a skipped repository too, since restoring deletes nothing), then, when removing is allowed, re-check the
-candidates against the registry and delete or archive them wave by wave (domain/planning/removal_order.py), each wave in
-batches of at most REMOVAL_BATCH. No call starts when the deadline is near. The registry's batch answer is read in
-one place, `answers_of`."""
+A run acts on one repository's plan in order: restore the in-use images found archived (RESTORE_BATCH between checks
+of the deadline; in a blocked run and a skipped repository too, since restoring deletes nothing), then, when removing
+is allowed, re-check the candidates against the registry and delete or archive them wave by wave
+(domain/planning/removal_order.py), each wave in batches of at most REMOVAL_BATCH. No call starts when the deadline
+is near. The registry's answers are read in one place each: `answers_of` for a batch, `tag_answer` for a tag."""
 
 from __future__ import annotations
 
@@ -13,12 +15,20 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 
-from ecr_retention.domain.planning.ledger import UNANSWERED, Action, Answer, Failure, Ledger
+from ecr_retention.domain.planning.ledger import (
+    IMMUTABLE_TAG,
+    TAG_REFUSED,
+    UNANSWERED,
+    Action,
+    Answer,
+    Failure,
+    Ledger,
+)
 from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
 from ecr_retention.domain.planning.removal_order import next_wave, removal_parents
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
-from ecr_retention.ports import BatchOutcome, Registry
+from ecr_retention.ports import BatchOutcome, ImageManifest, Registry, TagOutcome
 from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
@@ -48,9 +58,8 @@ def act(
     """Restore what the plan restores; then, if `removing`, remove what it removes. Never raises for what one image
     or one call did: that is in the ledger (a restore that fails leaves the image kept, and the next run asks again).
     RepositoryGone from the re-check reaches the caller: the repository is gone."""
-    ledger = Ledger()
     restores = [d.image_digest for d in plan.images if d.action == "restore"]
-    restore_in_use_images(registry, plan.repository_name, restores, ledger, seconds_left=seconds_left)
+    ledger = restore(registry, plan.repository_name, restores, seconds_left=seconds_left)
     candidates = [d for d in plan.images if d.removes]
     if removing and candidates:
         ledger.removing = True
@@ -79,16 +88,18 @@ def out_of_time(seconds_left: SecondsLeft) -> bool:
 # --- restores ------------------------------------------------------------------------------------------------------
 
 
-def restore_in_use_images(
-    registry: Registry, repository: str, digests: Sequence[str], ledger: Ledger, *, seconds_left: SecondsLeft = None
-) -> None:
-    """Ask ECR to restore these images, RESTORE_BATCH (one call each) between checks of the deadline. A restore
-    that fails, or that the deadline leaves unasked (DeadlineReached), goes into the ledger, never raised."""
-    for start in range(0, len(digests), RESTORE_BATCH):
+def restore(registry: Registry, repository: str, digests: Sequence[str], *, seconds_left: SecondsLeft = None) -> Ledger:
+    """Ask ECR to restore these images of one repository: with a deadline, RESTORE_BATCH (one call each) between
+    checks of it; without one, in one call, so that a call failing after its retries stops the rest (the adapter
+    fails them NotAttempted). A restore that fails, or that the deadline leaves unasked (DeadlineReached), goes into
+    the ledger, never raised: `Ledger.answer` says what became of each image."""
+    ledger = Ledger()
+    size = RESTORE_BATCH if seconds_left is not None else max(len(digests), 1)
+    for start in range(0, len(digests), size):
         if out_of_time(seconds_left):
             ledger.fail_restores(digests[start:], OUT_OF_TIME)
-            return
-        batch = digests[start : start + RESTORE_BATCH]
+            break
+        batch = digests[start : start + size]
         answer = contain(
             partial(registry.restore_images, repository, batch), log=logger, what=f"restoring in {repository}"
         )
@@ -96,6 +107,27 @@ def restore_in_use_images(
             ledger.fail_restores(batch, ("RestoreFailed", str(answer)))
         else:
             ledger.record("restore", answers_of(batch, answer))
+    return ledger
+
+
+# --- tags ----------------------------------------------------------------------------------------------------------
+
+
+def tag(registry: Registry, repository: str, manifest: ImageManifest, new_tag: str) -> Ledger:
+    """PutImage of the image's exact manifest under `new_tag`: the ledger holds the registry's answer about it."""
+    ledger = Ledger()
+    ledger.record("tag", {manifest.image_digest: tag_answer(registry.put_tag(repository, manifest, new_tag))})
+    return ledger
+
+
+def tag_answer(outcome: TagOutcome) -> Answer:
+    """The registry's answer to one PutImage, in the ledger's words: the one reading of a TagOutcome. ECR's
+    refusal to move a tag in an immutable repository is a failure of its own (IMMUTABLE_TAG)."""
+    if outcome.status == "tagged":
+        return Answer("done")
+    if outcome.status == "already-tagged":
+        return Answer("already")
+    return Answer("failed", (IMMUTABLE_TAG if outcome.status == "immutable" else TAG_REFUSED, outcome.detail))
 
 
 # --- removals ------------------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.planning.ledger import NO_ANSWER, Answer, Ledger
+from ecr_retention.domain.planning.ledger import NO_ANSWER, Answer
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.reporting.cost import RESTORE_PRICE_PER_GB
@@ -28,7 +28,7 @@ from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.layout import run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
-from ecr_retention.services.act import answers_of
+from ecr_retention.services import act
 from ecr_retention.services.snapshot import MemoryManifestCache, index_manifests, read_index_manifest
 from ecr_retention.workflow import run_started_at
 
@@ -224,9 +224,13 @@ def restore(
         restoring.add(repository, _restore_repository(repository, selection, registry, cache, dry_run=dry_run))
     if waiting is not None and not dry_run:
         _wait_for_every_round(restoring, registry, cache, waiting)
+    return _report(restoring, dry_run=dry_run, waited=waiting is not None)
+
+
+def _report(restoring: _Restoring, *, dry_run: bool, waited: bool) -> RestoreReport:
     unknown = [_unknown_children_note(repo, index, dry_run) for repo, index in sorted(restoring.unknown_indexes)]
     # Without --wait, nothing is known to be pullable yet: an index whose children are not all ACTIVE is unfinished.
-    unfinished = waiting is None and not dry_run
+    unfinished = not waited and not dry_run
     return RestoreReport(
         dry_run=dry_run,
         lines=[_explained(line, restoring) for line in restoring.lines],
@@ -264,11 +268,18 @@ def _wait_for_every_round(restoring: _Restoring, registry: Registry, cache: Mani
         readable = {key for key in restoring.unknown_indexes if _status(restoring.lines, key) == "restored"}
         if not readable or waiting.clock() >= deadline:
             return
-        restoring.unknown_indexes -= readable
-        for repository in sorted({repo for repo, _ in readable}):
-            indexes = tuple(sorted(digest for repo, digest in readable if repo == repository))
-            again = _restore_repository(repository, Selection(digests=indexes), registry, cache, dry_run=False)
-            restoring.add(repository, again)
+        _restore_readable(restoring, readable, registry, cache)
+
+
+def _restore_readable(
+    restoring: _Restoring, readable: set[tuple[str, str]], registry: Registry, cache: ManifestCache
+) -> None:
+    """The indexes that have become readable (ACTIVE) are restored again: now their children are known."""
+    restoring.unknown_indexes -= readable
+    for repository in sorted({repo for repo, _ in readable}):
+        indexes = tuple(sorted(digest for repo, digest in readable if repo == repository))
+        again = _restore_repository(repository, Selection(digests=indexes), registry, cache, dry_run=False)
+        restoring.add(repository, again)
 
 
 def _status(lines: Sequence[RestoreLine], key: tuple[str, str]) -> RestoreStatus | None:
@@ -319,15 +330,12 @@ def _restore_found(
 
 
 def _restore_archived(repository: str, archived: Sequence[ImageDetail], registry: Registry) -> list[RestoreLine]:
-    """One restore of the archived images, read through the pipeline's ledger."""
-    digests = [detail.image_digest for detail in archived]
-    try:
-        outcome = registry.restore_images(repository, digests)
-    except RepositoryGone as error:
-        return [_line(repository, d, "failed", f"repository gone: {error}") for d in archived]
-    ledger = Ledger()
-    ledger.record("restore", answers_of(digests, outcome))
-    return _lines_of_answers(repository, archived, ledger, registry)
+    """One restore of the archived images (services/act.py), read from its ledger: an image already ACTIVE or
+    ACTIVATING is re-read to say which."""
+    ledger = act.restore(registry, repository, [detail.image_digest for detail in archived])
+    answers = {detail.image_digest: ledger.answer(detail.image_digest) for detail in archived}
+    now = _reread(repository, [digest for digest, answer in answers.items() if answer.kind == "already"], registry)
+    return [_line_of_answer(repository, d, answers[d.image_digest], now.get(d.image_digest)) for d in archived]
 
 
 def _line_of_unarchived(repository: str, detail: ImageDetail) -> RestoreLine:
@@ -349,14 +357,18 @@ def _with_children(repository: str, chosen: Sequence[ImageDetail], registry: Reg
     while frontier:
         manifests = _index_manifests(registry, repository, frontier, cache)
         unknown.extend(index.image_digest for index in frontier if index.image_digest not in manifests)
-        for index in frontier:
-            listed_here = manifests.get(index.image_digest, {"manifests": []})["manifests"]
-            result.children_of[index.image_digest] = tuple(
-                (entry["digest"], platform_of(entry)) for entry in listed_here if entry["digest"] in everything
-            )
+        result.children_of.update({index.image_digest: _listed(index, manifests, everything) for index in frontier})
         listed = _new_children(frontier, manifests, everything, found, result.index_of)
         frontier = _indexes(listed)
     return _Found(list(found.values()), result.index_of, result.children_of, tuple(unknown))
+
+
+def _listed(
+    index: ImageDetail, manifests: Mapping[str, dict[str, Any]], everything: Mapping[str, ImageDetail]
+) -> Children:
+    """The children the index lists that the repository holds, each with its platform."""
+    listed = manifests.get(index.image_digest, {"manifests": []})["manifests"]
+    return tuple((entry["digest"], platform_of(entry)) for entry in listed if entry["digest"] in everything)
 
 
 def platform_of(entry: Mapping[str, Any]) -> str:
@@ -438,15 +450,6 @@ def _resolve_tags(
     return failures
 
 
-def _lines_of_answers(
-    repository: str, archived: Sequence[ImageDetail], ledger: Ledger, registry: Registry
-) -> list[RestoreLine]:
-    """The ledger's answer for each image asked: an image already ACTIVE or ACTIVATING is re-read to say which."""
-    already = [d.image_digest for d in archived if ledger.answers[d.image_digest].kind == "already"]
-    now = _reread(repository, already, registry)
-    return [_line_of_answer(repository, d, ledger.answers[d.image_digest], now.get(d.image_digest)) for d in archived]
-
-
 def _line_of_answer(repository: str, detail: ImageDetail, answer: Answer, status_now: str | None) -> RestoreLine:
     if answer.kind == "done":
         return _line(repository, detail, "restoring", "restore started (ACTIVATING; ECR says within 20 minutes)")
@@ -473,21 +476,32 @@ def _wait(lines: list[RestoreLine], registry: Registry, waiting: Waiting, deadli
     """Poll the images being restored (DescribeImages) until each is ACTIVE or the deadline (of the whole restore)
     has passed. Progress when the count changes, and at least once a minute."""
     pending = {(line.repository, line.image_digest) for line in lines if line.status in ("restoring", "being-restored")}
-    total = len(pending)
     finished: dict[tuple[str, str], RestoreLine] = {}
-    started = waiting.clock()
-    said: tuple[int, float] | None = None  # (restored, when) of the last progress line
+    progress = _Progress(waiting.progress, total=len(pending), started=waiting.clock())
     while pending:
         finished.update(_poll(pending, registry))
         pending -= set(finished)
         if not pending or waiting.clock() >= deadline:
             break
         now = waiting.clock()
-        if said is None or said[0] != len(finished) or now - said[1] >= PROGRESS_SECONDS:
-            waiting.progress(f"waiting: {len(finished)} of {total} restored, {now - started:.0f}s elapsed")
-            said = (len(finished), now)
+        progress.tell(len(finished), now)
         waiting.sleep(min(waiting.interval, max(deadline - now, 0.0)))
     return [_after_wait(line, finished, pending, waiting.timeout) for line in lines]
+
+
+@dataclass
+class _Progress:
+    """--wait's progress lines: one when the count of restored images changes, and at least one a minute."""
+
+    say: Callable[[str], None]
+    total: int
+    started: float
+    said: tuple[int, float] | None = None  # (restored, when) of the last line
+
+    def tell(self, restored: int, now: float) -> None:
+        if self.said is None or self.said[0] != restored or now - self.said[1] >= PROGRESS_SECONDS:
+            self.say(f"waiting: {restored} of {self.total} restored, {now - self.started:.0f}s elapsed")
+            self.said = (restored, now)
 
 
 def _poll(pending: set[tuple[str, str]], registry: Registry) -> dict[tuple[str, str], RestoreLine]:
@@ -500,13 +514,20 @@ def _poll(pending: set[tuple[str, str]], registry: Registry) -> dict[tuple[str, 
         except RepositoryGone:
             now = {}
         for digest in digests:
-            detail = now.get(digest)
-            if detail is None:
-                finished[(repository, digest)] = RestoreLine(repository, digest, (), "failed", "gone while restoring")
-            elif detail.image_status != "ACTIVATING":
-                status: RestoreStatus = "restored" if detail.image_status == "ACTIVE" else "failed"
-                finished[(repository, digest)] = _line(repository, detail, status, f"{detail.image_status} now")
+            line = _finished(repository, digest, now.get(digest))
+            if line is not None:
+                finished[(repository, digest)] = line
     return finished
+
+
+def _finished(repository: str, digest: str, detail: ImageDetail | None) -> RestoreLine | None:
+    """An image polled, as it is now: None while it is ACTIVATING."""
+    if detail is None:
+        return RestoreLine(repository, digest, (), "failed", "gone while restoring")
+    if detail.image_status == "ACTIVATING":
+        return None
+    status: RestoreStatus = "restored" if detail.image_status == "ACTIVE" else "failed"
+    return _line(repository, detail, status, f"{detail.image_status} now")
 
 
 def _after_wait(

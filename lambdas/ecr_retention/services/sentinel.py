@@ -29,6 +29,7 @@ from logging import ERROR, WARNING
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
+from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.run import first_matching_policy
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
@@ -57,6 +58,7 @@ from ecr_retention.ports import (
     Registry,
     RepositoryGone,
 )
+from ecr_retention.services.act import restore
 from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.removals import (
@@ -364,14 +366,22 @@ def heal(item: Broken, config: RetentionConfig, registry: Registry) -> Broken:
     refusal = _not_restorable(config, repository, digest)
     if refusal is not None:
         return _restored(item, refusal)
-    outcome = registry.restore_images(repository, [digest])
-    if outcome.done:
-        started = "restore started: ECR is bringing it back to STANDARD (ACTIVATING, about 20 minutes)"
-        return _restored(item, started, restoring=True)
-    if outcome.already:
-        return _restored(item, "already ACTIVE or being restored")
-    problem = "; ".join(f"{failure.code}: {failure.message}" for failure in outcome.failed) or "no answer"
-    return _restored(item, f"restore refused ({problem})")
+    answer = restore(registry, repository, [digest]).answer(digest)
+    return _restored(item, restore_told(answer), restoring=answer.kind == "done")
+
+
+def restore_told(answer: Answer) -> str:
+    """What the alert says of the restore the ledger recorded: only a restore ECR confirmed started (ACTIVATING) is
+    said to be under way; one of an image gone meanwhile, or one the registry did not confirm, is not restored."""
+    if answer.kind == "done":
+        return "restore started: ECR is bringing it back to STANDARD (ACTIVATING, about 20 minutes)"
+    if answer.kind == "already":
+        return "already ACTIVE or being restored"
+    if answer.kind in ("gone", "unconfirmed"):
+        code, detail = RESTORE_FAILURES[answer.kind]
+        return f"not restored ({code}: {detail})"
+    problem = f"{answer.failure[0]}: {answer.failure[1]}" if answer.failure is not None else "no answer"
+    return f"restore refused ({problem})"
 
 
 def _not_restorable(config: RetentionConfig, repository: str, digest: str) -> str | None:

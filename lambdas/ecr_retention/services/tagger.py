@@ -1,4 +1,5 @@
-"""Tag deployed images: BatchGetImage the exact manifest, PutImage it back under the new tag."""
+"""Tag deployed images: BatchGetImage the exact manifest, PutImage it back under the new tag (services/act.py `tag`,
+whose ledger says what became of it)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from datetime import datetime
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.planning.ledger import IMMUTABLE_TAG, NO_ANSWER, Answer
 from ecr_retention.domain.planning.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.ports import Registry, RepositoryGone
+from ecr_retention.ports import Registry, RepositoryGone, TagStatus
+from ecr_retention.services import act
 
 # Every manifest and index type ECR stores, so that BatchGetImage returns the image itself, never a child
 # chosen for the caller's platform.
@@ -96,6 +99,16 @@ def _put_tags(registry: Registry, repository: str, pending: list[TagCandidate]) 
         if manifest is None:
             entries.append(_entry(repository, candidate, "gone", "ECR returned no manifest for this digest"))
             continue
-        outcome = registry.put_tag(repository, manifest, candidate.tag)
-        entries.append(_entry(repository, candidate, outcome.status, outcome.detail))
+        answer = act.tag(registry, repository, manifest, candidate.tag).answer(candidate.image_digest)
+        entries.append(_entry(repository, candidate, *_tag_status(answer)))
     return entries
+
+
+def _tag_status(answer: Answer) -> tuple[TagStatus, str]:
+    """The entry's status and detail, from the ledger's answer about the tag."""
+    if answer.kind == "done":
+        return "tagged", ""
+    if answer.kind == "already":
+        return "already-tagged", ""
+    code, detail = answer.failure or NO_ANSWER
+    return ("immutable" if code == IMMUTABLE_TAG else "failed"), detail

@@ -1,11 +1,25 @@
-"""The one reading of the registry's batch answer (services/act.py answers_of) and the ledger it fills
-(domain/planning/ledger.py): nothing counts as done unless ECR said so, whatever the call."""
+"""The one reading of the registry's answers (services/act.py answers_of for a batch, tag_answer for a tag) and the
+ledger they fill (domain/planning/ledger.py): nothing counts as done unless ECR said so, whatever the call."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.planning.ledger import NO_ANSWER, UNCONFIRMED_REMOVAL, Answer, Ledger
-from ecr_retention.ports import BatchOutcome, ImageFailure
-from ecr_retention.services.act import answers_of
+from collections.abc import Sequence
+
+import pytest
+
+from ecr_retention.domain.planning.ledger import (
+    IMMUTABLE_TAG,
+    NO_ANSWER,
+    TAG_REFUSED,
+    UNANSWERED,
+    UNCONFIRMED_REMOVAL,
+    Answer,
+    Ledger,
+)
+from ecr_retention.ports import BatchOutcome, ImageFailure, TagOutcome
+from ecr_retention.services.act import RESTORE_BATCH, answers_of, restore, tag, tag_answer
+from support.builders import NOW
+from support.fakes import FakeRegistry
 
 BATCH = ["sha256:a", "sha256:b", "sha256:c", "sha256:d", "sha256:e", "sha256:f"]
 
@@ -80,3 +94,90 @@ def test_restores_fail_when_the_image_is_gone_unconfirmed_refused_or_forgotten_a
         "sha256:f": "NoAnswer",
     }
     assert (ledger.deleted, ledger.failed, ledger.removing) == ([], {}, False)
+
+
+def _archived_registry(count: int) -> tuple[FakeRegistry, list[str]]:
+    registry = FakeRegistry()
+    digests = [registry.add_image("app", tags=[f"r{n}"], pushed_at=NOW, seed=f"r{n}") for n in range(count)]
+    for digest in digests:
+        registry.archive("app", digest, NOW)
+    return registry, digests
+
+
+def test_a_restore_without_a_deadline_is_one_call_so_a_stopped_call_stops_the_rest() -> None:
+    registry, digests = _archived_registry(RESTORE_BATCH + 2)
+    asked: list[list[str]] = []
+    real = registry.restore_images
+
+    def restore_images(repository: str, batch: Sequence[str]) -> BatchOutcome:
+        asked.append(list(batch))
+        return real(repository, batch)
+
+    registry.restore_images = restore_images  # type: ignore[method-assign]
+
+    ledger = restore(registry, "app", digests)
+
+    assert asked == [digests]
+    assert [ledger.answer(d).kind for d in digests] == ["done"] * len(digests)
+    assert ledger.restore_failed == {}
+
+
+def test_a_restore_call_that_raises_is_in_the_ledger_as_failed_and_never_raised() -> None:
+    registry, digests = _archived_registry(2)
+
+    def restore_images(repository: str, batch: Sequence[str]) -> BatchOutcome:
+        raise RuntimeError("the adapter broke")
+
+    registry.restore_images = restore_images  # type: ignore[method-assign]
+
+    ledger = restore(registry, "app", digests)
+
+    assert {d: ledger.answer(d) for d in digests} == dict.fromkeys(
+        digests, Answer("failed", ("RestoreFailed", "RuntimeError: the adapter broke"))
+    )
+    assert ledger.answers == {}  # the registry answered nothing
+    assert ledger.answer("sha256:never-asked") == UNANSWERED
+
+
+def test_restoring_nothing_calls_nothing() -> None:
+    registry, _ = _archived_registry(1)
+
+    assert restore(registry, "app", []) == Ledger()
+    assert registry.mutating_calls == []
+
+
+@pytest.mark.parametrize(
+    ("outcome", "answer"),
+    [
+        (TagOutcome("tagged"), Answer("done")),
+        (TagOutcome("already-tagged"), Answer("already")),
+        (
+            TagOutcome("immutable", "the tag is on another image"),
+            Answer("failed", (IMMUTABLE_TAG, "the tag is on another image")),
+        ),
+        (
+            TagOutcome("failed", "AccessDeniedException: no"),
+            Answer("failed", (TAG_REFUSED, "AccessDeniedException: no")),
+        ),
+    ],
+)
+def test_a_tag_outcome_is_read_into_the_ledger_s_answers(outcome: TagOutcome, answer: Answer) -> None:
+    assert tag_answer(outcome) == answer
+
+
+def test_a_tag_goes_into_a_ledger_of_its_own_and_changes_nothing_else() -> None:
+    registry = FakeRegistry()
+    digest = registry.add_image("app", tags=["v1"], pushed_at=NOW, seed="v1")
+    manifest = registry.get_manifests("app", [digest], ["application/vnd.oci.image.manifest.v1+json"])[digest]
+
+    ledger = tag(registry, "app", manifest, "keep-1")
+
+    assert ledger.answers == {digest: Answer("done")}
+    assert (ledger.deleted, ledger.archived, ledger.failed, ledger.restore_failed, ledger.gone) == (
+        [],
+        [],
+        {},
+        {},
+        set(),
+    )
+    assert "keep-1" in registry.repositories["app"][digest].detail.image_tags

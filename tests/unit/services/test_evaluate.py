@@ -13,11 +13,10 @@ import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.planning.plan import Reason
 from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, LeaseUnavailable
-from ecr_retention.services.act import RESTORE_BATCH, restore_in_use_images
+from ecr_retention.services.act import RESTORE_BATCH, restore
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache
 from support.builders import ACCOUNT, NOW, REGION
@@ -716,9 +715,8 @@ def test_restores_stop_at_the_deadline_and_what_was_not_asked_is_reported_for_th
     for digest in archived:
         registry.archive("app", digest, NOW - timedelta(days=3))
     left = iter([600.0, 30.0])  # time for the first batch; then less than the margin a call needs
-    ledger = Ledger()
 
-    restore_in_use_images(registry, "app", archived, ledger, seconds_left=lambda: next(left))
+    ledger = restore(registry, "app", archived, seconds_left=lambda: next(left))
 
     assert registry.count("restore_images") == RESTORE_BATCH  # one call per image
     assert {status(registry, d) for d in archived[:RESTORE_BATCH]} == {"ACTIVATING"}

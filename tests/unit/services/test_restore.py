@@ -5,11 +5,13 @@ to restore."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import pytest
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.ports import BatchOutcome
 from ecr_retention.services.restore import (
     RunRemovals,
     Selection,
@@ -115,6 +117,35 @@ def test_a_refused_restore_is_a_failure_with_its_code() -> None:
 
     assert [(line.image_tags[0], line.status) for line in report.lines] == [("pr-1", "restoring"), ("pr-2", "failed")]
     assert report.lines[1].detail.startswith("KmsException")
+
+
+def test_a_restore_call_that_raises_fails_its_images_and_the_restore_still_reports() -> None:
+    # Given a registry whose restore raises what no adapter anticipated (a defect)
+    registry, _ = seeded()
+
+    def broken(repository: str, digests: Sequence[str]) -> BatchOutcome:
+        raise RuntimeError("the adapter broke")
+
+    registry.restore_images = broken  # type: ignore[method-assign]
+
+    report = restore({REPO: Selection(tags=("pr-1", "v1"))}, registry=registry)
+
+    assert {line.image_tags[0]: (line.status, line.detail) for line in report.lines} == {
+        "pr-1": ("failed", "RestoreFailed: RuntimeError: the adapter broke"),
+        "v1": ("already-active", "not archived: nothing to restore"),
+    }
+    assert report.has_problems
+
+
+def test_an_answer_that_does_not_name_the_image_is_a_failure_not_a_restore() -> None:
+    registry, _ = seeded()
+    registry.restore_images = lambda repository, digests: BatchOutcome()  # type: ignore[method-assign]
+
+    report = restore({REPO: Selection(tags=("pr-1",))}, registry=registry)
+
+    assert [(line.status, line.detail) for line in report.lines] == [
+        ("failed", "NoAnswer: the registry's answer did not mention this image")
+    ]
 
 
 def test_a_repository_that_does_not_exist_is_one_failure() -> None:

@@ -4,6 +4,7 @@ confirmed with the registry, healed when archived in a managed repository, and t
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
@@ -20,7 +21,7 @@ from ecr_retention.domain.sentinel.events import (
 )
 from ecr_retention.domain.sentinel.matching import Removal
 from ecr_retention.layout import IN_USE_MEMORY_KEY, alert_claim_key, removal_key, removals_prefix
-from ecr_retention.ports import NotificationFailed
+from ecr_retention.ports import BatchOutcome, NotificationFailed
 from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
@@ -324,6 +325,54 @@ def test_a_refused_restore_is_named_in_the_alert(world: World) -> None:
     world.watch(archived(running))
     [(_, body)] = world.alerts()
     assert "restore refused (KmsException: injected)" in body
+
+
+def _answering(outcome: BatchOutcome | Exception) -> Any:
+    """A restore_images that answers `outcome` (or raises it), whatever it is asked."""
+
+    def restore_images(repository: str, digests: Sequence[str]) -> BatchOutcome:
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    return restore_images
+
+
+@pytest.mark.parametrize(
+    ("answer", "told"),
+    [
+        ("gone", "not restored (ImageNotFound: no longer in the repository: it could not be restored)"),
+        ("unconfirmed", "not restored (NotConfirmed: the registry did not confirm the restore)"),
+        ("unanswered", "restore refused (no answer)"),
+        ("already", "already ACTIVE or being restored"),
+        ("raised", "restore refused (RestoreFailed: RuntimeError: the adapter broke)"),
+    ],
+)
+def test_a_restore_the_registry_did_not_confirm_started_is_not_counted_restored_and_the_alert_says_why(
+    world: World, answer: str, told: str
+) -> None:
+    # Given an in-use image archived in a managed repository, whose restore ECR answers other than ACTIVATING
+    running = world.registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    world.runs("prod", (f"{HOST}/app:1.0", running))
+    world.registry.archive("app", running, NOW)
+    outcomes: dict[str, BatchOutcome | Exception] = {
+        "unconfirmed": BatchOutcome(unconfirmed=(running,)),
+        "unanswered": BatchOutcome(),
+        "already": BatchOutcome(already=(running,)),
+        "raised": RuntimeError("the adapter broke"),
+    }
+    if answer == "gone":  # deleted between the confirmation and the restore
+        world.registry.before["restore_images"] = lambda fake: fake.repositories["app"].pop(running)
+    else:
+        world.registry.restore_images = _answering(outcomes[answer])  # type: ignore[method-assign]
+    # When the sentinel heals it
+    watched = world.watch(archived(running))
+    # Then the alert still goes out, says what became of the restore, and nothing counts as restored
+    [(_, body)] = world.alerts()
+    assert f"  Restore: {told}." in body.splitlines()
+    assert watched.restored == 0
+    assert watched.summary()["restored"] == 0
+    assert watched.alerted
 
 
 def test_a_lifecycle_transition_rule_is_read_as_an_archive(world: World) -> None:

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.inventory.manifest import read_inventory
+from ecr_retention.ports import TagOutcome
 from ecr_retention.services.tagger import tag_deployed
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry
@@ -168,3 +169,30 @@ def test_images_of_repositories_no_policy_manages_are_noted_not_tagged() -> None
     assert [(e.repository_name, e.status) for e in report.entries] == [("api", "tagged")]
     assert report.notes == ("web: no policy manages this repository; not tagged",)
     assert {repository for _, repository in registry.calls} == {"api"}
+
+
+def test_a_refused_tag_is_reported_with_the_registry_s_words() -> None:
+    registry, digests = seeded()
+    registry.put_tag = lambda repository, manifest, tag: TagOutcome("failed", "AccessDeniedException: no PutImage")  # type: ignore[method-assign]
+    inv = inventory(
+        entry(f"{HOST}/api:v1", digest=digests["api"]), entry(f"{HOST}/frozen:v3", digest=digests["frozen"])
+    )
+
+    report = tag_deployed(parse_config(RULES), inv, registry=registry, run_id="t", now=NOW, dry_run=False)
+
+    assert [(e.repository_name, e.status, e.detail) for e in report.entries] == [
+        ("api", "failed", "AccessDeniedException: no PutImage"),
+        ("frozen", "failed", "AccessDeniedException: no PutImage"),
+    ]
+    assert report.has_problems
+
+
+def test_an_immutable_refusal_keeps_ecr_s_message() -> None:
+    registry, digests = seeded()
+    inv = inventory(entry(f"{HOST}/frozen:v3", digest=digests["frozen"]))
+
+    report = tag_deployed(parse_config(RULES), inv, registry=registry, run_id="t", now=NOW, dry_run=False)
+
+    assert [(e.status, e.detail) for e in report.entries] == [
+        ("immutable", "ImageTagAlreadyExistsException: the repository's tags are immutable")
+    ]

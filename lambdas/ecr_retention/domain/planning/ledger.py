@@ -1,6 +1,7 @@
-"""What a run did to one repository's images, digest by digest: the registry's answer to each restore, deletion and
-archive it asked for, and the removals it cancelled or failed before asking. services/act.py fills it; the repository
-report (domain/reporting/report.py `repository_report`) and the restore command read it. Pure: no I/O.
+"""What this tool did to one repository's images, digest by digest: the registry's answer to each restore, deletion,
+archive and tag it asked for, and the removals it cancelled or failed before asking. services/act.py, the one caller
+of the registry's mutations, fills it; the repository report (domain/reporting/report.py `repository_report`), the
+sentinel's heal, the restore command and the tagger read it. Pure: no I/O.
 
 One vocabulary for every answer (`Answer`), whatever the call: what ECR confirmed is `done`, and nothing else ever
 counts as done."""
@@ -11,16 +12,19 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-Action = Literal["restore", "delete", "archive"]
+Action = Literal["restore", "delete", "archive", "tag"]
 Failure = tuple[str, str]  # (code, detail), as the report's errorCode and detail
 AnswerKind = Literal[
     "done",  # ECR confirmed it: deleted, archived, or restoring (ACTIVATING)
-    "already",  # a restore asked of an image already ACTIVE or ACTIVATING: nothing to do
+    # a restore asked of an image already ACTIVE or ACTIVATING, or a tag the image carries already: nothing to do
+    "already",
     "gone",  # ImageNotFound: absent before the call
     # ImageNotFound in the answer to a retried call: absent now, perhaps deleted by an earlier attempt of the same
     # call whose answer was lost; neither done nor someone else's removal
     "unconfirmed",
-    "failed",  # ECR refused it, or the call failed after its retries (`failure` says which)
+    # ECR refused it, or the call failed after its retries, or (Ledger.answer) the call was not made or raised
+    # (`failure` says which)
+    "failed",
     "unanswered",  # the answer did not mention the image: an adapter that forgets an image must not make it look done
 ]
 
@@ -31,6 +35,10 @@ UNCONFIRMED_REMOVAL: Failure = (
     "attempt may have deleted it before its answer was lost",
 )
 GONE_BEFORE_REMOVAL = "already gone when the registry was asked to remove it"
+# The failure codes of a tag (services/act.py tag_answer): PutImage in an IMMUTABLE repository whose tag another image
+# carries, and any other PutImage failure (its detail names ECR's code).
+IMMUTABLE_TAG = "ImageTagAlreadyExistsException"
+TAG_REFUSED = "TagFailed"
 RESTORE_FAILURES: Mapping[AnswerKind, Failure] = {
     "gone": ("ImageNotFound", "no longer in the repository: it could not be restored"),
     "unconfirmed": ("NotConfirmed", "the registry did not confirm the restore"),
@@ -51,12 +59,12 @@ UNANSWERED = Answer("unanswered")
 
 @dataclass
 class Ledger:
-    """What became of each image the run meant to change in one repository.
+    """What became of each image this tool meant to change in one repository.
 
     `removing` says whether the removals were attempted at all: without it (a dry run, a blocked run, a skipped
     repository, nothing to remove) the report shows what the plan would do."""
 
-    answers: dict[str, Answer] = field(default_factory=dict)  # every answer, by digest (the restore command's lines)
+    answers: dict[str, Answer] = field(default_factory=dict)  # every answer of the registry, by digest
     restore_failed: dict[str, Failure] = field(default_factory=dict)
     removing: bool = False
     deleted: list[str] = field(default_factory=list)  # in the order ECR confirmed them
@@ -74,6 +82,15 @@ class Ledger:
     def not_removed(self) -> set[str]:
         return self.cancelled.keys() | self.failed.keys()
 
+    def answer(self, digest: str) -> Answer:
+        """What became of the change asked for `digest`: the registry's answer; or `failed`, with why, when the
+        registry was not asked (DeadlineReached) or its call raised (RestoreFailed); or `unanswered`."""
+        answered = self.answers.get(digest)
+        if answered is not None:
+            return answered
+        failure = self.restore_failed.get(digest) or self.failed.get(digest)
+        return UNANSWERED if failure is None else Answer("failed", failure)
+
     def fail_restores(self, digests: Collection[str], failure: Failure) -> None:
         """Restores the run did not get the registry to start, each with why."""
         self.restore_failed.update(dict.fromkeys(digests, failure))
@@ -88,11 +105,11 @@ class Ledger:
 
     def record(self, action: Action, answers: Mapping[str, Answer], *, stopped: bool = False) -> None:
         """The registry's answer to one call of `action`, image by image; `stopped`: the call failed after its
-        retries, and nothing further of this action is attempted."""
+        retries, and nothing further of this action is attempted. A tag's answer is all there is to know of it."""
         self.answers.update(answers)
         if action == "restore":
             self._record_restores(answers)
-        else:
+        elif action != "tag":
             self._record_removals(action, answers)
             if stopped and action not in self.stopped:
                 self.stopped[action] = _not_attempted_after(action, answers.values())
@@ -108,13 +125,17 @@ class Ledger:
         for digest, answer in answers.items():
             if answer.kind == "done":
                 done.append(digest)
-            elif answer.kind == "gone":
-                self.cancelled[digest] = GONE_BEFORE_REMOVAL
-            elif answer.kind == "unconfirmed":
-                self.failed[digest] = UNCONFIRMED_REMOVAL
             else:
-                self.failed[digest] = answer.failure or NO_ANSWER
+                self._record_not_removed(digest, answer)
         self.gone.update(digest for digest, answer in answers.items() if answer.kind in ("gone", "unconfirmed"))
+
+    def _record_not_removed(self, digest: str, answer: Answer) -> None:
+        if answer.kind == "gone":
+            self.cancelled[digest] = GONE_BEFORE_REMOVAL
+        elif answer.kind == "unconfirmed":
+            self.failed[digest] = UNCONFIRMED_REMOVAL
+        else:
+            self.failed[digest] = answer.failure or NO_ANSWER
 
 
 def _not_attempted_after(action: Action, answers: Iterable[Answer]) -> Failure:
