@@ -33,16 +33,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy lambdas/ecr_retention $(DEV) app.py infra tests/support
 
+# The suite on every core (pytest-xdist, work stealing: the slow e2e and synthesis tests do not hold a worker's queue
+# back), the 15 slowest tests printed. `PYTEST_WORKERS=0` runs it serially.
+PYTEST_WORKERS ?= auto
 test: lint typecheck
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --durations=15
 
 # The pure tier: domain, services on fakes, the CLI offline, the recorded outputs (about a minute).
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q tests/unit tests/golden
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) tests/unit tests/golden
 
 # Everything but the slow tiers (CDK synthesis, moto in server mode, the demo, the browser): before a commit, not before a stop.
 fast: lint typecheck
-	$(BIN)/python -m pytest -q -m "not slow" tests/unit tests/golden tests/integration
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal -m "not slow" tests/unit tests/golden tests/integration
 
 synth: $(STAMP)
 	$(BIN)/python app.py

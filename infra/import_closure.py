@@ -46,21 +46,22 @@ def shipped_modules(root: Path) -> frozenset[str]:
     """The closure, from every module of the entry package, of the ecr_retention modules imported, with the
     packages above each."""
     name = root.name
-    pending = [f"{name}.{ENTRY_PACKAGE}"] + [
-        f"{name}.{ENTRY_PACKAGE}.{path.stem}" for path in (root / ENTRY_PACKAGE).glob("*.py") if path.stem != "__init__"
-    ]
+    handlers = (path.stem for path in (root / ENTRY_PACKAGE).glob("*.py") if path.stem != "__init__")
+    pending = [f"{name}.{ENTRY_PACKAGE}", *(f"{name}.{ENTRY_PACKAGE}.{stem}" for stem in handlers)]
     seen: set[str] = set()
     while pending:
         module = pending.pop()
-        if module in seen or not (module == name or module.startswith(name + ".")):
-            continue
-        source = module_file(root, module)
-        if source is None:  # a name imported from a module, not a module
+        source = module_file(root, module) if module not in seen and _in_package(name, module) else None
+        if source is None:  # seen, outside the package, or a name imported from a module
             continue
         seen.add(module)
         pending.extend(_packages_above(module))
         pending.extend(imported_modules(root, module, source))
     return frozenset(seen)
+
+
+def _in_package(package: str, module: str) -> bool:
+    return module == package or module.startswith(package + ".")
 
 
 def _packages_above(module: str) -> Iterable[str]:
@@ -70,19 +71,19 @@ def _packages_above(module: str) -> Iterable[str]:
 
 def shipped_files(root: Path) -> list[Path]:
     """The shipped modules' files, and the data files (non-Python, e.g. the page's templates) of shipped packages."""
-    modules = shipped_modules(root)
-    sources = {module_file(root, module) for module in modules}
-    packages = {path.parent for path in sources if path is not None and path.name == "__init__.py"}
-    data = (
-        path
-        for path in root.rglob("*")
-        if path.is_file()
+    sources = {path for module in shipped_modules(root) if (path := module_file(root, module)) is not None}
+    packages = {path.parent for path in sources if path.name == "__init__.py"}
+    return sorted(sources | {path for path in root.rglob("*") if _is_data_file(root, path, packages)})
+
+
+def _is_data_file(root: Path, path: Path, packages: set[Path]) -> bool:
+    return (
+        path.is_file()
         and path.suffix != ".py"
         and not path.name.endswith(IGNORED_SUFFIXES)
         and "__pycache__" not in path.parts
         and _nearest_package(root, path) in packages
     )
-    return sorted({path for path in sources if path is not None} | set(data))
 
 
 def _nearest_package(root: Path, path: Path) -> Path | None:

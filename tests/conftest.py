@@ -30,6 +30,16 @@ os.environ.update(FAKE_AWS)
 os.environ.pop("AWS_PROFILE", None)
 
 LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+# Each test's tier, by its folder: `-m unit`, `-m "not e2e"`, ... select them.
+TIERS = {"unit": "unit", "golden": "unit", "integration": "integration", "infra": "infra", "e2e": "e2e"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.relative_to(item.config.rootpath).parts
+        tier = TIERS.get(parts[1]) if len(parts) > 1 and parts[0] == "tests" else None
+        if tier is not None:
+            item.add_marker(tier)
 
 
 @pytest.fixture(autouse=True, scope="session")
