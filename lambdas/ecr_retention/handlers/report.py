@@ -11,7 +11,6 @@ from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
-from ecr_retention.services.report import failure_published
 from ecr_retention.services.run import finish_run
 from ecr_retention.workflow import RunRecord, RunReported
 
@@ -24,10 +23,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
     wiring = wiring or report_at_cold_start()
     record = parse_event(event, RunRecord, "report input")
     adapters = wiring.adapters
-    # Whatever fails, the subscribers hear of the failed run, and the workflow still fails.
-    report = failure_published(
-        adapters.notifier, record.run_id, record.dry_run, lambda: finish_run(adapters, record, wiring.config)
-    )
+    # Whatever fails, the subscribers hear of the failed run (finish_run), and the workflow still fails.
+    report = finish_run(adapters, record, wiring.config)
     record_run_metrics(report)
     # The manifests as the report step read them (finish_run): read once, for the report's evidence and these ages.
     written = {m.cluster: m.generated_at for m in report.manifests if m.generated_at is not None}

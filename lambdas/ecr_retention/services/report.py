@@ -6,25 +6,21 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
 from pydantic import ValidationError
 
-from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import ReportFormat, RepositoryReport, RunReport, Trigger, build_run_report
-from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile, failure_summary, render_summary
-from ecr_retention.domain.sentinel.matching import MissingReference
+from ecr_retention.domain.reporting.report import ReportFormat, RepositoryReport, RunFacts, RunReport, run_report_of
+from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile
 from ecr_retention.layout import repository_report_key, repository_reports_prefix, run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, Notifier, StorageUnavailable
-from ecr_retention.report_sheet import sheet_bytes
 from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
@@ -33,6 +29,27 @@ T = TypeVar("T")
 
 MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
 READ_THREADS = 16
+
+
+@dataclass(frozen=True)
+class Renderers:
+    """How a run report becomes its page, its sheet and its SNS texts (ecr_retention/report_renderers.py): handed in,
+    so this service writes and publishes what it is given and renders nothing itself."""
+
+    page: Callable[[RunReport, StoragePrice], bytes]
+    sheet: Callable[[RunReport], bytes]
+    summary: Callable[[RunReport, ReportFiles], tuple[str, str]]  # (subject, body)
+    failure: Callable[[str, str], tuple[str, str]]  # (run id, problem) -> (subject, body)
+
+
+@dataclass(frozen=True)
+class ReportOutputs:
+    """Where a run report goes: the bucket (JSON, page, sheet), the subscribers, and how it is rendered."""
+
+    bucket: Bucket
+    notifier: Notifier | None
+    renderers: Renderers
+    price: StoragePrice
 
 
 def store_repository_report(bucket: Bucket, run_id: str, report: RepositoryReport) -> str:
@@ -72,54 +89,25 @@ def repository_report_of(body: bytes, where: str) -> RepositoryReport:
     return validate_as(RepositoryReport, data, f"{where}: unreadable repository report")
 
 
-def report_run(
-    *,
-    run_id: str,
-    trigger: Trigger,
-    dry_run: bool,
-    started_at: datetime,
-    finished_at: datetime,
-    repositories: Sequence[RepositoryReport],
-    bucket: Bucket,
-    notifier: Notifier | None,
-    price: StoragePrice,
-    registry_id: str | None = None,
-    region: str | None = None,
-    run_warnings: Sequence[str] = (),
-    template_findings: Sequence[TemplateFinding] = (),
-    manifests: Sequence[ManifestEvidence] = (),
-    other_in_use_missing: Sequence[MissingReference] = (),
-) -> RunReport:
-    key = run_report_key(run_id, started_at)
-    report = build_run_report(
-        run_id=run_id,
-        trigger=trigger,
-        dry_run=dry_run,
-        started_at=started_at,
-        finished_at=finished_at,
-        repositories=repositories,
-        registry_id=registry_id,
-        region=region,
-        report_url=f"s3://{bucket.name}/{key}",
-        run_warnings=run_warnings,
-        template_findings=template_findings,
-        manifests=manifests,
-        other_in_use_missing=other_in_use_missing,
-    )
+def report_run(facts: RunFacts, outputs: ReportOutputs) -> RunReport:
+    """Write the run report (JSON, then its page and sheet beside it) and publish its summary."""
+    bucket = outputs.bucket
+    key = run_report_key(facts.run_id, facts.started_at)
+    report = run_report_of(facts, report_url=f"s3://{bucket.name}/{key}")
     # The bucket's declared error, or a defect (contained): either way the subscribers hear that the report is
     # missing, and the caller still fails.
     unwritten = contain(partial(_write_report, bucket, key, report), log=logger, what="writing the run report")
     error = unwritten.error if isinstance(unwritten, Defect) else unwritten
     if error is not None:
-        publish_failure(notifier, run_id, dry_run, f"the report could not be written to {key}: {error}")
+        publish_failure(outputs, facts.run_id, facts.dry_run, f"the report could not be written to {key}: {error}")
         raise error
-    files = store_page_and_sheet(bucket, report, price)
-    if notifier is not None:
-        subject, body = render_summary(report, files)
-        notifier.publish(
+    files = store_page_and_sheet(outputs, report)
+    if outputs.notifier is not None:
+        subject, body = outputs.renderers.summary(report, files)
+        outputs.notifier.publish(
             subject,
             body,
-            {"dry_run": str(dry_run).lower(), "outcome": report.outcome},
+            {"dry_run": str(facts.dry_run).lower(), "outcome": report.outcome},
             report_location=report.report_url,
         )
     return report
@@ -135,20 +123,13 @@ def _write_report(bucket: Bucket, key: str, report: RunReport) -> StorageUnavail
     return None
 
 
-def store_page_and_sheet(bucket: Bucket, report: RunReport, price: StoragePrice) -> ReportFiles:
+def store_page_and_sheet(outputs: ReportOutputs, report: RunReport) -> ReportFiles:
     """The page and the sheet beside the JSON report (same key stem). Each is contained: the JSON report is written
     already, and the summary must go out whatever happens to them."""
-    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: page_body(report, price))
-    sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: sheet_bytes(report))
+    bucket, render = outputs.bucket, outputs.renderers
+    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: render.page(report, outputs.price))
+    sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: render.sheet(report))
     return ReportFiles(bucket=bucket.name, page=page, sheet=sheet)
-
-
-def page_body(report: RunReport, price: StoragePrice) -> bytes:
-    # Imported here, inside the contained call: only the report step renders, so the other functions' cold starts
-    # do not load Jinja2, and a page that cannot even be imported costs the summary nothing.
-    from ecr_retention.report_page import page_bytes
-
-    return page_bytes(report, price)
 
 
 def store_rendered(
@@ -171,18 +152,18 @@ def store_rendered(
     return StoredFile(key, problem=str(written) if isinstance(written, Defect) else written)
 
 
-def publish_failure(notifier: Notifier | None, run_id: str, dry_run: bool, problem: str) -> None:
-    if notifier is None:
+def publish_failure(outputs: ReportOutputs, run_id: str, dry_run: bool, problem: str) -> None:
+    if outputs.notifier is None:
         return
-    subject, body = failure_summary(run_id, problem)
-    notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})
+    subject, body = outputs.renderers.failure(run_id, problem)
+    outputs.notifier.publish(subject, body, {"dry_run": str(dry_run).lower(), "outcome": "failed"})
 
 
-def failure_published(notifier: Notifier | None, run_id: str, dry_run: bool, call: Callable[[], T]) -> T:
+def failure_published(outputs: ReportOutputs, run_id: str, dry_run: bool, call: Callable[[], T]) -> T:
     """call(); when it raises, whatever the error, the subscribers hear that the run failed (silence never means
     success), and the exception still reaches the caller."""
     outcome = contain(call, log=None, what="the run")
     if isinstance(outcome, Defect):
-        publish_failure(notifier, run_id, dry_run, str(outcome))
+        publish_failure(outputs, run_id, dry_run, str(outcome))
         raise outcome.error
     return outcome

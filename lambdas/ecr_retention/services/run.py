@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ecr_retention.clock import utc_now
@@ -15,9 +15,10 @@ from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_e
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import first_matching_policy
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RepositoryReport, RunReport, Trigger
+from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
@@ -27,6 +28,8 @@ from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
+    Renderers,
+    ReportOutputs,
     failure_published,
     load_repository_reports,
     report_run,
@@ -56,6 +59,20 @@ class Adapters:
     # This deployment's sentinel role (SENTINEL_ROLE_ARN, `run --sentinel-role`): the only writer whose records of
     # removals/ the in-use check counts. None: unknown, so it counts none (services/removals.py).
     sentinel_role: str | None = None
+    # How the report step renders the page, the sheet and the SNS texts: the report service renders nothing itself.
+    renderers: Renderers = field(default_factory=lambda: default_renderers())
+
+
+def default_renderers() -> Renderers:
+    """The product's renderers (report_renderers.py), imported only when a run is reported without its own."""
+    from ecr_retention.report_renderers import RENDERERS
+
+    return RENDERERS
+
+
+def report_outputs(config: RetentionConfig, adapters: Adapters) -> ReportOutputs:
+    """Where the run's report goes and how it is rendered, at the price its cost figures use."""
+    return ReportOutputs(adapters.bucket, adapters.notifier, adapters.renderers, storage_price(config, adapters.registry))
 
 
 def begin_run(
@@ -166,41 +183,77 @@ def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[Repos
     ]
 
 
+@dataclass(frozen=True)
+class Evaluated:
+    """What a run's evaluations leave for its end: the run, each repository's report, and how to read the inventory
+    and the replication rules the end checks and remembers (the report step reads them again; the CLI holds them),
+    and the targets that stored no report (read after the check)."""
+
+    run_id: str
+    trigger: Trigger
+    dry_run: bool
+    started_at: datetime
+    reports: Sequence[RepositoryReport]
+    inventory: Callable[[], Inventory]
+    replication: Callable[[], ReplicationConfiguration]
+    unreported: Callable[[], Sequence[RepositoryReport]] = tuple
+
+
 def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) -> RunReport:
-    """The report step: gather what the workers stored, write the run report (JSON, page, sheet), publish the summary.
-    The manifests' evidence is read now, after the evaluations (each read the inventory as it was when it started)."""
-    reports = load_repository_reports(adapters.bucket, start.run_id)
+    """The report step: gather what the workers stored and end the run (end_run). The manifests' evidence is read
+    now, after the evaluations (each read the inventory as it was when it started). Whatever fails, the subscribers
+    hear of the failed run, and the caller still fails."""
+
+    def end() -> RunReport:
+        reports = load_repository_reports(adapters.bucket, start.run_id)
+        evaluated = Evaluated(
+            run_id=start.run_id,
+            trigger=start.trigger,
+            dry_run=start.dry_run,
+            started_at=start.started_at,
+            reports=reports,
+            inventory=lambda: read_inventory_from_bucket(adapters.bucket),
+            replication=lambda: load_replication(adapters.bucket, start.run_id).replication_configuration,
+            unreported=lambda: unreported_targets(adapters.bucket, start, reports),
+        )
+        return end_run(config, adapters, evaluated)
+
+    return failure_published(report_outputs(config, adapters), start.run_id, start.dry_run, end)
+
+
+def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -> RunReport:
+    """A run's one end, for the report step and the CLI alike: the creation templates' findings, one reading of the
+    clock (the run's end), the in-use memory updated and the manifests' evidence at that end, the in-use check, and
+    the run report written and published."""
     templates = creation_template_findings(adapters.registry)
     finished_at = adapters.clock()
-    reading = remember_inventory(adapters, start, config, reports, finished_at)
-    checked = InUseCheck(repositories=tuple(reports))
+    reading = remember_inventory(adapters, config, evaluated, finished_at)
+    checked = InUseCheck(repositories=tuple(evaluated.reports))
     if reading.inventory is not None:
         inputs = CheckInputs(
-            config, reading.inventory, reading.replication, start.trigger, finished_at, adapters.sentinel_role
+            config, reading.inventory, reading.replication, evaluated.trigger, finished_at, adapters.sentinel_role
         )
-        checked = check_in_use(adapters.registry, adapters.bucket, inputs, reports)
-    return report_run(
-        run_id=start.run_id,
-        trigger=start.trigger,
-        dry_run=start.dry_run,
-        started_at=start.started_at,
+        checked = check_in_use(adapters.registry, adapters.bucket, inputs, evaluated.reports)
+    registry = adapters.registry
+    facts = RunFacts(
+        run_id=evaluated.run_id,
+        trigger=evaluated.trigger,
+        dry_run=evaluated.dry_run,
+        started_at=evaluated.started_at,
         finished_at=finished_at,
-        repositories=[*checked.repositories, *unreported_targets(adapters.bucket, start, reports)],
-        bucket=adapters.bucket,
-        notifier=adapters.notifier,
-        price=storage_price(config, adapters.registry),
-        registry_id=adapters.registry.registry_id,
-        region=adapters.registry.region,
-        run_warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
+        repositories=[*checked.repositories, *evaluated.unreported()],
+        registry=RegistryCoordinates(registry.registry_id, registry.region, reading.replication),
+        warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
         template_findings=templates.findings,
         manifests=reading.manifests,
         other_in_use_missing=checked.others,
     )
+    return report_run(facts, report_outputs(config, adapters))
 
 
 @dataclass(frozen=True)
 class InventoryReading:
-    """The report step's one reading of the inventory: each manifest's evidence, the warnings of the memory's update,
+    """The run end's one reading of the inventory: each manifest's evidence, the warnings of the memory's update,
     and the inventory itself for the in-use check (None when it could not be read)."""
 
     manifests: tuple[ManifestEvidence, ...]
@@ -210,12 +263,12 @@ class InventoryReading:
 
 
 def remember_inventory(
-    adapters: Adapters, start: RunRecord, config: RetentionConfig, reports: Sequence[RepositoryReport], now: datetime
+    adapters: Adapters, config: RetentionConfig, evaluated: Evaluated, now: datetime
 ) -> InventoryReading:
-    """The report step's one reading of the inventory: each manifest's evidence for the report, and the in-use memory
+    """The run end's one reading of the inventory: each manifest's evidence for the report, and the in-use memory
     updated from it (with its warnings)."""
     try:
-        inventory = read_inventory_from_bucket(adapters.bucket)
+        inventory = evaluated.inventory()
     except StorageUnavailable as error:  # the evaluations read it; the report is not worth losing over its evidence
         return InventoryReading(
             (),
@@ -224,12 +277,12 @@ def remember_inventory(
                 f"memory was not updated and the in-use references were checked only by the evaluations: {error}",
             ),
         )
-    replication = load_replication(adapters.bucket, start.run_id).replication_configuration
+    replication = evaluated.replication()
     warnings = update_memory(
         adapters.bucket,
         config.safety,
         inventory,
-        reports,
+        evaluated.reports,
         now,
         registry_id=adapters.registry.registry_id,
         region=adapters.registry.region,
@@ -281,36 +334,15 @@ def run_pipeline(
                 )
         return inputs, reports
 
-    inputs, reports = failure_published(adapters.notifier, run_id, dry_run, evaluate_all)
-    templates = creation_template_findings(adapters.registry)
-    replication = inputs.replication.replication_configuration
-    check = CheckInputs(config, inputs.inventory, replication, trigger, adapters.clock(), adapters.sentinel_role)
-    checked = check_in_use(adapters.registry, adapters.bucket, check, reports)
-    memory_warnings = update_memory(
-        adapters.bucket,
-        config.safety,
-        inputs.inventory,
-        reports,
-        adapters.clock(),
-        registry_id=adapters.registry.registry_id,
-        region=adapters.registry.region,
-        replication=replication,
+    inputs, reports = failure_published(report_outputs(config, adapters), run_id, dry_run, evaluate_all)
+    evaluated = Evaluated(
+        run_id=run_id,
+        trigger=trigger,
+        dry_run=inputs.dry_run,
+        started_at=started_at,
+        reports=reports,
+        inventory=lambda: inputs.inventory,
+        replication=lambda: inputs.replication.replication_configuration,
     )
     with cyclic_gc_off():
-        return report_run(
-            run_id=run_id,
-            trigger=trigger,
-            dry_run=inputs.dry_run,
-            started_at=started_at,
-            finished_at=adapters.clock(),
-            repositories=checked.repositories,
-            bucket=adapters.bucket,
-            notifier=adapters.notifier,
-            price=storage_price(config, adapters.registry),
-            registry_id=adapters.registry.registry_id,
-            region=adapters.registry.region,
-            run_warnings=(*templates.warnings, *memory_warnings, *checked.warnings),
-            template_findings=templates.findings,
-            manifests=manifest_evidence(config.safety, inputs.inventory, started_at),
-            other_in_use_missing=checked.others,
-        )
+        return end_run(config, adapters, evaluated)

@@ -29,6 +29,7 @@ from ecr_retention.domain.planning.plan import (
     ReplicaRegistry,
     RepositoryPlan,
 )
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.sentinel.matching import MissingReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
@@ -220,6 +221,44 @@ def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
         values["protected_in_use"] += repo.protected_in_use
         values["bytes_reclaimed"] += repo.bytes_reclaimed
     return RunTotals(**values)
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a run's end knows of it, for its report: who ran it, when, on which registry, what each repository
+    did, and what the run itself found (warnings, creation templates, manifests, in-use references missing in
+    repositories it did not plan)."""
+
+    run_id: str
+    trigger: Trigger
+    dry_run: bool
+    started_at: datetime
+    finished_at: datetime
+    repositories: Sequence[RepositoryReport]
+    registry: RegistryCoordinates = RegistryCoordinates()
+    warnings: Sequence[str] = ()
+    template_findings: Sequence[TemplateFinding] = ()
+    manifests: Sequence[ManifestEvidence] = ()
+    other_in_use_missing: Sequence[MissingReference] = ()
+
+
+def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
+    """The run report of a run's facts, to be found at report_url."""
+    return build_run_report(
+        run_id=facts.run_id,
+        trigger=facts.trigger,
+        dry_run=facts.dry_run,
+        started_at=facts.started_at,
+        finished_at=facts.finished_at,
+        repositories=facts.repositories,
+        registry_id=facts.registry.registry_id,
+        region=facts.registry.region,
+        report_url=report_url,
+        run_warnings=facts.warnings,
+        template_findings=facts.template_findings,
+        manifests=facts.manifests,
+        other_in_use_missing=facts.other_in_use_missing,
+    )
 
 
 def build_run_report(
