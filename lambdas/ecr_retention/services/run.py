@@ -248,7 +248,8 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         manifests=reading.manifests,
         other_in_use_missing=checked.others,
     )
-    return report_run(facts, report_outputs(config, adapters))
+    with cyclic_gc_off():  # as the report step runs (its handler's), and the CLI's run alike
+        return report_run(facts, report_outputs(config, adapters))
 
 
 @dataclass(frozen=True)
@@ -344,5 +345,4 @@ def run_pipeline(
         inventory=lambda: inputs.inventory,
         replication=lambda: inputs.replication.replication_configuration,
     )
-    with cyclic_gc_off():
-        return end_run(config, adapters, evaluated)
+    return end_run(config, adapters, evaluated)
