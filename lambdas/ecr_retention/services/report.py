@@ -127,7 +127,9 @@ def store_page_and_sheet(outputs: ReportOutputs, report: RunReport) -> ReportFil
     """The page and the sheet beside the JSON report (same key stem). Each is contained: the JSON report is written
     already, and the summary must go out whatever happens to them."""
     bucket, render = outputs.bucket, outputs.renderers
-    page = store_rendered(bucket, report, "html", "text/html; charset=utf-8", lambda: render.page(report, outputs.price))
+    page = store_rendered(
+        bucket, report, "html", "text/html; charset=utf-8", lambda: render.page(report, outputs.price)
+    )
     sheet = store_rendered(bucket, report, "csv", "text/csv; charset=utf-8", lambda: render.sheet(report))
     return ReportFiles(bucket=bucket.name, page=page, sheet=sheet)
 

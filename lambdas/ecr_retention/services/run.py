@@ -72,7 +72,9 @@ def default_renderers() -> Renderers:
 
 def report_outputs(config: RetentionConfig, adapters: Adapters) -> ReportOutputs:
     """Where the run's report goes and how it is rendered, at the price its cost figures use."""
-    return ReportOutputs(adapters.bucket, adapters.notifier, adapters.renderers, storage_price(config, adapters.registry))
+    return ReportOutputs(
+        adapters.bucket, adapters.notifier, adapters.renderers, storage_price(config, adapters.registry)
+    )
 
 
 def begin_run(

@@ -7,7 +7,7 @@ under `deleted` or `archived` unless ECR confirmed the action (or, in dry run, t
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cache
 from itertools import chain
@@ -235,7 +235,7 @@ class RunFacts:
     started_at: datetime
     finished_at: datetime
     repositories: Sequence[RepositoryReport]
-    registry: RegistryCoordinates = RegistryCoordinates()
+    registry: RegistryCoordinates = field(default_factory=RegistryCoordinates)
     warnings: Sequence[str] = ()
     template_findings: Sequence[TemplateFinding] = ()
     manifests: Sequence[ManifestEvidence] = ()
