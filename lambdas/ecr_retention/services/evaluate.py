@@ -26,6 +26,7 @@ from ecr_retention.domain.planning import (
 )
 from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
@@ -85,9 +86,7 @@ class RunInputs:
                     self.inventory,
                     now=now,
                     safety=self.config.safety,
-                    registry_id=registry.registry_id,
-                    region=registry.region,
-                    replication=self.replication.replication_configuration,
+                    registry=RegistryCoordinates.of(registry, self.replication.replication_configuration),
                 )
             )
         return self._pulled.by_repository.get(repository, ())

@@ -20,6 +20,7 @@ from functools import partial
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
 from ecr_retention.domain.sentinel.matching import (
@@ -86,9 +87,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         inputs.inventory,
         now=inputs.now,
         safety=inputs.config.safety,
-        registry_id=registry.registry_id,
-        region=registry.region,
-        replication=inputs.replication,
+        registry=RegistryCoordinates.of(registry, inputs.replication),
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)

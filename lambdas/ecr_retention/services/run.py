@@ -15,6 +15,7 @@ from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_e
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import first_matching_policy
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunReport, Trigger
@@ -231,9 +232,7 @@ def remember_inventory(
         inventory,
         reports,
         now,
-        registry_id=adapters.registry.registry_id,
-        region=adapters.registry.region,
-        replication=replication,
+        registry=RegistryCoordinates.of(adapters.registry, replication),
     )
     return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, inventory, replication)
 
@@ -292,9 +291,7 @@ def run_pipeline(
         inputs.inventory,
         reports,
         adapters.clock(),
-        registry_id=adapters.registry.registry_id,
-        region=adapters.registry.region,
-        replication=replication,
+        registry=RegistryCoordinates.of(adapters.registry, replication),
     )
     with cyclic_gc_off():
         return report_run(

@@ -31,6 +31,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
     TAKING_FINDINGS,
@@ -245,9 +246,7 @@ def running_references(
         inventory,
         now=now,
         safety=config.safety,
-        registry_id=ports.registry.registry_id,
-        region=ports.registry.region,
-        replication=replication.replication_configuration,
+        registry=RegistryCoordinates.of(ports.registry, replication.replication_configuration),
     )
     return references, tuple(notes)
 

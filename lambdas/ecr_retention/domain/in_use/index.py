@@ -21,6 +21,7 @@ from ecr_retention.domain.inventory.manifest import (
     cluster_of_source,
     spoke_account_of_source,
 )
+from ecr_retention.domain.registry.coordinates import replica_of
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.registry.replication import NO_REPLICATION, Replica, ReplicationConfiguration
@@ -328,11 +329,6 @@ class InUseIndex:
         for tag in image.image_tags:
             found.extend(self.by_tag.get((repository, tag), ()))
         return found
-
-
-def replica_of(replication: ReplicationConfiguration, repository: str, registry: tuple[str, str]) -> Replica | None:
-    """The repository's replica in that registry, if replication sends the repository there."""
-    return next((replica for replica in replication.replicas(repository) if replica.registry == registry), None)
 
 
 def replica_note(replica: Replica, source_registry_id: str | None) -> str:
