@@ -420,9 +420,7 @@ def check_new_policy(
         snapshot,
         now=now,
         inventory=read_inventory_from_bucket(ports.bucket),
-        registry_id=ports.registry.registry_id,
-        region=ports.registry.region,
-        replication=replication.replication_configuration,
+        registry=RegistryCoordinates.of(ports.registry, replication.replication_configuration),
     )
     taking = [finding for finding in diagnosis.findings if finding.code in TAKING_FINDINGS]
     if taking:

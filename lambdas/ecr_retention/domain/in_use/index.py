@@ -21,10 +21,10 @@ from ecr_retention.domain.inventory.manifest import (
     cluster_of_source,
     spoke_account_of_source,
 )
-from ecr_retention.domain.registry.coordinates import replica_of
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates, replica_of
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
-from ecr_retention.domain.registry.replication import NO_REPLICATION, Replica, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import Replica, ReplicationConfiguration
 from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
 
 # A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
@@ -175,14 +175,13 @@ class InUseIndex:
     def build(
         cls,
         manifests: Iterable[InUseManifest],
-        registry_id: str | None,
-        region: str | None,
-        replication: ReplicationConfiguration = NO_REPLICATION,
+        registry: RegistryCoordinates,
         remembered: Iterable[tuple[RememberedImage, str]] = (),
     ) -> InUseIndex:
         """`remembered`: the in-use memory's references that protect now, each with how its reason says when it was
         seen (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning."""
-        index = cls(registry_id=registry_id, region=region)
+        registry_id, replication = registry.registry_id, registry.replication
+        index = cls(registry_id=registry_id, region=registry.region)
         warnings: list[str] = []
         for manifest in sorted(manifests, key=lambda m: m.cluster):
             invalid = 0

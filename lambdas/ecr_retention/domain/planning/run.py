@@ -26,6 +26,7 @@ from ecr_retention.domain.planning.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planning.plan import Plan, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
 from ecr_retention.domain.planning.rules import PolicyRules, apply_rules, policy_rules
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
 from ecr_retention.domain.registry.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
 
@@ -116,9 +117,8 @@ def build_run_context(
     remembered = [
         (image, remembered_note(image, now, grace)) for image in still_protecting(inventory.memory, now, grace)
     ]
-    in_use = InUseIndex.build(
-        inventory.protecting, registry_id, region, replication.replication_configuration, remembered=remembered
-    )
+    registry = RegistryCoordinates(registry_id, region, replication.replication_configuration)
+    in_use = InUseIndex.build(inventory.protecting, registry, remembered=remembered)
     check = check_inventory(config.safety, inventory, in_use, now) + InventoryCheck(
         warnings=reading_warnings(inventory.memory, inventory, now, grace)
     )

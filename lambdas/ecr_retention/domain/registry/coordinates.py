@@ -47,6 +47,10 @@ class RegistryCoordinates:
         return cls(registry_id=registry.registry_id, region=registry.region, replication=replication)
 
 
+# A registry nothing is known of (a snapshot read offline without its account): every ECR reference matches it.
+UNKNOWN_REGISTRY = RegistryCoordinates()
+
+
 @dataclass(frozen=True, slots=True)
 class ReferenceHere:
     """An in-use reference into a registry: parsed (its registry, repository, tag and digest), and, when it names a
