@@ -192,10 +192,9 @@ def _plan(
         config,
         inputs.inventory,
         clock(),
-        registry_id=registry.registry_id,
-        region=registry.region,
+        registry=RegistryCoordinates.of(registry, inputs.replication.replication_configuration),
         tags_by_repository=tags,
-        replication=inputs.replication,
+        replication_problem=inputs.replication.problem,
     )
     return run, plan_repository(snapshot, run)
 
