@@ -16,6 +16,7 @@ from functools import partial
 from typing import ParamSpec, TypeVar
 
 from ecr_retention.clock import utc_now
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.aws import (
     DEFAULT_REVISIONS,
@@ -43,7 +44,6 @@ from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import IN_USE_PREFIX
 from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ManifestStore, ReadFailed, StorageUnavailable
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

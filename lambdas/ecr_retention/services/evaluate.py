@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import partial
 
 from ecr_retention.clock import utc_now
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
 from ecr_retention.domain.inventory.manifest import Inventory
@@ -38,7 +39,6 @@ from ecr_retention.domain.sentinel.matching import (
 )
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
-from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
 
@@ -110,7 +110,7 @@ def evaluate_repository(
 
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
-    Any other failure fails this repository alone too (services/defects.py): a sweep goes on."""
+    Any other failure fails this repository alone too (defects.py): a sweep goes on."""
     if leases is not None:
         refused = _take_lease(leases, repository, inputs.run_id, lease_seconds)
         if refused is not None:
@@ -120,7 +120,7 @@ def evaluate_repository(
         log=logger,
         what=f"evaluating {repository}",
     )
-    # A defect is this repository's outcome, never the sweep's (services/defects.py).
+    # A defect is this repository's outcome, never the sweep's (defects.py).
     acted = Unplanned(repository, "failed", str(outcome)) if isinstance(outcome, Defect) else outcome
     return acted.report(*(() if leases is None else _release_lease(leases, repository, inputs.run_id, lease_seconds)))
 

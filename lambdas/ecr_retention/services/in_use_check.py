@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
@@ -31,7 +32,6 @@ from ecr_retention.domain.sentinel.matching import (
     pulled_references,
 )
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
-from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.removals import RemovalsRead, read_removals
 
 logger = logging.getLogger(__name__)

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterable
 from datetime import datetime
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use.memory import ResolvedTags, reading_warnings, remember
 from ecr_retention.domain.inventory.manifest import Inventory, memory_json
@@ -20,7 +21,6 @@ from ecr_retention.domain.registry.replication import NO_REPLICATION, Replicatio
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
 from ecr_retention.ports import Bucket
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 

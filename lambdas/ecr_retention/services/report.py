@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
@@ -25,7 +26,6 @@ from ecr_retention.layout import repository_report_key, repository_reports_prefi
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, Notifier, StorageUnavailable
 from ecr_retention.report_sheet import sheet_bytes
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
