@@ -72,6 +72,7 @@ class ScheduledTasks:
             return None
         target = schedule.get("Target") or {}
         arn = str(target.get("Arn", ""))
+        definition: str | None
         if arn.endswith(RUN_TASK_UNIVERSAL_TARGET):
             cluster, definition = _run_task_target(target, where)
         else:
