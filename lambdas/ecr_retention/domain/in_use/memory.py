@@ -26,7 +26,7 @@ from ecr_retention.domain.inventory.manifest import (
     RememberedImage,
     cluster_of_source,
 )
-from ecr_retention.domain.registry.references import InvalidReference, parse_reference
+from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.domain.timestamps import format_timestamp
 
@@ -141,11 +141,24 @@ def resolved_digest(
         return None
     if not reference.is_ecr or reference.tag is None or reference.account is None or reference.region is None:
         return None
-    here = reference.in_registry(registry_id, region)
-    replica = None if here else replica_of(replication, reference.repository, (reference.account, reference.region))
-    if not here and (replica is None or not replica.replicates_deletions):
+    if not _deletions_reach(reference, (reference.account, reference.region), registry_id, region, replication):
         return None
     return resolved.get((reference.repository, reference.tag))
+
+
+def _deletions_reach(
+    reference: ImageReference,
+    location: tuple[str, str],
+    registry_id: str | None,
+    region: str | None,
+    replication: ReplicationConfiguration,
+) -> bool:
+    """Whether the reference (in the registry at `location`) is into this registry or a destination whose copies
+    our deletions remove."""
+    if reference.in_registry(registry_id, region):
+        return True
+    replica = replica_of(replication, reference.repository, location)
+    return replica is not None and replica.replicates_deletions
 
 
 def distinct_references(manifest: InUseManifest) -> int:
