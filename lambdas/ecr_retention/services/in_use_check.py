@@ -96,11 +96,14 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
     told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),
-        others=tuple(
-            found for repository, found_here in told.items() if repository not in checked for found in found_here
-        ),
+        others=_found_elsewhere(told, checked),
         warnings=(*lookup_warnings, *removal_warnings),
     )
+
+
+def _found_elsewhere(told: Mapping[str, Sequence[MissingReference]], checked: set[str]) -> tuple[MissingReference, ...]:
+    """The findings in the repositories no evaluation checked."""
+    return tuple(found for repository, found_here in told.items() if repository not in checked for found in found_here)
 
 
 def unchecked_references(

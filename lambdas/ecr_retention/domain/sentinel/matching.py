@@ -71,6 +71,10 @@ class PulledReference:
         return None
 
 
+def _clusters_of(remembered: Sequence[RememberedImage]) -> list[str]:
+    return sorted({image.cluster for image in remembered})
+
+
 def pulled_references(
     inventory: Inventory,
     *,
@@ -90,9 +94,7 @@ def pulled_references(
         for entry in manifest.images:
             _collect(entry, manifest.cluster, None, registry, workloads, resolved)
     remembered = still_protecting(inventory.memory, now, safety.in_use_grace)
-    suspect = suspect_readings(
-        inventory, sorted({image.cluster for image in remembered}), now, safety.inventory_max_age
-    )
+    suspect = suspect_readings(inventory, _clusters_of(remembered), now, safety.inventory_max_age)
     for image in remembered:
         suspicion = suspect.get(image.cluster)
         if suspicion is not None:
