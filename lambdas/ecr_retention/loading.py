@@ -28,29 +28,39 @@ def read_limited(path: str | Path, limit: SizeLimit) -> bytes:
     """The bytes of a regular file no larger than `limit`. A FIFO, a device or a directory is refused
     without reading from it (opened non-blocking, so that a FIFO without a writer cannot hang us), and at
     most `limit.max_bytes + 1` bytes are read, because the file can grow after it was measured."""
+    descriptor = _open_for_reading(path)
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as error:
-        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
-    try:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            raise InputError(f"{path}: not a regular file")
-        if status.st_size > limit.max_bytes:
-            raise InputError(f"{path}: {limit.too_large(status.st_size)}")
-        with os.fdopen(descriptor, "rb", closefd=False) as file:
-            # Sized by the measurement (a read allocates what it asks for), then to the cap if it grew.
-            data = file.read(min(status.st_size, limit.max_bytes) + 1)
-            if len(data) > status.st_size:
-                data += file.read(limit.max_bytes + 1 - len(data))
+        data = _read_regular_file(descriptor, path, limit)
     except OSError as error:
         raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
     finally:
         os.close(descriptor)
     if len(data) > limit.max_bytes:
         raise InputError(f"{path}: {limit.too_large()}")
+    return data
+
+
+def _open_for_reading(path: str | Path) -> int:
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+def _read_regular_file(descriptor: int, path: str | Path, limit: SizeLimit) -> bytes:
+    """At most `limit.max_bytes + 1` bytes of the open file, refused unless it is a regular file within the limit."""
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError(f"{path}: not a regular file")
+    if status.st_size > limit.max_bytes:
+        raise InputError(f"{path}: {limit.too_large(status.st_size)}")
+    with os.fdopen(descriptor, "rb", closefd=False) as file:
+        # Sized by the measurement (a read allocates what it asks for), then to the cap if it grew.
+        data = file.read(min(status.st_size, limit.max_bytes) + 1)
+        if len(data) > status.st_size:
+            data += file.read(limit.max_bytes + 1 - len(data))
     return data
 
 
@@ -149,11 +159,20 @@ def check_not_an_input(path: Path, option: str, *, files: InputPaths, directorie
     the path, a symbolic link to it, a hard link (the same device and inode). `files` and `directories` map each
     input's option to its path (None: not given); a file written into an input directory (`--manifests`, whose every
     .json is read as an in-use manifest) would be read as one the next time. One line, exit 2, nothing written."""
-    target, identity = Path(os.path.realpath(path)), _identity(path)
+    target = Path(os.path.realpath(path))
+    _refuse_an_input_file(path, option, target, files)
+    _refuse_an_input_directory(path, option, target, directories or {})
+
+
+def _refuse_an_input_file(path: Path, option: str, target: Path, files: InputPaths) -> None:
+    identity = _identity(path)
     for name, value in files.items():
         if value is not None and (Path(os.path.realpath(value)) == target or _same(identity, _identity(value))):
             raise InputError(f"{option}: {path} is the {name} file this command reads; name another file")
-    for name, value in (directories or {}).items():
+
+
+def _refuse_an_input_directory(path: Path, option: str, target: Path, directories: InputPaths) -> None:
+    for name, value in directories.items():
         if value is None:
             continue
         if Path(os.path.realpath(value)) == target.parent or _same(_identity(target.parent), _identity(value)):

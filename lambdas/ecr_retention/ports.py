@@ -28,7 +28,7 @@ class RepositoryGone(Exception):
 
 # The errors the adapters raise when a call fails after its retries (each adapter's own class derives from one
 # of these and from aws.errors.AwsCallFailed). The services catch them by type; anything else is a defect
-# (services/defects.py).
+# (defects.py).
 
 
 class StorageUnavailable(Exception):

@@ -124,15 +124,22 @@ class PlanTable:
         images = repo.images
         mains = [image.main_reason for image in images]
         repositories += repeat(printable(repo.repository_name), len(images))
-        digests += [short_digest(image.image_digest) for image in images]
-        tags += [",".join(image.image_tags) or "<untagged>" for image in images]
-        ages += [humanize_age(now - image.image_pushed_at) for image in images]
-        sizes += [self._size_text(image.image_size_in_bytes) for image in images]
-        actions += [image.action for image in images]
-        reasons += [
-            self._reason_text(summarize_reasons(image, main)) for image, main in zip(images, mains, strict=True)
-        ]
+        rows = [self._image_cells(image, main, now) for image, main in zip(images, mains, strict=True)]
+        # One row per image, its cells appended column by column (no rows: nothing appended).
+        for column, cells in zip((digests, tags, ages, sizes, actions, reasons), zip(*rows, strict=True), strict=False):
+            column += cells
         return quarantine_of_rows(images, mains)
+
+    def _image_cells(self, image: Decision, main: Reason, now: datetime) -> tuple[str, ...]:
+        """An image's cells after its repository's: digest, tags, age, size, action, reasons."""
+        return (
+            short_digest(image.image_digest),
+            ",".join(image.image_tags) or "<untagged>",
+            humanize_age(now - image.image_pushed_at),
+            self._size_text(image.image_size_in_bytes),
+            image.action,
+            self._reason_text(summarize_reasons(image, main)),
+        )
 
     def lines(self) -> Iterator[str]:
         """Left-aligned columns two spaces apart, as `format_rows` writes them (the last needs no padding: the end
@@ -169,13 +176,18 @@ def plan_summary_lines(plan: Plan, quarantine: Sequence[Counter[QuarantineStage]
         repository_plan_line(repo, summary, counts)
         for repo, summary, counts in zip(managed, summaries, stages, strict=True)
     ]
-    lines += [
+    lines += unmanaged_lines(plan)
+    lines.append(plan_total_line(plan, summaries))
+    return lines + plan_problem_lines(plan)
+
+
+def unmanaged_lines(plan: Plan) -> list[str]:
+    """One line per repository no policy matches."""
+    return [
         f"{repo.repository_name}: {len(repo.images)} images, untouched (no policy matches)"
         for repo in plan.repositories
         if repo.policy is None
     ]
-    lines.append(plan_total_line(plan, summaries))
-    return lines + plan_problem_lines(plan)
 
 
 def plan_problem_lines(plan: Plan) -> list[str]:
@@ -280,12 +292,17 @@ def render_tag_report(report: TagReport) -> str:
         for e in report.entries
     )
     lines = format_rows(rows) if report.entries else ["no deployed image of this registry to tag"]
+    lines.append(tag_total_line(report))
+    lines.extend(f"note: {note}" for note in report.notes)
+    return "\n".join(printable(line) for line in lines)
+
+
+def tag_total_line(report: TagReport) -> str:
+    """The count of each result the tagger had (those it had at all), and whether it wrote."""
     counts = ", ".join(
         f"{status} {report.count(status)}"
         for status in ("tagged", "would-tag", "already-tagged", "immutable", "gone", "failed")
         if report.count(status)
     )
     mode = "dry run: nothing tagged" if report.dry_run else "live"
-    lines.append(f"total: {counts or 'nothing to do'} ({mode})")
-    lines.extend(f"note: {note}" for note in report.notes)
-    return "\n".join(printable(line) for line in lines)
+    return f"total: {counts or 'nothing to do'} ({mode})"

@@ -19,14 +19,14 @@ from ecr_retention.handlers.wiring import CollectorWiring
 from ecr_retention.ports import AccountReaders, ReadFailed
 from infra import alarms
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 SERVICE = {"Name": "service", "Value": "ecr-retention"}
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
+    return shared_stack(RULES, CONTEXT)
 
 
 @pytest.fixture(scope="module")

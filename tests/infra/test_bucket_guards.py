@@ -16,7 +16,7 @@ from ecr_retention.domain.errors import InputError
 from infra.inventory_bucket import BUCKET_GUARD_ACTIONS
 from infra.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide
-from support.infra_stacks import CONTEXT, RULES, build_stack, role_statements, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, role_statements, rules_file
 
 ACCOUNT, REGION = "123456789012", "eu-west-1"
 BUCKET_ARN = "arn:aws:s3:::inventory"
@@ -31,9 +31,9 @@ CACHE_ENTRY = "manifests/sha256:" + "ab" * 32 + ".json"
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
     context = {**CONTEXT, "breakGlassRoleArn": BREAK_GLASS}
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), context)
+    return shared_stack(RULES, context)
 
 
 @pytest.fixture(scope="module")
@@ -181,8 +181,8 @@ def _listed(value: Any) -> list[Any]:
 
 
 @pytest.mark.slow
-def test_without_a_break_glass_role_nobody_deletes_a_record(tmp_path: Path) -> None:
-    stack = build_stack(rules_file(tmp_path, RULES), CONTEXT)
+def test_without_a_break_glass_role_nobody_deletes_a_record(shared_stack: SharedStack) -> None:
+    stack = shared_stack(RULES, CONTEXT)
     template = Template.from_stack(stack).to_json()
     for principal in (ADMIN, BREAK_GLASS):
         assert decision(stack, template, "s3:DeleteObjectVersion", on_object(RECORD), principal) == "deny"

@@ -12,14 +12,14 @@ import pytest
 from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint_file
 
-from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 REGIONS = ["us-east-1", "eu-west-1", "ap-southeast-2"]
 
 
 @pytest.mark.slow
-def test_cfn_lint_finds_nothing_in_the_template(tmp_path: Path) -> None:
-    template = Template.from_stack(build_stack(rules_file(tmp_path, RULES), CONTEXT)).to_json()
+def test_cfn_lint_finds_nothing_in_the_template(tmp_path: Path, shared_stack: SharedStack) -> None:
+    template = Template.from_stack(shared_stack(RULES, CONTEXT)).to_json()
     path = tmp_path / "EcrRetention.template.json"
     path.write_text(json.dumps(template, indent=1))
 

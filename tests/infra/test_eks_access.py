@@ -19,10 +19,9 @@ from support.infra_stacks import (
     CONTEXT,
     PROD_ARN,
     RULES,
-    build_stack,
+    SharedStack,
     function_role,
     role_statements,
-    rules_file,
 )
 
 OWN_CLUSTER = "arn:aws:eks:eu-west-1:123456789012:cluster/agentless"
@@ -34,7 +33,7 @@ SPOKE_EKS_TEMPLATE = Path(__file__).resolve().parents[2] / "deploy" / "cloudform
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
     context = {
         **CONTEXT,
         "spokeRoleArns": [SPOKE_ROLE],
@@ -45,7 +44,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
     rules = RULES.replace(
         "clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [agentless, batch_east, payments]}"
     )
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), rules), context)
+    return shared_stack(rules, context)
 
 
 @pytest.fixture(scope="module")
@@ -212,8 +211,8 @@ def test_cdk_nag_finds_nothing_unacknowledged_with_eks_clusters_and_a_vpc(
     assert report.success, "\n".join(findings)
 
 
-def test_without_eks_clusters_there_is_no_access_entry_and_no_eks_permission(tmp_path: Path) -> None:
-    template = Template.from_stack(build_stack(rules_file(tmp_path, RULES), CONTEXT)).to_json()
+def test_without_eks_clusters_there_is_no_access_entry_and_no_eks_permission(shared_stack: SharedStack) -> None:
+    template = Template.from_stack(shared_stack(RULES, CONTEXT)).to_json()
 
     assert resources_of(template, "AWS::EKS::AccessEntry") == {}
     assert not [s for s in role_statements(template, collector_role(template)) if "eks:" in json.dumps(s["Action"])]

@@ -16,7 +16,7 @@ from moto.events.models import EventPattern
 from ecr_retention import layout
 from infra.sentinel import ALL_MANAGEMENT_EVENTS, GUARD_INPUT_TEMPLATE
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 GUARDS = Path(__file__).parents[1] / "fixtures" / "guards"
 SENTINEL_FIXTURES = Path(__file__).parents[1] / "fixtures" / "sentinel"
@@ -64,9 +64,9 @@ def test_every_call_that_changes_a_bucket_guard_is_in_the_pattern() -> None:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
     context = {**CONTEXT, "cloudTrailManagementEvents": True, "breakGlassRoleArn": BREAK_GLASS}
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), context)
+    return shared_stack(RULES, context)
 
 
 def guard_rules(stack: EcrRetentionStack) -> dict[str, dict[str, Any]]:

@@ -18,6 +18,7 @@ from support.infra_stacks import (
     CONTEXT,
     RULES,
     SPOKE_ROLE_ARNS,
+    SharedStack,
     build_stack,
     function_role,
     role_statements,
@@ -67,8 +68,8 @@ Statement = tuple[tuple[str, ...], tuple[str, ...], str]
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
+    return shared_stack(RULES, CONTEXT)
 
 
 @pytest.fixture(scope="module")

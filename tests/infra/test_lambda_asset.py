@@ -48,6 +48,7 @@ SHIPPED = {
     "handlers",
     "services",
     "clock.py",
+    "defects.py",
     "gc_guard.py",
     "layout.py",
     "loading.py",

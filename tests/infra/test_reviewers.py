@@ -14,7 +14,7 @@ from cdk_nag import AwsSolutionsChecks
 from ecr_retention.domain.errors import InputError
 from infra.deploy_settings import DeploySettings, Reviewers
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, role_statements, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, role_statements, rules_file
 
 REPOSITORY_ID = 718293645
 REVIEWERS = {
@@ -29,8 +29,8 @@ SUBJECT = f"repo:acme/platform-config:repository_id:{REPOSITORY_ID}"
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), {**CONTEXT, "reviewers": REVIEWERS})
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
+    return shared_stack(RULES, {**CONTEXT, "reviewers": REVIEWERS})
 
 
 @pytest.fixture(scope="module")

@@ -17,15 +17,15 @@ from moto.events.models import EventPattern
 from ecr_retention import layout
 from infra import constants
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sentinel"
 DELIVERY = {"RetryPolicy": {"MaximumEventAgeInSeconds": 7200, "MaximumRetryAttempts": 3}}
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
+    return shared_stack(RULES, CONTEXT)
 
 
 @pytest.fixture(scope="module")

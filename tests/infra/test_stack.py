@@ -14,7 +14,16 @@ from ecr_retention.domain.config import parse_config
 from infra import nag
 from infra.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide, decide_across_accounts
-from support.infra_stacks import CONTEXT, DEV_ARN, PROD_ARN, RULES, build_stack, role_statements, rules_file
+from support.infra_stacks import (
+    CONTEXT,
+    DEV_ARN,
+    PROD_ARN,
+    RULES,
+    SharedStack,
+    build_stack,
+    role_statements,
+    rules_file,
+)
 
 DENY_WITHOUT_TLS = {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
 
@@ -35,8 +44,8 @@ STACK_RULES = RULES.replace("clusters: [prod, dev]}", "clusters: [prod, dev], op
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), STACK_RULES), STACK_CONTEXT)
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
+    return shared_stack(STACK_RULES, STACK_CONTEXT)
 
 
 @pytest.fixture(scope="module")

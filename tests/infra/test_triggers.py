@@ -21,7 +21,7 @@ from ecr_retention.handlers.settings import CollectorSettings
 from ecr_retention.workflow import RunRequest
 from infra import lambda_asset
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 ACCOUNT = "123456789012"
 REGION = "eu-west-1"
@@ -29,8 +29,8 @@ DELIVERY = {"RetryPolicy": {"MaximumEventAgeInSeconds": 7200, "MaximumRetryAttem
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
+    return shared_stack(RULES, CONTEXT)
 
 
 @pytest.fixture(scope="module")

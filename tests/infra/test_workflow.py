@@ -20,14 +20,14 @@ from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.workflow import RunRecord
 from infra import constants
 from infra.stack import EcrRetentionStack
-from support.infra_stacks import CONTEXT, RULES, build_stack, function_role, rules_file
+from support.infra_stacks import CONTEXT, RULES, SharedStack, function_role
 
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> EcrRetentionStack:
-    return build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
+def stack(shared_stack: SharedStack) -> EcrRetentionStack:
+    return shared_stack(RULES, CONTEXT)
 
 
 @pytest.fixture(scope="module")

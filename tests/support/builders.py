@@ -20,8 +20,9 @@ from ecr_retention.domain.planning import (
 )
 from ecr_retention.domain.planning.plan import Decision, Plan
 from ecr_retention.domain.planning.run import repo_tags
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import Snapshot
-from ecr_retention.domain.registry.replication import NO_REPLICATION, RegistryReplication
+from ecr_retention.domain.registry.replication import NO_REPLICATION
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 ACCOUNT = "123456789012"
@@ -189,10 +190,8 @@ def plan_one_by_one(cfg: RetentionConfig, snap: Snapshot, inventory: Inventory, 
             cfg,
             inventory,
             now,
-            registry_id=snap.effective_registry_id,
-            region=snap.region,
+            registry=RegistryCoordinates(snap.effective_registry_id, snap.region, snap.replication or NO_REPLICATION),
             tags_by_repository=tags,
-            replication=RegistryReplication(replication_configuration=snap.replication or NO_REPLICATION),
         )
         planned.append(plan_repository(repo, run))
         run_warnings, blocked = list(run.warnings), run.blocked

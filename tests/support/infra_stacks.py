@@ -3,11 +3,15 @@ them as app.py does (asset bundling skipped unless asked: tests/infra/test_lambd
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from infra.stack import EcrRetentionStack
+
+# tests/infra/conftest.py's `shared_stack`: the stack of a rules text and context values, built once per session.
+SharedStack = Callable[[str, dict[str, Any]], "EcrRetentionStack"]
 
 MINIMAL_RULES = """\
 version: 1

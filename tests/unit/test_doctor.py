@@ -22,6 +22,7 @@ from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.planning import plan_registry
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from support.builders import HOST, NOW, OCI_INDEX, config, digest, image, in_use, index_manifest, repository, snapshot
@@ -69,8 +70,12 @@ INCIDENT_IMAGES = repo(
 
 def run(pol: LifecyclePolicy, images: list[ImageDetail], **kwargs: Any) -> RepositoryDiagnosis:
     return diagnose(
-        pol, images, now=NOW, repository_name="app", registry_id="123456789012", region="eu-west-1", **kwargs
+        pol, images, now=NOW, repository_name="app", registry=registry(kwargs.pop("replication", None)), **kwargs
     )
+
+
+def registry(replication: Any = None) -> RegistryCoordinates:
+    return RegistryCoordinates("123456789012", "eu-west-1", *(() if replication is None else (replication,)))
 
 
 def findings(diagnosis: RepositoryDiagnosis, code: str) -> list[Finding]:
@@ -513,8 +518,7 @@ def test_pipeline_entry_point_carries_the_findings_and_the_fixed_policy() -> Non
         snapshot_repo,
         now=NOW,
         inventory=inventory,
-        registry_id="123456789012",
-        region="eu-west-1",
+        registry=registry(),
     )
 
     data = diagnosis.to_json_dict()

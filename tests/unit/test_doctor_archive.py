@@ -13,6 +13,7 @@ from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from support.builders import HOST, NOW, config, digest, image, in_use, repository, snapshot
@@ -53,8 +54,12 @@ def repo(details: list[dict[str, Any]]) -> list[ImageDetail]:
 
 def run(pol: LifecyclePolicy, **kwargs: Any) -> RepositoryDiagnosis:
     return diagnose(
-        pol, repo(DETAILS), now=NOW, repository_name="app", registry_id="123456789012", region="eu-west-1", **kwargs
+        pol, repo(DETAILS), now=NOW, repository_name="app", registry=registry(kwargs.pop("replication", None)), **kwargs
     )
+
+
+def registry(replication: Any = None) -> RegistryCoordinates:
+    return RegistryCoordinates("123456789012", "eu-west-1", *(() if replication is None else (replication,)))
 
 
 def findings(diagnosis: RepositoryDiagnosis, code: str) -> list[Finding]:
@@ -217,8 +222,7 @@ def test_a_restored_image_not_pulled_since_is_aged_from_its_restore() -> None:
         images,
         now=NOW,
         repository_name="app",
-        registry_id="123456789012",
-        region="eu-west-1",
+        registry=registry(),
         inventory=inventory,
     )
     [finding] = findings(diagnosis, "archives-in-use")
@@ -232,8 +236,7 @@ def test_a_transition_that_takes_a_mutable_tags_image_says_pulls_of_the_tag_fail
         repo(details),
         now=NOW,
         repository_name="app",
-        registry_id="123456789012",
-        region="eu-west-1",
+        registry=registry(),
     )
 
     [finding] = findings(diagnosis, "mutable-tag-expires")

@@ -29,6 +29,7 @@ from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot, Snapshot
 from support.builders import ACCOUNT, HOST, NOW, OCI_INDEX, REGION, config, digest, image, in_use, index_manifest
 
@@ -167,8 +168,7 @@ def run(
         now=NOW,
         manifests=manifests,
         repository_name="app",
-        registry_id=ACCOUNT,
-        region=REGION,
+        registry=RegistryCoordinates(ACCOUNT, REGION),
         inventory=inventory,
         plan=plan,
     )

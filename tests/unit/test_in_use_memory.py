@@ -14,6 +14,7 @@ from ecr_retention.domain.in_use.memory import reading_warnings, remember, still
 from ecr_retention.domain.inventory.manifest import InUseManifest, InUseMemory, Inventory, memory_json, parse_memory
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.tables import describe_reason
 from support.builders import (
     HOST,
@@ -41,8 +42,7 @@ def memory_of(*manifests: InUseManifest, when: timedelta = timedelta(0), resolve
         NOW - when,
         GRACE,
         resolved=resolved or {},
-        registry_id="123456789012",
-        region="eu-west-1",
+        registry=RegistryCoordinates("123456789012", "eu-west-1"),
     )
 
 
@@ -130,7 +130,7 @@ def test_a_tag_reference_seen_both_resolved_and_not_is_remembered_both_ways() ->
     resolved = memory_of(template, when=timedelta(hours=1), resolved={("app", "v1"): digest("a")})
 
     memory = remember(
-        resolved, Inventory(manifests=(template,)), NOW, GRACE, resolved={}, registry_id=None, region=None
+        resolved, Inventory(manifests=(template,)), NOW, GRACE, resolved={}, registry=RegistryCoordinates()
     )
 
     assert [image.digest for image in memory.images] == [None, digest("a")]
@@ -198,7 +198,7 @@ def test_remembering_refreshes_what_is_named_again_and_forgets_what_is_past_the_
     old = memory_of(in_use("dev", (f"{HOST}/app:v1", "a"), (f"{HOST}/app:v2", "b")), when=timedelta(days=8))
     again = in_use("dev", (f"{HOST}/app:v1", "a"))
 
-    memory = remember(old, Inventory(manifests=(again,)), NOW, GRACE, resolved={}, registry_id=None, region=None)
+    memory = remember(old, Inventory(manifests=(again,)), NOW, GRACE, resolved={}, registry=RegistryCoordinates())
 
     assert [(i.digest, i.last_seen_at) for i in memory.images] == [(digest("a"), again.generated_at)]
 
@@ -213,7 +213,7 @@ def test_a_cluster_that_drops_most_of_its_references_is_a_warning_until_a_new_re
     (warning,) = reading_warnings(memory, Inventory(manifests=(four,)), NOW, GRACE)
     assert warning.startswith("cluster dev: now reports 4 images, it reported 10 images at 2026-11-30T03:00:00Z")
     # The run that saw the drop remembers it; the next run reads the same manifest and still compares with ten.
-    after = remember(memory, Inventory(manifests=(four,)), NOW, GRACE, resolved={}, registry_id=None, region=None)
+    after = remember(memory, Inventory(manifests=(four,)), NOW, GRACE, resolved={}, registry=RegistryCoordinates())
     assert reading_warnings(after, Inventory(manifests=(four,)), NOW, GRACE) == (warning,)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import build_run_context, plan_registry, plan_repository, tag_sources
-from ecr_retention.domain.registry.replication import RegistryReplication
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.loading import load_config, load_manifests, load_snapshot
 from support.builders import NOW, config, digest, image, in_use, plan_one_by_one, repository, snapshot
@@ -39,9 +39,7 @@ def test_blocked_examples_are_blocked_one_repository_at_a_time_too() -> None:
 
 def test_a_blocked_run_yields_a_blocked_repository_plan() -> None:
     cfg = config([DELETE_OLD], clusters=["prod"])
-    run = build_run_context(
-        cfg, Inventory(), NOW, registry_id=None, region=None, tags_by_repository={}, replication=RegistryReplication()
-    )
+    run = build_run_context(cfg, Inventory(), NOW, registry=RegistryCoordinates(), tags_by_repository={})
     planned = plan_repository(snapshot(repository("app", image("a", "v1"))).repositories[0], run)
     assert run.blocked == ("cluster prod: no in-use manifest",)
     assert [(d.action, [r.kind for r in d.reasons]) for d in planned.plan.images] == [
@@ -56,10 +54,8 @@ def test_run_context_holds_the_in_use_index_and_run_warnings() -> None:
         cfg,
         inventory,
         NOW,
-        registry_id="123456789012",
-        region="eu-west-1",
+        registry=RegistryCoordinates("123456789012", "eu-west-1"),
         tags_by_repository={},
-        replication=RegistryReplication(),
     )
     assert run.blocked == ()
     assert run.in_use.by_digest[digest("a")][0].cluster == "prod"
@@ -78,14 +74,10 @@ def test_a_repository_missing_from_tags_by_repository_is_not_known() -> None:
         cfg,
         Inventory(),
         NOW,
-        registry_id=None,
-        region=None,
+        registry=RegistryCoordinates(),
         tags_by_repository={"frontend": frozenset({"v2"})},
-        replication=RegistryReplication(),
     )
-    unknown = build_run_context(
-        cfg, Inventory(), NOW, registry_id=None, region=None, tags_by_repository={}, replication=RegistryReplication()
-    )
+    unknown = build_run_context(cfg, Inventory(), NOW, registry=RegistryCoordinates(), tags_by_repository={})
     assert [d.action for d in plan_repository(backend, known).plan.images] == ["keep", "delete"]
     planned = plan_repository(backend, unknown)
     assert [d.action for d in planned.plan.images] == ["keep", "keep"]

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import build_run_context, plan_repository
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.registry.replication import RegistryReplication, Replica, ReplicationConfiguration
 from ecr_retention.tables import render_plan_table
@@ -244,10 +245,11 @@ def test_a_replication_configuration_that_could_not_be_read_blocks_every_deletio
         config([DELETE_OLD]),
         Inventory(),
         NOW,
-        registry_id=ACCOUNT,
-        region="eu-west-1",
+        registry=RegistryCoordinates(ACCOUNT, "eu-west-1"),
         tags_by_repository={},
-        replication=RegistryReplication.unreadable("DescribeRegistry failed: AccessDeniedException: no"),
+        replication_problem=RegistryReplication.unreadable(
+            "DescribeRegistry failed: AccessDeniedException: no"
+        ).problem,
     )
     planned = plan_repository(snap.repositories[0], run)
     assert run.blocked == ("DescribeRegistry failed: AccessDeniedException: no",)

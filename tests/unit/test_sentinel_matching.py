@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ecr_retention.domain.inventory.manifest import ClusterReadings, InUseMemory, Inventory, Reading, RememberedImage
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.sentinel.matching import (
@@ -35,9 +36,7 @@ def references(
         Inventory(manifests=tuple(manifests), memory=memory, problems=problems or {}),  # type: ignore[arg-type]
         now=NOW,
         safety=SAFETY,
-        registry_id=ACCOUNT,
-        region=REGION,
-        replication=ReplicationConfiguration.model_validate(replication or {}),
+        registry=RegistryCoordinates(ACCOUNT, REGION, ReplicationConfiguration.model_validate(replication or {})),
     )
 
 

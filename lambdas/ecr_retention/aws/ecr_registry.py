@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -152,31 +152,26 @@ class EcrRegistry:
         manifests: dict[str, ImageManifest] = {}
         failure_codes: Counter[str] = Counter()
         for batch in _batches(_unique(digests)):
-            try:
-                response = self._ecr.batch_get_image(
-                    registryId=self._registry_id,
-                    repositoryName=repository,
-                    imageIds=[{"imageDigest": digest} for digest in batch],
-                    acceptedMediaTypes=list(media_types),
-                )
-            except ClientError as error:
-                _raise_if_gone(error, repository)
-                raise
-            wanted = set(batch)
-            for image in response.get("images", []):
-                digest = image.get("imageId", {}).get("imageDigest")
-                text = image.get("imageManifest")
-                if digest not in wanted or not isinstance(text, str):
-                    failure_codes["OtherDigestReturned"] += 1
-                    continue
-                media_type = image.get("imageManifestMediaType") or _declared_media_type(text)
-                manifests[digest] = ImageManifest(image_digest=digest, media_type=media_type, text=text)
+            response = self._batch_get_image(repository, batch, media_types)
+            _collect_manifests(response.get("images", []), set(batch), manifests, failure_codes)
             failure_codes.update(failure.get("failureCode", "Unknown") for failure in response.get("failures", []))
         if failure_codes:
             logger.warning(
                 "BatchGetImage in %s returned no manifest for some images: %s", repository, dict(failure_codes)
             )
         return manifests
+
+    def _batch_get_image(self, repository: str, batch: Sequence[str], media_types: Sequence[str]) -> Any:
+        try:
+            return self._ecr.batch_get_image(
+                registryId=self._registry_id,
+                repositoryName=repository,
+                imageIds=[{"imageDigest": digest} for digest in batch],
+                acceptedMediaTypes=list(media_types),
+            )
+        except ClientError as error:
+            _raise_if_gone(error, repository)
+            raise
 
     def lifecycle_policy(self, repository: str) -> str | None:
         """The native lifecycle policy text, None when the repository has none. Raises RepositoryGone."""
@@ -408,11 +403,7 @@ class _OutcomeBuilder:
         # so ImageNotFound now says the image is gone, not that someone else removed it before this call.
         retried = int(response.get("ResponseMetadata", {}).get("RetryAttempts", 0)) > 0
         confirmed = {image_id.get("imageDigest") for image_id in response.get("imageIds", [])}
-        failures: dict[str, tuple[str, str]] = {}
-        for failure in response.get("failures", []):
-            digest = failure.get("imageId", {}).get("imageDigest")
-            if digest is not None:
-                failures[digest] = (failure.get("failureCode", "Unknown"), failure.get("failureReason", ""))
+        failures = _failures_by_digest(response)
         for digest in batch:
             # A failure wins over a confirmation: when ECR says both, the report must not claim the deletion.
             if digest in failures:
@@ -457,6 +448,30 @@ def _answers(detail: ImageDetail, image_id: dict[str, str]) -> bool:
 
 def _unique(digests: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(digests))
+
+
+def _collect_manifests(
+    images: Iterable[Any], wanted: set[str], manifests: dict[str, ImageManifest], failure_codes: Counter[str]
+) -> None:
+    """The manifests BatchGetImage answered for the digests asked; one answered under another digest is counted."""
+    for image in images:
+        digest = image.get("imageId", {}).get("imageDigest")
+        text = image.get("imageManifest")
+        if digest not in wanted or not isinstance(text, str):
+            failure_codes["OtherDigestReturned"] += 1
+            continue
+        media_type = image.get("imageManifestMediaType") or _declared_media_type(text)
+        manifests[digest] = ImageManifest(image_digest=digest, media_type=media_type, text=text)
+
+
+def _failures_by_digest(response: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """BatchDeleteImage's failures: the code and reason of each digest named."""
+    failures: dict[str, tuple[str, str]] = {}
+    for failure in response.get("failures", []):
+        digest = failure.get("imageId", {}).get("imageDigest")
+        if digest is not None:
+            failures[digest] = (failure.get("failureCode", "Unknown"), failure.get("failureReason", ""))
+    return failures
 
 
 def _batches(items: list[Item]) -> Iterator[list[Item]]:

@@ -48,14 +48,9 @@ class S3Bucket:
     def read(self, key: str, *, max_bytes: int) -> bytes | None:
         if max_bytes < 0:
             raise ValueError(f"max_bytes must not be negative, not {max_bytes}")
-        try:
-            response = self._client.get_object(Bucket=self._name, Key=key)
-        except ClientError as error:
-            if error_code(error) in MISSING_KEY_CODES:
-                return None
-            raise self._failure("GetObject", key, error) from None
-        except AWS_CALL_ERRORS as error:
-            raise self._failure("GetObject", key, error) from None
+        response = self._get_object(key)
+        if response is None:
+            return None
         body = response["Body"]
         try:
             length = response.get("ContentLength")
@@ -69,6 +64,17 @@ class S3Bucket:
         if len(data) > max_bytes:  # ContentLength absent or wrong: never hold more than the cap plus one byte
             raise self._too_large(key, "the body", max_bytes)
         return data
+
+    def _get_object(self, key: str) -> Any:
+        """GetObject's answer, None when there is no such key."""
+        try:
+            return self._client.get_object(Bucket=self._name, Key=key)
+        except ClientError as error:
+            if error_code(error) in MISSING_KEY_CODES:
+                return None
+            raise self._failure("GetObject", key, error) from None
+        except AWS_CALL_ERRORS as error:
+            raise self._failure("GetObject", key, error) from None
 
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         try:

@@ -72,17 +72,11 @@ class ScheduledTasks:
             return None
         target = schedule.get("Target") or {}
         arn = str(target.get("Arn", ""))
-        definition = (target.get("EcsParameters") or {}).get("TaskDefinitionArn")
-        cluster = arn
+        definition: str | None
         if arn.endswith(RUN_TASK_UNIVERSAL_TARGET):
-            request = _run_task_request(target.get("Input"))
-            definition = request.get("TaskDefinition")
-            cluster = str(request.get("Cluster") or "default")
-            if not isinstance(definition, str) or not definition:
-                # It runs a task nobody can name: its images cannot be protected, so say so.
-                raise InventoryReadFailed(
-                    f"{where}: its aws-sdk:ecs:runTask target's Input names no TaskDefinition", code="UnreadableTarget"
-                )
+            cluster, definition = _run_task_target(target, where)
+        else:
+            cluster, definition = arn, (target.get("EcsParameters") or {}).get("TaskDefinitionArn")
         if not definition:
             return None
         return ScheduledTask(
@@ -106,6 +100,19 @@ class ScheduledTasks:
 
 def _may_run_ecs_task(target_arn: str) -> bool:
     return (":ecs:" in target_arn and ":cluster/" in target_arn) or target_arn.endswith(RUN_TASK_UNIVERSAL_TARGET)
+
+
+def _run_task_target(target: dict[str, Any], where: str) -> tuple[str, str]:
+    """The cluster and task definition of an aws-sdk:ecs:runTask target, read from its Input."""
+    request = _run_task_request(target.get("Input"))
+    definition = request.get("TaskDefinition")
+    cluster = str(request.get("Cluster") or "default")
+    if not isinstance(definition, str) or not definition:
+        # It runs a task nobody can name: its images cannot be protected, so say so.
+        raise InventoryReadFailed(
+            f"{where}: its aws-sdk:ecs:runTask target's Input names no TaskDefinition", code="UnreadableTarget"
+        )
+    return cluster, definition
 
 
 def _run_task_request(text: object) -> dict[str, Any]:

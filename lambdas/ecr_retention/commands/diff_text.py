@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from ecr_retention.commands.diff_brakes import blocked_notes, brakes_clause, markdown_brake_notes, skip_notes
@@ -11,7 +12,7 @@ from ecr_retention.commands.markdown import MARKDOWN_BUDGET, md, plural, within_
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.sizes import human_bytes
-from ecr_retention.domain.review.rules_diff import Fate, ImageChange, RepositoryDiff, RulesDiff
+from ecr_retention.domain.review.rules_diff import DiffTotals, Fate, ImageChange, RepositoryDiff, RulesDiff
 from ecr_retention.tables import clip, describe_reason, format_rows, printable
 
 COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "AGE", "SIZE", "CHANGE", "BEFORE", "AFTER")
@@ -25,6 +26,16 @@ def headline(diff: RulesDiff) -> str:
     """`this change deletes 14 more images (3.2 GiB) in 2 repositories and keeps 3 that were to be deleted; no in-use
     image changes fate`."""
     totals = diff.totals
+    parts = [*_removal_parts(totals), *_other_fate_parts(diff)]
+    text = "this change " + _and(parts) if parts else "this change changes no image's fate"
+    in_use = totals.in_use_changed
+    text += "; " + ("no in-use image changes fate" if not in_use else f"{plural(in_use, 'in-use image')} change fate")
+    held = brakes_clause(diff)
+    return f"{text}; {held}" if held else text
+
+
+def _removal_parts(totals: DiffTotals) -> list[str]:
+    """The more images deleted and archived, the last part saying in how many repositories."""
     parts = []
     if totals.deleted.images:
         parts.append(f"deletes {plural(totals.deleted.images, 'more image')} ({human_bytes(totals.deleted.bytes)})")
@@ -32,17 +43,20 @@ def headline(diff: RulesDiff) -> str:
         parts.append(f"archives {plural(totals.archived.images, 'more image')} ({human_bytes(totals.archived.bytes)})")
     if parts:
         parts[-1] += f" in {plural(totals.repositories_removing_more, 'repository', 'repositories')}"
+    return parts
+
+
+def _other_fate_parts(diff: RulesDiff) -> list[str]:
+    """The images spared, and those removed the other way."""
+    totals = diff.totals
+    parts = []
     if totals.spared.images:
         parts.append(f"keeps {totals.spared.images} that were to be {_spared_from(diff)}")
     if totals.archived_instead:
         parts.append(f"archives {totals.archived_instead} that were to be deleted")
     if totals.deleted_instead:
         parts.append(f"deletes {totals.deleted_instead} that were to be archived")
-    text = "this change " + _and(parts) if parts else "this change changes no image's fate"
-    in_use = totals.in_use_changed
-    text += "; " + ("no in-use image changes fate" if not in_use else f"{plural(in_use, 'in-use image')} change fate")
-    held = brakes_clause(diff)
-    return f"{text}; {held}" if held else text
+    return parts
 
 
 def _spared_from(diff: RulesDiff) -> str:
@@ -81,19 +95,31 @@ def repository_line(repository: RepositoryDiff) -> str:
     return line + "".join(f"; {note}" for note in skip_notes(repository))
 
 
-def _change_counts(changes: Sequence[ImageChange]) -> str:
+@dataclass(frozen=True)
+class _Tally:
+    """A repository's changes counted: those that remove more (and their bytes), those spared, the others."""
+
+    removed: int
+    removed_bytes: int
+    spared: int
+    others: int
+
+
+def _tally(changes: Sequence[ImageChange]) -> _Tally:
     removed = [change for change in changes if change.removes_more]
-    spared = [change for change in changes if change.spared]
-    parts = []
-    if removed:
-        size = human_bytes(sum(change.image_size_in_bytes or 0 for change in removed))
-        parts.append(f"{len(removed)} more removed ({size})")
-    if spared:
-        parts.append(f"{len(spared)} spared")
-    others = len(changes) - len(removed) - len(spared)
-    if others:
-        parts.append(f"{others} other changes")
-    return ", ".join(parts)
+    spared = sum(change.spared for change in changes)
+    removed_bytes = sum(change.image_size_in_bytes or 0 for change in removed)
+    return _Tally(len(removed), removed_bytes, spared, len(changes) - len(removed) - spared)
+
+
+def _change_counts(changes: Sequence[ImageChange]) -> str:
+    tally = _tally(changes)
+    parts = [
+        (tally.removed, f"{tally.removed} more removed ({human_bytes(tally.removed_bytes)})"),
+        (tally.spared, f"{tally.spared} spared"),
+        (tally.others, f"{tally.others} other changes"),
+    ]
+    return ", ".join(text for count, text in parts if count)
 
 
 _HELD = {"max_delete_fraction": ", skipped now", "blocked": ", blocked now", "quarantine": ", after the quarantine"}
@@ -180,13 +206,10 @@ def _summary_table(repositories: Sequence[RepositoryDiff]) -> str:
         return "No repository changes.\n"
     lines = ["| repository | policy | more removed | bytes | spared | other |", "|---|---|---:|---:|---:|---:|"]
     for repository in repositories[:MAX_SUMMARY_ROWS]:
-        removed = [change for change in repository.changes if change.removes_more]
-        spared = sum(change.spared for change in repository.changes)
-        other = len(repository.changes) - len(removed) - spared
-        size = human_bytes(sum(change.image_size_in_bytes or 0 for change in removed))
+        tally = _tally(repository.changes)
         lines.append(
-            f"| {md(repository.repository_name)} | {md(_policy_text(repository))} | {len(removed)} | {size} "
-            f"| {spared} | {other} |"
+            f"| {md(repository.repository_name)} | {md(_policy_text(repository))} | {tally.removed} "
+            f"| {human_bytes(tally.removed_bytes)} | {tally.spared} | {tally.others} |"
         )
     if len(repositories) > MAX_SUMMARY_ROWS:
         lines.append(f"\n_and {len(repositories) - MAX_SUMMARY_ROWS} more repositories_")

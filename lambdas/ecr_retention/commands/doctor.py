@@ -34,6 +34,7 @@ from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.limits import CREATION_TEMPLATES
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
 from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
 from ecr_retention.domain.registry.replication import NO_REPLICATION
@@ -126,11 +127,9 @@ def run_repository(args: argparse.Namespace) -> int:
         now=now,
         manifests=found.manifests,
         repository_name=repository_name,
-        registry_id=registry_id,
-        region=found.region,
+        registry=RegistryCoordinates(registry_id, found.region, found.replication or NO_REPLICATION),
         inventory=inventory,
         plan=plan,
-        replication=found.replication or NO_REPLICATION,
         tag_kinds=tag_kinds(args),
     )
     warn(index_warnings(index_children(found.images, found.manifests)[1]))

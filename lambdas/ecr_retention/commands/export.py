@@ -106,10 +106,14 @@ def _out_path(text: str, kubeconfig: str | None = None) -> Path:
     if text.endswith(("/", os.sep)) and not path.is_dir():
         raise InputError(f"{label}: ends with '/', so it names a directory, not a file")
     check_manifest_path(path, label)
-    paths = (kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG).split(os.pathsep)
-    for kubeconfig_path in (os.path.expanduser(one) for one in paths if one):
+    for kubeconfig_path in _kubeconfig_paths(kubeconfig or os.environ.get("KUBECONFIG") or DEFAULT_KUBECONFIG):
         check_not_an_input(path, "--out", files={"kubeconfig": kubeconfig_path})
     return path
+
+
+def _kubeconfig_paths(kubeconfig: str) -> list[str]:
+    """Each kubeconfig a KUBECONFIG-style list names, `~` expanded."""
+    return [os.path.expanduser(one) for one in kubeconfig.split(os.pathsep) if one]
 
 
 def _bucket_name(bucket: str) -> str:

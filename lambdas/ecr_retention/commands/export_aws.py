@@ -18,6 +18,7 @@ from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import check_output_file, read_limited, write_file_atomically
 
 if TYPE_CHECKING:
+    from ecr_retention.ports import ManifestStore
     from ecr_retention.services.aws_inventory import ManifestCollection
 
 EXIT_OK, EXIT_PROBLEMS = 0, 1
@@ -76,26 +77,13 @@ class FileManifestStore:
 def run(args: argparse.Namespace) -> int:
     # Imported here so that the offline commands start without boto3.
     from ecr_retention.aws.accounts import AwsAccounts
-    from ecr_retention.aws.clients import client, default_factory, default_region
-    from ecr_retention.aws.s3_bucket import S3Bucket
-    from ecr_retention.ports import ManifestStore
-    from ecr_retention.services.aws_inventory import BucketManifestStore, export_aws_inventory, failed_collections
+    from ecr_retention.aws.clients import default_factory
+    from ecr_retention.services.aws_inventory import export_aws_inventory, failed_collections
 
     role_arns = _role_arns(args.role_arn)
-    regions = _regions(args.regions) if args.regions else None
-    store: ManifestStore
-    if args.out is not None:
-        if role_arns or (regions is not None and len(regions) > 1):
-            raise InputError("--out takes one manifest (one region of the own account); use --bucket for more")
-        check_output_file(args.out, "--out")
-        store = FileManifestStore(args.out)
-    else:
-        store = BucketManifestStore(S3Bucket(bucket_name(args.bucket), client("s3")))
-    if regions is None:
-        region = default_region()
-        if not region:
-            raise InputError("no AWS region: give --regions, or set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's)")
-        regions = (region,)
+    given = _regions(args.regions) if args.regions else None
+    store = _store(args, role_arns, given)
+    regions = given if given is not None else (_default_region(),)
     with aws_errors():
         collections = export_aws_inventory(
             AwsAccounts(default_factory(), role_arns), regions, store, revisions=args.revisions
@@ -103,6 +91,29 @@ def run(args: argparse.Namespace) -> int:
     for collection in collections:
         _print(collection)
     return EXIT_PROBLEMS if failed_collections(collections) else EXIT_OK
+
+
+def _store(args: argparse.Namespace, role_arns: tuple[str, ...], regions: tuple[str, ...] | None) -> ManifestStore:
+    """The --out file, which holds one manifest only, or the --bucket."""
+    from ecr_retention.aws.clients import client
+    from ecr_retention.aws.s3_bucket import S3Bucket
+    from ecr_retention.services.aws_inventory import BucketManifestStore
+
+    if args.out is None:
+        return BucketManifestStore(S3Bucket(bucket_name(args.bucket), client("s3")))
+    if role_arns or (regions is not None and len(regions) > 1):
+        raise InputError("--out takes one manifest (one region of the own account); use --bucket for more")
+    check_output_file(args.out, "--out")
+    return FileManifestStore(args.out)
+
+
+def _default_region() -> str:
+    from ecr_retention.aws.clients import default_region
+
+    region = default_region()
+    if not region:
+        raise InputError("no AWS region: give --regions, or set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's)")
+    return region
 
 
 def _print(collection: ManifestCollection) -> None:

@@ -14,6 +14,7 @@ from ecr_retention.commands.registry_inputs import inputs_from_bucket
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import InUseIndex
 from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.replication import NO_REPLICATION
 from ecr_retention.domain.review.lifecycle_diff import diff_lifecycle
 from ecr_retention.loading import load_manifests, parse_now
@@ -59,9 +60,8 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     found, inventory = images_and_inventory(args)
     name = found.repository_name or new.repository_name
-    in_use = InUseIndex.build(
-        inventory.protecting, found.registry_id, found.region, found.replication or NO_REPLICATION
-    )
+    registry = RegistryCoordinates(found.registry_id, found.region, found.replication or NO_REPLICATION)
+    in_use = InUseIndex.build(inventory.protecting, registry)
     diff = diff_lifecycle(
         base.policy, new.policy, found.images, now, manifests=found.manifests, repository_name=name, in_use=in_use
     )

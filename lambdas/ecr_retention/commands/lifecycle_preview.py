@@ -15,7 +15,7 @@ from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_document
-from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, build_preview
+from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, PreviewResult, build_preview
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail, ImagesDocument, RepositorySnapshot, Snapshot
@@ -140,6 +140,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _preview_row(item: PreviewResult, now: datetime) -> tuple[str, ...]:
+    return (
+        str(item.applied_rule_priority),
+        item.action.type,
+        short_digest(item.image_digest),
+        item.storage_class,
+        humanize_age(now - item.image_pushed_at),
+        ", ".join(item.image_tags) or "<untagged>",
+    )
+
+
 def render_preview_table(result: LifecyclePolicyPreview, now: datetime, *, total: int) -> str:
     transitioning = sum(count.image_total_count for count in result.summary.transitioning_image_total_counts)
     name = f" for {result.repository_name}" if result.repository_name else ""
@@ -148,19 +159,8 @@ def render_preview_table(result: LifecyclePolicyPreview, now: datetime, *, total
         f"{result.summary.expiring_image_total_count} of {total} images expire, {transitioning} transition to archive"
     ]
     if result.preview_results:
-        rows: list[tuple[str, ...]] = [("RULE", "ACTION", "DIGEST", "STORAGE", "AGE", "TAGS")]
-        for item in result.preview_results:
-            rows.append(
-                (
-                    str(item.applied_rule_priority),
-                    item.action.type,
-                    short_digest(item.image_digest),
-                    item.storage_class,
-                    humanize_age(now - item.image_pushed_at),
-                    ", ".join(item.image_tags) or "<untagged>",
-                )
-            )
-        lines.extend(format_rows(rows))
+        header = ("RULE", "ACTION", "DIGEST", "STORAGE", "AGE", "TAGS")
+        lines.extend(format_rows([header, *(_preview_row(item, now) for item in result.preview_results)]))
     for referrer in result.cascaded_referrers:
         lines.append(
             f"also {referrer.action.type} with its subject {short_digest(referrer.subject_manifest_digest)}: "

@@ -39,13 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_output_file(args.out, "--out")
-    # plan --manifests reads every .json of the directory the inventory is recorded into: the snapshot is none
-    check_not_an_input(args.out, "--out", files={}, directories={"--manifests": args.manifests})
-    if (args.bucket is None) != (args.manifests is None):
-        raise InputError("--bucket and --manifests go together: the inventory is recorded into the directory")
-    if args.manifests is not None:
-        check_manifests_directory(args.manifests)
+    _check_outputs(args)
     session = AwsSession.from_environment()
 
     def progress(number: int, total: int, name: str) -> None:
@@ -69,6 +63,17 @@ def run(args: argparse.Namespace) -> int:
     if args.bucket is not None:
         record_inventory(session, bucket_name(args.bucket), args.manifests)
     return 0
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """The --out file, and the --manifests directory the inventory is recorded into (with --bucket only)."""
+    check_output_file(args.out, "--out")
+    # plan --manifests reads every .json of the directory the inventory is recorded into: the snapshot is none
+    check_not_an_input(args.out, "--out", files={}, directories={"--manifests": args.manifests})
+    if (args.bucket is None) != (args.manifests is None):
+        raise InputError("--bucket and --manifests go together: the inventory is recorded into the directory")
+    if args.manifests is not None:
+        check_manifests_directory(args.manifests)
 
 
 def check_manifests_directory(directory: Path) -> None:

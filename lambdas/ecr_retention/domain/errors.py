@@ -6,7 +6,7 @@ import difflib
 import json
 import types
 import typing
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
@@ -69,13 +69,17 @@ def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseMo
     for part in loc:
         if isinstance(part, int):
             continue
-        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+        if not _is_model(current):
             return None
         field = current.model_fields.get(part) or _field_by_alias(current, part)
         if field is None:
             return None
         current = _unwrap(field.annotation)
-    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+    return current if _is_model(current) else None
+
+
+def _is_model(annotation: Any) -> TypeGuard[type[BaseModel]]:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _field_by_alias(model: type[BaseModel], key: str) -> FieldInfo | None:

@@ -136,24 +136,24 @@ def _check_kubeconfig_files(path: str) -> None:
     merges path lists and resolves certificate paths against each file), so the limit is checked by
     size; a local kubeconfig growing between this check and the client's read is not a threat we guard.
     """
-    present = 0
-    for part in path.split(os.pathsep):
-        if not part:
-            continue
-        candidate = Path(part).expanduser()
-        try:
-            status = candidate.stat()
-        except FileNotFoundError:
-            continue  # kubectl skips the missing files of a path list, and so does the client
-        except OSError as error:
-            raise InputError(f"kubeconfig {candidate}: cannot read: {error.strerror or error}") from None
-        if not stat.S_ISREG(status.st_mode):
-            raise InputError(f"kubeconfig {candidate}: not a regular file")
-        if status.st_size > KUBECONFIG.max_bytes:
-            raise InputError(f"kubeconfig {candidate}: {KUBECONFIG.too_large(status.st_size)}")
-        present += 1
+    present = sum(_readable_kubeconfig(Path(part).expanduser()) for part in path.split(os.pathsep) if part)
     if not present:
         raise InputError(f"kubeconfig {path}: no such file")
+
+
+def _readable_kubeconfig(candidate: Path) -> bool:
+    """Whether the file is there (refused unless it is a regular file within the limit)."""
+    try:
+        status = candidate.stat()
+    except FileNotFoundError:
+        return False  # kubectl skips the missing files of a path list, and so does the client
+    except OSError as error:
+        raise InputError(f"kubeconfig {candidate}: cannot read: {error.strerror or error}") from None
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError(f"kubeconfig {candidate}: not a regular file")
+    if status.st_size > KUBECONFIG.max_bytes:
+        raise InputError(f"kubeconfig {candidate}: {KUBECONFIG.too_large(status.st_size)}")
+    return True
 
 
 class _ErrorRecords(logging.Handler):

@@ -79,14 +79,7 @@ class BarChart:
 
 def bytes_chart(repositories: Sequence[RepositoryReport], dry_run: bool) -> BarChart:
     verb = action_verb("reclaim", dry_run=dry_run)
-    ranked = sorted(
-        (repo for repo in repositories if repo.bytes_reclaimed > 0),
-        key=lambda repo: (-repo.bytes_reclaimed, repo.repository_name),
-    )
-    items = [(repo.repository_name, repo.bytes_reclaimed) for repo in ranked[:TOP_REPOSITORIES]]
-    rest = ranked[TOP_REPOSITORIES:]
-    if rest:
-        items.append((f"others ({len(rest)} repositories)", sum(repo.bytes_reclaimed for repo in rest)))
+    items = _top_reclaiming(repositories)
     title = f"Bytes {verb} per repository (top {TOP_REPOSITORIES}, the rest as others)"
     if not items:
         return BarChart(title=f"Bytes {verb} per repository: none", bars=())
@@ -105,6 +98,19 @@ def bytes_chart(repositories: Sequence[RepositoryReport], dry_run: bool) -> BarC
         for index, (name, value) in enumerate(items)
     )
     return BarChart(title=title, bars=bars, height=BAR_TOP * 2 + BAR_ROW * len(bars))
+
+
+def _top_reclaiming(repositories: Sequence[RepositoryReport]) -> list[tuple[str, int]]:
+    """The repositories that reclaim most, largest first (ties by name), the rest summed as others."""
+    ranked = sorted(
+        (repo for repo in repositories if repo.bytes_reclaimed > 0),
+        key=lambda repo: (-repo.bytes_reclaimed, repo.repository_name),
+    )
+    items = [(repo.repository_name, repo.bytes_reclaimed) for repo in ranked[:TOP_REPOSITORIES]]
+    rest = ranked[TOP_REPOSITORIES:]
+    if rest:
+        items.append((f"others ({len(rest)} repositories)", sum(repo.bytes_reclaimed for repo in rest)))
+    return items
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Literal
 
+from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.planning.plan import ReasonKind, ReplicaRegistry
@@ -163,12 +164,7 @@ def in_use_check(report: RunReport) -> Check:
 
 def removals_check(report: RunReport, removed: Counter[ReasonKey]) -> Check:
     checked = sum(removed.values())
-    offenders: list[Line] = []
-    if any(kind in PROTECTING for key in removed for kind, _ in key):  # then each such removal is named
-        for repo, entry in run_entries(report, *REMOVED_GROUPS):
-            kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
-            if kinds:
-                offenders.append(line(*image_ref(repo, entry), f" is removed but carries {', '.join(kinds)}"))
+    offenders = _unprotected_removals(report, removed)
     if offenders:
         return Check(
             "removals-unprotected",
@@ -185,6 +181,17 @@ def removals_check(report: RunReport, removed: Counter[ReasonKey]) -> Check:
             f"{plural(checked, 'removal')} checked: none is in use, kept by a rule, younger than min_age, blocked or skipped"
         ),
     )
+
+
+def _unprotected_removals(report: RunReport, removed: Counter[ReasonKey]) -> list[Line]:
+    """Each removal that carries a protecting reason, named (looked for only when the counts show one)."""
+    offenders: list[Line] = []
+    if any(kind in PROTECTING for key in removed for kind, _ in key):
+        for repo, entry in run_entries(report, *REMOVED_GROUPS):
+            kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
+            if kinds:
+                offenders.append(line(*image_ref(repo, entry), f" is removed but carries {', '.join(kinds)}"))
+    return offenders
 
 
 def spared_check(kept: Counter[ReasonKey]) -> Check:
@@ -387,10 +394,7 @@ def findings_check(report: RunReport) -> Check:
         line(data(repo.repository_name), f": {finding.severity} {finding.code}: ", data(finding.message))
         for repo, finding in lifecycle
     ]
-    evidence += [
-        line("template ", data(finding.prefix), f": {finding.severity} {finding.code}: ", data(finding.message))
-        for finding in templates
-    ]
+    evidence += _template_evidence(templates)
     errors = sum(1 for _, finding in lifecycle if finding.severity == "error")
     return Check(
         "findings",
@@ -402,6 +406,13 @@ def findings_check(report: RunReport) -> Check:
         ),
         capped(evidence),
     )
+
+
+def _template_evidence(templates: Sequence[TemplateFinding]) -> list[Line]:
+    return [
+        line("template ", data(finding.prefix), f": {finding.severity} {finding.code}: ", data(finding.message))
+        for finding in templates
+    ]
 
 
 def warnings_check(report: RunReport) -> Check:

@@ -309,6 +309,11 @@ class Page:
     image_count: int  # the image table's rows (rows.py writes them)
 
 
+def _has_images(repo: RepositoryReport) -> bool:
+    """A repository with any image to chart by age: evaluated, kept or removed."""
+    return bool(repo.images or repo.kept_images or repo.deleted or repo.archived)
+
+
 def page_view_of(report: RunReport, price: StoragePrice) -> Page:
     """The page's view model: every figure and text the template shows, computed here."""
     return Page(
@@ -321,7 +326,7 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
         age_charts=tuple(
             age_chart(repo, repo.evaluated_at or report.started_at, report.dry_run)
             for repo in report.repositories
-            if repo.images or repo.kept_images or repo.deleted or repo.archived
+            if _has_images(repo)
         ),
         cost=cost_view(run_cost(report, price), report.dry_run),
         image_count=image_count(report),

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.planning.ledger import (
     IMMUTABLE_TAG,
     TAG_REFUSED,
@@ -29,7 +30,6 @@ from ecr_retention.domain.planning.removal_order import next_wave, removal_paren
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.ports import BatchOutcome, ImageManifest, Registry, TagOutcome
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 

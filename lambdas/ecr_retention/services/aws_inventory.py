@@ -16,10 +16,12 @@ from functools import partial
 from typing import ParamSpec, TypeVar
 
 from ecr_retention.clock import utc_now
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.aws import (
     DEFAULT_REVISIONS,
     REVISIONS_NAMESPACE,
+    FunctionCode,
     ImageUse,
     ScheduledTask,
     build_aws_manifest,
@@ -42,7 +44,6 @@ from ecr_retention.domain.limits import IN_USE_MANIFEST
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import IN_USE_PREFIX
 from ecr_retention.ports import AccountAccess, AccountReaders, Bucket, ManifestStore, ReadFailed, StorageUnavailable
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -149,18 +150,31 @@ def _collect_ecs(collection: _Collection) -> None:
 
 def _collect_scheduled_tasks(collection: _Collection) -> None:
     """EventBridge rule targets on every bus and EventBridge Scheduler schedules that run an ECS task."""
+    found = [*_rule_targets(collection), *_scheduler_tasks(collection)]
+    collection.counts["scheduled tasks"] = len(found)
+    for task in found:
+        collection.add_task_definition(cluster_name(task.cluster_arn), task.workload, "ecs-task", task.task_definition)
+
+
+def _rule_targets(collection: _Collection) -> list[ScheduledTask]:
+    """The ECS tasks EventBridge rules run, on every bus."""
     scheduled = collection.readers.scheduled
     found: list[ScheduledTask] = []
     for bus in collection.attempt(scheduled.event_buses) or []:
         for rule in collection.attempt(scheduled.rules, bus) or []:
             found.extend(collection.attempt(scheduled.rule_tasks, bus, rule) or [])
+    return found
+
+
+def _scheduler_tasks(collection: _Collection) -> list[ScheduledTask]:
+    """The ECS tasks EventBridge Scheduler schedules run."""
+    scheduled = collection.readers.scheduled
+    found: list[ScheduledTask] = []
     for group, name in collection.attempt(scheduled.schedules) or []:
         task = collection.attempt(scheduled.schedule_task, group, name)
         if task is not None:
             found.append(task)
-    collection.counts["scheduled tasks"] = len(found)
-    for task in found:
-        collection.add_task_definition(cluster_name(task.cluster_arn), task.workload, "ecs-task", task.task_definition)
+    return found
 
 
 def _collect_revisions(collection: _Collection, revisions: int) -> None:
@@ -184,18 +198,31 @@ def _collect_functions(collection: _Collection) -> None:
     versions = collection.attempt(functions.image_functions) or {}
     collection.counts["functions"] = len(versions)
     for function, qualifiers in sorted(versions.items()):
-        codes = {}
-        for qualifier in qualifiers:
-            code = collection.attempt(functions.code, function, qualifier)
-            if code is not None:
-                codes[qualifier] = code
-                collection.uses.append(function_use(function, qualifier, code))
+        codes = _collect_versions(collection, function, qualifiers)
         collection.counts["function versions"] += len(qualifiers)
-        for alias in collection.attempt(functions.aliases, function) or []:
-            for version in alias.versions:
-                code = codes.get(version) or collection.attempt(functions.code, function, version)
-                if code is not None:
-                    collection.uses.append(function_use(function, alias.name, code))
+        _collect_aliases(collection, function, codes)
+
+
+def _collect_versions(collection: _Collection, function: str, qualifiers: Sequence[str]) -> dict[str, FunctionCode]:
+    """The function's versions ($LATEST and the published ones), each used by its qualifier; their code by it."""
+    functions = collection.readers.functions
+    codes = {}
+    for qualifier in qualifiers:
+        code = collection.attempt(functions.code, function, qualifier)
+        if code is not None:
+            codes[qualifier] = code
+            collection.uses.append(function_use(function, qualifier, code))
+    return codes
+
+
+def _collect_aliases(collection: _Collection, function: str, codes: Mapping[str, FunctionCode]) -> None:
+    """Each alias used by its name, with the code of each version it routes to (read again if not yet read)."""
+    functions = collection.readers.functions
+    for alias in collection.attempt(functions.aliases, function) or []:
+        for version in alias.versions:
+            code = codes.get(version) or collection.attempt(functions.code, function, version)
+            if code is not None:
+                collection.uses.append(function_use(function, alias.name, code))
 
 
 def unreachable_collection(account: str, region: str, generated_at: datetime, problem: str) -> ManifestCollection:
@@ -251,6 +278,11 @@ def carried_forward(collection: ManifestCollection, store: ManifestStore) -> Man
         return _held_back(collection, f"the previous manifest is unreadable ({error})")
     if previous.cluster != collection.name:
         return collection  # a misfiled manifest protects as it is read from its own key; not ours to carry
+    return _carried_over(collection, previous)
+
+
+def _carried_over(collection: ManifestCollection, previous: InUseManifest) -> ManifestCollection:
+    """The collection with the previous manifest's references it did not read again, noted as carried over."""
     seen = set(collection.manifest.images)
     carried = tuple(dict.fromkeys(image for image in previous.images if image not in seen))
     if not carried:

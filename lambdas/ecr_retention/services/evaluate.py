@@ -14,6 +14,7 @@ from datetime import datetime
 from functools import partial
 
 from ecr_retention.clock import utc_now
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
 from ecr_retention.domain.inventory.manifest import Inventory
@@ -26,6 +27,7 @@ from ecr_retention.domain.planning import (
 )
 from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
@@ -38,7 +40,6 @@ from ecr_retention.domain.sentinel.matching import (
 )
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
-from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
 
@@ -85,9 +86,7 @@ class RunInputs:
                     self.inventory,
                     now=now,
                     safety=self.config.safety,
-                    registry_id=registry.registry_id,
-                    region=registry.region,
-                    replication=self.replication.replication_configuration,
+                    registry=RegistryCoordinates.of(registry, self.replication.replication_configuration),
                 )
             )
         return self._pulled.by_repository.get(repository, ())
@@ -110,7 +109,7 @@ def evaluate_repository(
 
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
-    Any other failure fails this repository alone too (services/defects.py): a sweep goes on."""
+    Any other failure fails this repository alone too (defects.py): a sweep goes on."""
     if leases is not None:
         refused = _take_lease(leases, repository, inputs.run_id, lease_seconds)
         if refused is not None:
@@ -120,7 +119,7 @@ def evaluate_repository(
         log=logger,
         what=f"evaluating {repository}",
     )
-    # A defect is this repository's outcome, never the sweep's (services/defects.py).
+    # A defect is this repository's outcome, never the sweep's (defects.py).
     acted = Unplanned(repository, "failed", str(outcome)) if isinstance(outcome, Defect) else outcome
     return acted.report(*(() if leases is None else _release_lease(leases, repository, inputs.run_id, lease_seconds)))
 
@@ -193,10 +192,9 @@ def _plan(
         config,
         inputs.inventory,
         clock(),
-        registry_id=registry.registry_id,
-        region=registry.region,
+        registry=RegistryCoordinates.of(registry, inputs.replication.replication_configuration),
         tags_by_repository=tags,
-        replication=inputs.replication,
+        replication_problem=inputs.replication.problem,
     )
     return run, plan_repository(snapshot, run)
 
@@ -306,9 +304,7 @@ def lifecycle_findings(
             now=now,
             inventory=inventory,
             plan=plan,
-            registry_id=registry.registry_id,
-            region=registry.region,
-            replication=replication,
+            registry=RegistryCoordinates.of(registry, replication),
         ),
         log=logger,
         what=f"diagnosing the lifecycle policy of {repository}",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ecr_retention.domain.sentinel.alert import ALERT_ATTRIBUTES
 from ecr_retention.domain.sentinel.guard_events import GuardCall, GuardKind, guard_body, guard_subject
 from ecr_retention.ports import Notifier
-from ecr_retention.services.sentinel import ALERT_ATTRIBUTES
 
 
 @dataclass(frozen=True)

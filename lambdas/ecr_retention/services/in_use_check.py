@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
 from ecr_retention.domain.sentinel.matching import (
@@ -31,7 +33,6 @@ from ecr_retention.domain.sentinel.matching import (
     pulled_references,
 )
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
-from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.removals import RemovalsRead, read_removals
 
 logger = logging.getLogger(__name__)
@@ -86,9 +87,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         inputs.inventory,
         now=inputs.now,
         safety=inputs.config.safety,
-        registry_id=registry.registry_id,
-        region=registry.region,
-        replication=inputs.replication,
+        registry=RegistryCoordinates.of(registry, inputs.replication),
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)
@@ -97,11 +96,14 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
     told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),
-        others=tuple(
-            found for repository, found_here in told.items() if repository not in checked for found in found_here
-        ),
+        others=_found_elsewhere(told, checked),
         warnings=(*lookup_warnings, *removal_warnings),
     )
+
+
+def _found_elsewhere(told: Mapping[str, Sequence[MissingReference]], checked: set[str]) -> tuple[MissingReference, ...]:
+    """The findings in the repositories no evaluation checked."""
+    return tuple(found for repository, found_here in told.items() if repository not in checked for found in found_here)
 
 
 def unchecked_references(

@@ -12,15 +12,15 @@ import logging
 from collections.abc import Iterable
 from datetime import datetime
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use.memory import ResolvedTags, reading_warnings, remember
 from ecr_retention.domain.inventory.manifest import Inventory, memory_json
 from ecr_retention.domain.limits import IN_USE_MEMORY, format_limit
-from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
 from ecr_retention.ports import Bucket
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +49,7 @@ def update_memory(
     reports: Iterable[RepositoryReport],
     now: datetime,
     *,
-    registry_id: str | None,
-    region: str | None,
-    replication: ReplicationConfiguration = NO_REPLICATION,
+    registry: RegistryCoordinates,
 ) -> tuple[str, ...]:
     """Write the memory after this run's reading; return the run's warnings about it (a cluster that dropped most of
     its references, a memory that could not be read or written). Never raises: the run's report is worth more."""
@@ -66,9 +64,7 @@ def update_memory(
         now,
         safety.in_use_grace,
         resolved=resolved_in_use_tags(reports),
-        registry_id=registry_id,
-        region=region,
-        replication=replication,
+        registry=registry,
     )
     body = memory_json(memory)
     return (*warnings, *_size_warnings(body), *_written(bucket, body))

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import date
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from pydantic import ValidationError
 
@@ -101,16 +101,24 @@ def read_removals(bucket: Bucket, repository: str, days: Iterable[date] = (), *,
 
 def _sorted_out(read: list[tuple[str, Removal | None]], sentinel: str | None) -> RemovalsRead:
     """The records `sentinel` wrote, those that could not be read, and those it did not write (each logged)."""
-    ignored = tuple(
-        Ignored(key, removal.writer) for key, removal in read if removal and not _ours(removal.writer, sentinel)
-    )
+    ignored = tuple(Ignored(key, removal.writer) for key, removal in read if _foreign(removal, sentinel))
     for each in ignored:
         logger.warning("the recorded removal %s was not written by this deployment's sentinel: ignored", each.told)
     return RemovalsRead(
-        removals=tuple(removal for _, removal in read if removal and _ours(removal.writer, sentinel)),
+        removals=tuple(removal for _, removal in read if _sentinels(removal, sentinel)),
         unreadable=tuple(key for key, removal in read if removal is None),
         ignored=ignored,
     )
+
+
+def _foreign(removal: Removal | None, sentinel: str | None) -> TypeGuard[Removal]:
+    """A record read, but not written by this deployment's sentinel."""
+    return removal is not None and not _ours(removal.writer, sentinel)
+
+
+def _sentinels(removal: Removal | None, sentinel: str | None) -> TypeGuard[Removal]:
+    """A record read and written by this deployment's sentinel."""
+    return removal is not None and _ours(removal.writer, sentinel)
 
 
 def _ours(writer: str | None, sentinel: str | None) -> bool:

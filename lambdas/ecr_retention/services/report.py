@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import ReportFormat, RepositoryReport, RunFacts, RunReport, run_report_of
@@ -21,7 +22,6 @@ from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile
 from ecr_retention.layout import repository_report_key, repository_reports_prefix, run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, Notifier, StorageUnavailable
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 

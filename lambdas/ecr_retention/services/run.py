@@ -236,7 +236,6 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
             config, reading.inventory, reading.replication, evaluated.trigger, finished_at, adapters.sentinel_role
         )
         checked = check_in_use(adapters.registry, adapters.bucket, inputs, evaluated.reports)
-    registry = adapters.registry
     facts = RunFacts(
         run_id=evaluated.run_id,
         trigger=evaluated.trigger,
@@ -244,7 +243,7 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         started_at=evaluated.started_at,
         finished_at=finished_at,
         repositories=[*checked.repositories, *evaluated.unreported()],
-        registry=RegistryCoordinates(registry.registry_id, registry.region, reading.replication),
+        registry=RegistryCoordinates.of(adapters.registry, reading.replication),
         warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
         template_findings=templates.findings,
         manifests=reading.manifests,
@@ -287,9 +286,7 @@ def remember_inventory(
         inventory,
         evaluated.reports,
         now,
-        registry_id=adapters.registry.registry_id,
-        region=adapters.registry.region,
-        replication=replication,
+        registry=RegistryCoordinates.of(adapters.registry, replication),
     )
     return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, inventory, replication)
 

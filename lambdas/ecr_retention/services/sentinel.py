@@ -27,12 +27,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from logging import ERROR, WARNING
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
+    ALERT_ATTRIBUTES,
     TAKING_FINDINGS,
     Breakage,
     Broken,
@@ -59,7 +62,6 @@ from ecr_retention.ports import (
     RepositoryGone,
 )
 from ecr_retention.services.act import restore
-from ecr_retention.services.defects import Defect, contain
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.removals import (
     AlertClaim,
@@ -76,7 +78,6 @@ from ecr_retention.services.snapshot import read_index_manifest, snapshot_reposi
 logger = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW = timedelta(minutes=15)
-ALERT_ATTRIBUTES = {"kind": "sentinel"}
 IGNORED_NAMED = 3  # the ignored records an alert names before "and N more"
 
 
@@ -245,9 +246,7 @@ def running_references(
         inventory,
         now=now,
         safety=config.safety,
-        registry_id=ports.registry.registry_id,
-        region=ports.registry.region,
-        replication=replication.replication_configuration,
+        registry=RegistryCoordinates.of(ports.registry, replication.replication_configuration),
     )
     return references, tuple(notes)
 
@@ -421,9 +420,7 @@ def check_new_policy(
         snapshot,
         now=now,
         inventory=read_inventory_from_bucket(ports.bucket),
-        registry_id=ports.registry.registry_id,
-        region=ports.registry.region,
-        replication=replication.replication_configuration,
+        registry=RegistryCoordinates.of(ports.registry, replication.replication_configuration),
     )
     taking = [finding for finding in diagnosis.findings if finding.code in TAKING_FINDINGS]
     if taking:

@@ -115,10 +115,8 @@ def read_index_manifest(digest: str, text: str) -> dict[str, Any] | None:
     return dict(manifest)
 
 
-def index_manifests(
-    registry: Registry, repository: str, digests: Sequence[str], cache: ManifestCache, *, read_uncached: bool = True
-) -> dict[str, dict[str, Any]]:
-    """`read_uncached` false: only what the cache holds (a role without BatchGetImage on the repository)."""
+def _cached_texts(digests: Sequence[str], cache: ManifestCache) -> tuple[dict[str, str], list[str]]:
+    """The manifest texts the cache holds, by digest, and the digests it does not hold."""
     texts: dict[str, str] = {}
     missing = []
     for digest in digests:
@@ -127,6 +125,14 @@ def index_manifests(
             texts[digest] = cached
         else:
             missing.append(digest)
+    return texts, missing
+
+
+def index_manifests(
+    registry: Registry, repository: str, digests: Sequence[str], cache: ManifestCache, *, read_uncached: bool = True
+) -> dict[str, dict[str, Any]]:
+    """`read_uncached` false: only what the cache holds (a role without BatchGetImage on the repository)."""
+    texts, missing = _cached_texts(digests, cache)
     if missing and read_uncached:
         for digest, manifest in registry.get_manifests(repository, missing, INDEX_ACCEPTED_MEDIA_TYPES).items():
             if read_index_manifest(digest, manifest.text) is not None:
@@ -187,6 +193,14 @@ def snapshot_registry(
     )
 
 
+def _named_repositories(registry: Registry, patterns: Sequence[str], all_names: Sequence[str] | None) -> list[str]:
+    """The repositories the patterns name: plain names as they are; with a glob, the registry's names listed."""
+    if all(GLOB_CHARACTERS.isdisjoint(pattern) for pattern in patterns):
+        return sorted(set(patterns))
+    listed = registry.repository_names() if all_names is None else all_names
+    return [name for name in listed if matches_any(name, patterns)]
+
+
 def referenced_tags(
     registry: Registry, config: RetentionConfig, repository: str, all_names: Sequence[str] | None = None
 ) -> dict[str, frozenset[str]]:
@@ -195,13 +209,8 @@ def referenced_tags(
     patterns = tag_sources(config, repository)
     if not patterns:
         return {}
-    if all(GLOB_CHARACTERS.isdisjoint(pattern) for pattern in patterns):
-        names = sorted(set(patterns))
-    else:
-        listed = registry.repository_names() if all_names is None else all_names
-        names = [name for name in listed if matches_any(name, patterns)]
     tags = {}
-    for name in names:
+    for name in _named_repositories(registry, patterns, all_names):
         if name == repository:
             continue
         try:

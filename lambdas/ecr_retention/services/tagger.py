@@ -10,6 +10,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning.ledger import IMMUTABLE_TAG, NO_ANSWER, Answer
 from ecr_retention.domain.planning.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.ports import Registry, RepositoryGone, TagStatus
 from ecr_retention.services import act
@@ -35,9 +36,7 @@ def tag_deployed(
     dry_run: bool,
 ) -> TagReport:
     """Adds `<tag_prefix><unix seconds>` once to each deployed image. Dry run reads, and tags nothing."""
-    selection = select_for_tagging(
-        config, inventory.manifests, registry_id=registry.registry_id, region=registry.region, now=now
-    )
+    selection = select_for_tagging(config, inventory.manifests, registry=RegistryCoordinates.of(registry), now=now)
     by_repository: dict[str, list[TagCandidate]] = defaultdict(list)
     for candidate in selection.candidates:
         by_repository[candidate.repository].append(candidate)

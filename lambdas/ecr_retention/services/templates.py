@@ -11,10 +11,10 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.ports import Registry, TemplatesUnreadable
-from ecr_retention.services.defects import Defect, contain
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class TemplateCheck:
 
 def creation_template_findings(registry: Registry) -> TemplateCheck:
     """Read the templates once and diagnose each template's lifecycle policy. Neither an unexpected answer nor a
-    doctor defect fails the run's report: each is logged and reported as a warning (services/defects.py)."""
+    doctor defect fails the run's report: each is logged and reported as a warning (defects.py)."""
     read = contain(partial(_read_templates, registry), log=logger, what="reading the repository creation templates")
     if isinstance(read, Defect):
         return TemplateCheck(warnings=(f"{NOT_CHECKED}: {read}",))

@@ -19,8 +19,8 @@ from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
 from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
-from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 
 
 def diagnose(
@@ -30,21 +30,19 @@ def diagnose(
     now: datetime,
     manifests: Mapping[str, Mapping[str, Any]] | None = None,
     repository_name: str | None = None,
-    registry_id: str | None = None,
-    region: str | None = None,
+    registry: RegistryCoordinates = UNKNOWN_REGISTRY,
     inventory: Inventory | None = None,
     plan: RepositoryPlan | None = None,
-    replication: ReplicationConfiguration = NO_REPLICATION,
     tag_kinds: TagKinds = DEFAULT_TAG_KINDS,
 ) -> RepositoryDiagnosis:
     """Every finding for one repository's native policy, and one fixed policy with every policy edit of
     the findings applied. `plan` is the pipeline's plan for the same repository (unblocked: see
-    `comparable_config`), or None to skip the rules-file checks. `replication`: the registry's replication
+    `comparable_config`), or None to skip the rules-file checks. `registry`: its replication
     rules, whose delete-replicating destinations' in-use references count as this registry's, since ECR repeats
     every expiry there. `tag_kinds`: which tags move (the heuristic, with the user's patterns)."""
     known_manifests = manifests or {}
     inventory = inventory or Inventory()
-    in_use = InUseIndex.build(inventory.protecting, registry_id, region, replication)
+    in_use = InUseIndex.build(inventory.protecting, registry)
 
     def find(candidate: LifecyclePolicy) -> list[Finding]:
         evaluation = evaluate(candidate, images, now, known_manifests)
@@ -70,7 +68,7 @@ def diagnose(
         fixed_policy_findings=fixed.findings,
         expiries_replicate_to=tuple(
             f"{replica.region} ({replica.registry_id})"
-            for replica in replication.deletion_reach(repository_name or "")
+            for replica in registry.replication.deletion_reach(repository_name or "")
             if repository_name
         ),
     )
@@ -90,9 +88,7 @@ def diagnose_repository(
     now: datetime,
     inventory: Inventory,
     plan: RepositoryPlan | None = None,
-    registry_id: str | None = None,
-    region: str | None = None,
-    replication: ReplicationConfiguration = NO_REPLICATION,
+    registry: RegistryCoordinates = UNKNOWN_REGISTRY,
 ) -> RepositoryDiagnosis:
     """What the pipeline calls for each repository with a native lifecycle policy (the text that
     `get-lifecycle-policy` returns). A policy this module cannot read is a finding, not a failure."""
@@ -112,9 +108,7 @@ def diagnose_repository(
         now=now,
         manifests=repository.manifests,
         repository_name=repository.repository_name,
-        registry_id=registry_id,
-        region=region,
+        registry=registry,
         inventory=inventory,
         plan=plan,
-        replication=replication,
     )

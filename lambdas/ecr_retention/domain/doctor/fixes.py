@@ -220,8 +220,11 @@ def _record_edits(
     changes = [fixes.add(edit, original_priority) for edit in edits]  # every edit, not up to the first change
     if any(changes):
         return None
-    codes = ", ".join(sorted({finding.code for finding in findings if finding.policy_edit is not None}))
-    return MergedFix(problem=f"the policy edits, applied together, still leave {codes}")
+    return MergedFix(problem=f"the policy edits, applied together, still leave {_codes_asking_edits(findings)}")
+
+
+def _codes_asking_edits(findings: Sequence[Finding]) -> str:
+    return ", ".join(sorted({finding.code for finding in findings if finding.policy_edit is not None}))
 
 
 def _fixed_policy(fixed: dict[str, Any] | None) -> LifecyclePolicy | MergedFix:

@@ -7,7 +7,7 @@ Pure, like the planner: the planner and the lifecycle doctor both read in-use pr
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -21,9 +21,10 @@ from ecr_retention.domain.inventory.manifest import (
     cluster_of_source,
     spoke_account_of_source,
 )
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates, replica_of
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
-from ecr_retention.domain.registry.replication import NO_REPLICATION, Replica, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import Replica, ReplicationConfiguration
 from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
 
 # A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
@@ -52,6 +53,14 @@ def check_inventory(safety: Safety, inventory: Inventory, in_use: InUseIndex, no
     )
 
 
+def _misfiled_warnings(inventory: Inventory) -> tuple[str, ...]:
+    return tuple(
+        f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
+        "stands for no cluster; its images still protect"
+        for source, manifest in sorted(inventory.misfiled.items())
+    )
+
+
 def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> InventoryCheck:
     """Why this run may delete nothing: any manifest file that cannot be read (whichever cluster it is
     for: its images may run), and each expected cluster without a fresh, complete manifest."""
@@ -70,11 +79,7 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> I
         if problem is not None:
             blockers.append(problem)
     blockers.extend(second_manifest_blockers(safety, inventory, now))
-    warnings = tuple(
-        f"{source} declares cluster {manifest.cluster}: a manifest is stored as <cluster>.json, so this one "
-        "stands for no cluster; its images still protect"
-        for source, manifest in sorted(inventory.misfiled.items())
-    )
+    warnings = _misfiled_warnings(inventory)
     return InventoryCheck(
         blocked=tuple(blockers),
         warnings=warnings + second_manifest_warnings(inventory) + unlisted_cluster_warnings(safety, inventory),
@@ -174,41 +179,46 @@ class InUseIndex:
     def build(
         cls,
         manifests: Iterable[InUseManifest],
-        registry_id: str | None,
-        region: str | None,
-        replication: ReplicationConfiguration = NO_REPLICATION,
+        registry: RegistryCoordinates,
         remembered: Iterable[tuple[RememberedImage, str]] = (),
     ) -> InUseIndex:
         """`remembered`: the in-use memory's references that protect now, each with how its reason says when it was
         seen (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning."""
-        index = cls(registry_id=registry_id, region=region)
+        registry_id, replication = registry.registry_id, registry.replication
+        index = cls(registry_id=registry_id, region=registry.region)
         warnings: list[str] = []
         for manifest in sorted(manifests, key=lambda m: m.cluster):
-            invalid = 0
-            for entry in manifest.images:
-                usage = Workload(
-                    cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
-                )
-                try:
-                    reference = parse_reference(entry.image)
-                except InvalidReference as error:
-                    if entry.digest:
-                        index.by_digest[entry.digest].append(usage)
-                    elif looks_like_ecr(entry.image, registry_id):
-                        index.unresolved[manifest.cluster].append(entry.image)
-                        continue
-                    invalid += 1
-                    if invalid <= MAX_WARNINGS_PER_CLUSTER:
-                        kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
-                        warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
-                    continue
-                index.add(manifest.cluster, reference, entry.digest, usage, replication)
-            if invalid > MAX_WARNINGS_PER_CLUSTER:
-                warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
+            warnings.extend(index._add_manifest(manifest, replication))
         index.warnings = tuple(warnings)
         for image, note in remembered:
             index.remember(image, note, replication)
         return index
+
+    def _add_manifest(self, manifest: InUseManifest, replication: ReplicationConfiguration) -> list[str]:
+        """Index the manifest's references; the warnings of the image strings that are none (the first few named)."""
+        warnings: list[str] = []
+        invalid = 0
+        for entry in manifest.images:
+            usage = Workload(
+                cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
+            )
+            try:
+                reference = parse_reference(entry.image)
+            except InvalidReference as error:
+                if entry.digest:
+                    self.by_digest[entry.digest].append(usage)
+                elif looks_like_ecr(entry.image, self.registry_id):
+                    self.unresolved[manifest.cluster].append(entry.image)
+                    continue
+                invalid += 1
+                if invalid <= MAX_WARNINGS_PER_CLUSTER:
+                    kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
+                    warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
+                continue
+            self.add(manifest.cluster, reference, entry.digest, usage, replication)
+        if invalid > MAX_WARNINGS_PER_CLUSTER:
+            warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
+        return warnings
 
     def remember(self, image: RememberedImage, note: str, replication: ReplicationConfiguration) -> None:
         usage = Workload(
@@ -313,12 +323,11 @@ class InUseIndex:
             registries = sorted(self.registries.get(cluster, ()))
             if not registries or cluster in self.in_known_registry:
                 continue
-            named = ", ".join(f"{account} in {where}" for account, where in registries[:3])
-            more = f" and {len(registries) - 3} more" if len(registries) > 3 else ""
+            named = _registries_named(registries)
             warnings.append(
                 f"cluster {cluster}: the snapshot is of registry {registry_id or 'unknown'} in {region or 'unknown'}, "
                 f"but the in-use manifest references only ECR registr{'y' if len(registries) == 1 else 'ies'} "
-                f"{named}{more}; no tag reference of this cluster protects anything in this run (digests still "
+                f"{named}; no tag reference of this cluster protects anything in this run (digests still "
                 "do): is the snapshot of the right account and region?"
             )
         return tuple(warnings)
@@ -330,9 +339,10 @@ class InUseIndex:
         return found
 
 
-def replica_of(replication: ReplicationConfiguration, repository: str, registry: tuple[str, str]) -> Replica | None:
-    """The repository's replica in that registry, if replication sends the repository there."""
-    return next((replica for replica in replication.replicas(repository) if replica.registry == registry), None)
+def _registries_named(registries: Sequence[tuple[str, str]]) -> str:
+    """The first three registries, `<account> in <region>`, and how many more."""
+    named = ", ".join(f"{account} in {where}" for account, where in registries[:3])
+    return named + (f" and {len(registries) - 3} more" if len(registries) > 3 else "")
 
 
 def replica_note(replica: Replica, source_registry_id: str | None) -> str:

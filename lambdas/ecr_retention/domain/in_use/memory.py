@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.in_use.index import CLOCK_SKEW, replica_of
+from ecr_retention.domain.in_use.index import CLOCK_SKEW
 from ecr_retention.domain.inventory.manifest import (
     ClusterReadings,
     InUseImage,
@@ -26,8 +26,7 @@ from ecr_retention.domain.inventory.manifest import (
     RememberedImage,
     cluster_of_source,
 )
-from ecr_retention.domain.registry.references import InvalidReference, parse_reference
-from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates, reference_into
 from ecr_retention.domain.timestamps import format_timestamp
 
 
@@ -86,9 +85,7 @@ def remember(
     grace: timedelta,
     *,
     resolved: ResolvedTags,
-    registry_id: str | None,
-    region: str | None,
-    replication: ReplicationConfiguration = NO_REPLICATION,
+    registry: RegistryCoordinates,
 ) -> InUseMemory:
     """The memory after this run's reading: every reference of every readable manifest refreshed to its manifest's
     generatedAt (a reading dated in the future counts as now), each cluster's reading recorded, and whatever was
@@ -100,7 +97,7 @@ def remember(
     for manifest in sorted(inventory.protecting, key=lambda m: m.cluster):
         seen = seen_at(manifest.generated_at, now)
         for entry in manifest.images:
-            digest = entry.digest or resolved_digest(entry, resolved, registry_id, region, replication)
+            digest = entry.digest or resolved_digest(entry, resolved, registry)
             image = RememberedImage(
                 **entry.model_dump(exclude={"digest"}), digest=digest, cluster=manifest.cluster, last_seen_at=seen
             )
@@ -126,26 +123,13 @@ def _in_order(image: RememberedImage) -> tuple[str, ...]:
     return (cluster, reference, digest or "", *rest)
 
 
-def resolved_digest(
-    entry: InUseImage,
-    resolved: ResolvedTags,
-    registry_id: str | None,
-    region: str | None,
-    replication: ReplicationConfiguration,
-) -> str | None:
+def resolved_digest(entry: InUseImage, resolved: ResolvedTags, registry: RegistryCoordinates) -> str | None:
     """The digest a tag reference into this registry (or a destination our deletions reach) pointed to when the
     evaluations read its repository; None for anything else, which is remembered as the manifest named it."""
-    try:
-        reference = parse_reference(entry.image)
-    except InvalidReference:
+    here = reference_into(entry.image, registry)
+    if here is None or here.reference.tag is None:
         return None
-    if not reference.is_ecr or reference.tag is None or reference.account is None or reference.region is None:
-        return None
-    here = reference.in_registry(registry_id, region)
-    replica = None if here else replica_of(replication, reference.repository, (reference.account, reference.region))
-    if not here and (replica is None or not replica.replicates_deletions):
-        return None
-    return resolved.get((reference.repository, reference.tag))
+    return resolved.get((here.reference.repository, here.reference.tag))
 
 
 def distinct_references(manifest: InUseManifest) -> int:

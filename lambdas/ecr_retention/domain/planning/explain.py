@@ -116,11 +116,16 @@ def in_use_reasons(usages: Sequence[Workload]) -> list[Reason]:
     current manifest names is not repeated from the memory."""
     current = [usage for usage in usages if usage.remembered is None]
     running = {usage.runs_where for usage in current}
-    remembered = [usage for usage in usages if usage.remembered is not None and usage.runs_where not in running]
+    remembered = [usage for usage in usages if _only_remembered(usage, running)]
     reasons = [in_use_reason(current)] if current else []
     if remembered:
         reasons.append(in_use_reason(remembered, rule="remembered", separator="; "))
     return reasons
+
+
+def _only_remembered(usage: Workload, running: set[tuple[str, str, str, str, str | None]]) -> bool:
+    """A workload the memory names where no current manifest has it run."""
+    return usage.remembered is not None and usage.runs_where not in running
 
 
 def in_use_reason(usages: Sequence[Workload], *, rule: str | None = None, separator: str = ", ") -> Reason:

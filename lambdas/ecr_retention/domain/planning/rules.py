@@ -9,7 +9,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Policy, Selector, rule_name
 from ecr_retention.domain.patterns import compile_globs
@@ -116,12 +116,21 @@ def unmet_conditions(rule: DeleteRule, images: RepositoryImages, selected: list[
         young = bisect_right(images.ages, rule.older_than)  # the ranks below are not older than older_than
         unmet.update(selected[: bisect_left(selected, young)])
     if rule.not_pulled_within is not None:
-        ordered, idle_for = images.ordered, rule.not_pulled_within
-        unmet.update(rank for rank in selected if not now - ordered[rank].last_activity > idle_for)
+        unmet.update(_active_within(images, selected, rule.not_pulled_within, now))
     not_to_mark = images.activating | images.archived if rule.archive else images.activating
     if not_to_mark:
         unmet.update(rank for rank in selected if rank in not_to_mark)
     return unmet
+
+
+def _active_within(images: RepositoryImages, selected: list[int], window: timedelta, now: datetime) -> list[int]:
+    """The selected ranks pulled (or pushed) within the window."""
+    ordered = images.ordered
+    return [rank for rank in selected if not now - ordered[rank].last_activity > window]
+
+
+def _untagged(images: RepositoryImages) -> list[int]:
+    return [rank for rank, image in enumerate(images.ordered) if not image.image_tags]
 
 
 class _RuleApplier:
@@ -143,7 +152,7 @@ class _RuleApplier:
         True, delete: False)."""
         images = self.images
         if selector.untagged:
-            return [rank for rank, image in enumerate(images.ordered) if not image.image_tags]
+            return _untagged(images)
         if patterns is None and selector.tag_in_repositories is None:
             return list(range(len(images.ordered)))
         tags = images.rank_by_tag if patterns is None else patterns.matching(images)  # read lazily

@@ -26,8 +26,9 @@ from ecr_retention.domain.planning.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planning.plan import Plan, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
 from ecr_retention.domain.planning.rules import PolicyRules, apply_rules, policy_rules
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
-from ecr_retention.domain.registry.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import NO_REPLICATION
 
 
 def plan_registry(
@@ -44,10 +45,8 @@ def plan_registry(
         config,
         inventory,
         now,
-        registry_id=snapshot.effective_registry_id,
-        region=snapshot.region,
+        registry=RegistryCoordinates(snapshot.effective_registry_id, snapshot.region, replication),
         tags_by_repository=_tags_of_named_repositories(config, snapshot),
-        replication=RegistryReplication(replication_configuration=replication),
     )
     blocked = run.blocked
     if brakes_off:
@@ -62,8 +61,8 @@ def plan_registry(
     return Plan(
         generated_at=now,
         dry_run=config.dry_run,
-        registry_id=run.registry_id,
-        region=run.region,
+        registry_id=run.registry.registry_id,
+        region=run.registry.region,
         blocked=blocked,
         warnings=tuple(dict.fromkeys(warnings)),
         repositories=tuple(repository.plan for repository in planned),
@@ -86,8 +85,7 @@ class RunContext:
     config: RetentionConfig
     inventory: Inventory
     now: datetime
-    registry_id: str | None
-    region: str | None
+    registry: RegistryCoordinates  # its account, Region and replication rules
     in_use: InUseIndex
     blocked: tuple[str, ...]  # why the run may delete nothing; every repository plan is blocked then
     warnings: tuple[str, ...]  # about the run as a whole (the inventory); repositories return their own
@@ -96,7 +94,6 @@ class RunContext:
     other_tags: OtherRepositoryTags
     # Each policy's rules (by policy index), named and worded once for every repository of the run.
     rules: tuple[PolicyRules, ...]
-    replication: ReplicationConfiguration = NO_REPLICATION
     # plan_registry(brakes_off=True): a repository over max_delete_fraction is named skipped, its removals kept
     brakes_off: bool = False
 
@@ -106,36 +103,31 @@ def build_run_context(
     inventory: Inventory,
     now: datetime,
     *,
-    registry_id: str | None,
-    region: str | None,
+    registry: RegistryCoordinates,
     tags_by_repository: Mapping[str, frozenset[str]],
-    replication: RegistryReplication,
+    replication_problem: str | None = None,
 ) -> RunContext:
-    """`replication`: the registry's replication rules, or why they could not be read (the run is blocked then)."""
+    """`replication_problem`: why the registry's replication rules could not be read (the run is blocked then)."""
     grace = config.safety.in_use_grace
     remembered = [
         (image, remembered_note(image, now, grace)) for image in still_protecting(inventory.memory, now, grace)
     ]
-    in_use = InUseIndex.build(
-        inventory.protecting, registry_id, region, replication.replication_configuration, remembered=remembered
-    )
+    in_use = InUseIndex.build(inventory.protecting, registry, remembered=remembered)
     check = check_inventory(config.safety, inventory, in_use, now) + InventoryCheck(
         warnings=reading_warnings(inventory.memory, inventory, now, grace)
     )
-    if replication.problem is not None:
-        check += InventoryCheck(blocked=(replication.problem,))
+    if replication_problem is not None:
+        check += InventoryCheck(blocked=(replication_problem,))
     return RunContext(
         config=config,
         inventory=inventory,
         now=now,
-        registry_id=registry_id,
-        region=region,
+        registry=registry,
         in_use=in_use,
         blocked=check.blocked,
         warnings=check.warnings,
         other_tags=OtherRepositoryTags(tags_by_repository),
         rules=tuple(policy_rules(index, policy) for index, policy in enumerate(config.policies)),
-        replication=replication.replication_configuration,
     )
 
 
@@ -203,7 +195,7 @@ def deletion_reach(repository_name: str, run: RunContext) -> tuple[ReplicaRegist
             region=replica.region,
             expected_clusters=tuple(run.in_use.clusters_in(replica.registry, run.config.safety.clusters)),
         )
-        for replica in run.replication.deletion_reach(repository_name)
+        for replica in run.registry.replication.deletion_reach(repository_name)
     )
 
 

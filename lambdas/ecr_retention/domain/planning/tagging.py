@@ -16,7 +16,8 @@ from pydantic.alias_generators import to_camel
 from ecr_retention.domain.config import RetentionConfig, TaggingRule
 from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates, reference_into
+from ecr_retention.domain.registry.references import ImageReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
 TagEntryStatus = Literal["tagged", "would-tag", "already-tagged", "immutable", "gone", "failed"]
@@ -40,8 +41,7 @@ def select_for_tagging(
     config: RetentionConfig,
     manifests: Iterable[InUseManifest],
     *,
-    registry_id: str,
-    region: str,
+    registry: RegistryCoordinates,
     now: datetime,
 ) -> TagSelection:
     """Only images of this registry (account and region both match) with a known digest: a pod's resolved
@@ -56,8 +56,7 @@ def select_for_tagging(
     so that no tag names a time after the run."""
     selection = _Selection(
         managed=tuple(pattern for policy in config.policies for pattern in policy.repositories),
-        registry_id=registry_id,
-        region=region,
+        registry=registry,
     )
     by_cluster: dict[str, list[InUseManifest]] = {}
     for manifest in manifests:
@@ -73,8 +72,7 @@ class _Selection:
     """What select_for_tagging has found so far, and its notes, in the order it came upon them."""
 
     managed: tuple[str, ...]  # the repository patterns of every policy
-    registry_id: str
-    region: str
+    registry: RegistryCoordinates
     found: set[tuple[str, str, str]] = field(default_factory=set)  # (repository, digest, tag prefix)
     notes: list[str] = field(default_factory=list)
 
@@ -101,12 +99,10 @@ class _Selection:
         self.found.add((reference.repository, digest, tag_prefix))
 
     def _of_this_registry(self, image: str) -> ImageReference | None:
-        """The reference, when it names this registry (account and region both); None for anything else."""
-        try:
-            reference = parse_reference(image)
-        except InvalidReference:
-            return None
-        return reference if reference.account == self.registry_id and reference.region == self.region else None
+        """The reference, when it names this registry (account and region both); None for anything else (a replica
+        included: a tag written here is not the replica's)."""
+        here = reference_into(image, self.registry)
+        return here.reference if here is not None and here.replica is None else None
 
 
 def with_own_tags(found: Iterable[tuple[str, str, str]], now: datetime) -> tuple[TagCandidate, ...]:

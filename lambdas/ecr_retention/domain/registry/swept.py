@@ -51,12 +51,6 @@ def registry_of(swept: Sequence[SweptRepository]) -> SweptRegistry:
     a newest run that could not read the replication rules is a warning: the plan then assumes none."""
     ordered = sorted(swept, key=lambda repository: repository.read_at)
     newest = ordered[-1] if ordered else None
-    warnings = []
-    if newest is not None and newest.replication_problem is not None:
-        warnings.append(
-            f"the last sweep could not read the registry's replication rules ({newest.replication_problem}): "
-            "this plan assumes deletions replicate nowhere"
-        )
     snapshot = Snapshot(
         registry_id=newest.registry_id if newest else None,
         region=newest.region if newest else None,
@@ -64,5 +58,16 @@ def registry_of(swept: Sequence[SweptRepository]) -> SweptRegistry:
         repositories=tuple(sorted((r.repositories[0] for r in ordered), key=lambda r: r.repository_name)),
     )
     return SweptRegistry(
-        snapshot=snapshot, read_at={r.repository_name: r.read_at for r in ordered}, warnings=tuple(warnings)
+        snapshot=snapshot,
+        read_at={r.repository_name: r.read_at for r in ordered},
+        warnings=_replication_warnings(newest),
+    )
+
+
+def _replication_warnings(newest: SweptRepository | None) -> tuple[str, ...]:
+    if newest is None or newest.replication_problem is None:
+        return ()
+    return (
+        f"the last sweep could not read the registry's replication rules ({newest.replication_problem}): "
+        "this plan assumes deletions replicate nowhere",
     )

@@ -117,7 +117,8 @@ def _change(
     )
 
 
-def lifecycle_headline(diff: LifecycleDiff) -> str:
+def _fate_parts(diff: LifecycleDiff) -> list[str]:
+    """The images newly expired, newly archived and spared, those there are."""
     expired, archived, spared = diff.newly_expired, diff.newly_archived, diff.spared
     parts = []
     if expired:
@@ -126,6 +127,11 @@ def lifecycle_headline(diff: LifecycleDiff) -> str:
         parts.append(f"archives {len(archived)} more")
     if spared:
         parts.append(f"spares {len(spared)} that {'was' if len(spared) == 1 else 'were'} to expire or be archived")
+    return parts
+
+
+def lifecycle_headline(diff: LifecycleDiff) -> str:
+    parts = _fate_parts(diff)
     text = "this policy change " + (" and ".join(parts) if parts else "changes no image's fate")
     running = diff.running_removed
     if not running:

@@ -336,9 +336,13 @@ def totals_of(repositories: Sequence[RepositoryDiff], every_repository: Sequence
         archived_instead=counts["archived-instead"],
         deleted_instead=counts["deleted-instead"],
         in_use_changed=in_use_changed,
-        repositories_removing_more=sum(1 for r in repositories if any(c.removes_more for c in r.changes)),
+        repositories_removing_more=sum(1 for r in repositories if _removes_more(r)),
         **removal_counts(every_repository),
     )
+
+
+def _removes_more(repository: RepositoryDiff) -> bool:
+    return any(change.removes_more for change in repository.changes)
 
 
 REMOVAL_COUNTS = ("removals_before", "removals_after", "removals_before_now", "removals_after_now")

@@ -16,6 +16,8 @@ from ecr_retention.domain.sentinel.matching import PulledReference, Removal, mem
 # registry could not be asked, so it may be any of these.
 Breakage = Literal["gone", "archived", "child-gone", "child-archived", "repository-gone", "unconfirmed"]
 ALERT_SUBJECT_PREFIX = "ecr-retention sentinel"
+# The message attributes of every sentinel alert (subscribers filter on kind=sentinel), the guards' alerts included.
+ALERT_ATTRIBUTES = {"kind": "sentinel"}
 DELETED: frozenset[Breakage] = frozenset({"gone", "child-gone", "repository-gone", "unconfirmed"})
 DELETED_NOTE = (
     "A deleted image cannot be brought back by ecr-retention: push it again (the same build gives the same digest) or "

@@ -22,15 +22,15 @@ from typing import Literal
 from pydantic import SerializationInfo, field_serializer
 
 from ecr_retention.domain.config import Safety
-from ecr_retention.domain.in_use.index import replica_note, replica_of
+from ecr_retention.domain.in_use.index import replica_note
 from ecr_retention.domain.in_use.memory import still_protecting
 from ecr_retention.domain.in_use.suspect_readings import suspect_readings
 from ecr_retention.domain.inventory.manifest import InUseImage, Inventory, RememberedImage, Workload
 from ecr_retention.domain.planning.plan import PlanModel
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates, reference_into
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail
-from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
-from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.registry.references import ImageReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
 # The workloads a finding or an alert names before "and N more".
@@ -71,14 +71,16 @@ class PulledReference:
         return None
 
 
+def _clusters_of(remembered: Sequence[RememberedImage]) -> list[str]:
+    return sorted({image.cluster for image in remembered})
+
+
 def pulled_references(
     inventory: Inventory,
     *,
     now: datetime,
     safety: Safety,
-    registry_id: str | None,
-    region: str | None,
-    replication: ReplicationConfiguration = NO_REPLICATION,
+    registry: RegistryCoordinates,
 ) -> tuple[PulledReference, ...]:
     """What counts as running (SPEC "The sentinel"): every reference into this registry (or a destination its
     deletions reach) of every readable manifest, and, for each cluster whose current reading is suspect (missing,
@@ -90,16 +92,14 @@ def pulled_references(
     resolved: dict[tuple[str, str | None, str | None], set[str]] = defaultdict(set)
     for manifest in inventory.protecting:
         for entry in manifest.images:
-            _collect(entry, manifest.cluster, None, registry_id, region, replication, workloads, resolved)
+            _collect(entry, manifest.cluster, None, registry, workloads, resolved)
     remembered = still_protecting(inventory.memory, now, safety.in_use_grace)
-    suspect = suspect_readings(
-        inventory, sorted({image.cluster for image in remembered}), now, safety.inventory_max_age
-    )
+    suspect = suspect_readings(inventory, _clusters_of(remembered), now, safety.inventory_max_age)
     for image in remembered:
         suspicion = suspect.get(image.cluster)
         if suspicion is not None:
             note = suspicion.note(image, now)
-            _collect(image, image.cluster, note, registry_id, region, replication, workloads, resolved)
+            _collect(image, image.cluster, note, registry, workloads, resolved)
     return tuple(
         PulledReference(
             repository=key[0],
@@ -116,13 +116,11 @@ def _collect(
     entry: InUseImage | RememberedImage,
     cluster: str,
     remembered: str | None,
-    registry_id: str | None,
-    region: str | None,
-    replication: ReplicationConfiguration,
+    registry: RegistryCoordinates,
     workloads: dict[tuple[str, str | None, str | None], dict[tuple[object, ...], Workload]],
     resolved: dict[tuple[str, str | None, str | None], set[str]],
 ) -> None:
-    reference = _reference_here(entry.image, registry_id, region, replication)
+    reference = _reference_here(entry.image, registry)
     if reference is None:
         return
     parsed, replica = reference
@@ -140,22 +138,13 @@ def _collect(
         resolved[key].add(entry.digest)
 
 
-def _reference_here(
-    image: str, registry_id: str | None, region: str | None, replication: ReplicationConfiguration
-) -> tuple[ImageReference, str | None] | None:
+def _reference_here(image: str, registry: RegistryCoordinates) -> tuple[ImageReference, str | None] | None:
     """The reference and, for a destination our deletions reach, how reasons name it; None for anything else."""
-    try:
-        reference = parse_reference(image)
-    except InvalidReference:
+    here = reference_into(image, registry)
+    if here is None:
         return None
-    if reference.account is None or reference.region is None:
-        return None
-    if reference.in_registry(registry_id, region):
-        return reference, None
-    replica = replica_of(replication, reference.repository, (reference.account, reference.region))
-    if replica is None or not replica.replicates_deletions:
-        return None
-    return reference, replica_note(replica, registry_id)
+    note = None if here.replica is None else replica_note(here.replica, registry.registry_id)
+    return here.reference, note
 
 
 def in_repository(references: Iterable[PulledReference], repository: str) -> tuple[PulledReference, ...]:

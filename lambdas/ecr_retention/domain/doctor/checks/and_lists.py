@@ -154,15 +154,19 @@ def _under_rule(
     if priority is None:
         return "fall to no rule and stay"
     rule = context.evaluation.rule(priority).rule
-    if priority == listing.rule_priority:
-        where = f"{'carry' if plural else 'carries'} every entry and {'are' if plural else 'is'} selected by"
-    else:
-        where = "fall to" if priority > listing.rule_priority else f"{'are' if plural else 'is'} selected by"
+    where = _where(priority, listing.rule_priority, plural=plural)
     removed = sum(1 for image in group if context.evaluation.action_of(image.image_digest) is not None)
     verb = removes(rule.action.type.upper())
     if not removed:
         return f"{where} {rule.label}, which {verb}s none of them yet"
     return f"{where} {rule.label} and {_how_many(removed, rule.action.type == 'transition')}"
+
+
+def _where(priority: int, listing_priority: int, *, plural: bool) -> str:
+    """How the group meets its rule: selected by the listing rule itself, one above it, or falling to one below."""
+    if priority == listing_priority:
+        return f"{'carry' if plural else 'carries'} every entry and {'are' if plural else 'is'} selected by"
+    return "fall to" if priority > listing_priority else f"{'are' if plural else 'is'} selected by"
 
 
 def _how_many(removed: int, archived: bool) -> str:

@@ -48,8 +48,7 @@ def _where(workloads: Sequence[Workload]) -> str:
 def _finding(
     context: DoctorContext, image: ImageDetail, action: PreviewActionType, workloads: tuple[Workload, ...]
 ) -> Finding:
-    used_tags = [t for t in image.image_tags if (context.repository_name, t) in context.in_use.by_tag]
-    protection = context.protection(image, used_tags or [context.pin_tag(image)] if image.image_tags else [])
+    protection = _protection(context, image)
     expires = action == "EXPIRE"
     return Finding(
         severity=_severity(action, workloads),
@@ -62,6 +61,12 @@ def _finding(
         in_use_by=workloads,
         policy_edit=protection if isinstance(protection, KeepTags) else None,
     )
+
+
+def _protection(context: DoctorContext, image: ImageDetail) -> KeepTags | str:
+    """What protects the image: its tags in use, else a pin tag; an untagged image by its digest."""
+    used_tags = [t for t in image.image_tags if (context.repository_name, t) in context.in_use.by_tag]
+    return context.protection(image, used_tags or [context.pin_tag(image)] if image.image_tags else [])
 
 
 def _severity(action: PreviewActionType, workloads: Sequence[Workload]) -> Severity:

@@ -1,4 +1,4 @@
-"""The one place in services/ that catches an exception no port declares.
+"""The one place in the services that catches an exception no port declares.
 
 The ports declare what their adapters raise (ports.py), and the services catch those errors by type. Anything
 else is a defect: a bug here, or an answer no adapter anticipated. Even then, three promises hold:
