@@ -2,11 +2,10 @@
 package above cyclomatic complexity 8, so that the next feature does not sit on the edge of xenon's B (6..10).
 xenon only knows grades, hence this count.
 
-    python tools/complexity_gate.py [--max 8] [--baseline FILE] PATH...
+    python tools/complexity_gate.py [--max 8] PATH...
 
-One line per block over the bar, `path:line name complexity N > 8`, and exit 1. A baseline (one `path name N` a line)
-names the blocks not yet brought down: such a block may stay at its recorded N but not grow, and a baselined block
-that is now within the bar fails too (stale: drop its line), so the list only shrinks."""
+One line per block over the bar, `path:line name complexity N > 8`, and exit 1. No baseline: the last block above 8
+was brought down with the gate's first run, so there is nothing to grandfather."""
 
 from __future__ import annotations
 
@@ -27,10 +26,6 @@ class Block:
     line: int
     name: str
     complexity: int
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return (self.path, self.name)
 
 
 def _flatten(blocks: Iterable[Function | Class], prefix: str = "") -> Iterator[tuple[str, Function | Class]]:
@@ -64,39 +59,21 @@ def python_files(paths: Iterable[str]) -> Iterator[Path]:
         yield from sorted(path.rglob("*.py")) if path.is_dir() else [path]
 
 
-def read_baseline(path: Path | None) -> dict[tuple[str, str], int]:
-    if path is None:
-        return {}
-    entries = {}
-    for line in path.read_text().splitlines():
-        if line.strip() and not line.startswith("#"):
-            file, name, number = line.split()
-            entries[(file, name)] = int(number)
-    return entries
-
-
-def violations(blocks: Iterable[Block], ceiling: int, baseline: dict[tuple[str, str], int]) -> list[str]:
-    lines = []
-    seen = set()
-    for block in blocks:
-        allowed = baseline.get(block.key, ceiling)
-        seen.add(block.key)
-        if block.complexity > allowed:
-            lines.append(f"{block.path}:{block.line} {block.name} complexity {block.complexity} > {allowed}")
-        elif block.key in baseline and block.complexity <= ceiling:
-            lines.append(f"{block.path}:{block.line} {block.name} within {ceiling} now: drop it from the baseline")
-    lines.extend(f"{file} {name}: baselined but gone: drop it" for file, name in baseline.keys() - seen)
-    return lines
+def violations(blocks: Iterable[Block], ceiling: int) -> list[str]:
+    return [
+        f"{block.path}:{block.line} {block.name} complexity {block.complexity} > {ceiling}"
+        for block in blocks
+        if block.complexity > ceiling
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+")
     parser.add_argument("--max", type=int, default=MAX_COMPLEXITY)
-    parser.add_argument("--baseline", type=Path)
     args = parser.parse_args(argv)
     blocks = [block for file in python_files(args.paths) for block in blocks_of(file.read_text(), file.as_posix())]
-    found = violations(blocks, args.max, read_baseline(args.baseline))
+    found = violations(blocks, args.max)
     for line in found:
         print(line)
     return 1 if found else 0

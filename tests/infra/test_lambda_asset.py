@@ -124,11 +124,12 @@ for service in {services!r}:
 # The report step's page (Jinja2 and the templates, from the asset) and sheet, of an empty run.
 from datetime import UTC, datetime
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import build_run_report
+from ecr_retention.domain.reporting.report import RunFacts, run_report_of
 from ecr_retention.report_page import render_page
 from ecr_retention.report_sheet import render_sheet
 now = datetime.now(UTC)
-report = build_run_report(run_id="asset", trigger="cli", dry_run=True, started_at=now, finished_at=now, repositories=[])
+facts = RunFacts(run_id="asset", trigger="cli", dry_run=True, started_at=now, finished_at=now, repositories=[])
+report = run_report_of(facts)
 # The collector's way into eksClusters: the kubernetes client, from the asset, without its asyncio part.
 import kubernetes
 from ecr_retention.aws.eks_clusters import EksClusters

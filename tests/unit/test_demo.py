@@ -15,7 +15,7 @@ import pytest
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Action, Decision, Plan, Reason, RepositoryPlan
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
 from ecr_retention_dev.demo.registry import AwsWorkload, DemoRegistry, SeededImage
 from ecr_retention_dev.demo.verify import RegistryState, plan_without_source, planned_actions, verify
 from ecr_retention_dev.emulator.seeding import MotoEcr
@@ -165,22 +165,24 @@ def report(deleted: list[Key], archived: list[Key], *, dry_run: bool = False, re
 
     restores = [(APP, ARCHIVED_IN_USE)] if restored else []
 
-    return build_run_report(
-        run_id="20261130T060000Z-schedule-1a2b3c4d",
-        trigger="schedule",
-        dry_run=dry_run,
-        started_at=NOW,
-        finished_at=NOW,
-        repositories=[
-            RepositoryReport(
-                repository_name=name,
-                outcome="ok",
-                deleted=tuple(entry(d) for n, d in deleted if n == name),
-                archived=tuple(entry(d) for n, d in archived if n == name),
-                restored=tuple(entry(d) for n, d in restores if n == name),
-            )
-            for name in sorted({name for name, _ in [*deleted, *archived, *restores]})
-        ],
+    return run_report_of(
+        RunFacts(
+            run_id="20261130T060000Z-schedule-1a2b3c4d",
+            trigger="schedule",
+            dry_run=dry_run,
+            started_at=NOW,
+            finished_at=NOW,
+            repositories=[
+                RepositoryReport(
+                    repository_name=name,
+                    outcome="ok",
+                    deleted=tuple(entry(d) for n, d in deleted if n == name),
+                    archived=tuple(entry(d) for n, d in archived if n == name),
+                    restored=tuple(entry(d) for n, d in restores if n == name),
+                )
+                for name in sorted({name for name, _ in [*deleted, *archived, *restores]})
+            ],
+        )
     )
 
 

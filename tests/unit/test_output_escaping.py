@@ -185,20 +185,22 @@ def test_error_line_escapes_the_file_name(tmp_path: Path, capsys: pytest.Capture
 def test_run_report_table_prints_the_summary_line_by_line_with_each_value_escaped() -> None:
     from datetime import UTC, datetime
 
-    from ecr_retention.domain.reporting.report import RepositoryReport, build_run_report
+    from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, run_report_of
     from ecr_retention.tables import render_run_report
 
     started = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
-    report = build_run_report(
-        run_id="20261130T030000Z-cli-0a1b2c3d",
-        trigger="cli",
-        dry_run=True,
-        started_at=started,
-        finished_at=started,
-        repositories=[
-            RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3, warnings=("evil\nline",)),
-            RepositoryReport(repository_name="web", outcome="skipped", images=4, kept=4, skipped="over \u202e0.5"),
-        ],
+    report = run_report_of(
+        RunFacts(
+            run_id="20261130T030000Z-cli-0a1b2c3d",
+            trigger="cli",
+            dry_run=True,
+            started_at=started,
+            finished_at=started,
+            repositories=[
+                RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3, warnings=("evil\nline",)),
+                RepositoryReport(repository_name="web", outcome="skipped", images=4, kept=4, skipped="over \u202e0.5"),
+            ],
+        ),
         report_url="s3://inventory/reports/2026/11/30/20261130T030000Z-cli-0a1b2c3d.json",
     )
 

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.planning.plan import Reason
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
 from ecr_retention.domain.sentinel.matching import MissingReference
 from ecr_retention.report_sheet import COLUMNS, csv_text, guarded, pushed_at_cell, render_sheet, sheet_bytes
 from support.builders import NOW, digest
@@ -73,13 +73,15 @@ def hostile_report() -> RunReport:
         kept=1,
         kept_images=(entry("other", days=3, reasons=(Reason(kind="no-delete-rule", detail="no delete rule"),)),),
     )
-    return build_run_report(
-        run_id="20261130T060000Z-cli-0123abcd",
-        trigger="cli",
-        dry_run=False,
-        started_at=NOW,
-        finished_at=NOW,
-        repositories=[other, repo],
+    return run_report_of(
+        RunFacts(
+            run_id="20261130T060000Z-cli-0123abcd",
+            trigger="cli",
+            dry_run=False,
+            started_at=NOW,
+            finished_at=NOW,
+            repositories=[other, repo],
+        )
     )
 
 
@@ -159,7 +161,9 @@ def test_other_cells_are_left_as_they_are(cell: str) -> None:
 
 
 def test_a_report_without_images_is_its_header() -> None:
-    report = build_run_report(run_id="r", trigger="cli", dry_run=True, started_at=NOW, finished_at=NOW, repositories=[])
+    report = run_report_of(
+        RunFacts(run_id="r", trigger="cli", dry_run=True, started_at=NOW, finished_at=NOW, repositories=[])
+    )
     assert render_sheet(report) == ",".join(COLUMNS) + "\r\n"
 
 
@@ -172,8 +176,8 @@ def test_images_pushed_at_the_same_second_go_by_digest() -> None:
     reasons = (Reason(kind="no-delete-rule", detail="no delete rule"),)
     entries = [entry(seed, days=5, reasons=reasons) for seed in ("c", "a", "b")]
     repo = RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3, kept_images=tuple(entries))
-    report = build_run_report(
-        run_id="r", trigger="cli", dry_run=True, started_at=NOW, finished_at=NOW, repositories=[repo]
+    report = run_report_of(
+        RunFacts(run_id="r", trigger="cli", dry_run=True, started_at=NOW, finished_at=NOW, repositories=[repo])
     )
     assert [row[1] for row in parsed(render_sheet(report))[1:]] == sorted(digest(seed) for seed in "abc")
 
@@ -217,14 +221,16 @@ def test_in_use_references_that_are_missing_follow_the_images_as_rows_of_their_o
         missing="repository",
         in_use_by=prod,
     )
-    report = build_run_report(
-        run_id="r",
-        trigger="cli",
-        dry_run=True,
-        started_at=NOW,
-        finished_at=NOW,
-        repositories=[],
-        other_in_use_missing=[by_digest, by_tag],
+    report = run_report_of(
+        RunFacts(
+            run_id="r",
+            trigger="cli",
+            dry_run=True,
+            started_at=NOW,
+            finished_at=NOW,
+            repositories=[],
+            other_in_use_missing=[by_digest, by_tag],
+        )
     )
     # When the sheet is written, then each is a row after the images, sorted by repository, formulas guarded
     rows = parsed(render_sheet(report))[1:]

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ecr_retention.domain.reporting.report import RepositoryReport, build_run_report
+from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, run_report_of
 from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.tables import render_plan_table, render_run_report
 from support.builders import config, image, in_use, plan, repository, snapshot
@@ -42,13 +42,15 @@ def test_summary_counts_and_reclaimed_bytes() -> None:
 
 def test_run_report_table_prints_the_summary_one_line_per_line() -> None:
     started = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
-    report = build_run_report(
-        run_id="20261130T030000Z-cli-1a2b3c4d",
-        trigger="cli",
-        dry_run=True,
-        started_at=started,
-        finished_at=started + timedelta(seconds=5),
-        repositories=[RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3)],
+    report = run_report_of(
+        RunFacts(
+            run_id="20261130T030000Z-cli-1a2b3c4d",
+            trigger="cli",
+            dry_run=True,
+            started_at=started,
+            finished_at=started + timedelta(seconds=5),
+            repositories=[RepositoryReport(repository_name="app", outcome="ok", images=3, kept=3)],
+        ),
         report_url="s3://bucket/reports/2026/11/30/20261130T030000Z-cli-1a2b3c4d.json",
     )
 

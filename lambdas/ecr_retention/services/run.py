@@ -173,16 +173,21 @@ def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[Repos
     body = bucket.read(start.targets_key, max_bytes=MAX_TARGETS_BYTES)
     if body is None:
         raise InputError(f"{source}: the run's targets are missing")
-    items = parse_json(body.decode("utf-8", errors="replace"), source)
+    reported = {report.repository_name for report in reports}
+    return [
+        RepositoryReport(repository_name=name, outcome="failed", error=NO_REPORT)
+        for name in sorted(_targeted_repositories(parse_json(body.decode("utf-8", errors="replace"), source), source))
+        if name not in reported
+    ]
+
+
+def _targeted_repositories(items: object, source: str) -> set[str]:
+    """The repositories of the run's work items (targets.json, as start_run wrote it)."""
     if not isinstance(items, list) or not all(
         isinstance(item, dict) and isinstance(item.get("repository"), str) for item in items
     ):
         raise InputError(f"{source}: not a list of work items with a repository each")
-    reported = {report.repository_name for report in reports}
-    return [
-        RepositoryReport(repository_name=name, outcome="failed", error=NO_REPORT)
-        for name in sorted({item["repository"] for item in items} - reported)
-    ]
+    return {item["repository"] for item in items}
 
 
 @dataclass(frozen=True)

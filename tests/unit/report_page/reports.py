@@ -9,8 +9,9 @@ from typing import Any
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.planning.plan import Reason, ReasonKind
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, build_run_report
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
 from ecr_retention.domain.sentinel.matching import MissingReference, Removal
 from support.builders import digest
 
@@ -125,17 +126,21 @@ def run(
     dry_run: bool = False,
     **fields: Any,
 ) -> RunReport:
-    return build_run_report(
-        run_id=fields.pop("run_id", "20261130T030000Z-schedule-1a2b3c4d"),
-        trigger=fields.pop("trigger", "schedule"),
-        dry_run=dry_run,
-        started_at=STARTED,
-        finished_at=FINISHED,
-        repositories=repositories,
-        registry_id="123456789012",
-        region="eu-west-1",
-        manifests=manifests if manifests else (prod_manifest(),),
-        **fields,
+    report_url = fields.pop("report_url", None)
+    return run_report_of(
+        RunFacts(
+            run_id=fields.pop("run_id", "20261130T030000Z-schedule-1a2b3c4d"),
+            trigger=fields.pop("trigger", "schedule"),
+            dry_run=dry_run,
+            started_at=STARTED,
+            finished_at=FINISHED,
+            repositories=repositories,
+            registry=RegistryCoordinates(registry_id="123456789012", region="eu-west-1"),
+            manifests=manifests if manifests else (prod_manifest(),),
+            warnings=fields.pop("run_warnings", ()),
+            **fields,
+        ),
+        report_url=report_url,
     )
 
 

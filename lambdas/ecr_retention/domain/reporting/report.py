@@ -244,62 +244,28 @@ class RunFacts:
 
 def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
     """The run report of a run's facts, to be found at report_url."""
-    return build_run_report(
+    ordered = sorted(facts.repositories, key=lambda repo: repo.repository_name)
+    blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
+    warnings = tuple(dict.fromkeys([*facts.warnings, *(w for repo in ordered for w in repo.warnings)]))
+    return RunReport(
         run_id=facts.run_id,
         trigger=facts.trigger,
         dry_run=facts.dry_run,
         started_at=facts.started_at,
         finished_at=facts.finished_at,
-        repositories=facts.repositories,
-        registry_id=facts.registry.registry_id,
-        region=facts.registry.region,
-        report_url=report_url,
-        run_warnings=facts.warnings,
-        template_findings=facts.template_findings,
-        manifests=facts.manifests,
-        other_in_use_missing=facts.other_in_use_missing,
-    )
-
-
-def build_run_report(
-    *,
-    run_id: str,
-    trigger: Trigger,
-    dry_run: bool,
-    started_at: datetime,
-    finished_at: datetime,
-    repositories: Sequence[RepositoryReport],
-    registry_id: str | None = None,
-    region: str | None = None,
-    report_url: str | None = None,
-    run_warnings: Sequence[str] = (),
-    template_findings: Sequence[TemplateFinding] = (),
-    manifests: Sequence[ManifestEvidence] = (),
-    other_in_use_missing: Sequence[MissingReference] = (),
-) -> RunReport:
-    """`other_in_use_missing`: the in-use references found missing in repositories the run did not plan."""
-    ordered = sorted(repositories, key=lambda repo: repo.repository_name)
-    blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
-    warnings = tuple(dict.fromkeys([*run_warnings, *(w for repo in ordered for w in repo.warnings)]))
-    return RunReport(
-        run_id=run_id,
-        trigger=trigger,
-        dry_run=dry_run,
-        started_at=started_at,
-        finished_at=finished_at,
         outcome=run_outcome(ordered, blocked),
         blocked=blocked,
         warnings=warnings,
-        registry_id=registry_id,
-        region=region,
+        registry_id=facts.registry.registry_id,
+        region=facts.registry.region,
         report_url=report_url,
-        manifests=tuple(manifests),
+        manifests=tuple(facts.manifests),
         totals=totals_of(ordered),
         repositories=tuple(ordered),
-        template_findings=tuple(template_findings),
+        template_findings=tuple(facts.template_findings),
         in_use_missing=tuple(
             sorted(
-                chain((found for repo in ordered for found in repo.in_use_missing), other_in_use_missing),
+                chain((found for repo in ordered for found in repo.in_use_missing), facts.other_in_use_missing),
                 key=lambda found: (found.repository_name, found.image),
             )
         ),
@@ -444,17 +410,18 @@ def _planned_removals(plan: RepositoryPlan, blocked: Sequence[str]) -> _Removals
 
 def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvidence]) -> RunReport:
     """A plan as the report of the dry run it is (trigger cli), for the page and the sheet of `ecr-retention plan`."""
-    return build_run_report(
-        run_id=run_id,
-        trigger="cli",
-        dry_run=True,
-        started_at=plan.generated_at,
-        finished_at=plan.generated_at,
-        repositories=[repository_report(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
-        registry_id=plan.registry_id,
-        region=plan.region,
-        run_warnings=plan.warnings,
-        manifests=manifests,
+    return run_report_of(
+        RunFacts(
+            run_id=run_id,
+            trigger="cli",
+            dry_run=True,
+            started_at=plan.generated_at,
+            finished_at=plan.generated_at,
+            repositories=[repository_report(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
+            registry=RegistryCoordinates(registry_id=plan.registry_id, region=plan.region),
+            warnings=plan.warnings,
+            manifests=manifests,
+        )
     )
 
 

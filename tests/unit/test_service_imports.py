@@ -1,0 +1,71 @@
+"""The services' own import graph, written down (issue 36; docs/architecture.md, "Where new code goes"): one
+orchestrating module per entry point, each step it composes beneath it, and building blocks that import no sibling.
+A new edge between services is a design decision: it fails here until this table and the document say so."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SERVICES = Path(__file__).resolve().parents[2] / "lambdas" / "ecr_retention" / "services"
+PACKAGE = "ecr_retention.services"
+
+# Orchestration: the handlers and the CLI call these, no service does.
+ENTRY_POINTS = {
+    "run": {"evaluate", "in_use_check", "inventory", "memory", "replication", "report", "snapshot", "templates"},
+    "sentinel": {"act", "inventory", "removals", "replication", "snapshot"},
+    "tagger": {"act"},
+    "restore": {"act", "snapshot"},
+}
+# Steps: a use case of one entry point's that composes building blocks, and nothing above them.
+STEPS = {
+    "evaluate": {"act", "snapshot", "swept"},
+    "in_use_check": {"removals"},
+    "eks_inventory": {"aws_inventory"},
+}
+ALLOWED = {**ENTRY_POINTS, **STEPS}
+
+
+def sibling_imports(module: Path) -> set[str]:
+    """The services a module imports, at its top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module == PACKAGE:
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(f"{PACKAGE}."):
+            found.add((node.module or "").split(".")[2])
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[2] for alias in node.names if alias.name.startswith(f"{PACKAGE}."))
+    return found - {module.stem}
+
+
+def service_graph() -> dict[str, set[str]]:
+    return {path.stem: sibling_imports(path) for path in sorted(SERVICES.glob("*.py")) if path.stem != "__init__"}
+
+
+def test_the_services_import_each_other_only_as_written_down() -> None:
+    graph = service_graph()
+    assert {name: imports for name, imports in graph.items() if imports} == ALLOWED
+
+
+def test_building_blocks_import_no_service_and_steps_only_building_blocks() -> None:
+    graph = service_graph()
+    blocks = graph.keys() - ALLOWED.keys()
+    assert all(not graph[name] for name in blocks)
+    assert all(graph[step] <= blocks for step in STEPS)
+
+
+def test_no_service_imports_an_entry_point() -> None:
+    assert not {entry for imports in service_graph().values() for entry in imports} & ENTRY_POINTS.keys()
+
+
+def test_the_graph_reads_every_form_of_import(tmp_path: Path) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text(
+        "from ecr_retention.services import act\n"
+        "import ecr_retention.services.swept\n"
+        "def later():\n    from ecr_retention.services.snapshot import snapshot_repository\n"
+        "from ecr_retention.services.probe import itself\n"
+        "from ecr_retention.domain import planning\n"
+    )
+    assert sibling_imports(module) == {"act", "swept", "snapshot"}
