@@ -40,6 +40,8 @@ from measuring import (
     write_result,
 )
 
+from ecr_retention.report_renderers import RENDERERS
+
 RUN_ID = "20261130T060000Z-schedule-0b5e55ed"
 STARTED = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 BUCKET = "inventory"
@@ -154,7 +156,13 @@ def report_step(args: argparse.Namespace) -> None:
         shutil.copytree(inputs / "bucket", work / "bucket")
         bucket = FileBucket(work / "bucket")
         config = parse_config((inputs / "rules.yaml").read_text(), "report rules")
-        adapters = Adapters(registry=FakeRegistry(), bucket=bucket, notifier=RecordingNotifier(), clock=lambda: STARTED)
+        adapters = Adapters(
+            registry=FakeRegistry(),
+            bucket=bucket,
+            notifier=RecordingNotifier(),
+            clock=lambda: STARTED,
+            renderers=RENDERERS,
+        )
         wiring = RunWiring(config=config, adapters=adapters)
         event = json.loads((inputs / "event.json").read_text())
         before = resident_mib()

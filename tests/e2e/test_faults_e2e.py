@@ -52,6 +52,7 @@ from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Adapters, run_pipeline
@@ -215,6 +216,7 @@ def run_through(world: World, endpoint: str, client_config: Config = CLIENT_CONF
         notifier=SnsNotifier(world.topic_arn, client("sns")),
         leases=DynamoDbLeases(LEASE_TABLE, client("dynamodb"), clock=lambda: now),
         clock=lambda: now,
+        renderers=RENDERERS,
     )
     reports_before = set(world.keys("reports/"))
     with instant_retries():

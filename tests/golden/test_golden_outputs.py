@@ -31,6 +31,7 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
@@ -201,11 +202,11 @@ def record(scenario: str, registry: FakeRegistry, bucket: MemoryBucket, notifier
 
 
 def cli_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
-    run_pipeline(rules(dry_run=False), Adapters(registry, bucket, notifier, clock=lambda: NOW))
+    run_pipeline(rules(dry_run=False), Adapters(registry, bucket, notifier, clock=lambda: NOW, renderers=RENDERERS))
 
 
 def forced_dry_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
-    adapters = Adapters(registry, bucket, notifier, clock=lambda: NOW)
+    adapters = Adapters(registry, bucket, notifier, clock=lambda: NOW, renderers=RENDERERS)
     run_pipeline(rules(dry_run=False), adapters, force_dry_run=True)
 
 
@@ -213,7 +214,7 @@ def workflow_with_a_crashed_worker(registry: FakeRegistry, bucket: MemoryBucket,
     """The state machine's three steps; the worker of team-a/api crashed before it stored its report."""
     config = rules(dry_run=False)
     clock = iter(NOW + timedelta(seconds=s) for s in range(1000))
-    adapters = Adapters(registry, bucket, notifier, clock=lambda: next(clock))
+    adapters = Adapters(registry, bucket, notifier, clock=lambda: next(clock), renderers=RENDERERS)
     start = start_run(config, adapters, trigger="schedule")
     for item in json.loads(bucket.objects[start.targets_key]):
         if item["repository"] != "team-a/api":
@@ -223,7 +224,7 @@ def workflow_with_a_crashed_worker(registry: FakeRegistry, bucket: MemoryBucket,
 
 def push_run(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
     config = rules(dry_run=True)
-    adapters = Adapters(registry, bucket, notifier, clock=lambda: NOW)
+    adapters = Adapters(registry, bucket, notifier, clock=lambda: NOW, renderers=RENDERERS)
     start = start_run(config, adapters, trigger="push", repositories=["multi", "unmanaged", "multi"])
     for item in json.loads(bucket.objects[start.targets_key]):
         run_work_item(config, adapters, run_id=item["runId"], repository=item["repository"], dry_run=item["dryRun"])
@@ -243,7 +244,7 @@ class BrokenRegistry(FakeRegistry):
 def run_that_dies(registry: FakeRegistry, bucket: MemoryBucket, notifier: RecordingNotifier) -> None:
     broken = BrokenRegistry(registry_id=ACCOUNT, region=REGION, repositories=registry.repositories)
     with pytest.raises(RuntimeError, match="AccessDenied"):
-        run_pipeline(rules(dry_run=False), Adapters(broken, bucket, notifier, clock=lambda: NOW))
+        run_pipeline(rules(dry_run=False), Adapters(broken, bucket, notifier, clock=lambda: NOW, renderers=RENDERERS))
 
 
 SCENARIOS: dict[str, Callable[[FakeRegistry, MemoryBucket, RecordingNotifier], None]] = {

@@ -32,6 +32,7 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.run import Adapters
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
@@ -104,6 +105,7 @@ class Pipeline:
             notifier=SnsNotifier(self.topic_arn, self.clients.client("sns", REGION)),
             leases=DynamoDbLeases(LEASE_TABLE, self.clients.client("dynamodb", REGION), clock=lambda: NOW),
             clock=lambda: NOW,
+            renderers=RENDERERS,
         )
 
     def state(self) -> dict[str, dict[str, dict[str, Any]]]:

@@ -14,6 +14,7 @@ from ecr_retention.domain.inventory.evidence import manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.reporting.report import RunReport, report_of_plan
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, run_pipeline
 from support.builders import (
     ACCOUNT,
@@ -118,7 +119,9 @@ def real_run_report() -> RunReport:
     registry.archive("app", digests["app", "v1"], NOW - timedelta(days=10))  # prod runs it: the run restores it
     bucket = MemoryBucket(name="inventory")
     bucket.write("in-use/prod.json", manifest_bytes(in_use("prod", (f"{HOST}/app:v1", None))))
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
+    adapters = Adapters(
+        registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW, renderers=RENDERERS
+    )
     return run_pipeline(parse_config(REAL_RUN_RULES), adapters)
 
 

@@ -59,6 +59,29 @@ def test_no_service_imports_an_entry_point() -> None:
     assert not {entry for imports in service_graph().values() for entry in imports} & ENTRY_POINTS.keys()
 
 
+RENDERING = ("ecr_retention.report_renderers", "ecr_retention.report_page", "ecr_retention.report_sheet")
+
+
+def imported_modules(module: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.update([node.module, *(f"{node.module}.{alias.name}" for alias in node.names)])
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+def test_no_service_imports_a_renderer() -> None:
+    """The page, the sheet and the SNS texts are handed in (Adapters.renderers): services write reports, never
+    render them."""
+    rendering = {
+        path.name: sorted(name for name in imported_modules(path) if name.startswith(RENDERING))
+        for path in sorted(SERVICES.glob("*.py"))
+    }
+    assert {name: found for name, found in rendering.items() if found} == {}
+
+
 def test_the_graph_reads_every_form_of_import(tmp_path: Path) -> None:
     module = tmp_path / "probe.py"
     module.write_text(

@@ -10,6 +10,7 @@ from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_na
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
 from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import load_config
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, run_pipeline
 from ecr_retention.tables import printable, render_run_report
 
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         notifier=session.notifier(topic),
         leases=session.leases(args.lease_table),
         sentinel_role=role,
+        renderers=RENDERERS,
     )
     with aws_errors():
         report = run_pipeline(config, adapters, trigger="cli", patterns=args.repositories, force_dry_run=args.dry_run)

@@ -114,6 +114,7 @@ def _run_wiring(
 ) -> RunWiring:
     """The rules file, the registry and the bucket, and the function's own adapters (a notifier, leases), and the
     sentinel whose records the in-use check counts."""
+    from ecr_retention.report_renderers import RENDERERS
     from ecr_retention.services.run import Adapters
 
     adapters = Adapters(
@@ -122,6 +123,7 @@ def _run_wiring(
         notifier=notifier,
         leases=leases,
         sentinel_role=sentinel_role,
+        renderers=RENDERERS,
     )
     return RunWiring(load_config(settings.rules_file), adapters)
 

@@ -59,15 +59,9 @@ class Adapters:
     # This deployment's sentinel role (SENTINEL_ROLE_ARN, `run --sentinel-role`): the only writer whose records of
     # removals/ the in-use check counts. None: unknown, so it counts none (services/removals.py).
     sentinel_role: str | None = None
-    # How the report step renders the page, the sheet and the SNS texts: the report service renders nothing itself.
-    renderers: Renderers = field(default_factory=lambda: default_renderers())
-
-
-def default_renderers() -> Renderers:
-    """The product's renderers (report_renderers.py), imported only when a run is reported without its own."""
-    from ecr_retention.report_renderers import RENDERERS
-
-    return RENDERERS
+    # How the report step renders the page, the sheet and the SNS texts (report_renderers.py, handed in by the
+    # wiring and the CLI): no service imports a renderer.
+    renderers: Renderers = field(kw_only=True)
 
 
 def report_outputs(config: RetentionConfig, adapters: Adapters) -> ReportOutputs:

@@ -18,6 +18,7 @@ from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import parse_config
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr
@@ -72,6 +73,7 @@ def registry() -> Iterator[dict[str, Any]]:
             registry=EcrRegistry(clients.client("ecr", REGION), ACCOUNT, REGION),
             bucket=S3Bucket(BUCKET, clients.client("s3", REGION)),
             clock=lambda: NOW,
+            renderers=RENDERERS,
         )
         yield {"ecr": ecr, "adapters": adapters, "old": old.digest, "fidelity": fidelity}
 

@@ -14,6 +14,7 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory.manifest import parse_memory
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
@@ -73,7 +74,7 @@ def seeded() -> tuple[FakeRegistry, MemoryBucket, dict[str, str]]:
 def run(registry: FakeRegistry, bucket: MemoryBucket, config: RetentionConfig, *, later: timedelta) -> RunReport:
     clock = NOW + later
     bucket.objects["in-use/prod.json"] = manifest("prod", age=-later + timedelta(minutes=5))
-    return run_pipeline(config, Adapters(registry=registry, bucket=bucket, clock=lambda: clock))
+    return run_pipeline(config, Adapters(registry=registry, bucket=bucket, clock=lambda: clock, renderers=RENDERERS))
 
 
 def test_deleting_a_manifest_between_runs_unprotects_nothing_it_named() -> None:
@@ -101,7 +102,9 @@ def test_emptying_a_manifest_between_runs_unprotects_nothing_it_named_and_the_su
     bucket.objects["in-use/dev.json"] = manifest("dev", age=-timedelta(days=1))
     notifier = RecordingNotifier()
     clock = NOW + timedelta(days=1, minutes=10)
-    report = run_pipeline(rules(), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: clock))
+    report = run_pipeline(
+        rules(), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: clock, renderers=RENDERERS)
+    )
 
     assert sorted(registry.tags("app")) == ["v2", "v3"]
     warning = next(w for w in report.warnings if w.startswith("cluster dev: now reports 0 images, it reported 2"))
@@ -121,7 +124,7 @@ def test_a_tag_reference_is_remembered_with_the_digest_its_tag_pointed_to() -> N
 
 def test_the_workflow_steps_update_the_memory_once_in_the_report_step() -> None:
     registry, bucket, _ = seeded()
-    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS)
     start = start_run(rules(), adapters, trigger="schedule")
     run_work_item(rules(), adapters, run_id=start.run_id, repository="app", dry_run=False)
     assert IN_USE_MEMORY_KEY not in bucket.objects
@@ -183,7 +186,9 @@ def test_a_manifest_dated_in_the_future_is_remembered_as_of_the_run_and_the_summ
     bucket.objects["in-use/dev.json"] = manifest("dev", (f"{HOST}/app:v2", digests["v2"]), age=-CLAIMED)
     notifier = RecordingNotifier()
 
-    first = run_pipeline(rules(), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+    first = run_pipeline(
+        rules(), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS)
+    )
 
     warning = next(w for w in first.warnings if w.startswith("cluster dev: its in-use manifest says it was generated"))
     assert warning == (

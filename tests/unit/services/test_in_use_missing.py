@@ -13,6 +13,7 @@ from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.domain.sentinel.matching import Removal
 from ecr_retention.layout import IN_USE_MEMORY_KEY, removal_key
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention.services.snapshot import MemoryManifestCache
@@ -78,7 +79,12 @@ def cli_run(
     registry: FakeRegistry, bucket: MemoryBucket, *, trigger: str = "cli", sentinel: str | None = SENTINEL_ROLE
 ) -> RunReport:
     adapters = Adapters(
-        registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW, sentinel_role=sentinel
+        registry=registry,
+        bucket=bucket,
+        notifier=RecordingNotifier(),
+        clock=lambda: NOW,
+        sentinel_role=sentinel,
+        renderers=RENDERERS,
     )
     return run_pipeline(rules(), adapters, trigger=trigger, force_dry_run=True)  # type: ignore[arg-type]
 
@@ -249,7 +255,9 @@ def test_the_workflow_report_step_checks_what_no_evaluation_did() -> None:
     registry, _ = registry_with_app()
     registry.add_image("tools", tags=["1.0"], pushed_at=NOW - timedelta(days=3), seed="t")
     bucket = bucket_with((f"{HOST}/tools:2.0", None), (f"{HOST}/app:dev", None))
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
+    adapters = Adapters(
+        registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW, renderers=RENDERERS
+    )
     start = start_run(rules(), adapters, trigger="schedule", force_dry_run=True)
     run_work_item(rules(), adapters, run_id=start.run_id, repository="app", dry_run=True)
     # When the report step runs
@@ -291,7 +299,7 @@ def test_a_broken_collector_does_not_silence_the_check_the_memory_speaks_through
     bucket = bucket_with((f"{HOST}/app:v2", None))
     broken_collector(bucket, "sha256:" + "d" * 64)
     notifier = RecordingNotifier()
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS)
     # When a scheduled run evaluates app in its own step and reports in another
     start = start_run(rules(), adapters, trigger="schedule", force_dry_run=True)
     run_work_item(rules(), adapters, run_id=start.run_id, repository="app", dry_run=True)
@@ -309,7 +317,9 @@ def test_a_broken_collector_does_not_silence_the_check_the_memory_speaks_through
 def test_a_push_run_checks_only_the_repositories_it_evaluated() -> None:
     registry, _ = registry_with_app()
     bucket = bucket_with((f"{HOST}/tools:2.0", None), (f"{HOST}/app:dev", None))
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
+    adapters = Adapters(
+        registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW, renderers=RENDERERS
+    )
     start = start_run(rules(), adapters, trigger="push", repositories=["app"], force_dry_run=True)
     run_work_item(rules(), adapters, run_id=start.run_id, repository="app", dry_run=True)
     report = finish_run(adapters, start, rules())
@@ -321,7 +331,11 @@ def test_the_summary_names_each_missing_image() -> None:
     registry, _ = registry_with_app()
     notifier = RecordingNotifier()
     adapters = Adapters(
-        registry=registry, bucket=bucket_with((f"{HOST}/app:dev", None)), notifier=notifier, clock=lambda: NOW
+        registry=registry,
+        bucket=bucket_with((f"{HOST}/app:dev", None)),
+        notifier=notifier,
+        clock=lambda: NOW,
+        renderers=RENDERERS,
     )
     run_pipeline(rules(), adapters, trigger="cli", force_dry_run=True)
     [(_, body, _)] = notifier.messages

@@ -17,6 +17,7 @@ from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile, console_url, render_summary
 from ecr_retention.layout import run_report_key
 from ecr_retention.ports import StorageUnavailable
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.report_sheet import COLUMNS
 from ecr_retention.services.run import Adapters, run_pipeline
 from support.builders import ACCOUNT, NOW, REGION
@@ -44,7 +45,7 @@ def seeded() -> FakeRegistry:
 
 
 def run(bucket: MemoryBucket, notifier: RecordingNotifier, report: str = "") -> RunReport:
-    adapters = Adapters(registry=seeded(), bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=seeded(), bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS)
     return run_pipeline(parse_config(RULES.format(report=report)), adapters)
 
 

@@ -13,6 +13,7 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.ports import StorageUnavailable
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import (
     Adapters,
     finish_run,
@@ -83,7 +84,7 @@ def run_workflow(config: RetentionConfig, adapters: Adapters) -> tuple[RunRecord
 def test_cli_run_deletes_reports_and_publishes() -> None:
     registry, bucket = seeded()
     notifier = RecordingNotifier()
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS)
 
     report = run_pipeline(rules(dry_run=False), adapters)
 
@@ -110,7 +111,9 @@ def test_a_cli_run_evaluates_and_reports_with_the_cyclic_collector_off_as_its_la
     from ecr_retention.services.report import report_run
 
     registry, bucket = seeded()
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW)
+    adapters = Adapters(
+        registry=registry, bucket=bucket, notifier=RecordingNotifier(), clock=lambda: NOW, renderers=RENDERERS
+    )
     seen: list[tuple[str, bool]] = []
 
     monkeypatch.setattr(
@@ -129,7 +132,7 @@ def test_a_cli_run_evaluates_and_reports_with_the_cyclic_collector_off_as_its_la
 def test_forced_dry_run_deletes_nothing_and_says_so() -> None:
     registry, bucket = seeded()
     notifier = RecordingNotifier()
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS)
 
     report = run_pipeline(rules(dry_run=False), adapters, force_dry_run=True)
 
@@ -145,9 +148,11 @@ def test_forced_dry_run_deletes_nothing_and_says_so() -> None:
 
 def test_workflow_steps_reach_the_same_result_as_the_cli_run() -> None:
     cli_registry, cli_bucket = seeded()
-    cli = run_pipeline(rules(False), Adapters(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
+    cli = run_pipeline(
+        rules(False), Adapters(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW, renderers=RENDERERS)
+    )
     registry, bucket = seeded()
-    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS)
 
     start, report = run_workflow(rules(False), adapters)
 
@@ -161,7 +166,7 @@ def test_workflow_steps_reach_the_same_result_as_the_cli_run() -> None:
 
 def test_a_target_whose_evaluation_stored_no_report_is_reported_failed() -> None:
     registry, bucket = seeded()
-    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS)
     start = start_run(rules(False), adapters, trigger="schedule")
     # The evaluation of team-a/api crashed (a timeout): only app's worker stored its report.
     run_work_item(rules(False), adapters, run_id=start.run_id, repository="app", dry_run=False)
@@ -176,7 +181,7 @@ def test_a_target_whose_evaluation_stored_no_report_is_reported_failed() -> None
 
 def test_push_run_evaluates_only_the_pushed_repositories_that_a_policy_matches() -> None:
     registry, bucket = seeded()
-    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS)
 
     start = start_run(rules(False), adapters, trigger="push", repositories=["team-a/api", "unmanaged", "team-a/api"])
 
@@ -197,7 +202,10 @@ def test_a_report_that_cannot_be_written_still_publishes_a_failure() -> None:
     notifier = RecordingNotifier()
 
     with pytest.raises(StorageUnavailable, match="AccessDenied"):
-        run_pipeline(rules(True), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+        run_pipeline(
+            rules(True),
+            Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS),
+        )
 
     [(subject, body, attributes)] = notifier.messages
     assert "FAILED" in subject
@@ -211,7 +219,8 @@ def test_blocked_run_is_reported_blocked_and_deletes_nothing() -> None:
     notifier = RecordingNotifier()
 
     report = run_pipeline(
-        rules(False), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+        rules(False),
+        Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS),
     )
 
     assert report.outcome == "blocked"
@@ -230,7 +239,9 @@ def test_a_run_that_dies_before_its_report_still_publishes_a_failure() -> None:
     notifier = RecordingNotifier()
 
     with pytest.raises(RuntimeError, match="AccessDenied"):
-        run_pipeline(rules(False), Adapters(registry=BrokenRegistry(), bucket=bucket, notifier=notifier))
+        run_pipeline(
+            rules(False), Adapters(registry=BrokenRegistry(), bucket=bucket, notifier=notifier, renderers=RENDERERS)
+        )
 
     [(subject, body, attributes)] = notifier.messages
     assert "FAILED" in subject
@@ -281,9 +292,13 @@ def replicated() -> tuple[FakeRegistry, MemoryBucket]:
 
 def test_both_doors_keep_what_a_delete_replicating_destination_runs_and_read_the_configuration_once() -> None:
     cli_registry, cli_bucket = replicated()
-    cli = run_pipeline(rules(False), Adapters(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW))
+    cli = run_pipeline(
+        rules(False), Adapters(registry=cli_registry, bucket=cli_bucket, clock=lambda: NOW, renderers=RENDERERS)
+    )
     registry, bucket = replicated()
-    start, report = run_workflow(rules(False), Adapters(registry=registry, bucket=bucket, clock=lambda: NOW))
+    start, report = run_workflow(
+        rules(False), Adapters(registry=registry, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS)
+    )
 
     for run, reg in ((cli, cli_registry), (report, registry)):
         assert reg.count("replication_configuration") == 1
@@ -301,7 +316,10 @@ def test_both_doors_keep_what_a_delete_replicating_destination_runs_and_read_the
 def test_the_summary_names_where_deletions_replicate_and_warns_when_no_expected_cluster_reports_there() -> None:
     registry, bucket = replicated()
     notifier = RecordingNotifier()
-    run_pipeline(rules(True), Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+    run_pipeline(
+        rules(True),
+        Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS),
+    )
     [(_, body, _)] = notifier.messages
     assert f"  app: us-east-1 ({ACCOUNT}) (NO EXPECTED CLUSTER THERE)" in body
     assert f"app: deletions replicate to us-east-1 ({ACCOUNT}), where no expected cluster reports" in body
@@ -312,7 +330,7 @@ def test_a_replication_configuration_that_cannot_be_read_blocks_the_run_and_name
     registry, bucket = replicated()
     registry.replication_problem = "DescribeRegistry failed: AccessDeniedException: not authorized"
     notifier = RecordingNotifier()
-    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS)
     if door == "cli":
         report = run_pipeline(rules(False), adapters)
     else:
@@ -329,7 +347,7 @@ def test_a_replication_configuration_that_cannot_be_read_blocks_the_run_and_name
 @pytest.mark.parametrize("stored", [None, b"{not json", b'{"replicationConfiguration": {"rules": [{}]}}'])
 def test_an_evaluation_without_a_readable_replication_file_of_its_run_deletes_nothing(stored: bytes | None) -> None:
     registry, bucket = seeded()
-    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS)
     start = start_run(rules(False), adapters, trigger="schedule")
     key = start.targets_key.replace("targets.json", "replication.json")
     if stored is None:

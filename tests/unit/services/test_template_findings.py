@@ -13,6 +13,7 @@ import pytest
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
 from ecr_retention.services.templates import creation_template_findings
 from support.builders import ACCOUNT, NOW, REGION
@@ -47,7 +48,9 @@ def test_cli_run_reports_template_findings_by_prefix_and_summarizes_them() -> No
     registry = registry_with_templates()
     bucket, notifier = MemoryBucket(), RecordingNotifier()
 
-    report = run_pipeline(RULES, Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW))
+    report = run_pipeline(
+        RULES, Adapters(registry=registry, bucket=bucket, notifier=notifier, clock=lambda: NOW, renderers=RENDERERS)
+    )
 
     assert report.outcome == "ok"
     assert registry.count("creation_templates") == 1
@@ -69,7 +72,7 @@ def test_cli_run_reports_template_findings_by_prefix_and_summarizes_them() -> No
 
 def test_workflow_report_step_reads_the_templates_once() -> None:
     registry = registry_with_templates()
-    adapters = Adapters(registry=registry, bucket=MemoryBucket(), clock=lambda: NOW)
+    adapters = Adapters(registry=registry, bucket=MemoryBucket(), clock=lambda: NOW, renderers=RENDERERS)
     start = start_run(RULES, adapters, trigger="schedule")
     run_work_item(RULES, adapters, run_id=start.run_id, repository="app", dry_run=True)
 
@@ -85,7 +88,8 @@ def test_templates_that_cannot_be_read_are_a_warning_not_a_failed_run() -> None:
     notifier = RecordingNotifier()
 
     report = run_pipeline(
-        RULES, Adapters(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW)
+        RULES,
+        Adapters(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW, renderers=RENDERERS),
     )
 
     assert report.outcome == "ok"
@@ -104,7 +108,8 @@ def test_a_run_without_template_findings_has_no_summary_line() -> None:
     notifier = RecordingNotifier()
 
     report = run_pipeline(
-        RULES, Adapters(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW)
+        RULES,
+        Adapters(registry=registry, bucket=MemoryBucket(), notifier=notifier, clock=lambda: NOW, renderers=RENDERERS),
     )
 
     assert report.template_findings == ()
