@@ -9,6 +9,7 @@ from typing import Any
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.planning.plan import Reason, ReasonKind
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, build_run_report
 from ecr_retention.domain.sentinel.matching import MissingReference, Removal
@@ -132,8 +133,7 @@ def run(
         started_at=STARTED,
         finished_at=FINISHED,
         repositories=repositories,
-        registry_id="123456789012",
-        region="eu-west-1",
+        registry=RegistryCoordinates("123456789012", "eu-west-1"),
         manifests=manifests if manifests else (prod_manifest(),),
         **fields,
     )

@@ -5,7 +5,7 @@ its arguments or a snapshot; nothing below them assumes the one registry of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
@@ -45,6 +45,11 @@ class RegistryCoordinates:
     def of(cls, registry: Located, replication: ReplicationConfiguration = NO_REPLICATION) -> RegistryCoordinates:
         """The coordinates of a registry port (its account and Region) with the replication rules read of it."""
         return cls(registry_id=registry.registry_id, region=registry.region, replication=replication)
+
+    def known_as(self, registry_id: str | None) -> RegistryCoordinates:
+        """These coordinates, with that account when they know none (a policy file's registryId for images that name
+        no account)."""
+        return replace(self, registry_id=self.registry_id or registry_id)
 
 
 # A registry nothing is known of (a snapshot read offline without its account): every ECR reference matches it.

@@ -29,7 +29,7 @@ from ecr_retention.domain.planning.plan import (
     ReplicaRegistry,
     RepositoryPlan,
 )
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
+from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.sentinel.matching import MissingReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
@@ -251,8 +251,7 @@ def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
         started_at=facts.started_at,
         finished_at=facts.finished_at,
         repositories=facts.repositories,
-        registry_id=facts.registry.registry_id,
-        region=facts.registry.region,
+        registry=facts.registry,
         report_url=report_url,
         run_warnings=facts.warnings,
         template_findings=facts.template_findings,
@@ -269,8 +268,7 @@ def build_run_report(
     started_at: datetime,
     finished_at: datetime,
     repositories: Sequence[RepositoryReport],
-    registry_id: str | None = None,
-    region: str | None = None,
+    registry: RegistryCoordinates = UNKNOWN_REGISTRY,
     report_url: str | None = None,
     run_warnings: Sequence[str] = (),
     template_findings: Sequence[TemplateFinding] = (),
@@ -290,8 +288,8 @@ def build_run_report(
         outcome=run_outcome(ordered, blocked),
         blocked=blocked,
         warnings=warnings,
-        registry_id=registry_id,
-        region=region,
+        registry_id=registry.registry_id,
+        region=registry.region,
         report_url=report_url,
         manifests=tuple(manifests),
         totals=totals_of(ordered),
@@ -451,8 +449,7 @@ def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvide
         started_at=plan.generated_at,
         finished_at=plan.generated_at,
         repositories=[repository_report(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
-        registry_id=plan.registry_id,
-        region=plan.region,
+        registry=plan.registry,
         run_warnings=plan.warnings,
         manifests=manifests,
     )
