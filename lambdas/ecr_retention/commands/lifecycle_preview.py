@@ -17,9 +17,9 @@ from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_document
 from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, PreviewResult, build_preview
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
+from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail, ImagesDocument, RepositorySnapshot, Snapshot
-from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as
 from ecr_retention.tables import format_rows, printable
 
