@@ -92,7 +92,9 @@ def test_a_registry_neither_this_one_nor_a_replica_is_another_registry() -> None
 
 def test_a_replica_is_of_the_same_repository_only() -> None:
     only_team = RegistryCoordinates(
-        ACCOUNT, REGION, ReplicationConfiguration.model_validate({"rules": [rule(("us-east-1", ACCOUNT), prefixes=("team-",))]})
+        ACCOUNT,
+        REGION,
+        ReplicationConfiguration.model_validate({"rules": [rule(("us-east-1", ACCOUNT), prefixes=("team-",))]}),
     )
     assert isinstance(read_reference(f"{US_HOST}/team-a/api:1", only_team), InReachedReplica)
     assert isinstance(read_reference(f"{US_HOST}/web:1", only_team), InOtherRegistry)
