@@ -37,7 +37,6 @@ from ecr_retention.domain.planning.plan import RepositoryPlan
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
 from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
-from ecr_retention.domain.registry.replication import NO_REPLICATION
 from ecr_retention.loading import load_config, load_manifests, parse_now, read_json, validate_as
 from ecr_retention.tables import printable
 
@@ -115,10 +114,10 @@ def run_repository(args: argparse.Namespace) -> int:
     warn(_unreadable_manifests(inventory))
     now = parse_now(args.now)
     repository_name = found.repository_name or document.repository_name
-    registry_id = found.registry_id or document.registry_id
+    registry = found.registry.known_as(document.registry_id)
     plan: RepositoryPlan | None = None
     if args.config is not None:
-        plan = _pipeline_plan(args.config, args.images, found, inventory, now, repository_name, registry_id)
+        plan = _pipeline_plan(args.config, args.images, found, inventory, now, repository_name, registry)
     if repository_name is None and inventory.protecting:
         warn(["the images do not name their repository: in-use tag references are not matched (pass --repository)"])
     diagnosis = diagnose(
@@ -127,7 +126,7 @@ def run_repository(args: argparse.Namespace) -> int:
         now=now,
         manifests=found.manifests,
         repository_name=repository_name,
-        registry=RegistryCoordinates(registry_id, found.region, found.replication or NO_REPLICATION),
+        registry=registry,
         inventory=inventory,
         plan=plan,
         tag_kinds=tag_kinds(args),
@@ -151,7 +150,7 @@ def _pipeline_plan(
     inventory: Inventory,
     now: datetime,
     repository_name: str | None,
-    registry_id: str | None,
+    registry: RegistryCoordinates,
 ) -> RepositoryPlan | None:
     """The plan the pipeline makes for the repository with the rules file at `config_path`; None (with a
     warning) when no policy of the rules file matches the repository."""
@@ -159,9 +158,9 @@ def _pipeline_plan(
     if repository_name is None or len(repository_name) < 2:
         raise InputError(f"{images_path}: the images do not name their repository; pass --repository")
     snapshot = Snapshot(
-        registry_id=registry_id,
-        region=found.region,
-        replication=found.replication,
+        registry_id=registry.registry_id,
+        region=registry.region,
+        replication=registry.replication,
         repositories=(
             RepositorySnapshot(repository_name=repository_name, image_details=found.images, manifests=found.manifests),
         ),

@@ -14,8 +14,6 @@ from ecr_retention.commands.registry_inputs import inputs_from_bucket
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import InUseIndex
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.replication import NO_REPLICATION
 from ecr_retention.domain.review.lifecycle_diff import diff_lifecycle
 from ecr_retention.loading import load_manifests, parse_now
 
@@ -60,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     found, inventory = images_and_inventory(args)
     name = found.repository_name or new.repository_name
-    registry = RegistryCoordinates(found.registry_id, found.region, found.replication or NO_REPLICATION)
-    in_use = InUseIndex.build(inventory.protecting, registry)
+    in_use = InUseIndex.build(inventory.protecting, found.registry)
     diff = diff_lifecycle(
         base.policy, new.policy, found.images, now, manifests=found.manifests, repository_name=name, in_use=in_use
     )
@@ -87,8 +84,6 @@ def images_and_inventory(args: argparse.Namespace) -> tuple[RepositoryImages, In
         images=chosen.image_details,
         manifests=dict(chosen.manifests),
         repository_name=chosen.repository_name,
-        registry_id=inputs.snapshot.effective_registry_id,
-        region=inputs.snapshot.region,
-        replication=inputs.snapshot.replication,
+        registry=inputs.snapshot.registry,
     )
     return found, inputs.inventory

@@ -17,9 +17,9 @@ from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_document
 from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, PreviewResult, build_preview
 from ecr_retention.domain.limits import IMAGES_FILE, LIFECYCLE_POLICY
+from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail, ImagesDocument, RepositorySnapshot, Snapshot
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.loading import parse_now, read_json, read_text, validate_as
 from ecr_retention.tables import format_rows, printable
 
@@ -56,9 +56,8 @@ class RepositoryImages:
     images: tuple[ImageDetail, ...]
     manifests: dict[str, dict[str, Any]]
     repository_name: str | None
-    registry_id: str | None
-    region: str | None
-    replication: ReplicationConfiguration | None = None  # a snapshot's; describe-images output has none
+    # describe-images output names the account only (no Region, no replication rules); a snapshot all three.
+    registry: RegistryCoordinates = UNKNOWN_REGISTRY
 
 
 def load_policy(path: str | Path) -> PolicyDocument:
@@ -78,8 +77,7 @@ def load_images(path: str | Path, repository: str | None) -> RepositoryImages:
         images=document.image_details,
         manifests=dict(document.manifests),
         repository_name=repository or document.image_repository_name,
-        registry_id=document.image_registry_id,
-        region=None,
+        registry=RegistryCoordinates(document.image_registry_id),
     )
 
 
@@ -89,9 +87,7 @@ def snapshot_images(snapshot: Snapshot, path: str | Path, repository: str | None
         images=chosen.image_details,
         manifests=dict(chosen.manifests),
         repository_name=chosen.repository_name,
-        registry_id=snapshot.effective_registry_id,
-        region=snapshot.region,
-        replication=snapshot.replication,
+        registry=snapshot.registry,
     )
 
 
@@ -129,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     result = build_preview(
         evaluation,
         repository_name=found.repository_name or document.repository_name,
-        registry_id=found.registry_id or document.registry_id,
+        registry_id=found.registry.registry_id or document.registry_id,
         policy_text=document.text,
     )
     if args.format == "json":

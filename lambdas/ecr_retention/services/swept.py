@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.limits import SNAPSHOT
 from ecr_retention.domain.planning.ledger import Ledger
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
-from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.registry.swept import SweptRegistry, SweptRepository, registry_of
 from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
 from ecr_retention.ports import Bucket, StorageUnavailable
@@ -24,17 +24,17 @@ def keep_snapshot(
     snapshot: RepositorySnapshot,
     read_at: datetime,
     *,
-    registry_id: str,
-    region: str,
-    replication: RegistryReplication,
+    registry: RegistryCoordinates,
+    replication_problem: str | None = None,
 ) -> tuple[str, ...]:
     """Overwrite the repository's kept snapshot. A review is not worth an evaluation: a write that fails is a
-    warning of the repository's report (returned), and the evaluation goes on."""
+    warning of the repository's report (returned), and the evaluation goes on. `replication_problem`: why the run
+    could not read the registry's replication rules (kept instead of them, so that a review warns of it)."""
     swept = SweptRepository(
-        registry_id=registry_id,
-        region=region,
-        replication=None if replication.problem else replication.replication_configuration,
-        replication_problem=replication.problem,
+        registry_id=registry.registry_id,
+        region=registry.region,
+        replication=None if replication_problem else registry.replication,
+        replication_problem=replication_problem,
         read_at=read_at,
         run_id=run_id,
         repositories=(snapshot,),

@@ -21,10 +21,19 @@ from ecr_retention.domain.inventory.manifest import (
     cluster_of_source,
     spoke_account_of_source,
 )
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates, replica_of
+from ecr_retention.domain.registry.coordinates import (
+    UNKNOWN_REGISTRY,
+    EcrReading,
+    InOtherRegistry,
+    InReachedReplica,
+    InUnreachedReplica,
+    NotAReference,
+    NotEcr,
+    RegistryCoordinates,
+    read_reference,
+)
 from ecr_retention.domain.registry.images import ImageDetail
-from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
-from ecr_retention.domain.registry.replication import Replica, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import Replica
 from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
 
 # A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
@@ -161,8 +170,7 @@ class InUseIndex:
     """In-use references resolved for one registry: by digest anywhere, and by repository and tag.
     Built once per run and only read afterwards."""
 
-    registry_id: str | None = None
-    region: str | None = None
+    registry: RegistryCoordinates = UNKNOWN_REGISTRY
     by_digest: dict[str, list[Workload]] = field(default_factory=lambda: defaultdict(list))
     by_tag: dict[tuple[str, str], list[Workload]] = field(default_factory=lambda: defaultdict(list))
     # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
@@ -184,17 +192,16 @@ class InUseIndex:
     ) -> InUseIndex:
         """`remembered`: the in-use memory's references that protect now, each with how its reason says when it was
         seen (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning."""
-        registry_id, replication = registry.registry_id, registry.replication
-        index = cls(registry_id=registry_id, region=registry.region)
+        index = cls(registry=registry)
         warnings: list[str] = []
         for manifest in sorted(manifests, key=lambda m: m.cluster):
-            warnings.extend(index._add_manifest(manifest, replication))
+            warnings.extend(index._add_manifest(manifest))
         index.warnings = tuple(warnings)
         for image, note in remembered:
-            index.remember(image, note, replication)
+            index.remember(image, note)
         return index
 
-    def _add_manifest(self, manifest: InUseManifest, replication: ReplicationConfiguration) -> list[str]:
+    def _add_manifest(self, manifest: InUseManifest) -> list[str]:
         """Index the manifest's references; the warnings of the image strings that are none (the first few named)."""
         warnings: list[str] = []
         invalid = 0
@@ -202,25 +209,24 @@ class InUseIndex:
             usage = Workload(
                 cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
             )
-            try:
-                reference = parse_reference(entry.image)
-            except InvalidReference as error:
-                if entry.digest:
-                    self.by_digest[entry.digest].append(usage)
-                elif looks_like_ecr(entry.image, self.registry_id):
-                    self.unresolved[manifest.cluster].append(entry.image)
-                    continue
-                invalid += 1
-                if invalid <= MAX_WARNINGS_PER_CLUSTER:
-                    kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
-                    warnings.append(f"cluster {manifest.cluster}: {error}; {kept}")
+            reading = read_reference(entry.image, self.registry)
+            if not isinstance(reading, NotAReference):
+                self.add(manifest.cluster, reading, entry.digest, usage)
                 continue
-            self.add(manifest.cluster, reference, entry.digest, usage, replication)
+            if entry.digest:
+                self.by_digest[entry.digest].append(usage)
+            elif looks_like_ecr(entry.image, self.registry.registry_id):
+                self.unresolved[manifest.cluster].append(entry.image)
+                continue
+            invalid += 1
+            if invalid <= MAX_WARNINGS_PER_CLUSTER:
+                kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
+                warnings.append(f"cluster {manifest.cluster}: {reading.error}; {kept}")
         if invalid > MAX_WARNINGS_PER_CLUSTER:
             warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
         return warnings
 
-    def remember(self, image: RememberedImage, note: str, replication: ReplicationConfiguration) -> None:
+    def remember(self, image: RememberedImage, note: str) -> None:
         usage = Workload(
             cluster=image.cluster,
             namespace=image.namespace,
@@ -228,21 +234,19 @@ class InUseIndex:
             source=image.source,
             remembered=note,
         )
-        try:
-            reference = parse_reference(image.image)
-        except InvalidReference:  # the manifest's reading warned of it; its digest, if any, still protects
+        reading = read_reference(image.image, self.registry)
+        if isinstance(reading, NotAReference):  # the manifest's reading warned of it; its digest, if any, protects
             if image.digest:
                 self.by_digest[image.digest].append(usage)
             return
-        self.add(image.cluster, reference, image.digest, usage, replication, track=False)
+        self.add(image.cluster, reading, image.digest, usage, track=False)
 
     def add(
         self,
         cluster: str,
-        reference: ImageReference,
+        reading: NotEcr | EcrReading,
         resolved: str | None,
         usage: Workload,
-        replication: ReplicationConfiguration,
         *,
         track: bool = True,
     ) -> None:
@@ -252,39 +256,29 @@ class InUseIndex:
         - of a replica that our deletions do not reach: nothing here (that copy stays whatever we delete);
         - of any other registry: its digest still protects (we cannot know how it relates to ours), its tag not.
         `track`: whether it counts for the registries each cluster's manifest names (a remembered one does not)."""
-        if reference.account is not None and reference.region is not None:
-            reached = self._protect_ecr_tag(
-                cluster, reference, (reference.account, reference.region), usage, replication, track
-            )
+        if not isinstance(reading, NotEcr):
+            if track:
+                self._track(cluster, reading.ecr_registry, known=not isinstance(reading, InOtherRegistry))
+            reached = self._protect_ecr_tag(reading, usage)
             if reached is None:
                 return
             usage = reached
+        reference = reading.reference
         if resolved:
             self.by_digest[resolved].append(usage)
         if reference.digest and reference.digest != resolved:
             self.by_digest[reference.digest].append(usage)
 
-    def _protect_ecr_tag(
-        self,
-        cluster: str,
-        reference: ImageReference,
-        registry: tuple[str, str],
-        usage: Workload,
-        replication: ReplicationConfiguration,
-        track: bool,
-    ) -> Workload | None:
+    def _protect_ecr_tag(self, reading: EcrReading, usage: Workload) -> Workload | None:
         """Protect by tag what an ECR reference names here; the usage its digests protect with (naming the replica
         it runs from), or None for a replica our deletions do not reach."""
-        here = reference.in_registry(self.registry_id, self.region)
-        replica = None if here else replica_of(replication, reference.repository, registry)
-        if track:
-            self._track(cluster, registry, known=here or replica is not None)
-        if replica is not None:
-            if not replica.replicates_deletions:
-                return None
-            usage = usage.model_copy(update={"replica": replica_note(replica, self.registry_id)})
-        elif not here:
+        if isinstance(reading, InUnreachedReplica):
+            return None
+        if isinstance(reading, InOtherRegistry):
             return usage  # another registry: how its tags relate to ours is unknown
+        if isinstance(reading, InReachedReplica):
+            usage = usage.model_copy(update={"replica": replica_note(reading.replica, self.registry.registry_id)})
+        reference = reading.reference
         if reference.tag:
             self.by_tag[(reference.repository, reference.tag)].append(usage)
         return usage
@@ -317,7 +311,7 @@ class InUseIndex:
     def foreign_registry_warnings(self, expected: Iterable[str]) -> tuple[str, ...]:
         """An expected cluster whose ECR references all name other registries than the snapshot's: its tag
         references cannot protect anything here, which nobody would notice without a word."""
-        registry_id, region = self.registry_id, self.region
+        registry_id, region = self.registry.registry_id, self.registry.region
         warnings = []
         for cluster in sorted(set(expected)):
             registries = sorted(self.registries.get(cluster, ()))

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from pydantic.alias_generators import to_camel
 
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import UtcDatetime
 
 ReasonKind = Literal[
@@ -203,6 +204,11 @@ class Plan(PlanModel):
     blocked: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     repositories: tuple[RepositoryPlan, ...]
+
+    @property
+    def registry(self) -> RegistryCoordinates:
+        """The registry planned: its account and Region (a plan does not keep its replication rules)."""
+        return RegistryCoordinates(self.registry_id, self.region)
 
     @property
     def has_problems(self) -> bool:

@@ -28,7 +28,6 @@ from ecr_retention.domain.planning.repository import Findings, RepositoryImages,
 from ecr_retention.domain.planning.rules import PolicyRules, apply_rules, policy_rules
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
-from ecr_retention.domain.registry.replication import NO_REPLICATION
 
 
 def plan_registry(
@@ -40,12 +39,11 @@ def plan_registry(
     repository over max_delete_fraction names it in `skipped`, but no decision is held back by either: every image
     has the action the rules and the protecting guards (in use, min_age, index children, referrers) give it, so that
     two rules files show what each decides even where a brake stops a run today."""
-    replication = snapshot.replication or NO_REPLICATION
     run = build_run_context(
         config,
         inventory,
         now,
-        registry=RegistryCoordinates(snapshot.effective_registry_id, snapshot.region, replication),
+        registry=snapshot.registry,
         tags_by_repository=_tags_of_named_repositories(config, snapshot),
     )
     blocked = run.blocked
@@ -56,7 +54,8 @@ def plan_registry(
         for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
     ]
     # Only a snapshot can lack deleteReplication (the live adapter states it), so the warning is the snapshot's.
-    assumed = (assumed_delete_replication_warning(index) for index in replication.rules_without_delete_replication)
+    rules = run.registry.replication.rules_without_delete_replication
+    assumed = (assumed_delete_replication_warning(index) for index in rules)
     warnings = [*assumed, *run.warnings, *(warning for repository in planned for warning in repository.warnings)]
     return Plan(
         generated_at=now,

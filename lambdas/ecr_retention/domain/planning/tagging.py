@@ -16,7 +16,7 @@ from pydantic.alias_generators import to_camel
 from ecr_retention.domain.config import RetentionConfig, TaggingRule
 from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates, reference_into
+from ecr_retention.domain.registry.coordinates import InThisRegistry, RegistryCoordinates, read_reference
 from ecr_retention.domain.registry.references import ImageReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
@@ -101,8 +101,8 @@ class _Selection:
     def _of_this_registry(self, image: str) -> ImageReference | None:
         """The reference, when it names this registry (account and region both); None for anything else (a replica
         included: a tag written here is not the replica's)."""
-        here = reference_into(image, self.registry)
-        return here.reference if here is not None and here.replica is None else None
+        reading = read_reference(image, self.registry)
+        return reading.reference if isinstance(reading, InThisRegistry) else None
 
 
 def with_own_tags(found: Iterable[tuple[str, str, str]], now: datetime) -> tuple[TagCandidate, ...]:

@@ -5,7 +5,7 @@ its arguments or a snapshot; nothing below them assumes the one registry of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
@@ -46,18 +46,75 @@ class RegistryCoordinates:
         """The coordinates of a registry port (its account and Region) with the replication rules read of it."""
         return cls(registry_id=registry.registry_id, region=registry.region, replication=replication)
 
+    def known_as(self, registry_id: str | None) -> RegistryCoordinates:
+        """These coordinates, with that account when they know none (a policy file's registryId for images that name
+        no account)."""
+        return replace(self, registry_id=self.registry_id or registry_id)
+
 
 # A registry nothing is known of (a snapshot read offline without its account): every ECR reference matches it.
 UNKNOWN_REGISTRY = RegistryCoordinates()
 
 
+# --- reading an in-use image string against a registry: the one classification ---------------------------------
+
+
 @dataclass(frozen=True, slots=True)
-class ReferenceHere:
-    """An in-use reference into a registry: parsed (its registry, repository, tag and digest), and, when it names a
-    destination the registry's deletions reach rather than the registry itself, that replica."""
+class NotAReference:
+    """An image string that is no reference; the error says why (a warning quotes it)."""
+
+    image: str
+    error: InvalidReference
+
+
+@dataclass(frozen=True, slots=True)
+class NotEcr:
+    """A reference of a registry that is not ECR (Docker Hub, ghcr.io, a private host)."""
 
     reference: ImageReference
-    replica: Replica | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InThisRegistry:
+    """An ECR reference of this registry (an unknown account or Region matches)."""
+
+    reference: ImageReference
+    ecr_registry: tuple[str, str]  # the (account, Region) the reference names
+
+
+@dataclass(frozen=True, slots=True)
+class InReachedReplica:
+    """An ECR reference of a destination this registry's deletions reach (a replica of the same repository with
+    delete replication): what is deleted here goes there too."""
+
+    reference: ImageReference
+    ecr_registry: tuple[str, str]
+    replica: Replica
+
+
+@dataclass(frozen=True, slots=True)
+class InUnreachedReplica:
+    """An ECR reference of a destination the repository replicates to without its deletions: that copy stays
+    whatever is deleted here."""
+
+    reference: ImageReference
+    ecr_registry: tuple[str, str]
+    replica: Replica
+
+
+@dataclass(frozen=True, slots=True)
+class InOtherRegistry:
+    """An ECR reference of another registry, neither this one nor a replica of the repository: how its tags relate
+    to ours is unknown (its digest is still the image's)."""
+
+    reference: ImageReference
+    ecr_registry: tuple[str, str]
+
+
+EcrReading = InThisRegistry | InReachedReplica | InUnreachedReplica | InOtherRegistry
+ReferenceReading = NotAReference | NotEcr | EcrReading
+# A reference into the registry: what a deletion here removes from under a workload that runs it.
+ReferenceHere = InThisRegistry | InReachedReplica
 
 
 def replica_of(replication: ReplicationConfiguration, repository: str, registry: tuple[str, str]) -> Replica | None:
@@ -65,20 +122,29 @@ def replica_of(replication: ReplicationConfiguration, repository: str, registry:
     return next((replica for replica in replication.replicas(repository) if replica.registry == registry), None)
 
 
-def reference_into(image: str, registry: RegistryCoordinates) -> ReferenceHere | None:
+def read_reference(image: str, registry: RegistryCoordinates) -> ReferenceReading:
     """The one way an in-use image string is read against a registry (the planner's index, the in-use memory, the
-    sentinel, the in-use check and the diff): the reference when it names an ECR repository of this registry (an
-    unknown account or Region matches) or of a destination its deletions reach (a replica with delete replication of
-    the same repository); None for anything else, an image string that is no reference included."""
+    sentinel and the in-use check, the tagger and the diff): no reference, not ECR, of this registry, of a replica
+    our deletions reach or do not reach (its replication rules for the same repository), or of another registry."""
     try:
         reference = parse_reference(image)
-    except InvalidReference:
-        return None
+    except InvalidReference as error:
+        return NotAReference(image, error)
     if reference.account is None or reference.region is None:
-        return None
+        return NotEcr(reference)
+    named = (reference.account, reference.region)
     if reference.in_registry(registry.registry_id, registry.region):
-        return ReferenceHere(reference)
-    replica = replica_of(registry.replication, reference.repository, (reference.account, reference.region))
-    if replica is None or not replica.replicates_deletions:
-        return None
-    return ReferenceHere(reference, replica)
+        return InThisRegistry(reference, named)
+    replica = replica_of(registry.replication, reference.repository, named)
+    if replica is None:
+        return InOtherRegistry(reference, named)
+    if replica.replicates_deletions:
+        return InReachedReplica(reference, named, replica)
+    return InUnreachedReplica(reference, named, replica)
+
+
+def reference_into(image: str, registry: RegistryCoordinates) -> ReferenceHere | None:
+    """The reading when the image names an ECR repository of this registry or of a destination its deletions reach;
+    None for anything else, an image string that is no reference included."""
+    reading = read_reference(image, registry)
+    return reading if isinstance(reading, InThisRegistry | InReachedReplica) else None

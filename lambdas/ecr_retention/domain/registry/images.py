@@ -33,7 +33,8 @@ from pydantic.dataclasses import dataclass
 from pydantic_core import CoreSchema, core_schema
 
 from ecr_retention.domain.aws_shape import AWS_FIELDS, AwsShape, Lean
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
+from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.domain.timestamps import LeanUtcDatetime, UtcDatetime
 
 Digest = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")]
@@ -227,6 +228,11 @@ class Snapshot(_LeanDocument):
             return self.registry_id
         ids = {image.registry_id for repo in self.repositories for image in repo.image_details if image.registry_id}
         return ids.pop() if len(ids) == 1 else None
+
+    @property
+    def registry(self) -> RegistryCoordinates:
+        """The registry the snapshot is of; without replication rules, planned as a registry that has none."""
+        return RegistryCoordinates(self.effective_registry_id, self.region, self.replication or NO_REPLICATION)
 
 
 _LEAN_IMAGE = TypeAdapter(ImageDetail)

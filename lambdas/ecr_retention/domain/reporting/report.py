@@ -7,7 +7,7 @@ under `deleted` or `archived` unless ECR confirmed the action (or, in dry run, t
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from itertools import chain
@@ -29,7 +29,7 @@ from ecr_retention.domain.planning.plan import (
     ReplicaRegistry,
     RepositoryPlan,
 )
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
+from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.sentinel.matching import MissingReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
@@ -235,7 +235,7 @@ class RunFacts:
     started_at: datetime
     finished_at: datetime
     repositories: Sequence[RepositoryReport]
-    registry: RegistryCoordinates = field(default_factory=RegistryCoordinates)
+    registry: RegistryCoordinates = UNKNOWN_REGISTRY
     warnings: Sequence[str] = ()
     template_findings: Sequence[TemplateFinding] = ()
     manifests: Sequence[ManifestEvidence] = ()
@@ -418,7 +418,7 @@ def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvide
             started_at=plan.generated_at,
             finished_at=plan.generated_at,
             repositories=[repository_report(repo, plan.generated_at, plan.blocked) for repo in plan.repositories],
-            registry=RegistryCoordinates(registry_id=plan.registry_id, region=plan.region),
+            registry=plan.registry,
             warnings=plan.warnings,
             manifests=manifests,
         )

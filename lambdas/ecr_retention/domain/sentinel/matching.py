@@ -27,7 +27,7 @@ from ecr_retention.domain.in_use.memory import still_protecting
 from ecr_retention.domain.in_use.suspect_readings import suspect_readings
 from ecr_retention.domain.inventory.manifest import InUseImage, Inventory, RememberedImage, Workload
 from ecr_retention.domain.planning.plan import PlanModel
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates, reference_into
+from ecr_retention.domain.registry.coordinates import InReachedReplica, RegistryCoordinates, reference_into
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.references import ImageReference
@@ -143,7 +143,7 @@ def _reference_here(image: str, registry: RegistryCoordinates) -> tuple[ImageRef
     here = reference_into(image, registry)
     if here is None:
         return None
-    note = None if here.replica is None else replica_note(here.replica, registry.registry_id)
+    note = replica_note(here.replica, registry.registry_id) if isinstance(here, InReachedReplica) else None
     return here.reference, note
 
 
