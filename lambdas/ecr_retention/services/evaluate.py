@@ -29,7 +29,7 @@ from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.planning.plan import RepositoryPlan
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
-from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
 from ecr_retention.domain.sentinel.matching import (
     MissingReference,
@@ -77,7 +77,9 @@ class RunInputs:
         if self.config.dry_run and not self.dry_run:
             raise ValueError("a run cannot delete when the rules file says dry_run: true")
 
-    def pulled_into(self, repository: str, *, now: datetime, registry: Registry) -> tuple[PulledReference, ...]:
+    def pulled_into(
+        self, repository: str, *, now: datetime, registry: RegistryCoordinates
+    ) -> tuple[PulledReference, ...]:
         """The in-use references into this repository (SPEC "The sentinel"). Every reference of the inventory is
         collected once per run's inputs, not once per repository: a CLI sweep of 10,000 repositories stays linear."""
         if self._pulled.by_repository is None:
@@ -86,7 +88,7 @@ class RunInputs:
                     self.inventory,
                     now=now,
                     safety=self.config.safety,
-                    registry=RegistryCoordinates.of(registry, self.replication.replication_configuration),
+                    registry=registry,
                 )
             )
         return self._pulled.by_repository.get(repository, ())
@@ -136,19 +138,22 @@ def _plan_and_act(
     config = inputs.config
     if first_matching_policy(config.policies, repository) is None:
         return Unplanned(repository, "unmanaged")
+    # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
+    # kept snapshot all read the registry as.
+    coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        run, planned = _plan(registry, snapshot, inputs, clock)
+        run, planned = _plan(registry, coordinates, snapshot, inputs, clock)
         plan, now = planned.plan, run.now
-        findings, diagnosis_warnings = lifecycle_findings(
-            registry, snapshot, inputs.inventory, plan, now, inputs.replication.replication_configuration
-        )
+        findings, diagnosis_warnings = lifecycle_findings(registry, coordinates, snapshot, inputs.inventory, plan, now)
         # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
         # removes an in-use image, so the two agree, but the finding is about what others removed).
-        missing = missing_references(inputs.pulled_into(repository, now=now, registry=registry), snapshot.image_details)
+        missing = missing_references(
+            inputs.pulled_into(repository, now=now, registry=coordinates), snapshot.image_details
+        )
         removing = not run.blocked and plan.skipped is None
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
-        kept = _keep_snapshot(inputs, registry, as_left(snapshot, ledger, now), now)
+        kept = _keep_snapshot(inputs, coordinates, as_left(snapshot, ledger, now), now)
         last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
@@ -157,7 +162,7 @@ def _plan_and_act(
 
 
 def _keep_snapshot(
-    inputs: RunInputs, registry: Registry, snapshot: RepositorySnapshot, now: datetime
+    inputs: RunInputs, registry: RegistryCoordinates, snapshot: RepositorySnapshot, now: datetime
 ) -> tuple[str, ...]:
     """The snapshot kept for reviews, after the repository was acted on: whatever goes wrong in keeping it (even a
     defect) is a warning, never the loss of the report of what was deleted."""
@@ -170,7 +175,7 @@ def _keep_snapshot(
             inputs.run_id,
             snapshot,
             now,
-            registry=RegistryCoordinates.of(registry, inputs.replication.replication_configuration),
+            registry=registry,
             replication_problem=inputs.replication.problem,
         ),
         log=logger,
@@ -182,7 +187,11 @@ def _keep_snapshot(
 
 
 def _plan(
-    registry: Registry, snapshot: RepositorySnapshot, inputs: RunInputs, clock: Callable[[], datetime]
+    registry: Registry,
+    coordinates: RegistryCoordinates,
+    snapshot: RepositorySnapshot,
+    inputs: RunInputs,
+    clock: Callable[[], datetime],
 ) -> tuple[RunContext, PlannedRepository]:
     """The repository's plan, with the tags of the repositories its policy's tag_in_repositories names."""
     config = inputs.config
@@ -191,7 +200,7 @@ def _plan(
         config,
         inputs.inventory,
         clock(),
-        registry=RegistryCoordinates.of(registry, inputs.replication.replication_configuration),
+        registry=coordinates,
         tags_by_repository=tags,
         replication_problem=inputs.replication.problem,
     )
@@ -284,11 +293,11 @@ def _release(leases: LeaseStore, repository: str, run_id: str) -> str | None:
 
 def lifecycle_findings(
     registry: Registry,
+    coordinates: RegistryCoordinates,
     snapshot: RepositorySnapshot,
     inventory: Inventory,
     plan: RepositoryPlan,
     now: datetime,
-    replication: ReplicationConfiguration,
 ) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
     """The doctor's findings on the repository's native lifecycle policy, for the report. The diagnosis only
     informs: when it fails, the run goes on and the report says so."""
@@ -303,7 +312,7 @@ def lifecycle_findings(
             now=now,
             inventory=inventory,
             plan=plan,
-            registry=RegistryCoordinates.of(registry, replication),
+            registry=coordinates,
         ),
         log=logger,
         what=f"diagnosing the lifecycle policy of {repository}",
