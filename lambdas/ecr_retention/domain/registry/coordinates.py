@@ -147,4 +147,4 @@ def reference_into(image: str, registry: RegistryCoordinates) -> ReferenceHere |
     """The reading when the image names an ECR repository of this registry or of a destination its deletions reach;
     None for anything else, an image string that is no reference included."""
     reading = read_reference(image, registry)
-    return reading if isinstance(reading, InThisRegistry | InReachedReplica) else None
+    return reading if isinstance(reading, ReferenceHere) else None
