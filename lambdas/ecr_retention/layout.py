@@ -172,6 +172,9 @@ LEASE_TABLE_VARIABLE = "LEASE_TABLE"
 TOPIC_ARN_VARIABLE = "TOPIC_ARN"
 STATE_MACHINE_ARN_VARIABLE = "STATE_MACHINE_ARN"
 RULES_FILE_VARIABLE = "RULES_FILE"
+# The Regions whose registries the deployment prunes (a JSON array, the stack's context `regions`): unset, the
+# function's own Region only. The first is the home Region, where the stack, its bucket and its functions are.
+PRUNED_REGIONS_VARIABLE = "PRUNED_REGIONS"
 # The ARN of this deployment's sentinel role (the sentinel and the report step): the one writer whose records of
 # removals/ count (services/removals.py); the bucket policy lets no other principal write there.
 SENTINEL_ROLE_ARN_VARIABLE = "SENTINEL_ROLE_ARN"

@@ -180,7 +180,7 @@ def plan_one_by_one(cfg: RetentionConfig, snap: Snapshot, inventory: Inventory, 
     run_warnings: list[str] = []
     blocked: tuple[str, ...] = ()
     for repo in sorted(snap.repositories, key=lambda r: r.repository_name):
-        sources = tag_sources(cfg, repo.repository_name)
+        sources = tag_sources(cfg, repo.repository_name, None)
         tags = {
             other.repository_name: repo_tags(other)
             for other in snap.repositories

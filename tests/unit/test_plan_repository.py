@@ -23,7 +23,7 @@ def test_plan_registry_equals_plan_repository_per_repository_for_the_examples() 
     inventory = load_manifests(EXAMPLES / "in-use")
     now = parse_timestamp("2026-11-30T06:00:00Z")
     whole = plan_registry(cfg, snap, inventory, now)
-    assert any(tag_sources(cfg, repo.repository_name) for repo in snap.repositories)  # the example uses them
+    assert any(tag_sources(cfg, repo.repository_name, None) for repo in snap.repositories)  # the example uses them
     assert plan_one_by_one(cfg, snap, inventory, now) == whole
 
 
@@ -98,6 +98,6 @@ def test_tag_sources_are_the_patterns_of_the_matching_policy() -> None:
             {"repositories": ["*"], "rules": [DELETE_OLD]},
         ]
     )
-    assert tag_sources(cfg, "backend") == ("frontend", "team-*/web", "archive")
-    assert tag_sources(cfg, "frontend") == ()
-    assert tag_sources(config([DELETE_OLD], repositories=("app",)), "other") == ()
+    assert tag_sources(cfg, "backend", None) == ("frontend", "team-*/web", "archive")
+    assert tag_sources(cfg, "frontend", None) == ()
+    assert tag_sources(config([DELETE_OLD], repositories=("app",)), "other", None) == ()

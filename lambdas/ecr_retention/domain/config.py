@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Annotated, Any, ClassVar, Literal, Self
 
@@ -26,6 +26,7 @@ from pydantic_core import PydanticCustomError
 from ecr_retention.domain.durations import Duration, GraceDuration, format_duration, parse_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, quoted
 from ecr_retention.domain.inventory.manifest import ClusterName
+from ecr_retention.domain.registry.replication import AwsRegion
 
 _TAG_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,300}")
 _REPOSITORY_PATTERN = re.compile(r"[a-z0-9._/*?-]{1,256}")
@@ -193,7 +194,26 @@ class Rule(StrictModel):
 
 class Policy(StrictModel):
     repositories: RepositoryPatterns
+    # The Regions whose registries the policy applies to; None: every Region the deployment prunes.
+    regions: Annotated[tuple[AwsRegion, ...], Field(min_length=1)] | None = None
     rules: Annotated[tuple[Rule, ...], Field(min_length=1)]
+
+    when_left_out: ClassVar[dict[str, str]] = {
+        "regions": "leave regions out to apply the policy in every Region the deployment prunes",
+    }
+
+    @field_validator("regions")
+    @classmethod
+    def _regions_once(cls, regions: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if regions is not None and len(set(regions)) < len(regions):
+            twice = next(region for region in regions if regions.count(region) > 1)
+            raise ValueError(f"Region {twice} is listed twice")
+        return regions
+
+    def applies_in(self, region: str | None) -> bool:
+        """Whether the policy governs the registry of this Region (None: a registry of unknown Region, as an offline
+        snapshot without one: only a policy that names no Region)."""
+        return self.regions is None or region in self.regions
 
 
 class Safety(StrictModel):
@@ -268,6 +288,18 @@ class RetentionConfig(StrictModel):
                 "or write clusters: [] to run without in-use protection"
             )
         return data
+
+
+def check_pruned_regions(config: RetentionConfig, pruned: Sequence[str], source: str) -> None:
+    """Every Region a policy names is one the deployment prunes; raises InputError with one line naming the first
+    that is not (its rules would silently never apply)."""
+    for index, policy in enumerate(config.policies):
+        outside = [region for region in policy.regions or () if region not in pruned]
+        if outside:
+            raise InputError(
+                f"{source}: policies[{index}].regions: {outside[0]} is not a Region this deployment prunes "
+                f"(regions: {', '.join(pruned)})"
+            )
 
 
 def rule_name(policy_index: int, rule_index: int, rule: Rule) -> str:

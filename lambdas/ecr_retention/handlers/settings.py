@@ -22,6 +22,18 @@ def default_rules_file() -> Path:
     return Path(os.environ.get("LAMBDA_TASK_ROOT", ".")) / "retention.yaml"
 
 
+def json_array(value: Any) -> Any:
+    """A list variable's value: a JSON array (an IAM role name may contain a comma)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise ValueError('a JSON array of strings, e.g. ["eu-west-1"]') from None
+        if not isinstance(value, list):
+            raise ValueError('a JSON array of strings, e.g. ["eu-west-1"]')
+    return value
+
+
 class FunctionSettings(BaseModel):
     """Field aliases are the environment variables the CDK stack sets; each function has its own model, built
     from the mixins below, so that a function whose environment lacks a variable it needs fails at the first
@@ -48,6 +60,18 @@ class RulesSettings(BucketSettings):
         default=None, alias=layout.REGISTRY_ID_VARIABLE, pattern=r"^\d{12}$"
     )  # None: the caller's
     rules_file: Path = Field(default_factory=default_rules_file, alias=layout.RULES_FILE_VARIABLE)
+    # The Regions whose registries the deployment prunes; empty: the function's own Region (pruned_regions).
+    regions: tuple[AwsRegion, ...] = Field(default=(), alias=layout.PRUNED_REGIONS_VARIABLE)
+
+    @field_validator("regions", mode="before")
+    @classmethod
+    def _regions_json_array(cls, value: Any) -> Any:
+        return json_array(value)
+
+    @property
+    def pruned_regions(self) -> tuple[str, ...]:
+        """The function's own Region first (the home registry), then the others in the order the stack names them."""
+        return tuple(dict.fromkeys((self.region, *self.regions)))
 
 
 class TargetsSettings(RulesSettings):
@@ -118,14 +142,7 @@ class CollectorSettings(BucketSettings):
     @field_validator("regions", "eks_cluster_arns", mode="before")
     @classmethod
     def _json_array(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise ValueError('a JSON array of strings, e.g. ["eu-west-1"]') from None
-            if not isinstance(value, list):
-                raise ValueError('a JSON array of strings, e.g. ["eu-west-1"]')
-        return value
+        return json_array(value)
 
     @property
     def eks_clusters(self) -> tuple[EksCluster, ...]:

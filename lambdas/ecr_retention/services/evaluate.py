@@ -136,7 +136,7 @@ def _plan_and_act(
 ) -> Acted | Unplanned:
     """Managed? Snapshot, plan, findings, act unless a dry run (removing unless blocked or skipped)."""
     config = inputs.config
-    if first_matching_policy(config.policies, repository) is None:
+    if first_matching_policy(config.policies, repository, registry.region) is None:
         return Unplanned(repository, "unmanaged")
     # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
     # kept snapshot all read the registry as.

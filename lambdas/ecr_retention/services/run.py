@@ -92,7 +92,7 @@ def sweep_targets(
     return sorted(
         name
         for name in names
-        if first_matching_policy(config.policies, name) is not None
+        if first_matching_policy(config.policies, name, registry.region) is not None
         and (not patterns or matches_any(name, tuple(patterns)))
     )
 

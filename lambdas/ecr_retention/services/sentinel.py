@@ -362,7 +362,7 @@ def heal(item: Broken, config: RetentionConfig, registry: Registry) -> Broken:
     if digest is None:
         return item
     repository = item.reference.repository
-    refusal = _not_restorable(config, repository, digest)
+    refusal = _not_restorable(config, repository, digest, registry.region)
     if refusal is not None:
         return _restored(item, refusal)
     answer = restore(registry, repository, [digest]).answer(digest)
@@ -383,8 +383,8 @@ def restore_told(answer: Answer) -> str:
     return f"restore refused ({problem})"
 
 
-def _not_restorable(config: RetentionConfig, repository: str, digest: str) -> str | None:
-    if first_matching_policy(config.policies, repository) is None:
+def _not_restorable(config: RetentionConfig, repository: str, digest: str, region: str) -> str | None:
+    if first_matching_policy(config.policies, repository, region) is None:
         return (
             "not restored: no policy of the rules file manages this repository; restore it with "
             f"`ecr-retention restore --repository {repository} --digest {digest}`"
@@ -409,7 +409,7 @@ def check_new_policy(
     if put.error_code is not None:
         return Watched(repository, notes=(f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check",))
     # BatchGetImage only where a policy manages (infra/sentinel.py): elsewhere the doctor knows the cached indexes.
-    managed = first_matching_policy(config.policies, repository) is not None
+    managed = first_matching_policy(config.policies, repository, ports.registry.region) is not None
     try:
         snapshot = snapshot_repository(ports.registry, repository, ports.cache, read_uncached=managed)
     except RepositoryGone:

@@ -206,7 +206,7 @@ def referenced_tags(
 ) -> dict[str, frozenset[str]]:
     """The tags of the other repositories that the policy's tag_in_repositories name. A name that does not
     exist stays out of the mapping, which the planner reads as "unknown" (keep rules keep, deletes select none)."""
-    patterns = tag_sources(config, repository)
+    patterns = tag_sources(config, repository, registry.region)
     if not patterns:
         return {}
     tags = {}

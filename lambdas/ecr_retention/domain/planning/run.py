@@ -140,7 +140,7 @@ class PlannedRepository:
 
 def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedRepository:
     """Decide keep, delete or archive for every image of one repository; a blocked run keeps everything."""
-    match = first_matching_policy(run.config.policies, repository.repository_name)
+    match = first_matching_policy(run.config.policies, repository.repository_name, run.registry.region)
     if match is None:
         planned = PlannedRepository(plan=unmanaged_repository(repository))
     else:
@@ -208,10 +208,11 @@ def unwatched_replica_warnings(plan: RepositoryPlan, reach: Sequence[ReplicaRegi
     ]
 
 
-def tag_sources(config: RetentionConfig, repository_name: str) -> tuple[str, ...]:
-    """The repository patterns that the tag_in_repositories rules of the repository's policy name: the
-    repositories whose tags a worker must read to plan this one. Empty when none (or no policy) does."""
-    match = first_matching_policy(config.policies, repository_name)
+def tag_sources(config: RetentionConfig, repository_name: str, region: str | None) -> tuple[str, ...]:
+    """The repository patterns that the tag_in_repositories rules of the repository's policy (in the registry of that
+    Region) name: the repositories whose tags a worker must read to plan this one. Empty when none (or no policy)
+    does."""
+    match = first_matching_policy(config.policies, repository_name, region)
     if match is None:
         return ()
     return tuple(dict.fromkeys(_tag_sources_of(match[1])))
@@ -226,9 +227,13 @@ def repo_tags(repository: RepositorySnapshot) -> frozenset[str]:
     return frozenset(tag for image in repository.image_details for tag in image.image_tags)
 
 
-def first_matching_policy(policies: Sequence[Policy], repository_name: str) -> tuple[int, Policy] | None:
+def first_matching_policy(
+    policies: Sequence[Policy], repository_name: str, region: str | None = None
+) -> tuple[int, Policy] | None:
+    """The policy that governs a repository of the registry in `region`: the first whose patterns match its name and
+    whose Regions (all, when it names none) take in the registry's."""
     for index, policy in enumerate(policies):
-        if matches_any(repository_name, policy.repositories):
+        if matches_any(repository_name, policy.repositories) and policy.applies_in(region):
             return index, policy
     return None
 
