@@ -8,6 +8,7 @@ with one line naming the context key.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -56,6 +57,16 @@ def _object_from_text(value: Any) -> Any:
 
 def _optional_list_from_text(value: Any) -> Any:
     return None if value is None else _list_from_text(value)
+
+
+_REGION_NAME = re.compile(AwsRegion.__metadata__[0].pattern)
+
+
+def _region_name(value: Any) -> Any:
+    """A Region's name, said in words rather than as the pattern it fails."""
+    if isinstance(value, str) and not _REGION_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Region's name (like eu-west-1)")
+    return value
 
 
 ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
@@ -237,7 +248,9 @@ class DeploySettings(BaseModel):
     )
     # The Regions whose registries the deployment prunes, the home Region (the stack's) among them; empty: the
     # stack's own Region only (docs/regions.md).
-    regions: Annotated[tuple[AwsRegion, ...], TextList] = Field(default=(), alias=constants.REGIONS_CONTEXT_KEY)
+    regions: Annotated[tuple[Annotated[AwsRegion, BeforeValidator(_region_name)], ...], TextList] = Field(
+        default=(), alias=constants.REGIONS_CONTEXT_KEY
+    )
     task_definition_revisions: int = Field(
         default=constants.DEFAULT_TASK_DEFINITION_REVISIONS, ge=0, alias=constants.TASK_DEFINITION_REVISIONS_CONTEXT_KEY
     )
