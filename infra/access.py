@@ -30,10 +30,19 @@ def repository_arns(scope: Construct, patterns: Sequence[str], region: str | Non
     ]
 
 
-def ecr_statement(scope: Construct, actions: Sequence[str], patterns: RegionalPatterns) -> iam.PolicyStatement:
-    """One statement over every Region's patterns: the stack's own Region first, then the others."""
-    resources = [arn for region, each in patterns.items() for arn in repository_arns(scope, each, region)]
-    return iam.PolicyStatement(actions=sorted(actions), resources=resources)
+def ecr_statements(scope: Construct, actions: Sequence[str], patterns: RegionalPatterns) -> list[iam.PolicyStatement]:
+    """One statement per Region (the stack's own first): a role's policy that outgrows IAM's inline limit is split by
+    the CDK statement by statement into managed policies (6,144 characters each), so no one statement may hold every
+    Region's patterns."""
+    return [
+        iam.PolicyStatement(actions=sorted(actions), resources=repository_arns(scope, each, region))
+        for region, each in patterns.items()
+    ]
+
+
+def grant_ecr(role: iam.IRole, scope: Construct, actions: Sequence[str], patterns: RegionalPatterns) -> None:
+    for statement in ecr_statements(scope, actions, patterns):
+        role.add_to_principal_policy(statement)
 
 
 def acknowledge_repository_patterns(role: iam.IRole, patterns: RegionalPatterns, why: str) -> None:

@@ -147,7 +147,7 @@ class PruningWorkflow(Construct):
         # A scheduled run lists every repository of each pruned registry; DescribeRepositories authorizes against
         # the repository resource type, so "every repository of this account and region" is as narrow as it gets.
         every_repository = self._regions.everywhere([access.ALL_REPOSITORIES])
-        role.add_to_principal_policy(access.ecr_statement(self, ["ecr:DescribeRepositories"], every_repository))
+        access.grant_ecr(role, self, ["ecr:DescribeRepositories"], every_repository)
         targets_file = f"{constants.RUNS_PREFIX}*/targets.json"
         replication_file = f"{constants.RUNS_PREFIX}*/replication.json"
         role.add_to_principal_policy(
@@ -183,12 +183,12 @@ class PruningWorkflow(Construct):
         role = self.evaluate.role
         # Each Region's registry: the patterns of the policies that apply there.
         managed = self._regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
-        role.add_to_principal_policy(access.ecr_statement(self, EVALUATE_ECR_ACTIONS, managed))
+        access.grant_ecr(role, self, EVALUATE_ECR_ACTIONS, managed)
         access.acknowledge_repository_patterns(role, managed, "is a policy's in the rules file")
         tag_sources = self._regions.scoped(lambda region: repository_scope.tag_source_patterns(config, region))
         if tag_sources:
             # tag_in_repositories reads the tags of other repositories: DescribeImages only.
-            role.add_to_principal_policy(access.ecr_statement(self, ["ecr:DescribeImages"], tag_sources))
+            access.grant_ecr(role, self, ["ecr:DescribeImages"], tag_sources)
             access.acknowledge_repository_patterns(role, tag_sources, "is named by a tag_in_repositories rule")
         listed = self._regions.scoped(
             lambda region: (
@@ -196,7 +196,7 @@ class PruningWorkflow(Construct):
             )
         )
         if listed:
-            role.add_to_principal_policy(access.ecr_statement(self, ["ecr:DescribeRepositories"], listed))
+            access.grant_ecr(role, self, ["ecr:DescribeRepositories"], listed)
             access.acknowledge_repository_patterns(
                 role,
                 listed,
@@ -255,7 +255,7 @@ class PruningWorkflow(Construct):
         # exists, by image id (DescribeImages only), in any repository, managed or not: a workload may run any; in
         # every pruned Region.
         every_repository = self._regions.everywhere([access.ALL_REPOSITORIES])
-        role.add_to_principal_policy(access.ecr_statement(self, REPORT_ECR_ACTIONS, every_repository))
+        access.grant_ecr(role, self, REPORT_ECR_ACTIONS, every_repository)
         access.acknowledge_repository_patterns(
             role,
             every_repository,

@@ -175,7 +175,7 @@ class Sentinel(Construct):
     def _grant_registry(self, config: RetentionConfig, regions: PrunedRegions, *, doctor: bool) -> None:
         role = self.sentinel.role
         every_repository = regions.everywhere([access.ALL_REPOSITORIES])
-        role.add_to_principal_policy(access.ecr_statement(self, READ_ACTIONS, every_repository))
+        access.grant_ecr(role, self, READ_ACTIONS, every_repository)
         access.acknowledge_repository_patterns(
             role,
             every_repository,
@@ -183,9 +183,7 @@ class Sentinel(Construct):
             "nothing there",
         )
         managed = regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
-        role.add_to_principal_policy(
-            access.ecr_statement(self, (*RESTORE_ACTIONS, *(DOCTOR_ACTIONS if doctor else ())), managed)
-        )
+        access.grant_ecr(role, self, (*RESTORE_ACTIONS, *(DOCTOR_ACTIONS if doctor else ())), managed)
         access.acknowledge_repository_patterns(
             role,
             managed,

@@ -61,7 +61,7 @@ class Tagger(Construct):
         role = self.tagger.role
         # In each pruned Region's registry, the patterns of the policies that apply there.
         managed = regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
-        role.add_to_principal_policy(access.ecr_statement(self, TAGGER_ECR_ACTIONS, managed))
+        access.grant_ecr(role, self, TAGGER_ECR_ACTIONS, managed)
         access.acknowledge_repository_patterns(
             role, managed, "is a policy's in the rules file; only there do tags count"
         )
