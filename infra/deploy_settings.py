@@ -11,7 +11,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import (
     BaseModel,
@@ -59,7 +59,8 @@ def _optional_list_from_text(value: Any) -> Any:
     return None if value is None else _list_from_text(value)
 
 
-_REGION_NAME = re.compile(AwsRegion.__metadata__[0].pattern)
+# AwsRegion's own pattern (its StringConstraints), so that the two never differ.
+_REGION_NAME = re.compile(get_args(AwsRegion)[1].pattern)
 
 
 def _region_name(value: Any) -> Any:

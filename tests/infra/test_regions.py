@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
+from cfnlint.api import ManualArgs, lint_file
 from moto.events.models import EventPattern
 
 from ecr_retention import layout
@@ -198,6 +199,18 @@ def test_cdk_nag_finds_nothing_unacknowledged_in_either_stack(
     for stack in (main, *forwarders.values()):
         report = AwsSolutionsChecks(stack.node.root).validate_scope(stack)
         assert report.success, [violation.rule_name for violation in report.violations]
+
+
+@pytest.mark.slow
+def test_cfn_lint_finds_nothing_in_either_template(
+    home: dict[str, Any], forwarder: dict[str, Any], tmp_path: Path
+) -> None:
+    findings = []
+    for name, template in (("home", home), ("forwarder", forwarder)):
+        path = tmp_path / f"{name}.template.json"
+        path.write_text(json.dumps(template, indent=1))
+        findings += lint_file(path, config=ManualArgs(regions=[HOME, OTHER], ignore_checks=["W3005"]))
+    assert [f"{m.rule.id} {m.message} ({m.path})" for m in findings] == []
 
 
 def fixture(name: str, region: str) -> dict[str, Any]:

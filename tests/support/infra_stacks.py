@@ -84,10 +84,14 @@ def build_stack(
 def build_app(rules_file: Path, context: dict[str, Any]) -> tuple[EcrRetentionStack, dict[str, RegionForwarderStack]]:
     """The stacks app.py builds: the main one and, with the context key `regions`, the forwarding stack of each other
     pruned Region, by Region."""
+    import aws_cdk as cdk
+
     from infra.region_forwarder import forwarder_stacks
 
     stack = build_stack(rules_file, context)
-    return stack, {forwarder.region: forwarder for forwarder in forwarder_stacks(stack.node.root, stack)}
+    app = stack.node.root
+    assert isinstance(app, cdk.App)
+    return stack, {forwarder.region: forwarder for forwarder in forwarder_stacks(app, stack)}
 
 
 def rules_file(directory: Path, text: str) -> Path:
