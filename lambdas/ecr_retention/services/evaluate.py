@@ -38,6 +38,7 @@ from ecr_retention.domain.sentinel.matching import (
     missing_references,
     pulled_references,
 )
+from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
@@ -70,6 +71,9 @@ class RunInputs:
     repository_names: tuple[str, ...] | None = None
     # Where each repository's snapshot is kept for reviews (services/swept.py); None keeps none.
     snapshots: Bucket | None = None
+    # The registry's Region when it is not the home one (a deployment that prunes several): names the repository's
+    # lease and its kept snapshot (layout.regional_name), apart from the home Region's repository of the same name.
+    other_region: str | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -112,10 +116,11 @@ def evaluate_repository(
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (defects.py): a sweep goes on."""
+    leased = regional_name(repository, inputs.other_region)
     if leases is not None:
-        refused = _take_lease(leases, repository, inputs.run_id, lease_seconds)
+        refused = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
         if refused is not None:
-            return refused
+            return refused.model_copy(update={"region": registry.region})
     outcome = contain(
         partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left),
         log=logger,
@@ -123,7 +128,8 @@ def evaluate_repository(
     )
     # A defect is this repository's outcome, never the sweep's (defects.py).
     acted = Unplanned(repository, "failed", str(outcome)) if isinstance(outcome, Defect) else outcome
-    return acted.report(*(() if leases is None else _release_lease(leases, repository, inputs.run_id, lease_seconds)))
+    released = () if leases is None else _release_lease(leases, leased, inputs.run_id, lease_seconds)
+    return acted.report(*released).model_copy(update={"region": registry.region})
 
 
 def _plan_and_act(
@@ -177,6 +183,7 @@ def _keep_snapshot(
             now,
             registry=registry,
             replication_problem=inputs.replication.problem,
+            other_region=inputs.other_region,
         ),
         log=logger,
         what=f"keeping the snapshot of {snapshot.repository_name}",
@@ -247,10 +254,13 @@ class Unplanned:
         )
 
 
-def _take_lease(leases: LeaseStore, repository: str, run_id: str, lease_seconds: int) -> RepositoryReport | None:
-    """None when this run holds the repository's lease now; otherwise the report of a repository left untouched."""
+def _take_lease(
+    leases: LeaseStore, repository: str, leased: str, run_id: str, lease_seconds: int
+) -> RepositoryReport | None:
+    """None when this run holds the repository's lease (named `leased` across Regions) now; otherwise the report of a
+    repository left untouched."""
     try:
-        acquired = leases.acquire(repository, run_id, lease_seconds)
+        acquired = leases.acquire(leased, run_id, lease_seconds)
     except LeaseUnavailable as error:  # nothing was read or changed: the repository waits for the next run
         logger.exception("taking the lease of %s failed", repository)
         return RepositoryReport(

@@ -52,6 +52,15 @@ class InUseCheck:
     others: tuple[MissingReference, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    @classmethod
+    def joined(cls, checks: Sequence[InUseCheck]) -> InUseCheck:
+        """The checks of several registries as one run's."""
+        return cls(
+            repositories=tuple(report for check in checks for report in check.repositories),
+            others=tuple(found for check in checks for found in check.others),
+            warnings=tuple(warning for check in checks for warning in check.warnings),
+        )
+
 
 @dataclass(frozen=True)
 class CheckInputs:
