@@ -8,7 +8,7 @@ The one code path that deletes: the evaluate Lambda and `ecr-retention run` both
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -29,7 +29,7 @@ from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.planning.plan import RepositoryPlan
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
-from ecr_retention.domain.registry.replication import RegistryReplication
+from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
 from ecr_retention.domain.sentinel.matching import (
     MissingReference,
@@ -58,6 +58,21 @@ class PulledOnce:
 
 
 @dataclass(frozen=True)
+class Upstream:
+    """Another registry the run prunes, with its replication rules: a source whose deletions may replicate into the
+    registry evaluated."""
+
+    registry: Registry
+    replication: ReplicationConfiguration
+
+    def replicates_deletions_into(self, repository: str, registry: Registry) -> bool:
+        return any(
+            replica.registry == (registry.registry_id, registry.region)
+            for replica in self.replication.deletion_reach(repository)
+        )
+
+
+@dataclass(frozen=True)
 class RunInputs:
     """What every repository of one run is evaluated with."""
 
@@ -74,6 +89,9 @@ class RunInputs:
     # The registry's Region when it is not the home one (a deployment that prunes several): names the repository's
     # lease and its kept snapshot (layout.regional_name), apart from the home Region's repository of the same name.
     other_region: str | None = None
+    # The run's other registries: a repository replicated here from one of them with its deletions is decided by
+    # that source's rules (guards.defer_to_sources), planned there with this registry's in-use protection.
+    upstream: tuple[Upstream, ...] = ()
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -144,12 +162,13 @@ def _plan_and_act(
     config = inputs.config
     if first_matching_policy(config.policies, repository, registry.region) is None:
         return Unplanned(repository, "unmanaged")
+    replicated = replicated_from_upstream(inputs.upstream, registry, repository)
     # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
     # kept snapshot all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        run, planned = _plan(registry, coordinates, snapshot, inputs, clock)
+        run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
         plan, now = planned.plan, run.now
         findings, diagnosis_warnings = lifecycle_findings(registry, coordinates, snapshot, inputs.inventory, plan, now)
         # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
@@ -199,6 +218,7 @@ def _plan(
     snapshot: RepositorySnapshot,
     inputs: RunInputs,
     clock: Callable[[], datetime],
+    replicated: Mapping[str, str],
 ) -> tuple[RunContext, PlannedRepository]:
     """The repository's plan, with the tags of the repositories its policy's tag_in_repositories names."""
     config = inputs.config
@@ -211,7 +231,24 @@ def _plan(
         tags_by_repository=tags,
         replication_problem=inputs.replication.problem,
     )
-    return run, plan_repository(snapshot, run)
+    return run, plan_repository(snapshot, run, replicated)
+
+
+def replicated_from_upstream(upstream: Sequence[Upstream], registry: Registry, repository: str) -> dict[str, str]:
+    """The images of the repository that a source registry of the run also holds, when that source replicates the
+    repository here with its deletions (digest -> the source's Region): one DescribeImages listing of each such
+    source's repository. A source whose repository is gone holds none."""
+    replicated: dict[str, str] = {}
+    for source in upstream:
+        if not source.replicates_deletions_into(repository, registry):
+            continue
+        try:
+            images = source.registry.describe_images(repository)
+        except RepositoryGone:
+            continue
+        for image in images:
+            replicated.setdefault(image.image_digest, source.registry.region)
+    return replicated
 
 
 @dataclass(frozen=True)

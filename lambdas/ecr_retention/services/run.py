@@ -22,7 +22,7 @@ from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, Ru
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
-from ecr_retention.services.evaluate import RunInputs, evaluate_repository
+from ecr_retention.services.evaluate import RunInputs, Upstream, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
@@ -184,6 +184,14 @@ def run_work_item(
         replication=load_replication(adapters.bucket, run_id, other_region),
         snapshots=adapters.bucket,
         other_region=other_region,
+        upstream=tuple(
+            Upstream(
+                source,
+                load_replication(adapters.bucket, run_id, adapters.other_region(source)).replication_configuration,
+            )
+            for source in adapters.registries
+            if source is not registry
+        ),
     )
     report = evaluate_repository(
         repository,
@@ -377,18 +385,24 @@ def run_pipeline(
     def evaluate_all() -> tuple[list[RunInputs], list[RepositoryReport]]:
         inventory = read_inventory_from_bucket(adapters.bucket)
         cache = BucketManifestCache(adapters.bucket)
+        replications = [read_replication(registry) for registry in adapters.registries]
         each, reports = [], []
-        for registry in adapters.registries:
+        for registry, replication in zip(adapters.registries, replications, strict=True):
             names = tuple(registry.repository_names())
             inputs = RunInputs(
                 run_id=run_id,
                 config=config,
                 inventory=inventory,
                 dry_run=dry_run,
-                replication=read_replication(registry),
+                replication=replication,
                 repository_names=names,
                 snapshots=adapters.bucket,
                 other_region=adapters.other_region(registry),
+                upstream=tuple(
+                    Upstream(source, read.replication_configuration)
+                    for source, read in zip(adapters.registries, replications, strict=True)
+                    if source is not registry
+                ),
             )
             each.append(inputs)
             for name in sweep_targets(config, registry, patterns=patterns, repositories=names):
