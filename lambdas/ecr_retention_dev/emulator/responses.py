@@ -209,7 +209,7 @@ def replicate_deletions(response: ECRResponse, repository: Repository, deleted: 
 
 def _deletion_destinations(config: Mapping[str, Any], name: str, account: str) -> list[str]:
     """The Regions of this account that a deletion in the repository reaches (PREFIX_MATCH filters; none: every)."""
-    regions = []
+    regions: list[str] = []
     for rule in config.get("rules", []):
         filters = [entry["filter"] for entry in rule.get("repositoryFilters", [])]
         replicates = rule.get("deleteReplication", {}).get("enabled", False)
