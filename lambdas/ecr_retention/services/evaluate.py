@@ -29,7 +29,7 @@ from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.planning.plan import RepositoryPlan
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
-from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
 from ecr_retention.domain.sentinel.matching import (
     MissingReference,
@@ -41,6 +41,7 @@ from ecr_retention.domain.sentinel.matching import (
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
+from ecr_retention.services.replicas import PrunedRegistry, decided_by_sources, tell_deletions
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
 
@@ -55,21 +56,6 @@ class PulledOnce:
     """What RunInputs collects at its first use and keeps (the inputs themselves are frozen)."""
 
     by_repository: dict[str, tuple[PulledReference, ...]] | None = None
-
-
-@dataclass(frozen=True)
-class Upstream:
-    """Another registry the run prunes, with its replication rules: a source whose deletions may replicate into the
-    registry evaluated."""
-
-    registry: Registry
-    replication: ReplicationConfiguration
-
-    def replicates_deletions_into(self, repository: str, registry: Registry) -> bool:
-        return any(
-            replica.registry == (registry.registry_id, registry.region)
-            for replica in self.replication.deletion_reach(repository)
-        )
 
 
 @dataclass(frozen=True)
@@ -90,8 +76,10 @@ class RunInputs:
     # lease and its kept snapshot (layout.regional_name), apart from the home Region's repository of the same name.
     other_region: str | None = None
     # The run's other registries: a repository replicated here from one of them with its deletions is decided by
-    # that source's rules (guards.defer_to_sources), planned there with this registry's in-use protection.
-    upstream: tuple[Upstream, ...] = ()
+    # that source's rules (services/replicas.py), planned there with this registry's in-use protection.
+    others: tuple[PrunedRegistry, ...] = ()
+    # The run's own files (runs/<runId>/), where a source tells the destinations it replicates to what it deletes.
+    run_files: Bucket | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -162,7 +150,7 @@ def _plan_and_act(
     config = inputs.config
     if first_matching_policy(config.policies, repository, registry.region) is None:
         return Unplanned(repository, "unmanaged")
-    replicated = replicated_from_upstream(inputs.upstream, registry, repository)
+    replicated = decided_by_sources(inputs.others, registry, repository, inputs.run_files, inputs.run_id)
     # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
     # kept snapshot all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
@@ -177,13 +165,18 @@ def _plan_and_act(
             inputs.pulled_into(repository, now=now, registry=coordinates), snapshot.image_details
         )
         removing = not run.blocked and plan.skipped is None
+        told = () if inputs.dry_run or not removing else _tell_deletions(inputs, plan)
         ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
         kept = _keep_snapshot(inputs, coordinates, as_left(snapshot, ledger, now), now)
         last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)
+    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *told, *kept)
     return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
+
+
+def _tell_deletions(inputs: RunInputs, plan: RepositoryPlan) -> tuple[str, ...]:
+    return tell_deletions(inputs.run_files, inputs.run_id, plan, inputs.others, inputs.other_region)
 
 
 def _keep_snapshot(
@@ -232,23 +225,6 @@ def _plan(
         replication_problem=inputs.replication.problem,
     )
     return run, plan_repository(snapshot, run, replicated)
-
-
-def replicated_from_upstream(upstream: Sequence[Upstream], registry: Registry, repository: str) -> dict[str, str]:
-    """The images of the repository that a source registry of the run also holds, when that source replicates the
-    repository here with its deletions (digest -> the source's Region): one DescribeImages listing of each such
-    source's repository. A source whose repository is gone holds none."""
-    replicated: dict[str, str] = {}
-    for source in upstream:
-        if not source.replicates_deletions_into(repository, registry):
-            continue
-        try:
-            images = source.registry.describe_images(repository)
-        except RepositoryGone:
-            continue
-        for image in images:
-            replicated.setdefault(image.image_digest, source.registry.region)
-    return replicated
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,11 @@ from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, Ru
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable
-from ecr_retention.services.evaluate import RunInputs, Upstream, evaluate_repository
+from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
+from ecr_retention.services.replicas import PrunedRegistry
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
     Renderers,
@@ -184,14 +185,16 @@ def run_work_item(
         replication=load_replication(adapters.bucket, run_id, other_region),
         snapshots=adapters.bucket,
         other_region=other_region,
-        upstream=tuple(
-            Upstream(
-                source,
-                load_replication(adapters.bucket, run_id, adapters.other_region(source)).replication_configuration,
+        others=tuple(
+            PrunedRegistry(
+                other,
+                load_replication(adapters.bucket, run_id, adapters.other_region(other)).replication_configuration,
+                adapters.other_region(other),
             )
-            for source in adapters.registries
-            if source is not registry
+            for other in adapters.registries
+            if other is not registry
         ),
+        run_files=adapters.bucket,
     )
     report = evaluate_repository(
         repository,
@@ -398,11 +401,12 @@ def run_pipeline(
                 repository_names=names,
                 snapshots=adapters.bucket,
                 other_region=adapters.other_region(registry),
-                upstream=tuple(
-                    Upstream(source, read.replication_configuration)
-                    for source, read in zip(adapters.registries, replications, strict=True)
-                    if source is not registry
+                others=tuple(
+                    PrunedRegistry(other, read.replication_configuration, adapters.other_region(other))
+                    for other, read in zip(adapters.registries, replications, strict=True)
+                    if other is not registry
                 ),
+                run_files=adapters.bucket,
             )
             each.append(inputs)
             for name in sweep_targets(config, registry, patterns=patterns, repositories=names):
