@@ -210,7 +210,8 @@ def test_a_work_item_of_a_region_not_pruned_is_refused_and_nothing_is_touched() 
         run_work_item(
             parse_config(RULES), adapters, run_id="r", repository="app", dry_run=False, region="ap-southeast-2"
         )
-    assert home.mutating_calls == [] and other.mutating_calls == []
+    assert home.mutating_calls == []
+    assert other.mutating_calls == []
 
 
 def test_the_memory_resolves_a_tag_reference_in_the_registry_its_host_names() -> None:
