@@ -165,8 +165,7 @@ def _plan_and_act(
             inputs.pulled_into(repository, now=now, registry=coordinates), snapshot.image_details
         )
         removing = not run.blocked and plan.skipped is None
-        told = () if inputs.dry_run or not removing else _tell_deletions(inputs, plan)
-        ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
+        ledger, told = _act(inputs, registry, snapshot, plan, removing, seconds_left)
         kept = _keep_snapshot(inputs, coordinates, as_left(snapshot, ledger, now), now)
         last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
@@ -175,8 +174,20 @@ def _plan_and_act(
     return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
 
 
-def _tell_deletions(inputs: RunInputs, plan: RepositoryPlan) -> tuple[str, ...]:
-    return tell_deletions(inputs.run_files, inputs.run_id, plan, inputs.others, inputs.other_region)
+def _act(
+    inputs: RunInputs,
+    registry: Registry,
+    snapshot: RepositorySnapshot,
+    plan: RepositoryPlan,
+    removing: bool,
+    seconds_left: SecondsLeft,
+) -> tuple[Ledger | None, tuple[str, ...]]:
+    """Nothing in a dry run; otherwise the destinations this run also prunes told what the plan deletes (when it
+    removes), then the act, and the warnings of the telling."""
+    if inputs.dry_run:
+        return None, ()
+    told = tell_deletions(inputs.run_files, inputs.run_id, plan, inputs.others, inputs.other_region) if removing else ()
+    return act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left), told
 
 
 def _keep_snapshot(

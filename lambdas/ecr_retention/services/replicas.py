@@ -70,6 +70,11 @@ def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, regi
     return digests
 
 
+def _replicates_to_any(plan: RepositoryPlan, others: Sequence[PrunedRegistry]) -> bool:
+    destinations = {(replica.registry_id, replica.region) for replica in plan.deletion_replicates_to}
+    return any((other.registry.registry_id, other.registry.region) in destinations for other in others)
+
+
 def tell_deletions(
     run_files: Bucket | None,
     run_id: str,
@@ -80,10 +85,8 @@ def tell_deletions(
     """Before acting: the digests the plan deletes, for the evaluations of the run's destinations this repository's
     deletions replicate to. A write that fails is a warning (the destination may then count a replicated deletion as
     its own: nothing more is deleted than the source's rules delete)."""
-    destinations = {(replica.registry_id, replica.region) for replica in plan.deletion_replicates_to}
-    pruned = {(other.registry.registry_id, other.registry.region) for other in others}
     deleting = [decision.image_digest for decision in plan.images if decision.action == "delete"]
-    if run_files is None or not deleting or not destinations & pruned:
+    if run_files is None or not deleting or not _replicates_to_any(plan, others):
         return ()
     key = replicated_deletions_key(run_id, plan.repository_name, other_region)
     try:
