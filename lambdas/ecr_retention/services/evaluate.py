@@ -99,6 +99,9 @@ class RunInputs:
                     now=now,
                     safety=self.config.safety,
                     registry=registry,
+                    checked_elsewhere=frozenset(
+                        (other.registry.registry_id, other.registry.region) for other in self.others
+                    ),
                 )
             )
         return self._pulled.by_repository.get(repository, ())

@@ -321,10 +321,17 @@ def check_each_registry(
     checks = []
     for registry in adapters.registries:
         replication = reading.replication.get(registry.region, NO_REPLICATION)
-        inputs = CheckInputs(config, inventory, replication, evaluated.trigger, now, adapters.sentinel_role)
+        inputs = CheckInputs(
+            config, inventory, replication, evaluated.trigger, now, adapters.sentinel_role, _others(adapters, registry)
+        )
         reports = [report for report in evaluated.reports if (report.region or home) == registry.region]
         checks.append(check_in_use(registry, adapters.bucket, inputs, reports))
     return checks[0] if len(checks) == 1 else InUseCheck.joined(checks)
+
+
+def _others(adapters: Adapters, registry: Registry) -> frozenset[tuple[str, str]]:
+    """The (account, Region) of the run's registries but this one."""
+    return frozenset((other.registry_id, other.region) for other in adapters.registries if other is not registry)
 
 
 @dataclass(frozen=True)
