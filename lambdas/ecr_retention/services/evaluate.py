@@ -87,6 +87,11 @@ class RunInputs:
         if self.config.dry_run and not self.dry_run:
             raise ValueError("a run cannot delete when the rules file says dry_run: true")
 
+    @property
+    def checked_elsewhere(self) -> frozenset[tuple[str, str]]:
+        """The (account, Region) of the run's other registries."""
+        return frozenset((other.registry.registry_id, other.registry.region) for other in self.others)
+
     def pulled_into(
         self, repository: str, *, now: datetime, registry: RegistryCoordinates
     ) -> tuple[PulledReference, ...]:
@@ -99,9 +104,7 @@ class RunInputs:
                     now=now,
                     safety=self.config.safety,
                     registry=registry,
-                    checked_elsewhere=frozenset(
-                        (other.registry.registry_id, other.registry.region) for other in self.others
-                    ),
+                    checked_elsewhere=self.checked_elsewhere,
                 )
             )
         return self._pulled.by_repository.get(repository, ())
@@ -237,6 +240,7 @@ def _plan(
         registry=coordinates,
         tags_by_repository=tags,
         replication_problem=inputs.replication.problem,
+        other_registries=inputs.checked_elsewhere,
     )
     return run, plan_repository(snapshot, run, replicated)
 

@@ -3,7 +3,7 @@ registry's plan."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -105,14 +105,16 @@ def build_run_context(
     registry: RegistryCoordinates,
     tags_by_repository: Mapping[str, frozenset[str]],
     replication_problem: str | None = None,
+    other_registries: Collection[tuple[str, str]] = (),
 ) -> RunContext:
-    """`replication_problem`: why the registry's replication rules could not be read (the run is blocked then)."""
+    """`replication_problem`: why the registry's replication rules could not be read (the run is blocked then).
+    `other_registries`: the (account, Region) of the other registries the run prunes."""
     grace = config.safety.in_use_grace
     remembered = [
         (image, remembered_note(image, now, grace)) for image in still_protecting(inventory.memory, now, grace)
     ]
     in_use = InUseIndex.build(inventory.protecting, registry, remembered=remembered)
-    check = check_inventory(config.safety, inventory, in_use, now) + InventoryCheck(
+    check = check_inventory(config.safety, inventory, in_use, now, other_registries) + InventoryCheck(
         warnings=reading_warnings(inventory.memory, inventory, now, grace)
     )
     if replication_problem is not None:
