@@ -676,5 +676,5 @@ def show_endpoint(emulator: Emulator, directory: Path, live_run_id: str, write: 
     write(f"  export {environment}")
     write("  aws ecr describe-images --repository-name app --query 'imageDetails[].imageTags'")
     write(f"  aws s3 ls s3://{BUCKET}/reports/ --recursive")
-    write(f"  ecr-retention run --config {directory / DRY_RULES} --bucket {BUCKET}")
+    write(f"  ecr-retention run --config {directory / DRY_RULES} --bucket {BUCKET} --region {REPLICA_REGION}")
     write(f"  ecr-retention restore --run {live_run_id} --bucket {BUCKET} --wait   # undo the real run's archives")
