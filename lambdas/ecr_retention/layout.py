@@ -41,24 +41,43 @@ def targets_key(run_id: str) -> str:
     return f"{run_prefix(run_id)}targets.json"
 
 
-def replication_key(run_id: str) -> str:
-    """The registry's replication as the targets step read it, for every evaluation of the run."""
-    return f"{run_prefix(run_id)}replication.json"
+def replication_key(run_id: str, region: str | None = None) -> str:
+    """The registry's replication as the targets step read it, for every evaluation of the run: the home Region's
+    (region None) as replication.json, another pruned Region's as replication-<region>.json."""
+    return f"{run_prefix(run_id)}replication{_regional(region, '-')}.json"
+
+
+def _regional(region: str | None, separator: str) -> str:
+    return "" if region is None else f"{separator}{region}"
+
+
+def regional_name(repository: str, region: str | None) -> str:
+    """A repository's name across the pruned Regions: the home Region's (region None) as it is, another's prefixed with
+    its Region (`us-east-1:team/app`; no repository name holds a colon). What a lease, a stored report and a kept
+    snapshot are keyed by, so that two Regions' repositories of one name never share one."""
+    return f"{_regional(region, '')}:{repository}" if region is not None else repository
+
+
+def replicated_deletions_key(run_id: str, repository: str, region: str | None = None) -> str:
+    """What a repository's evaluation deletes, told before it acts to the evaluations of the destinations its
+    deletions replicate to, when the run prunes those too (services/replicas.py)."""
+    name = hashlib.sha256(regional_name(repository, region).encode()).hexdigest()[:32]
+    return f"{run_prefix(run_id)}deletions/{name}.json"
 
 
 def repository_reports_prefix(run_id: str) -> str:
     return f"{run_prefix(run_id)}repositories/"
 
 
-def repository_report_key(run_id: str, repository: str) -> str:
+def repository_report_key(run_id: str, repository: str, region: str | None = None) -> str:
     # Repository names hold slashes; a hash keeps one flat, collision-free object per repository.
-    name = hashlib.sha256(repository.encode()).hexdigest()[:32]
+    name = hashlib.sha256(regional_name(repository, region).encode()).hexdigest()[:32]
     return f"{repository_reports_prefix(run_id)}{name}.json"
 
 
-def repository_snapshot_key(repository: str) -> str:
+def repository_snapshot_key(repository: str, region: str | None = None) -> str:
     """Where the last evaluation of a repository keeps its snapshot: one flat object per repository, as its reports."""
-    name = hashlib.sha256(repository.encode()).hexdigest()[:32]
+    name = hashlib.sha256(regional_name(repository, region).encode()).hexdigest()[:32]
     return f"{SNAPSHOTS_PREFIX}{name}.json"
 
 

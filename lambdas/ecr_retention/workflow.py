@@ -28,6 +28,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RunOutcome, Trigger
 
 RepositoryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]{1,255}$")]
@@ -100,20 +101,29 @@ class WireRecord(BaseModel):
 
 
 class RunRequest(WireRecord):
-    """The state machine's input: `{"trigger": "schedule"}` from the schedule, or the pushed repositories."""
+    """The state machine's input: `{"trigger": "schedule"}` from the schedule, or the pushed repositories (of the
+    home Region's registry, or of `region`'s, another Region the deployment prunes)."""
 
     trigger: Literal["schedule", "push"] = "schedule"
     repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=10_000)] | None = None
+    region: AwsRegion | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 class WorkItem(WireRecord):
-    """One item of the Map: evaluate this repository for this run."""
+    """One item of the Map: evaluate this repository (of the home Region's registry, or of `region`'s) for this run."""
 
     run_id: RunId
     repository: RepositoryName
     trigger: Trigger
     # Strict, as the rules file's dry_run: "false", "no" or 0 is a broken input, not permission to delete.
     dry_run: StrictBool
+    region: AwsRegion | None = None  # None: the home Region (the functions' own); written only for another
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 class RunRecord(WireRecord):

@@ -42,7 +42,7 @@ def memory_of(*manifests: InUseManifest, when: timedelta = timedelta(0), resolve
         NOW - when,
         GRACE,
         resolved=resolved or {},
-        registry=RegistryCoordinates("123456789012", "eu-west-1"),
+        registries=[RegistryCoordinates("123456789012", "eu-west-1")],
     )
 
 
@@ -105,7 +105,7 @@ def test_a_tag_reference_is_remembered_with_the_digest_its_tag_pointed_to() -> N
     # Given a template ran app:v1 (no digest) when v1 was image a, when v1 moves to c and the manifest is gone,
     # then a stays protected (what ran), and so does what v1 names now (as the reference would protect it).
     template = in_use("dev", (f"{HOST}/app:v1", None))
-    memory = memory_of(template, resolved={("app", "v1"): digest("a")})
+    memory = memory_of(template, resolved={("eu-west-1", "app", "v1"): digest("a")})
     moved = snapshot(
         repository(
             "app",
@@ -127,10 +127,10 @@ def test_a_tag_reference_seen_both_resolved_and_not_is_remembered_both_ways() ->
     # A push run evaluates some repositories only: the same template reference is resolved in one run and not in
     # the next; both are kept, in a stable order.
     template = in_use("dev", (f"{HOST}/app:v1", None))
-    resolved = memory_of(template, when=timedelta(hours=1), resolved={("app", "v1"): digest("a")})
+    resolved = memory_of(template, when=timedelta(hours=1), resolved={("eu-west-1", "app", "v1"): digest("a")})
 
     memory = remember(
-        resolved, Inventory(manifests=(template,)), NOW, GRACE, resolved={}, registry=RegistryCoordinates()
+        resolved, Inventory(manifests=(template,)), NOW, GRACE, resolved={}, registries=[RegistryCoordinates()]
     )
 
     assert [image.digest for image in memory.images] == [None, digest("a")]
@@ -198,7 +198,7 @@ def test_remembering_refreshes_what_is_named_again_and_forgets_what_is_past_the_
     old = memory_of(in_use("dev", (f"{HOST}/app:v1", "a"), (f"{HOST}/app:v2", "b")), when=timedelta(days=8))
     again = in_use("dev", (f"{HOST}/app:v1", "a"))
 
-    memory = remember(old, Inventory(manifests=(again,)), NOW, GRACE, resolved={}, registry=RegistryCoordinates())
+    memory = remember(old, Inventory(manifests=(again,)), NOW, GRACE, resolved={}, registries=[RegistryCoordinates()])
 
     assert [(i.digest, i.last_seen_at) for i in memory.images] == [(digest("a"), again.generated_at)]
 
@@ -213,7 +213,7 @@ def test_a_cluster_that_drops_most_of_its_references_is_a_warning_until_a_new_re
     (warning,) = reading_warnings(memory, Inventory(manifests=(four,)), NOW, GRACE)
     assert warning.startswith("cluster dev: now reports 4 images, it reported 10 images at 2026-11-30T03:00:00Z")
     # The run that saw the drop remembers it; the next run reads the same manifest and still compares with ten.
-    after = remember(memory, Inventory(manifests=(four,)), NOW, GRACE, resolved={}, registry=RegistryCoordinates())
+    after = remember(memory, Inventory(manifests=(four,)), NOW, GRACE, resolved={}, registries=[RegistryCoordinates()])
     assert reading_warnings(after, Inventory(manifests=(four,)), NOW, GRACE) == (warning,)
 
 

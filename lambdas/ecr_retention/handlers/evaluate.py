@@ -27,9 +27,13 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         run_id=item.run_id,
         repository=item.repository,
         dry_run=item.dry_run,
+        region=item.region,
         seconds_left=lambda: context.get_remaining_time_in_millis() / 1000,
     )
-    logger.info("repository evaluated", extra={"repository": item.repository, "outcome": report.outcome})
+    logger.info(
+        "repository evaluated",
+        extra={"repository": item.repository, "region": report.region, "outcome": report.outcome},
+    )
     return RepositoryEvaluated(
         repository=report.repository_name,
         outcome=report.outcome,

@@ -28,6 +28,9 @@ class EcrPushDetail(BaseModel):
 
 
 class EcrPushEvent(EventBridgeModel):
+    """A push in the home Region's registry or, forwarded to the home event bus, in another pruned Region's (the
+    event keeps the Region it happened in)."""
+
     source: Literal["aws.ecr"]
     detail_type: Literal["ECR Image Action"] = Field(alias="detail-type")
     detail: EcrPushDetail
@@ -44,12 +47,12 @@ class EcrPushRecord(SqsRecordModel):
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
-def pushed_repository(record: SQSRecord) -> str:
-    """A malformed message fails alone (partial batch response), refused in one line naming the field; after its
-    retries it lands in the DLQ. Parsed here rather than by the processor's `model=`, whose refusals are pydantic's
-    multi-line errors."""
+def pushed_repository(record: SQSRecord) -> tuple[str, str]:
+    """The (Region, repository) pushed to. A malformed message fails alone (partial batch response), refused in one
+    line naming the field; after its retries it lands in the DLQ. Parsed here rather than by the processor's
+    `model=`, whose refusals are pydantic's multi-line errors."""
     message = parse_event(record.raw_event, EcrPushRecord, f"SQS message {record.message_id}")
-    return message.body.detail.repository_name
+    return message.body.region, message.body.detail.repository_name
 
 
 @logger.inject_lambda_context
@@ -68,11 +71,20 @@ def lambda_handler(
     for status, problem, record in processed:
         if status == "fail":
             logger.warning("push message refused", extra={"messageId": record.get("messageId"), "problem": problem})
-    repositories = sorted({result for status, result, _ in processed if status == "success"})
-    if repositories:
-        # Named after the batch's messages, so that a retried batch does not start a second run.
-        name = batch_execution_name("push", [record["messageId"] for record in event["Records"]])
-        request = RunRequest(trigger="push", repositories=tuple(repositories))
-        arn = wiring.starter.start(name, request.to_wire())
-        logger.info("run started for pushes", extra={"repositories": repositories, "execution": arn})
+    pushed: dict[str, set[str]] = {}
+    for region, repository in (result for status, result, _ in processed if status == "success"):
+        pushed.setdefault(region, set()).add(repository)
+    start_runs(wiring, [record["messageId"] for record in event["Records"]], pushed)
     return dict(processor.response())
+
+
+def start_runs(wiring: PushWiring, batch: list[str], pushed: dict[str, set[str]]) -> None:
+    """One run per Region pushed to, named after the batch's messages (and the Region, when the batch has several),
+    so that a retried batch does not start a second run."""
+    for region, names in sorted(pushed.items()):
+        name = batch_execution_name("push", batch if len(pushed) == 1 else [*batch, region])
+        repositories = sorted(names)
+        home = region == wiring.region
+        request = RunRequest(trigger="push", repositories=tuple(repositories), region=None if home else region)
+        arn = wiring.starter.start(name, request.to_wire())
+        logger.info("run started for pushes", extra={"repositories": repositories, "region": region, "execution": arn})

@@ -19,7 +19,13 @@ from ecr_retention.workflow import RunRequest
 def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
     wiring = wiring or targets_at_cold_start()
     request = parse_event(event, RunRequest, "targets input")
-    record = start_run(wiring.config, wiring.adapters, trigger=request.trigger, repositories=request.repositories)
+    record = start_run(
+        wiring.config,
+        wiring.adapters,
+        trigger=request.trigger,
+        repositories=request.repositories,
+        region=request.region,
+    )
     # The run id exists from here on; the other steps take it from their input (correlation_id_path).
     with logger.append_context_keys(correlation_id=record.run_id):
         logger.info("run started", extra={"targets": record.count, "dryRun": record.dry_run})

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ecr_retention.aws.clients import client, default_factory
 from ecr_retention.clock import utc_now
+from ecr_retention.domain.config import check_pruned_regions
 from ecr_retention.handlers.settings import (
     CollectorSettings,
     EvaluateSettings,
@@ -72,6 +73,7 @@ class SentinelWiring:
 @dataclass(frozen=True)
 class PushWiring:
     starter: StepFunctionsStarter
+    region: str  # the home Region: a push there starts a run of the home registry; elsewhere, of that Region's
 
 
 def eks_clusters(accounts: CollectorAccounts) -> ClusterAccess:
@@ -99,6 +101,20 @@ def _registry(settings: RulesSettings) -> EcrRegistry:
     return EcrRegistry(client("ecr"), registry_id, settings.region)
 
 
+def _other_registries(settings: RulesSettings, home: Registry) -> tuple[Registry, ...]:
+    """The registries of the deployment's other Regions, each through a client of its own Region (the same account)."""
+    from ecr_retention.aws.ecr_registry import EcrRegistry
+
+    return tuple(EcrRegistry(client("ecr", region), home.registry_id, region) for region in settings.pruned_regions[1:])
+
+
+def _rules(settings: RulesSettings) -> RetentionConfig:
+    """The rules file, whose policies may name only Regions the deployment prunes."""
+    config = load_config(settings.rules_file)
+    check_pruned_regions(config, settings.pruned_regions, str(settings.rules_file))
+    return config
+
+
 def _bucket(settings: RulesSettings) -> S3Bucket:
     from ecr_retention.aws.s3_bucket import S3Bucket
 
@@ -117,15 +133,18 @@ def _run_wiring(
     from ecr_retention.report_renderers import RENDERERS
     from ecr_retention.services.run import Adapters
 
+    config = _rules(settings)
+    registry = _registry(settings)
     adapters = Adapters(
-        registry=_registry(settings),
+        registry=registry,
         bucket=_bucket(settings),
         notifier=notifier,
         leases=leases,
         sentinel_role=sentinel_role,
         renderers=RENDERERS,
+        other_registries=_other_registries(settings, registry),
     )
-    return RunWiring(load_config(settings.rules_file), adapters)
+    return RunWiring(config, adapters)
 
 
 def targets_wiring(settings: TargetsSettings) -> RunWiring:
@@ -147,7 +166,7 @@ def report_wiring(settings: ReportSettings) -> RunWiring:
 
 def tagger_wiring(settings: TaggerSettings) -> TaggerWiring:
     registry, bucket = _registry(settings), _bucket(settings)
-    return TaggerWiring(load_config(settings.rules_file), registry, bucket)
+    return TaggerWiring(_rules(settings), registry, bucket)
 
 
 def sentinel_wiring(settings: SentinelSettings) -> SentinelWiring:
@@ -163,13 +182,13 @@ def sentinel_wiring(settings: SentinelSettings) -> SentinelWiring:
         cache=BucketManifestCache(bucket),
         sentinel_role=settings.sentinel_role_arn,
     )
-    return SentinelWiring(load_config(settings.rules_file), ports)
+    return SentinelWiring(_rules(settings), ports)
 
 
 def push_wiring(settings: PushSettings) -> PushWiring:
     from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
 
-    return PushWiring(StepFunctionsStarter(settings.state_machine_arn, client("stepfunctions")))
+    return PushWiring(StepFunctionsStarter(settings.state_machine_arn, client("stepfunctions")), settings.region)
 
 
 def collector_wiring(settings: CollectorSettings) -> CollectorWiring:

@@ -8,7 +8,7 @@ The one code path that deletes: the evaluate Lambda and `ecr-retention run` both
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -38,8 +38,10 @@ from ecr_retention.domain.sentinel.matching import (
     missing_references,
     pulled_references,
 )
+from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
+from ecr_retention.services.replicas import PrunedRegistry, decided_by_sources, tell_deletions
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
 
@@ -70,12 +72,25 @@ class RunInputs:
     repository_names: tuple[str, ...] | None = None
     # Where each repository's snapshot is kept for reviews (services/swept.py); None keeps none.
     snapshots: Bucket | None = None
+    # The registry's Region when it is not the home one (a deployment that prunes several): names the repository's
+    # lease and its kept snapshot (layout.regional_name), apart from the home Region's repository of the same name.
+    other_region: str | None = None
+    # The run's other registries: a repository replicated here from one of them with its deletions is decided by
+    # that source's rules (services/replicas.py), planned there with this registry's in-use protection.
+    others: tuple[PrunedRegistry, ...] = ()
+    # The run's own files (runs/<runId>/), where a source tells the destinations it replicates to what it deletes.
+    run_files: Bucket | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
             raise ValueError("a run cannot delete when the rules file says dry_run: true")
+
+    @property
+    def checked_elsewhere(self) -> frozenset[tuple[str, str]]:
+        """The (account, Region) of the run's other registries."""
+        return frozenset((other.registry.registry_id, other.registry.region) for other in self.others)
 
     def pulled_into(
         self, repository: str, *, now: datetime, registry: RegistryCoordinates
@@ -89,6 +104,7 @@ class RunInputs:
                     now=now,
                     safety=self.config.safety,
                     registry=registry,
+                    checked_elsewhere=self.checked_elsewhere,
                 )
             )
         return self._pulled.by_repository.get(repository, ())
@@ -112,10 +128,11 @@ def evaluate_repository(
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (defects.py): a sweep goes on."""
+    leased = regional_name(repository, inputs.other_region)
     if leases is not None:
-        refused = _take_lease(leases, repository, inputs.run_id, lease_seconds)
+        refused = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
         if refused is not None:
-            return refused
+            return refused.model_copy(update={"region": registry.region})
     outcome = contain(
         partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left),
         log=logger,
@@ -123,7 +140,8 @@ def evaluate_repository(
     )
     # A defect is this repository's outcome, never the sweep's (defects.py).
     acted = Unplanned(repository, "failed", str(outcome)) if isinstance(outcome, Defect) else outcome
-    return acted.report(*(() if leases is None else _release_lease(leases, repository, inputs.run_id, lease_seconds)))
+    released = () if leases is None else _release_lease(leases, leased, inputs.run_id, lease_seconds)
+    return acted.report(*released).model_copy(update={"region": registry.region})
 
 
 def _plan_and_act(
@@ -138,12 +156,13 @@ def _plan_and_act(
     config = inputs.config
     if first_matching_policy(config.policies, repository, registry.region) is None:
         return Unplanned(repository, "unmanaged")
+    replicated = decided_by_sources(inputs.others, registry, repository, inputs.run_files, inputs.run_id)
     # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
     # kept snapshot all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        run, planned = _plan(registry, coordinates, snapshot, inputs, clock)
+        run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
         plan, now = planned.plan, run.now
         findings, diagnosis_warnings = lifecycle_findings(registry, coordinates, snapshot, inputs.inventory, plan, now)
         # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
@@ -152,13 +171,29 @@ def _plan_and_act(
             inputs.pulled_into(repository, now=now, registry=coordinates), snapshot.image_details
         )
         removing = not run.blocked and plan.skipped is None
-        ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
+        ledger, told = _act(inputs, registry, snapshot, plan, removing, seconds_left)
         kept = _keep_snapshot(inputs, coordinates, as_left(snapshot, ledger, now), now)
         last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)
+    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *told, *kept)
     return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
+
+
+def _act(
+    inputs: RunInputs,
+    registry: Registry,
+    snapshot: RepositorySnapshot,
+    plan: RepositoryPlan,
+    removing: bool,
+    seconds_left: SecondsLeft,
+) -> tuple[Ledger | None, tuple[str, ...]]:
+    """Nothing in a dry run; otherwise the destinations this run also prunes told what the plan deletes (when it
+    removes), then the act, and the warnings of the telling."""
+    if inputs.dry_run:
+        return None, ()
+    told = tell_deletions(inputs.run_files, inputs.run_id, plan, inputs.others, inputs.other_region) if removing else ()
+    return act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left), told
 
 
 def _keep_snapshot(
@@ -177,6 +212,7 @@ def _keep_snapshot(
             now,
             registry=registry,
             replication_problem=inputs.replication.problem,
+            other_region=inputs.other_region,
         ),
         log=logger,
         what=f"keeping the snapshot of {snapshot.repository_name}",
@@ -192,6 +228,7 @@ def _plan(
     snapshot: RepositorySnapshot,
     inputs: RunInputs,
     clock: Callable[[], datetime],
+    replicated: Mapping[str, str],
 ) -> tuple[RunContext, PlannedRepository]:
     """The repository's plan, with the tags of the repositories its policy's tag_in_repositories names."""
     config = inputs.config
@@ -203,8 +240,9 @@ def _plan(
         registry=coordinates,
         tags_by_repository=tags,
         replication_problem=inputs.replication.problem,
+        other_registries=inputs.checked_elsewhere,
     )
-    return run, plan_repository(snapshot, run)
+    return run, plan_repository(snapshot, run, replicated)
 
 
 @dataclass(frozen=True)
@@ -247,10 +285,13 @@ class Unplanned:
         )
 
 
-def _take_lease(leases: LeaseStore, repository: str, run_id: str, lease_seconds: int) -> RepositoryReport | None:
-    """None when this run holds the repository's lease now; otherwise the report of a repository left untouched."""
+def _take_lease(
+    leases: LeaseStore, repository: str, leased: str, run_id: str, lease_seconds: int
+) -> RepositoryReport | None:
+    """None when this run holds the repository's lease (named `leased` across Regions) now; otherwise the report of a
+    repository left untouched."""
     try:
-        acquired = leases.acquire(repository, run_id, lease_seconds)
+        acquired = leases.acquire(leased, run_id, lease_seconds)
     except LeaseUnavailable as error:  # nothing was read or changed: the repository waits for the next run
         logger.exception("taking the lease of %s failed", repository)
         return RepositoryReport(

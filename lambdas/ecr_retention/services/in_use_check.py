@@ -52,6 +52,15 @@ class InUseCheck:
     others: tuple[MissingReference, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    @classmethod
+    def joined(cls, checks: Sequence[InUseCheck]) -> InUseCheck:
+        """The checks of several registries as one run's."""
+        return cls(
+            repositories=tuple(report for check in checks for report in check.repositories),
+            others=tuple(found for check in checks for found in check.others),
+            warnings=tuple(warning for check in checks for warning in check.warnings),
+        )
+
 
 @dataclass(frozen=True)
 class CheckInputs:
@@ -64,6 +73,9 @@ class CheckInputs:
     trigger: Trigger
     now: datetime
     sentinel: str | None = None
+    # The (account, Region) of the run's other registries, each checked on its own: a reference into one of them is
+    # its check's, even where this registry's deletions replicate there.
+    checked_elsewhere: frozenset[tuple[str, str]] = frozenset()
 
 
 def check_in_use(
@@ -88,6 +100,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         now=inputs.now,
         safety=inputs.config.safety,
         registry=RegistryCoordinates.of(registry, inputs.replication),
+        checked_elsewhere=inputs.checked_elsewhere,
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)

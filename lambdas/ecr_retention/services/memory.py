@@ -9,7 +9,7 @@ read is never overwritten: every run stays blocked until someone looks (docs/ope
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from ecr_retention.defects import Defect, contain
@@ -26,10 +26,10 @@ logger = logging.getLogger(__name__)
 
 
 def resolved_in_use_tags(reports: Iterable[RepositoryReport]) -> ResolvedTags:
-    """(repository, tag) -> digest for every tag of every image the evaluations found in use: the tags that in-use tag
-    references name point there now (a tag names one image of its repository)."""
+    """(Region, repository, tag) -> digest for every tag of every image the evaluations found in use: the tags that
+    in-use tag references name point there now (a tag names one image of its repository)."""
     return {
-        (report.repository_name, tag): entry.image_digest
+        (report.region, report.repository_name, tag): entry.image_digest
         for report in reports
         for entry in (*report.kept_images, *report.restored, *report.restore_failed)
         if _in_use(entry)
@@ -49,7 +49,7 @@ def update_memory(
     reports: Iterable[RepositoryReport],
     now: datetime,
     *,
-    registry: RegistryCoordinates,
+    registries: Sequence[RegistryCoordinates],
 ) -> tuple[str, ...]:
     """Write the memory after this run's reading; return the run's warnings about it (a cluster that dropped most of
     its references, a memory that could not be read or written). Never raises: the run's report is worth more."""
@@ -64,7 +64,7 @@ def update_memory(
         now,
         safety.in_use_grace,
         resolved=resolved_in_use_tags(reports),
-        registry=registry,
+        registries=registries,
     )
     body = memory_json(memory)
     return (*warnings, *_size_warnings(body), *_written(bucket, body))

@@ -4,7 +4,7 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -26,6 +26,7 @@ from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
+from ecr_retention.services.replicas import PrunedRegistry
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
     Renderers,
@@ -51,7 +52,7 @@ NO_REPORT = (
 class Adapters:
     """What a run works through (ports.py); the wiring builds each function's own (handlers/wiring.py)."""
 
-    registry: Registry
+    registry: Registry  # the home Region's: the functions' own (the CLI's: the standard AWS configuration's)
     bucket: Bucket
     notifier: Notifier | None = None
     leases: LeaseStore | None = None
@@ -62,6 +63,29 @@ class Adapters:
     # How the report step renders the page, the sheet and the SNS texts (report_renderers.py, handed in by the
     # wiring and the CLI): no service imports a renderer.
     renderers: Renderers = field(kw_only=True)
+    # The registries of the other Regions the deployment prunes (PRUNED_REGIONS; `run --region`), in that order.
+    other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
+
+    @property
+    def registries(self) -> tuple[Registry, ...]:
+        """Every registry the run prunes, the home Region's first."""
+        return (self.registry, *self.other_registries)
+
+    def registry_in(self, region: str | None) -> Registry:
+        """The registry of a work item's Region (None: the home Region's). A Region the run does not prune is bad
+        input: its repositories would be evaluated with another registry's rules and replication."""
+        if region is None:
+            return self.registry
+        found = next((registry for registry in self.registries if registry.region == region), None)
+        if found is None:
+            pruned = ", ".join(registry.region for registry in self.registries)
+            raise InputError(f"Region {region} is not one this deployment prunes ({pruned})")
+        return found
+
+    def other_region(self, registry: Registry) -> str | None:
+        """The registry's Region when it is not the home one: what names its run files, leases and kept snapshots
+        (layout.regional_name), so that the home Region's stay as a deployment of one Region has them."""
+        return None if registry.region == self.registry.region else registry.region
 
 
 def report_outputs(config: RetentionConfig, adapters: Adapters) -> ReportOutputs:
@@ -108,13 +132,24 @@ def start_run(
     *,
     trigger: Trigger,
     repositories: Sequence[str] | None = None,
+    region: str | None = None,
     force_dry_run: bool = False,
 ) -> RunRecord:
-    """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read."""
+    """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read: every pruned
+    registry's repositories a policy matches (a schedule), or the pushed ones of `region`'s registry (None: the home
+    Region's). Every pruned registry's replication is stored, for the evaluations and the run's end."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
-    targets = sweep_targets(config, adapters.registry, repositories=repositories)
-    store_replication(adapters.bucket, run_id, read_replication(adapters.registry))
-    items = [WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run).to_wire() for name in targets]
+    pushed_to = None if repositories is None else adapters.registry_in(region)
+    items: list[dict[str, object]] = []
+    for registry in adapters.registries:
+        other_region = adapters.other_region(registry)
+        store_replication(adapters.bucket, run_id, read_replication(registry), other_region)
+        if pushed_to is not None and registry is not pushed_to:
+            continue
+        items.extend(
+            WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=other_region).to_wire()
+            for name in sweep_targets(config, registry, repositories=repositories)
+        )
     key = targets_key(run_id)
     adapters.bucket.write(key, json.dumps(items).encode())
     return RunRecord(
@@ -123,7 +158,7 @@ def start_run(
         dry_run=dry_run,
         started_at=started_at,
         targets_key=key,
-        count=len(targets),
+        count=len(items),
         bucket=adapters.bucket.name,
     )
 
@@ -135,31 +170,48 @@ def run_work_item(
     run_id: str,
     repository: str,
     dry_run: bool,
+    region: str | None = None,
     seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
-    """The worker step: evaluate one repository with the inventory as it is now, and store its report."""
+    """The worker step: evaluate one repository (of `region`'s registry; None: the home Region's) with the inventory
+    as it is now, and store its report."""
+    registry = adapters.registry_in(region)
+    other_region = adapters.other_region(registry)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
         inventory=read_inventory_from_bucket(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
-        replication=load_replication(adapters.bucket, run_id),
+        replication=load_replication(adapters.bucket, run_id, other_region),
         snapshots=adapters.bucket,
+        other_region=other_region,
+        others=tuple(
+            PrunedRegistry(
+                other,
+                load_replication(adapters.bucket, run_id, adapters.other_region(other)).replication_configuration,
+                adapters.other_region(other),
+            )
+            for other in adapters.registries
+            if other is not registry
+        ),
+        run_files=adapters.bucket,
     )
     report = evaluate_repository(
         repository,
         inputs,
-        registry=adapters.registry,
+        registry=registry,
         cache=BucketManifestCache(adapters.bucket),
         leases=adapters.leases,
         clock=adapters.clock,
         seconds_left=seconds_left,
     )
-    store_repository_report(adapters.bucket, run_id, report)
+    store_repository_report(adapters.bucket, run_id, report, other_region)
     return report
 
 
-def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[RepositoryReport]) -> list[RepositoryReport]:
+def unreported_targets(
+    bucket: Bucket, start: RunRecord, reports: Sequence[RepositoryReport], home_region: str
+) -> list[RepositoryReport]:
     """The run's targets that no worker stored a report for, each as a failed repository: a worker records its
     own failures, so a target without a report is an invocation that crashed or timed out, and the run report
     must say so rather than leave the repository out."""
@@ -167,21 +219,25 @@ def unreported_targets(bucket: Bucket, start: RunRecord, reports: Sequence[Repos
     body = bucket.read(start.targets_key, max_bytes=MAX_TARGETS_BYTES)
     if body is None:
         raise InputError(f"{source}: the run's targets are missing")
-    reported = {report.repository_name for report in reports}
+    reported = {(report.region or home_region, report.repository_name) for report in reports}
+    targeted = _targeted_repositories(parse_json(body.decode("utf-8", errors="replace"), source), source, home_region)
     return [
-        RepositoryReport(repository_name=name, outcome="failed", error=NO_REPORT)
-        for name in sorted(_targeted_repositories(parse_json(body.decode("utf-8", errors="replace"), source), source))
-        if name not in reported
+        RepositoryReport(repository_name=name, region=region, outcome="failed", error=NO_REPORT)
+        for region, name in sorted(targeted)
+        if (region, name) not in reported
     ]
 
 
-def _targeted_repositories(items: object, source: str) -> set[str]:
-    """The repositories of the run's work items (targets.json, as start_run wrote it)."""
+def _targeted_repositories(items: object, source: str, home_region: str) -> set[tuple[str, str]]:
+    """The (Region, repository) of the run's work items (targets.json, as start_run wrote it)."""
     if not isinstance(items, list) or not all(
-        isinstance(item, dict) and isinstance(item.get("repository"), str) for item in items
+        isinstance(item, dict)
+        and isinstance(item.get("repository"), str)
+        and isinstance(item.get("region", home_region), str)
+        for item in items
     ):
         raise InputError(f"{source}: not a list of work items with a repository each")
-    return {item["repository"] for item in items}
+    return {(item.get("region", home_region), item["repository"]) for item in items}
 
 
 @dataclass(frozen=True)
@@ -196,7 +252,8 @@ class Evaluated:
     started_at: datetime
     reports: Sequence[RepositoryReport]
     inventory: Callable[[], Inventory]
-    replication: Callable[[], ReplicationConfiguration]
+    # Each pruned registry's replication rules, by its Region.
+    replication: Callable[[], Mapping[str, ReplicationConfiguration]]
     unreported: Callable[[], Sequence[RepositoryReport]] = tuple
 
 
@@ -214,8 +271,13 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
             started_at=start.started_at,
             reports=reports,
             inventory=lambda: read_inventory_from_bucket(adapters.bucket),
-            replication=lambda: load_replication(adapters.bucket, start.run_id).replication_configuration,
-            unreported=lambda: unreported_targets(adapters.bucket, start, reports),
+            replication=lambda: {
+                registry.region: load_replication(
+                    adapters.bucket, start.run_id, adapters.other_region(registry)
+                ).replication_configuration
+                for registry in adapters.registries
+            },
+            unreported=lambda: unreported_targets(adapters.bucket, start, reports, adapters.registry.region),
         )
         return end_run(config, adapters, evaluated)
 
@@ -229,12 +291,7 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
     templates = creation_template_findings(adapters.registry)
     finished_at = adapters.clock()
     reading = remember_inventory(adapters, config, evaluated, finished_at)
-    checked = InUseCheck(repositories=tuple(evaluated.reports))
-    if reading.inventory is not None:
-        inputs = CheckInputs(
-            config, reading.inventory, reading.replication, evaluated.trigger, finished_at, adapters.sentinel_role
-        )
-        checked = check_in_use(adapters.registry, adapters.bucket, inputs, evaluated.reports)
+    checked = check_each_registry(adapters, config, evaluated, reading, finished_at)
     facts = RunFacts(
         run_id=evaluated.run_id,
         trigger=evaluated.trigger,
@@ -242,7 +299,9 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         started_at=evaluated.started_at,
         finished_at=finished_at,
         repositories=[*checked.repositories, *evaluated.unreported()],
-        registry=RegistryCoordinates.of(adapters.registry, reading.replication),
+        registry=RegistryCoordinates.of(
+            adapters.registry, reading.replication.get(adapters.registry.region, NO_REPLICATION)
+        ),
         warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
         template_findings=templates.findings,
         manifests=reading.manifests,
@@ -250,6 +309,29 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
     )
     with cyclic_gc_off():  # as the report step runs (its handler's), and the CLI's run alike
         return report_run(facts, report_outputs(config, adapters))
+
+
+def check_each_registry(
+    adapters: Adapters, config: RetentionConfig, evaluated: Evaluated, reading: InventoryReading, now: datetime
+) -> InUseCheck:
+    """The in-use check of every pruned registry, each with its own Region's reports and replication rules."""
+    inventory, home = reading.inventory, adapters.registry.region
+    if inventory is None:
+        return InUseCheck(repositories=tuple(evaluated.reports))
+    checks = []
+    for registry in adapters.registries:
+        replication = reading.replication.get(registry.region, NO_REPLICATION)
+        inputs = CheckInputs(
+            config, inventory, replication, evaluated.trigger, now, adapters.sentinel_role, _others(adapters, registry)
+        )
+        reports = [report for report in evaluated.reports if (report.region or home) == registry.region]
+        checks.append(check_in_use(registry, adapters.bucket, inputs, reports))
+    return checks[0] if len(checks) == 1 else InUseCheck.joined(checks)
+
+
+def _others(adapters: Adapters, registry: Registry) -> frozenset[tuple[str, str]]:
+    """The (account, Region) of the run's registries but this one."""
+    return frozenset((other.registry_id, other.region) for other in adapters.registries if other is not registry)
 
 
 @dataclass(frozen=True)
@@ -260,7 +342,7 @@ class InventoryReading:
     manifests: tuple[ManifestEvidence, ...]
     warnings: tuple[str, ...]
     inventory: Inventory | None = None
-    replication: ReplicationConfiguration = NO_REPLICATION
+    replication: Mapping[str, ReplicationConfiguration] = field(default_factory=dict)  # by Region
 
 
 def remember_inventory(
@@ -285,7 +367,10 @@ def remember_inventory(
         inventory,
         evaluated.reports,
         now,
-        registry=RegistryCoordinates.of(adapters.registry, replication),
+        registries=[
+            RegistryCoordinates.of(registry, replication.get(registry.region, NO_REPLICATION))
+            for registry in adapters.registries
+        ],
     )
     return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, inventory, replication)
 
@@ -303,44 +388,54 @@ def run_pipeline(
     patterns: Sequence[str] | None = None,
     force_dry_run: bool = False,
 ) -> RunReport:
-    """One whole run in this process, through the same services as the workflow."""
+    """One whole run in this process, through the same services as the workflow: every pruned registry's
+    repositories, the home Region's first, with one reading of the inventory."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
 
-    def evaluate_all() -> tuple[RunInputs, list[RepositoryReport]]:
-        names = tuple(adapters.registry.repository_names())
-        inputs = RunInputs(
-            run_id=run_id,
-            config=config,
-            inventory=read_inventory_from_bucket(adapters.bucket),
-            dry_run=dry_run,
-            replication=read_replication(adapters.registry),
-            repository_names=names,
-            snapshots=adapters.bucket,
-        )
+    def evaluate_all() -> tuple[list[RunInputs], list[RepositoryReport]]:
+        inventory = read_inventory_from_bucket(adapters.bucket)
         cache = BucketManifestCache(adapters.bucket)
-        reports = []
-        for name in sweep_targets(config, adapters.registry, patterns=patterns, repositories=names):
-            with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
-                reports.append(
-                    evaluate_repository(
-                        name,
-                        inputs,
-                        registry=adapters.registry,
-                        cache=cache,
-                        leases=adapters.leases,
-                        clock=adapters.clock,
+        replications = [read_replication(registry) for registry in adapters.registries]
+        each, reports = [], []
+        for registry, replication in zip(adapters.registries, replications, strict=True):
+            names = tuple(registry.repository_names())
+            inputs = RunInputs(
+                run_id=run_id,
+                config=config,
+                inventory=inventory,
+                dry_run=dry_run,
+                replication=replication,
+                repository_names=names,
+                snapshots=adapters.bucket,
+                other_region=adapters.other_region(registry),
+                others=tuple(
+                    PrunedRegistry(other, read.replication_configuration, adapters.other_region(other))
+                    for other, read in zip(adapters.registries, replications, strict=True)
+                    if other is not registry
+                ),
+                run_files=adapters.bucket,
+            )
+            each.append(inputs)
+            for name in sweep_targets(config, registry, patterns=patterns, repositories=names):
+                with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
+                    reports.append(
+                        evaluate_repository(
+                            name, inputs, registry=registry, cache=cache, leases=adapters.leases, clock=adapters.clock
+                        )
                     )
-                )
-        return inputs, reports
+        return each, reports
 
-    inputs, reports = failure_published(report_outputs(config, adapters), run_id, dry_run, evaluate_all)
+    each, reports = failure_published(report_outputs(config, adapters), run_id, dry_run, evaluate_all)
     evaluated = Evaluated(
         run_id=run_id,
         trigger=trigger,
-        dry_run=inputs.dry_run,
+        dry_run=dry_run,
         started_at=started_at,
         reports=reports,
-        inventory=lambda: inputs.inventory,
-        replication=lambda: inputs.replication.replication_configuration,
+        inventory=lambda: each[0].inventory,
+        replication=lambda: {
+            registry.region: inputs.replication.replication_configuration
+            for registry, inputs in zip(adapters.registries, each, strict=True)
+        },
     )
     return end_run(config, adapters, evaluated)

@@ -11,7 +11,7 @@ Pure: the report step (services/memory.py) updates the memory once per run; ever
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from ecr_retention.domain.durations import format_duration, humanize_age
@@ -26,7 +26,7 @@ from ecr_retention.domain.inventory.manifest import (
     RememberedImage,
     cluster_of_source,
 )
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates, reference_into
+from ecr_retention.domain.registry.coordinates import InThisRegistry, RegistryCoordinates, reference_into
 from ecr_retention.domain.timestamps import format_timestamp
 
 
@@ -35,8 +35,9 @@ def _when(value: datetime) -> str:
     return format_timestamp(value.replace(microsecond=0))
 
 
-# (repository, tag) -> the digest the tag points to: what the evaluations found, for the tag references they saw.
-ResolvedTags = Mapping[tuple[str, str], str]
+# (Region, repository, tag) -> the digest the tag points to in that Region's registry: what the evaluations found, for
+# the tag references they saw (Region None: a registry of unknown Region, as a report that predates it).
+ResolvedTags = Mapping[tuple[str | None, str, str], str]
 RememberedKey = tuple[str, str, str | None, str, str, str, str]
 
 
@@ -85,11 +86,11 @@ def remember(
     grace: timedelta,
     *,
     resolved: ResolvedTags,
-    registry: RegistryCoordinates,
+    registries: Sequence[RegistryCoordinates],
 ) -> InUseMemory:
     """The memory after this run's reading: every reference of every readable manifest refreshed to its manifest's
     generatedAt (a reading dated in the future counts as now), each cluster's reading recorded, and whatever was
-    last seen more than the grace ago forgotten."""
+    last seen more than the grace ago forgotten. `registries`: the run's, whose evaluations resolved the tags."""
     images: dict[RememberedKey, RememberedImage] = {}
     for image in still_protecting(memory, now, grace):
         clamped = seen_at(image.last_seen_at, now)  # a memory dated in the future ages from this run, not from then
@@ -97,7 +98,7 @@ def remember(
     for manifest in sorted(inventory.protecting, key=lambda m: m.cluster):
         seen = seen_at(manifest.generated_at, now)
         for entry in manifest.images:
-            digest = entry.digest or resolved_digest(entry, resolved, registry)
+            digest = entry.digest or resolved_digest(entry, resolved, registries)
             image = RememberedImage(
                 **entry.model_dump(exclude={"digest"}), digest=digest, cluster=manifest.cluster, last_seen_at=seen
             )
@@ -123,13 +124,17 @@ def _in_order(image: RememberedImage) -> tuple[str, ...]:
     return (cluster, reference, digest or "", *rest)
 
 
-def resolved_digest(entry: InUseImage, resolved: ResolvedTags, registry: RegistryCoordinates) -> str | None:
-    """The digest a tag reference into this registry (or a destination our deletions reach) pointed to when the
-    evaluations read its repository; None for anything else, which is remembered as the manifest named it."""
-    here = reference_into(entry.image, registry)
-    if here is None or here.reference.tag is None:
-        return None
-    return resolved.get((here.reference.repository, here.reference.tag))
+def resolved_digest(entry: InUseImage, resolved: ResolvedTags, registries: Sequence[RegistryCoordinates]) -> str | None:
+    """The digest a tag reference into one of the run's registries (or a destination their deletions reach) pointed
+    to when the evaluations read its repository, the registry its host names first; None for anything else, which is
+    remembered as the manifest named it."""
+    readings = ((registry, reference_into(entry.image, registry)) for registry in registries)
+    found = [(registry, here) for registry, here in readings if here is not None and here.reference.tag is not None]
+    for registry, here in sorted(found, key=lambda pair: not isinstance(pair[1], InThisRegistry)):
+        digest = resolved.get((registry.region, here.reference.repository, here.reference.tag or ""))
+        if digest is not None:
+            return digest
+    return None
 
 
 def distinct_references(manifest: InUseManifest) -> int:

@@ -87,6 +87,8 @@ class ImageEntry:
 
 class RepositoryReport(PlanModel):
     repository_name: str
+    # The Region of the repository's registry (a run may prune several); None in a report that predates it.
+    region: str | None = None
     outcome: RepositoryOutcome
     policy: str | None = None
     deletion_replicates_to: tuple[ReplicaRegistry, ...] = ()  # see RepositoryPlan
