@@ -136,6 +136,8 @@ class PruningWorkflow(Construct):
         self._grant_targets()
         self._grant_evaluate(config)
         self._grant_report(report_topic, report_topic_key)
+        if regions.several:
+            self._grant_regional_run_files()
         self.state_machine = self._state_machine(map_concurrency)
 
     @property
@@ -234,6 +236,36 @@ class PruningWorkflow(Construct):
                 in_use: "Every cluster's in-use manifest is read: each one protects its images.",
                 repository_reports: "Each evaluation stores its repository report under its run id.",
                 replication_file: "Each evaluation reads the replication rules its run's targets step read.",
+            },
+        )
+
+    def _grant_regional_run_files(self) -> None:
+        """With several Regions: the targets step stores each other Region's replication rules beside the home
+        Region's (layout.replication_key), each evaluation reads them, and tells the evaluations of the Regions its
+        deletions replicate to what it deletes, before acting (layout.replicated_deletions_key, services/replicas.py).
+        Statements of their own, so that a single-Region template stays as it was."""
+        regional_replication = f"{constants.RUNS_PREFIX}*/replication-*.json"
+        deletions = f"{constants.RUNS_PREFIX}*/deletions/*"
+        self.targets.role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:PutObject"], [regional_replication])
+        )
+        access.acknowledge_key_patterns(
+            self.targets.role,
+            self._bucket,
+            {regional_replication: "Each run writes the replication rules of each other pruned Region under its id."},
+        )
+        role = self.evaluate.role
+        role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:GetObject"], [regional_replication, deletions])
+        )
+        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:PutObject"], [deletions]))
+        access.acknowledge_key_patterns(
+            role,
+            self._bucket,
+            {
+                regional_replication: "Each evaluation reads the other pruned Regions' replication rules of its run.",
+                deletions: "Each evaluation tells, under its run id, what it deletes that replicates into another "
+                "Region the run prunes, and reads what the run's other evaluations told.",
             },
         )
 

@@ -130,6 +130,36 @@ def test_the_grants_that_change_images_cover_each_region_with_the_policies_that_
     assert sentinel[("ecr:BatchGetImage", "ecr:UpdateImageStorageClass")] == scoped
 
 
+def s3_grants(template: dict[str, Any], module: str) -> dict[str, list[str]]:
+    """The object key patterns of each s3 action of the function's role (the bucket's ARN left out)."""
+    grants: dict[str, list[str]] = {}
+    for statement in role_statements(template, function_role(template, module)):
+        actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        for action in (action for action in actions if action in ("s3:GetObject", "s3:PutObject")):
+            keys = [part for r in resources if "Fn::Join" in r for part in r["Fn::Join"][1] if isinstance(part, str)]
+            grants.setdefault(action, []).extend(key.removeprefix("/") for key in keys)
+    return grants
+
+
+@pytest.mark.slow
+def test_the_run_files_of_the_other_regions_are_granted_only_with_several(
+    home: dict[str, Any], single: dict[str, Any]
+) -> None:
+    """layout.replication_key of another Region, and layout.replicated_deletions_key (services/replicas.py)."""
+    regional, deletions = "runs/*/replication-*.json", "runs/*/deletions/*"
+    assert regional in s3_grants(home, "targets")["s3:PutObject"]
+    evaluate = s3_grants(home, "evaluate")
+    assert {regional, deletions} <= set(evaluate["s3:GetObject"])
+    assert deletions in evaluate["s3:PutObject"]
+    for module in ("targets", "evaluate"):
+        granted = [key for keys in s3_grants(single, module).values() for key in keys]
+        assert regional not in granted, module
+        assert deletions not in granted, module
+    assert layout.replication_key("r", OTHER) == "runs/r/replication-us-east-1.json"
+    assert layout.replicated_deletions_key("r", "app", OTHER).startswith("runs/r/deletions/")
+
+
 @pytest.mark.slow
 def test_the_reads_of_every_repository_cover_every_region_and_describe_registry_stays_star(
     home: dict[str, Any],
