@@ -88,7 +88,9 @@ class EcrRetentionStack(Stack):
             regions=self.pruned_regions,
         )
         self.inventory.allow_memory_writes_only_from(self.workflow.report.role)
-        self.inventory.deny_deleting_protection_state(settings.break_glass_role_arn)
+        self.inventory.deny_deleting_protection_state(
+            settings.break_glass_role_arn, several_regions=self.pruned_regions.several
+        )
         self.tagger = Tagger(
             self,
             "Tagging",

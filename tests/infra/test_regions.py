@@ -142,6 +142,17 @@ def s3_grants(template: dict[str, Any], module: str) -> dict[str, list[str]]:
     return grants
 
 
+def bucket_deny(template: dict[str, Any], sid: str) -> dict[str, Any]:
+    [statement] = [
+        statement
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::S3::BucketPolicy"
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]
+        if statement.get("Sid") == sid
+    ]
+    return statement
+
+
 @pytest.mark.slow
 def test_the_run_files_of_the_other_regions_are_granted_only_with_several(
     home: dict[str, Any], single: dict[str, Any]
@@ -156,6 +167,9 @@ def test_the_run_files_of_the_other_regions_are_granted_only_with_several(
         granted = [key for keys in s3_grants(single, module).values() for key in keys]
         assert regional not in granted, module
         assert deletions not in granted, module
+    # Nobody but the break-glass role deletes them, as the home Region's.
+    assert "runs/*/replication-*.json" in json.dumps(bucket_deny(home, "ProtectionStateDeletedOnlyByBreakGlass"))
+    assert "replication-*" not in json.dumps(bucket_deny(single, "ProtectionStateDeletedOnlyByBreakGlass"))
     assert layout.replication_key("r", OTHER) == "runs/r/replication-us-east-1.json"
     assert layout.replicated_deletions_key("r", "app", OTHER).startswith("runs/r/deletions/")
 
