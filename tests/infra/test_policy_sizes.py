@@ -143,8 +143,9 @@ def test_at_three_regions_and_32_patterns_every_policy_fits(
 ) -> None:
     """Each grant on repositories is one statement per Region (infra.access.ecr_statements; the CDK merges the small
     ones back while they fit): the CDK moves what outgrows a role's inline policy into managed policies statement by
-    statement, and one statement over three Regions of 32 patterns (7,592 characters) would not fit one (6,144). Measured: the largest inline total 4,546 characters
-    (the sentinel's role), the largest managed policy 2,664 (the evaluation's overflow)."""
+    statement, and one statement over three Regions of 32 patterns would not fit one (6,144 characters; it was 7,592
+    with patterns of 25 characters). Measured: the largest inline total 4,770 characters (the evaluation's role; 4,343
+    in one Region), the largest managed policy 2,792 (each of the evaluation's two overflow policies)."""
     sizes = policy_sizes(regions_template, stack_name="EcrRetentionTest")
     assert [size.describe() for size in sizes if size.over] == []
     managed = [size.size for size in sizes if size.resource_type == "AWS::IAM::ManagedPolicy"]
