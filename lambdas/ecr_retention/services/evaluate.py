@@ -156,7 +156,7 @@ def _plan_and_act(
     config = inputs.config
     if first_matching_policy(config.policies, repository, registry.region) is None:
         return Unplanned(repository, "unmanaged")
-    replicated = decided_by_sources(inputs.others, registry, repository, inputs.run_files, inputs.run_id)
+    replicated = decided_by_sources(config, inputs.others, registry, repository, inputs.run_files, inputs.run_id)
     # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
     # kept snapshot all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)

@@ -11,8 +11,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.planning.run import first_matching_policy
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.layout import replicated_deletions_key
 from ecr_retention.ports import Bucket, Registry, RepositoryGone, StorageUnavailable
@@ -37,15 +39,22 @@ class PrunedRegistry:
 
 
 def decided_by_sources(
-    others: Sequence[PrunedRegistry], registry: Registry, repository: str, run_files: Bucket | None, run_id: str
+    config: RetentionConfig,
+    others: Sequence[PrunedRegistry],
+    registry: Registry,
+    repository: str,
+    run_files: Bucket | None,
+    run_id: str,
 ) -> dict[str, str]:
     """The repository's images that a source registry of the run decides (digest -> the source's Region): those the
-    source's repository of the same name holds, when the source replicates it here with its deletions (one
-    DescribeImages listing of it), and those this run's evaluation of the source said it deletes. Listed first, read
-    second: a deletion the listing missed was told before it was made."""
+    source's repository of the same name holds, when the source replicates it here with its deletions and a policy
+    manages it there (one DescribeImages listing of it), and those this run's evaluation of the source said it
+    deletes. Listed first, read second: a deletion the listing missed was told before it was made. A source whose
+    repository no policy manages decides nothing (and the functions may not read it)."""
     decided: dict[str, str] = {}
     for source in others:
-        if not source.replicates_deletions_into(repository, registry):
+        managed = first_matching_policy(config.policies, repository, source.registry.region) is not None
+        if not managed or not source.replicates_deletions_into(repository, registry):
             continue
         try:
             held = [image.image_digest for image in source.registry.describe_images(repository)]

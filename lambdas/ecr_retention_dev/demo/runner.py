@@ -43,7 +43,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json, manifest_key
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
-from ecr_retention.domain.reporting.report import ImageEntry, RunReport
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport
 from ecr_retention.domain.reporting.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
@@ -616,15 +616,15 @@ def removals_of_report(report: RunReport) -> set[tuple[str, str]]:
 
 def region_totals(report: RunReport) -> list[str]:
     """One line per Region of the run: its repositories, and what was deleted, archived and kept there."""
-    lines = []
-    for region in dict.fromkeys(r.region or report.region for r in report.repositories):
-        here = [r for r in report.repositories if (r.region or report.region) == region]
-        deleted, archived = ("to delete", "to archive") if report.dry_run else ("deleted", "archived")
-        lines.append(
-            f"{region}: {len(here)} repositories, {sum(len(r.deleted) for r in here)} {deleted}, "
-            f"{sum(len(r.archived) for r in here)} {archived}, {sum(r.kept for r in here)} kept"
-        )
-    return lines
+    by_region: dict[str | None, list[RepositoryReport]] = {}
+    for repository in report.repositories:
+        by_region.setdefault(repository.region or report.region, []).append(repository)
+    deleted, archived = ("to delete", "to archive") if report.dry_run else ("deleted", "archived")
+    return [
+        f"{region}: {len(here)} repositories, {sum(len(r.deleted) for r in here)} {deleted}, "
+        f"{sum(len(r.archived) for r in here)} {archived}, {sum(r.kept for r in here)} kept"
+        for region, here in by_region.items()
+    ]
 
 
 def replicated_deletions(plan: Plan) -> list[tuple[str, tuple[ReplicaRegistry, ...]]]:

@@ -267,3 +267,16 @@ def test_a_policy_with_bad_regions_is_one_clear_line(regions: str, problem: str)
 
 def test_a_report_without_a_region_still_reads() -> None:
     assert RepositoryReport.model_validate({"repositoryName": "app", "outcome": "ok"}).region is None
+
+
+def test_a_source_whose_repository_no_policy_manages_decides_nothing() -> None:
+    """app replicates from eu-west-1 with its deletions, but only us-east-1's app is managed: eu-west-1 deletes none of
+    it, so us-east-1's rules decide every image there (and the source is not even read)."""
+    home, other, bucket, _ = two_regions()
+    rules = RULES.replace("  - repositories: [app]\n", "  - repositories: [app]\n    regions: [us-east-1]\n")
+
+    report = run_pipeline(parse_config(rules), adapters_of(home, other, bucket))
+
+    assert deleted(report)[(OTHER, "app")] == {"v0", "v1", "v2", "v3"}  # v4 is the newest
+    assert (HOME, "app") not in deleted(report)
+    assert ("describe_images", "app") not in home.calls
