@@ -34,23 +34,29 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "manifests and the memory; needs s3:GetObject and s3:ListBucket only",
     )
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --snapshot")
+    parser.add_argument(
+        "--region",
+        help="with --bucket, when the deployment prunes several Regions: the Region whose registry is planned",
+    )
 
 
 def load_inputs(args: argparse.Namespace) -> RegistryInputs:
     if args.bucket is None:
+        if args.region is not None:
+            raise InputError("--region goes with --bucket: a snapshot file names its own registry")
         return RegistryInputs(snapshot=load_snapshot(args.snapshot), inventory=load_manifests(args.manifests))
     if args.manifests is not None:
         raise InputError("--manifests goes with --snapshot: with --bucket, the bucket's in-use manifests are read")
-    return inputs_from_bucket(bucket_name(args.bucket))
+    return inputs_from_bucket(bucket_name(args.bucket), args.region)
 
 
-def inputs_from_bucket(name: str) -> RegistryInputs:
+def inputs_from_bucket(name: str, region: str | None = None) -> RegistryInputs:
     from ecr_retention.services.inventory import read_inventory_from_bucket
     from ecr_retention.services.swept import ListedFirst, load_swept_registry
 
     bucket = ListedFirst(s3_bucket(name))
     with aws_errors():
-        swept = load_swept_registry(bucket)
+        swept = load_swept_registry(bucket, region)
         inventory = read_inventory_from_bucket(bucket)
     return RegistryInputs(snapshot=swept.snapshot, inventory=inventory, read_at=swept.read_at, warnings=swept.warnings)
 
