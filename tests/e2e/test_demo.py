@@ -218,9 +218,14 @@ def test_a_release_a_delete_replicating_destination_runs_is_kept_named_and_verif
     snapshot = json.loads((demo.out / "snapshot.json").read_text())
     assert snapshot["replication"]["rules"][0]["deleteReplication"] == {"enabled": True}
     live = json.loads(next((demo.out / "reports").glob("live-*.json")).read_text())
-    [app] = [repository for repository in live["repositories"] if repository["repositoryName"] == "app"]
+    [app] = [
+        repository
+        for repository in live["repositories"]
+        if (repository["repositoryName"], repository["region"]) == ("app", "eu-west-1")
+    ]
+    # prod reports from us-east-1 too: it pulls edge/cdn from there, across Regions.
     assert app["deletionReplicatesTo"] == [
-        {"registryId": "123456789012", "region": "us-east-1", "expectedClusters": ["us-prod"]}
+        {"registryId": "123456789012", "region": "us-east-1", "expectedClusters": ["prod", "us-prod"]}
     ]
 
 
