@@ -23,10 +23,12 @@ MEMORY_FILE = "_in-use-memory.json"
 # (`plan --bucket`, `diff --bucket`): snapshots/<hash>.json, overwritten by every evaluation of the repository.
 SNAPSHOTS_PREFIX = "snapshots/"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
-# The sentinel's record of removals (domain/sentinel/matching.py Removal): removals/<quoted repository>/<time>-<event>-<n>.json,
-# one object per event and image, written by that event only (two events at once never race; its own event rewrites it
-# once to say what its alert named); expired by the bucket's lifecycle. Beside them, one claim per event that alerted
-# (<time>-<event>-alert.json, services/removals.py AlertClaim): one alert per event however often it is delivered.
+# The sentinel's record of removals (domain/sentinel/matching.py Removal):
+# removals/<quoted repository>/<time>-<event>-<n>.json (another pruned Region's repository by its regional_name,
+# `us-east-1:app`), one object per event and image, written by that event only (two events at once never race; its
+# own event rewrites it once to say what its alert named); expired by the bucket's lifecycle. Beside them, one claim
+# per event that alerted (<time>-<event>-alert.json, services/removals.py AlertClaim): one alert per event however
+# often it is delivered.
 REMOVALS_PREFIX = "removals/"
 ALERT_CLAIM_SUFFIX = "-alert.json"
 
@@ -87,21 +89,25 @@ def run_report_key(run_id: str, started_at: datetime, *, extension: str = "json"
     return f"{REPORTS_PREFIX}{started_at:%Y/%m/%d}/{run_id}.{extension}"
 
 
-def removals_prefix(repository: str) -> str:
+def removals_prefix(repository: str, region: str | None = None) -> str:
     """Where the removals of one repository are recorded. Quoted, slashes too: `removals/team-a%2Fworker/`, so that
-    listing one repository never lists another whose name it begins (`team-a` and `team-a/worker`)."""
-    return f"{REMOVALS_PREFIX}{quote(repository, safe='')}/"
+    listing one repository never lists another whose name it begins (`team-a` and `team-a/worker`). Another pruned
+    Region's repository by its regional name (`removals/us-east-1%3Ateam-a%2Fworker/`); the home Region's (None) as
+    a deployment of one Region has it."""
+    return f"{REMOVALS_PREFIX}{quote(regional_name(repository, region), safe='')}/"
 
 
-def removal_key(repository: str, removed_at: datetime, event_id: str, position: int) -> str:
+def removal_key(repository: str, removed_at: datetime, event_id: str, position: int, region: str | None = None) -> str:
     """One recorded removal: sorted by time within its repository; the event id and the image's position in the
     event make it unique (a lifecycle event lists up to about ten images)."""
-    return f"{removals_prefix(repository)}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}-{position}.json"
+    prefix = removals_prefix(repository, region)
+    return f"{prefix}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}-{position}.json"
 
 
-def alert_claim_key(repository: str, removed_at: datetime, event_id: str) -> str:
+def alert_claim_key(repository: str, removed_at: datetime, event_id: str, region: str | None = None) -> str:
     """The claim of the one alert of an event, beside its removals (a record's key ends in `-<n>.json`, never so)."""
-    return f"{removals_prefix(repository)}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}{ALERT_CLAIM_SUFFIX}"
+    prefix = removals_prefix(repository, region)
+    return f"{prefix}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}{ALERT_CLAIM_SUFFIX}"
 
 
 # --- The sentinel's EventBridge rules (infra/sentinel.py), as the demo's emulator routes events too. Native lifecycle

@@ -44,7 +44,7 @@ class SentinelEvent(
 
     def observed(self) -> Observed:
         event = self.root
-        return Observed(event_id=event.id, time=event.time, detail=event.detail)
+        return Observed(event_id=event.id, time=event.time, detail=event.detail, region=event.region)
 
 
 @logger.inject_lambda_context

@@ -1,5 +1,5 @@
-"""The tagger: on its schedule and whenever an in-use manifest lands, tag what runs in production, and
-publish each expected cluster's manifest age."""
+"""The tagger: on its schedule and whenever an in-use manifest lands, tag what runs in production (in every registry
+the deployment prunes), and publish each expected cluster's manifest age."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ecr_retention.handlers.events import TaggingDone, parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
 from ecr_retention.handlers.wiring import TaggerWiring, tagger_at_cold_start
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.tagger import tag_deployed
+from ecr_retention.services.tagger import tag_deployed_everywhere
 from ecr_retention.workflow import new_tag_run_id
 
 
@@ -40,7 +40,9 @@ def tag(wiring: TaggerWiring, run_id: str, now: datetime) -> dict[str, Any]:
     inventory = read_inventory_from_bucket(wiring.bucket)
     # The tagger runs hourly and on every manifest written: the manifest-age alarms watch what it publishes.
     record_manifest_ages({m.cluster: m.generated_at for m in inventory.manifests}, config.safety.clusters, now)
-    report = tag_deployed(config, inventory, registry=wiring.registry, run_id=run_id, now=now, dry_run=config.dry_run)
+    report = tag_deployed_everywhere(
+        config, inventory, registries=wiring.registries, run_id=run_id, now=now, dry_run=config.dry_run
+    )
     problems = report.count("failed") + report.count("immutable")
     metrics.add_metric(name="ImagesTagged", unit=MetricUnit.Count, value=report.count("tagged"))
     metrics.add_metric(name="TagFailures", unit=MetricUnit.Count, value=problems)

@@ -6,7 +6,7 @@ that is wrong fails that invocation before any work, whatever its event (setting
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -35,7 +35,15 @@ if TYPE_CHECKING:
     from ecr_retention.aws.s3_bucket import S3Bucket
     from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
     from ecr_retention.domain.config import RetentionConfig
-    from ecr_retention.ports import Bucket, ClusterAccess, LeaseStore, ManifestStore, Notifier, Registry
+    from ecr_retention.ports import (
+        Bucket,
+        ClusterAccess,
+        LeaseStore,
+        ManifestStore,
+        Notifier,
+        PrunedRegistries,
+        Registry,
+    )
     from ecr_retention.services.run import Adapters
     from ecr_retention.services.sentinel import SentinelPorts
 
@@ -50,19 +58,27 @@ class RunWiring:
 
 @dataclass(frozen=True)
 class TaggerWiring:
-    """The tagger: the rules file, the registry whose images it tags, the bucket of in-use manifests, and a clock
-    (it runs no pipeline run, so it needs none of a run's adapters)."""
+    """The tagger: the rules file, the registry whose images it tags (the home Region's) and the other pruned Regions'
+    (it tags in each), the bucket of in-use manifests, and a clock (it runs no pipeline run, so it needs none of a
+    run's adapters)."""
 
     config: RetentionConfig
     registry: Registry
     bucket: Bucket
     clock: Callable[[], datetime] = utc_now
+    other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
+
+    @property
+    def registries(self) -> PrunedRegistries:
+        from ecr_retention.ports import PrunedRegistries
+
+        return PrunedRegistries(self.registry, self.other_registries)
 
 
 @dataclass(frozen=True)
 class SentinelWiring:
     """The sentinel: the rules file (which repositories are managed, safety.restore_in_use and in_use_grace), the
-    registry it confirms with and restores in, the bucket (what runs, the manifest cache, the record of removals),
+    registries it confirms with and restores in (each pruned Region's: an event's Region chooses), the bucket (what runs, the manifest cache, the record of removals),
     the report topic, and a clock."""
 
     config: RetentionConfig
@@ -166,7 +182,7 @@ def report_wiring(settings: ReportSettings) -> RunWiring:
 
 def tagger_wiring(settings: TaggerSettings) -> TaggerWiring:
     registry, bucket = _registry(settings), _bucket(settings)
-    return TaggerWiring(_rules(settings), registry, bucket)
+    return TaggerWiring(_rules(settings), registry, bucket, other_registries=_other_registries(settings, registry))
 
 
 def sentinel_wiring(settings: SentinelSettings) -> SentinelWiring:
@@ -174,13 +190,14 @@ def sentinel_wiring(settings: SentinelSettings) -> SentinelWiring:
     from ecr_retention.services.sentinel import SentinelPorts
     from ecr_retention.services.snapshot import BucketManifestCache
 
-    bucket = _bucket(settings)
+    bucket, registry = _bucket(settings), _registry(settings)
     ports = SentinelPorts(
-        registry=_registry(settings),
+        registry=registry,
         bucket=bucket,
         notifier=SnsNotifier(settings.topic_arn, client("sns")),
         cache=BucketManifestCache(bucket),
         sentinel_role=settings.sentinel_role_arn,
+        other_registries=_other_registries(settings, registry),
     )
     return SentinelWiring(_rules(settings), ports)
 

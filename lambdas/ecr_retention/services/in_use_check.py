@@ -32,6 +32,7 @@ from ecr_retention.domain.sentinel.matching import (
     missing_references,
     pulled_references,
 )
+from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
 from ecr_retention.services.removals import RemovalsRead, read_removals
 
@@ -76,6 +77,9 @@ class CheckInputs:
     # The (account, Region) of the run's other registries, each checked on its own: a reference into one of them is
     # its check's, even where this registry's deletions replicate there.
     checked_elsewhere: frozenset[tuple[str, str]] = frozenset()
+    # The registry's Region when it is not the home one (services/run.py Adapters.other_region): whose records of
+    # removals/ tell its findings (layout.removals_prefix). None: the home Region's.
+    other_region: str | None = None
 
 
 def check_in_use(
@@ -106,7 +110,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)
     others, lookup_warnings = look_up(registry, unchecked)
     findings = [*(found for report in reports for found in report.in_use_missing), *others]
-    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel)
+    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, inputs.other_region)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),
         others=_found_elsewhere(told, checked),
@@ -161,42 +165,44 @@ def _look_up_one(
 
 
 def told_by_removals(
-    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None
+    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None, region: str | None = None
 ) -> tuple[dict[str, tuple[MissingReference, ...]], tuple[str, ...]]:
-    """The findings by repository, each with the latest removal this deployment's sentinel recorded that names it.
-    Removals are read only for the repositories that have a finding."""
+    """The findings by repository, each with the latest removal this deployment's sentinel recorded that names it, in
+    `region`'s registry (None: the home Region's). Removals are read only for the repositories that have a finding."""
     grouped: dict[str, list[MissingReference]] = defaultdict(list)
     for found in findings:
         grouped[found.repository_name].append(found)
     told: dict[str, tuple[MissingReference, ...]] = {}
     warnings: list[str] = []
     for repository, found_here in sorted(grouped.items()):
-        removals, problem = recorded_removals(bucket, repository, sentinel)
+        removals, problem = recorded_removals(bucket, repository, sentinel, region)
         told[repository] = tuple(finding.told_by(removals) for finding in found_here)
         warnings.extend(problem)
     return told, tuple(warnings)
 
 
 def recorded_removals(
-    bucket: Bucket, repository: str, sentinel: str | None
+    bucket: Bucket, repository: str, sentinel: str | None, region: str | None = None
 ) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
-    """The removals this deployment's sentinel recorded for one repository, newest first, and the warnings that name
-    those that could not be listed or read, and those it did not write (ignored)."""
+    """The removals this deployment's sentinel recorded for one repository of `region`'s registry (None: the home
+    Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
+    write (ignored). The warnings name another Region's repository by its regional name (`us-east-1:app`)."""
+    named = regional_name(repository, region)
     try:
-        read = read_removals(bucket, repository, sentinel=sentinel)
+        read = read_removals(bucket, repository, sentinel=sentinel, region=region)
     except StorageUnavailable as error:
         return (), (
-            f"{repository}: the recorded removals could not be listed, so the in-use-missing findings do not "
+            f"{named}: the recorded removals could not be listed, so the in-use-missing findings do not "
             f"say what removed the images: {error}",
         )
     warnings = []
     if read.unreadable:
         warnings.append(
-            f"{repository}: {len(read.unreadable)} recorded removal(s) could not be read and were left out, "
+            f"{named}: {len(read.unreadable)} recorded removal(s) could not be read and were left out, "
             f"the first s3://{bucket.name}/{read.unreadable[0]}"
         )
     if read.ignored:
-        warnings.append(ignored_warning(bucket, repository, read, sentinel))
+        warnings.append(ignored_warning(bucket, named, read, sentinel))
     return read.removals, tuple(warnings)
 
 

@@ -1,6 +1,7 @@
 """The record of removals (`removals/`, domain/sentinel/matching.py `Removal`): the sentinel writes one object per removal it
 sees; the sentinel (other events of the same removal) and the run's in-use check (when and by what an image went)
-read them. The one writer and the one reader of that prefix.
+read them. The one writer and the one reader of that prefix. A removal in another pruned Region is recorded under its
+repository's regional name (layout.removals_prefix), so that two Regions' repositories of one name never share one.
 
 Only this deployment's sentinel's records count (SPEC "The sentinel"): each record names its writer, the sentinel's
 role (SENTINEL_ROLE_ARN), and a reader counts a record only when that is the role it knows as its deployment's
@@ -47,7 +48,7 @@ CLAIM_POLL_SECONDS = 2
 
 def write_removal(bucket: Bucket, removal: Removal, position: int) -> str:
     """One object per removal, named by time, event and position: a retried event writes the same key again."""
-    key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position)
+    key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position, removal.region)
     bucket.write(key, _removal_json(removal))
     return key
 
@@ -55,7 +56,7 @@ def write_removal(bucket: Bucket, removal: Removal, position: int) -> str:
 def create_removal(bucket: ClaimingBucket, removal: Removal, position: int) -> str:
     """The first record of a removal; another delivery of the same event leaves the one already there (which may say
     what that delivery's alert named)."""
-    key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position)
+    key = removal_key(removal.repository_name, removal.removed_at, removal.event_id, position, removal.region)
     bucket.create(key, _removal_json(removal))
     return key
 
@@ -86,11 +87,13 @@ class RemovalsRead:
     ignored: tuple[Ignored, ...] = ()
 
 
-def read_removals(bucket: Bucket, repository: str, days: Iterable[date] = (), *, sentinel: str | None) -> RemovalsRead:
+def read_removals(
+    bucket: Bucket, repository: str, days: Iterable[date] = (), *, sentinel: str | None, region: str | None = None
+) -> RemovalsRead:
     """The newest MAX_REMOVALS_READ removals recorded for a repository (of these days only, when given: the keys are
-    dated), counting only those `sentinel` (this deployment's sentinel role; None: unknown, so none) wrote.
-    StorageUnavailable when the prefix cannot be listed."""
-    prefix = removals_prefix(repository)
+    dated) of `region`'s registry (None: the home Region's), counting only those `sentinel` (this deployment's
+    sentinel role; None: unknown, so none) wrote. StorageUnavailable when the prefix cannot be listed."""
+    prefix = removals_prefix(repository, region)
     prefixes = [f"{prefix}{day:%Y%m%d}" for day in days] or [prefix]
     listed = {key for each in prefixes for key in bucket.list_objects(each) if not key.endswith(ALERT_CLAIM_SUFFIX)}
     keys = sorted(listed, reverse=True)[:MAX_REMOVALS_READ]

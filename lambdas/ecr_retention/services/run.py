@@ -322,7 +322,14 @@ def check_each_registry(
     for registry in adapters.registries:
         replication = reading.replication.get(registry.region, NO_REPLICATION)
         inputs = CheckInputs(
-            config, inventory, replication, evaluated.trigger, now, adapters.sentinel_role, _others(adapters, registry)
+            config,
+            inventory,
+            replication,
+            evaluated.trigger,
+            now,
+            adapters.sentinel_role,
+            checked_elsewhere=_others(adapters, registry),
+            other_region=adapters.other_region(registry),
         )
         reports = [report for report in evaluated.reports if (report.region or home) == registry.region]
         checks.append(check_in_use(registry, adapters.bucket, inputs, reports))

@@ -16,6 +16,13 @@ Once per event: EventBridge and Lambda may deliver one event twice. The first de
 the event's alert (services/removals.py AlertClaims, S3's conditional write); another delivery of the same event id
 publishes nothing once that claim says published, and alerts after all when the claimer released it (its publish
 failed) or died holding it.
+
+Per Region: a deployment that prunes several Regions receives each one's events on the home Region's bus, each with
+the Region it happened in (`Observed.region`). The event is matched, confirmed, healed and checked in THAT Region's
+registry (its replication, its coordinates, its policies); its records and its claim are keyed by the repository's
+regional name (layout.removals_prefix), and its alert names the Region. An event from a Region the deployment does not
+prune changes nothing and alerts nothing: one warning line, and the invocation succeeds (a retry, or the DLQ, would
+only repeat it: the rules that forward it are what is wrong, see docs/sentinel.md).
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ from ecr_retention.ports import (
     ImagesUnreadable,
     ManifestCache,
     Notifier,
+    PrunedRegistries,
     Registry,
     RepositoryGone,
 )
@@ -83,13 +91,38 @@ IGNORED_NAMED = 3  # the ignored records an alert names before "and N more"
 
 @dataclass(frozen=True)
 class SentinelPorts:
-    registry: Registry
+    registry: Registry  # the home Region's: the function's own
     bucket: ClaimingBucket
     notifier: Notifier
     cache: ManifestCache
     # This deployment's sentinel role (SENTINEL_ROLE_ARN): the writer its records name, and the only one whose records
     # and claims count. None: unknown, so nothing it reads silences an alert.
     sentinel_role: str | None = None
+    # The registries of the other Regions the deployment prunes (PRUNED_REGIONS), as a run's Adapters has them.
+    other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
+
+    @property
+    def registries(self) -> PrunedRegistries:
+        return PrunedRegistries(self.registry, self.other_registries)
+
+
+@dataclass(frozen=True)
+class Here:
+    """The registry an event happened in: what it is checked against, what keys its records (`other_region`, None for
+    the home Region's), and the Region its alert names (None: the deployment prunes one Region)."""
+
+    registry: Registry
+    other_region: str | None = None
+    named: str | None = None
+
+    @classmethod
+    def of(cls, observed: Observed, registries: PrunedRegistries) -> Here | None:
+        """None: the event happened in a Region the deployment does not prune."""
+        registry = registries.in_region(observed.region)
+        if registry is None:
+            return None
+        named = registry.region if registries.several else None
+        return cls(registry, registries.other_region(registry), named)
 
 
 @dataclass(frozen=True)
@@ -102,19 +135,25 @@ class Watched:
     alerted: bool = False
     policy_findings: int = 0  # PutLifecyclePolicy: what the doctor found the new policy would take
     notes: tuple[str, ...] = field(default=())
+    region: str | None = None  # the Region named when the deployment prunes several
+    ignored: str | None = None  # why nothing was done: an event from a Region the deployment does not prune
 
     @property
     def restored(self) -> int:
         return sum(1 for item in self.broken if item.restoring)
 
     def summary(self) -> dict[str, object]:
+        where = {"region": self.region} if self.region is not None else {}
+        ignored = {"ignored": self.ignored} if self.ignored is not None else {}
         return {
             "repository": self.repository,
+            **where,
             "recorded": len(self.recorded),
             "broken": [item.what_follows for item in self.broken],
             "alerted": self.alerted,
             "restored": self.restored,
             "policyFindings": self.policy_findings,
+            **ignored,
         }
 
 
@@ -127,30 +166,58 @@ def watch(
     sleep: Callable[[float], None] = time.sleep,
 ) -> Watched:
     """`sleep`: how a delivery waits for another delivery of the same event that holds its alert's claim."""
+    here = Here.of(observed, ports.registries)
+    if here is None:
+        return not_pruned(observed, ports.registries)
     if isinstance(observed.detail, LifecyclePolicyPut):
-        return check_new_policy(observed.detail, config=config, ports=ports, now=now)
-    removals = tuple(removal.model_copy(update={"writer": ports.sentinel_role}) for removal in observed.removals())
+        return check_new_policy(observed.detail, config=config, ports=ports, now=now, here=here)
+    return watch_removals(observed, here, config=config, ports=ports, now=now, sleep=sleep)
+
+
+def watch_removals(
+    observed: Observed,
+    here: Here,
+    *,
+    config: RetentionConfig,
+    ports: SentinelPorts,
+    now: datetime,
+    sleep: Callable[[float], None],
+) -> Watched:
+    """The removals of one event in its Region's registry: recorded, matched against what runs, confirmed, healed
+    where they can be, and alerted once."""
+    update = {"writer": ports.sentinel_role, "region": here.other_region}
+    removals = tuple(removal.model_copy(update=update) for removal in observed.removals())
     repository = observed.repository_name
     if not removals:  # a lifecycle evaluation that acted on nothing, a refused BatchDeleteImage
-        return Watched(repository)
-    told = recorded_nearby(ports, repository, removals)
+        return Watched(repository, region=here.named)
+    told = recorded_nearby(ports, repository, removals, here)
     recorded = tuple(record_removals(ports.bucket, removals))
-    references, notes = running_references(config, ports, now)
+    references, notes = running_references(config, ports, now, here.registry)
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
     if not candidates:
-        return Watched(repository, recorded)
-    broken = confirm(ports.registry, repository, candidates)
-    broken = tuple(heal(item, config, ports.registry) for item in broken)
+        return Watched(repository, recorded, region=here.named)
+    broken = confirm(here.registry, repository, candidates)
+    broken = tuple(heal(item, config, here) for item in broken)
     if not broken:
-        return Watched(repository, recorded)
+        return Watched(repository, recorded, region=here.named)
     notes = (*notes, *ignored_notes(ports.bucket, told.ignored))
-    claims = AlertClaims(
-        ports.bucket, alert_claim_key(repository, removals[0].removed_at, observed.event_id), ports.sentinel_role, sleep
+    claim_key = alert_claim_key(repository, removals[0].removed_at, observed.event_id, here.other_region)
+    claims = AlertClaims(ports.bucket, claim_key, ports.sentinel_role, sleep)
+    already = publish_once(claims, removals, broken, notes, ports=ports, now=now, region=here.named)
+    notes = notes if already is None else (already,)
+    return Watched(repository, recorded, broken, alerted=already is None, notes=notes, region=here.named)
+
+
+def not_pruned(observed: Observed, registries: PrunedRegistries) -> Watched:
+    """An event from a Region the deployment does not prune (a forwarding rule left behind, another deployment's):
+    nothing read, recorded, restored or alerted; one warning line. Not a failure: a retry would repeat it and the DLQ
+    would keep it for no one; the rule that sent it is what to fix."""
+    note = (
+        f"event {observed.event_id} happened in {observed.region}, a Region this deployment does not prune "
+        f"(regions: {', '.join(registries.regions)}): nothing done"
     )
-    already = publish_once(claims, removals, broken, notes, ports=ports, now=now)
-    return Watched(
-        repository, recorded, broken, alerted=already is None, notes=notes if already is None else (already,)
-    )
+    logger.warning("%s", note)
+    return Watched(observed.repository_name, notes=(note,), region=observed.region, ignored=note)
 
 
 def publish_once(
@@ -161,8 +228,10 @@ def publish_once(
     *,
     ports: SentinelPorts,
     now: datetime,
+    region: str | None = None,
 ) -> str | None:
-    """The event's one alert, unless another delivery of the event published it (then: the note that says so)."""
+    """The event's one alert, unless another delivery of the event published it (then: the note that says so).
+    `region`: the Region the alert names (a deployment of several Regions)."""
     event_id = removals[0].event_id
     claim = AlertClaim(event_id=event_id, writer=ports.sentinel_role, state="claimed", at=now)
     held = claims.claim(claim)
@@ -171,7 +240,7 @@ def publish_once(
         return f"another delivery of event {event_id} published its alert ({held.at:%Y-%m-%d %H:%M:%S} UTC)"
     published = False
     try:
-        ports.notifier.publish(alert_subject(broken), alert_body(broken, notes), ALERT_ATTRIBUTES)
+        ports.notifier.publish(alert_subject(broken, region), alert_body(broken, notes, region), ALERT_ATTRIBUTES)
         published = True
     finally:  # a failed publish releases the claim: the retry alerts
         claims.mark(claim.model_copy(update={"state": "published" if published else "released"}))
@@ -209,14 +278,14 @@ def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence
             write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
 
 
-def recorded_nearby(ports: SentinelPorts, repository: str, removals: Sequence[Removal]) -> RemovalsRead:
-    """What other events recorded for this repository within DUPLICATE_WINDOW of these removals: those this
-    deployment's sentinel wrote, and those it did not (ignored)."""
+def recorded_nearby(ports: SentinelPorts, repository: str, removals: Sequence[Removal], here: Here) -> RemovalsRead:
+    """What other events recorded for this repository of the event's registry within DUPLICATE_WINDOW of these
+    removals: those this deployment's sentinel wrote, and those it did not (ignored)."""
     ours = {removal.event_id for removal in removals}
     times = [removal.removed_at for removal in removals]
     start, end = min(times) - DUPLICATE_WINDOW, max(times) + DUPLICATE_WINDOW
     days = sorted({start.date(), end.date()})
-    read = read_removals(ports.bucket, repository, days, sentinel=ports.sentinel_role)
+    read = read_removals(ports.bucket, repository, days, sentinel=ports.sentinel_role, region=here.other_region)
     return RemovalsRead(
         removals=tuple(
             removal for removal in read.removals if removal.event_id not in ours and start <= removal.removed_at <= end
@@ -230,12 +299,13 @@ def recorded_nearby(ports: SentinelPorts, repository: str, removals: Sequence[Re
 
 
 def running_references(
-    config: RetentionConfig, ports: SentinelPorts, now: datetime
+    config: RetentionConfig, ports: SentinelPorts, now: datetime, registry: Registry
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
-    """What counts as running (the readable manifests, and the memory for clusters whose reading is suspect:
-    domain/sentinel/matching.py `pulled_references`), and what the alert must say about how well that is known."""
+    """What counts as running in `registry` (the event's; the readable manifests, and the memory for clusters whose
+    reading is suspect: domain/sentinel/matching.py `pulled_references`; a reference protects in the registry its host
+    names), and what the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
-    replication = read_replication(ports.registry)
+    replication = read_replication(registry)
     notes = [
         f"Unreadable in-use manifest {source}: only what the in-use memory remembers of its cluster is matched."
         for source in inventory.problems
@@ -246,7 +316,7 @@ def running_references(
         inventory,
         now=now,
         safety=config.safety,
-        registry=RegistryCoordinates.of(ports.registry, replication.replication_configuration),
+        registry=RegistryCoordinates.of(registry, replication.replication_configuration),
     )
     return references, tuple(notes)
 
@@ -355,17 +425,18 @@ def _child_breakage(child_digest: str, images: Sequence[ImageDetail]) -> Breakag
     return "child-archived" if child.image_status == "ARCHIVED" else None
 
 
-def heal(item: Broken, config: RetentionConfig, registry: Registry) -> Broken:
-    """An archived in-use image comes back at once, as a run would restore it (SPEC "Archived images"), but only in
-    a repository a policy manages (the function's IAM allows no other) and when safety.restore_in_use is on."""
+def heal(item: Broken, config: RetentionConfig, here: Here) -> Broken:
+    """An archived in-use image comes back at once, in the registry it was archived in, as a run would restore it
+    (SPEC "Archived images"), but only in a repository a policy manages there (the function's IAM allows no other) and
+    when safety.restore_in_use is on."""
     digest = item.archived_digest
     if digest is None:
         return item
     repository = item.reference.repository
-    refusal = _not_restorable(config, repository, digest, registry.region)
+    refusal = _not_restorable(config, repository, digest, here)
     if refusal is not None:
         return _restored(item, refusal)
-    answer = restore(registry, repository, [digest]).answer(digest)
+    answer = restore(here.registry, repository, [digest]).answer(digest)
     return _restored(item, restore_told(answer), restoring=answer.kind == "done")
 
 
@@ -383,11 +454,12 @@ def restore_told(answer: Answer) -> str:
     return f"restore refused ({problem})"
 
 
-def _not_restorable(config: RetentionConfig, repository: str, digest: str, region: str) -> str | None:
-    if first_matching_policy(config.policies, repository, region) is None:
+def _not_restorable(config: RetentionConfig, repository: str, digest: str, here: Here) -> str | None:
+    if first_matching_policy(config.policies, repository, here.registry.region) is None:
+        region = f" --region {here.named}" if here.named is not None else ""
         return (
             "not restored: no policy of the rules file manages this repository; restore it with "
-            f"`ecr-retention restore --repository {repository} --digest {digest}`"
+            f"`ecr-retention restore{region} --repository {repository} --digest {digest}`"
         )
     if not config.safety.restore_in_use:
         return "not restored: safety.restore_in_use is off"
@@ -402,28 +474,31 @@ def _restored(item: Broken, text: str, *, restoring: bool = False) -> Broken:
 
 
 def check_new_policy(
-    put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime
+    put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime, here: Here | None = None
 ) -> Watched:
-    """The doctor on the policy just put, against the repository's images and what runs, before ECR acts on it."""
-    repository = put.request_parameters.repository_name
+    """The doctor on the policy just put, against the repository's images in the registry it was put in (`here`;
+    None: the home Region's) and what runs, before ECR acts on it."""
+    here = here or Here(ports.registry)
+    registry, repository = here.registry, put.request_parameters.repository_name
     if put.error_code is not None:
-        return Watched(repository, notes=(f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check",))
+        refused = f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check"
+        return Watched(repository, notes=(refused,), region=here.named)
     # BatchGetImage only where a policy manages (infra/sentinel.py): elsewhere the doctor knows the cached indexes.
-    managed = first_matching_policy(config.policies, repository, ports.registry.region) is not None
+    managed = first_matching_policy(config.policies, repository, registry.region) is not None
     try:
-        snapshot = snapshot_repository(ports.registry, repository, ports.cache, read_uncached=managed)
+        snapshot = snapshot_repository(registry, repository, ports.cache, read_uncached=managed)
     except RepositoryGone:
-        return Watched(repository, notes=("the repository no longer exists",))
-    replication = read_replication(ports.registry)
+        return Watched(repository, notes=("the repository no longer exists",), region=here.named)
+    replication = read_replication(registry)
     diagnosis = diagnose_repository(
         put.request_parameters.lifecycle_policy_text,
         snapshot,
         now=now,
         inventory=read_inventory_from_bucket(ports.bucket),
-        registry=RegistryCoordinates.of(ports.registry, replication.replication_configuration),
+        registry=RegistryCoordinates.of(registry, replication.replication_configuration),
     )
     taking = [finding for finding in diagnosis.findings if finding.code in TAKING_FINDINGS]
     if taking:
-        subject, body = policy_alert(repository, put.user_identity.who, taking)
+        subject, body = policy_alert(repository, put.user_identity.who, taking, here.named)
         ports.notifier.publish(subject, body, ALERT_ATTRIBUTES)
-    return Watched(repository, alerted=bool(taking), policy_findings=len(taking))
+    return Watched(repository, alerted=bool(taking), policy_findings=len(taking), region=here.named)

@@ -1,5 +1,6 @@
 """Tag deployed images: BatchGetImage the exact manifest, PutImage it back under the new tag (services/act.py `tag`,
-whose ledger says what became of it)."""
+whose ledger says what became of it). In every registry the deployment prunes: a reference names its registry's host,
+so each Region's registry tags what the manifests run from it (`tag_deployed_everywhere`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ecr_retention.domain.planning.ledger import IMMUTABLE_TAG, NO_ANSWER, Answe
 from ecr_retention.domain.planning.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.ports import Registry, RepositoryGone, TagStatus
+from ecr_retention.ports import PrunedRegistries, Registry, RepositoryGone, TagStatus
 from ecr_retention.services import act
 
 # Every manifest and index type ECR stores, so that BatchGetImage returns the image itself, never a child
@@ -44,6 +45,33 @@ def tag_deployed(
     for repository, candidates in sorted(by_repository.items()):
         entries.extend(tag_repository(registry, repository, candidates, dry_run=dry_run))
     return TagReport(run_id=run_id, dry_run=dry_run, generated_at=now, entries=tuple(entries), notes=selection.notes)
+
+
+def tag_deployed_everywhere(
+    config: RetentionConfig,
+    inventory: Inventory,
+    *,
+    registries: PrunedRegistries,
+    run_id: str,
+    now: datetime,
+    dry_run: bool,
+) -> TagReport:
+    """`tag_deployed` in each pruned registry, the home Region's first, as one report: another Region's entries say
+    their Region; a note every registry made (a cluster without a readable manifest) is said once."""
+    reports = [
+        (
+            registries.other_region(registry),
+            tag_deployed(config, inventory, registry=registry, run_id=run_id, now=now, dry_run=dry_run),
+        )
+        for registry in registries.all
+    ]
+    if len(reports) == 1:
+        return reports[0][1]
+    entries = tuple(
+        entry.model_copy(update={"region": region}) for region, report in reports for entry in report.entries
+    )
+    notes = tuple(dict.fromkeys(note for _, report in reports for note in report.notes))
+    return TagReport(run_id=run_id, dry_run=dry_run, generated_at=now, entries=entries, notes=notes)
 
 
 def tag_repository(

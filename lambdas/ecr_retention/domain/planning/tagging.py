@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.config import RetentionConfig, TaggingRule
@@ -55,7 +55,12 @@ def select_for_tagging(
     share `<prefix><seconds>`. The first (by digest) gets the run's second, each further one the second before,
     so that no tag names a time after the run."""
     selection = _Selection(
-        managed=tuple(pattern for policy in config.policies for pattern in policy.repositories),
+        managed=tuple(
+            pattern
+            for policy in config.policies
+            if policy.applies_in(registry.region)
+            for pattern in policy.repositories
+        ),
         registry=registry,
     )
     by_cluster: dict[str, list[InUseManifest]] = {}
@@ -71,7 +76,7 @@ def select_for_tagging(
 class _Selection:
     """What select_for_tagging has found so far, and its notes, in the order it came upon them."""
 
-    managed: tuple[str, ...]  # the repository patterns of every policy
+    managed: tuple[str, ...]  # the repository patterns of every policy that governs this registry's Region
     registry: RegistryCoordinates
     found: set[tuple[str, str, str]] = field(default_factory=set)  # (repository, digest, tag prefix)
     notes: list[str] = field(default_factory=list)
@@ -130,6 +135,16 @@ class TagEntry(TagModel):
     tag: str
     status: TagEntryStatus
     detail: str = ""
+    # The registry's Region when it is not the home one (a deployment of several Regions); None, and left out of the
+    # wire: the home Region's, as every entry of a deployment of one Region.
+    region: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _home_region_unsaid(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if self.region is None:
+            data.pop("region", None)
+        return data
 
 
 class TagReport(TagModel):

@@ -80,34 +80,52 @@ def removed_image(removal: Removal) -> str:
     return f"{removal.repository_name}{digest}{tags}"
 
 
-def alert_subject(broken: Sequence[Broken]) -> str:
-    """`ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it (and 1 more)`."""
+def alert_subject(broken: Sequence[Broken], region: str | None = None) -> str:
+    """`ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it (and 1 more)`; with `region` (a
+    deployment of several Regions names the one the removal happened in): `app:dev deleted in us-east-1 while ...`."""
     first = broken[0]
     more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
     workload = first.reference.workloads[0] if first.reference.workloads else None
     runs = f" while {workload.namespace}/{workload.workload} runs it" if workload is not None else ""
-    return f"{ALERT_SUBJECT_PREFIX}: {first.reference.image} {first.removal.action}{runs}{more}"
+    return f"{ALERT_SUBJECT_PREFIX}: {first.reference.image} {first.removal.action}{_in(region)}{runs}{more}"
 
 
-def alert_body(broken: Sequence[Broken], notes: Sequence[str] = ()) -> str:
-    """One alert for every reference an event broke, grouped by the removal that broke them."""
-    lines = ["Workloads run images that were just removed or archived in this registry."]
-    for removal in dict.fromkeys(item.removal for item in broken):
-        lines += ["", f"{removed_image(removal)}: {removal.told}."]
-        for item in broken:
-            if item.removal is removal:
-                lines += item.lines()
+def _in(region: str | None) -> str:
+    return f" in {region}" if region is not None else ""
+
+
+def alert_body(broken: Sequence[Broken], notes: Sequence[str] = (), region: str | None = None) -> str:
+    """One alert for every reference an event broke, grouped by the removal that broke them. `region`: the Region of
+    the registry, named when the deployment prunes several."""
+    where = f"the registry of {region}" if region is not None else "this registry"
+    lines = [f"Workloads run images that were just removed or archived in {where}.", *_removal_lines(broken)]
     lines += ["", *notes] if notes else []
     if any(item.breakage in DELETED for item in broken):
         lines += ["", DELETED_NOTE]
     return "\n".join(lines)
 
 
-def policy_alert(repository: str, principal: str | None, findings: Sequence[Finding]) -> tuple[str, str]:
-    """What a new native lifecycle policy would take (PutLifecyclePolicy through a trail), before ECR applies it."""
+def _removal_lines(broken: Sequence[Broken]) -> list[str]:
+    """Each removal, and what it broke."""
+    lines: list[str] = []
+    for removal in dict.fromkeys(item.removal for item in broken):
+        lines += ["", f"{removed_image(removal)}: {removal.told}."]
+        for item in broken:
+            if item.removal is removal:
+                lines += item.lines()
+    return lines
+
+
+def policy_alert(
+    repository: str, principal: str | None, findings: Sequence[Finding], region: str | None = None
+) -> tuple[str, str]:
+    """What a new native lifecycle policy would take (PutLifecyclePolicy through a trail), before ECR applies it.
+    `region`: the Region of the repository's registry, named when the deployment prunes several."""
     by = f" by {principal}" if principal else ""
-    subject = f"{ALERT_SUBJECT_PREFIX}: the new lifecycle policy of {repository} would take in-use images or tags"
-    lines = [f"A lifecycle policy was just put on {repository}{by}. ECR applies it within 24 hours. It would:"]
+    subject = f"{ALERT_SUBJECT_PREFIX}: the new lifecycle policy of {repository}{_in(region)} would take in-use images or tags"
+    lines = [
+        f"A lifecycle policy was just put on {repository}{_in(region)}{by}. ECR applies it within 24 hours. It would:"
+    ]
     for finding in findings:
         lines.append(f"- {finding.message}")
         if finding.in_use_by:

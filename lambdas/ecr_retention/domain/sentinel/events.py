@@ -222,11 +222,14 @@ RemovalDetail = ImageDeleted | ImageArchived | PolicyExecution | ImagesBatchDele
 
 @dataclass(frozen=True)
 class Observed:
-    """One event as the sentinel acts on it: EventBridge's id and time, and its typed detail."""
+    """One event as the sentinel acts on it: EventBridge's id and time, its typed detail, and the Region it happened in
+    (EventBridge's `region`: another pruned Region's events reach the home Region's bus by the rules the stack creates
+    there; None: not said, taken for the home Region)."""
 
     event_id: str
     time: datetime
     detail: RemovalDetail | LifecyclePolicyPut
+    region: str | None = None
 
     def removals(self) -> tuple[Removal, ...]:
         if isinstance(self.detail, LifecyclePolicyPut):

@@ -195,6 +195,9 @@ class Removal(PlanModel):
     # The role of the sentinel that wrote the record (SENTINEL_ROLE_ARN): a reader counts only its own deployment's
     # (services/removals.py). None: a record of an older release, which counts for nothing.
     writer: str | None = None
+    # The Region of the registry it happened in, when that is not the home Region (the event's `region`); None: the
+    # home Region's, as every record of a deployment of one Region.
+    region: str | None = None
 
     @property
     def by_what(self) -> str:
@@ -278,6 +281,8 @@ class MissingReference(PlanModel):
             mode=info.mode, by_alias=info.by_alias, exclude_none=info.exclude_none
         )
         data.pop("writer", None)
+        if removed.region is None:
+            data.pop("region", None)
         return data
 
     @property
