@@ -14,15 +14,21 @@ from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.images import Snapshot
-from ecr_retention.loading import load_manifests, load_snapshot
+from ecr_retention.loading import load_manifests, load_snapshots
 
 
 @dataclass(frozen=True)
 class RegistryInputs:
-    snapshot: Snapshot
+    snapshot: Snapshot  # the first (or only) registry
     inventory: Inventory
     read_at: dict[str, datetime] = field(default_factory=dict)  # from the bucket: when each repository was read
     warnings: tuple[str, ...] = ()
+    # every registry of a snapshot of several (`snapshot --region A --region B`), the file's order; () for one
+    others: tuple[Snapshot, ...] = ()
+
+    @property
+    def registries(self) -> tuple[Snapshot, ...]:
+        return (self.snapshot, *self.others)
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,18 +42,36 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --snapshot")
     parser.add_argument(
         "--region",
-        help="with --bucket, when the deployment prunes several Regions: the Region whose registry is planned",
+        help="the Region whose registry is planned: with --bucket, when the deployment prunes several Regions; with "
+        "--snapshot, one registry of a snapshot of several",
     )
 
 
-def load_inputs(args: argparse.Namespace) -> RegistryInputs:
+def load_inputs(args: argparse.Namespace, *, several: bool = False) -> RegistryInputs:
+    """`several`: a snapshot file of several registries is planned whole (`plan`) unless --region names one; a
+    command that reads one registry (`diff`) needs --region then."""
     if args.bucket is None:
-        if args.region is not None:
-            raise InputError("--region goes with --bucket: a snapshot file names its own registry")
-        return RegistryInputs(snapshot=load_snapshot(args.snapshot), inventory=load_manifests(args.manifests))
+        registries = of_region(load_snapshots(args.snapshot), args.region, args.snapshot, several=several)
+        return RegistryInputs(snapshot=registries[0], others=registries[1:], inventory=load_manifests(args.manifests))
     if args.manifests is not None:
         raise InputError("--manifests goes with --snapshot: with --bucket, the bucket's in-use manifests are read")
     return inputs_from_bucket(bucket_name(args.bucket), args.region)
+
+
+def of_region(
+    registries: tuple[Snapshot, ...], region: str | None, source: str, *, several: bool
+) -> tuple[Snapshot, ...]:
+    """The registries of the file to plan: `region`'s, or all of them (one, or several when the command takes
+    several)."""
+    regions = ", ".join(registry.region or "a registry of unknown Region" for registry in registries)
+    if region is not None:
+        chosen = tuple(registry for registry in registries if registry.region == region)
+        if not chosen:
+            raise InputError(f"--region: {source} holds no registry of {region} (it holds {regions})")
+        return chosen
+    if len(registries) > 1 and not several:
+        raise InputError(f"{source} holds the registries of several Regions ({regions}): name one with --region")
+    return registries
 
 
 def inputs_from_bucket(name: str, region: str | None = None) -> RegistryInputs:
