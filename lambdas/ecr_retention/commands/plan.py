@@ -82,7 +82,12 @@ def run(args: argparse.Namespace) -> int:
 def plan_several(config: RetentionConfig, inputs: RegistryInputs, now: datetime, output: str) -> int:
     """Each registry of the snapshot planned with its own coordinates and replication, against the same manifests
     and memory; one document (every repository naming its `region`) or one table per Region."""
-    plans = [plan_registry(config, snapshot, inputs.inventory, now) for snapshot in inputs.registries]
+    located = {(s.effective_registry_id, s.region): s for s in inputs.registries}
+    known = {(account, region) for account, region in located if account is not None and region is not None}
+    plans = [
+        plan_registry(config, snapshot, inputs.inventory, now, other_registries=known - {where})
+        for where, snapshot in located.items()
+    ]
     if output == "json":
         write_out(json.dumps(several_plans_document(plans), indent=2).encode(), b"\n")
     else:
