@@ -56,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     say_warnings("plan", inputs)
     if inputs.read_at:  # the pipeline's reading: how old it is
         print(f"plan: {read_times_line(inputs.read_at, now)}", file=sys.stderr)
+    for snapshot, read_at in zip(inputs.registries, inputs.read_times if inputs.others else (), strict=False):
+        print(f"plan: {snapshot.region}: {read_times_line(read_at, now)}", file=sys.stderr)
     if inputs.others:
         if out is not None:
             raise InputError(

@@ -25,6 +25,8 @@ class RegistryInputs:
     warnings: tuple[str, ...] = ()
     # every registry of a snapshot of several (`snapshot --region A --region B`), the file's order; () for one
     others: tuple[Snapshot, ...] = ()
+    # from the bucket, of several registries: when each registry's repositories were read (registries' order)
+    read_times: tuple[dict[str, datetime], ...] = ()
 
     @property
     def registries(self) -> tuple[Snapshot, ...]:
@@ -55,7 +57,7 @@ def load_inputs(args: argparse.Namespace, *, several: bool = False) -> RegistryI
         return RegistryInputs(snapshot=registries[0], others=registries[1:], inventory=load_manifests(args.manifests))
     if args.manifests is not None:
         raise InputError("--manifests goes with --snapshot: with --bucket, the bucket's in-use manifests are read")
-    return inputs_from_bucket(bucket_name(args.bucket), args.region)
+    return inputs_from_bucket(bucket_name(args.bucket), args.region, several=several)
 
 
 def of_region(
@@ -74,15 +76,26 @@ def of_region(
     return registries
 
 
-def inputs_from_bucket(name: str, region: str | None = None) -> RegistryInputs:
+def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = False) -> RegistryInputs:
+    """`several` without `region`: every Region's kept snapshots, each Region's a registry of its own."""
     from ecr_retention.services.inventory import read_inventory_from_bucket
-    from ecr_retention.services.swept import ListedFirst, load_swept_registry
+    from ecr_retention.services.swept import ListedFirst, load_swept_registries, load_swept_registry
 
     bucket = ListedFirst(s3_bucket(name))
     with aws_errors():
-        swept = load_swept_registry(bucket, region)
+        registries = (
+            load_swept_registries(bucket) if several and region is None else (load_swept_registry(bucket, region),)
+        )
         inventory = read_inventory_from_bucket(bucket)
-    return RegistryInputs(snapshot=swept.snapshot, inventory=inventory, read_at=swept.read_at, warnings=swept.warnings)
+    first, *others = registries
+    return RegistryInputs(
+        snapshot=first.snapshot,
+        others=tuple(registry.snapshot for registry in others),
+        inventory=inventory,
+        read_at=first.read_at if not others else {},
+        warnings=tuple(dict.fromkeys(warning for registry in registries for warning in registry.warnings)),
+        read_times=tuple(registry.read_at for registry in registries),
+    )
 
 
 def say_warnings(command: str, inputs: RegistryInputs) -> None:
