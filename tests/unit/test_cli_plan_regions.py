@@ -201,3 +201,20 @@ def test_diff_of_several_registries_plans_the_region_named(workspace: Path, caps
     assert json.dumps(east_out).count("imageDigest") == 0  # scoping to us-east-1 changes nothing there
     changed = {change["imageDigest"] for repository in west_out["repositories"] for change in repository["changes"]}
     assert changed == {digest("1"), digest("2")}  # eu-west-1 no longer managed: its deletions stop
+
+
+def test_a_policy_with_regions_never_applies_to_a_snapshot_of_unknown_region_and_says_so_once(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unknown = registry("eu-west-1", (digest("2"), "v2"))
+    del unknown["region"]
+    (workspace / "both.json").write_text(json.dumps(unknown))
+
+    code, out, err = plan(workspace, capsys, "--format", "json", rules="scoped.yaml")
+
+    assert code == 0
+    assert json.loads(out)["repositories"][0]["policy"] is None
+    assert err == (
+        "plan: warning: the snapshot names no Region, so policies[0] (scoped with regions) never applies to it; a "
+        "snapshot written by `ecr-retention snapshot` names its Region\n"
+    )

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     now = parse_now(args.now)
     inputs = load_inputs(args, several=True)
-    say_warnings("plan", inputs)
+    say_warnings("plan", inputs, config)
     if inputs.read_at:  # the pipeline's reading: how old it is
         print(f"plan: {read_times_line(inputs.read_at, now)}", file=sys.stderr)
     for snapshot, read_at in zip(inputs.registries, inputs.read_times if inputs.others else (), strict=False):

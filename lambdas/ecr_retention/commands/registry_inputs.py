@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ecr_retention.commands.aws_session import aws_errors, bucket_name, s3_bucket
+from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory
@@ -98,9 +100,23 @@ def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = 
     )
 
 
-def say_warnings(command: str, inputs: RegistryInputs) -> None:
-    for warning in inputs.warnings:
+def say_warnings(command: str, inputs: RegistryInputs, config: RetentionConfig | None = None) -> None:
+    for warning in (*inputs.warnings, *unknown_region_warnings(config, inputs.registries)):
         print(f"{command}: warning: {warning}", file=sys.stderr)
+
+
+def unknown_region_warnings(config: RetentionConfig | None, registries: Sequence[Snapshot]) -> tuple[str, ...]:
+    """A registry of unknown Region (a snapshot without `region`) gets only the policies that name no Region: one
+    warning for the policies that name some, which never apply to it."""
+    if config is None or all(registry.region is not None for registry in registries):
+        return ()
+    scoped = [f"policies[{index}]" for index, policy in enumerate(config.policies) if policy.regions is not None]
+    if not scoped:
+        return ()
+    return (
+        f"the snapshot names no Region, so {', '.join(scoped)} (scoped with regions) never applies to it; a snapshot "
+        "written by `ecr-retention snapshot` names its Region",
+    )
 
 
 def read_times_line(read_at: dict[str, datetime], now: datetime) -> str:
