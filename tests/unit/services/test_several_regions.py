@@ -280,3 +280,48 @@ def test_a_source_whose_repository_no_policy_manages_decides_nothing() -> None:
     assert deleted(report)[(OTHER, "app")] == {"v0", "v1", "v2", "v3"}  # v4 is the newest
     assert (HOME, "app") not in deleted(report)
     assert ("describe_images", "app") not in home.calls
+
+
+def test_the_report_totals_each_region_and_the_summary_and_sheet_name_it(capsys: pytest.CaptureFixture[str]) -> None:
+    from ecr_retention.domain.reporting.summary import render_summary
+    from ecr_retention.handlers.observability import record_region_metrics
+    from ecr_retention.report_sheet import records
+
+    home, other, bucket, _ = two_regions()
+    report = run_pipeline(parse_config(RULES), adapters_of(home, other, bucket))
+
+    assert [(region.region, region.totals.repositories, region.totals.deleted) for region in report.regions] == [
+        (HOME, 1, 2),
+        (OTHER, 2, 3),
+    ]
+    assert report.totals.deleted == sum(region.totals.deleted for region in report.regions)
+    _, body = render_summary(report)
+    assert "\n  eu-west-1: 1 repositories, 4 images, kept 2 (1 in use), deleted 2," in body
+    assert "\n  us-east-1: 2 repositories, 9 images, kept 6 (1 in use), deleted 3," in body
+    assert "\n  app (eu-west-1): ok, 4 images, kept 2, deleted 2" in body
+    assert "\n  app (us-east-1): ok, 5 images, kept 4, deleted 1" in body
+    sheet = list(records(report))
+    assert sheet[0] == "repository,digest,tags,pushed_at,size_bytes,action,reason_kinds,rule,detail,region\r\n"
+    assert {line.rstrip("\r\n").rsplit(",", 1)[1] for line in sheet[1:]} == {HOME, OTHER}
+    capsys.readouterr()
+    record_region_metrics(report)
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    deleted_by_region = {
+        document["Region"]: document["ImagesDeleted"] for document in emitted if "ImagesDeleted" in document
+    }
+    assert deleted_by_region == {HOME: [2.0], OTHER: [3.0]}
+
+
+def test_a_report_of_one_region_has_no_region_totals_nor_column() -> None:
+    from ecr_retention.report_sheet import records
+
+    home, _, bucket, _ = two_regions()
+    report = run_pipeline(
+        parse_config(RULES.replace("    regions: [us-east-1]\n", "")),
+        Adapters(registry=home, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS),
+    )
+
+    assert report.regions == ()
+    assert (
+        next(iter(records(report))) == "repository,digest,tags,pushed_at,size_bytes,action,reason_kinds,rule,detail\r\n"
+    )
