@@ -105,6 +105,21 @@ def load_swept_registry(bucket: Bucket, region: str | None = None) -> SweptRegis
     snapshots of (a deployment that prunes several keeps each Region's; the review names one). Raises InputError
     naming an object that cannot be read (the review would otherwise leave a repository out without a word), or the
     Regions to choose from, and StorageUnavailable."""
+    swept = read_kept_snapshots(bucket)
+    return registry_of(of_one_region(swept, region, f"s3://{bucket.name}/{SNAPSHOTS_PREFIX}"))
+
+
+def load_swept_registries(bucket: Bucket) -> tuple[SweptRegistry, ...]:
+    """Every kept snapshot, grouped by its registry (account, Region) into one registry each, never merged: the
+    home Region's first when there is one of unknown Region (kept before snapshots named it), then by Region."""
+    groups: dict[tuple[str, str], list[SweptRepository]] = {}
+    for repository in read_kept_snapshots(bucket):
+        groups.setdefault((repository.region or "", repository.registry_id or ""), []).append(repository)
+    return tuple(registry_of(groups[where]) for where in sorted(groups))
+
+
+def read_kept_snapshots(bucket: Bucket) -> list[SweptRepository]:
+    """Raises InputError when there is none, or one cannot be read."""
     swept = []
     for key in sorted(bucket.list_objects(SNAPSHOTS_PREFIX)):
         source = f"s3://{bucket.name}/{key}"
@@ -115,7 +130,7 @@ def load_swept_registry(bucket: Bucket, region: str | None = None) -> SweptRegis
         raise InputError(
             f"s3://{bucket.name}/{SNAPSHOTS_PREFIX}: no repository snapshot yet; a sweep of this release writes them"
         )
-    return registry_of(of_one_region(swept, region, f"s3://{bucket.name}/{SNAPSHOTS_PREFIX}"))
+    return swept
 
 
 def of_one_region(swept: list[SweptRepository], region: str | None, source: str) -> list[SweptRepository]:

@@ -31,20 +31,28 @@ from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
 
 
 def plan_registry(
-    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime, *, brakes_off: bool = False
+    config: RetentionConfig,
+    snapshot: Snapshot,
+    inventory: Inventory,
+    now: datetime,
+    *,
+    brakes_off: bool = False,
+    other_registries: Collection[tuple[str, str]] = (),
 ) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches.
 
     `brakes_off` (for `diff`, which compares rules, not inputs): what blocks the run is named in `blocked`, and a
     repository over max_delete_fraction names it in `skipped`, but no decision is held back by either: every image
     has the action the rules and the protecting guards (in use, min_age, index children, referrers) give it, so that
-    two rules files show what each decides even where a brake stops a run today."""
+    two rules files show what each decides even where a brake stops a run today. `other_registries`: the (account,
+    Region) of the other registries planned with this one (a snapshot of several)."""
     run = build_run_context(
         config,
         inventory,
         now,
         registry=snapshot.registry,
         tags_by_repository=_tags_of_named_repositories(config, snapshot),
+        other_registries=other_registries,
     )
     blocked = run.blocked
     if brakes_off:
