@@ -19,6 +19,7 @@ NAMESPACE = "EcrRetention"
 MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
 CLUSTER_DIMENSION = "Cluster"
 IN_USE_MISSING_METRIC = "InUseImagesMissing"
+REGION_DIMENSION = "Region"
 
 logger = Logger(service=SERVICE)
 # botocore is the only library the functions call out through: patching it alone traces every AWS call, as
@@ -49,6 +50,31 @@ def record_run_metrics(report: RunReport) -> None:
     metrics.add_metric(name=IN_USE_MISSING_METRIC, unit=MetricUnit.Count, value=len(report.in_use_missing))
     metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.outcome == "blocked" else 0)
     metrics.add_metric(name="RunsCompleted", unit=MetricUnit.Count, value=1)
+    record_region_metrics(report)
+
+
+def record_region_metrics(report: RunReport) -> None:
+    """With several Regions, each Region's counts again with a Region dimension (beside `service`), each a metric of
+    its own (Metrics shares one dimension set per flush): the run-level metrics above keep theirs, which the alarms
+    match exactly. A single-Region run publishes none (its run-level metrics are its Region's)."""
+    for region in report.regions:
+        totals = region.totals
+        counts = (
+            ("ImagesDeleted", MetricUnit.Count, 0 if report.dry_run else totals.deleted),
+            ("ImagesArchived", MetricUnit.Count, 0 if report.dry_run else totals.archived),
+            ("BytesReclaimed", MetricUnit.Bytes, 0 if report.dry_run else totals.bytes_reclaimed),
+            ("ImagesProtectedInUse", MetricUnit.Count, totals.protected_in_use),
+            ("DeleteFailures", MetricUnit.Count, totals.failed),
+        )
+        for name, unit, value in counts:
+            with single_metric(
+                name=name,
+                unit=unit,
+                value=value,
+                namespace=NAMESPACE,
+                default_dimensions={"service": SERVICE},
+            ) as metric:
+                metric.add_dimension(name=REGION_DIMENSION, value=region.region or "unknown")
 
 
 def record_manifest_ages(generated_at: Mapping[str, datetime], clusters: Iterable[str], now: datetime) -> None:

@@ -80,8 +80,8 @@ def subject_line(report: RunReport) -> str:
 STOPPED = ("busy", "gone", "failed", "unmanaged")  # outcomes of a repository that was not evaluated to the end
 
 
-def repository_line(repo: RepositoryReport, dry_run: bool) -> str:
-    head = f"{repo.repository_name}: {repo.outcome}"
+def repository_line(repo: RepositoryReport, dry_run: bool, name: str | None = None) -> str:
+    head = f"{name or repo.repository_name}: {repo.outcome}"
     if repo.outcome in STOPPED:
         return head + (f" ({repo.error})" if repo.error else "")
     return ", ".join([head, *repository_counts(repo, dry_run)])
@@ -162,22 +162,35 @@ def blocked_lines(report: RunReport) -> list[str]:
     return ["", "BLOCKED, nothing was deleted anywhere:"] + [f"  - {reason}" for reason in report.blocked]
 
 
-def totals_lines(report: RunReport) -> list[str]:
-    totals = report.totals
-    return [
-        "",
-        f"Totals: {totals.repositories} repositories, {totals.images} images, kept {totals.kept} "
-        f"({totals.protected_in_use} in use), {action_verb('delete', dry_run=report.dry_run)} {totals.deleted}, "
+def totals_text(totals: RunTotals, dry_run: bool) -> str:
+    return (
+        f"{totals.repositories} repositories, {totals.images} images, kept {totals.kept} "
+        f"({totals.protected_in_use} in use), {action_verb('delete', dry_run=dry_run)} {totals.deleted}, "
         f"archived {totals.archived}, cancelled {totals.cancelled}, failed {totals.failed}, "
-        f"reclaims {human_bytes(totals.bytes_reclaimed)}",
+        f"reclaims {human_bytes(totals.bytes_reclaimed)}"
+    )
+
+
+def totals_lines(report: RunReport) -> list[str]:
+    """The overall totals; when the run spans several Regions, a line of each Region's under them."""
+    lines = ["", f"Totals: {totals_text(report.totals, report.dry_run)}"]
+    lines += [
+        f"  {region.region or 'unknown Region'}: {totals_text(region.totals, report.dry_run)}" for region in report.regions
     ]
+    return lines
+
+
+def repository_name(report: RunReport, repo: RepositoryReport) -> str:
+    """A repository as the summary names it: by name, and by Region too (`us-east-1:team/app`) when the run spans
+    several."""
+    return f"{report.region_of(repo)}:{repo.repository_name}" if report.several_regions else repo.repository_name
 
 
 def repository_lines(shown: Sequence[RepositoryReport], report: RunReport) -> list[str]:
     """A line per managed repository (at most REPOSITORY_LINES), each skipped one with why."""
     lines = ["", "Repositories:"]
     for repo in shown[:REPOSITORY_LINES]:
-        lines.append(f"  {repository_line(repo, report.dry_run)}")
+        lines.append(f"  {repository_line(repo, report.dry_run, repository_name(report, repo))}")
         if repo.skipped:
             lines.append(f"    skipped: {repo.skipped}")
     if len(shown) > REPOSITORY_LINES:
