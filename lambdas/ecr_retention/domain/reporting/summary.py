@@ -175,7 +175,8 @@ def totals_lines(report: RunReport) -> list[str]:
     """The overall totals; when the run spans several Regions, a line of each Region's under them."""
     lines = ["", f"Totals: {totals_text(report.totals, report.dry_run)}"]
     lines += [
-        f"  {region.region or 'unknown Region'}: {totals_text(region.totals, report.dry_run)}" for region in report.regions
+        f"  {region.region or 'unknown Region'}: {totals_text(region.totals, report.dry_run)}"
+        for region in report.regions
     ]
     return lines
 
@@ -206,7 +207,7 @@ def failure_lines(report: RunReport) -> list[str]:
     if not failed:
         return []
     return ["", "Failures:"] + [
-        f"  {repo.repository_name}  {short_digest(entry.image_digest, with_algorithm=True)}  "
+        f"  {repository_name(report, repo)}  {short_digest(entry.image_digest, with_algorithm=True)}  "
         f"{entry.error_code}: {entry.detail}"
         for repo, entry in failed[:FAILURES_SHOWN]
     ]
@@ -238,7 +239,7 @@ def largest_lines(report: RunReport) -> list[str]:
     if not largest:
         return []
     return ["", f"Largest {'would-be deletions' if report.dry_run else 'deletions'}:"] + [
-        entry_line(repo.repository_name, entry, report.started_at) for repo, entry in largest
+        entry_line(repository_name(report, repo), entry, report.started_at) for repo, entry in largest
     ]
 
 
