@@ -12,9 +12,11 @@ import pytest
 
 from ecr_retention.domain.planning.plan import Reason
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
+from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.handlers.observability import record_region_metrics
+from ecr_retention.report_page import render_page
 from ecr_retention.report_sheet import COLUMNS, render_sheet
 from support.builders import NOW, digest
 
@@ -182,3 +184,23 @@ def test_a_single_region_run_publishes_no_regional_metric(capsys: pytest.Capture
     record_region_metrics(report_of(repo("team/app", HOME, deleted=1)))
 
     assert capsys.readouterr().out == ""
+
+
+def test_the_page_of_two_regions_shows_each_repositorys_region_totals_and_a_region_filter() -> None:
+    report = two_regions()
+
+    html = render_page(report, StoragePrice.for_region(HOME))
+
+    assert '<select id="filter-region">' in html
+    assert f'<option value="{OTHER}">{OTHER}</option>' in html
+    assert f'<tr data-region="{HOME}"><th scope="row"><bdi>{HOME}</bdi></th>' in html
+    assert f'data-repository="team/app" data-region="{OTHER}"' in html
+    assert f'<tr data-repository="tools" data-region="{HOME}"' in html  # predates the field: the run's Region
+
+
+def test_the_page_of_one_region_has_no_region_filter_nor_column() -> None:
+    html = render_page(report_of(repo("team/app", HOME, deleted=1)), StoragePrice.for_region(HOME))
+
+    assert 'id="filter-region"' not in html
+    assert 'id="region-totals"' not in html
+    assert '<th scope="col">Region</th>' not in html
