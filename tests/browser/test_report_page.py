@@ -451,7 +451,7 @@ def test_the_region_filter_shows_exactly_the_images_of_that_region(open_report: 
     assert expected
     page = open_report(report).page
 
-    assert page.locator("#region-totals tbody tr").count() == 2  # noqa: PLR2004 - two Regions
+    assert page.locator("#region-totals tbody tr").count() == 2
     assert value(page, '#region-totals tr[data-region="us-east-1"] [data-total="deleted"]') == str(
         report.regions[1].totals.deleted
     )
