@@ -24,8 +24,19 @@ from operator import attrgetter
 from ecr_retention.domain.reporting.report import EntryGroup, ImageEntry, RepositoryReport, RunReport, grouped_entries
 from ecr_retention.domain.sentinel.matching import IN_USE_MISSING, MissingReference
 
-COLUMNS = ("repository", "digest", "tags", "pushed_at", "size_bytes", "action", "reason_kinds", "rule", "detail")
-REGION_COLUMN = "region"  # last, only in the sheet of a run that pruned several Regions
+# `region` last: added with several Regions, after the columns consumers already read by position.
+COLUMNS = (
+    "repository",
+    "digest",
+    "tags",
+    "pushed_at",
+    "size_bytes",
+    "action",
+    "reason_kinds",
+    "rule",
+    "detail",
+    "region",
+)
 # Tags are space-separated (ECR tags hold no whitespace); reason kinds are joined with ";".
 TAG_SEPARATOR = " "
 KIND_SEPARATOR = ";"
@@ -82,8 +93,10 @@ def csv_text(cells: Row) -> str:
     return buffer.getvalue().removesuffix(LINE_END)
 
 
-def image_record(repository: str, action: str, entry: ImageEntry, reasons: ReasonText = reason_text) -> str:
-    """One image's record, `repository` guarded already. The push time, the action and the reason kinds need no
+def image_record(
+    repository: str, action: str, entry: ImageEntry, reasons: ReasonText = reason_text, region: str = ""
+) -> str:
+    """One image's record, `repository` and `region` (its cell as written) guarded already. The push time, the action and the reason kinds need no
     guard: they start with a digit or a letter. `reasons` writes the last three cells (a run repeats a few dozen
     combinations of reasons over its images: the caller may write each once)."""
     size = entry.image_size_in_bytes
@@ -98,7 +111,7 @@ def image_record(repository: str, action: str, entry: ImageEntry, reasons: Reaso
     given = entry.reasons
     kinds = (given[0].kind,) if len(given) == 1 else tuple(map(_kind, given))  # most images: one, without iterators
     last = reasons(kinds, entry.kind, entry.rule, entry.detail, entry.error_code)
-    return csv_text(cells) + DELIMITER + last + LINE_END
+    return csv_text(cells) + DELIMITER + last + DELIMITER + region + LINE_END
 
 
 def _newest_first(item: tuple[EntryGroup, ImageEntry]) -> tuple[float, str]:
@@ -112,32 +125,16 @@ def newest_first(repo: RepositoryReport) -> list[tuple[EntryGroup, ImageEntry]]:
 
 def records(report: RunReport) -> Iterator[str]:
     """The header's record, then the images': repositories by name (as the report lists them), then images newest
-    first, ties by digest. A run that pruned several Regions has a last column, `region`: each image's registry's
-    (empty for an in-use-missing row, which names its registry in its detail); a run of one Region has none, as
-    before."""
-    if report.regions:
-        yield from _with_regions(report)
-        return
+    first, ties by digest."""
     yield csv_text(COLUMNS) + LINE_END
     reasons = cache(reason_text)
     for repo in report.repositories:
         repository = guarded(repo.repository_name)
+        region = csv_text((guarded(report.region_of(repo) or ""), ""))[:-1]  # one cell, as csv writes it
         for action, entry in newest_first(repo):
-            yield image_record(repository, action, entry, reasons)
+            yield image_record(repository, action, entry, reasons, region)
     for found in report.in_use_missing:
         yield missing_record(found)
-
-
-def _with_regions(report: RunReport) -> Iterator[str]:
-    yield csv_text((*COLUMNS, REGION_COLUMN)) + LINE_END
-    reasons = cache(reason_text)
-    for repo in report.repositories:
-        repository = guarded(repo.repository_name)
-        ending = f"{DELIMITER}{guarded(repo.region or report.region or '')}{LINE_END}"
-        for action, entry in newest_first(repo):
-            yield image_record(repository, action, entry, reasons).removesuffix(LINE_END) + ending
-    for found in report.in_use_missing:
-        yield missing_record(found).removesuffix(LINE_END) + DELIMITER + LINE_END
 
 
 def missing_record(found: MissingReference) -> str:
@@ -154,6 +151,7 @@ def missing_record(found: MissingReference) -> str:
         IN_USE_MISSING,
         "",
         guarded(found.detail),
+        "",  # region: a reference names its registry's host; the finding does not carry a Region
     )
     return csv_text(cells) + LINE_END
 

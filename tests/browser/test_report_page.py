@@ -13,7 +13,7 @@ import pytest
 
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.reporting.cost import StoragePrice, run_cost
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, region_totals_of
 from ecr_retention.domain.sentinel.matching import MissingReference
 from ecr_retention.report_page import render_page
 from ecr_retention_dev.browser import screenshot_page
@@ -427,3 +427,38 @@ def test_a_screenshot_of_the_page_is_written(browser: Any, real_run: RunReport, 
     width, height = int.from_bytes(header[16:20], "big"), int.from_bytes(header[20:24], "big")
     assert width == 1280
     assert 0 < height <= 1400
+
+
+def two_region_run(report: RunReport, other: str = "us-east-1") -> RunReport:
+    """The real run with every second repository in another Region than the run's."""
+    repositories = tuple(
+        repo.model_copy(update={"region": other if index % 2 else report.region})
+        for index, repo in enumerate(report.repositories)
+    )
+    return report.model_copy(
+        update={"repositories": repositories, "regions": region_totals_of(repositories, report.region)}
+    )
+
+
+def test_the_region_filter_shows_exactly_the_images_of_that_region(open_report: Open, real_run: RunReport) -> None:
+    report = two_region_run(real_run)
+    regional = {repo.repository_name: repo.region for repo in report.repositories}
+    expected = {
+        (repository, entry.image_digest)
+        for repository, _, entry in images(report)
+        if regional[repository] == "us-east-1"
+    }
+    assert expected
+    page = open_report(report).page
+
+    assert page.locator("#region-totals tbody tr").count() == 2
+    assert value(page, '#region-totals tr[data-region="us-east-1"] [data-total="deleted"]') == str(
+        report.regions[1].totals.deleted
+    )
+    page.select_option("#filter-region", "us-east-1")
+    wait_for_shown(page, len(expected))
+
+    assert {(row["repository"], row["digest"]) for row in shown(page)} == expected
+    assert {row["region"] for row in shown(page)} == {"us-east-1"}
+    page.select_option("#filter-region", "all")
+    wait_for_shown(page, len(images(report)))

@@ -235,7 +235,7 @@ def test_in_use_references_that_are_missing_follow_the_images_as_rows_of_their_o
     # When the sheet is written, then each is a row after the images, sorted by repository, formulas guarded
     rows = parsed(render_sheet(report))[1:]
     assert rows == [
-        ["'=tools", digest("x"), "", "", "", "in-use-missing", "in-use-missing", "", by_digest.detail],
-        ["app", digest("ran"), "dev", "", "", "in-use-missing", "in-use-missing", "", by_tag.detail],
+        ["'=tools", digest("x"), "", "", "", "in-use-missing", "in-use-missing", "", by_digest.detail, ""],
+        ["app", digest("ran"), "dev", "", "", "in-use-missing", "in-use-missing", "", by_tag.detail, ""],
     ]
     assert by_tag.detail == "the next pull of prod: prod/Deployment/app (pod) fails: app:dev no longer exists"

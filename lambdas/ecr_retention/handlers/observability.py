@@ -18,8 +18,8 @@ SERVICE = "ecr-retention"
 NAMESPACE = "EcrRetention"
 MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
 CLUSTER_DIMENSION = "Cluster"
-REGION_DIMENSION = "Region"
 IN_USE_MISSING_METRIC = "InUseImagesMissing"
+REGION_DIMENSION = "Region"
 
 logger = Logger(service=SERVICE)
 # botocore is the only library the functions call out through: patching it alone traces every AWS call, as
@@ -34,18 +34,21 @@ PACKAGE_LOGGER = logging.getLogger("ecr_retention")
 copy_config_to_registered_loggers(source_logger=logger, include={PACKAGE_LOGGER.name})
 
 
+def _done(report: RunReport, count: int) -> int:
+    """What a run did: nothing in dry run, whatever it would have done."""
+    return 0 if report.dry_run else count
+
+
 def record_run_metrics(report: RunReport) -> None:
     totals = report.totals
-    metrics.add_metric(name="ImagesDeleted", unit=MetricUnit.Count, value=0 if report.dry_run else totals.deleted)
-    metrics.add_metric(name="ImagesArchived", unit=MetricUnit.Count, value=0 if report.dry_run else totals.archived)
-    metrics.add_metric(
-        name="BytesReclaimed", unit=MetricUnit.Bytes, value=0 if report.dry_run else totals.bytes_reclaimed
-    )
+    metrics.add_metric(name="ImagesDeleted", unit=MetricUnit.Count, value=_done(report, totals.deleted))
+    metrics.add_metric(name="ImagesArchived", unit=MetricUnit.Count, value=_done(report, totals.archived))
+    metrics.add_metric(name="BytesReclaimed", unit=MetricUnit.Bytes, value=_done(report, totals.bytes_reclaimed))
     metrics.add_metric(name="ImagesProtectedInUse", unit=MetricUnit.Count, value=totals.protected_in_use)
     metrics.add_metric(name="DeleteFailures", unit=MetricUnit.Count, value=totals.failed)
     # In-use images found ARCHIVED, restored or not (the report and the summary name them and their workloads).
     metrics.add_metric(name="InUseImagesArchived", unit=MetricUnit.Count, value=totals.in_use_archived)
-    metrics.add_metric(name="ImagesRestored", unit=MetricUnit.Count, value=0 if report.dry_run else totals.restored)
+    metrics.add_metric(name="ImagesRestored", unit=MetricUnit.Count, value=_done(report, totals.restored))
     # In-use references the next pull cannot get (finding in-use-missing): removed by something else; alarmed.
     metrics.add_metric(name=IN_USE_MISSING_METRIC, unit=MetricUnit.Count, value=len(report.in_use_missing))
     metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.outcome == "blocked" else 0)
@@ -54,25 +57,27 @@ def record_run_metrics(report: RunReport) -> None:
 
 
 def record_region_metrics(report: RunReport) -> None:
-    """With several Regions pruned, each one's counts again with a Region dimension (the run's metrics above keep
-    theirs: the alarms match them exactly). Each is a metric of its own (Metrics shares one dimension set per flush)."""
+    """With several Regions, each Region's counts again with a Region dimension (beside `service`), each a metric of
+    its own (Metrics shares one dimension set per flush): the run-level metrics above keep theirs, which the alarms
+    match exactly. A single-Region run publishes none (its run-level metrics are its Region's)."""
     for region in report.regions:
         totals = region.totals
-        counts = {
-            "ImagesDeleted": 0 if report.dry_run else totals.deleted,
-            "ImagesArchived": 0 if report.dry_run else totals.archived,
-            "ImagesProtectedInUse": totals.protected_in_use,
-            "DeleteFailures": totals.failed,
-        }
-        for name, value in counts.items():
+        counts = (
+            ("ImagesDeleted", MetricUnit.Count, _done(report, totals.deleted)),
+            ("ImagesArchived", MetricUnit.Count, _done(report, totals.archived)),
+            ("BytesReclaimed", MetricUnit.Bytes, _done(report, totals.bytes_reclaimed)),
+            ("ImagesProtectedInUse", MetricUnit.Count, totals.protected_in_use),
+            ("DeleteFailures", MetricUnit.Count, totals.failed),
+        )
+        for name, unit, value in counts:
             with single_metric(
                 name=name,
-                unit=MetricUnit.Count,
+                unit=unit,
                 value=value,
                 namespace=NAMESPACE,
                 default_dimensions={"service": SERVICE},
             ) as metric:
-                metric.add_dimension(name=REGION_DIMENSION, value=region.region)
+                metric.add_dimension(name=REGION_DIMENSION, value=region.region or "unknown")
 
 
 def record_manifest_ages(generated_at: Mapping[str, datetime], clusters: Iterable[str], now: datetime) -> None:

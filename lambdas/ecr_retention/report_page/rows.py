@@ -62,6 +62,7 @@ def image_rows(report: RunReport) -> Iterator[str]:
     for repo in report.repositories:
         at = repo.evaluated_at or report.started_at
         repository, label = escaped(repo.repository_name), escaped(visible(repo.repository_name))
+        region = escaped(report.region_of(repo) or "unknown")
         for action, entries in table_entries(repo):
             shown = escaped(action)
             for entry in entries:
@@ -69,7 +70,7 @@ def image_rows(report: RunReport) -> Iterator[str]:
                 age_seconds, age = image_age(at, entry)
                 size = entry.image_size_in_bytes
                 yield (
-                    f'<tr class="image {shown}" data-repository="{repository}" data-digest="{digest}" '
+                    f'<tr class="image {shown}" data-repository="{repository}" data-region="{region}" data-digest="{digest}" '
                     f'data-action="{shown}" data-age-seconds="{age_seconds}" data-size="{"" if size is None else size}">'
                     f'<td>{label}</td><td title="{digest}">'
                     f"{escaped_text(visible(short_digest(entry.image_digest, with_algorithm=True)))}</td>"

@@ -176,10 +176,12 @@ class RepositoryRow:
     bytes_reclaimed: int
     bytes_human: str
     note: str  # why it was skipped, or what failed
+    region: str  # the repository's Region (the run's for a report that predates it), shown when the run spans several
 
 
-def repository_row(repo: RepositoryReport) -> RepositoryRow:
+def repository_row(repo: RepositoryReport, region: str | None = None) -> RepositoryRow:
     return RepositoryRow(
+        region=visible(region or "unknown"),
         name=repo.repository_name,
         label=visible(repo.repository_name),
         outcome=repo.outcome,
@@ -193,6 +195,26 @@ def repository_row(repo: RepositoryReport) -> RepositoryRow:
         bytes_reclaimed=repo.bytes_reclaimed,
         bytes_human=human_bytes(repo.bytes_reclaimed),
         note=visible(repo.skipped or repo.error or ""),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RegionView:
+    """One Region's totals on the page of a run over several Regions."""
+
+    region: str  # raw, for data-region (an attribute: escaped, never shown)
+    label: str
+    totals: tuple[Total, ...]
+
+
+def regions_of(report: RunReport) -> tuple[RegionView, ...]:
+    return tuple(
+        RegionView(
+            region=region.region or "unknown",
+            label=visible(region.region or "unknown"),
+            totals=totals_of(region.totals, report.dry_run),
+        )
+        for region in report.regions
     )
 
 
@@ -302,6 +324,7 @@ class Page:
     blocked: tuple[str, ...]
     checks: tuple[Check, ...]
     totals: tuple[Total, ...]
+    regions: tuple[RegionView, ...]  # per Region when the run spans several; () for one
     repositories: tuple[RepositoryRow, ...]
     bytes_chart: BarChart
     age_charts: tuple[AgeChart, ...]
@@ -321,7 +344,8 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
         blocked=tuple(visible(reason) for reason in report.blocked),
         checks=checks_of(report),
         totals=totals_of(report.totals, report.dry_run),
-        repositories=tuple(repository_row(repo) for repo in report.repositories),
+        regions=regions_of(report),
+        repositories=tuple(repository_row(repo, report.region_of(repo)) for repo in report.repositories),
         bytes_chart=bytes_chart(report.repositories, report.dry_run),
         age_charts=tuple(
             age_chart(repo, repo.evaluated_at or report.started_at, report.dry_run)

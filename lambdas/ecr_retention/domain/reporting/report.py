@@ -145,11 +145,18 @@ class RunTotals(PlanModel):
         return bool(self.entered_quarantine or self.left_quarantine or self.in_quarantine)
 
 
-class RegionTotals(PlanModel):
-    """The totals of one Region's repositories, in a run that pruned several."""
+SEVERAL_REGIONS = 2  # a report shows Regions when its repositories span at least this many
 
-    region: str
+
+class RegionTotals(PlanModel):
+    """The totals of one Region's repositories in a run that spans several (RunReport.regions)."""
+
+    region: str | None
     totals: RunTotals
+
+
+def _single_region(regions: tuple[RegionTotals, ...]) -> bool:
+    return len(regions) < SEVERAL_REGIONS
 
 
 class RunReport(PlanModel):
@@ -169,8 +176,9 @@ class RunReport(PlanModel):
     # Each in-use manifest as the run's report step read it (expected clusters first among the checks).
     manifests: tuple[ManifestEvidence, ...] = ()
     totals: RunTotals = Field(default_factory=RunTotals)
-    # With several Regions pruned, each one's totals (the run's own Region first); empty for a run of one Region.
-    regions: tuple[RegionTotals, ...] = ()
+    # Per Region, home Region first then the others by name, when the run's repositories span several Regions; left
+    # out of a single-Region report, which keeps its shape (docs/report.md).
+    regions: tuple[RegionTotals, ...] = Field(default=(), exclude_if=_single_region)
     repositories: tuple[RepositoryReport, ...] = ()
     # The doctor's structural findings on the lifecycle policies of the registry's repository creation templates,
     # each named by its template's prefix (services/templates.py).
@@ -190,6 +198,15 @@ class RunReport(PlanModel):
     def to_json_bytes(self, indent: int = 1) -> bytes:
         """to_json() as UTF-8, as pydantic's encoder writes it: a large report is never held as text too."""
         return _run_report_adapter().dump_json(self, by_alias=True, indent=indent)
+
+    @property
+    def several_regions(self) -> bool:
+        """The run's repositories span more than one Region: the renderers show Regions."""
+        return len(self.regions) >= SEVERAL_REGIONS
+
+    def region_of(self, repo: RepositoryReport) -> str | None:
+        """The Region of a repository of this report: its own, or (a report that predates it) the run's."""
+        return repo.region or self.region
 
     @property
     def has_problems(self) -> bool:
@@ -234,15 +251,15 @@ def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
     return RunTotals(**values)
 
 
-def region_totals(repositories: Sequence[RepositoryReport], home: str | None) -> tuple[RegionTotals, ...]:
-    """Each Region's totals, the home Region first, the others by name; none when the repositories are of one Region
-    (a repository of no Region is the home Region's)."""
-    by_region: dict[str, list[RepositoryReport]] = {}
-    for repository in repositories:
-        by_region.setdefault(repository.region or home or "", []).append(repository)
-    if len(by_region) < 2:
+def region_totals_of(repositories: Sequence[RepositoryReport], home: str | None) -> tuple[RegionTotals, ...]:
+    """Totals per Region when the repositories span several, home Region first, then the others by name; () for one.
+    A repository without a Region (a report that predates it) counts in the home Region."""
+    by_region: dict[str | None, list[RepositoryReport]] = {}
+    for repo in repositories:
+        by_region.setdefault(repo.region or home, []).append(repo)
+    if len(by_region) < SEVERAL_REGIONS:
         return ()
-    order = sorted(by_region, key=lambda region: (region != home, region))
+    order = sorted(by_region, key=lambda region: (region != home, region is None, region or ""))
     return tuple(RegionTotals(region=region, totals=totals_of(by_region[region])) for region in order)
 
 
@@ -267,6 +284,7 @@ class RunFacts:
 
 def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
     """The run report of a run's facts, to be found at report_url."""
+    # By name, then (two Regions' repositories of one name) by Region.
     ordered = sorted(facts.repositories, key=lambda repo: (repo.repository_name, repo.region or ""))
     blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
     warnings = tuple(dict.fromkeys([*facts.warnings, *(w for repo in ordered for w in repo.warnings)]))
@@ -284,7 +302,7 @@ def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
         report_url=report_url,
         manifests=tuple(facts.manifests),
         totals=totals_of(ordered),
-        regions=region_totals(ordered, facts.registry.region),
+        regions=region_totals_of(ordered, facts.registry.region),
         repositories=tuple(ordered),
         template_findings=tuple(facts.template_findings),
         in_use_missing=tuple(

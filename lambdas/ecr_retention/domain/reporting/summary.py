@@ -80,10 +80,8 @@ def subject_line(report: RunReport) -> str:
 STOPPED = ("busy", "gone", "failed", "unmanaged")  # outcomes of a repository that was not evaluated to the end
 
 
-def repository_line(repo: RepositoryReport, dry_run: bool, *, named_by_region: bool = False) -> str:
-    """`named_by_region`: the run pruned several Regions, so the name alone may be two repositories'."""
-    name = f"{repo.repository_name} ({repo.region})" if named_by_region and repo.region else repo.repository_name
-    head = f"{name}: {repo.outcome}"
+def repository_line(repo: RepositoryReport, dry_run: bool, name: str | None = None) -> str:
+    head = f"{name or repo.repository_name}: {repo.outcome}"
     if repo.outcome in STOPPED:
         return head + (f" ({repo.error})" if repo.error else "")
     return ", ".join([head, *repository_counts(repo, dry_run)])
@@ -164,15 +162,6 @@ def blocked_lines(report: RunReport) -> list[str]:
     return ["", "BLOCKED, nothing was deleted anywhere:"] + [f"  - {reason}" for reason in report.blocked]
 
 
-def totals_lines(report: RunReport) -> list[str]:
-    """The run's totals, then (several Regions pruned) each Region's."""
-    return [
-        "",
-        f"Totals: {totals_text(report.totals, report.dry_run)}",
-        *(f"  {region.region}: {totals_text(region.totals, report.dry_run)}" for region in report.regions),
-    ]
-
-
 def totals_text(totals: RunTotals, dry_run: bool) -> str:
     return (
         f"{totals.repositories} repositories, {totals.images} images, kept {totals.kept} "
@@ -182,11 +171,27 @@ def totals_text(totals: RunTotals, dry_run: bool) -> str:
     )
 
 
+def totals_lines(report: RunReport) -> list[str]:
+    """The overall totals; when the run spans several Regions, a line of each Region's under them."""
+    lines = ["", f"Totals: {totals_text(report.totals, report.dry_run)}"]
+    lines += [
+        f"  {region.region or 'unknown Region'}: {totals_text(region.totals, report.dry_run)}"
+        for region in report.regions
+    ]
+    return lines
+
+
+def repository_name(report: RunReport, repo: RepositoryReport) -> str:
+    """A repository as the summary names it: by name, and by Region too (`us-east-1:team/app`) when the run spans
+    several."""
+    return f"{report.region_of(repo)}:{repo.repository_name}" if report.several_regions else repo.repository_name
+
+
 def repository_lines(shown: Sequence[RepositoryReport], report: RunReport) -> list[str]:
     """A line per managed repository (at most REPOSITORY_LINES), each skipped one with why."""
     lines = ["", "Repositories:"]
     for repo in shown[:REPOSITORY_LINES]:
-        lines.append(f"  {repository_line(repo, report.dry_run, named_by_region=bool(report.regions))}")
+        lines.append(f"  {repository_line(repo, report.dry_run, repository_name(report, repo))}")
         if repo.skipped:
             lines.append(f"    skipped: {repo.skipped}")
     if len(shown) > REPOSITORY_LINES:
@@ -202,7 +207,7 @@ def failure_lines(report: RunReport) -> list[str]:
     if not failed:
         return []
     return ["", "Failures:"] + [
-        f"  {repo.repository_name}  {short_digest(entry.image_digest, with_algorithm=True)}  "
+        f"  {repository_name(report, repo)}  {short_digest(entry.image_digest, with_algorithm=True)}  "
         f"{entry.error_code}: {entry.detail}"
         for repo, entry in failed[:FAILURES_SHOWN]
     ]
@@ -234,7 +239,7 @@ def largest_lines(report: RunReport) -> list[str]:
     if not largest:
         return []
     return ["", f"Largest {'would-be deletions' if report.dry_run else 'deletions'}:"] + [
-        entry_line(repo.repository_name, entry, report.started_at) for repo, entry in largest
+        entry_line(repository_name(report, repo), entry, report.started_at) for repo, entry in largest
     ]
 
 

@@ -1,5 +1,5 @@
 "use strict";
-// The image table: sort by column, filter by text and action, the first PAGE matches shown, "show more" for the
+// The image table: sort by column, filter by text, action and (a run over several Regions) Region, the first PAGE matches shown, "show more" for the
 // next. Reads every row's data once; never writes markup (no innerHTML), only attributes and textContent.
 (() => {
   const PAGE = 500;
@@ -8,6 +8,7 @@
   if (!body) return;
   const text = document.getElementById("filter-text");
   const action = document.getElementById("filter-action");
+  const region = document.getElementById("filter-region"); // only on the page of a run over several Regions
   const count = document.getElementById("row-count");
   const more = document.getElementById("show-more");
   const controls = document.getElementById("controls");
@@ -27,6 +28,7 @@
       age: Number(d.ageSeconds),
       size,
       action: d.action || "",
+      region: d.region || "",
       haystack: [d.repository, d.digest, tags, reasons].join("\n").toLowerCase(),
       shown: true,
     };
@@ -44,10 +46,14 @@
   const apply = () => {
     const needle = text.value.trim().toLowerCase();
     const wanted = action.value;
+    const where = region ? region.value : "all";
     let matches = 0;
     let shown = 0;
     for (const item of order) {
-      const match = (wanted === "all" || item.action === wanted) && (needle === "" || item.haystack.includes(needle));
+      const match =
+        (wanted === "all" || item.action === wanted) &&
+        (where === "all" || item.region === where) &&
+        (needle === "" || item.haystack.includes(needle));
       let visible = false;
       if (match) {
         matches += 1;
@@ -95,6 +101,12 @@
     limit = PAGE;
     apply();
   });
+  if (region) {
+    region.addEventListener("change", () => {
+      limit = PAGE;
+      apply();
+    });
+  }
   more.addEventListener("click", () => {
     limit += PAGE;
     apply();
