@@ -4,6 +4,9 @@ under cdk-nag.
 `python app.py` writes `cdk.out` without Docker and without calling AWS (bundling the functions fetches the
 pinned wheels from the package index). Settings come from the CDK context (cdk.json, `-c key=value`); the
 rules file is `retention.yaml` unless the context key `config` names another one. docs/deploy.md lists both.
+With the context key `regions`, the app also synthesizes one EcrRetentionEvents-<region> stack per pruned Region
+other than the home one, which forwards that Region's ECR events to the home Region (`cdk deploy --all`,
+docs/regions.md).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from infra import constants
 from infra.app_context import cdk_json_context
 from infra.deploy_settings import DeploySettings
 from infra.policy_sizes import check_policy_sizes
+from infra.region_forwarder import forwarder_stacks
 from infra.stack import EcrRetentionStack
 
 
@@ -28,13 +32,15 @@ def main() -> int:
     app = cdk.App(outdir=os.environ.get("CDK_OUTDIR", "cdk.out"), context=cdk_json_context())
     try:
         settings = DeploySettings.from_context(app.node.try_get_context)
+        # The stack has no fixed Region: with `regions`, the CLI must deploy it to the home Region.
+        settings.check_cli_region(os.environ.get("CDK_DEFAULT_REGION"))
         config = load_config(settings.rules_file)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 
     try:
-        EcrRetentionStack(
+        stack = EcrRetentionStack(
             app,
             constants.STACK_NAME,
             config=config,
@@ -42,6 +48,7 @@ def main() -> int:
             description=constants.STACK_DESCRIPTION,
             tags=dict(constants.STACK_TAGS),
         )
+        forwarders = forwarder_stacks(app, stack)
     except InputError as error:  # the context and the rules file disagree (DeploySettings.check_against_the_stack)
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -49,7 +56,8 @@ def main() -> int:
     assembly = app.synth()
     # A policy over its AWS size limit would fail the deploy and roll it back: said here, in one line.
     try:
-        check_policy_sizes(assembly.get_stack_by_name(constants.STACK_NAME).template, stack_name=constants.STACK_NAME)
+        for name in [constants.STACK_NAME, *(forwarder.stack_name for forwarder in forwarders)]:
+            check_policy_sizes(assembly.get_stack_by_name(name).template, stack_name=name)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ from measuring import BENCHMARKS, ROOT, add_tree_argument, revision, tree_enviro
 SCRIPTS = [
     ("Engine: the plan command", "plan_bench.py"),
     ("API efficiency and the sweep", "pipeline_bench.py"),
+    ("Several Regions: API calls per Region", "regions_bench.py"),
     ("Report step: time and peak memory", "report_step.py"),
     ("Lambda cold start", "asset_bench.py"),
     ("Report page: render, size and first paint", "report_page.py"),

@@ -3,7 +3,7 @@ acknowledgements of the wildcards they must contain (repository patterns, object
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
@@ -12,29 +12,50 @@ from constructs import Construct
 
 from infra import nag
 
-# arn:<partition>:ecr:<region>:<account> as cdk-nag prints it in a finding.
+# arn:<partition>:ecr:<region>:<account> as cdk-nag prints it in a finding (the stack's own Region).
 NAG_REGISTRY_ARN = "arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>"
 ALL_REPOSITORIES = "*"
+# Repository patterns by Region (infra.repository_scope.PrunedRegions): the key None is the stack's own Region, whose
+# ARNs name the stack's Region as today's single-Region template does; another key names a pruned Region.
+RegionalPatterns = Mapping[str | None, Sequence[str]]
 
 
-def repository_arns(scope: Construct, patterns: Sequence[str]) -> list[str]:
-    """The IAM resource for each rules-file pattern, unchanged (infra.repository_scope explains why)."""
+def repository_arns(scope: Construct, patterns: Sequence[str], region: str | None = None) -> list[str]:
+    """The IAM resource for each rules-file pattern, unchanged (infra.repository_scope explains why), in the
+    Region's registry (None: the stack's)."""
     stack = Stack.of(scope)
-    return [stack.format_arn(service="ecr", resource="repository", resource_name=pattern) for pattern in patterns]
+    return [
+        stack.format_arn(service="ecr", region=region, resource="repository", resource_name=pattern)
+        for pattern in patterns
+    ]
 
 
-def ecr_statement(scope: Construct, actions: Sequence[str], patterns: Sequence[str]) -> iam.PolicyStatement:
-    return iam.PolicyStatement(actions=sorted(actions), resources=repository_arns(scope, patterns))
+def ecr_statements(scope: Construct, actions: Sequence[str], patterns: RegionalPatterns) -> list[iam.PolicyStatement]:
+    """One statement per Region (the stack's own first): a role's policy that outgrows IAM's inline limit is split by
+    the CDK statement by statement into managed policies (6,144 characters each), so no one statement may hold every
+    Region's patterns."""
+    return [
+        iam.PolicyStatement(actions=sorted(actions), resources=repository_arns(scope, each, region))
+        for region, each in patterns.items()
+    ]
 
 
-def acknowledge_repository_patterns(role: iam.IRole, patterns: Sequence[str], why: str) -> None:
-    for pattern in patterns:
-        if "*" in pattern or "?" in pattern:
-            nag.acknowledge(
-                role,
-                f"AwsSolutions-IAM5[Resource::{NAG_REGISTRY_ARN}:repository/{pattern}]",
-                f"Repository pattern {pattern!r} {why}: IAM matches it like the rules file does.",
-            )
+def grant_ecr(role: iam.IRole, scope: Construct, actions: Sequence[str], patterns: RegionalPatterns) -> None:
+    for statement in ecr_statements(scope, actions, patterns):
+        role.add_to_principal_policy(statement)
+
+
+def acknowledge_repository_patterns(role: iam.IRole, patterns: RegionalPatterns, why: str) -> None:
+    for region, each in patterns.items():
+        registry = NAG_REGISTRY_ARN if region is None else f"arn:<AWS::Partition>:ecr:{region}:<AWS::AccountId>"
+        where = "" if region is None else f" in {region}"
+        for pattern in each:
+            if "*" in pattern or "?" in pattern:
+                nag.acknowledge(
+                    role,
+                    f"AwsSolutions-IAM5[Resource::{registry}:repository/{pattern}]",
+                    f"Repository pattern {pattern!r}{where} {why}: IAM matches it like the rules file does.",
+                )
 
 
 def bucket_nag_arn(bucket: s3.IBucket) -> str:

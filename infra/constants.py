@@ -40,6 +40,13 @@ COLLECTOR_SCHEDULE_CONTEXT_KEY = "collectorSchedule"
 # safety.inventory_max_age (6 h unless configured) and its age alarm (three quarters of it).
 DEFAULT_COLLECTOR_SCHEDULE = "rate(1 hour)"
 COLLECT_REGIONS_CONTEXT_KEY = "collectRegions"
+# The Regions whose registries the deployment prunes (docs/regions.md): the stack's own (the home Region, where the
+# bucket and the functions are) and the others, each with a small stack that forwards its ECR events to the home
+# Region's default event bus (infra.region_forwarder). Empty: the stack's own Region only.
+REGIONS_CONTEXT_KEY = "regions"
+# The forwarding stack of each pruned Region other than the home one: <prefix><region>, beside STACK_NAME.
+FORWARDER_STACK_PREFIX = "EcrRetentionEvents-"
+FORWARDER_STACK_DESCRIPTION = "ecr-retention: forwards this Region's ECR events to the home Region's default event bus"
 SPOKE_ROLE_ARNS_CONTEXT_KEY = "spokeRoleArns"
 TASK_DEFINITION_REVISIONS_CONTEXT_KEY = "taskDefinitionRevisions"
 # EKS clusters the collector reads through their API, with an EKS access entry and nothing installed in them

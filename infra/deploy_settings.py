@@ -8,9 +8,10 @@ with one line naming the context key.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import (
     BaseModel,
@@ -24,12 +25,13 @@ from pydantic import (
     model_validator,
 )
 
-from ecr_retention.domain.config import RepositoryPattern, RetentionConfig
+from ecr_retention.domain.config import RepositoryPattern, RetentionConfig, check_pruned_regions
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.registry.replication import AwsRegion
 from infra import constants
+from infra.repository_scope import PrunedRegions, managed_patterns
 
 
 def _list_from_text(value: Any) -> Any:
@@ -55,6 +57,17 @@ def _object_from_text(value: Any) -> Any:
 
 def _optional_list_from_text(value: Any) -> Any:
     return None if value is None else _list_from_text(value)
+
+
+# AwsRegion's own pattern (its StringConstraints), so that the two never differ.
+_REGION_NAME = re.compile(get_args(AwsRegion)[1].pattern)
+
+
+def _region_name(value: Any) -> Any:
+    """A Region's name, said in words rather than as the pattern it fails."""
+    if isinstance(value, str) and not _REGION_NAME.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Region's name (like eu-west-1)")
+    return value
 
 
 ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
@@ -234,6 +247,11 @@ class DeploySettings(BaseModel):
     spoke_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(
         default=(), alias=constants.SPOKE_ROLE_ARNS_CONTEXT_KEY
     )
+    # The Regions whose registries the deployment prunes, the home Region (the stack's) among them; empty: the
+    # stack's own Region only (docs/regions.md).
+    regions: Annotated[tuple[Annotated[AwsRegion, BeforeValidator(_region_name)], ...], TextList] = Field(
+        default=(), alias=constants.REGIONS_CONTEXT_KEY
+    )
     task_definition_revisions: int = Field(
         default=constants.DEFAULT_TASK_DEFINITION_REVISIONS, ge=0, alias=constants.TASK_DEFINITION_REVISIONS_CONTEXT_KEY
     )
@@ -278,6 +296,14 @@ class DeploySettings(BaseModel):
 
     _one_role_per_account = field_validator("spoke_role_arns")(one_role_per_account)
 
+    @field_validator("regions")
+    @classmethod
+    def _each_region_once(cls, regions: tuple[str, ...]) -> tuple[str, ...]:
+        twice = next((region for region in regions if regions.count(region) > 1), None)
+        if twice is not None:
+            raise ValueError(f"Region {twice} is listed twice")
+        return regions
+
     @field_validator("eks_clusters")
     @classmethod
     def _each_agentless_cluster_has_its_own_manifest(
@@ -316,6 +342,45 @@ class DeploySettings(BaseModel):
             missing = [name for name in names if name not in listed]
             if missing:
                 raise InputError(unexpected_clusters_message(source, missing, self.rules_file))
+        self.check_policy_regions(config, region=region)
+
+    def pruned_regions(self, region: str | None) -> PrunedRegions:
+        """The stack's Region (`region`, None when synthesis does not know it) first, then the other Regions of
+        `regions` in their order. Without the stack's Region, the first of `regions` is the home Region (app.py
+        checks that the CDK CLI deploys there). Raises InputError when `regions` does not list the stack's Region."""
+        if region is not None and self.regions and region not in self.regions:
+            raise InputError(
+                f"cdk context: {constants.REGIONS_CONTEXT_KEY}: the stack's Region {region} is not listed "
+                f"({', '.join(self.regions)}); list the home Region, where the stack is deployed, with the others"
+            )
+        home = region if region is not None else next(iter(self.regions), None)
+        return PrunedRegions(home=home, others=tuple(each for each in self.regions if each != home))
+
+    def check_policy_regions(self, config: RetentionConfig, *, region: str | None) -> None:
+        """Every Region a policy names is one the deployment prunes (its rules would never apply otherwise); when
+        synthesis knows no Region at all, a policy may name none. Raises InputError with one line."""
+        pruned = self.pruned_regions(region)
+        if pruned.home is not None:
+            check_pruned_regions(config, pruned.names, str(self.rules_file))
+            return
+        for index, policy in enumerate(config.policies):
+            if policy.regions is not None:
+                raise InputError(
+                    f"{self.rules_file}: policies[{index}].regions: synthesis does not know the stack's Region; name "
+                    f"the stack's Regions in the context key {constants.REGIONS_CONTEXT_KEY} (docs/regions.md)"
+                )
+
+    def check_cli_region(self, cli_region: str | None) -> None:
+        """The stack has no fixed Region: the CDK CLI deploys it to its own (CDK_DEFAULT_REGION, from AWS_REGION or
+        the profile). With `regions`, that must be the home Region, the first, where the other Regions' stacks send
+        their events. Raises InputError with one line."""
+        if not self.regions or cli_region is None or cli_region == self.regions[0]:
+            return
+        raise InputError(
+            f"cdk context: {constants.REGIONS_CONTEXT_KEY}: the home Region is {self.regions[0]} (the first listed) "
+            f"but the CDK CLI deploys to {cli_region}; deploy with AWS_REGION={self.regions[0]}, or list "
+            f"{cli_region} first (docs/regions.md)"
+        )
 
     def manifest_sources(self, *, account: str | None, region: str | None) -> list[tuple[str, list[str]]]:
         """The names of the manifests the stack lets be written (in-use/<name>.json), by the context key that
@@ -377,14 +442,17 @@ class DeploySettings(BaseModel):
         except ValidationError as error:
             raise InputError(f"cdk context: {describe_validation_error(error, cls)}") from None
 
-    def push_repository_filter(self, config: RetentionConfig) -> list[str | dict[str, str]] | None:
+    def push_repository_filter(
+        self, config: RetentionConfig, region: str | None = None
+    ) -> list[str | dict[str, str]] | None:
         """The push rule's `detail.repository-name` matchers: the configured prefixes, or else one per policy
-        pattern of the rules file (`app` -> exactly `app`, `team-*/*` -> prefix `team-`). None when a pattern
-        starts with a glob (every repository may match): the rule then takes every push and the targets step
-        keeps the repositories a policy matches."""
+        pattern of the rules file (`app` -> exactly `app`, `team-*/*` -> prefix `team-`; of the policies that apply
+        in `region`, when given: an empty list when none does). None when a pattern starts with a glob (every
+        repository may match): the rule then takes every push and the targets step keeps the repositories a policy
+        matches."""
         if self.push_repository_prefixes is not None:
             return [{"prefix": prefix} for prefix in self.push_repository_prefixes]
-        return derived_repository_filter(pattern for policy in config.policies for pattern in policy.repositories)
+        return derived_repository_filter(managed_patterns(config, region))
 
     @property
     def push_trigger_enabled(self) -> bool:

@@ -246,7 +246,9 @@ class InventoryBucket(Construct):
             {"ArnNotEquals": {"aws:PrincipalArn": writer_role.role_arn}},
         )
 
-    def deny_deleting_protection_state(self, break_glass_role_arn: str | None) -> None:
+    def deny_deleting_protection_state(
+        self, break_glass_role_arn: str | None, *, several_regions: bool = False
+    ) -> None:
         """Deleting a manifest, the in-use memory or a run's targets or replication rules does what rewriting it
         would (the bucket is versioned: deleting the current version brings the previous one back), so nobody but
         the break-glass role (cdk.json breakGlassRoleArn, when set) deletes them, administrators included. The
@@ -257,6 +259,9 @@ class InventoryBucket(Construct):
             f"{constants.RUNS_PREFIX}*/targets.json",
             f"{constants.RUNS_PREFIX}*/replication.json",
         ]
+        if several_regions:
+            # The other pruned Regions' replication rules (layout.replication_key).
+            keys.append(f"{constants.RUNS_PREFIX}*/replication-*.json")
         self._deny_deletes_but_by("ProtectionStateDeletedOnlyByBreakGlass", keys, break_glass_role_arn)
 
     def keep_records_to_their_writers(

@@ -36,6 +36,7 @@ from ecr_retention.layout import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
 from ecr_retention.workflow import RUN_RECORD_FIELDS
 from infra import access, constants, nag, repository_scope
 from infra.pipeline_function import PipelineFunction
+from infra.repository_scope import PrunedRegions
 
 # The lease table's schema is the adapter's (ecr_retention.aws.dynamodb_lease); tests keep them equal.
 
@@ -86,9 +87,11 @@ class PruningWorkflow(Construct):
         report_topic: sns.ITopic,
         report_topic_key: kms.IKey,
         map_concurrency: int,
+        regions: PrunedRegions,
     ) -> None:
         super().__init__(scope, construct_id)
         self._bucket = bucket
+        self._regions = regions
 
         self.lease_table = dynamodb.Table(
             self,
@@ -133,6 +136,8 @@ class PruningWorkflow(Construct):
         self._grant_targets()
         self._grant_evaluate(config)
         self._grant_report(report_topic, report_topic_key)
+        if regions.several:
+            self._grant_regional_run_files()
         self.state_machine = self._state_machine(map_concurrency)
 
     @property
@@ -141,11 +146,10 @@ class PruningWorkflow(Construct):
 
     def _grant_targets(self) -> None:
         role = self.targets.role
-        # A scheduled run lists every repository of the registry; DescribeRepositories authorizes against the
-        # repository resource type, so "every repository of this account and region" is as narrow as it gets.
-        role.add_to_principal_policy(
-            access.ecr_statement(self, ["ecr:DescribeRepositories"], [access.ALL_REPOSITORIES])
-        )
+        # A scheduled run lists every repository of each pruned registry; DescribeRepositories authorizes against
+        # the repository resource type, so "every repository of this account and region" is as narrow as it gets.
+        every_repository = self._regions.everywhere([access.ALL_REPOSITORIES])
+        access.grant_ecr(role, self, ["ecr:DescribeRepositories"], every_repository)
         targets_file = f"{constants.RUNS_PREFIX}*/targets.json"
         replication_file = f"{constants.RUNS_PREFIX}*/replication.json"
         role.add_to_principal_policy(
@@ -166,7 +170,7 @@ class PruningWorkflow(Construct):
             "rules, which say where every deletion of the run also deletes.",
         )
         access.acknowledge_repository_patterns(
-            role, [access.ALL_REPOSITORIES], "lets a scheduled run list every repository (DescribeRepositories only)"
+            role, every_repository, "lets a scheduled run list every repository (DescribeRepositories only)"
         )
         access.acknowledge_key_patterns(
             role,
@@ -179,21 +183,25 @@ class PruningWorkflow(Construct):
 
     def _grant_evaluate(self, config: RetentionConfig) -> None:
         role = self.evaluate.role
-        managed = repository_scope.managed_patterns(config)
-        role.add_to_principal_policy(access.ecr_statement(self, EVALUATE_ECR_ACTIONS, managed))
+        # Each Region's registry: the patterns of the policies that apply there.
+        managed = self._regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
+        access.grant_ecr(role, self, EVALUATE_ECR_ACTIONS, managed)
         access.acknowledge_repository_patterns(role, managed, "is a policy's in the rules file")
-        tag_sources = repository_scope.tag_source_patterns(config)
+        tag_sources = self._regions.scoped(lambda region: repository_scope.tag_source_patterns(config, region))
         if tag_sources:
             # tag_in_repositories reads the tags of other repositories: DescribeImages only.
-            role.add_to_principal_policy(access.ecr_statement(self, ["ecr:DescribeImages"], tag_sources))
+            access.grant_ecr(role, self, ["ecr:DescribeImages"], tag_sources)
             access.acknowledge_repository_patterns(role, tag_sources, "is named by a tag_in_repositories rule")
-        if repository_scope.tag_sources_need_listing(config):
-            role.add_to_principal_policy(
-                access.ecr_statement(self, ["ecr:DescribeRepositories"], [access.ALL_REPOSITORIES])
+        listed = self._regions.scoped(
+            lambda region: (
+                [access.ALL_REPOSITORIES] if repository_scope.tag_sources_need_listing(config, region) else []
             )
+        )
+        if listed:
+            access.grant_ecr(role, self, ["ecr:DescribeRepositories"], listed)
             access.acknowledge_repository_patterns(
                 role,
-                [access.ALL_REPOSITORIES],
+                listed,
                 "lets the evaluation list repositories to resolve a tag_in_repositories glob (DescribeRepositories)",
             )
         role.add_to_principal_policy(
@@ -231,6 +239,36 @@ class PruningWorkflow(Construct):
             },
         )
 
+    def _grant_regional_run_files(self) -> None:
+        """With several Regions: the targets step stores each other Region's replication rules beside the home
+        Region's (layout.replication_key), each evaluation reads them, and tells the evaluations of the Regions its
+        deletions replicate to what it deletes, before acting (layout.replicated_deletions_key, services/replicas.py).
+        Statements of their own, so that a single-Region template stays as it was."""
+        regional_replication = f"{constants.RUNS_PREFIX}*/replication-*.json"
+        deletions = f"{constants.RUNS_PREFIX}*/deletions/*"
+        self.targets.role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:PutObject"], [regional_replication])
+        )
+        access.acknowledge_key_patterns(
+            self.targets.role,
+            self._bucket,
+            {regional_replication: "Each run writes the replication rules of each other pruned Region under its id."},
+        )
+        role = self.evaluate.role
+        role.add_to_principal_policy(
+            access.objects_statement(self._bucket, ["s3:GetObject"], [regional_replication, deletions])
+        )
+        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:PutObject"], [deletions]))
+        access.acknowledge_key_patterns(
+            role,
+            self._bucket,
+            {
+                regional_replication: "Each evaluation reads the other pruned Regions' replication rules of its run.",
+                deletions: "Each evaluation tells, under its run id, what it deletes that replicates into another "
+                "Region the run prunes, and reads what the run's other evaluations told.",
+            },
+        )
+
     def _grant_report(self, topic: sns.ITopic, key: kms.IKey) -> None:
         role = self.report.role
         runs = f"{constants.RUNS_PREFIX}*"
@@ -246,11 +284,13 @@ class PruningWorkflow(Construct):
             access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use, layout.IN_USE_MEMORY_KEY, removals])
         )
         # The run's in-use check (services.in_use_check): every in-use reference into the registry against what
-        # exists, by image id (DescribeImages only), in any repository, managed or not: a workload may run any.
-        role.add_to_principal_policy(access.ecr_statement(self, REPORT_ECR_ACTIONS, [access.ALL_REPOSITORIES]))
+        # exists, by image id (DescribeImages only), in any repository, managed or not: a workload may run any; in
+        # every pruned Region.
+        every_repository = self._regions.everywhere([access.ALL_REPOSITORIES])
+        access.grant_ecr(role, self, REPORT_ECR_ACTIONS, every_repository)
         access.acknowledge_repository_patterns(
             role,
-            [access.ALL_REPOSITORIES],
+            every_repository,
             "lets the report step check that the images workloads run still exist in any repository (DescribeImages "
             "only: it reads, never changes)",
         )

@@ -5,24 +5,67 @@ any run of characters, slashes included, and `?` one character; everything else 
 name must match (ecr_retention.domain.patterns). So a policy's `team-*/*` becomes the resource
 `arn:<partition>:ecr:<region>:<account>:repository/team-*/*` unchanged, and IAM allows exactly the
 repositories the rules file manages: a repository that no policy names cannot be changed by the stack.
+
+With several Regions (the context key `regions`, docs/regions.md) each Region's registry gets the patterns of the
+policies that apply there (Policy.applies_in): a policy scoped to us-east-1 lets the stack delete there only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
-from ecr_retention.domain.config import RetentionConfig, Rule
+from ecr_retention.domain.config import Policy, RetentionConfig, Rule
 
 GLOB_CHARACTERS = frozenset("*?")
+
+
+@dataclass(frozen=True)
+class PrunedRegions:
+    """The Regions whose registries a deployment prunes: the home Region (the stack's; the first of `regions` when
+    synthesis does not know the stack's; None when it knows neither, a single-Region deployment) and the others, in
+    the order the context lists them."""
+
+    home: str | None
+    others: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Home first; empty when the one Region is unknown at synthesis."""
+        return tuple(region for region in (self.home, *self.others) if region is not None)
+
+    @property
+    def several(self) -> bool:
+        return bool(self.others)
+
+    def everywhere(self, patterns: Iterable[str]) -> dict[str | None, tuple[str, ...]]:
+        """The same patterns in every pruned Region; the key None is the stack's own Region (its ARNs name the
+        stack's Region, a token when synthesis does not know it), the others are named."""
+        kept = tuple(patterns)
+        return {None: kept, **dict.fromkeys(self.others, kept)}
+
+    def scoped(self, patterns_in: Callable[[str | None], Iterable[str]]) -> dict[str | None, tuple[str, ...]]:
+        """Each Region's own patterns (patterns_in(region); the home's asked with its name, or None when unknown),
+        without the Regions that have none."""
+        each: dict[str | None, tuple[str, ...]] = {None: tuple(patterns_in(self.home))}
+        each.update((region, tuple(patterns_in(region))) for region in self.others)
+        return {region: patterns for region, patterns in each.items() if patterns}
 
 
 def _unique(patterns: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(patterns))
 
 
-def managed_patterns(config: RetentionConfig) -> tuple[str, ...]:
-    """Every policy's repository patterns: the repositories a run may read, delete from, archive in and tag."""
-    return _unique(pattern for policy in config.policies for pattern in policy.repositories)
+def policies_in(config: RetentionConfig, region: str | None) -> Iterator[Policy]:
+    """The policies that apply in the Region's registry; None: every policy (a single-Region deployment whose Region
+    synthesis does not know, where no policy may name a Region)."""
+    return (policy for policy in config.policies if region is None or policy.applies_in(region))
+
+
+def managed_patterns(config: RetentionConfig, region: str | None = None) -> tuple[str, ...]:
+    """Every policy's repository patterns (of the Region's policies, when given): the repositories a run may read,
+    delete from, archive in and tag."""
+    return _unique(pattern for policy in policies_in(config, region) for pattern in policy.repositories)
 
 
 def _selectors(rule: Rule) -> Iterable[tuple[str, ...] | None]:
@@ -30,12 +73,13 @@ def _selectors(rule: Rule) -> Iterable[tuple[str, ...] | None]:
     yield rule.delete.tag_in_repositories if rule.delete else None
 
 
-def tag_source_patterns(config: RetentionConfig) -> tuple[str, ...]:
-    """The repositories whose tags `tag_in_repositories` reads (DescribeImages only), beyond the managed ones."""
-    managed = set(managed_patterns(config))
+def tag_source_patterns(config: RetentionConfig, region: str | None = None) -> tuple[str, ...]:
+    """The repositories whose tags `tag_in_repositories` reads (DescribeImages only), beyond the managed ones (in the
+    Region's registry, from the Region's policies, when given)."""
+    managed = set(managed_patterns(config, region))
     return _unique(
         pattern
-        for policy in config.policies
+        for policy in policies_in(config, region)
         for rule in policy.rules
         for patterns in _selectors(rule)
         for pattern in patterns or ()
@@ -43,12 +87,12 @@ def tag_source_patterns(config: RetentionConfig) -> tuple[str, ...]:
     )
 
 
-def tag_sources_need_listing(config: RetentionConfig) -> bool:
+def tag_sources_need_listing(config: RetentionConfig, region: str | None = None) -> bool:
     """A glob in `tag_in_repositories` makes the evaluation list the registry's repositories
     (services.evaluate.referenced_tags); literal names are read directly."""
     return any(
         not GLOB_CHARACTERS.isdisjoint(pattern)
-        for policy in config.policies
+        for policy in policies_in(config, region)
         for rule in policy.rules
         for patterns in _selectors(rule)
         for pattern in patterns or ()

@@ -25,6 +25,7 @@ from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from infra import access, constants, nag, queues, repository_scope
 from infra.pipeline_function import PipelineFunction
+from infra.repository_scope import PrunedRegions
 
 # Confirm what a removal broke, in any repository a workload pulls from (a reference into a repository no policy
 # manages is told too): DescribeImages only.
@@ -49,6 +50,19 @@ def event_pattern(pattern: Mapping[str, object]) -> events.EventPattern:
     )
 
 
+def watched_events(api_calls: bool) -> dict[str, tuple[Mapping[str, object], str]]:
+    """The sentinel's rules on ECR's events (layout.py's patterns), by rule name, with what each tells: the home
+    Region's rules, and those that forward another pruned Region's events to it (infra.region_forwarder)."""
+    wanted: dict[str, tuple[Mapping[str, object], str]] = {
+        "ImageDeleted": (layout.IMAGE_DELETED_PATTERN, "an image or a tag was deleted"),
+        "ImageArchived": (layout.IMAGE_ARCHIVED_PATTERN, "an image was archived"),
+        "LifecycleAction": (layout.LIFECYCLE_ACTION_PATTERN, "a native lifecycle policy acted"),
+    }
+    if api_calls:
+        wanted["ApiCall"] = (layout.API_CALL_PATTERN, "PutLifecyclePolicy or BatchDeleteImage was called")
+    return wanted
+
+
 # A guard rule's delivery: the whole event (`aws.events.event.json`, detail included) under layout.GUARD_DELIVERY_KEY.
 GUARD_INPUT_TEMPLATE = f'{{"{layout.GUARD_DELIVERY_KEY}": <aws.events.event.json>}}'
 # A rule in this state also matches read-only management events (AssumeRole is one; so is a Get or List made as the
@@ -69,6 +83,7 @@ class Sentinel(Construct):
         report_topic: sns.ITopic,
         report_topic_key: kms.IKey,
         api_calls: bool,
+        regions: PrunedRegions,
         break_glass_role_arn: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -88,7 +103,7 @@ class Sentinel(Construct):
         self.sentinel.function.configure_async_invoke(
             retry_attempts=2, max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS)
         )
-        self._grant_registry(config, doctor=api_calls)
+        self._grant_registry(config, regions, doctor=api_calls)
         self._grant_bucket(bucket, doctor=api_calls)
         self._grant_topic(report_topic, report_topic_key)
         self.rules = self._rules(api_calls)
@@ -100,13 +115,6 @@ class Sentinel(Construct):
         return self.sentinel.function
 
     def _rules(self, api_calls: bool) -> dict[str, events.Rule]:
-        wanted = {
-            "ImageDeleted": (layout.IMAGE_DELETED_PATTERN, "an image or a tag was deleted"),
-            "ImageArchived": (layout.IMAGE_ARCHIVED_PATTERN, "an image was archived"),
-            "LifecycleAction": (layout.LIFECYCLE_ACTION_PATTERN, "a native lifecycle policy acted"),
-        }
-        if api_calls:
-            wanted["ApiCall"] = (layout.API_CALL_PATTERN, "PutLifecyclePolicy or BatchDeleteImage was called")
         return {
             name: events.Rule(
                 self,
@@ -115,7 +123,7 @@ class Sentinel(Construct):
                 event_pattern=event_pattern(pattern),
                 targets=[self._target()],
             )
-            for name, (pattern, what) in wanted.items()
+            for name, (pattern, what) in watched_events(api_calls).items()
         }
 
     def _target(self) -> targets.LambdaFunction:
@@ -164,19 +172,18 @@ class Sentinel(Construct):
             rules[name] = rule
         return rules
 
-    def _grant_registry(self, config: RetentionConfig, *, doctor: bool) -> None:
+    def _grant_registry(self, config: RetentionConfig, regions: PrunedRegions, *, doctor: bool) -> None:
         role = self.sentinel.role
-        role.add_to_principal_policy(access.ecr_statement(self, READ_ACTIONS, [access.ALL_REPOSITORIES]))
+        every_repository = regions.everywhere([access.ALL_REPOSITORIES])
+        access.grant_ecr(role, self, READ_ACTIONS, every_repository)
         access.acknowledge_repository_patterns(
             role,
-            [access.ALL_REPOSITORIES],
+            every_repository,
             "lets the sentinel confirm a removal in any repository a workload pulls from (DescribeImages); it changes "
             "nothing there",
         )
-        managed = repository_scope.managed_patterns(config)
-        role.add_to_principal_policy(
-            access.ecr_statement(self, (*RESTORE_ACTIONS, *(DOCTOR_ACTIONS if doctor else ())), managed)
-        )
+        managed = regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
+        access.grant_ecr(role, self, (*RESTORE_ACTIONS, *(DOCTOR_ACTIONS if doctor else ())), managed)
         access.acknowledge_repository_patterns(
             role,
             managed,

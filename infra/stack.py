@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_cdk import Aws, CfnOutput, Stack, Token
@@ -47,6 +48,9 @@ class EcrRetentionStack(Stack):
         settings.check_against_the_stack(config, account=_known(self.account), region=_known(self.region))
         self.config = config
         self.settings = settings
+        # The home Region (this stack's) and the other pruned Regions, whose events infra.region_forwarder's stacks
+        # send here.
+        self.pruned_regions = settings.pruned_regions(_known(self.region))
 
         self.inventory = InventoryBucket(self, "Inventory")
         bucket = self.inventory.bucket
@@ -63,6 +67,9 @@ class EcrRetentionStack(Stack):
         # Every function of the pipeline: the bucket, and the registry (this account), so that none calls STS to
         # find it.
         environment = {layout.BUCKET_NAME_VARIABLE: bucket.bucket_name, layout.REGISTRY_ID_VARIABLE: Aws.ACCOUNT_ID}
+        if self.pruned_regions.several:
+            # Unset, a function prunes its own Region only: a single-Region template stays as it was.
+            environment[layout.PRUNED_REGIONS_VARIABLE] = json.dumps(list(self.pruned_regions.names))
         # Schedule invocations, EventBridge deliveries and asynchronous tagger and collector invocations that
         # failed their retries.
         self.delivery_dead_letters = queues.dead_letter_queue(self, "DeliveryDeadLetters")
@@ -78,9 +85,12 @@ class EcrRetentionStack(Stack):
             report_topic=self.reports.topic,
             report_topic_key=self.reports.key,
             map_concurrency=settings.map_concurrency,
+            regions=self.pruned_regions,
         )
         self.inventory.allow_memory_writes_only_from(self.workflow.report.role)
-        self.inventory.deny_deleting_protection_state(settings.break_glass_role_arn)
+        self.inventory.deny_deleting_protection_state(
+            settings.break_glass_role_arn, several_regions=self.pruned_regions.several
+        )
         self.tagger = Tagger(
             self,
             "Tagging",
@@ -89,6 +99,7 @@ class EcrRetentionStack(Stack):
             environment=environment,
             bucket=bucket,
             dead_letters=self.delivery_dead_letters,
+            regions=self.pruned_regions,
         )
         self.sentinel = Sentinel(
             self,
@@ -100,6 +111,7 @@ class EcrRetentionStack(Stack):
             report_topic=self.reports.topic,
             report_topic_key=self.reports.key,
             api_calls=settings.cloud_trail_management_events,
+            regions=self.pruned_regions,
             break_glass_role_arn=settings.break_glass_role_arn,
         )
         self._guard_the_inventory_bucket(settings)

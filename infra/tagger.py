@@ -23,6 +23,7 @@ from constructs import Construct
 from ecr_retention.domain.config import RetentionConfig
 from infra import access, constants, repository_scope
 from infra.pipeline_function import PipelineFunction
+from infra.repository_scope import PrunedRegions
 
 # Re-read the deployed images (DescribeImages by digest), fetch each exact manifest (BatchGetImage) and put
 # it back under the new tag (PutImage).
@@ -40,6 +41,7 @@ class Tagger(Construct):
         environment: Mapping[str, str],
         bucket: s3.IBucket,
         dead_letters: sqs.IQueue,
+        regions: PrunedRegions,
     ) -> None:
         super().__init__(scope, construct_id)
 
@@ -57,8 +59,9 @@ class Tagger(Construct):
             retry_attempts=2, max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS)
         )
         role = self.tagger.role
-        managed = repository_scope.managed_patterns(config)
-        role.add_to_principal_policy(access.ecr_statement(self, TAGGER_ECR_ACTIONS, managed))
+        # In each pruned Region's registry, the patterns of the policies that apply there.
+        managed = regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
+        access.grant_ecr(role, self, TAGGER_ECR_ACTIONS, managed)
         access.acknowledge_repository_patterns(
             role, managed, "is a policy's in the rules file; only there do tags count"
         )

@@ -60,6 +60,13 @@ def regional_name(repository: str, region: str | None) -> str:
     return f"{_regional(region, '')}:{repository}" if region is not None else repository
 
 
+def replicated_deletions_key(run_id: str, repository: str, region: str | None = None) -> str:
+    """What a repository's evaluation deletes, told before it acts to the evaluations of the destinations its
+    deletions replicate to, when the run prunes those too (services/replicas.py)."""
+    name = hashlib.sha256(regional_name(repository, region).encode()).hexdigest()[:32]
+    return f"{run_prefix(run_id)}deletions/{name}.json"
+
+
 def repository_reports_prefix(run_id: str) -> str:
     return f"{run_prefix(run_id)}repositories/"
 

@@ -17,7 +17,7 @@ from ecr_retention.domain.errors import InputError, describe_validation_error, p
 from ecr_retention.domain.inventory.manifest import Inventory, read_inventory, with_memory
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SPOKE_ROLES, SizeLimit
-from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.registry.images import RegistrySnapshots, Snapshot
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import MEMORY_FILE
 
@@ -95,10 +95,26 @@ def load_spoke_roles(path: str | Path) -> SpokeRoles:
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
+    """A snapshot of one registry; a file of several is refused, naming its Regions (a command that plans one
+    registry reads load_snapshots and chooses)."""
+    registries = load_snapshots(path)
+    if len(registries) > 1:
+        regions = ", ".join(str(registry.region) for registry in registries)
+        raise InputError(f"{path}: a snapshot of several registries ({regions}); this reads one registry")
+    return registries[0]
+
+
+def load_snapshots(path: str | Path) -> tuple[Snapshot, ...]:
+    """Every registry of a snapshot file: the one-registry object (`{"registryId", "region", "repositories"}`), or
+    several as `{"registries": [<that object>, ...]}`, one per Region, in the file's order."""
     data = read_json(path, SNAPSHOT)
+    if isinstance(data, dict) and "registries" in data and "repositories" not in data:
+        return validate_as(RegistrySnapshots, data, path).registries
     if not isinstance(data, dict) or "repositories" not in data:
-        raise InputError(f"{path}: a snapshot is a JSON object with a repositories list")
-    return validate_as(Snapshot, data, path)
+        raise InputError(
+            f"{path}: a snapshot is a JSON object with a repositories list (or a registries list of such objects)"
+        )
+    return (validate_as(Snapshot, data, path),)
 
 
 def load_manifests(directory: str | Path | None) -> Inventory:

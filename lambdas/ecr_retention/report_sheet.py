@@ -25,6 +25,7 @@ from ecr_retention.domain.reporting.report import EntryGroup, ImageEntry, Reposi
 from ecr_retention.domain.sentinel.matching import IN_USE_MISSING, MissingReference
 
 COLUMNS = ("repository", "digest", "tags", "pushed_at", "size_bytes", "action", "reason_kinds", "rule", "detail")
+REGION_COLUMN = "region"  # last, only in the sheet of a run that pruned several Regions
 # Tags are space-separated (ECR tags hold no whitespace); reason kinds are joined with ";".
 TAG_SEPARATOR = " "
 KIND_SEPARATOR = ";"
@@ -111,7 +112,12 @@ def newest_first(repo: RepositoryReport) -> list[tuple[EntryGroup, ImageEntry]]:
 
 def records(report: RunReport) -> Iterator[str]:
     """The header's record, then the images': repositories by name (as the report lists them), then images newest
-    first, ties by digest."""
+    first, ties by digest. A run that pruned several Regions has a last column, `region`: each image's registry's
+    (empty for an in-use-missing row, which names its registry in its detail); a run of one Region has none, as
+    before."""
+    if report.regions:
+        yield from _with_regions(report)
+        return
     yield csv_text(COLUMNS) + LINE_END
     reasons = cache(reason_text)
     for repo in report.repositories:
@@ -120,6 +126,18 @@ def records(report: RunReport) -> Iterator[str]:
             yield image_record(repository, action, entry, reasons)
     for found in report.in_use_missing:
         yield missing_record(found)
+
+
+def _with_regions(report: RunReport) -> Iterator[str]:
+    yield csv_text((*COLUMNS, REGION_COLUMN)) + LINE_END
+    reasons = cache(reason_text)
+    for repo in report.repositories:
+        repository = guarded(repo.repository_name)
+        ending = f"{DELIMITER}{guarded(repo.region or report.region or '')}{LINE_END}"
+        for action, entry in newest_first(repo):
+            yield image_record(repository, action, entry, reasons).removesuffix(LINE_END) + ending
+    for found in report.in_use_missing:
+        yield missing_record(found).removesuffix(LINE_END) + DELIMITER + LINE_END
 
 
 def missing_record(found: MissingReference) -> str:

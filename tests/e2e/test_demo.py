@@ -21,7 +21,7 @@ import pytest
 from ecr_retention.cli import main
 
 pytestmark = pytest.mark.slow
-RUN_OPTIONS = ("--bucket", "ecr-retention-demo", "--format", "json")
+RUN_OPTIONS = ("--bucket", "ecr-retention-demo", "--region", "us-east-1", "--format", "json")
 AWS_SOURCE = "aws-123456789012-eu-west-1"  # the collector's manifest of the demo's account and region
 
 
@@ -68,6 +68,10 @@ def test_demo_exits_0_and_says_verified_after_checking(demo: DemoRun) -> None:
         "young",
         "referenced",
         "untouched",
+        # the second Region the deployment prunes
+        "in use in us-east-1",
+        "us-east-1's report is exact",
+        "the dry run announced us-east-1's",
         # step 5: a native lifecycle policy takes the image dev runs
         "alerted",
         "in-use-missing",
@@ -82,7 +86,7 @@ def test_demo_exits_0_and_says_verified_after_checking(demo: DemoRun) -> None:
 
 def test_demo_prints_the_sns_message_a_subscriber_received(demo: DemoRun) -> None:
     assert re.search(
-        r"^   Subject: ecr-retention run ok: deleted \d+ images \(.+\) in 6 repositories$", demo.output, re.M
+        r"^   Subject: ecr-retention run ok: deleted \d+ images \(.+\) in 8 repositories$", demo.output, re.M
     )
     assert "   MessageAttributes: dry_run=false, outcome=ok\n" in demo.output
     assert "\nDeletion run: the lists show what was deleted.\nOutcome: ok\n" in demo.output
@@ -92,7 +96,7 @@ def test_demo_prints_the_sns_message_a_subscriber_received(demo: DemoRun) -> Non
 
 def test_demo_runs_the_handlers_in_the_state_machines_order(demo: DemoRun) -> None:
     steps = re.findall(r"^   (collector|tagger|targets|evaluate|report) ", demo.output, flags=re.MULTILINE)
-    one_run = ["collector", "tagger", "targets", *["evaluate"] * 6, "report"]
+    one_run = ["collector", "tagger", "targets", *["evaluate"] * 8, "report"]
     assert steps == one_run + one_run
     collected = re.findall(r"^   collector (\{.*\})$", demo.output, flags=re.MULTILINE)
     assert [json.loads(result) for result in collected] == [
@@ -202,11 +206,11 @@ def test_a_release_a_delete_replicating_destination_runs_is_kept_named_and_verif
     )
     section = demo.output.split("   Replicated deletions: ", 1)[1].split("\n3. ", 1)[0]
     assert section.startswith(
-        "app's deletions also delete in us-east-1 (123456789012) (expected clusters there: us-prod)"
+        "app's deletions also delete in us-east-1 (123456789012) (expected clusters there: prod, us-prod)"
     )
     assert "keep    in-use: us-prod (us-east-1, replicated): shop/Deployment/app (pod)" in section
     assert "(the rules alone would delete it: version tags older than 30 days beyond the newest 20)" in section
-    assert "\n  app: us-east-1 (123456789012) (expected clusters there: us-prod)\n" in demo.output  # the summary
+    assert "\n  app: us-east-1 (123456789012) (expected clusters there: prod, us-prod)\n" in demo.output  # the summary
     assert (
         "\n   ok   replicated: 1 image us-prod runs in us-east-1, where app's deletions replicate: all still there\n"
         in (demo.output)
@@ -214,9 +218,14 @@ def test_a_release_a_delete_replicating_destination_runs_is_kept_named_and_verif
     snapshot = json.loads((demo.out / "snapshot.json").read_text())
     assert snapshot["replication"]["rules"][0]["deleteReplication"] == {"enabled": True}
     live = json.loads(next((demo.out / "reports").glob("live-*.json")).read_text())
-    [app] = [repository for repository in live["repositories"] if repository["repositoryName"] == "app"]
+    [app] = [
+        repository
+        for repository in live["repositories"]
+        if (repository["repositoryName"], repository["region"]) == ("app", "eu-west-1")
+    ]
+    # prod reports from us-east-1 too: it pulls edge/cdn from there, across Regions.
     assert app["deletionReplicatesTo"] == [
-        {"registryId": "123456789012", "region": "us-east-1", "expectedClusters": ["us-prod"]}
+        {"registryId": "123456789012", "region": "us-east-1", "expectedClusters": ["prod", "us-prod"]}
     ]
 
 
@@ -336,3 +345,28 @@ def test_keep_running_serves_the_emulator_until_interrupted(tmp_path: Path, monk
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=30)
     assert code == 0, process.stderr.read() if process.stderr else ""
+
+
+def test_one_run_prunes_both_regions_and_keeps_what_either_runs(demo: DemoRun) -> None:
+    """us-east-1 is the deployment's second Region: its own rules delete its hotfixes and edge releases, its replicas of
+    app are eu-west-1's to decide, and prod (a cluster of eu-west-1) pulls an edge release across Regions."""
+    live = demo.output.split("\n3. Second deployment", 1)[1].split("\n4. Verification", 1)[0]
+    assert re.search(r"^   eu-west-1: 6 repositories, 153 deleted, 24 archived, 121 kept$", live, re.M)
+    assert re.search(r"^   us-east-1: 2 repositories, 11 deleted, 0 archived, \d+ kept$", live, re.M)
+    assert re.search(
+        r'^   evaluate us-east-1 edge/cdn: \{"repository": "edge/cdn", "outcome": "ok", "deleted": 8', live, re.M
+    )
+    assert "   prod runs edge/cdn:v3.2 from us-east-1\n" in demo.output
+    assert re.search(
+        r"^   ok   in use in us-east-1: 3 images the clusters of both Regions run from us-east-1", demo.output, re.M
+    )
+    assert re.search(
+        r"^   ok   us-east-1's report is exact: 11 removed by us-east-1's rules, 65 by the replication",
+        demo.output,
+        re.M,
+    )
+    [copied] = re.findall(r"^     copied to (\S+live-\S+\.json)$", live, re.M)
+    report = json.loads(Path(copied).read_text())
+    replicas = [r for r in report["repositories"] if (r["region"], r["repositoryName"]) == ("us-east-1", "app")]
+    kinds = {entry["kind"] for entry in replicas[0]["keptImages"]}
+    assert "replica" in kinds

@@ -12,7 +12,8 @@ run to run, and only these are normalized (two runs of the recorded code differe
   replay hint), the summary's "YYYY-MM-DD HH:MM UTC", and the date folders of the report keys (`reports/<date>/`);
 * `InUseManifestAgeSeconds <n>` (the seconds between writing the collector's manifest and reading it),
   `Done in <n> s` and the restore's `ACTIVE <n> s after the sweep`;
-* the unix seconds in the tagger's `deployed-prod-<unix>` tags;
+* the unix seconds in the tagger's `deployed-prod-<unix>` tags, and the seconds since the in-use memory last saw a
+  reference (`last seen 5s ago`: the memory's reading is the dry run's, a few seconds before);
 * the ids of the events EventBridge delivered to the sentinel (random UUIDs), which its record of removals keeps and
   the report after the native policy names (`<event-id>`).
 
@@ -47,6 +48,7 @@ NORMALIZE = (
     (re.compile(r"Done in \d+(?:\.\d+)? s"), "Done in <n> s"),
     (re.compile(r"ACTIVE \d+(?:\.\d+)? s after the sweep"), "ACTIVE <n> s after the sweep"),
     (re.compile(r"deployed-prod-\d+"), "deployed-prod-<unix>"),
+    (re.compile(r"last seen \d+s ago"), "last seen <n>s ago"),
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<event-id>"),
 )
 

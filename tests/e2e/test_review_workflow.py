@@ -74,6 +74,7 @@ def run_check(checkout: Path, runner_temp: Path, **overrides: str) -> Check:
         "GITHUB_STEP_SUMMARY": str(summary),
         "BASE_REF": "main",  # ${{ github.base_ref }}
         "BUCKET": BUCKET,  # ${{ vars.ECR_RETENTION_BUCKET }}
+        "REVIEW_REGION": "eu-west-1",  # ${{ vars.ECR_RETENTION_REVIEW_REGION }}: the demo prunes two Regions
         **overrides,
     }
     stderr = ""
@@ -114,7 +115,7 @@ def plans_both_ways(rules: Path, directory: Path) -> Check:
         "--format",
         "json",
     )
-    kept = cli("plan", "--config", str(rules), "--bucket", BUCKET, now, "--format", "json")
+    kept = cli("plan", "--config", str(rules), "--bucket", BUCKET, "--region", "eu-west-1", now, "--format", "json")
     return Check(code=str(kept.returncode), comment=kept.stdout, summary=live.stdout, stderr=kept.stderr)
 
 

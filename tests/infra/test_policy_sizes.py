@@ -20,7 +20,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Template
 
 from ecr_retention.domain.errors import InputError
-from infra.policy_sizes import BUCKET_POLICY, ROLE_INLINE_POLICIES, check_policy_sizes, policy_sizes
+from infra.policy_sizes import BUCKET_POLICY, MANAGED_POLICY, ROLE_INLINE_POLICIES, check_policy_sizes, policy_sizes
 from support.iam_evaluation import Request, decide, decide_across_accounts
 from support.infra_stacks import CONTEXT, build_stack, role_statements, rules_file
 
@@ -113,6 +113,44 @@ def collector_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
         collector_manifest(account) for account in [HUB_ACCOUNT, *(spoke_account(n) for n in range(SPOKE_ACCOUNTS))]
     ]
     return synthesized(tmp_path_factory.mktemp("collector"), context, names)
+
+
+# Three Regions of the longest names (the home one is the stack's ${AWS::Region}, measured as ap-southeast-3) and a rules
+# file of 32 repository patterns of 30 characters, each granted in every Region.
+WORST_CASE_REGIONS = ["ap-southeast-3", "ap-southeast-2", "ap-northeast-1"]
+REGIONAL_PATTERNS = 32
+
+
+def regional_rules() -> str:
+    patterns = ", ".join(f'"team-{n:02d}-service-name-long/*"' for n in range(REGIONAL_PATTERNS))
+    return (
+        "version: 1\nsafety: {clusters: [prod, dev]}\npolicies:\n"
+        f"  - repositories: [{patterns}]\n    rules:\n"
+        "      - keep: {tag_in_repositories: [frontend]}\n      - delete: {untagged: true, older_than: 1d}\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def regions_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    context = {**CONTEXT, "regions": WORST_CASE_REGIONS, "cloudTrailManagementEvents": True}
+    stack = build_stack(rules_file(tmp_path_factory.mktemp("regions"), regional_rules()), context)
+    return Template.from_stack(stack).to_json()
+
+
+@pytest.mark.slow
+def test_at_three_regions_and_32_patterns_every_policy_fits(
+    regions_template: dict[str, Any],
+) -> None:
+    """Each grant on repositories is one statement per Region (infra.access.ecr_statements; the CDK merges the small
+    ones back while they fit): the CDK moves what outgrows a role's inline policy into managed policies statement by
+    statement, and one statement over three Regions of 32 patterns would not fit one (6,144 characters; it was 7,592
+    with patterns of 25 characters). Measured: the largest inline total 4,770 characters (the evaluation's role; 4,343
+    in one Region), the largest managed policy 2,792 (each of the evaluation's two overflow policies)."""
+    sizes = policy_sizes(regions_template, stack_name="EcrRetentionTest")
+    assert [size.describe() for size in sizes if size.over] == []
+    managed = [size.size for size in sizes if size.resource_type == "AWS::IAM::ManagedPolicy"]
+    assert managed, "32 patterns in three Regions overflow the evaluation's inline policy"
+    assert max(managed) < MANAGED_POLICY.size // 2, max(managed)
 
 
 def sizes_by_id(template: dict[str, Any]) -> dict[str, int]:

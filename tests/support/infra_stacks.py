@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from infra.region_forwarder import RegionForwarderStack
     from infra.stack import EcrRetentionStack
 
 # tests/infra/conftest.py's `shared_stack`: the stack of a rules text and context values, built once per session.
@@ -78,6 +79,19 @@ def build_stack(
     )
     settings = DeploySettings.from_context(app.node.try_get_context)
     return EcrRetentionStack(app, "EcrRetentionTest", config=load_config(settings.rules_file), settings=settings)
+
+
+def build_app(rules_file: Path, context: dict[str, Any]) -> tuple[EcrRetentionStack, dict[str, RegionForwarderStack]]:
+    """The stacks app.py builds: the main one and, with the context key `regions`, the forwarding stack of each other
+    pruned Region, by Region."""
+    import aws_cdk as cdk
+
+    from infra.region_forwarder import forwarder_stacks
+
+    stack = build_stack(rules_file, context)
+    app = stack.node.root
+    assert isinstance(app, cdk.App)
+    return stack, {forwarder.region: forwarder for forwarder in forwarder_stacks(app, stack)}
 
 
 def rules_file(directory: Path, text: str) -> Path:

@@ -102,7 +102,7 @@ def push(ecr: Any, repository: str, tag: str, age: timedelta, *, seed: str | Non
     from moto.ecr.models import ecr_backends
 
     # moto stamps push time at put; age the image in moto's backend.
-    for image in ecr_backends[DEFAULT_ACCOUNT_ID][REGION].repositories[repository].images:
+    for image in ecr_backends[DEFAULT_ACCOUNT_ID][ecr.meta.region_name].repositories[repository].images:
         if image.image_digest == digest:
             image.image_pushed_at = int((datetime.now(UTC) - age).timestamp())
     return digest

@@ -12,14 +12,24 @@ PACKAGE = "ecr_retention.services"
 
 # Orchestration: the handlers and the CLI call these, no service does.
 ENTRY_POINTS = {
-    "run": {"evaluate", "in_use_check", "inventory", "memory", "replication", "report", "snapshot", "templates"},
+    "run": {
+        "evaluate",
+        "in_use_check",
+        "inventory",
+        "memory",
+        "replicas",
+        "replication",
+        "report",
+        "snapshot",
+        "templates",
+    },
     "sentinel": {"act", "inventory", "removals", "replication", "snapshot"},
     "tagger": {"act"},
     "restore": {"act", "snapshot"},
 }
 # Steps: a use case of one entry point's that composes building blocks, and nothing above them.
 STEPS = {
-    "evaluate": {"act", "snapshot", "swept"},
+    "evaluate": {"act", "replicas", "snapshot", "swept"},
     "in_use_check": {"removals"},
     "eks_inventory": {"aws_inventory"},
 }

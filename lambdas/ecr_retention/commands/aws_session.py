@@ -56,11 +56,13 @@ class AwsSession:
             account = client("sts", region=region).get_caller_identity()["Account"]
         return cls(region=region, registry_id=account)
 
-    def registry(self) -> Any:
+    def registry(self, region: str | None = None) -> Any:
+        """The account's registry in this session's Region, or in `region` (through a client of that Region)."""
         from ecr_retention.aws.clients import client
         from ecr_retention.aws.ecr_registry import EcrRegistry
 
-        return EcrRegistry(client("ecr", region=self.region), self.registry_id, self.region)
+        where = region or self.region
+        return EcrRegistry(client("ecr", region=where), self.registry_id, where)
 
     def bucket(self, name: str) -> Any:
         from ecr_retention.aws.clients import client

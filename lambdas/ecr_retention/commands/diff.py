@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--images-per-repository: must not be negative")
     now = parse_now(args.now)
     inputs = load_inputs(args)
-    say_warnings("diff", inputs)
+    say_warnings("diff", inputs, new)
     diff = with_read_times(diff_rules(base, new, inputs.snapshot, inputs.inventory, now), inputs.read_at)
     breached = breaches(conditions, diff)
     write(diff, breached, args)

@@ -33,6 +33,9 @@ def register(subparsers: Any) -> None:
     source.add_argument("--images", help="`aws ecr describe-images` output, or an ecr-retention snapshot")
     source.add_argument("--bucket", help="the inventory bucket: the repository as the last sweep read it")
     parser.add_argument("--repository", help="the repository (required with --bucket, or a snapshot of several)")
+    parser.add_argument(
+        "--region", help="with --bucket, when the deployment prunes several Regions: the repository's Region"
+    )
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --images")
     parser.add_argument("--now", help="evaluate as of this ISO 8601 time (default: the current time)")
     parser.add_argument(
@@ -78,7 +81,7 @@ def images_and_inventory(args: argparse.Namespace) -> tuple[RepositoryImages, In
         raise InputError("--repository: required with --bucket (the repository whose policy changes)")
     if args.manifests is not None:
         raise InputError("--manifests goes with --images: with --bucket, the bucket's in-use manifests are read")
-    inputs = inputs_from_bucket(args.bucket)
+    inputs = inputs_from_bucket(args.bucket, args.region)
     chosen = chosen_repository(inputs.snapshot, f"s3://{args.bucket}/snapshots/", args.repository)
     found = RepositoryImages(
         images=chosen.image_details,

@@ -5,12 +5,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from ecr_retention.commands.registry_inputs import add_input_arguments, load_inputs, read_times_line, say_warnings
+from ecr_retention.commands.registry_inputs import (
+    RegistryInputs,
+    add_input_arguments,
+    load_inputs,
+    read_times_line,
+    say_warnings,
+)
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.evidence import manifest_evidence
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
@@ -42,10 +52,19 @@ def run(args: argparse.Namespace) -> int:
     )
     config = load_config(args.config)
     now = parse_now(args.now)
-    inputs = load_inputs(args)
-    say_warnings("plan", inputs)
+    inputs = load_inputs(args, several=True)
+    say_warnings("plan", inputs, config)
     if inputs.read_at:  # the pipeline's reading: how old it is
         print(f"plan: {read_times_line(inputs.read_at, now)}", file=sys.stderr)
+    for snapshot, read_at in zip(inputs.registries, inputs.read_times if inputs.others else (), strict=False):
+        print(f"plan: {snapshot.region}: {read_times_line(read_at, now)}", file=sys.stderr)
+    if inputs.others:
+        if out is not None:
+            raise InputError(
+                f"--format {args.format}: a snapshot of several registries is planned as table or json (or name one "
+                "with --region)"
+            )
+        return plan_several(config, inputs, now, args.format)
     snapshot, inventory = inputs.snapshot, inputs.inventory
     plan = plan_registry(config, snapshot, inventory, now)
     if out is not None:
@@ -60,6 +79,51 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.writelines(f"{line}\n" for line in plan_table_lines(plan))
     return 1 if plan.has_problems else 0
+
+
+def plan_several(config: RetentionConfig, inputs: RegistryInputs, now: datetime, output: str) -> int:
+    """Each registry of the snapshot planned with its own coordinates and replication, against the same manifests
+    and memory; one document (every repository naming its `region`) or one table per Region."""
+    located = {(s.effective_registry_id, s.region): s for s in inputs.registries}
+    known = {(account, region) for account, region in located if account is not None and region is not None}
+    plans = [
+        plan_registry(config, snapshot, inputs.inventory, now, other_registries=known - {where})
+        for where, snapshot in located.items()
+    ]
+    if output == "json":
+        write_out(json.dumps(several_plans_document(plans), indent=2).encode(), b"\n")
+    else:
+        for number, plan in enumerate(plans):
+            account = f" (registry {plan.registry_id})" if plan.registry_id else ""
+            sys.stdout.writelines([*([""] if number else []), f"== Region {plan.region}{account} ==\n"])
+            sys.stdout.writelines(f"{line}\n" for line in plan_table_lines(plan))
+    return 1 if any(plan.has_problems for plan in plans) else 0
+
+
+def several_plans_document(plans: Sequence[Plan]) -> dict[str, Any]:
+    """One plan document for several registries: the plan's fields (`registryId` when they share one account,
+    `region` null), `blocked` and `warnings` of every registry once each, and every registry's repositories, in the
+    snapshot's order of registries, each naming its `region` after its name."""
+    documents = [plan.to_json_dict() for plan in plans]
+    accounts = {plan.registry_id for plan in plans}
+    repositories = [
+        _with_region(repository, plan.region)
+        for plan, document in zip(plans, documents, strict=True)
+        for repository in document["repositories"]  # type: ignore[attr-defined]
+    ]
+    return {
+        **documents[0],
+        "registryId": accounts.pop() if len(accounts) == 1 else None,
+        "region": None,
+        "blocked": list(dict.fromkeys(reason for plan in plans for reason in plan.blocked)),
+        "warnings": list(dict.fromkeys(warning for plan in plans for warning in plan.warnings)),
+        "repositories": repositories,
+    }
+
+
+def _with_region(repository: dict[str, Any], region: str | None) -> dict[str, Any]:
+    name, *rest = repository.items()
+    return dict([name, ("region", region), *rest])
 
 
 def plan_json(plan: Plan) -> bytes:

@@ -6,23 +6,33 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from ecr_retention.commands.aws_session import aws_errors, bucket_name, s3_bucket
+from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.images import Snapshot
-from ecr_retention.loading import load_manifests, load_snapshot
+from ecr_retention.loading import load_manifests, load_snapshots
 
 
 @dataclass(frozen=True)
 class RegistryInputs:
-    snapshot: Snapshot
+    snapshot: Snapshot  # the first (or only) registry
     inventory: Inventory
     read_at: dict[str, datetime] = field(default_factory=dict)  # from the bucket: when each repository was read
     warnings: tuple[str, ...] = ()
+    # every registry of a snapshot of several (`snapshot --region A --region B`), the file's order; () for one
+    others: tuple[Snapshot, ...] = ()
+    # from the bucket, of several registries: when each registry's repositories were read (registries' order)
+    read_times: tuple[dict[str, datetime], ...] = ()
+
+    @property
+    def registries(self) -> tuple[Snapshot, ...]:
+        return (self.snapshot, *self.others)
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,30 +44,79 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "manifests and the memory; needs s3:GetObject and s3:ListBucket only",
     )
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --snapshot")
+    parser.add_argument(
+        "--region",
+        help="the Region whose registry is planned: with --bucket, when the deployment prunes several Regions; with "
+        "--snapshot, one registry of a snapshot of several",
+    )
 
 
-def load_inputs(args: argparse.Namespace) -> RegistryInputs:
+def load_inputs(args: argparse.Namespace, *, several: bool = False) -> RegistryInputs:
+    """`several`: a snapshot file of several registries is planned whole (`plan`) unless --region names one; a
+    command that reads one registry (`diff`) needs --region then."""
     if args.bucket is None:
-        return RegistryInputs(snapshot=load_snapshot(args.snapshot), inventory=load_manifests(args.manifests))
+        registries = of_region(load_snapshots(args.snapshot), args.region, args.snapshot, several=several)
+        return RegistryInputs(snapshot=registries[0], others=registries[1:], inventory=load_manifests(args.manifests))
     if args.manifests is not None:
         raise InputError("--manifests goes with --snapshot: with --bucket, the bucket's in-use manifests are read")
-    return inputs_from_bucket(bucket_name(args.bucket))
+    return inputs_from_bucket(bucket_name(args.bucket), args.region, several=several)
 
 
-def inputs_from_bucket(name: str) -> RegistryInputs:
+def of_region(
+    registries: tuple[Snapshot, ...], region: str | None, source: str, *, several: bool
+) -> tuple[Snapshot, ...]:
+    """The registries of the file to plan: `region`'s, or all of them (one, or several when the command takes
+    several)."""
+    regions = ", ".join(registry.region or "a registry of unknown Region" for registry in registries)
+    if region is not None:
+        chosen = tuple(registry for registry in registries if registry.region == region)
+        if not chosen:
+            raise InputError(f"--region: {source} holds no registry of {region} (it holds {regions})")
+        return chosen
+    if len(registries) > 1 and not several:
+        raise InputError(f"{source} holds the registries of several Regions ({regions}): name one with --region")
+    return registries
+
+
+def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = False) -> RegistryInputs:
+    """`several` without `region`: every Region's kept snapshots, each Region's a registry of its own."""
     from ecr_retention.services.inventory import read_inventory_from_bucket
-    from ecr_retention.services.swept import ListedFirst, load_swept_registry
+    from ecr_retention.services.swept import ListedFirst, load_swept_registries, load_swept_registry
 
     bucket = ListedFirst(s3_bucket(name))
     with aws_errors():
-        swept = load_swept_registry(bucket)
+        registries = (
+            load_swept_registries(bucket) if several and region is None else (load_swept_registry(bucket, region),)
+        )
         inventory = read_inventory_from_bucket(bucket)
-    return RegistryInputs(snapshot=swept.snapshot, inventory=inventory, read_at=swept.read_at, warnings=swept.warnings)
+    first, *others = registries
+    return RegistryInputs(
+        snapshot=first.snapshot,
+        others=tuple(registry.snapshot for registry in others),
+        inventory=inventory,
+        read_at=first.read_at if not others else {},
+        warnings=tuple(dict.fromkeys(warning for registry in registries for warning in registry.warnings)),
+        read_times=tuple(registry.read_at for registry in registries),
+    )
 
 
-def say_warnings(command: str, inputs: RegistryInputs) -> None:
-    for warning in inputs.warnings:
+def say_warnings(command: str, inputs: RegistryInputs, config: RetentionConfig | None = None) -> None:
+    for warning in (*inputs.warnings, *unknown_region_warnings(config, inputs.registries)):
         print(f"{command}: warning: {warning}", file=sys.stderr)
+
+
+def unknown_region_warnings(config: RetentionConfig | None, registries: Sequence[Snapshot]) -> tuple[str, ...]:
+    """A registry of unknown Region (a snapshot without `region`) gets only the policies that name no Region: one
+    warning for the policies that name some, which never apply to it."""
+    if config is None or all(registry.region is not None for registry in registries):
+        return ()
+    scoped = [f"policies[{index}]" for index, policy in enumerate(config.policies) if policy.regions is not None]
+    if not scoped:
+        return ()
+    return (
+        f"the snapshot names no Region, so {', '.join(scoped)} (scoped with regions) never applies to it; a snapshot "
+        "written by `ecr-retention snapshot` names its Region",
+    )
 
 
 def read_times_line(read_at: dict[str, datetime], now: datetime) -> str:

@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, sentinel_role, topic_arn
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
+from ecr_retention.domain.config import check_pruned_regions
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.registry.replication import REGION_PATTERN
 from ecr_retention.loading import load_config
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, run_pipeline
 from ecr_retention.tables import printable, render_run_report
+
+REGION = re.compile(REGION_PATTERN)
 
 
 def register(subparsers: Any) -> None:
@@ -31,6 +37,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--topic-arn", help="publish the run summary to this SNS topic")
     parser.add_argument("--repositories", nargs="+", metavar="PATTERN", help="only repositories matching these globs")
     parser.add_argument("--dry-run", action="store_true", help="report only, whatever the rules file says")
+    parser.add_argument(
+        "--region",
+        action="append",
+        default=[],
+        metavar="REGION",
+        help="also prune this Region's registry (repeat for several); the standard configuration's Region, where the "
+        "bucket, the topic and the lease table are, is always pruned, first",
+    )
     parser.add_argument("--lease-table", help="DynamoDB lease table of a deployed stack, so runs never overlap")
     parser.add_argument(
         "--sentinel-role",
@@ -42,6 +56,14 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def pruned_regions(home: str, others: Sequence[str]) -> tuple[str, ...]:
+    """The home Region first, then each --region once; a name that is no Region is bad input."""
+    for region in others:
+        if not REGION.match(region):
+            raise InputError(f"--region: {region!r} is not an AWS Region (such as us-east-1)")
+    return tuple(dict.fromkeys((home, *others)))
+
+
 def run(args: argparse.Namespace) -> int:
     out = output_file(args, inputs={"--config": args.config})  # before the run: wrong arguments delete nothing
     config = load_config(args.config)
@@ -49,8 +71,11 @@ def run(args: argparse.Namespace) -> int:
     topic = topic_arn(args.topic_arn) if args.topic_arn else None
     role = sentinel_role(args.sentinel_role) if args.sentinel_role else None
     session = AwsSession.from_environment()
+    regions = pruned_regions(session.region, args.region)
+    check_pruned_regions(config, regions, args.config)
     adapters = Adapters(
         registry=session.registry(),
+        other_registries=tuple(session.registry(region) for region in regions[1:]),
         bucket=session.bucket(bucket),
         notifier=session.notifier(topic),
         leases=session.leases(args.lease_table),

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors, bucket_name
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.registry.replication import REGION_PATTERN
 from ecr_retention.layout import MEMORY_FILE
 from ecr_retention.loading import check_not_an_input, check_output_file, write_file_atomically
 from ecr_retention.ports import ReplicationUnreadable
 from ecr_retention.services.inventory import inventory_objects
 from ecr_retention.services.replication import GRANT
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
+
+REGION = re.compile(REGION_PATTERN)
+Progress = Callable[[int, int, str], None]
 
 
 def register(subparsers: Any) -> None:
@@ -28,6 +35,14 @@ def register(subparsers: Any) -> None:
         "format that `plan --snapshot` reads. Read-only. Progress goes to stderr.",
     )
     parser.add_argument("--out", required=True, type=Path, help="the snapshot file to write")
+    parser.add_argument(
+        "--region",
+        action="append",
+        default=[],
+        metavar="REGION",
+        help='read this Region\'s registry (repeat for several: one file, {"registries": [...]}, one per Region, in '
+        "this order); default: the standard configuration's Region",
+    )
     parser.add_argument("--repositories", nargs="+", metavar="PATTERN", help="only repositories matching these globs")
     parser.add_argument(
         "--bucket",
@@ -46,23 +61,45 @@ def run(args: argparse.Namespace) -> int:
         if total >= 20 and (number % 10 == 0 or number == total):
             print(f"snapshot: {number}/{total} repositories ({name})", file=sys.stderr)
 
+    regions = snapshot_regions(args.region)
+    snapshots = [read_registry(session, region, args.repositories, progress) for region in regions]
+    if args.repositories and not any(snapshot.repositories for snapshot in snapshots):
+        raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
+    documents = [snapshot.model_dump(mode="json", by_alias=True, exclude_none=True) for snapshot in snapshots]
+    body = json.dumps(documents[0] if len(documents) == 1 else {"registries": documents}, indent=1)
+    write_file_atomically(args.out, body.encode())
+    for snapshot in snapshots:
+        images = sum(len(repo.image_details) for repo in snapshot.repositories)
+        where = f" in {snapshot.region}" if len(snapshots) > 1 else ""
+        print(
+            f"snapshot: {len(snapshot.repositories)} repositories, {images} images{where} -> {args.out}",
+            file=sys.stderr,
+        )
+    if args.bucket is not None:
+        record_inventory(session, bucket_name(args.bucket), args.manifests)
+    return 0
+
+
+def snapshot_regions(regions: Sequence[str]) -> tuple[str | None, ...]:
+    """Each --region once, in order; none: the session's Region (None), as the command always read it."""
+    for region in regions:
+        if not REGION.match(region):
+            raise InputError(f"--region: {region!r} is not an AWS Region (such as us-east-1)")
+    return tuple(dict.fromkeys(regions)) or (None,)
+
+
+def read_registry(
+    session: AwsSession, region: str | None, patterns: Sequence[str] | None, progress: Progress
+) -> Snapshot:
+    """One Region's registry (None: the session's), through a client of that Region."""
     with aws_errors():
         try:
-            snapshot = snapshot_registry(
-                session.registry(), MemoryManifestCache(), patterns=args.repositories, progress=progress
+            return snapshot_registry(
+                session.registry(region), MemoryManifestCache(), patterns=patterns, progress=progress
             )
         except ReplicationUnreadable as error:
             need = f": {GRANT}" if error.denied else ", so none is written"
             raise AwsFailure(f"{error}; a snapshot records where deletions replicate to{need}") from None
-    if args.repositories and not snapshot.repositories:
-        raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
-    body = json.dumps(snapshot.model_dump(mode="json", by_alias=True, exclude_none=True), indent=1)
-    write_file_atomically(args.out, body.encode())
-    images = sum(len(repo.image_details) for repo in snapshot.repositories)
-    print(f"snapshot: {len(snapshot.repositories)} repositories, {images} images -> {args.out}", file=sys.stderr)
-    if args.bucket is not None:
-        record_inventory(session, bucket_name(args.bucket), args.manifests)
-    return 0
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

@@ -18,6 +18,7 @@ SERVICE = "ecr-retention"
 NAMESPACE = "EcrRetention"
 MANIFEST_AGE_METRIC = "InUseManifestAgeSeconds"
 CLUSTER_DIMENSION = "Cluster"
+REGION_DIMENSION = "Region"
 IN_USE_MISSING_METRIC = "InUseImagesMissing"
 
 logger = Logger(service=SERVICE)
@@ -49,6 +50,29 @@ def record_run_metrics(report: RunReport) -> None:
     metrics.add_metric(name=IN_USE_MISSING_METRIC, unit=MetricUnit.Count, value=len(report.in_use_missing))
     metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.outcome == "blocked" else 0)
     metrics.add_metric(name="RunsCompleted", unit=MetricUnit.Count, value=1)
+    record_region_metrics(report)
+
+
+def record_region_metrics(report: RunReport) -> None:
+    """With several Regions pruned, each one's counts again with a Region dimension (the run's metrics above keep
+    theirs: the alarms match them exactly). Each is a metric of its own (Metrics shares one dimension set per flush)."""
+    for region in report.regions:
+        totals = region.totals
+        counts = {
+            "ImagesDeleted": 0 if report.dry_run else totals.deleted,
+            "ImagesArchived": 0 if report.dry_run else totals.archived,
+            "ImagesProtectedInUse": totals.protected_in_use,
+            "DeleteFailures": totals.failed,
+        }
+        for name, value in counts.items():
+            with single_metric(
+                name=name,
+                unit=MetricUnit.Count,
+                value=value,
+                namespace=NAMESPACE,
+                default_dimensions={"service": SERVICE},
+            ) as metric:
+                metric.add_dimension(name=REGION_DIMENSION, value=region.region)
 
 
 def record_manifest_ages(generated_at: Mapping[str, datetime], clusters: Iterable[str], now: datetime) -> None:

@@ -8,7 +8,7 @@ The one code path that deletes: the evaluate Lambda and `ecr-retention run` both
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -41,6 +41,7 @@ from ecr_retention.domain.sentinel.matching import (
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.services.act import SecondsLeft, act
+from ecr_retention.services.replicas import PrunedRegistry, decided_by_sources, tell_deletions
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
 
@@ -74,12 +75,22 @@ class RunInputs:
     # The registry's Region when it is not the home one (a deployment that prunes several): names the repository's
     # lease and its kept snapshot (layout.regional_name), apart from the home Region's repository of the same name.
     other_region: str | None = None
+    # The run's other registries: a repository replicated here from one of them with its deletions is decided by
+    # that source's rules (services/replicas.py), planned there with this registry's in-use protection.
+    others: tuple[PrunedRegistry, ...] = ()
+    # The run's own files (runs/<runId>/), where a source tells the destinations it replicates to what it deletes.
+    run_files: Bucket | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.config.dry_run and not self.dry_run:
             raise ValueError("a run cannot delete when the rules file says dry_run: true")
+
+    @property
+    def checked_elsewhere(self) -> frozenset[tuple[str, str]]:
+        """The (account, Region) of the run's other registries."""
+        return frozenset((other.registry.registry_id, other.registry.region) for other in self.others)
 
     def pulled_into(
         self, repository: str, *, now: datetime, registry: RegistryCoordinates
@@ -93,6 +104,7 @@ class RunInputs:
                     now=now,
                     safety=self.config.safety,
                     registry=registry,
+                    checked_elsewhere=self.checked_elsewhere,
                 )
             )
         return self._pulled.by_repository.get(repository, ())
@@ -144,12 +156,13 @@ def _plan_and_act(
     config = inputs.config
     if first_matching_policy(config.policies, repository, registry.region) is None:
         return Unplanned(repository, "unmanaged")
+    replicated = decided_by_sources(config, inputs.others, registry, repository, inputs.run_files, inputs.run_id)
     # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
     # kept snapshot all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        run, planned = _plan(registry, coordinates, snapshot, inputs, clock)
+        run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
         plan, now = planned.plan, run.now
         findings, diagnosis_warnings = lifecycle_findings(registry, coordinates, snapshot, inputs.inventory, plan, now)
         # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
@@ -158,13 +171,29 @@ def _plan_and_act(
             inputs.pulled_into(repository, now=now, registry=coordinates), snapshot.image_details
         )
         removing = not run.blocked and plan.skipped is None
-        ledger = None if inputs.dry_run else act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left)
+        ledger, told = _act(inputs, registry, snapshot, plan, removing, seconds_left)
         kept = _keep_snapshot(inputs, coordinates, as_left(snapshot, ledger, now), now)
         last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *kept)
+    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *told, *kept)
     return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
+
+
+def _act(
+    inputs: RunInputs,
+    registry: Registry,
+    snapshot: RepositorySnapshot,
+    plan: RepositoryPlan,
+    removing: bool,
+    seconds_left: SecondsLeft,
+) -> tuple[Ledger | None, tuple[str, ...]]:
+    """Nothing in a dry run; otherwise the destinations this run also prunes told what the plan deletes (when it
+    removes), then the act, and the warnings of the telling."""
+    if inputs.dry_run:
+        return None, ()
+    told = tell_deletions(inputs.run_files, inputs.run_id, plan, inputs.others, inputs.other_region) if removing else ()
+    return act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left), told
 
 
 def _keep_snapshot(
@@ -199,6 +228,7 @@ def _plan(
     snapshot: RepositorySnapshot,
     inputs: RunInputs,
     clock: Callable[[], datetime],
+    replicated: Mapping[str, str],
 ) -> tuple[RunContext, PlannedRepository]:
     """The repository's plan, with the tags of the repositories its policy's tag_in_repositories names."""
     config = inputs.config
@@ -210,8 +240,9 @@ def _plan(
         registry=coordinates,
         tags_by_repository=tags,
         replication_problem=inputs.replication.problem,
+        other_registries=inputs.checked_elsewhere,
     )
-    return run, plan_repository(snapshot, run)
+    return run, plan_repository(snapshot, run, replicated)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,9 @@ class CheckInputs:
     trigger: Trigger
     now: datetime
     sentinel: str | None = None
+    # The (account, Region) of the run's other registries, each checked on its own: a reference into one of them is
+    # its check's, even where this registry's deletions replicate there.
+    checked_elsewhere: frozenset[tuple[str, str]] = frozenset()
     # The registry's Region when it is not the home one (services/run.py Adapters.other_region): whose records of
     # removals/ tell its findings (layout.removals_prefix). None: the home Region's.
     other_region: str | None = None
@@ -101,6 +104,7 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         now=inputs.now,
         safety=inputs.config.safety,
         registry=RegistryCoordinates.of(registry, inputs.replication),
+        checked_elsewhere=inputs.checked_elsewhere,
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)

@@ -26,6 +26,7 @@ from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
+from ecr_retention.services.replicas import PrunedRegistry
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
     Renderers,
@@ -184,6 +185,16 @@ def run_work_item(
         replication=load_replication(adapters.bucket, run_id, other_region),
         snapshots=adapters.bucket,
         other_region=other_region,
+        others=tuple(
+            PrunedRegistry(
+                other,
+                load_replication(adapters.bucket, run_id, adapters.other_region(other)).replication_configuration,
+                adapters.other_region(other),
+            )
+            for other in adapters.registries
+            if other is not registry
+        ),
+        run_files=adapters.bucket,
     )
     report = evaluate_repository(
         repository,
@@ -310,10 +321,24 @@ def check_each_registry(
     checks = []
     for registry in adapters.registries:
         replication = reading.replication.get(registry.region, NO_REPLICATION)
-        inputs = CheckInputs(config, inventory, replication, evaluated.trigger, now, adapters.sentinel_role)
+        inputs = CheckInputs(
+            config,
+            inventory,
+            replication,
+            evaluated.trigger,
+            now,
+            adapters.sentinel_role,
+            checked_elsewhere=_others(adapters, registry),
+            other_region=adapters.other_region(registry),
+        )
         reports = [report for report in evaluated.reports if (report.region or home) == registry.region]
         checks.append(check_in_use(registry, adapters.bucket, inputs, reports))
     return checks[0] if len(checks) == 1 else InUseCheck.joined(checks)
+
+
+def _others(adapters: Adapters, registry: Registry) -> frozenset[tuple[str, str]]:
+    """The (account, Region) of the run's registries but this one."""
+    return frozenset((other.registry_id, other.region) for other in adapters.registries if other is not registry)
 
 
 @dataclass(frozen=True)
@@ -377,18 +402,25 @@ def run_pipeline(
     def evaluate_all() -> tuple[list[RunInputs], list[RepositoryReport]]:
         inventory = read_inventory_from_bucket(adapters.bucket)
         cache = BucketManifestCache(adapters.bucket)
+        replications = [read_replication(registry) for registry in adapters.registries]
         each, reports = [], []
-        for registry in adapters.registries:
+        for registry, replication in zip(adapters.registries, replications, strict=True):
             names = tuple(registry.repository_names())
             inputs = RunInputs(
                 run_id=run_id,
                 config=config,
                 inventory=inventory,
                 dry_run=dry_run,
-                replication=read_replication(registry),
+                replication=replication,
                 repository_names=names,
                 snapshots=adapters.bucket,
                 other_region=adapters.other_region(registry),
+                others=tuple(
+                    PrunedRegistry(other, read.replication_configuration, adapters.other_region(other))
+                    for other, read in zip(adapters.registries, replications, strict=True)
+                    if other is not registry
+                ),
+                run_files=adapters.bucket,
             )
             each.append(inputs)
             for name in sweep_targets(config, registry, patterns=patterns, repositories=names):

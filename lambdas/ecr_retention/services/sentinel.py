@@ -171,6 +171,20 @@ def watch(
         return not_pruned(observed, ports.registries)
     if isinstance(observed.detail, LifecyclePolicyPut):
         return check_new_policy(observed.detail, config=config, ports=ports, now=now, here=here)
+    return watch_removals(observed, here, config=config, ports=ports, now=now, sleep=sleep)
+
+
+def watch_removals(
+    observed: Observed,
+    here: Here,
+    *,
+    config: RetentionConfig,
+    ports: SentinelPorts,
+    now: datetime,
+    sleep: Callable[[float], None],
+) -> Watched:
+    """The removals of one event in its Region's registry: recorded, matched against what runs, confirmed, healed
+    where they can be, and alerted once."""
     update = {"writer": ports.sentinel_role, "region": here.other_region}
     removals = tuple(removal.model_copy(update=update) for removal in observed.removals())
     repository = observed.repository_name

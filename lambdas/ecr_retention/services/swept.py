@@ -100,9 +100,26 @@ class ListedFirst:
         raise PermissionError(f"s3://{self.name}/{key}: a review writes nothing")
 
 
-def load_swept_registry(bucket: Bucket) -> SweptRegistry:
-    """Every kept snapshot, as one registry. Raises InputError naming an object that cannot be read (the review
-    would otherwise leave a repository out without a word) and StorageUnavailable."""
+def load_swept_registry(bucket: Bucket, region: str | None = None) -> SweptRegistry:
+    """Every kept snapshot of one registry, as one registry: of `region`'s, or of the one Region the bucket holds
+    snapshots of (a deployment that prunes several keeps each Region's; the review names one). Raises InputError
+    naming an object that cannot be read (the review would otherwise leave a repository out without a word), or the
+    Regions to choose from, and StorageUnavailable."""
+    swept = read_kept_snapshots(bucket)
+    return registry_of(of_one_region(swept, region, f"s3://{bucket.name}/{SNAPSHOTS_PREFIX}"))
+
+
+def load_swept_registries(bucket: Bucket) -> tuple[SweptRegistry, ...]:
+    """Every kept snapshot, grouped by its registry (account, Region) into one registry each, never merged: the
+    home Region's first when there is one of unknown Region (kept before snapshots named it), then by Region."""
+    groups: dict[tuple[str, str], list[SweptRepository]] = {}
+    for repository in read_kept_snapshots(bucket):
+        groups.setdefault((repository.region or "", repository.registry_id or ""), []).append(repository)
+    return tuple(registry_of(groups[where]) for where in sorted(groups))
+
+
+def read_kept_snapshots(bucket: Bucket) -> list[SweptRepository]:
+    """Raises InputError when there is none, or one cannot be read."""
     swept = []
     for key in sorted(bucket.list_objects(SNAPSHOTS_PREFIX)):
         source = f"s3://{bucket.name}/{key}"
@@ -113,7 +130,22 @@ def load_swept_registry(bucket: Bucket) -> SweptRegistry:
         raise InputError(
             f"s3://{bucket.name}/{SNAPSHOTS_PREFIX}: no repository snapshot yet; a sweep of this release writes them"
         )
-    return registry_of(swept)
+    return swept
+
+
+def of_one_region(swept: list[SweptRepository], region: str | None, source: str) -> list[SweptRepository]:
+    """The kept snapshots of `region`'s registry, or of the only Region they are of."""
+    regions = sorted({repository.region or "" for repository in swept})
+    if region is not None:
+        chosen = [repository for repository in swept if repository.region == region]
+        if not chosen:
+            raise InputError(f"--region: {source} holds no snapshot of {region} (it holds {', '.join(regions)})")
+        return chosen
+    if len(regions) > 1:
+        raise InputError(
+            f"{source} holds the registries of several Regions ({', '.join(regions)}): name one with --region"
+        )
+    return swept
 
 
 def read_swept(source: str, body: bytes) -> SweptRepository:

@@ -56,6 +56,7 @@ class Deployment:
     account: str
     region: str
     eks_clusters: tuple[str, ...] = ()  # read through their API (demo.agentless)
+    regions: tuple[str, ...] = ()  # the Regions the deployment prunes (the stack's context `regions`), home first
 
     def environment(self) -> dict[str, str]:
         return {
@@ -70,6 +71,8 @@ class Deployment:
             "COLLECT_REGIONS": json.dumps([self.region]),
             "TASK_DEFINITION_REVISIONS": "5",
             "EKS_CLUSTERS": json.dumps(list(self.eks_clusters)),
+            # The stack sets it only when it prunes more than its own Region.
+            **({"PRUNED_REGIONS": json.dumps(list(self.regions))} if len(self.regions) > 1 else {}),
             "POWERTOOLS_SERVICE_NAME": "ecr-retention",
             "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
             "POWERTOOLS_TRACE_DISABLED": "true",

@@ -18,6 +18,10 @@
 - Replication: `app` replicates to us-east-1 with deleteReplication, so every deletion in `app` here also deletes
   there; the cluster `us-prod` in us-east-1 still runs an old `app` release from its replica, which the rules
   alone would delete.
+- A second pruned Region, us-east-1 (`seed_other_region`): its `app` holds the replicas of every `app` image here
+  (what replication left: the same manifests, digests and tags) and a few hotfix builds pushed there only, which its
+  own rules delete; the replicas are eu-west-1's rules' to decide. `edge/cdn` lives in us-east-1 only: prod, a
+  cluster of eu-west-1, runs an old release of it across Regions, and us-prod the newest.
 - ECS and Lambda in the same account: the ECS cluster `backoffice` runs the service `app-admin` on an app release
   of months ago, and the container-image function `backend-reports` (a version and an alias) runs a backend
   release the frontend never shipped with. The rules delete both images unless the AWS inventory collector's
@@ -49,6 +53,7 @@ BUCKET = "ecr-retention-demo"
 UNMANAGED = "sandbox/experiments"
 ECS_CLUSTER, ECS_SERVICE = "backoffice", "app-admin"
 REPLICA_REGION, REPLICA_CLUSTER = "us-east-1", "us-prod"
+EDGE = "edge/cdn"  # us-east-1's own repository
 FUNCTION, FUNCTION_ALIAS = "backend-reports", "live"
 
 MIN_AGE = DAY  # safety.min_age below
@@ -78,6 +83,7 @@ tagging:
 
 policies:
   - repositories: [app]
+    regions: [eu-west-1]         # us-east-1 holds app's replicas: eu-west-1's rules decide them (docs/regions.md)
     rules:
       - keep: {{tags: [latest, dev]}}
         description: mutable tags stay with their image
@@ -126,6 +132,19 @@ policies:
         description: pull-request builds nobody pulled for 14 days go to the archive
       - delete: {{untagged: true, older_than: 3d}}
         description: untagged builds
+
+  # us-east-1, pruned by the same deployment (the stack's context: regions: [eu-west-1, us-east-1])
+  - repositories: [app]
+    regions: [us-east-1]
+    rules:
+      - delete: {{tags: ["*-hotfix"], older_than: 14d}}
+        description: us-east-1's own hotfix builds after two weeks
+
+  - repositories: ["edge/*"]
+    regions: [us-east-1]
+    rules:
+      - delete: {{tags: ["v*"], older_than: 30d, keep_newest: 3}}
+        description: edge releases older than 30 days beyond the newest 3
 """
 
 # The native lifecycle policy of the `dev` incident (ecr_retention_dev.scenario.incident_policy).
@@ -201,6 +220,7 @@ class DemoRegistry:
     aws_workloads: list[AwsWorkload] = field(default_factory=list)  # seeded in ECS and Lambda
     # In-use images a native pull-time rule archived before the demo (repository, digest): the sweep restores them.
     archived_in_use: list[tuple[str, str]] = field(default_factory=list)
+    pushed: dict[tuple[str, str], PushedImage] = field(default_factory=dict)  # each image as pushed, its manifest
 
     @property
     def host(self) -> str:
@@ -225,6 +245,7 @@ class DemoRegistry:
         self.images[(image.repository, image.digest)] = SeededImage(
             image.repository, image.digest, label, pushed_at, **relations
         )
+        self.pushed[(image.repository, image.digest)] = image
         for tag in image.tags:
             self.tags[image.repository][tag] = image.digest
         return image
@@ -305,6 +326,8 @@ class DemoRegistry:
         for entry in self.in_use:
             if entry.image.startswith(prefix):
                 repository, _, tag = entry.image.removeprefix(prefix).partition(":")
+                if repository not in self.tags:
+                    continue  # a repository of that Region's own, not a replica of one here
                 digest = entry.digest or self.tags[repository][tag]
                 found.setdefault((repository, digest), []).append(entry)
         return found
@@ -375,6 +398,35 @@ def seed_replication(registry: DemoRegistry, running: PushedImage) -> None:
     registry.ecr.client.put_replication_configuration(replicationConfiguration={"rules": [rule]})
     reference = f"{registry.replica_host}/{running.repository}:{running.tags[0]}"
     registry.uses(REPLICA_CLUSTER, reference, "Deployment/app", digest=running.digest, namespace="shop")
+
+
+def seed_other_region(registry: DemoRegistry, ecr: MotoEcr) -> DemoRegistry:
+    """us-east-1, the second Region the deployment prunes: app's replicas as replication left them (every image of
+    app here, under the tags it has now, pushed when it was pushed here) and hotfix builds of its own, and edge/cdn,
+    a repository of its own. prod, a cluster of eu-west-1, runs an old edge release from there (across Regions), and
+    us-prod the newest. Its in-use references are the same list as the home registry's (one set of manifests)."""
+    other = DemoRegistry(ecr=ecr, now=registry.now, in_use=registry.in_use)
+    rng = random.Random(20261203)
+    repo = other.create("app")
+    tags_now: dict[str, list[str]] = {}
+    for tag, digest in registry.tags["app"].items():
+        tags_now.setdefault(digest, []).append(tag)
+    for (repository, digest), image in registry.pushed.items():
+        if repository == "app":
+            seeded = registry.images[(repository, digest)]
+            copy = ecr.copy_image(image, sorted(tags_now.get(digest, [])), pushed_at=seeded.pushed_at)
+            other.record(copy, seeded.label, seeded.pushed_at)
+    for n, days in enumerate((75, 40, 21, 5)):
+        other.push(
+            repo, f"1.12.{380 + n}-hotfix", days * DAY, f"1.12.{380 + n}-hotfix", size=rng.randint(150, 420) * MIB
+        )
+    edge = other.create(EDGE)
+    releases = [
+        other.push(edge, f"v3.{n}", (120 - n * 9) * DAY, f"v3.{n}", size=rng.randint(30, 60) * MIB) for n in range(12)
+    ]
+    registry.uses("prod", f"{other.host}/{EDGE}:{releases[2].tags[0]}", "Deployment/cdn", namespace="edge")
+    registry.uses(REPLICA_CLUSTER, f"{other.host}/{EDGE}:{releases[-1].tags[0]}", "Deployment/cdn", namespace="edge")
+    return other
 
 
 def seed_workloads(

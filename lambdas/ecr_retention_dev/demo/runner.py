@@ -43,7 +43,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json, manifest_key
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
-from ecr_retention.domain.reporting.report import ImageEntry, RunReport
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport
 from ecr_retention.domain.reporting.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
@@ -54,14 +54,24 @@ from ecr_retention_dev.demo.pipeline import Deployment, Invocation, Sweep, deplo
 from ecr_retention_dev.demo.registry import (
     ARCHIVED_AGO,
     BUCKET,
+    EDGE,
     REPLICA_CLUSTER,
     REPLICA_REGION,
     DemoRegistry,
     rules_text,
+    seed_other_region,
     seed_registry,
 )
 from ecr_retention_dev.demo.server import Emulator, running_emulator
-from ecr_retention_dev.demo.verify import Check, Verification, plan_without_source, read_state, verify
+from ecr_retention_dev.demo.verify import (
+    Check,
+    OtherRegion,
+    Verification,
+    other_region_checks,
+    plan_without_source,
+    read_state,
+    verify,
+)
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from ecr_retention_dev.emulator.workloads import MotoWorkloads
 from ecr_retention_dev.scenario import (
@@ -174,6 +184,8 @@ class Demo:
         self.queue_url = ""
         self.pages: dict[str, Path] = {}  # each run's page, as the report step stored it, copied here
         self.live_run_id = ""
+        self.other_ecr = emulator.client("ecr", REPLICA_REGION)
+        self.other: DemoRegistry | None = None  # us-east-1, the second Region the deployment prunes
 
     # 1 -------------------------------------------------------------------------------------------------------
 
@@ -181,6 +193,7 @@ class Demo:
         """The registry, and what the CDK stack would have created around it."""
         workloads = MotoWorkloads(boto3.session.Session(), self.account, REGION, endpoint_url=self.emulator.endpoint)
         registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0), workloads)
+        self.other = seed_other_region(registry, MotoEcr(self.other_ecr))
         self.create_stack_resources(registry)
         for name, dry_run in ((DRY_RULES, True), (LIVE_RULES, False)):
             (self.directory / name).write_text(rules_text(dry_run=dry_run, aws_source=registry.aws_source))
@@ -226,8 +239,28 @@ class Demo:
         )
         for repository, digest in registry.archived_in_use:
             self.show_archived_seed(registry, repository, digest)
+        self.show_other_region(registry)
         self.write(f"   SNS topic {self.topic_arn}, with SQS queue {QUEUE} subscribed")
         self.write(f"   lease table {LEASE_TABLE}")
+
+    def show_other_region(self, registry: DemoRegistry) -> None:
+        """The second Region the deployment prunes, and what runs from it."""
+        other = self.other
+        assert other is not None
+        self.write(
+            f"   Registry {self.account} in {REPLICA_REGION}, pruned by the same deployment (regions: {REGION}, "
+            f"{REPLICA_REGION}): {len(other.images)} images"
+        )
+        self.write("   " + ", ".join(f"{name} {other.count(name)}" for name in other.repositories))
+        self.write(
+            f"   its app holds the {registry.count('app')} replicas of app here and {other.count('app') - registry.count('app')} "
+            "hotfix builds of its own; its own rules delete hotfixes, eu-west-1's decide the replicas"
+        )
+        for entry in registry.in_use:
+            if entry.image.startswith(f"{other.host}/{EDGE}"):
+                self.write(
+                    f"   {entry.cluster} runs {entry.image.removeprefix(other.host + '/')} from {REPLICA_REGION}"
+                )
 
     def show_archived_seed(self, registry: DemoRegistry, repository: str, digest: str) -> None:
         runs = ", ".join(
@@ -243,7 +276,14 @@ class Demo:
 
     def deployment(self, rules: str) -> Deployment:
         return Deployment(
-            BUCKET, self.topic_arn, LEASE_TABLE, self.directory / rules, self.account, REGION, (self.agentless.arn,)
+            BUCKET,
+            self.topic_arn,
+            LEASE_TABLE,
+            self.directory / rules,
+            self.account,
+            REGION,
+            (self.agentless.arn,),
+            regions=(REGION, REPLICA_REGION),
         )
 
     # 2 -------------------------------------------------------------------------------------------------------
@@ -370,11 +410,15 @@ class Demo:
             tagger = functions.tagger()
             if tampering is not None:
                 self.tamper(tampering)
+            other = self.other
+            assert other is not None
             before = read_state(self.ecr, registry.repositories, datetime.now(UTC))
+            before_other = read_state(self.other_ecr, other.repositories, datetime.now(UTC))
             sweep = functions.sweep(self.read_object)
         self.show_invocations(collector, tagger, sweep)
         self.wait_for_restores(registry)
         after = read_state(self.ecr, registry.repositories, datetime.now(UTC))
+        after_other = read_state(self.other_ecr, other.repositories, datetime.now(UTC))
         report = self.stored_report(sweep, "live", "real run")
         if tampering is not None:
             self.show_remembered(report)
@@ -382,6 +426,9 @@ class Demo:
         self.show_message(self.received_message())
         deleted = tampering.cluster if tampering is not None and tampering.action == "delete" else None
         verification = verify(registry, before, after, announced, report, without_collector, blocked_by=deleted)
+        verification.checks += other_region_checks(
+            OtherRegion(other, before_other, after_other), registry, announced, report, blocked=deleted is not None
+        )
         self.show_verification(verification)
         return verification
 
@@ -439,7 +486,8 @@ class Demo:
         started = sweep.targets.result
         self.write(f"   targets  {started['count']} repositories -> s3://{BUCKET}/{started['targetsKey']}")
         for item, evaluation in zip(sweep.items, sweep.evaluations, strict=True):
-            self.write(f"   evaluate {item['repository']}: {json.dumps(evaluation.result)}")
+            where = f"{item['region']} " if "region" in item else ""
+            self.write(f"   evaluate {where}{item['repository']}: {json.dumps(evaluation.result)}")
         assert sweep.report is not None
         self.write(f"   report   {json.dumps(sweep.report.result)}")
         recorded = {**collector.metrics, **tagger.metrics, **sweep.report.metrics}
@@ -460,7 +508,10 @@ class Demo:
         self.write(f"     copied to {copies['json']}")
         self.write(f"   page and sheet beside it (.html, .csv), copied to {copies['html'].name}, {copies['csv'].name}")
         self.pages[label] = copies["html"]
-        return RunReport.model_validate(json.loads(copies["json"].read_bytes()))
+        report = RunReport.model_validate(json.loads(copies["json"].read_bytes()))
+        for line in region_totals(report):
+            self.write(f"   {line}")
+        return report
 
     def read_object(self, bucket: str, key: str) -> bytes:
         body: bytes = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
@@ -554,7 +605,26 @@ def removals_of_plan(plan: Plan) -> set[tuple[str, str]]:
 
 
 def removals_of_report(report: RunReport) -> set[tuple[str, str]]:
-    return {(r.repository_name, e.image_digest) for r in report.repositories for e in (*r.deleted, *r.archived)}
+    """The home Region's removals (the plan shown is of its registry)."""
+    return {
+        (r.repository_name, e.image_digest)
+        for r in report.repositories
+        if r.region in (None, report.region)
+        for e in (*r.deleted, *r.archived)
+    }
+
+
+def region_totals(report: RunReport) -> list[str]:
+    """One line per Region of the run: its repositories, and what was deleted, archived and kept there."""
+    by_region: dict[str | None, list[RepositoryReport]] = {}
+    for repository in report.repositories:
+        by_region.setdefault(repository.region or report.region, []).append(repository)
+    deleted, archived = ("to delete", "to archive") if report.dry_run else ("deleted", "archived")
+    return [
+        f"{region}: {len(here)} repositories, {sum(len(r.deleted) for r in here)} {deleted}, "
+        f"{sum(len(r.archived) for r in here)} {archived}, {sum(r.kept for r in here)} kept"
+        for region, here in by_region.items()
+    ]
 
 
 def replicated_deletions(plan: Plan) -> list[tuple[str, tuple[ReplicaRegistry, ...]]]:
@@ -606,5 +676,5 @@ def show_endpoint(emulator: Emulator, directory: Path, live_run_id: str, write: 
     write(f"  export {environment}")
     write("  aws ecr describe-images --repository-name app --query 'imageDetails[].imageTags'")
     write(f"  aws s3 ls s3://{BUCKET}/reports/ --recursive")
-    write(f"  ecr-retention run --config {directory / DRY_RULES} --bucket {BUCKET}")
+    write(f"  ecr-retention run --config {directory / DRY_RULES} --bucket {BUCKET} --region {REPLICA_REGION}")
     write(f"  ecr-retention restore --run {live_run_id} --bucket {BUCKET} --wait   # undo the real run's archives")

@@ -29,9 +29,10 @@ class Emulator:
     region: str
     fidelity: EcrFidelity
 
-    def client(self, service: str) -> Any:
-        """A client of its own (not the pipeline's), for seeding and for reading the result back."""
-        return boto3.session.Session().client(service, region_name=self.region, endpoint_url=self.endpoint)
+    def client(self, service: str, region: str | None = None) -> Any:
+        """A client of its own (not the pipeline's), for seeding and for reading the result back; of its Region, or of
+        `region` (the emulator serves every Region)."""
+        return boto3.session.Session().client(service, region_name=region or self.region, endpoint_url=self.endpoint)
 
     def cli_environment(self) -> dict[str, str]:
         """What the AWS CLI (or `ecr-retention run`) needs to talk to the emulator."""

@@ -313,12 +313,71 @@ def _labels(registry: DemoRegistry, keys: Iterable[Key]) -> tuple[str, ...]:
     return tuple(registry.labelled(*key) for key in sorted(keys))
 
 
-def _entries(report: RunReport, which: str) -> set[Key]:
+def _entries(report: RunReport, which: str, region: str | None = None) -> set[Key]:
+    """The report's removals of one kind in the registry of `region` (None: the run's own, the home Region's)."""
+    where = region or report.region
     return {
         (repo.repository_name, entry.image_digest)
         for repo in report.repositories
+        if (repo.region or report.region) == where
         for entry in (repo.deleted if which == "deleted" else repo.archived)
     }
+
+
+# --- the second Region the deployment prunes ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OtherRegion:
+    """us-east-1 as seeded, and as ECR describes it right before and after the real sweep."""
+
+    registry: DemoRegistry
+    before: RegistryState
+    after: RegistryState
+
+    @property
+    def region(self) -> str:
+        return self.registry.ecr.region
+
+
+def other_region_checks(
+    other: OtherRegion, home: DemoRegistry, announced: RunReport, report: RunReport, *, blocked: bool = False
+) -> list[Check]:
+    """In the other Region: what its clusters and the home Region's run from it is still there; what went is what
+    its own report deleted plus what the home registry's deletions replicated there (app, deleteReplication), never
+    one image by both Regions' rules; and the dry run announced its own deletions."""
+    region = other.region
+    gone = {key for key in other.before.images if not other.after.active(key)}
+    own = _entries(report, "deleted", region) | _entries(report, "archived", region)
+    replicated = {key for key in _entries(report, "deleted") if key[0] == "app" and key in other.before.images}
+    in_use = set(other.registry.in_use_digests())
+    checks = [
+        Check(
+            f"in use in {region}",
+            bool(in_use) and not _gone(other.after, in_use),
+            f"{len(in_use)} images the clusters of both Regions run from {region}: "
+            f"{_still_there(_gone(other.after, in_use))}",
+            _labels(other.registry, _gone(other.after, in_use)),
+        ),
+        Check(
+            f"{region}'s report is exact",
+            gone == own | replicated and not own & replicated,
+            f"{len(own)} removed by {region}'s rules, {len(replicated)} by the replication of {home.ecr.region}'s "
+            "deletions, none counted by both",
+            _labels(other.registry, gone ^ (own | replicated)),
+        ),
+    ]
+    if not blocked:
+        planned = _entries(announced, "deleted", region) | _entries(announced, "archived", region)
+        checks.append(
+            Check(
+                f"the dry run announced {region}'s",
+                bool(own) and planned == own,
+                f"the real run removed in {region} exactly what the dry run said it would",
+                _labels(other.registry, planned ^ own),
+            )
+        )
+    return checks
 
 
 def _tags(detail: dict[str, Any]) -> list[str]:

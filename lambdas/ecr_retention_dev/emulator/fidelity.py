@@ -26,7 +26,9 @@ moto 5.2.5 gaps filled here, by replacing methods of moto's
   `imageIds` (moto returns `imageIds: []` although it deleted it); a child still referenced by an index that is
   not deleted is refused with `ImageReferencedByManifestList` (moto deletes it). Ids are handled in request order,
   so an index listed before its children frees them within the same call. `refuse_delete` adds any other
-  per-image failure (KmsError, ...).
+  per-image failure (KmsError, ...). A deletion replicates: in a repository that a replication rule with
+  `deleteReplication.enabled` sends to another Region of the account, the ids deleted are deleted there too, where
+  present (moto replicates nothing; a test or the demo seeds the destination as replication would have).
 - BatchGetImage: at most 100 ids; failures name the id asked for (moto names a tag "null"); `acceptedMediaTypes`
   is honoured: an index asked for without the index media types is resolved to its linux/amd64 (else first)
   child, under the child's digest, as ECR does; a media type not accepted otherwise fails UnsupportedImageType.

@@ -11,7 +11,7 @@ from typing import Any
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import ActionResult
 from moto.ecr.exceptions import ImageNotFoundException, InvalidParameterException, RepositoryNotFoundException
-from moto.ecr.models import Image, Repository
+from moto.ecr.models import Image, Repository, ecr_backends
 from moto.ecr.responses import ECRResponse
 
 from ecr_retention.domain.errors import InputError
@@ -188,7 +188,38 @@ def batch_delete_image(
             continue
         assert image is not None  # a missing image is a failure
         deleted.extend(_delete(repository, image, image_id))
+    replicate_deletions(response, repository, deleted)
     return ActionResult({"imageIds": deleted, "failures": failures})
+
+
+def replicate_deletions(response: ECRResponse, repository: Repository, deleted: list[dict[str, str]]) -> None:
+    """What ECR does after a deletion in a repository that a replication rule with deleteReplication sends to other
+    registries (of this account): the same ids deleted in each destination's repository of the same name, where
+    they are (moto replicates nothing: its other Regions are seeded as replication would have left them)."""
+    backend = backend_of(response)
+    for region in _deletion_destinations(backend.replication_config, repository.name, backend.account_id):
+        destination = ecr_backends[backend.account_id][region].repositories.get(repository.name)
+        if destination is None:
+            continue
+        for image_id in deleted:
+            image = _lookup(destination, image_id)
+            if image is not None:
+                _delete(destination, image, image_id)
+
+
+def _deletion_destinations(config: Mapping[str, Any], name: str, account: str) -> list[str]:
+    """The Regions of this account that a deletion in the repository reaches (PREFIX_MATCH filters; none: every)."""
+    regions: list[str] = []
+    for rule in config.get("rules", []):
+        filters = [entry["filter"] for entry in rule.get("repositoryFilters", [])]
+        replicates = rule.get("deleteReplication", {}).get("enabled", False)
+        if replicates and (not filters or any(name.startswith(prefix) for prefix in filters)):
+            regions.extend(
+                destination["region"]
+                for destination in rule.get("destinations", [])
+                if destination.get("registryId") == account
+            )
+    return sorted(set(regions))
 
 
 def _refusal(

@@ -182,6 +182,11 @@ class MotoEcr:
         self._seeds += 1
         return seed if seed is not None else f"image-{self._seeds}"
 
+    def copy_image(self, image: PushedImage, tags: Sequence[str], *, pushed_at: datetime) -> PushedImage:
+        """The same image (its manifest text, so its digest) pushed here under these tags: what ECR's replication
+        leaves in a destination registry."""
+        return self._push(image.repository, image.manifest, image.media_type, tags, pushed_at=pushed_at)
+
     def _push(
         self,
         repository: str,

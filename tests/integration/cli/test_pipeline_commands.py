@@ -364,3 +364,57 @@ def test_snapshot_bucket_and_manifests_go_together(
         "ecr-retention snapshot: error: --bucket and --manifests go together: the inventory is recorded into the "
         "directory\n"
     )
+
+
+def test_snapshot_of_two_regions_writes_one_file_that_plan_plans_per_region(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the harness's registry and a second one in another Region (moto's ECR is per Region), when both are
+    # snapshot with --region, then one file holds both registries, each read through its own Region's client, and
+    # plan plans each with its coordinates; without --region the file is today's, byte for byte.
+    import boto3
+
+    other = "us-east-1" if REGION != "us-east-1" else "eu-west-1"
+    ecr = boto3.client("ecr", region_name=other)
+    ecr.create_repository(repositoryName="edge/cdn")
+    ecr.put_image(
+        repositoryName="edge/cdn",
+        imageManifest=json.dumps(
+            {
+                "schemaVersion": 2,
+                "mediaType": "application/vnd.docker.distribution.manifest.v2+json",
+                "config": {
+                    "mediaType": "application/vnd.docker.container.image.v1+json",
+                    "size": 2,
+                    "digest": "sha256:" + "a" * 64,
+                },
+                "layers": [],
+            }
+        ),
+        imageTag="1",
+    )
+    rules = write_rules(tmp_path, dry_run=True)
+    manifests = tmp_path / "in-use"
+    manifests.mkdir()
+    for key, body in in_use_manifests(pipeline.seeded).items():
+        (manifests / key.removeprefix("in-use/")).write_bytes(body)
+    home, both, named = tmp_path / "home.json", tmp_path / "both.json", tmp_path / "named.json"
+
+    assert run_cli(pipeline.recorder, capsys, "snapshot", "--out", str(home)).code == 0
+    assert run_cli(pipeline.recorder, capsys, "snapshot", "--out", str(named), "--region", REGION).code == 0
+    result = run_cli(pipeline.recorder, capsys, "snapshot", "--out", str(both), "--region", REGION, "--region", other)
+    planned = plan_offline(pipeline.recorder, capsys, rules, both, manifests)
+    alone = plan_offline(pipeline.recorder, capsys, rules, home, manifests)
+
+    assert result.code == 0, result.stderr
+    assert named.read_bytes() == home.read_bytes()
+    document = json.loads(both.read_text())
+    assert list(document) == ["registries"]
+    assert [(r["registryId"], r["region"]) for r in document["registries"]] == [(ACCOUNT, REGION), (ACCOUNT, other)]
+    assert document["registries"][0] == json.loads(home.read_text())
+    assert [r["repositoryName"] for r in document["registries"][1]["repositories"]] == ["edge/cdn"]
+    assert result.stderr.splitlines()[-1] == f"snapshot: 1 repositories, 1 images in {other} -> {both}"
+    regional = json.loads(planned.stdout)["repositories"]
+    assert {r["region"] for r in regional} == {REGION, other}
+    home_plan = [{k: v for k, v in r.items() if k != "region"} for r in regional if r["region"] == REGION]
+    assert home_plan == json.loads(alone.stdout)["repositories"]

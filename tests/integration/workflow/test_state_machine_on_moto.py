@@ -37,6 +37,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -305,3 +306,165 @@ def test_a_crashed_worker_is_reported_failed_and_the_others_finish(world: World)
     assert "MapStateFailed" not in events
     assert events[-1] == "ExecutionSucceeded"
     assert any(key.startswith("runs/map-results/") for key in world.object_keys())  # the ResultWriter's output
+
+
+# --- a deployment that prunes two Regions -------------------------------------------------------------------
+
+OTHER_REGION = "us-east-1"
+OTHER_HOST = f"{DEFAULT_ACCOUNT_ID}.dkr.ecr.{OTHER_REGION}.amazonaws.com"
+TWO_REGION_RULES = """\
+version: 1
+dry_run: false
+safety: {min_age: 1d, max_delete_fraction: 0.9, inventory_max_age: 6h, clusters: [prod], optional_clusters: [dev]}
+policies:
+  - repositories: ["app", "team-*/*"]
+    rules:
+      - delete: {tags: ["v*"], older_than: 30d, keep_newest: 1}
+  - repositories: [edge]
+    regions: [us-east-1]
+    rules:
+      - delete: {tags: ["v*"], older_than: 30d, keep_newest: 1}
+"""
+
+
+@dataclass
+class TwoRegions:
+    world: World
+    other: dict[str, dict[str, str]]  # us-east-1: repository -> tag -> digest
+
+    def tags_in(self, region: str, repository: str) -> set[str]:
+        ecr = boto3.client("ecr", region_name=region)
+        details = ecr.describe_images(repositoryName=repository)["imageDetails"]
+        return {tag for detail in details for tag in detail.get("imageTags", [])}
+
+
+@pytest.fixture
+def two_regions(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TwoRegions]:
+    """eu-west-1 as the scheduled world has it, app replicating to us-east-1 with its deletions; us-east-1 holds app's
+    replicas v1-v4 and a v0 of its own, and `edge` (v1-v4), whose v2 prod runs from there, across Regions."""
+    from ecr_retention_dev.emulator.fidelity import EcrFidelity
+
+    router = Router(synthesized.handlers)
+    monkeypatch.setattr(lambda_eval_utils, "_invoke_lambda_function", router.invoke)
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}), EcrFidelity():
+        rules = tmp_path / "retention.yaml"
+        rules.write_text(TWO_REGION_RULES)
+        provisioned = lambda_stack.provision(
+            monkeypatch,
+            rules,
+            bucket=BUCKET,
+            definition=adapt_for_moto(synthesized.definition),
+            repositories=REPOSITORIES,
+            images_of_their_own=True,
+        )
+        home = boto3.client("ecr", region_name=REGION)
+        home.put_replication_configuration(
+            replicationConfiguration={
+                "rules": [
+                    {
+                        "destinations": [{"region": OTHER_REGION, "registryId": DEFAULT_ACCOUNT_ID}],
+                        "repositoryFilters": [{"filter": "app", "filterType": "PREFIX_MATCH"}],
+                        "deleteReplication": {"enabled": True},
+                    }
+                ]
+            }
+        )
+        other = boto3.client("ecr", region_name=OTHER_REGION)
+        images: dict[str, dict[str, str]] = {}
+        for repository, versions in (("app", range(5)), ("edge", range(1, 5))):
+            other.create_repository(repositoryName=repository)
+            images[repository] = {
+                f"v{n}": lambda_stack.push(
+                    other, repository, f"v{n}", timedelta(days=100 - n), seed=f"{repository}:v{n}"
+                )
+                for n in versions
+            }
+        assert {tag: images["app"][tag] for tag in ("v1", "v2", "v3", "v4")} == provisioned.images["app"]  # replicas
+        running = {
+            "image": f"{OTHER_HOST}/edge:v2",
+            "namespace": "prod",
+            "workload": "Deployment/cdn",
+            "container": "cdn",
+            "source": "template",
+        }
+        manifest = json.loads(
+            boto3.client("s3", region_name=REGION).get_object(Bucket=BUCKET, Key="in-use/prod.json")["Body"].read()
+        )
+        manifest["images"].append(running)
+        boto3.client("s3", region_name=REGION).put_object(
+            Bucket=BUCKET, Key="in-use/prod.json", Body=json.dumps(manifest)
+        )
+        monkeypatch.setenv("PRUNED_REGIONS", json.dumps([REGION, OTHER_REGION]))
+        set_default_factory(None)
+        forget_cold_start()
+        world = World(provisioned.state_machine_arn, provisioned.queue_url, router, provisioned.images)
+        yield TwoRegions(world, images)
+        forget_cold_start()
+        set_default_factory(None)
+
+
+def regional_outcomes(report: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return sorted((r["region"], r["repositoryName"], r["outcome"]) for r in report["repositories"])
+
+
+def regional_deleted(report: dict[str, Any], region: str, repository: str) -> set[str]:
+    [entry] = [r for r in report["repositories"] if (r["region"], r["repositoryName"]) == (region, repository)]
+    return {tag for image in entry["deleted"] for tag in image["imageTags"]}
+
+
+def test_one_run_prunes_both_registries_and_keeps_what_either_runs(two_regions: TwoRegions) -> None:
+    world = two_regions.world
+
+    execution = world.run({"trigger": "schedule"})
+
+    assert execution["status"] == "SUCCEEDED", execution
+    report = world.report(execution)
+    assert report["outcome"] == "ok"
+    assert regional_outcomes(report) == [
+        ("eu-west-1", "app", "ok"),
+        ("eu-west-1", "team-a/api", "ok"),
+        ("us-east-1", "app", "ok"),
+        ("us-east-1", "edge", "ok"),
+    ]
+    # eu-west-1 as before; its app deletions replicate to us-east-1, whose own rules decide only its own v0.
+    assert regional_deleted(report, "eu-west-1", "app") == {"v1", "v3"}
+    assert regional_deleted(report, "us-east-1", "app") == {"v0"}
+    # edge: v2 runs in prod (a cluster of the other Region, pulling across), v4 is the newest.
+    assert regional_deleted(report, "us-east-1", "edge") == {"v1", "v3"}
+    assert two_regions.tags_in(REGION, "app") == {"v2", "v4"}
+    assert two_regions.tags_in(OTHER_REGION, "app") == {"v2", "v4"}
+    assert two_regions.tags_in(OTHER_REGION, "edge") == {"v2", "v4"}
+    assert two_regions.tags_in(REGION, "team-a/api") == {"v4"}
+    assert report["totals"]["deleted"] == 2 + 3 + 1 + 2
+    items = [event for handler, event in world.router.invocations if handler == "evaluate"]
+    assert sorted((item.get("region", REGION), item["repository"]) for item in items) == [
+        ("eu-west-1", "app"),
+        ("eu-west-1", "team-a/api"),
+        ("us-east-1", "app"),
+        ("us-east-1", "edge"),
+    ]
+
+
+def test_a_push_in_the_other_region_evaluates_that_registry_only(two_regions: TwoRegions) -> None:
+    world = two_regions.world
+
+    execution = world.run({"trigger": "push", "repositories": ["edge", "app"], "region": OTHER_REGION})
+
+    assert execution["status"] == "SUCCEEDED", execution
+    report = world.report(execution)
+    assert regional_outcomes(report) == [("us-east-1", "app", "ok"), ("us-east-1", "edge", "ok")]
+    # The replicas of eu-west-1's app are eu-west-1's to decide: only v0, us-east-1's own, goes.
+    assert regional_deleted(report, "us-east-1", "app") == {"v0"}
+    [replicas] = [r for r in report["repositories"] if (r["region"], r["repositoryName"]) == (OTHER_REGION, "app")]
+    kept = {tag: entry for entry in replicas["keptImages"] for tag in entry["imageTags"]}
+    # v2 is the digest prod runs (pinned, from eu-west-1): in use comes first among its reasons.
+    assert {tag: entry["kind"] for tag, entry in kept.items()} == {
+        "v1": "replica",
+        "v2": "in-use",
+        "v3": "replica",
+        "v4": "replica",
+    }
+    assert "eu-west-1's rules decide it" in kept["v1"]["detail"]
+    assert two_regions.tags_in(OTHER_REGION, "app") == {"v1", "v2", "v3", "v4"}
+    assert two_regions.tags_in(REGION, "app") == {"v1", "v2", "v3", "v4"}
+    assert two_regions.tags_in(OTHER_REGION, "edge") == {"v2", "v4"}

@@ -7,7 +7,7 @@ Pure, like the planner: the planner and the lifecycle doctor both read in-use pr
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -52,13 +52,20 @@ class InventoryCheck:
         return InventoryCheck(blocked=self.blocked + other.blocked, warnings=self.warnings + other.warnings)
 
 
-def check_inventory(safety: Safety, inventory: Inventory, in_use: InUseIndex, now: datetime) -> InventoryCheck:
-    """Every reason the inventory blocks a run, and every warning about it, in a stable order."""
+def check_inventory(
+    safety: Safety,
+    inventory: Inventory,
+    in_use: InUseIndex,
+    now: datetime,
+    other_registries: Collection[tuple[str, str]] = (),
+) -> InventoryCheck:
+    """Every reason the inventory blocks a run, and every warning about it, in a stable order. `other_registries`:
+    the (account, Region) of the run's other registries (a run that prunes several)."""
     return (
         inventory_blockers(safety, inventory, now)
         + InventoryCheck(warnings=in_use.warnings)
         + in_use.unresolved_blockers(safety.clusters)
-        + InventoryCheck(warnings=in_use.foreign_registry_warnings(safety.clusters))
+        + InventoryCheck(warnings=in_use.foreign_registry_warnings(safety.clusters, other_registries))
     )
 
 
@@ -308,14 +315,17 @@ class InUseIndex:
                 warnings.append(problem)
         return InventoryCheck(blocked=tuple(blockers), warnings=tuple(warnings))
 
-    def foreign_registry_warnings(self, expected: Iterable[str]) -> tuple[str, ...]:
-        """An expected cluster whose ECR references all name other registries than the snapshot's: its tag
-        references cannot protect anything here, which nobody would notice without a word."""
+    def foreign_registry_warnings(
+        self, expected: Iterable[str], other_registries: Collection[tuple[str, str]] = ()
+    ) -> tuple[str, ...]:
+        """An expected cluster whose ECR references all name other registries than the snapshot's (and than the run's
+        other registries): its tag references cannot protect anything here, which nobody would notice without a
+        word."""
         registry_id, region = self.registry.registry_id, self.registry.region
         warnings = []
         for cluster in sorted(set(expected)):
             registries = sorted(self.registries.get(cluster, ()))
-            if not registries or cluster in self.in_known_registry:
+            if not registries or cluster in self.in_known_registry or set(registries) & set(other_registries):
                 continue
             named = _registries_named(registries)
             warnings.append(

@@ -172,6 +172,15 @@ def quarantine_unknown_reason(marked_by: str | None) -> Reason:
     )
 
 
+def replica_reason(source_region: str, repository_name: str) -> Reason:
+    """An image replicated here from a registry this deployment also prunes, whose deletions replicate here."""
+    return Reason(
+        kind="replica",
+        detail=f"a replica of {repository_name} in {source_region}, whose deletions replicate here "
+        f"(deleteReplication): {source_region}'s rules decide it",
+    )
+
+
 RESTORING_REASON = Reason(kind="restoring", detail="being restored from archive (ACTIVATING)")
 RESTORE_OFF_REASON = Reason(
     kind="in-use-archived",

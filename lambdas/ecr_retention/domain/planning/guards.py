@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 
 from ecr_retention.domain.in_use.index import InUseIndex
@@ -17,6 +17,7 @@ from ecr_retention.domain.planning.explain import (
     RESTORING_REASON,
     in_use_reasons,
     min_age_reason,
+    replica_reason,
     unknown_index_reason,
 )
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages
@@ -39,6 +40,16 @@ def apply_guards(images: RepositoryImages, findings: Findings, *, in_use: InUseI
     young = bisect_right(images.ages, min_age)
     for digest, age in zip(images.digests[:young], images.ages[:young], strict=True):
         findings.protections[digest].append(min_age_reason(age, min_age))
+
+
+def defer_to_sources(images: RepositoryImages, findings: Findings, replicated: Mapping[str, str]) -> None:
+    """The images replicated here (digest -> the source's Region) from a registry this deployment also prunes, whose
+    deletions replicate here: the source's rules decide them (SPEC "Several Regions"), so this registry's rules
+    neither delete nor count them, and a deletion there is planned once, with this registry's in-use protection."""
+    for digest in images.digests:
+        source = replicated.get(digest)
+        if source is not None:
+            findings.protections[digest].append(replica_reason(source, images.name))
 
 
 def _guard_in_use(image: ImageDetail, usages: list[Workload], findings: Findings) -> None:

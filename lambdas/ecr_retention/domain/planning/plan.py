@@ -30,6 +30,7 @@ ReasonKind = Literal[
     "in-use-archived",
     "restore-failed",
     "quarantine",
+    "replica",
 ]
 # restore: an ARCHIVED image that an in-use manifest names goes back to standard storage. It removes nothing: it
 # is never a removal candidate, never counts toward max_delete_fraction, and survives a blocked run.
@@ -45,6 +46,7 @@ PROTECTION_ORDER: tuple[ReasonKind, ...] = (
     "skipped",
     "in-use",
     "restoring",
+    "replica",
     "keep-rule",
     "min-age",
     "index-child",

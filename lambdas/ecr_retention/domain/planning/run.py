@@ -3,7 +3,7 @@ registry's plan."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -21,7 +21,7 @@ from ecr_retention.domain.planning.explain import (
     no_policy_reason,
     unwatched_replica_warning,
 )
-from ecr_retention.domain.planning.guards import apply_guards, link_dependents
+from ecr_retention.domain.planning.guards import apply_guards, defer_to_sources, link_dependents
 from ecr_retention.domain.planning.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planning.plan import Plan, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
@@ -31,20 +31,28 @@ from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
 
 
 def plan_registry(
-    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime, *, brakes_off: bool = False
+    config: RetentionConfig,
+    snapshot: Snapshot,
+    inventory: Inventory,
+    now: datetime,
+    *,
+    brakes_off: bool = False,
+    other_registries: Collection[tuple[str, str]] = (),
 ) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches.
 
     `brakes_off` (for `diff`, which compares rules, not inputs): what blocks the run is named in `blocked`, and a
     repository over max_delete_fraction names it in `skipped`, but no decision is held back by either: every image
     has the action the rules and the protecting guards (in use, min_age, index children, referrers) give it, so that
-    two rules files show what each decides even where a brake stops a run today."""
+    two rules files show what each decides even where a brake stops a run today. `other_registries`: the (account,
+    Region) of the other registries planned with this one (a snapshot of several)."""
     run = build_run_context(
         config,
         inventory,
         now,
         registry=snapshot.registry,
         tags_by_repository=_tags_of_named_repositories(config, snapshot),
+        other_registries=other_registries,
     )
     blocked = run.blocked
     if brakes_off:
@@ -105,14 +113,16 @@ def build_run_context(
     registry: RegistryCoordinates,
     tags_by_repository: Mapping[str, frozenset[str]],
     replication_problem: str | None = None,
+    other_registries: Collection[tuple[str, str]] = (),
 ) -> RunContext:
-    """`replication_problem`: why the registry's replication rules could not be read (the run is blocked then)."""
+    """`replication_problem`: why the registry's replication rules could not be read (the run is blocked then).
+    `other_registries`: the (account, Region) of the other registries the run prunes."""
     grace = config.safety.in_use_grace
     remembered = [
         (image, remembered_note(image, now, grace)) for image in still_protecting(inventory.memory, now, grace)
     ]
     in_use = InUseIndex.build(inventory.protecting, registry, remembered=remembered)
-    check = check_inventory(config.safety, inventory, in_use, now) + InventoryCheck(
+    check = check_inventory(config.safety, inventory, in_use, now, other_registries) + InventoryCheck(
         warnings=reading_warnings(inventory.memory, inventory, now, grace)
     )
     if replication_problem is not None:
@@ -138,13 +148,17 @@ class PlannedRepository:
     warnings: tuple[str, ...] = ()
 
 
-def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedRepository:
-    """Decide keep, delete or archive for every image of one repository; a blocked run keeps everything."""
+def plan_repository(
+    repository: RepositorySnapshot, run: RunContext, replicated: Mapping[str, str] | None = None
+) -> PlannedRepository:
+    """Decide keep, delete or archive for every image of one repository; a blocked run keeps everything.
+    `replicated`: the images replicated here from a source registry the run also prunes (digest -> its Region),
+    which that source's rules decide (guards.defer_to_sources)."""
     match = first_matching_policy(run.config.policies, repository.repository_name, run.registry.region)
     if match is None:
         planned = PlannedRepository(plan=unmanaged_repository(repository))
     else:
-        planned = _plan_with_policy(repository, match[0], run)
+        planned = _plan_with_policy(repository, match[0], run, replicated or {})
         reach = deletion_reach(repository.repository_name, run)
         if reach:
             planned = PlannedRepository(
@@ -156,12 +170,15 @@ def plan_repository(repository: RepositorySnapshot, run: RunContext) -> PlannedR
     return planned
 
 
-def _plan_with_policy(repository: RepositorySnapshot, policy_index: int, run: RunContext) -> PlannedRepository:
+def _plan_with_policy(
+    repository: RepositorySnapshot, policy_index: int, run: RunContext, replicated: Mapping[str, str]
+) -> PlannedRepository:
     """Rules, then guards, then one action per image; the repository's warnings come with its plan."""
     images = RepositoryImages.of(repository, run.now)
     findings = Findings()
     apply_rules(run.rules[policy_index], images, findings, other_tags=run.other_tags, now=run.now)
     apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age)
+    defer_to_sources(images, findings, replicated)
     link_dependents(images, findings)
     safety = run.config.safety
     decided = decide(images, findings, run.now, quarantine=safety.quarantine)

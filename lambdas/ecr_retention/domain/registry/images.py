@@ -235,6 +235,26 @@ class Snapshot(_LeanDocument):
         return RegistryCoordinates(self.effective_registry_id, self.region, self.replication or NO_REPLICATION)
 
 
+class RegistrySnapshots(_LeanDocument):
+    """Several registries in one snapshot file (`snapshot --region A --region B`): `{"registries": [<a snapshot>,
+    ...]}`, each entry the one-registry snapshot as it is, at most one entry per Region. A file of one registry stays
+    the one-registry object."""
+
+    registries: tuple[Snapshot, ...]
+
+    @model_validator(mode="after")
+    def _one_registry_per_region(self) -> RegistrySnapshots:
+        if not self.registries:
+            raise ValueError("a snapshot of several registries lists at least one")
+        counts = Counter(registry.region for registry in self.registries)
+        if counts[None]:
+            raise ValueError("each registry of a snapshot of several names its region")
+        duplicates = sorted(str(region) for region, count in counts.items() if count > 1)
+        if duplicates:
+            raise ValueError(f"region {duplicates[0]} appears twice: one registry per Region")
+        return self
+
+
 _LEAN_IMAGE = TypeAdapter(ImageDetail)
 
 
@@ -267,9 +287,13 @@ def _checked_twins() -> dict[type[Any], TypeAdapter[Any]]:
     class CheckedSnapshot(Snapshot):
         repositories: tuple[CheckedRepositorySnapshot, ...] = ()
 
+    class CheckedRegistrySnapshots(RegistrySnapshots):
+        registries: tuple[CheckedSnapshot, ...]
+
     return {
         ImageDetail: TypeAdapter(CheckedImageDetail),
         ImagesDocument: TypeAdapter(CheckedImagesDocument),
         RepositorySnapshot: TypeAdapter(CheckedRepositorySnapshot),
         Snapshot: TypeAdapter(CheckedSnapshot),
+        RegistrySnapshots: TypeAdapter(CheckedRegistrySnapshots),
     }

@@ -18,7 +18,8 @@ from ecr_retention.domain.aws_shape import AwsShape
 # and the stack's regions). [0-9], not \d: pydantic's patterns read \d as any script's digit, and an account id in
 # Arabic-Indic digits is no account's id.
 AccountId = Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]
-AwsRegion = Annotated[str, StringConstraints(pattern=r"^[a-z]{2,5}(?:-[a-z]+)+-[0-9]+$")]
+REGION_PATTERN = r"^[a-z]{2,5}(?:-[a-z]+)+-[0-9]+$"
+AwsRegion = Annotated[str, StringConstraints(pattern=REGION_PATTERN)]
 
 
 class ReplicationShape(AwsShape):

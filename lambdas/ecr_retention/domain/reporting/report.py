@@ -145,6 +145,13 @@ class RunTotals(PlanModel):
         return bool(self.entered_quarantine or self.left_quarantine or self.in_quarantine)
 
 
+class RegionTotals(PlanModel):
+    """The totals of one Region's repositories, in a run that pruned several."""
+
+    region: str
+    totals: RunTotals
+
+
 class RunReport(PlanModel):
     schema_version: Literal[1] = 1
     run_id: str
@@ -162,6 +169,8 @@ class RunReport(PlanModel):
     # Each in-use manifest as the run's report step read it (expected clusters first among the checks).
     manifests: tuple[ManifestEvidence, ...] = ()
     totals: RunTotals = Field(default_factory=RunTotals)
+    # With several Regions pruned, each one's totals (the run's own Region first); empty for a run of one Region.
+    regions: tuple[RegionTotals, ...] = ()
     repositories: tuple[RepositoryReport, ...] = ()
     # The doctor's structural findings on the lifecycle policies of the registry's repository creation templates,
     # each named by its template's prefix (services/templates.py).
@@ -225,6 +234,18 @@ def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
     return RunTotals(**values)
 
 
+def region_totals(repositories: Sequence[RepositoryReport], home: str | None) -> tuple[RegionTotals, ...]:
+    """Each Region's totals, the home Region first, the others by name; none when the repositories are of one Region
+    (a repository of no Region is the home Region's)."""
+    by_region: dict[str, list[RepositoryReport]] = {}
+    for repository in repositories:
+        by_region.setdefault(repository.region or home or "", []).append(repository)
+    if len(by_region) < 2:
+        return ()
+    order = sorted(by_region, key=lambda region: (region != home, region))
+    return tuple(RegionTotals(region=region, totals=totals_of(by_region[region])) for region in order)
+
+
 @dataclass(frozen=True)
 class RunFacts:
     """What a run's end knows of it, for its report: who ran it, when, on which registry, what each repository
@@ -246,7 +267,7 @@ class RunFacts:
 
 def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
     """The run report of a run's facts, to be found at report_url."""
-    ordered = sorted(facts.repositories, key=lambda repo: repo.repository_name)
+    ordered = sorted(facts.repositories, key=lambda repo: (repo.repository_name, repo.region or ""))
     blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
     warnings = tuple(dict.fromkeys([*facts.warnings, *(w for repo in ordered for w in repo.warnings)]))
     return RunReport(
@@ -263,6 +284,7 @@ def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
         report_url=report_url,
         manifests=tuple(facts.manifests),
         totals=totals_of(ordered),
+        regions=region_totals(ordered, facts.registry.region),
         repositories=tuple(ordered),
         template_findings=tuple(facts.template_findings),
         in_use_missing=tuple(

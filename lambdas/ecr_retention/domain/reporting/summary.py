@@ -80,8 +80,10 @@ def subject_line(report: RunReport) -> str:
 STOPPED = ("busy", "gone", "failed", "unmanaged")  # outcomes of a repository that was not evaluated to the end
 
 
-def repository_line(repo: RepositoryReport, dry_run: bool) -> str:
-    head = f"{repo.repository_name}: {repo.outcome}"
+def repository_line(repo: RepositoryReport, dry_run: bool, *, named_by_region: bool = False) -> str:
+    """`named_by_region`: the run pruned several Regions, so the name alone may be two repositories'."""
+    name = f"{repo.repository_name} ({repo.region})" if named_by_region and repo.region else repo.repository_name
+    head = f"{name}: {repo.outcome}"
     if repo.outcome in STOPPED:
         return head + (f" ({repo.error})" if repo.error else "")
     return ", ".join([head, *repository_counts(repo, dry_run)])
@@ -163,21 +165,28 @@ def blocked_lines(report: RunReport) -> list[str]:
 
 
 def totals_lines(report: RunReport) -> list[str]:
-    totals = report.totals
+    """The run's totals, then (several Regions pruned) each Region's."""
     return [
         "",
-        f"Totals: {totals.repositories} repositories, {totals.images} images, kept {totals.kept} "
-        f"({totals.protected_in_use} in use), {action_verb('delete', dry_run=report.dry_run)} {totals.deleted}, "
-        f"archived {totals.archived}, cancelled {totals.cancelled}, failed {totals.failed}, "
-        f"reclaims {human_bytes(totals.bytes_reclaimed)}",
+        f"Totals: {totals_text(report.totals, report.dry_run)}",
+        *(f"  {region.region}: {totals_text(region.totals, report.dry_run)}" for region in report.regions),
     ]
+
+
+def totals_text(totals: RunTotals, dry_run: bool) -> str:
+    return (
+        f"{totals.repositories} repositories, {totals.images} images, kept {totals.kept} "
+        f"({totals.protected_in_use} in use), {action_verb('delete', dry_run=dry_run)} {totals.deleted}, "
+        f"archived {totals.archived}, cancelled {totals.cancelled}, failed {totals.failed}, "
+        f"reclaims {human_bytes(totals.bytes_reclaimed)}"
+    )
 
 
 def repository_lines(shown: Sequence[RepositoryReport], report: RunReport) -> list[str]:
     """A line per managed repository (at most REPOSITORY_LINES), each skipped one with why."""
     lines = ["", "Repositories:"]
     for repo in shown[:REPOSITORY_LINES]:
-        lines.append(f"  {repository_line(repo, report.dry_run)}")
+        lines.append(f"  {repository_line(repo, report.dry_run, named_by_region=bool(report.regions))}")
         if repo.skipped:
             lines.append(f"    skipped: {repo.skipped}")
     if len(shown) > REPOSITORY_LINES:

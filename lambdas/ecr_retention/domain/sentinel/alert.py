@@ -98,16 +98,22 @@ def alert_body(broken: Sequence[Broken], notes: Sequence[str] = (), region: str 
     """One alert for every reference an event broke, grouped by the removal that broke them. `region`: the Region of
     the registry, named when the deployment prunes several."""
     where = f"the registry of {region}" if region is not None else "this registry"
-    lines = [f"Workloads run images that were just removed or archived in {where}."]
+    lines = [f"Workloads run images that were just removed or archived in {where}.", *_removal_lines(broken)]
+    lines += ["", *notes] if notes else []
+    if any(item.breakage in DELETED for item in broken):
+        lines += ["", DELETED_NOTE]
+    return "\n".join(lines)
+
+
+def _removal_lines(broken: Sequence[Broken]) -> list[str]:
+    """Each removal, and what it broke."""
+    lines: list[str] = []
     for removal in dict.fromkeys(item.removal for item in broken):
         lines += ["", f"{removed_image(removal)}: {removal.told}."]
         for item in broken:
             if item.removal is removal:
                 lines += item.lines()
-    lines += ["", *notes] if notes else []
-    if any(item.breakage in DELETED for item in broken):
-        lines += ["", DELETED_NOTE]
-    return "\n".join(lines)
+    return lines
 
 
 def policy_alert(

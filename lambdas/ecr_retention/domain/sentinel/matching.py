@@ -14,9 +14,10 @@ reported in use and archived, SPEC "Archived images").
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Literal
 
 from pydantic import SerializationInfo, field_serializer
@@ -81,25 +82,28 @@ def pulled_references(
     now: datetime,
     safety: Safety,
     registry: RegistryCoordinates,
+    checked_elsewhere: frozenset[tuple[str, str]] = frozenset(),
 ) -> tuple[PulledReference, ...]:
     """What counts as running (SPEC "The sentinel"): every reference into this registry (or a destination its
     deletions reach) of every readable manifest, and, for each cluster whose current reading is suspect (missing,
     unreadable, incomplete, stale, empty, or naming fewer than half the references of its last reading:
     domain/in_use/suspect_readings.py), the in-use memory's references of that cluster within the grace, each workload
     worded with why the memory speaks. A reference that a healthy reading dropped is a workload that moved on: not
-    counted. Sorted by repository, then name."""
+    counted. Sorted by repository, then name. `checked_elsewhere`: the (account, Region) of destinations the caller
+    checks on their own (registries the same run prunes), whose references are theirs, not this registry's."""
+    here = partial(_reference_here, registry=registry, checked_elsewhere=checked_elsewhere)
     workloads: dict[tuple[str, str | None, str | None], dict[tuple[object, ...], Workload]] = defaultdict(dict)
     resolved: dict[tuple[str, str | None, str | None], set[str]] = defaultdict(set)
     for manifest in inventory.protecting:
         for entry in manifest.images:
-            _collect(entry, manifest.cluster, None, registry, workloads, resolved)
+            _collect(entry, manifest.cluster, None, here, workloads, resolved)
     remembered = still_protecting(inventory.memory, now, safety.in_use_grace)
     suspect = suspect_readings(inventory, _clusters_of(remembered), now, safety.inventory_max_age)
     for image in remembered:
         suspicion = suspect.get(image.cluster)
         if suspicion is not None:
             note = suspicion.note(image, now)
-            _collect(image, image.cluster, note, registry, workloads, resolved)
+            _collect(image, image.cluster, note, here, workloads, resolved)
     return tuple(
         PulledReference(
             repository=key[0],
@@ -116,11 +120,11 @@ def _collect(
     entry: InUseImage | RememberedImage,
     cluster: str,
     remembered: str | None,
-    registry: RegistryCoordinates,
+    here: Callable[[str], tuple[ImageReference, str | None] | None],
     workloads: dict[tuple[str, str | None, str | None], dict[tuple[object, ...], Workload]],
     resolved: dict[tuple[str, str | None, str | None], set[str]],
 ) -> None:
-    reference = _reference_here(entry.image, registry)
+    reference = here(entry.image)
     if reference is None:
         return
     parsed, replica = reference
@@ -138,10 +142,12 @@ def _collect(
         resolved[key].add(entry.digest)
 
 
-def _reference_here(image: str, registry: RegistryCoordinates) -> tuple[ImageReference, str | None] | None:
+def _reference_here(
+    image: str, *, registry: RegistryCoordinates, checked_elsewhere: frozenset[tuple[str, str]]
+) -> tuple[ImageReference, str | None] | None:
     """The reference and, for a destination our deletions reach, how reasons name it; None for anything else."""
     here = reference_into(image, registry)
-    if here is None:
+    if here is None or (isinstance(here, InReachedReplica) and here.replica.registry in checked_elsewhere):
         return None
     note = replica_note(here.replica, registry.registry_id) if isinstance(here, InReachedReplica) else None
     return here.reference, note

@@ -1,0 +1,110 @@
+"""The stacks that bring another pruned Region's ECR events to the home Region (docs/regions.md).
+
+ECR's events reach EventBridge in the Region of the registry only, and the push trigger's and the sentinel's rules are
+in the home Region, with the functions. So for each pruned Region other than the home one the app creates a small stack
+in that Region (EcrRetentionEvents-<region>, same account): one rule per pattern of the home rules (the push trigger's,
+the sentinel's, built by the same functions), each targeting the home Region's default event bus. The CDK gives the
+rules one role, which may events:PutEvents on exactly that bus and nothing else. A forwarded event keeps its own `region`, and the home
+rules match by source, detail-type and detail, never by Region, so the home functions see it as they see their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from constructs import Construct
+
+from ecr_retention.domain.config import RetentionConfig
+from infra import constants
+from infra.deploy_settings import DeploySettings
+from infra.push_trigger import push_event_pattern
+from infra.sentinel import event_pattern, watched_events
+from infra.stack import EcrRetentionStack
+
+PUSHED = "Pushed"
+
+
+def forwarded_events(
+    config: RetentionConfig, settings: DeploySettings, region: str
+) -> dict[str, tuple[events.EventPattern, str]]:
+    """The home Region's ECR rules, by name, with what each tells: the push trigger's (its repository filter narrowed
+    to the policies that apply in `region`; none when the push trigger is off or no policy applies there) and the
+    sentinel's."""
+    forwarded: dict[str, tuple[events.EventPattern, str]] = {}
+    if settings.push_trigger_enabled:
+        repository_filter = settings.push_repository_filter(config, region)
+        if repository_filter != []:
+            forwarded[PUSHED] = (
+                push_event_pattern(repository_filter),
+                "an image was pushed to a repository a policy manages",
+            )
+    for name, (pattern, what) in watched_events(settings.cloud_trail_management_events).items():
+        forwarded[name] = (event_pattern(pattern), what)
+    return forwarded
+
+
+def home_event_bus_arn(scope: Construct, home_region: str) -> str:
+    """arn:<partition>:events:<home>:<account>:event-bus/default, in this stack's partition and account."""
+    return Stack.of(scope).format_arn(
+        service="events", region=home_region, resource="event-bus", resource_name="default"
+    )
+
+
+class RegionForwarderStack(Stack):
+    """One pruned Region's ECR events, forwarded to the home Region's default event bus."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        home_region: str,
+        forwarded: Mapping[str, tuple[events.EventPattern, str]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.home_region = home_region
+        self.home_bus = events.EventBus.from_event_bus_arn(self, "HomeBus", home_event_bus_arn(self, home_region))
+        # One role for every rule (the CDK would make one per rule): events:PutEvents on the home bus only.
+        self.role = iam.Role(
+            self,
+            "ForwardToHome",
+            assumed_by=iam.ServicePrincipal("events.amazonaws.com"),
+            description=f"ecr-retention: put this Region's ECR events on {home_region}'s default event bus",
+        )
+        self.home_bus.grant_put_events_to(self.role)
+        self.rules = {
+            name: events.Rule(
+                self,
+                name,
+                description=f"ecr-retention: to the home Region's ({home_region}) default event bus: {what}",
+                event_pattern=pattern,
+                targets=[targets.EventBus(self.home_bus, role=self.role)],
+            )
+            for name, (pattern, what) in forwarded.items()
+        }
+
+
+def forwarder_stacks(scope: Construct, home: EcrRetentionStack) -> list[RegionForwarderStack]:
+    """A forwarding stack for each pruned Region but the home one (none for a single-Region deployment)."""
+    pruned = home.pruned_regions
+    if pruned.home is None or not pruned.several:
+        return []
+    return [
+        RegionForwarderStack(
+            scope,
+            f"{constants.FORWARDER_STACK_PREFIX}{region}",
+            home_region=pruned.home,
+            forwarded=forwarded_events(home.config, home.settings, region),
+            env=cdk.Environment(region=region),
+            description=constants.FORWARDER_STACK_DESCRIPTION,
+            tags=dict(constants.STACK_TAGS),
+        )
+        for region in pruned.others
+    ]
