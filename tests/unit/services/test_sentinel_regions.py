@@ -90,7 +90,8 @@ def test_a_delete_in_another_pruned_region_is_matched_against_what_runs_from_tha
     assert f"just removed or archived in the registry of {OTHER}." in body
     assert "prod: prod/Deployment/app (pod)" in body
     assert [call for call in regions.home.calls if call[0] == "describe_images_by_id"] == []
-    assert watched.alerted and watched.region == OTHER
+    assert watched.alerted
+    assert watched.region == OTHER
     # And its record and claim are under the repository's regional name; the home Region's prefix stays empty
     assert watched.recorded == (removal_key("app", NOW, "event-1", 0, OTHER),)
     assert watched.recorded[0].startswith("removals/us-east-1%3Aapp/")
@@ -154,7 +155,8 @@ def test_an_event_from_a_region_the_deployment_does_not_prune_changes_nothing_an
 
     assert regions.alerts() == []
     assert not regions.bucket.list_objects("removals/")
-    assert regions.home.calls == [] and regions.other.calls == []
+    assert regions.home.calls == []
+    assert regions.other.calls == []
     assert watched.summary()["ignored"] == (
         "event event-1 happened in ap-southeast-2, a Region this deployment does not prune "
         "(regions: eu-west-1, us-east-1): nothing done"
@@ -199,8 +201,10 @@ def test_the_in_use_check_tells_a_finding_by_the_records_of_its_own_region() -> 
     [told_there] = told_by_removals(bucket, [finding], SENTINEL_ROLE, inputs.other_region)[0]["app"]
     [told_home] = told_by_removals(bucket, [finding], SENTINEL_ROLE)[0]["app"]
     # Then each names its own Region's removal
-    assert told_there.removed is not None and told_there.removed.event_id == "elsewhere"
-    assert told_home.removed is not None and told_home.removed.event_id == "home"
+    assert told_there.removed is not None
+    assert told_there.removed.event_id == "elsewhere"
+    assert told_home.removed is not None
+    assert told_home.removed.event_id == "home"
     assert "region" not in told_home.model_dump(mode="json")["removed"]
 
 
