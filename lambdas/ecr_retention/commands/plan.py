@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -54,10 +54,7 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     inputs = load_inputs(args, several=True)
     say_warnings("plan", inputs, config)
-    if inputs.read_at:  # the pipeline's reading: how old it is
-        print(f"plan: {read_times_line(inputs.read_at, now)}", file=sys.stderr)
-    for snapshot, read_at in zip(inputs.registries, inputs.read_times if inputs.others else (), strict=False):
-        print(f"plan: {snapshot.region}: {read_times_line(read_at, now)}", file=sys.stderr)
+    say_read_times(inputs, now)
     if inputs.others:
         if out is not None:
             raise InputError(
@@ -81,23 +78,40 @@ def run(args: argparse.Namespace) -> int:
     return 1 if plan.has_problems else 0
 
 
+def say_read_times(inputs: RegistryInputs, now: datetime) -> None:
+    """The pipeline's reading, from the bucket: how old it is (each Region's, with several)."""
+    if inputs.read_at:
+        print(f"plan: {read_times_line(inputs.read_at, now)}", file=sys.stderr)
+    for snapshot, read_at in zip(inputs.registries, inputs.read_times if inputs.others else (), strict=False):
+        print(f"plan: {snapshot.region}: {read_times_line(read_at, now)}", file=sys.stderr)
+
+
 def plan_several(config: RetentionConfig, inputs: RegistryInputs, now: datetime, output: str) -> int:
     """Each registry of the snapshot planned with its own coordinates and replication, against the same manifests
     and memory; one document (every repository naming its `region`) or one table per Region."""
-    located = {(s.effective_registry_id, s.region): s for s in inputs.registries}
-    known = {(account, region) for account, region in located if account is not None and region is not None}
-    plans = [
-        plan_registry(config, snapshot, inputs.inventory, now, other_registries=known - {where})
-        for where, snapshot in located.items()
-    ]
+    plans = plans_of_registries(config, inputs, now)
     if output == "json":
         write_out(json.dumps(several_plans_document(plans), indent=2).encode(), b"\n")
     else:
-        for number, plan in enumerate(plans):
-            account = f" (registry {plan.registry_id})" if plan.registry_id else ""
-            sys.stdout.writelines([*([""] if number else []), f"== Region {plan.region}{account} ==\n"])
-            sys.stdout.writelines(f"{line}\n" for line in plan_table_lines(plan))
+        write_tables(plans)
     return 1 if any(plan.has_problems for plan in plans) else 0
+
+
+def plans_of_registries(config: RetentionConfig, inputs: RegistryInputs, now: datetime) -> list[Plan]:
+    located = {(s.effective_registry_id, s.region): s for s in inputs.registries}
+    known = {(account, region) for account, region in located if account is not None and region is not None}
+    return [
+        plan_registry(config, snapshot, inputs.inventory, now, other_registries=known - {where})
+        for where, snapshot in located.items()
+    ]
+
+
+def write_tables(plans: Sequence[Plan]) -> None:
+    """One table per Region, each under its heading."""
+    for number, plan in enumerate(plans):
+        account = f" (registry {plan.registry_id})" if plan.registry_id else ""
+        sys.stdout.writelines([*([""] if number else []), f"== Region {plan.region}{account} ==\n"])
+        sys.stdout.writelines(f"{line}\n" for line in plan_table_lines(plan))
 
 
 def several_plans_document(plans: Sequence[Plan]) -> dict[str, Any]:
@@ -106,19 +120,27 @@ def several_plans_document(plans: Sequence[Plan]) -> dict[str, Any]:
     snapshot's order of registries, each naming its `region` after its name."""
     documents = [plan.to_json_dict() for plan in plans]
     accounts = {plan.registry_id for plan in plans}
-    repositories = [
-        _with_region(repository, plan.region)
-        for plan, document in zip(plans, documents, strict=True)
-        for repository in document["repositories"]  # type: ignore[attr-defined]
-    ]
     return {
         **documents[0],
         "registryId": accounts.pop() if len(accounts) == 1 else None,
         "region": None,
-        "blocked": list(dict.fromkeys(reason for plan in plans for reason in plan.blocked)),
-        "warnings": list(dict.fromkeys(warning for plan in plans for warning in plan.warnings)),
-        "repositories": repositories,
+        "blocked": _once(reason for plan in plans for reason in plan.blocked),
+        "warnings": _once(warning for plan in plans for warning in plan.warnings),
+        "repositories": _regional_repositories(plans, documents),
     }
+
+
+def _once(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _regional_repositories(plans: Sequence[Plan], documents: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every registry's repositories, in the snapshot's order of registries, each naming its `region`."""
+    return [
+        _with_region(repository, plan.region)
+        for plan, document in zip(plans, documents, strict=True)
+        for repository in document["repositories"]
+    ]
 
 
 def _with_region(repository: dict[str, Any], region: str | None) -> dict[str, Any]:

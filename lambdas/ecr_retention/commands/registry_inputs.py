@@ -67,15 +67,20 @@ def of_region(
 ) -> tuple[Snapshot, ...]:
     """The registries of the file to plan: `region`'s, or all of them (one, or several when the command takes
     several)."""
-    regions = ", ".join(registry.region or "a registry of unknown Region" for registry in registries)
     if region is not None:
         chosen = tuple(registry for registry in registries if registry.region == region)
         if not chosen:
-            raise InputError(f"--region: {source} holds no registry of {region} (it holds {regions})")
+            raise InputError(f"--region: {source} holds no registry of {region} (it holds {_regions(registries)})")
         return chosen
     if len(registries) > 1 and not several:
-        raise InputError(f"{source} holds the registries of several Regions ({regions}): name one with --region")
+        raise InputError(
+            f"{source} holds the registries of several Regions ({_regions(registries)}): name one with --region"
+        )
     return registries
+
+
+def _regions(registries: Sequence[Snapshot]) -> str:
+    return ", ".join(registry.region or "a registry of unknown Region" for registry in registries)
 
 
 def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = False) -> RegistryInputs:

@@ -65,19 +65,21 @@ def run(args: argparse.Namespace) -> int:
     snapshots = [read_registry(session, region, args.repositories, progress) for region in regions]
     if args.repositories and not any(snapshot.repositories for snapshot in snapshots):
         raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
-    documents = [snapshot.model_dump(mode="json", by_alias=True, exclude_none=True) for snapshot in snapshots]
-    body = json.dumps(documents[0] if len(documents) == 1 else {"registries": documents}, indent=1)
-    write_file_atomically(args.out, body.encode())
-    for snapshot in snapshots:
-        images = sum(len(repo.image_details) for repo in snapshot.repositories)
-        where = f" in {snapshot.region}" if len(snapshots) > 1 else ""
-        print(
-            f"snapshot: {len(snapshot.repositories)} repositories, {images} images{where} -> {args.out}",
-            file=sys.stderr,
-        )
+    write_snapshots(args.out, snapshots)
     if args.bucket is not None:
         record_inventory(session, bucket_name(args.bucket), args.manifests)
     return 0
+
+
+def write_snapshots(out: Path, snapshots: Sequence[Snapshot]) -> None:
+    """One registry as the snapshot format has it, several as `{"registries": [...]}`; what was read, on stderr."""
+    documents = [snapshot.model_dump(mode="json", by_alias=True, exclude_none=True) for snapshot in snapshots]
+    body = json.dumps(documents[0] if len(documents) == 1 else {"registries": documents}, indent=1)
+    write_file_atomically(out, body.encode())
+    for snapshot in snapshots:
+        images = sum(len(repo.image_details) for repo in snapshot.repositories)
+        where = f" in {snapshot.region}" if len(snapshots) > 1 else ""
+        print(f"snapshot: {len(snapshot.repositories)} repositories, {images} images{where} -> {out}", file=sys.stderr)
 
 
 def snapshot_regions(regions: Sequence[str]) -> tuple[str | None, ...]:
