@@ -142,7 +142,7 @@ def test_a_policy_scoped_to_the_home_region_does_not_make_the_other_regions_repo
 
     assert regions.other.repositories["app"][running].detail.image_status == "ARCHIVED"
     [(_, body)] = regions.alerts()
-    assert f"`ecr-retention restore --region {OTHER} --repository app --digest {running}`" in body
+    assert f"`AWS_REGION={OTHER} ecr-retention restore --repository app --digest {running}`" in body
 
 
 def test_an_event_from_a_region_the_deployment_does_not_prune_changes_nothing_and_alerts_nothing() -> None:
