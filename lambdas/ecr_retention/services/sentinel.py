@@ -456,10 +456,11 @@ def restore_told(answer: Answer) -> str:
 
 def _not_restorable(config: RetentionConfig, repository: str, digest: str, here: Here) -> str | None:
     if first_matching_policy(config.policies, repository, here.registry.region) is None:
-        region = f" --region {here.named}" if here.named is not None else ""
+        # restore works in the standard AWS configuration's Region (no --region yet: docs/sentinel.md, Limits)
+        region = f"AWS_REGION={here.named} " if here.named is not None else ""
         return (
             "not restored: no policy of the rules file manages this repository; restore it with "
-            f"`ecr-retention restore{region} --repository {repository} --digest {digest}`"
+            f"`{region}ecr-retention restore --repository {repository} --digest {digest}`"
         )
     if not config.safety.restore_in_use:
         return "not restored: safety.restore_in_use is off"
