@@ -267,7 +267,9 @@ def test_a_native_policy_deletes_the_image_dev_runs_and_the_sentinel_and_the_swe
     assert re.search(r"^   ECR sends 4 PolicyExecutionEvents ", step, re.M)
     assert "   EventBridge: the sentinel's rule (LIFECYCLE_ACTION_PATTERN) delivered 4 to the function\n" in step
     alert = step.split("\n   The alert for app:dev, in full:\n", 1)[1].split("\n   The next sweep", 1)[0]
-    assert alert.startswith("Subject: ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it\n")
+    assert alert.startswith(
+        "Subject: ecr-retention sentinel: app:dev deleted in eu-west-1 while dev/Deployment/app runs it\n"
+    )
     assert re.search(
         r"^app@sha256:[0-9a-f]{12} \(tags 1\.12\.359-dev, dev\): deleted \d{4}-\d\d-\d\d \d\d:\d\d UTC by lifecycle "
         r"rule 1 of app's policy\.$",

@@ -44,7 +44,10 @@ def test_an_emptied_manifest_before_the_real_run_changes_nothing_dev_ran(tmp_pat
 
     # Step 5: the broken collector silences neither the sentinel nor the sweep's in-use check
     memory = r"; dev's manifest now reports 0 images; by the in-use memory dev ran it \d+[smh] ago"
-    assert "\n   Subject: ecr-retention sentinel: app:dev deleted while dev/Deployment/app runs it\n" in output
+    assert (
+        "\n   Subject: ecr-retention sentinel: app:dev deleted in eu-west-1 while dev/Deployment/app runs it\n"
+        in output
+    )
     assert re.search(
         r"^  Runs in: dev: dev/Deployment/app \(pod\), dev: dev/Deployment/app \(replicaset\), "
         rf"dev: dev/Deployment/app \(template\){memory}\.$",

@@ -82,7 +82,7 @@ def test_the_report_step_writes_the_page_and_the_sheet_beside_the_json_report_an
     sheet = stack.s3().get_object(Bucket=stack.bucket, Key=f"{stem}.csv")
     assert sheet["ContentType"] == "text/csv; charset=utf-8"
     rows = sheet["Body"].read().decode().split("\r\n")
-    assert rows[0] == "repository,digest,tags,pushed_at,size_bytes,action,reason_kinds,rule,detail"
+    assert rows[0] == "repository,digest,tags,pushed_at,size_bytes,action,reason_kinds,rule,detail,region"
     assert len([row for row in rows[1:] if row.startswith("app,")]) == 4
     [message] = stack.messages()
     lines = message["Message"].splitlines()
