@@ -4,12 +4,13 @@ region, `AWS_ENDPOINT_URL`), and AWS failures turned into one line."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.registry.replication import REGION_PATTERN
 
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
@@ -18,6 +19,17 @@ SENTINEL_ROLE = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[A-Za-z0-9+=,.@_/-
 
 class AwsFailure(Exception):
     """An AWS call failed after its retries (credentials, permissions, the network): exit 1, one line."""
+
+
+REGION = re.compile(REGION_PATTERN)
+
+
+def region_options(regions: Sequence[str]) -> tuple[str, ...]:
+    """Each --region once, in order; a name that is no Region is bad input."""
+    for region in regions:
+        if not REGION.match(region):
+            raise InputError(f"--region: {region!r} is not an AWS Region (such as us-east-1)")
+    return tuple(dict.fromkeys(regions))
 
 
 def bucket_name(text: str) -> str:

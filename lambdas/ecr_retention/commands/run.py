@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, sentinel_role, topic_arn
+from ecr_retention.commands.aws_session import (
+    AwsSession,
+    aws_errors,
+    bucket_name,
+    region_options,
+    sentinel_role,
+    topic_arn,
+)
 from ecr_retention.commands.report_files import add_format_arguments, output_file, write_report_file
 from ecr_retention.domain.config import check_pruned_regions
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.registry.replication import REGION_PATTERN
 from ecr_retention.loading import load_config
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.services.run import Adapters, run_pipeline
 from ecr_retention.tables import printable, render_run_report
-
-REGION = re.compile(REGION_PATTERN)
 
 
 def register(subparsers: Any) -> None:
@@ -58,10 +61,7 @@ def register(subparsers: Any) -> None:
 
 def pruned_regions(home: str, others: Sequence[str]) -> tuple[str, ...]:
     """The home Region first, then each --region once; a name that is no Region is bad input."""
-    for region in others:
-        if not REGION.match(region):
-            raise InputError(f"--region: {region!r} is not an AWS Region (such as us-east-1)")
-    return tuple(dict.fromkeys((home, *others)))
+    return tuple(dict.fromkeys((home, *region_options(others))))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors, bucket_name
+from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors, bucket_name, region_options
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.images import Snapshot
-from ecr_retention.domain.registry.replication import REGION_PATTERN
 from ecr_retention.layout import MEMORY_FILE
 from ecr_retention.loading import check_not_an_input, check_output_file, write_file_atomically
 from ecr_retention.ports import ReplicationUnreadable
@@ -21,7 +19,6 @@ from ecr_retention.services.inventory import inventory_objects
 from ecr_retention.services.replication import GRANT
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 
-REGION = re.compile(REGION_PATTERN)
 Progress = Callable[[int, int, str], None]
 
 
@@ -84,10 +81,7 @@ def write_snapshots(out: Path, snapshots: Sequence[Snapshot]) -> None:
 
 def snapshot_regions(regions: Sequence[str]) -> tuple[str | None, ...]:
     """Each --region once, in order; none: the session's Region (None), as the command always read it."""
-    for region in regions:
-        if not REGION.match(region):
-            raise InputError(f"--region: {region!r} is not an AWS Region (such as us-east-1)")
-    return tuple(dict.fromkeys(regions)) or (None,)
+    return region_options(regions) or (None,)
 
 
 def read_registry(
