@@ -1,0 +1,224 @@
+"""Issue 43's smaller defects, one probe each: the doctor's one severity for one mistake and its CI gate, lifecycle-diff
+without manifests, AWS_REGION, Regions unknown to botocore, a digest listed twice by DescribeImages."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ecr_retention.cli import main
+from ecr_retention.domain.doctor import diagnose
+from ecr_retention.domain.lifecycle.parsing import parse_policy
+from ecr_retention.domain.registry.images import ImageDetail
+from support.builders import NOW, image
+
+LIFECYCLE = Path(__file__).resolve().parents[2] / "examples" / "lifecycle"
+NOW_TEXT = "2026-11-30T06:00:00Z"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --- the doctor: the same severity for the same mistake, and a gate on warnings -------------------------------------
+
+AND_POLICY = parse_policy(
+    json.dumps(
+        {
+            "rules": [
+                {
+                    "rulePriority": 1,
+                    "selection": {
+                        "tagStatus": "tagged",
+                        "tagPatternList": ["alpha*", "beta*"],
+                        "countType": "imageCountMoreThan",
+                        "countNumber": 3,
+                    },
+                    "action": {"type": "expire"},
+                },
+                {
+                    "rulePriority": 2,
+                    "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 1},
+                    "action": {"type": "expire"},
+                },
+            ]
+        },
+        indent=2,
+    )
+)
+
+
+def details(*images: dict[str, Any]) -> list[ImageDetail]:
+    return [ImageDetail.model_validate({**i, "repositoryName": "app"}) for i in images]
+
+
+def and_list_severity(images: list[ImageDetail]) -> str:
+    [finding] = [
+        f for f in diagnose(AND_POLICY, images, now=NOW, repository_name="app").findings if f.code == "tag-list-is-and"
+    ]
+    return finding.severity
+
+
+def test_the_doctor_gives_tag_list_is_and_one_severity_whether_or_not_an_image_carries_every_entry() -> None:
+    """The same list, the same images lost below it: once with no image tagged both ways, once with one that CI
+    happened to tag both ways. Before issue 43 the first was an error and the second a warning (exit 0 in CI)."""
+    day = timedelta(days=1)
+    none_carries_both = details(
+        image("a1", "alpha-1", age=day), image("b1", "beta-1", age=2 * day), image("a2", "alpha-2", age=3 * day)
+    )
+    one_carries_both = details(
+        image("ab", "alpha-0", "beta-0", age=day / 2),
+        image("a1", "alpha-1", age=day),
+        image("b1", "beta-1", age=2 * day),
+        image("a2", "alpha-2", age=3 * day),
+    )
+
+    assert and_list_severity(none_carries_both) == and_list_severity(one_carries_both) == "error"
+
+
+def doctor_fixed_policy(*more: str) -> list[str]:
+    """The example's fixed policy: no error, one warning (count-reduced)."""
+    return [
+        "doctor",
+        "--policy",
+        str(LIFECYCLE / "policy-fixed.json"),
+        "--images",
+        str(LIFECYCLE / "describe-images.json"),
+        "--manifests",
+        str(LIFECYCLE / "in-use"),
+        "--now",
+        NOW_TEXT,
+        *more,
+    ]
+
+
+def test_doctor_fail_on_warning_fails_a_ci_gate_on_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *doctor_fixed_policy())
+    assert code == 0
+    assert "0 errors, 1 warnings" in out.splitlines()[0]
+
+    assert run(capsys, *doctor_fixed_policy("--fail-on", "warning"))[0] == 1
+    assert run(capsys, *doctor_fixed_policy("--fail-on", "info"))[0] == 1
+    assert run(capsys, *doctor_fixed_policy("--fail-on", "error"))[0] == 0
+
+
+def test_doctor_fail_on_warning_gates_templates_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = tmp_path / "templates.json"
+    template = {
+        "prefix": "ROOT",
+        "appliedFor": ["CREATE_ON_PUSH"],
+        "lifecyclePolicy": (LIFECYCLE / "policy-incident.json").read_text(),
+    }
+    path.write_text(json.dumps({"registryId": "123456789012", "repositoryCreationTemplates": [template]}))
+
+    assert run(capsys, "doctor", "--templates", str(path))[0] == 0
+    assert run(capsys, "doctor", "--templates", str(path), "--fail-on", "warning")[0] == 1
+
+
+def test_doctor_fail_on_an_unknown_severity_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(doctor_fixed_policy("--fail-on", "warnings"))
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert len(err.splitlines()) == 1
+    assert "--fail-on" in err
+    assert "Traceback" not in err
+
+
+def test_doctor_warns_of_an_in_use_image_on_a_host_that_looks_like_ecr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = json.loads((LIFECYCLE / "in-use" / "dev.json").read_text())
+    lookalike = "123456789012.dkr-ecr.eu-west-1.on.aws.mirror.example/app:dev"
+    manifest["images"].append({**manifest["images"][0], "image": lookalike, "digest": None})
+    (tmp_path / "dev.json").write_text(json.dumps(manifest))
+    args = doctor_fixed_policy()
+    args[args.index("--manifests") + 1] = str(tmp_path)
+
+    _, _, err = run(capsys, *args)
+
+    assert f"in-use image {lookalike!r} names host 123456789012.dkr-ecr.eu-west-1.on.aws.mirror.example" in err
+    assert "looks like ECR" in err
+
+
+# --- lifecycle-diff without manifests: the in-use effect is unknown, in every format ---------------------------------
+
+
+def lifecycle_diff(*more: str) -> list[str]:
+    return [
+        "lifecycle-diff",
+        "--base",
+        str(LIFECYCLE / "policy-fixed.json"),
+        "--policy",
+        str(LIFECYCLE / "policy-incident.json"),
+        "--images",
+        str(LIFECYCLE / "describe-images.json"),
+        "--now",
+        NOW_TEXT,
+        *more,
+    ]
+
+
+UNKNOWN = "whether any of them runs is unknown: no in-use manifest was read (pass --manifests DIR, or --bucket)"
+
+
+def test_lifecycle_diff_without_manifests_says_the_in_use_effect_is_unknown_and_fails_in_a_table(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, *lifecycle_diff())
+
+    assert code == 1
+    assert out.splitlines()[0] == f"this policy change expires 1 more image; {UNKNOWN}"
+    assert "no running image" not in out
+
+
+def test_lifecycle_diff_without_manifests_says_so_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *lifecycle_diff("--format", "json"))
+
+    assert code == 1
+    assert json.loads(out)["inUseUnknown"] == "no in-use manifest was read (pass --manifests DIR, or --bucket)"
+
+
+def test_lifecycle_diff_without_manifests_says_so_in_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *lifecycle_diff("--format", "markdown"))
+
+    assert code == 1
+    assert f"**this policy change expires 1 more image; {UNKNOWN}**" in out
+    assert "- :x: **fails**: the change expires or archives 1 image, and whether a workload runs any of them is " in out
+    assert "no running image" not in out
+
+
+def test_lifecycle_diff_with_manifests_knows_and_says_nothing_is_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, *lifecycle_diff("--manifests", str(LIFECYCLE / "in-use"), "--format", "json"))
+
+    assert code == 1  # it expires the image dev runs
+    assert json.loads(out)["inUseUnknown"] is None
+
+
+def test_lifecycle_diff_with_an_unreadable_manifest_says_which(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "prod.json").write_text("{not json")
+
+    code, out, _ = run(capsys, *lifecycle_diff("--manifests", str(tmp_path)))
+
+    assert code == 1
+    assert "whether any of them runs is unknown: in-use manifest " in out.splitlines()[0]
+    assert "prod.json could not be read" in out.splitlines()[0]
+
+
+def test_lifecycle_diff_that_removes_nothing_more_needs_no_manifest(capsys: pytest.CaptureFixture[str]) -> None:
+    """The fix spares an image and newly removes none: nothing can break, known without any manifest."""
+    args = lifecycle_diff()
+    args[2], args[4] = args[4], args[2]
+
+    code, out, _ = run(capsys, *args)
+
+    assert code == 0
+    assert out.splitlines()[0].endswith("; no running image is newly expired or archived")
