@@ -222,3 +222,46 @@ def test_lifecycle_diff_that_removes_nothing_more_needs_no_manifest(capsys: pyte
 
     assert code == 0
     assert out.splitlines()[0].endswith("; no running image is newly expired or archived")
+
+
+# --- AWS_REGION, wherever a Region is read from the environment --------------------------------------------------------
+
+
+def only_aws_region(monkeypatch: pytest.MonkeyPatch, region: str) -> None:
+    """The AWS CLI v2's and Lambda's variable alone: boto3 reads AWS_DEFAULT_REGION and profiles only."""
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_REGION", region)
+
+
+def test_a_client_without_a_region_is_in_aws_region_when_it_is_the_only_one_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """export-aws writes to the bucket and assumes spoke roles through clients created without a Region: before
+    issue 43 they ignored AWS_REGION (S3 in us-east-1, STS without a Region)."""
+    from ecr_retention.aws.clients import ClientFactory
+
+    only_aws_region(monkeypatch, "ap-southeast-2")
+    factory = ClientFactory()
+
+    assert factory.client("s3").meta.region_name == "ap-southeast-2"
+    assert factory.client("sts").meta.region_name == "ap-southeast-2"
+    assert factory.client("ecr", "eu-west-1").meta.region_name == "eu-west-1"  # a Region given is the Region used
+
+
+def test_aws_region_wins_over_aws_default_region_for_clients_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ecr_retention.aws.clients import ClientFactory
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-central-1")
+    monkeypatch.setenv("AWS_REGION", "ap-southeast-2")
+
+    assert ClientFactory().client("s3").meta.region_name == "ap-southeast-2"
+
+
+def test_the_in_cluster_exporter_writes_in_aws_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    """deploy/cronjob.yaml sets AWS_REGION only."""
+    from ecr_retention.exporter.storage import new_s3_client
+
+    only_aws_region(monkeypatch, "ap-southeast-2")
+
+    assert new_s3_client().meta.region_name == "ap-southeast-2"
