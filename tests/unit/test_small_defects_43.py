@@ -12,8 +12,10 @@ import pytest
 
 from ecr_retention.cli import main
 from ecr_retention.domain.doctor import diagnose
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.regions import KnownRegions
 from support.builders import NOW, image
 
 LIFECYCLE = Path(__file__).resolve().parents[2] / "examples" / "lifecycle"
@@ -265,3 +267,101 @@ def test_the_in_cluster_exporter_writes_in_aws_region(monkeypatch: pytest.Monkey
     only_aws_region(monkeypatch, "ap-southeast-2")
 
     assert new_s3_client().meta.region_name == "ap-southeast-2"
+
+
+# --- a Region unknown to botocore's partition data: one line, exit 2 ------------------------------------------------
+
+MARS = "mars-north-1"
+UNKNOWN_REGION = f"'{MARS}' is not an AWS Region: botocore "
+
+
+def rules_with_policy_regions(tmp_path: Path, regions: str) -> str:
+    path = tmp_path / "retention.yaml"
+    path.write_text(
+        "version: 1\n"
+        "safety: {clusters: []}\n"
+        "policies:\n"
+        f"  - repositories: [app]\n    regions: {regions}\n"
+        "    rules:\n      - delete: {untagged: true, older_than: 1d}\n"
+    )
+    return str(path)
+
+
+def test_a_policy_region_unknown_to_botocore_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "validate", rules_with_policy_regions(tmp_path, f"[eu-west-1, {MARS}]"))
+
+    assert code == 2
+    assert err.count("\n") == 1
+    assert f"retention.yaml: policies[0].regions: {UNKNOWN_REGION}" in err
+    assert "needs a newer botocore" in err  # a brand-new Region may be missing from an old botocore
+
+
+@pytest.mark.parametrize("region", ["eu-west-1", "us-gov-west-1", "cn-north-1", "eusc-de-east-1", "us-isof-south-1"])
+def test_every_partitions_regions_still_validate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, region: str
+) -> None:
+    assert run(capsys, "validate", rules_with_policy_regions(tmp_path, f"[{region}]"))[0] == 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["snapshot", "--out", "snapshot.json", "--region", MARS],
+        ["run", "--config", "retention.yaml", "--bucket", "my-bucket", "--region", MARS],
+        ["export-aws", "--out", "aws.json", "--regions", "eu-west-1", MARS],
+    ],
+)
+def test_a_region_option_unknown_to_botocore_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "retention.yaml").write_text(
+        "version: 1\nsafety: {clusters: []}\npolicies: [{repositories: [app], rules: [{delete: {untagged: true}}]}]\n"
+    )
+
+    code, out, err = run(capsys, *argv)
+
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert UNKNOWN_REGION in err
+
+
+def test_the_deployment_context_refuses_a_region_unknown_to_botocore() -> None:
+    from infra.deploy_settings import DeploySettings
+
+    def refusal(**context: Any) -> str:
+        with pytest.raises(InputError) as raised:
+            DeploySettings.from_context(lambda key: context.get(key))
+        return str(raised.value)
+
+    assert refusal(regions=["eu-west-1", MARS]).startswith(f"cdk context: regions[1]: {UNKNOWN_REGION}")
+    assert refusal(collectRegions=[MARS]).startswith(f"cdk context: collectRegions[0]: {UNKNOWN_REGION}")
+    assert "\n" not in refusal(regions=[MARS])
+    assert DeploySettings.from_context(lambda key: {"regions": ["eu-west-1", "eusc-de-east-1"]}.get(key)).regions == (
+        "eu-west-1",
+        "eusc-de-east-1",
+    )
+
+
+def test_the_known_regions_are_every_partitions_and_the_domain_is_told_them() -> None:
+    from ecr_retention.aws.regions import botocore_regions
+
+    known = botocore_regions()
+
+    assert {
+        "eu-west-1",
+        "cn-north-1",
+        "us-gov-east-1",
+        "us-iso-east-1",
+        "eu-isoe-west-1",
+        "eusc-de-east-1",
+    } <= known.names
+    assert "aws-global" not in known.names
+    assert known.problem("eu-west-1") is None
+    assert KnownRegions(frozenset({"eu-west-1"}), "botocore 0.0.1").problem("eu-west-9") == (
+        "'eu-west-9' is not an AWS Region: botocore 0.0.1's partition data lists no such Region (a Region newer than "
+        "botocore 0.0.1 needs a newer botocore: pip install -U botocore)"
+    )

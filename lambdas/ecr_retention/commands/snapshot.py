@@ -52,13 +52,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_outputs(args)
+    regions = snapshot_regions(args.region)  # bad input before any AWS call
     session = AwsSession.from_environment()
 
     def progress(number: int, total: int, name: str) -> None:
         if total >= 20 and (number % 10 == 0 or number == total):
             print(f"snapshot: {number}/{total} repositories ({name})", file=sys.stderr)
 
-    regions = snapshot_regions(args.region)
     snapshots = [read_registry(session, region, args.repositories, progress) for region in regions]
     if args.repositories and not any(snapshot.repositories for snapshot in snapshots):
         raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
