@@ -11,12 +11,19 @@ from typing import Any
 import pytest
 
 from ecr_retention.cli import main
+from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.doctor import diagnose
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.regions import KnownRegions
+from ecr_retention.domain.registry.replication import RegistryReplication
+from ecr_retention.ports import ImagesUnreadable
+from ecr_retention.services.evaluate import RunInputs, evaluate_repository
+from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_repository
 from support.builders import NOW, image
+from support.fakes import FakeRegistry
 
 LIFECYCLE = Path(__file__).resolve().parents[2] / "examples" / "lifecycle"
 NOW_TEXT = "2026-11-30T06:00:00Z"
@@ -365,3 +372,53 @@ def test_the_known_regions_are_every_partitions_and_the_domain_is_told_them() ->
         "'eu-west-9' is not an AWS Region: botocore 0.0.1's partition data lists no such Region (a Region newer than "
         "botocore 0.0.1 needs a newer botocore: pip install -U botocore)"
     )
+
+
+# --- a DescribeImages answer listing one digest twice: one line, the repository failed, nothing deleted --------------
+
+
+class RepeatingRegistry(FakeRegistry):
+    """A registry whose DescribeImages answer lists its first image twice (a paginator repeating a page)."""
+
+    def describe_images(self, repository: str) -> list[ImageDetail]:
+        images = super().describe_images(repository)
+        return [*images, images[0]]
+
+
+def duplicated_registry() -> tuple[RepeatingRegistry, str]:
+    registry = RepeatingRegistry(registry_id="123456789012", region="eu-west-1")
+    old = NOW - timedelta(days=90)
+    first = registry.add_image("app", tags=["v1"], pushed_at=old, seed="v1")
+    registry.add_image("app", tags=["v2"], pushed_at=old, seed="v2")
+    registry.add_image("app", pushed_at=old, seed="untagged")
+    return registry, first
+
+
+def test_a_digest_listed_twice_fails_the_repository_in_one_line_and_deletes_nothing() -> None:
+    registry, first = duplicated_registry()
+    config = parse_config(
+        "version: 1\ndry_run: false\nsafety: {clusters: [], max_delete_fraction: 1.0}\n"
+        "policies:\n  - repositories: [app]\n    rules:\n      - delete: {older_than: 1d}\n"
+    )
+    inputs = RunInputs(
+        run_id="r", config=config, inventory=Inventory(), dry_run=False, replication=RegistryReplication()
+    )
+
+    report = evaluate_repository("app", inputs, registry=registry, cache=MemoryManifestCache(), clock=lambda: NOW)
+
+    assert report.outcome == "failed"
+    assert report.error == (
+        f"ImagesUnreadable: repository app: DescribeImages listed image {first} twice; an answer that lists an image "
+        "twice is not read, so nothing is planned or deleted in this repository"
+    )
+    assert registry.mutating_calls == []
+
+
+def test_snapshot_repository_names_the_repository_and_the_digest_in_one_line() -> None:
+    registry, first = duplicated_registry()
+
+    with pytest.raises(ImagesUnreadable) as raised:
+        snapshot_repository(registry, "app", MemoryManifestCache())
+
+    assert "\n" not in str(raised.value)
+    assert str(raised.value).startswith(f"repository app: DescribeImages listed image {first} twice")
