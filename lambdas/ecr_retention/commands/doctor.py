@@ -145,9 +145,19 @@ def run_repository(args: argparse.Namespace) -> int:
         tag_kinds=tag_kinds(args),
     )
     warn(index_warnings(index_children(found.images, found.manifests)[1]))
-    warn([warning for manifest in inventory.protecting for warning in unknown_ecr_host_warnings(manifest)])
+    warn(_lookalike_host_warnings(inventory))
     _print_diagnosis(diagnosis, args.format)
-    return 1 if fails({severity: diagnosis.count(severity) for severity in SEVERITY_ORDER}, args.fail_on) else 0
+    return 1 if fails(_counts(diagnosis), args.fail_on) else 0
+
+
+def _lookalike_host_warnings(inventory: Inventory) -> list[str]:
+    """In-use images whose host looks like ECR's but is none (docs/safety.md section 32): their tags protect nothing in
+    the in-use check, which nobody would know without a word."""
+    return [warning for manifest in inventory.protecting for warning in unknown_ecr_host_warnings(manifest)]
+
+
+def _counts(diagnosis: RepositoryDiagnosis) -> dict[str, int]:
+    return {severity: diagnosis.count(severity) for severity in SEVERITY_ORDER}
 
 
 def _unreadable_manifests(inventory: Inventory) -> list[str]:
