@@ -422,3 +422,16 @@ def test_snapshot_repository_names_the_repository_and_the_digest_in_one_line() -
 
     assert "\n" not in str(raised.value)
     assert str(raised.value).startswith(f"repository app: DescribeImages listed image {first} twice")
+
+
+def test_lifecycle_diff_warns_of_an_in_use_image_on_a_host_that_looks_like_ecr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = json.loads((LIFECYCLE / "in-use" / "dev.json").read_text())
+    lookalike = "123456789012.dkr.ecr.eu-west-1.amazonaws.com.mirror.example/app:dev"
+    manifest["images"].append({**manifest["images"][0], "image": lookalike, "digest": None})
+    (tmp_path / "dev.json").write_text(json.dumps(manifest))
+
+    _, _, err = run(capsys, *lifecycle_diff("--manifests", str(tmp_path)))
+
+    assert f"warning: cluster dev: in-use image {lookalike!r} names host" in err

@@ -15,6 +15,7 @@ from ecr_retention.commands.lifecycle_preview import (
     index_warnings,
     load_images,
     load_policy,
+    lookalike_host_warnings,
     warn,
 )
 from ecr_retention.domain.doctor import (
@@ -29,7 +30,6 @@ from ecr_retention.domain.doctor import (
 )
 from ecr_retention.domain.doctor.models import SEVERITY_ORDER
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.in_use.index import unknown_ecr_host_warnings
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import index_children
 from ecr_retention.domain.limits import CREATION_TEMPLATES
@@ -145,15 +145,9 @@ def run_repository(args: argparse.Namespace) -> int:
         tag_kinds=tag_kinds(args),
     )
     warn(index_warnings(index_children(found.images, found.manifests)[1]))
-    warn(_lookalike_host_warnings(inventory))
+    warn(lookalike_host_warnings(inventory))
     _print_diagnosis(diagnosis, args.format)
     return 1 if fails(_counts(diagnosis), args.fail_on) else 0
-
-
-def _lookalike_host_warnings(inventory: Inventory) -> list[str]:
-    """In-use images whose host looks like ECR's but is none (docs/safety.md section 32): their tags protect nothing in
-    the in-use check, which nobody would know without a word."""
-    return [warning for manifest in inventory.protecting for warning in unknown_ecr_host_warnings(manifest)]
 
 
 def _counts(diagnosis: RepositoryDiagnosis) -> dict[str, int]:

@@ -9,7 +9,14 @@ import sys
 from typing import Any
 
 from ecr_retention.commands.lifecycle_diff_text import DEFAULT_IMAGES_LISTED, lifecycle_markdown, table_lines
-from ecr_retention.commands.lifecycle_preview import RepositoryImages, chosen_repository, load_images, load_policy
+from ecr_retention.commands.lifecycle_preview import (
+    RepositoryImages,
+    chosen_repository,
+    load_images,
+    load_policy,
+    lookalike_host_warnings,
+    warn,
+)
 from ecr_retention.commands.registry_inputs import inputs_from_bucket
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import InUseIndex
@@ -64,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     found, inventory = images_and_inventory(args)
     name = found.repository_name or new.repository_name
     in_use = InUseIndex.build(inventory.protecting, found.registry)
+    warn(lookalike_host_warnings(inventory))
     diff = diff_lifecycle(
         base.policy,
         new.policy,
