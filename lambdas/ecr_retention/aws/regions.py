@@ -12,13 +12,17 @@ import botocore
 
 from ecr_retention.domain.registry.regions import KnownRegions
 
-_PARTITIONS = Path(botocore.__file__).parent / "data" / "partitions.json"
+_DATA = Path(botocore.__file__).parent / "data"
 
 
 @lru_cache(maxsize=1)
 def botocore_regions() -> KnownRegions:
-    """Every Region of every partition (`aws-global` and its kind, which are endpoints rather than Regions, aside)."""
-    data = json.loads(_PARTITIONS.read_text(encoding="utf-8"))
+    """Every Region of every partition (`aws-global` and its kind, which are endpoints rather than Regions, aside):
+    partitions.json, or endpoints.json's partitions in a botocore without it (both list `partitions[].regions`)."""
+    source = _DATA / "partitions.json"
+    if not source.is_file():
+        source = _DATA / "endpoints.json"
+    data = json.loads(source.read_text(encoding="utf-8"))
     names = frozenset(
         region for partition in data["partitions"] for region in partition["regions"] if not region.endswith("-global")
     )
