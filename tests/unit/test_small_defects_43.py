@@ -318,12 +318,27 @@ def test_every_partitions_regions_still_validate(
         ["snapshot", "--out", "snapshot.json", "--region", MARS],
         ["run", "--config", "retention.yaml", "--bucket", "my-bucket", "--region", MARS],
         ["export-aws", "--out", "aws.json", "--regions", "eu-west-1", MARS],
+        ["plan", "--config", "retention.yaml", "--bucket", "my-bucket", "--region", MARS],
+        [
+            "lifecycle-diff",
+            "--base",
+            "p.json",
+            "--policy",
+            "p.json",
+            "--bucket",
+            "b-1",
+            "--repository",
+            "app",
+            "--region",
+            MARS,
+        ],
     ],
 )
 def test_a_region_option_unknown_to_botocore_is_one_line_and_exit_2(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.json").write_text((LIFECYCLE / "policy-fixed.json").read_text())
     (tmp_path / "retention.yaml").write_text(
         "version: 1\nsafety: {clusters: []}\npolicies: [{repositories: [app], rules: [{delete: {untagged: true}}]}]\n"
     )

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ecr_retention.commands.aws_session import aws_errors, bucket_name, s3_bucket
+from ecr_retention.commands.aws_session import aws_errors, bucket_name, region_options, s3_bucket
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
@@ -88,6 +88,7 @@ def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = 
     from ecr_retention.services.inventory import read_inventory_from_bucket
     from ecr_retention.services.swept import ListedFirst, load_swept_registries, load_swept_registry
 
+    region_options(() if region is None else (region,))  # a Region botocore does not know: one line, before any call
     bucket = ListedFirst(s3_bucket(name))
     with aws_errors():
         registries = (
