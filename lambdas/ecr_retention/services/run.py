@@ -170,6 +170,7 @@ def _listing(registry: Registry, *, listed: bool) -> Listing:
 
 
 def _given(listing: Listing, pushed: Sequence[str] | None) -> Sequence[str] | None:
+    """The repositories to choose the run's targets among: those listed (a schedule), or the pushed ones."""
     return listing.names if listing.names is not None else pushed
 
 
