@@ -28,6 +28,7 @@ from pydantic import (
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig, check_pruned_regions
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.registry.replication import AwsRegion
 from infra import constants
@@ -337,9 +338,8 @@ class DeploySettings(BaseModel):
                     f"this stack's ({account}) and no {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} role is of its account: "
                     "the collector reads another account's clusters only through that account's spoke role"
                 )
-        listed = {*config.safety.clusters, *config.safety.optional_clusters}
-        for source, names in self.manifest_sources(account=account, region=region):
-            missing = [name for name in names if name not in listed]
+        for source, clusters in self.manifest_sources(account=account, region=region):
+            missing = [cluster for cluster in clusters if cluster not in config.safety.listed]
             if missing:
                 raise InputError(unexpected_clusters_message(source, missing, self.rules_file))
         self.check_policy_regions(config, region=region)
@@ -382,18 +382,19 @@ class DeploySettings(BaseModel):
             f"{cli_region} first (docs/regions.md)"
         )
 
-    def manifest_sources(self, *, account: str | None, region: str | None) -> list[tuple[str, list[str]]]:
-        """The names of the manifests the stack lets be written (in-use/<name>.json), by the context key that
-        causes them."""
+    def manifest_sources(self, *, account: str | None, region: str | None) -> list[tuple[str, list[ClusterId]]]:
+        """The clusters whose manifests the stack lets be written, by the context key that causes them: this
+        account's (in-use/<name>.json, written by this account's roles: the collector, an exporter without a spoke
+        exporter role) by their bare name, a spoke's (in-use/<account>/<name>.json) as <account>/<name>."""
         sources = [
-            (constants.EKS_CLUSTERS_CONTEXT_KEY, [cluster_name(arn) for arn in self.eks_clusters]),
+            (constants.EKS_CLUSTERS_CONTEXT_KEY, [ClusterId.here(cluster_name(arn)) for arn in self.eks_clusters]),
             *self.exporter_sources(),
         ]
         if self.aws_inventory:
             sources.append(self.collector_source(account=account, region=region))
         return sources
 
-    def exporter_sources(self) -> list[tuple[str, list[str]]]:
+    def exporter_sources(self) -> list[tuple[str, list[ClusterId]]]:
         """The exporters' clusters: those of this stack's account (and of accounts without a spoke exporter role),
         then those a spoke exporter role writes for."""
         spoke_exporter_accounts = {account_of_role(arn) for arn in self.spoke_exporter_role_arns}
@@ -401,21 +402,29 @@ class DeploySettings(BaseModel):
         return [
             (
                 constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY,
-                [cluster.name for cluster in exported if cluster.account not in spoke_exporter_accounts],
+                [
+                    ClusterId.here(cluster.name)
+                    for cluster in exported
+                    if cluster.account not in spoke_exporter_accounts
+                ],
             ),
             (
                 f"{constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} (a cluster of a "
                 f"{constants.SPOKE_EXPORTER_ROLE_ARNS_CONTEXT_KEY} account)",
-                [cluster.name for cluster in exported if cluster.account in spoke_exporter_accounts],
+                [
+                    ClusterId(cluster.account, cluster.name)
+                    for cluster in exported
+                    if cluster.account in spoke_exporter_accounts
+                ],
             ),
         ]
 
-    def collector_source(self, *, account: str | None, region: str | None) -> tuple[str, list[str]]:
+    def collector_source(self, *, account: str | None, region: str | None) -> tuple[str, list[ClusterId]]:
         """The collector's aws-<account>-<region> manifests: this account (when synthesis knows it) and each spoke
         account, in each collected region (or this stack's)."""
         accounts = ([account] if account is not None else []) + sorted(self.spoke_accounts)
         regions = list(self.collect_regions) or ([region] if region is not None else [])
-        collected = [inventory_name(each, where) for each in accounts for where in regions]
+        collected = [ClusterId.here(inventory_name(each, where)) for each in accounts for where in regions]
         return (
             f"{constants.AWS_INVENTORY_CONTEXT_KEY} (the collector writes in-use/aws-<account>-<region>.json "
             f"for this account and each {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} account, in each of "
@@ -460,7 +469,9 @@ class DeploySettings(BaseModel):
         return self.push_repository_prefixes != ()
 
 
-def unexpected_clusters_message(source: str, names: Sequence[str], rules_file: Path) -> str:
+def unexpected_clusters_message(source: str, clusters: Sequence[ClusterId], rules_file: Path) -> str:
+    """One line; a spoke's cluster is named as the lists must write it, <account>/<name>."""
+    names = [str(cluster) for cluster in clusters]
     which = f"cluster {names[0]} is" if len(names) == 1 else f"clusters {', '.join(names)} are"
     them = "it" if len(names) == 1 else "each"
     return (
