@@ -192,11 +192,22 @@ def test_an_exporter_cluster_in_neither_list_stops_synthesis_naming_it() -> None
 
 def test_a_spoke_exporters_cluster_in_neither_list_stops_synthesis_naming_it() -> None:
     context = {"exporterClusterArns": [PROD, SPOKE_CLUSTER, CHECKOUT], "spokeExporterRoleArns": [SPOKE_EXPORTER]}
-    message = unexpected(context, "payments")
+    message = unexpected(context, "210987654321/payments")
     assert message.startswith(
-        "cdk.json exporterClusterArns (a cluster of a spokeExporterRoleArns account): cluster checkout is in neither"
+        "cdk.json exporterClusterArns (a cluster of a spokeExporterRoleArns account): cluster 210987654321/checkout is "
+        "in neither"
     )
-    assert "clusters payments, checkout are in neither" in unexpected(context, "dev")
+    assert "clusters 210987654321/payments, 210987654321/checkout are in neither" in unexpected(context, "dev")
+
+
+def test_a_spoke_exporters_cluster_is_not_listed_by_its_bare_name_which_is_this_accounts() -> None:
+    """A spoke's cluster writes in-use/<account>/<name>.json: the lists name it <account>/<name>; a bare name is a
+    cluster of this account, which the spoke's manifest never stands for (docs/rules.md)."""
+    context = {"exporterClusterArns": [SPOKE_CLUSTER], "spokeExporterRoleArns": [SPOKE_EXPORTER]}
+    assert "cluster 210987654321/payments is in neither" in unexpected(context, "payments")
+    settings(**context, awsInventory=False).check_against_the_stack(
+        parse_config(LISTED % "210987654321/payments"), account="123456789012", region="eu-west-1"
+    )
 
 
 def test_an_aws_inventory_the_collector_writes_in_neither_list_stops_synthesis_naming_it() -> None:
@@ -221,14 +232,14 @@ def test_every_source_listed_as_expected_or_optional_synthesizes() -> None:
         "spokeRoleArns": [SPOKE_READER],
         "collectRegions": ["eu-west-1"],
     }
-    optional = "batch, payments, aws-123456789012-eu-west-1, aws-210987654321-eu-west-1"
+    optional = "batch, 210987654321/payments, aws-123456789012-eu-west-1, aws-210987654321-eu-west-1"
     config = parse_config(LISTED % optional)
     settings(**context).check_against_the_stack(config, account="123456789012", region="eu-west-1")
     settings(**context).check_against_the_stack(config, account=None, region=None)
     # Without the AWS inventory, the collector writes nothing (and reads no eksClusters).
     del context["eksClusters"]
     settings(**context, awsInventory=False).check_against_the_stack(
-        parse_config(LISTED % "payments"), account="123456789012", region="eu-west-1"
+        parse_config(LISTED % "210987654321/payments"), account="123456789012", region="eu-west-1"
     )
 
 
