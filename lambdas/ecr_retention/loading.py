@@ -127,16 +127,21 @@ def load_manifests(directory: str | Path | None) -> Inventory:
     folder = Path(directory)
     if not folder.is_dir():
         raise InputError(f"{directory}: not a directory of in-use manifests")
-    own = [path for path in folder.glob("*.json") if path.name != MEMORY_FILE]
-    spokes = [path for path in folder.glob("*/*.json") if SPOKE_ACCOUNT.fullmatch(path.parent.name)]
-    accounts = {str(path): path.parent.name for path in spokes}
+    accounts = _manifest_paths(folder)
     inventory = read_inventory(
-        ((str(path), read_manifest_file(path)) for path in sorted(own + spokes)), account_of=accounts.get
+        ((path, read_manifest_file(Path(path))) for path in sorted(accounts)), account_of=accounts.get
     )
     memory = folder / MEMORY_FILE
     if not memory.exists() and not memory.is_symlink():
         return inventory
     return with_memory(inventory, str(memory), read_manifest_file(memory, IN_USE_MEMORY))
+
+
+def _manifest_paths(folder: Path) -> dict[str, str | None]:
+    """Each manifest file of the directory, with its spoke account (None for this account's)."""
+    own: dict[str, str | None] = {str(path): None for path in folder.glob("*.json") if path.name != MEMORY_FILE}
+    spokes = (path for path in folder.glob("*/*.json") if SPOKE_ACCOUNT.fullmatch(path.parent.name))
+    return own | {str(path): path.parent.name for path in spokes}
 
 
 def read_manifest_file(path: Path, limit: SizeLimit = IN_USE_MANIFEST) -> bytes | InputError:

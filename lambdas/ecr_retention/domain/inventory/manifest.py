@@ -242,31 +242,43 @@ def read_inventory(documents: Iterable[ManifestDocument], account_of: AccountOf 
     Fail closed, one rule: a document that cannot be read for any reason is a problem named by its
     source, never skipped, because the images it lists may be running; the planner blocks on it (or warns, for a
     spoke's cluster that no safety list names: domain/in_use/index.py)."""
-    manifests: dict[ClusterId, InUseManifest] = {}
-    misfiled: dict[str, InUseManifest] = {}
-    problems: dict[str, str] = {}
-    sources: dict[str, ClusterId] = {}
-    firsts: dict[ClusterId, str] = {}
+    reader = _Reader()
     for source, raw in sorted(documents, key=lambda document: document[0]):
-        cluster = sources[source] = cluster_of_source(source, account_of)
+        reader.add(source, cluster_of_source(source, account_of), raw)
+    return Inventory(
+        manifests=tuple(manifest for cluster, manifest in sorted(reader.manifests.items()) if cluster.of_this_account),
+        spoke_manifests={
+            cluster: manifest for cluster, manifest in reader.manifests.items() if not cluster.of_this_account
+        },
+        misfiled=reader.misfiled,
+        problems=reader.problems,
+        sources=reader.sources,
+    )
+
+
+@dataclass
+class _Reader:
+    """What read_inventory has read so far."""
+
+    manifests: dict[ClusterId, InUseManifest] = field(default_factory=dict)
+    misfiled: dict[str, InUseManifest] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, ClusterId] = field(default_factory=dict)
+    firsts: dict[ClusterId, str] = field(default_factory=dict)  # the source of each cluster's manifest
+
+    def add(self, source: str, cluster: ClusterId, raw: bytes | InputError) -> None:
+        self.sources[source] = cluster
         try:
             manifest = parse_manifest(source, raw)
         except InputError as error:
-            problems[source] = str(error).removeprefix(f"{source}: ")
-            continue
+            self.problems[source] = str(error).removeprefix(f"{source}: ")
+            return
         if manifest.cluster != cluster.name:
-            misfiled[source] = manifest
-        elif cluster in manifests:  # two sources for one (account, name): in-use/x.json and in-use/team/x.json
-            problems[source] = f"cluster {cluster} already has a manifest in {firsts[cluster]}"
+            self.misfiled[source] = manifest
+        elif cluster in self.manifests:  # two sources for one (account, name): in-use/x.json and in-use/team/x.json
+            self.problems[source] = f"cluster {cluster} already has a manifest in {self.firsts[cluster]}"
         else:
-            manifests[cluster], firsts[cluster] = manifest, source
-    return Inventory(
-        manifests=tuple(manifest for cluster, manifest in sorted(manifests.items()) if cluster.of_this_account),
-        spoke_manifests={cluster: manifest for cluster, manifest in manifests.items() if not cluster.of_this_account},
-        misfiled=misfiled,
-        problems=problems,
-        sources=sources,
-    )
+            self.manifests[cluster], self.firsts[cluster] = manifest, source
 
 
 SPOKE_ACCOUNT = re.compile(ACCOUNT_PATTERN)
