@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -162,21 +162,34 @@ class Reviewers(BaseModel):
         return self
 
 
-def check_manifest_names(arns: Sequence[str]) -> list[str]:
+def check_manifest_names(arns: Sequence[str], spoke_accounts: Collection[str] = ()) -> list[str]:
     """The clusters' manifest names (in-use/<name>.json), each written by one cluster only; raises ValueError. Two
     clusters of one name (in two regions) would overwrite each other's manifest, and in-use/aws-*.json are the AWS
-    inventory's, which the bucket policy lets only the collector write."""
+    inventory's, which the bucket policy lets only the collector write. A cluster of `spoke_accounts` (a spoke
+    exporter's) writes in-use/<account>/<name>.json: two spokes' clusters of one name are two keys, two clusters."""
     names = [cluster_name(arn) for arn in arns]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
+    keys = [
+        f"{account_of_cluster(arn)}/{name}" if account_of_cluster(arn) in spoke_accounts else name
+        for arn, name in zip(arns, names, strict=True)
+    ]
+    refuse_twice(keys)
+    refuse_reserved(names)
+    return names
+
+
+def refuse_reserved(names: Sequence[str]) -> None:
     reserved = sorted(name for name in names if name.startswith(constants.AWS_INVENTORY_NAME_PREFIX))
     if reserved:
         raise ValueError(
             f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
             f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
         )
-    return names
+
+
+def refuse_twice(keys: Sequence[str]) -> None:
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
 
 
 def check_partitions(arns: Sequence[str]) -> None:
@@ -275,8 +288,22 @@ class DeploySettings(BaseModel):
     @field_validator("exporter_cluster_arns")
     @classmethod
     def _one_manifest_key_per_cluster(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
-        check_manifest_names(arns)
+        # One cluster (account and name) twice, whatever its layout; the keys each really writes are checked once
+        # the spoke exporter roles are known (_one_writer_per_manifest_key).
+        names = [cluster_name(arn) for arn in arns]
+        clusters = [(account_of_cluster(arn), name) for arn, name in zip(arns, names, strict=True)]
+        refuse_twice([name for (account, name) in clusters if clusters.count((account, name)) > 1])
+        refuse_reserved(names)
         return arns
+
+    @model_validator(mode="after")
+    def _one_writer_per_manifest_key(self) -> DeploySettings:
+        """Two clusters writing one key would overwrite each other: this account's layout is in-use/<name>.json, a
+        spoke exporter's in-use/<account>/<name>.json, so two spokes' clusters of one name are two keys."""
+        check_manifest_names(
+            self.exporter_cluster_arns, {account_of_role(arn) for arn in self.spoke_exporter_role_arns}
+        )
+        return self
 
     @field_validator("spoke_exporter_role_arns")
     @classmethod
@@ -316,7 +343,13 @@ class DeploySettings(BaseModel):
         check_one_account_without_spoke_role(arns, info.data.get("spoke_role_arns", ()))
         names = check_manifest_names(arns)
         # One writer per manifest: the exporter's and the collector's would overwrite each other every hour.
-        exported = {cluster_name(arn) for arn in info.data.get("exporter_cluster_arns", ())}
+        # (A spoke exporter's cluster writes in-use/<account>/<name>.json: another key, another cluster.)
+        spoke_exporters = {account_of_role(arn) for arn in info.data.get("spoke_exporter_role_arns", ())}
+        exported = {
+            cluster_name(arn)
+            for arn in info.data.get("exporter_cluster_arns", ())
+            if account_of_cluster(arn) not in spoke_exporters
+        }
         both = sorted(set(names) & exported)
         if both:
             raise ValueError(

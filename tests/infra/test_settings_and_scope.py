@@ -292,3 +292,26 @@ def test_infra_constants_equal_the_packages() -> None:
     assert name.startswith(constants.AWS_INVENTORY_NAME_PREFIX)
     every_aws_manifest = f"{inventory.IN_USE_PREFIX}{constants.AWS_INVENTORY_NAME_PREFIX}*.json"
     assert every_aws_manifest == constants.AWS_INVENTORY_MANIFESTS
+
+
+OTHER_SPOKE_PAYMENTS = "arn:aws:eks:eu-west-1:345678901234:cluster/payments"
+OTHER_SPOKE_EXPORTER = "arn:aws:iam::345678901234:role/ecr-retention-exporter"
+
+
+def test_two_spokes_exporter_clusters_of_one_name_are_two_keys_and_synthesize() -> None:
+    """Each spoke writes in-use/<its account>/payments.json: two clusters, listed as <account>/payments."""
+    context = {
+        "exporterClusterArns": [SPOKE_CLUSTER, OTHER_SPOKE_PAYMENTS],
+        "spokeExporterRoleArns": [SPOKE_EXPORTER, OTHER_SPOKE_EXPORTER],
+        "eksClusters": [PROD.replace("/prod", "/payments")],  # this account's payments, the collector's key
+    }
+    optional = "payments, 210987654321/payments, 345678901234/payments, aws-123456789012-eu-west-1"
+    settings(**context).check_against_the_stack(
+        parse_config(LISTED % optional), account="123456789012", region="eu-west-1"
+    )
+
+
+def test_two_clusters_of_one_name_writing_this_accounts_layout_are_still_refused() -> None:
+    with pytest.raises(InputError) as raised:
+        settings(exporterClusterArns=[SPOKE_CLUSTER, OTHER_SPOKE_PAYMENTS])
+    assert str(raised.value) == "cdk context: two clusters would write the same manifest in-use/<name>.json: payments"
