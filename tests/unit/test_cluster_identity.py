@@ -26,7 +26,7 @@ from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.sentinel.matching import pulled_references
 from ecr_retention.loading import load_config, load_manifests, load_snapshot
 from ecr_retention.services import inventory as bucket_inventory
-from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.inventory import inventory_objects, read_inventory_from_bucket
 from ecr_retention.services.tagger import tag_deployed
 from support.fakes import FakeRegistry, MemoryBucket
 
@@ -345,3 +345,18 @@ def test_a_manifest_that_lost_most_references_under_the_same_generated_at_lets_t
     remembered_only = {each for each in running if "by the in-use memory" in each}
     assert len(remembered_only) == 6  # the six it dropped (the four it still names run, as read now)
     assert all("prod's manifest now names 4 of its last 10 references" in each for each in remembered_only)
+
+
+def test_an_offline_copy_of_the_bucket_keeps_a_spokes_manifest_under_its_account(tmp_path: Path) -> None:
+    """`snapshot --bucket --manifests DIR` copies the inventory for an offline plan: a spoke's key keeps its account
+    (DIR/<account>/prod.json), so the plan reads it as the pipeline does, not as this account's prod."""
+    bucket = MemoryBucket(
+        objects={"in-use/prod.json": manifest("prod", "app:1.0"), f"in-use/{SPOKE}/prod.json": manifest("prod", "b:1")}
+    )
+    objects = inventory_objects(bucket)
+    assert sorted(objects) == [f"{SPOKE}/prod.json", "prod.json"]
+    for name, body in objects.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(body)
+    offline, online = load_manifests(tmp_path), read_inventory_from_bucket(bucket)
+    assert sorted(map(str, offline.standing)) == sorted(map(str, online.standing)) == [f"{SPOKE}/prod", "prod"]
