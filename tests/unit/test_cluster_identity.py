@@ -77,6 +77,9 @@ def test_a_spokes_prod_does_not_satisfy_this_accounts_missing_expected_prod() ->
     inventory = from_bucket({f"in-use/{SPOKE}/prod.json": manifest("prod", "app:spoke")})
     check = inventory_blockers(safety(clusters=("prod",)), inventory, NOW)
     assert check.blocked == ("cluster prod: no in-use manifest",)
+    (warning,) = check.warnings  # the spoke's is named as the other cluster it is, and how to list it
+    assert f"it is account {SPOKE}'s cluster prod, not this account's prod" in warning
+    assert f"the safety lists name the spoke's as {SPOKE}/prod" in warning
 
 
 def test_plan_on_the_examples_keeps_prods_six_images_when_only_a_spokes_prod_is_there() -> None:

@@ -7,7 +7,7 @@ Pure, like the planner: the planner and the lifecycle doctor both read in-use pr
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -132,16 +132,16 @@ def unlisted_cluster_warnings(safety: Safety, inventory: Inventory) -> tuple[str
     standing = inventory.standing
     return tuple(
         f"cluster {cluster}: an in-use manifest of a cluster in neither safety.clusters nor safety.optional_clusters;"
-        " its images still protect, but nothing expects it (docs/security.md)" + _same_name_note(cluster, standing)
+        " its images still protect, but nothing expects it (docs/security.md)"
+        + _same_name_note(cluster, {*standing, *safety.listed})
         for cluster in sorted(standing)
         if cluster not in safety.listed and not cluster.name.startswith(AWS_INVENTORY_NAME_PREFIX)
     )
 
 
-def _same_name_note(cluster: ClusterId, standing: Mapping[ClusterId, InUseManifest]) -> str:
-    """For a spoke's cluster named like one of this account's: they are two clusters."""
-    home = ClusterId.here(cluster.name)
-    if cluster.of_this_account or home not in standing:
+def _same_name_note(cluster: ClusterId, known: Collection[ClusterId]) -> str:
+    """For a spoke's cluster named like one of this account's (with a manifest, or listed): two clusters."""
+    if cluster.of_this_account or ClusterId.here(cluster.name) not in known:
         return ""
     return (
         f"; it is account {cluster.account}'s cluster {cluster.name}, not this account's {cluster.name} "
