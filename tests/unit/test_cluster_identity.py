@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.config import Safety, parse_config
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import inventory_blockers
 from ecr_retention.domain.in_use.memory import reading_warnings, remember
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.limits import SizeLimit
 from ecr_retention.domain.planning.run import plan_registry
@@ -363,3 +365,19 @@ def test_an_offline_copy_of_the_bucket_keeps_a_spokes_manifest_under_its_account
         (tmp_path / name).write_bytes(body)
     offline, online = load_manifests(tmp_path), read_inventory_from_bucket(bucket)
     assert sorted(map(str, offline.standing)) == sorted(map(str, online.standing)) == [f"{SPOKE}/prod", "prod"]
+
+
+@pytest.mark.parametrize("text", ["12345/prod", "210987654321/", "/prod", "210987654321/prod/x", "prod!"])
+def test_a_cluster_that_is_neither_a_name_nor_account_slash_name_is_one_line(text: str) -> None:
+    with pytest.raises(InputError) as raised:
+        parse_config(TAGGING.replace("safety: {clusters: [prod]}", f"safety: {{clusters: ['{text}']}}"))
+    message = str(raised.value)
+    assert message.startswith("retention.yaml: safety.clusters[0]: cluster ")
+    assert "<account>/<name> (a spoke account's, 12 digits)" in message
+    assert "\n" not in message
+
+
+def test_a_cluster_is_written_back_as_its_text() -> None:
+    rules = parse_config(TAGGING.replace("clusters: [prod]}", f"clusters: [prod, '{SPOKE}/prod']}}"))
+    assert rules.safety.model_dump(mode="json")["clusters"] == ["prod", f"{SPOKE}/prod"]
+    assert rules.safety.clusters[1] == ClusterId(SPOKE, "prod") != ClusterId.here("prod")
