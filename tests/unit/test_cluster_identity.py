@@ -20,7 +20,6 @@ from ecr_retention.domain.config import Safety, parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import inventory_blockers
 from ecr_retention.domain.in_use.memory import reading_warnings, remember
-from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.limits import SizeLimit
 from ecr_retention.domain.planning.run import plan_registry
@@ -380,4 +379,5 @@ def test_a_cluster_that_is_neither_a_name_nor_account_slash_name_is_one_line(tex
 def test_a_cluster_is_written_back_as_its_text() -> None:
     rules = parse_config(TAGGING.replace("clusters: [prod]}", f"clusters: [prod, '{SPOKE}/prod']}}"))
     assert rules.safety.model_dump(mode="json")["clusters"] == ["prod", f"{SPOKE}/prod"]
-    assert rules.safety.clusters[1] == ClusterId(SPOKE, "prod") != ClusterId.here("prod")
+    ours, theirs = rules.safety.clusters
+    assert (ours.name, theirs.name, ours != theirs) == ("prod", "prod", True)  # one name, two accounts: two clusters
