@@ -16,6 +16,7 @@ from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import (
     ClusterManifest,
+    InUseImage,
     InUseManifest,
     Inventory,
     RememberedImage,
@@ -243,7 +244,7 @@ class InUseIndex:
                 warnings.append(f"cluster {cluster}: {reading.error}; {kept}")
         if invalid > MAX_WARNINGS_PER_CLUSTER:
             warnings.append(f"cluster {cluster}: {invalid} image strings are not references in all")
-        return warnings
+        return warnings + unknown_ecr_host_warnings(ClusterManifest(cluster, manifest))
 
     def remember(self, image: RememberedImage, note: str) -> None:
         usage = Workload(
@@ -365,6 +366,35 @@ def replica_note(replica: Replica, source_registry_id: str | None) -> str:
     """How a reason names the destination a workload runs in: `us-east-1, replicated`."""
     account = "" if replica.registry_id == source_registry_id else f", account {replica.registry_id}"
     return f"{replica.region}{account}, replicated"
+
+
+def unknown_ecr_host_warnings(read: ClusterManifest | InUseManifest) -> list[str]:
+    """The manifest's images whose host says it is ECR's (`.dkr.ecr.`, `.dkr-ecr.`) but is no ECR host of any
+    partition this tool reads (docs/safety.md section 32): read as another registry's, so a tag there protects
+    nothing; never in silence (the first few named, then how many in all). `read`: a manifest with the cluster it is
+    of (Inventory.protecting); a bare manifest is one of this account's (Inventory.manifests)."""
+    if isinstance(read, InUseManifest):
+        read = ClusterManifest(ClusterId.here(read.cluster), read)
+    found = (_lookalike_host_warning(read.cluster, entry) for entry in read.manifest.images)
+    warnings = [warning for warning in found if warning is not None]
+    if len(warnings) > MAX_WARNINGS_PER_CLUSTER:
+        more = len(warnings) - MAX_WARNINGS_PER_CLUSTER
+        return [*warnings[:MAX_WARNINGS_PER_CLUSTER], f"cluster {read.cluster}: {more} more such images"]
+    return warnings
+
+
+def _lookalike_host_warning(cluster: ClusterId, entry: InUseImage) -> str | None:
+    if "dkr" not in entry.image.lower():
+        return None  # no ECR host, nor one that looks like it
+    reading = read_reference(entry.image, UNKNOWN_REGISTRY)
+    if not (isinstance(reading, NotEcr) and reading.looks_like_ecr):
+        return None
+    kept = "protected by its digest only" if entry.digest or reading.reference.digest else "not protected"
+    return (
+        f"cluster {cluster}: in-use image {entry.image!r} names host {reading.reference.host}, which "
+        f"looks like ECR but is no ECR registry host of any partition known here; read as another "
+        f"registry's, {kept}"
+    )
 
 
 def looks_like_ecr(text: str, registry_id: str | None) -> bool:
