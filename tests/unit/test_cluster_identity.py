@@ -381,3 +381,13 @@ def test_a_cluster_is_written_back_as_its_text() -> None:
     assert rules.safety.model_dump(mode="json")["clusters"] == ["prod", f"{SPOKE}/prod"]
     ours, theirs = rules.safety.clusters
     assert (ours.name, theirs.name, ours != theirs) == ("prod", "prod", True)  # one name, two accounts: two clusters
+
+
+def test_a_flood_of_broken_files_in_a_spoke_folder_is_named_a_few_times_then_counted() -> None:
+    inventory = from_bucket({f"in-use/{SPOKE}/junk{n:03d}.json": b"{" for n in range(150)})
+    check = inventory_blockers(safety(), inventory, NOW)
+    assert check.blocked == ()
+    assert len(check.warnings) == 21
+    assert check.warnings[-1] == (
+        f"in-use/{SPOKE}/: 130 more unreadable files of clusters in neither safety list (docs/security.md)"
+    )

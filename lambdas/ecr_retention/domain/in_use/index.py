@@ -109,20 +109,31 @@ def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> I
 def _unreadable(safety: Safety, inventory: Inventory) -> tuple[list[tuple[str, str]], list[str]]:
     """The unreadable files that block the run, and the warnings of those that do not: a file under a spoke's folder
     for a cluster in neither safety list (any writer of a listed spoke account could otherwise halt all pruning;
-    its images stay protected by the in-use memory for the grace). Every other unreadable file blocks."""
+    its images stay protected by the in-use memory for the grace), the first few of each spoke named, then how many
+    in all (a flood of files must not flood the report either). Every other unreadable file blocks."""
     blocking: list[tuple[str, str]] = []
-    tolerated: list[str] = []
+    tolerated: dict[str, list[str]] = defaultdict(list)  # spoke account -> its warnings
     for source, problem in sorted(inventory.problems.items()):
         cluster = inventory.cluster_of(source)
-        if cluster.of_this_account or cluster in safety.listed:
+        if cluster.spoke_account is None or cluster in safety.listed:
             blocking.append((source, problem))
         else:
-            tolerated.append(
+            tolerated[cluster.spoke_account].append(
                 f"{source}: unreadable in-use manifest of cluster {cluster}, a spoke account's cluster in neither "
                 f"safety.clusters nor safety.optional_clusters: {problem}; it blocks nothing, and what it ran stays "
                 "protected only by the in-use memory (docs/security.md)"
             )
-    return blocking, tolerated
+    return blocking, [warning for account in sorted(tolerated) for warning in _first_few(account, tolerated[account])]
+
+
+def _first_few(account: str, warnings: list[str]) -> list[str]:
+    if len(warnings) <= MAX_WARNINGS_PER_CLUSTER:
+        return warnings
+    more = len(warnings) - MAX_WARNINGS_PER_CLUSTER
+    return [
+        *warnings[:MAX_WARNINGS_PER_CLUSTER],
+        f"in-use/{account}/: {more} more unreadable files of clusters in neither safety list (docs/security.md)",
+    ]
 
 
 def unlisted_cluster_warnings(safety: Safety, inventory: Inventory) -> tuple[str, ...]:
