@@ -206,3 +206,10 @@ def test_only_eventbridge_by_the_stacks_own_rules_is_allowed_to_invoke_the_senti
     assert len(rule_ids) == 7
     assert {p["Principal"] for p in permissions} == {"events.amazonaws.com"}
     assert {p["SourceArn"]["Fn::GetAtt"][0] for p in permissions} == rule_ids
+
+
+@pytest.mark.slow
+def test_the_stack_outputs_the_sentinels_arn_that_the_scp_takes(home: dict[str, Any]) -> None:
+    value = home["Outputs"]["SentinelFunctionArn"]["Value"]
+    [sentinel] = value["Fn::GetAtt"][:1]
+    assert home["Resources"][sentinel]["Properties"]["Handler"] == "ecr_retention.handlers.sentinel.lambda_handler"
