@@ -51,13 +51,8 @@ def sentinel(event: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def warnings(output: str) -> list[str]:
-    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
-    return [line["message"] for line in lines if line.get("level") == "WARNING"]
-
-
 def test_another_accounts_deletion_of_a_same_named_image_is_one_warning_line_and_nothing_else(
-    stack: Stack, capsys: pytest.CaptureFixture[str]
+    stack: Stack, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Given prod runs app v2, and another account deletes its own app:v2 (the same digest, as a mirror has)
     running = stack.images["v2"]
@@ -71,7 +66,7 @@ def test_another_accounts_deletion_of_a_same_named_image_is_one_warning_line_and
     assert f"came from account {FOREIGN}" in result["ignored"]
     assert stack.messages() == []
     assert "Contents" not in stack.s3().list_objects_v2(Bucket=stack.bucket, Prefix="removals/")
-    [line] = [line for line in warnings(capsys.readouterr().out) if FOREIGN in line]
+    [line] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and FOREIGN in r.getMessage()]
     assert line == result["ignored"]
 
 
