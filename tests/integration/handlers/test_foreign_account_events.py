@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import pytest
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from ecr_retention.layout import GUARD_DELIVERY_KEY
 from support.lambda_stack import REGION, FakeContext, Stack, ecr_push_event, sqs_record
+from support.log_lines import warnings_of
 
 FOREIGN = "210987654321"
 GUARDS = Path(__file__).parents[2] / "fixtures" / "guards"
@@ -51,23 +51,21 @@ def sentinel(event: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def test_another_accounts_deletion_of_a_same_named_image_is_one_warning_line_and_nothing_else(
-    stack: Stack, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_another_accounts_deletion_of_a_same_named_image_is_one_warning_line_and_nothing_else(stack: Stack) -> None:
     # Given prod runs app v2, and another account deletes its own app:v2 (the same digest, as a mirror has)
     running = stack.images["v2"]
     boto3.client("ecr", region_name=REGION).batch_delete_image(
         repositoryName="app", imageIds=[{"imageDigest": running}]
     )
     # When that account's event reaches this sentinel
-    result = sentinel(of_account(image_deleted("app", running, "v2"), FOREIGN))
+    with warnings_of("ecr_retention.services.sentinel") as lines:
+        result = sentinel(of_account(image_deleted("app", running, "v2"), FOREIGN))
     # Then nothing is recorded or alerted, and one warning line names the account
     assert result["alerted"] is False
     assert f"came from account {FOREIGN}" in result["ignored"]
     assert stack.messages() == []
     assert "Contents" not in stack.s3().list_objects_v2(Bucket=stack.bucket, Prefix="removals/")
-    [line] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and FOREIGN in r.getMessage()]
-    assert line == result["ignored"]
+    assert lines == [result["ignored"]]
 
 
 def test_the_same_deletion_in_this_account_is_alerted(stack: Stack) -> None:
@@ -88,18 +86,19 @@ def test_another_accounts_guard_event_is_not_alerted(stack: Stack) -> None:
     assert stack.messages() == []
 
 
-def test_a_push_of_another_account_starts_no_run_and_its_message_is_not_retried(
-    stack: Stack, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_push_of_another_account_starts_no_run_and_its_message_is_not_retried(stack: Stack) -> None:
     from ecr_retention.handlers import push
+    from ecr_retention.handlers.observability import SERVICE
 
     foreign = sqs_record(json.dumps(of_account(ecr_push_event("app", "v9"), FOREIGN)), "foreign")
-    response = push.lambda_handler({"Records": [foreign]}, FakeContext())
+    with warnings_of(SERVICE) as lines:
+        response = push.lambda_handler({"Records": [foreign]}, FakeContext())
     assert response == {"batchItemFailures": []}
     sfn = boto3.client("stepfunctions", region_name=REGION)
     assert sfn.list_executions(stateMachineArn=stack.state_machine_arn)["executions"] == []
-    [line] = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and FOREIGN in r.getMessage()]
+    [line] = lines
     assert line.startswith("push event ")
+    assert FOREIGN in line
 
 
 def test_a_batch_of_both_accounts_starts_a_run_for_this_accounts_push_only(stack: Stack) -> None:

@@ -6,7 +6,6 @@ that an event blaming another principal or rule (mistaken, or forged by invoking
 from __future__ import annotations
 
 import json
-import logging
 from datetime import timedelta
 from typing import Any
 
@@ -15,6 +14,7 @@ import pytest
 from ecr_retention.domain.sentinel.events import ImagesBatchDeleted, LifecyclePolicyPut, Observed, PolicyExecution
 from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import watch
+from support.log_lines import warnings_of
 from tests.support.builders import ACCOUNT, HOST, NOW, config
 from tests.unit.services.test_sentinel import PUSHED, SENTINEL_ROLE, World, deleted, lifecycle
 
@@ -65,13 +65,11 @@ def a_running_image_deleted(world: World) -> str:
 # --- another account's events ---------------------------------------------------------------------------------------
 
 
-def test_an_event_of_another_account_records_nothing_alerts_nothing_and_says_so_in_one_line(
-    world: World, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_an_event_of_another_account_records_nothing_alerts_nothing_and_says_so_in_one_line(world: World) -> None:
     # Given a removal that would alert if it were this registry's
     running = a_running_image_deleted(world)
     # When another account's genuine ECR event of a repository of the same name reaches the sentinel
-    with caplog.at_level(logging.WARNING):
+    with warnings_of("ecr_retention.services.sentinel") as lines:
         watched = watch_from(world, deleted(running, "1.0"), FOREIGN)
     # Then nothing is recorded, read, restored or alerted, and one warning line names the account
     assert world.alerts() == []
@@ -79,8 +77,7 @@ def test_an_event_of_another_account_records_nothing_alerts_nothing_and_says_so_
     assert world.registry.calls == []
     assert watched.ignored is not None
     assert f"came from account {FOREIGN}, not this deployment's ({ACCOUNT})" in watched.ignored
-    [line] = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
-    assert line == watched.ignored
+    assert lines == [watched.ignored]
     assert watched.summary()["ignored"] == watched.ignored
 
 
