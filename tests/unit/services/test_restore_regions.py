@@ -17,7 +17,7 @@ import pytest
 
 from ecr_retention.commands import restore as restore_command
 from ecr_retention.domain.errors import InputError
-from ecr_retention.services.restore import removals_of_run, restore_run
+from ecr_retention.services.restore import Waiting, removals_of_run, restore_run
 from support.fakes import FakeRegistry, MemoryBucket
 
 HOME, OTHER = "eu-west-1", "us-east-1"
@@ -170,3 +170,37 @@ def test_a_report_naming_a_region_that_is_none_is_one_line(
     with pytest.raises(InputError, match="the run's report: region: 'EU-WEST-1' is not an AWS Region"):
         restore_command.run(args)
     assert home.mutating_calls == other.mutating_calls == []
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_wait_covers_both_regions_within_the_one_timeout() -> None:
+    """us-east-1's restores never finish: eu-west-1's are waited for first, then us-east-1's in what is left of the
+    one timeout, not a timeout of their own."""
+    home, other, bucket, archived = archived_in_two_regions()
+    registries = {HOME: home, OTHER: other}
+    clock = Clock()
+
+    def ecr_finishes_home_only(seconds: float) -> None:
+        clock.sleep(seconds)
+        for digest in archived[(HOME, "team/worker")]:
+            home.activate("team/worker", digest)
+
+    waiting = Waiting(timeout=40, clock=lambda: clock.now, sleep=ecr_finishes_home_only, progress=lambda _: None)
+
+    report = restore_run(
+        removals_of_run(bucket, RUN_ID), registry_in=lambda region: registries[str(region)], waiting=waiting
+    )
+
+    assert {line.status for line in report.lines if line.region == HOME} == {"restored"}
+    assert {line.status for line in report.lines if line.region == OTHER} == {"timed-out"}
+    assert clock.now == 40
+    assert report.has_problems
