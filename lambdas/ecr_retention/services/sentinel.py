@@ -506,14 +506,13 @@ def _restored(item: Broken, text: str, *, restoring: bool = False) -> Broken:
 
 
 def check_new_policy(
-    put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime, here: Here | None = None
+    put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime, here: Here
 ) -> Watched:
-    """The doctor on the policy just put, against the repository's images in the registry it was put in (`here`;
-    None: the home Region's) and what runs, before ECR acts on it. The policy is the one ECR holds now
+    """The doctor on the policy just put, against the repository's images in the registry it was put in (`here`) and
+    what runs, before ECR acts on it. The policy is the one ECR holds now
     (GetLifecyclePolicy), never the event's `lifecyclePolicyText`: an event tells that a policy was put, not what ECR
     will apply (a forged or foreign event's text would alert on a policy that is not there, and a later put replaced
     it). A repository without a policy any more has nothing to check."""
-    here = here or Here(ports.registry)
     registry, repository = here.registry, put.request_parameters.repository_name
     if put.error_code is not None:
         refused = f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check"

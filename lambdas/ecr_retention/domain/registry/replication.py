@@ -49,9 +49,6 @@ class DeleteReplication(ReplicationShape):
     enabled: StrictBool
 
 
-DELETIONS_NOT_REPLICATED = DeleteReplication(enabled=False)
-
-
 class ReplicationRule(ReplicationShape):
     destinations: tuple[ReplicationDestination, ...]
     repository_filters: tuple[RepositoryFilter, ...] = ()
