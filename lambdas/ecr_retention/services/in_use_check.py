@@ -21,8 +21,6 @@ from functools import partial
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
 from ecr_retention.domain.sentinel.matching import (
     MissingReference,
@@ -34,6 +32,7 @@ from ecr_retention.domain.sentinel.matching import (
 )
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
+from ecr_retention.registries import PrunedRegistry
 from ecr_retention.services.removals import RemovalsRead, read_removals
 
 logger = logging.getLogger(__name__)
@@ -70,20 +69,16 @@ class CheckInputs:
 
     config: RetentionConfig
     inventory: Inventory
-    replication: ReplicationConfiguration
     trigger: Trigger
     now: datetime
     sentinel: str | None = None
     # The (account, Region) of the run's other registries, each checked on its own: a reference into one of them is
     # its check's, even where this registry's deletions replicate there.
     checked_elsewhere: frozenset[tuple[str, str]] = frozenset()
-    # The registry's Region when it is not the home one (services/run.py Adapters.other_region): whose records of
-    # removals/ tell its findings (layout.removals_prefix). None: the home Region's.
-    other_region: str | None = None
 
 
 def check_in_use(
-    registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]
+    registry: PrunedRegistry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]
 ) -> InUseCheck:
     """The check, contained: whatever goes wrong in it is a warning of the run, never its failure."""
     checked = contain(
@@ -94,7 +89,9 @@ def check_in_use(
     return checked
 
 
-def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]) -> InUseCheck:
+def _check(
+    registry: PrunedRegistry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]
+) -> InUseCheck:
     """Schedule and CLI runs check every referenced repository the evaluations did not (unmanaged ones, ones the
     run did not target, gone or failed ones; a busy one is the business of the run holding its lease); a push run
     only the pushed repositories it evaluated, so a push costs no lookups in the rest of the registry (the next
@@ -103,14 +100,14 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         inputs.inventory,
         now=inputs.now,
         safety=inputs.config.safety,
-        registry=RegistryCoordinates.of(registry, inputs.replication),
+        registry=registry.coordinates,
         checked_elsewhere=inputs.checked_elsewhere,
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)
-    others, lookup_warnings = look_up(registry, unchecked)
+    others, lookup_warnings = look_up(registry.port, unchecked)
     findings = [*(found for report in reports for found in report.in_use_missing), *others]
-    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, inputs.other_region)
+    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, registry.key)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),
         others=_found_elsewhere(told, checked),

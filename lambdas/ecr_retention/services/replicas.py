@@ -9,39 +9,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.planning.plan import RepositoryPlan
 from ecr_retention.domain.planning.run import first_matching_policy
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.layout import replicated_deletions_key
-from ecr_retention.ports import Bucket, Registry, RepositoryGone, StorageUnavailable
+from ecr_retention.ports import Bucket, RepositoryGone, StorageUnavailable
+from ecr_retention.registries import PrunedRegistry
 
 MAX_DELETIONS_BYTES = 16 * 1024 * 1024  # 100,000 digests of 71 characters, quoted
-
-
-@dataclass(frozen=True)
-class PrunedRegistry:
-    """Another registry the run prunes, with its replication rules as the run read them, and the Region its run files
-    are named by (None: the home Region's)."""
-
-    registry: Registry
-    replication: ReplicationConfiguration
-    other_region: str | None = None
-
-    def replicates_deletions_into(self, repository: str, registry: Registry) -> bool:
-        return any(
-            replica.registry == (registry.registry_id, registry.region)
-            for replica in self.replication.deletion_reach(repository)
-        )
 
 
 def decided_by_sources(
     config: RetentionConfig,
     others: Sequence[PrunedRegistry],
-    registry: Registry,
+    registry: tuple[str, str],
     repository: str,
     run_files: Bucket | None,
     run_id: str,
@@ -53,22 +36,22 @@ def decided_by_sources(
     repository no policy manages decides nothing (and the functions may not read it)."""
     decided: dict[str, str] = {}
     for source in others:
-        managed = first_matching_policy(config.policies, repository, source.registry.region) is not None
+        managed = first_matching_policy(config.policies, repository, source.region) is not None
         if not managed or not source.replicates_deletions_into(repository, registry):
             continue
         try:
-            held = [image.image_digest for image in source.registry.describe_images(repository)]
+            held = [image.image_digest for image in source.port.describe_images(repository)]
         except RepositoryGone:
             held = []
-        told = _told_deletions(run_files, run_id, repository, source.other_region)
-        decided.update(dict.fromkeys((*held, *told), source.registry.region))
+        told = _told_deletions(run_files, run_id, repository, source.key)
+        decided.update(dict.fromkeys((*held, *told), source.region))
     return decided
 
 
-def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, region: str | None) -> list[str]:
+def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, key: str | None) -> list[str]:
     if run_files is None:
         return []
-    key = replicated_deletions_key(run_id, repository, region)
+    key = replicated_deletions_key(run_id, repository, key)
     source = f"s3://{run_files.name}/{key}"
     body = run_files.read(key, max_bytes=MAX_DELETIONS_BYTES)
     if body is None:
@@ -81,7 +64,7 @@ def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, regi
 
 def _replicates_to_any(plan: RepositoryPlan, others: Sequence[PrunedRegistry]) -> bool:
     destinations = {(replica.registry_id, replica.region) for replica in plan.deletion_replicates_to}
-    return any((other.registry.registry_id, other.registry.region) in destinations for other in others)
+    return any(other.located in destinations for other in others)
 
 
 def tell_deletions(
@@ -89,7 +72,7 @@ def tell_deletions(
     run_id: str,
     plan: RepositoryPlan,
     others: Sequence[PrunedRegistry],
-    other_region: str | None,
+    key: str | None,
 ) -> tuple[str, ...]:
     """Before acting: the digests the plan deletes, for the evaluations of the run's destinations this repository's
     deletions replicate to. A write that fails is a warning (the destination may then count a replicated deletion as
@@ -97,9 +80,9 @@ def tell_deletions(
     deleting = [decision.image_digest for decision in plan.images if decision.action == "delete"]
     if run_files is None or not deleting or not _replicates_to_any(plan, others):
         return ()
-    key = replicated_deletions_key(run_id, plan.repository_name, other_region)
+    told = replicated_deletions_key(run_id, plan.repository_name, key)
     try:
-        run_files.write(key, json.dumps(deleting).encode())
+        run_files.write(told, json.dumps(deleting).encode())
     except StorageUnavailable as error:
         return (f"its replicated deletions could not be told to the destinations this run also prunes: {error}",)
     return ()

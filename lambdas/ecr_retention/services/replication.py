@@ -29,22 +29,20 @@ def read_replication(registry: Registry) -> RegistryReplication:
         return unknown_replication(str(error), denied=error.denied)
 
 
-def store_replication(
-    bucket: Bucket, run_id: str, replication: RegistryReplication, other_region: str | None = None
-) -> str:
-    """`other_region`: the registry's Region when it is not the home one (its file names it)."""
-    key = replication_key(run_id, other_region)
-    bucket.write(key, replication.model_dump_json(by_alias=True).encode())
-    return key
+def store_replication(bucket: Bucket, run_id: str, replication: RegistryReplication, key: str | None = None) -> str:
+    """`key`: the registry's (registries.PrunedRegistry.key; its file names it)."""
+    stored = replication_key(run_id, key)
+    bucket.write(stored, replication.model_dump_json(by_alias=True).encode())
+    return stored
 
 
-def load_replication(bucket: Bucket, run_id: str, other_region: str | None = None) -> RegistryReplication:
-    """What the targets step read for this run (of the home Region's registry, or of `other_region`'s). A file that
+def load_replication(bucket: Bucket, run_id: str, key: str | None = None) -> RegistryReplication:
+    """What the targets step read for this run of the registry of that key (registries.PrunedRegistry.key). A file that
     is missing or cannot be read blocks the evaluation: the reach of its deletions would be unknown."""
-    key = replication_key(run_id, other_region)
-    source = f"s3://{bucket.name}/{key}"
+    stored = replication_key(run_id, key)
+    source = f"s3://{bucket.name}/{stored}"
     try:
-        body = bucket.read(key, max_bytes=MAX_REPLICATION_BYTES)
+        body = bucket.read(stored, max_bytes=MAX_REPLICATION_BYTES)
         if body is None:
             return unknown_replication(f"{source} is missing (the targets step stores it)")
         return validate_as(RegistryReplication, parse_json(body.decode("utf-8", errors="replace"), source), source)

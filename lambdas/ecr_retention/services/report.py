@@ -52,13 +52,11 @@ class ReportOutputs:
     price: StoragePrice
 
 
-def store_repository_report(
-    bucket: Bucket, run_id: str, report: RepositoryReport, other_region: str | None = None
-) -> str:
-    """`other_region`: the repository's Region when it is not the home one (its key names it)."""
-    key = repository_report_key(run_id, report.repository_name, other_region)
-    bucket.write(key, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
-    return key
+def store_repository_report(bucket: Bucket, run_id: str, report: RepositoryReport, key: str | None = None) -> str:
+    """`key`: its registry's (registries.PrunedRegistry.key; the report's key names it)."""
+    stored = repository_report_key(run_id, report.repository_name, key)
+    bucket.write(stored, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
+    return stored
 
 
 def load_repository_reports(bucket: Bucket, run_id: str) -> list[RepositoryReport]:

@@ -16,18 +16,17 @@ from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_e
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import first_matching_policy
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, RepositoriesUnlistable, StorageUnavailable
+from ecr_retention.registries import PrunedRegistry, Registries
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
-from ecr_retention.services.replicas import PrunedRegistry
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
     Renderers,
@@ -68,25 +67,19 @@ class Adapters:
     other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
 
     @property
-    def registries(self) -> tuple[Registry, ...]:
-        """Every registry the run prunes, the home Region's first."""
-        return (self.registry, *self.other_registries)
+    def registries(self) -> Registries:
+        """Every registry the run prunes, the home Region's first (registries.py: the one collection of them)."""
+        return Registries.of(self.registry, self.other_registries)
 
-    def registry_in(self, region: str | None) -> Registry:
-        """The registry of a work item's Region (None: the home Region's). A Region the run does not prune is bad
-        input: its repositories would be evaluated with another registry's rules and replication."""
-        if region is None:
-            return self.registry
-        found = next((registry for registry in self.registries if registry.region == region), None)
+    def keyed(self, key: str | None) -> PrunedRegistry:
+        """The registry of a work item (its `region` is the registry's key: None for the home Region's). A Region the
+        run does not prune is bad input: its repositories would be evaluated with another registry's rules and
+        replication."""
+        registries = self.registries
+        found = registries.home if key is None else registries.in_region(key)
         if found is None:
-            pruned = ", ".join(registry.region for registry in self.registries)
-            raise InputError(f"Region {region} is not one this deployment prunes ({pruned})")
+            raise InputError(f"Region {key} is not one this deployment prunes ({', '.join(registries.regions)})")
         return found
-
-    def other_region(self, registry: Registry) -> str | None:
-        """The registry's Region when it is not the home one: what names its run files, leases and kept snapshots
-        (layout.regional_name), so that the home Region's stay as a deployment of one Region has them."""
-        return None if registry.region == self.registry.region else registry.region
 
 
 def report_outputs(config: RetentionConfig, adapters: Adapters) -> ReportOutputs:
@@ -131,10 +124,14 @@ class Listing:
     """One pruned registry as a run reads it before its first mutation: its replication rules and its repositories
     (None: not listed, the pushed ones are given), or why they could not be listed."""
 
-    registry: Registry
+    pruned: PrunedRegistry  # with the replication rules read of it
     replication: RegistryReplication
     names: tuple[str, ...] | None = None
     unlistable: RepositoriesUnlistable | None = None
+
+    @property
+    def registry(self) -> Registry:
+        return self.pruned.port
 
     def failed(self) -> RepositoryReport:
         """The Region's failure, in the run's report: none of its repositories was evaluated, nothing removed."""
@@ -152,21 +149,22 @@ def list_registries(adapters: Adapters, *, listed: bool) -> tuple[Listing, ...]:
     replication rules and, when `listed`, its repositories. A Region whose repositories cannot be listed is that
     Region's failure and the others are pruned; when none can be, the run fails as a whole, before it acts (as a run
     of one Region does)."""
-    listings = tuple(_listing(registry, listed=listed) for registry in adapters.registries)
+    listings = tuple(_listing(pruned, listed=listed) for pruned in adapters.registries)
     first = listings[0].unlistable
     if first is not None and all(listing.unlistable is not None for listing in listings):
         raise first
     return listings
 
 
-def _listing(registry: Registry, *, listed: bool) -> Listing:
-    replication = read_replication(registry)
+def _listing(pruned: PrunedRegistry, *, listed: bool) -> Listing:
+    replication = read_replication(pruned.port)
+    read = pruned.reading(replication.replication_configuration)
     if not listed:
-        return Listing(registry, replication)
+        return Listing(read, replication)
     try:
-        return Listing(registry, replication, tuple(registry.repository_names()))
+        return Listing(read, replication, tuple(pruned.port.repository_names()))
     except RepositoriesUnlistable as error:
-        return Listing(registry, replication, unlistable=error)
+        return Listing(read, replication, unlistable=error)
 
 
 def _given(listing: Listing, pushed: Sequence[str] | None) -> Sequence[str] | None:
@@ -192,27 +190,26 @@ def start_run(
     registry's repositories a policy matches (a schedule), or the pushed ones of `region`'s registry (None: the home
     Region's). Every pruned registry's replication is stored, for the evaluations and the run's end."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
-    pushed_to = None if repositories is None else adapters.registry_in(region)
+    pushed_to = None if repositories is None else adapters.keyed(region).region
     items: list[dict[str, object]] = []
     for listing in list_registries(adapters, listed=repositories is None):
-        registry, other_region = listing.registry, adapters.other_region(listing.registry)
-        store_replication(adapters.bucket, run_id, listing.replication, other_region)
+        key = listing.pruned.key
+        store_replication(adapters.bucket, run_id, listing.replication, key)
         if listing.unlistable is not None:  # the report step finds it with the evaluations' reports
-            store_repository_report(adapters.bucket, run_id, listing.failed(), other_region)
-        if listing.unlistable is not None or (pushed_to is not None and registry is not pushed_to):
+            store_repository_report(adapters.bucket, run_id, listing.failed(), key)
+        if listing.unlistable is not None or (pushed_to is not None and listing.pruned.region != pushed_to):
             continue
         items.extend(
-            WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=other_region).to_wire()
-            for name in sweep_targets(config, registry, repositories=_given(listing, repositories))
+            WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=key).to_wire()
+            for name in sweep_targets(config, listing.registry, repositories=_given(listing, repositories))
         )
-    key = targets_key(run_id)
-    adapters.bucket.write(key, json.dumps(items).encode())
+    adapters.bucket.write(targets_key(run_id), json.dumps(items).encode())
     return RunRecord(
         run_id=run_id,
         trigger=trigger,
         dry_run=dry_run,
         started_at=started_at,
-        targets_key=key,
+        targets_key=targets_key(run_id),
         count=len(items),
         bucket=adapters.bucket.name,
     )
@@ -230,37 +227,31 @@ def run_work_item(
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of `region`'s registry; None: the home Region's) with the inventory
     as it is now, and store its report."""
-    registry = adapters.registry_in(region)
-    other_region = adapters.other_region(registry)
+    pruned = adapters.keyed(region)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
         inventory=read_inventory_from_bucket(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
-        replication=load_replication(adapters.bucket, run_id, other_region),
+        replication=load_replication(adapters.bucket, run_id, pruned.key),
         snapshots=adapters.bucket,
-        other_region=other_region,
+        key=pruned.key,
         others=tuple(
-            PrunedRegistry(
-                other,
-                load_replication(adapters.bucket, run_id, adapters.other_region(other)).replication_configuration,
-                adapters.other_region(other),
-            )
-            for other in adapters.registries
-            if other is not registry
+            other.reading(load_replication(adapters.bucket, run_id, other.key).replication_configuration)
+            for other in adapters.registries.elsewhere(pruned)
         ),
         run_files=adapters.bucket,
     )
     report = evaluate_repository(
         repository,
         inputs,
-        registry=registry,
+        registry=pruned.port,
         cache=BucketManifestCache(adapters.bucket),
         leases=adapters.leases,
         clock=adapters.clock,
         seconds_left=seconds_left,
     )
-    store_repository_report(adapters.bucket, run_id, report, other_region)
+    store_repository_report(adapters.bucket, run_id, report, pruned.key)
     return report
 
 
@@ -327,10 +318,8 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
             reports=reports,
             inventory=lambda: read_inventory_from_bucket(adapters.bucket),
             replication=lambda: {
-                registry.region: load_replication(
-                    adapters.bucket, start.run_id, adapters.other_region(registry)
-                ).replication_configuration
-                for registry in adapters.registries
+                pruned.region: load_replication(adapters.bucket, start.run_id, pruned.key).replication_configuration
+                for pruned in adapters.registries
             },
             unreported=lambda: unreported_targets(adapters.bucket, start, reports, adapters.registry.region),
         )
@@ -354,9 +343,7 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         started_at=evaluated.started_at,
         finished_at=finished_at,
         repositories=[*checked.repositories, *evaluated.unreported()],
-        registry=RegistryCoordinates.of(
-            adapters.registry, reading.replication.get(adapters.registry.region, NO_REPLICATION)
-        ),
+        registry=adapters.registries.reading(reading.replication).home.coordinates,
         warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
         template_findings=templates.findings,
         manifests=reading.manifests,
@@ -370,30 +357,22 @@ def check_each_registry(
     adapters: Adapters, config: RetentionConfig, evaluated: Evaluated, reading: InventoryReading, now: datetime
 ) -> InUseCheck:
     """The in-use check of every pruned registry, each with its own Region's reports and replication rules."""
-    inventory, home = reading.inventory, adapters.registry.region
+    inventory, registries = reading.inventory, adapters.registries.reading(reading.replication)
     if inventory is None:
         return InUseCheck(repositories=tuple(evaluated.reports))
     checks = []
-    for registry in adapters.registries:
-        replication = reading.replication.get(registry.region, NO_REPLICATION)
+    for pruned in registries:
         inputs = CheckInputs(
             config,
             inventory,
-            replication,
             evaluated.trigger,
             now,
             adapters.sentinel_role,
-            checked_elsewhere=_others(adapters, registry),
-            other_region=adapters.other_region(registry),
+            checked_elsewhere=registries.located_elsewhere(pruned),
         )
-        reports = [report for report in evaluated.reports if (report.region or home) == registry.region]
-        checks.append(check_in_use(registry, adapters.bucket, inputs, reports))
+        reports = [report for report in evaluated.reports if (report.region or registries.home.region) == pruned.region]
+        checks.append(check_in_use(pruned, adapters.bucket, inputs, reports))
     return checks[0] if len(checks) == 1 else InUseCheck.joined(checks)
-
-
-def _others(adapters: Adapters, registry: Registry) -> frozenset[tuple[str, str]]:
-    """The (account, Region) of the run's registries but this one."""
-    return frozenset((other.registry_id, other.region) for other in adapters.registries if other is not registry)
 
 
 @dataclass(frozen=True)
@@ -429,10 +408,7 @@ def remember_inventory(
         inventory,
         evaluated.reports,
         now,
-        registries=[
-            RegistryCoordinates.of(registry, replication.get(registry.region, NO_REPLICATION))
-            for registry in adapters.registries
-        ],
+        registries=[pruned.coordinates for pruned in adapters.registries.reading(replication)],
     )
     return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, inventory, replication)
 
@@ -474,8 +450,8 @@ def run_pipeline(
         reports=reports,
         inventory=lambda: each[0].inventory,
         replication=lambda: {
-            registry.region: inputs.replication.replication_configuration
-            for registry, inputs in zip(adapters.registries, each, strict=True)
+            pruned.region: inputs.replication.replication_configuration
+            for pruned, inputs in zip(adapters.registries, each, strict=True)
         },
     )
     return end_run(config, adapters, evaluated)
@@ -500,14 +476,8 @@ def _cli_inputs(
         replication=listing.replication,
         repository_names=listing.names,
         snapshots=adapters.bucket,
-        other_region=adapters.other_region(listing.registry),
-        others=tuple(
-            PrunedRegistry(
-                other.registry, other.replication.replication_configuration, adapters.other_region(other.registry)
-            )
-            for other in listings
-            if other is not listing
-        ),
+        key=listing.pruned.key,
+        others=tuple(other.pruned for other in listings if other is not listing),
         run_files=adapters.bucket,
     )
 

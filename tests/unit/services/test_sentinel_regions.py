@@ -10,12 +10,11 @@ from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.registry.replication import NO_REPLICATION
 from ecr_retention.domain.sentinel.events import Observed
 from ecr_retention.domain.sentinel.matching import MissingReference, Removal
 from ecr_retention.layout import alert_claim_key, removal_key, removals_prefix
-from ecr_retention.ports import PrunedRegistries
-from ecr_retention.services.in_use_check import CheckInputs, told_by_removals
+from ecr_retention.registries import Registries
+from ecr_retention.services.in_use_check import told_by_removals
 from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
@@ -195,10 +194,10 @@ def test_the_in_use_check_tells_a_finding_by_the_records_of_its_own_region() -> 
     finding = MissingReference(
         repository_name="app", image=f"app@{digest}", image_digest=digest, missing="digest", in_use_by=()
     )
-    rules = config([{"delete": {"untagged": True}}])
-    inputs = CheckInputs(rules, Inventory(()), NO_REPLICATION, "schedule", NOW, SENTINEL_ROLE, other_region=OTHER)
+    there = Registries.of(FakeRegistry(), (FakeRegistry(region=OTHER),)).in_region(OTHER)
+    assert there is not None
     # When each Region's check tells its finding
-    [told_there] = told_by_removals(bucket, [finding], SENTINEL_ROLE, inputs.other_region)[0]["app"]
+    [told_there] = told_by_removals(bucket, [finding], SENTINEL_ROLE, there.key)[0]["app"]
     [told_home] = told_by_removals(bucket, [finding], SENTINEL_ROLE)[0]["app"]
     # Then each names its own Region's removal
     assert told_there.removed is not None
@@ -236,7 +235,7 @@ def test_the_tagger_tags_in_each_registry_what_runs_from_it() -> None:
     )
 
     report = tag_deployed_everywhere(
-        rules, inventory, registries=PrunedRegistries(home, (other,)), run_id="t", now=NOW, dry_run=False
+        rules, inventory, registries=Registries.of(home, (other,)), run_id="t", now=NOW, dry_run=False
     )
 
     assert {(entry.region, entry.image_digest, entry.status) for entry in report.entries} == {
