@@ -46,7 +46,6 @@ from ecr_retention.domain.doctor.diagnosis import diagnose_repository
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.run import first_matching_policy
 from ecr_retention.domain.provenance import foreign_event
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
     ALERT_ATTRIBUTES,
@@ -184,7 +183,7 @@ def watch_removals(
         return Watched(repository, region=here.named)
     told = recorded_nearby(ports, repository, removals, here)
     recorded = tuple(record_removals(ports.bucket, removals))
-    references, notes = running_references(config, ports, now, here.port)
+    references, notes = running_references(config, ports, now, here)
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
     if not candidates:
         return Watched(repository, recorded, region=here.named)
@@ -298,13 +297,13 @@ def recorded_nearby(
 
 
 def running_references(
-    config: RetentionConfig, ports: SentinelPorts, now: datetime, registry: Registry
+    config: RetentionConfig, ports: SentinelPorts, now: datetime, here: PrunedRegistry
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
     """What counts as running in `registry` (the event's; the readable manifests, and the memory for clusters whose
     reading is suspect: domain/sentinel/matching.py `pulled_references`; a reference protects in the registry its host
     names), and what the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
-    replication = read_replication(registry)
+    replication = read_replication(here.port)
     notes = [
         f"Unreadable in-use manifest {source}: only what the in-use memory remembers of its cluster is matched."
         for source in inventory.problems
@@ -315,7 +314,7 @@ def running_references(
         inventory,
         now=now,
         safety=config.safety,
-        registry=RegistryCoordinates.of(registry, replication.replication_configuration),
+        registry=here.reading(replication.replication_configuration).coordinates,
     )
     return references, tuple(notes)
 
@@ -517,7 +516,7 @@ def check_new_policy(
         snapshot,
         now=now,
         inventory=read_inventory_from_bucket(ports.bucket),
-        registry=RegistryCoordinates.of(registry, replication.replication_configuration),
+        registry=here.reading(replication.replication_configuration).coordinates,
     )
     taking = [finding for finding in diagnosis.findings if finding.code in TAKING_FINDINGS]
     if taking:
