@@ -43,10 +43,9 @@ def targets_key(run_id: str) -> str:
     return f"{run_prefix(run_id)}targets.json"
 
 
-def replication_key(run_id: str, region: str | None = None) -> str:
-    """The registry's replication as the targets step read it, for every evaluation of the run: the home Region's
-    (region None) as replication.json, another pruned Region's as replication-<region>.json."""
-    return f"{run_prefix(run_id)}replication{_regional(region, '-')}.json"
+def replication_key(run_id: str) -> str:
+    """Every pruned registry's replication as the targets step read it, by Region, for every evaluation of the run."""
+    return f"{run_prefix(run_id)}replication.json"
 
 
 def _regional(region: str | None, separator: str) -> str:

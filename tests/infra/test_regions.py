@@ -170,7 +170,7 @@ def test_the_run_files_of_the_other_regions_are_granted_only_with_several(
     # Nobody but the break-glass role deletes them, as the home Region's.
     assert "runs/*/replication-*.json" in json.dumps(bucket_deny(home, "ProtectionStateDeletedOnlyByBreakGlass"))
     assert "replication-*" not in json.dumps(bucket_deny(single, "ProtectionStateDeletedOnlyByBreakGlass"))
-    assert layout.replication_key("r", OTHER) == "runs/r/replication-us-east-1.json"
+    assert layout.replication_key("r") == "runs/r/replication.json"  # one record of every Region
     assert layout.replicated_deletions_key("r", "app", OTHER).startswith("runs/r/deletions/")
 
 

@@ -1,10 +1,13 @@
-"""The registry's replication, read once per run: by the targets step (stored as the run's `replication.json`
-for every evaluation of the run) and by `ecr-retention run`. Unreadable means blocked, never "no replication"."""
+"""Each pruned registry's replication, read once per run: by the targets step (stored, every Region's, as the run's one
+`replication.json` for every evaluation of the run) and by `ecr-retention run`. Unreadable means blocked, never "no replication"."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.registry.replication import RegistryReplication
+from ecr_retention.domain.registry.replication import RegistryReplication, RunReplication
 from ecr_retention.layout import replication_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, Registry, ReplicationUnreadable
@@ -29,22 +32,40 @@ def read_replication(registry: Registry) -> RegistryReplication:
         return unknown_replication(str(error), denied=error.denied)
 
 
-def store_replication(bucket: Bucket, run_id: str, replication: RegistryReplication, key: str | None = None) -> str:
-    """`key`: the registry's (registries.PrunedRegistry.key; its file names it)."""
-    stored = replication_key(run_id, key)
-    bucket.write(stored, replication.model_dump_json(by_alias=True).encode())
-    return stored
+def store_replication(bucket: Bucket, run_id: str, replication: Mapping[str, RegistryReplication]) -> str:
+    """The run's one replication record: every pruned registry's, by Region."""
+    key = replication_key(run_id)
+    bucket.write(key, RunReplication(registries=dict(replication)).model_dump_json(by_alias=True).encode())
+    return key
 
 
-def load_replication(bucket: Bucket, run_id: str, key: str | None = None) -> RegistryReplication:
-    """What the targets step read for this run of the registry of that key (registries.PrunedRegistry.key). A file that
-    is missing or cannot be read blocks the evaluation: the reach of its deletions would be unknown."""
-    stored = replication_key(run_id, key)
-    source = f"s3://{bucket.name}/{stored}"
+@dataclass(frozen=True)
+class StoredReplication:
+    """What the targets step read for this run, as an evaluation or the report step reads it back (one read): the
+    record, or why there is none (then every registry's replication is unknown)."""
+
+    source: str
+    record: RunReplication | None = None
+    problem: str | None = None
+
+    def of(self, region: str) -> RegistryReplication:
+        """The registry's of `region`. A record that is missing, cannot be read or names no such Region blocks the
+        evaluation: the reach of its deletions would be unknown."""
+        if self.record is None:
+            return unknown_replication(str(self.problem))
+        found = self.record.registries.get(region)
+        return found if found is not None else unknown_replication(f"{self.source} names no registry of {region}")
+
+
+def load_replication(bucket: Bucket, run_id: str) -> StoredReplication:
+    """The run's replication record, read once."""
+    key = replication_key(run_id)
+    source = f"s3://{bucket.name}/{key}"
     try:
-        body = bucket.read(stored, max_bytes=MAX_REPLICATION_BYTES)
+        body = bucket.read(key, max_bytes=MAX_REPLICATION_BYTES)
         if body is None:
-            return unknown_replication(f"{source} is missing (the targets step stores it)")
-        return validate_as(RegistryReplication, parse_json(body.decode("utf-8", errors="replace"), source), source)
+            return StoredReplication(source, problem=f"{source} is missing (the targets step stores it)")
+        record = validate_as(RunReplication, parse_json(body.decode("utf-8", errors="replace"), source), source)
     except InputError as error:
-        return unknown_replication(str(error))
+        return StoredReplication(source, problem=str(error))
+    return StoredReplication(source, record)

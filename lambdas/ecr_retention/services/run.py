@@ -21,13 +21,14 @@ from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
+from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, RepositoriesUnlistable, StorageUnavailable
 from ecr_retention.registries import PrunedRegistry, Registries
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.memory import update_memory
-from ecr_retention.services.replication import load_replication, read_replication, store_replication
+from ecr_retention.services.replication import StoredReplication, load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
     Renderers,
     ReportOutputs,
@@ -38,7 +39,7 @@ from ecr_retention.services.report import (
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import creation_template_findings
-from ecr_retention.workflow import RunRecord, WorkItem, new_run_id
+from ecr_retention.workflow import RunRecord, WorkItem, WorkItems, new_run_id
 
 # A run's work items: 10,000 repositories are about 1.5 MB.
 MAX_TARGETS_BYTES = 64 * 1024 * 1024
@@ -191,19 +192,20 @@ def start_run(
     Region's). Every pruned registry's replication is stored, for the evaluations and the run's end."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
     pushed_to = None if repositories is None else adapters.keyed(region).region
-    items: list[dict[str, object]] = []
-    for listing in list_registries(adapters, listed=repositories is None):
+    items: list[WorkItem] = []
+    listings = list_registries(adapters, listed=repositories is None)
+    store_replication(adapters.bucket, run_id, {listing.pruned.region: listing.replication for listing in listings})
+    for listing in listings:
         key = listing.pruned.key
-        store_replication(adapters.bucket, run_id, listing.replication, key)
         if listing.unlistable is not None:  # the report step finds it with the evaluations' reports
             store_repository_report(adapters.bucket, run_id, listing.failed(), key)
         if listing.unlistable is not None or (pushed_to is not None and listing.pruned.region != pushed_to):
             continue
         items.extend(
-            WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=key).to_wire()
+            WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=key)
             for name in sweep_targets(config, listing.registry, repositories=_given(listing, repositories))
         )
-    adapters.bucket.write(targets_key(run_id), json.dumps(items).encode())
+    adapters.bucket.write(targets_key(run_id), json.dumps([item.to_wire() for item in items]).encode())
     return RunRecord(
         run_id=run_id,
         trigger=trigger,
@@ -227,17 +229,17 @@ def run_work_item(
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of `region`'s registry; None: the home Region's) with the inventory
     as it is now, and store its report."""
-    pruned = adapters.keyed(region)
+    pruned, stored = adapters.keyed(region), load_replication(adapters.bucket, run_id)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
         inventory=read_inventory_from_bucket(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
-        replication=load_replication(adapters.bucket, run_id, pruned.key),
+        replication=stored.of(pruned.region),
         snapshots=adapters.bucket,
         key=pruned.key,
         others=tuple(
-            other.reading(load_replication(adapters.bucket, run_id, other.key).replication_configuration)
+            other.reading(stored.of(other.region).replication_configuration)
             for other in adapters.registries.elsewhere(pruned)
         ),
         run_files=adapters.bucket,
@@ -266,24 +268,13 @@ def unreported_targets(
     if body is None:
         raise InputError(f"{source}: the run's targets are missing")
     reported = {(report.region or home_region, report.repository_name) for report in reports}
-    targeted = _targeted_repositories(parse_json(body.decode("utf-8", errors="replace"), source), source, home_region)
+    items = validate_as(WorkItems, parse_json(body.decode("utf-8", errors="replace"), source), source)
+    targeted = {(item.region or home_region, item.repository) for item in items.root}
     return [
         RepositoryReport(repository_name=name, region=region, outcome="failed", error=NO_REPORT)
         for region, name in sorted(targeted)
         if (region, name) not in reported
     ]
-
-
-def _targeted_repositories(items: object, source: str, home_region: str) -> set[tuple[str, str]]:
-    """The (Region, repository) of the run's work items (targets.json, as start_run wrote it)."""
-    if not isinstance(items, list) or not all(
-        isinstance(item, dict)
-        and isinstance(item.get("repository"), str)
-        and isinstance(item.get("region", home_region), str)
-        for item in items
-    ):
-        raise InputError(f"{source}: not a list of work items with a repository each")
-    return {(item.get("region", home_region), item["repository"]) for item in items}
 
 
 @dataclass(frozen=True)
@@ -317,15 +308,16 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
             started_at=start.started_at,
             reports=reports,
             inventory=lambda: read_inventory_from_bucket(adapters.bucket),
-            replication=lambda: {
-                pruned.region: load_replication(adapters.bucket, start.run_id, pruned.key).replication_configuration
-                for pruned in adapters.registries
-            },
+            replication=lambda: _replication_of(adapters, load_replication(adapters.bucket, start.run_id)),
             unreported=lambda: unreported_targets(adapters.bucket, start, reports, adapters.registry.region),
         )
         return end_run(config, adapters, evaluated)
 
     return failure_published(report_outputs(config, adapters), start.run_id, start.dry_run, end)
+
+
+def _replication_of(adapters: Adapters, stored: StoredReplication) -> dict[str, ReplicationConfiguration]:
+    return {pruned.region: stored.of(pruned.region).replication_configuration for pruned in adapters.registries}
 
 
 def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -> RunReport:

@@ -42,7 +42,7 @@ def test_throttling_past_the_retries_does_not_blame_a_permission() -> None:
 
 
 def test_a_missing_run_file_does_not_blame_a_permission() -> None:
-    problem = load_replication(MemoryBucket(name="inventory"), "20261130T060000Z-sweep-0123abcd").problem
+    problem = load_replication(MemoryBucket(name="inventory"), "20261130T060000Z-sweep-0123abcd").of(REGION).problem
     assert problem is not None
     assert problem.endswith(
         "replication.json is missing (the targets step stores it); nothing is deleted until it can be read"

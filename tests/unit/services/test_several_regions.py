@@ -12,7 +12,7 @@ import pytest
 
 from ecr_retention.domain.config import check_pruned_regions, parse_config
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.domain.registry.replication import ReplicationConfiguration, RunReplication
 from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
 from ecr_retention.layout import regional_name, replication_key, repository_report_key, repository_snapshot_key
 from ecr_retention.report_renderers import RENDERERS
@@ -163,7 +163,6 @@ def test_the_workflow_door_gives_the_same_run_with_every_file_and_lease_apart() 
     run_id = start.run_id
     for key in (
         replication_key(run_id),
-        replication_key(run_id, OTHER),
         repository_report_key(run_id, "app"),
         repository_report_key(run_id, "app", OTHER),
         repository_snapshot_key("app"),
@@ -183,8 +182,9 @@ def test_a_push_in_the_other_region_targets_that_registry_alone() -> None:
 
     items = json.loads(bucket.objects[start.targets_key])
     assert [(item["region"], item["repository"]) for item in items] == [(OTHER, "app"), (OTHER, "edge")]
-    assert replication_key(start.run_id) in bucket.objects  # every pruned registry's, for the run's end
-    assert replication_key(start.run_id, OTHER) in bucket.objects
+    # every pruned registry's, for the run's end: one record, by Region
+    record = RunReplication.model_validate_json(bucket.objects[replication_key(start.run_id)])
+    assert sorted(record.registries) == sorted([HOME, OTHER])
 
 
 def test_a_target_of_the_other_region_without_a_report_is_failed_in_its_region() -> None:
@@ -230,7 +230,6 @@ def test_the_home_region_keeps_the_names_of_a_deployment_of_one_region() -> None
     assert regional_name("team/app", None) == "team/app"
     assert regional_name("team/app", OTHER) == "us-east-1:team/app"
     assert replication_key("r") == "runs/r/replication.json"
-    assert replication_key("r", OTHER) == "runs/r/replication-us-east-1.json"
     assert WorkItem(run_id="r", repository="app", trigger="schedule", dry_run=True).to_wire() == {
         "runId": "r",
         "repository": "app",

@@ -115,7 +115,7 @@ NO_REPLICATION = ReplicationConfiguration()
 class RegistryReplication(AwsShape):
     """What a run knows of its registry's replication: the configuration, or why it could not be read (then
     the run deletes nothing: a deletion whose reach is unknown may remove what another Region runs). The targets
-    step stores it as the run's `replication.json`, which every evaluation of the run reads."""
+    step stores it in the run's `replication.json` (RunReplication), which every evaluation of the run reads."""
 
     replication_configuration: ReplicationConfiguration = NO_REPLICATION
     problem: str | None = None
@@ -123,3 +123,10 @@ class RegistryReplication(AwsShape):
     @classmethod
     def unreadable(cls, problem: str) -> RegistryReplication:
         return cls(problem=problem)
+
+
+class RunReplication(AwsShape):
+    """Every pruned registry's replication as a run's targets step read it, by Region: the run's one
+    `replication.json` (services/replication.py), read once by each evaluation and once by the report step."""
+
+    registries: dict[str, RegistryReplication]
