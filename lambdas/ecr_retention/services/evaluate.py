@@ -22,7 +22,7 @@ from ecr_retention.domain.planning import (
     PlannedRepository,
     RunContext,
     build_run_context,
-    first_matching_policy,
+    managed_in,
     plan_repository,
 )
 from ecr_retention.domain.planning.ledger import Ledger
@@ -155,13 +155,14 @@ def _plan_and_act(
 ) -> Acted | Unplanned:
     """Managed? Snapshot, plan, findings, act unless a dry run (removing unless blocked or skipped)."""
     config = inputs.config
-    if first_matching_policy(config.policies, repository, registry.region) is None:
+    if not managed_in(config, repository, registry.region):
         return Unplanned(repository, "unmanaged")
-    here = (registry.registry_id, registry.region)
-    replicated = decided_by_sources(config, inputs.others, here, repository, inputs.run_files, inputs.run_id)
-    # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
-    # kept snapshot all read the registry as.
+    # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls, the kept
+    # snapshot and the choice of the sources that decide its replicas all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
+    replicated, cycle = decided_by_sources(
+        config, inputs.others, coordinates, repository, inputs.run_files, inputs.run_id
+    )
     try:
         snapshot = snapshot_repository(registry, repository, cache)
         run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
@@ -178,7 +179,7 @@ def _plan_and_act(
         last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *told, *kept)
+    warnings = (*run.warnings, *cycle, *planned.warnings, *diagnosis_warnings, *told, *kept)
     return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
 
 

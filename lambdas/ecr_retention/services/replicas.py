@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.planning.plan import RepositoryPlan
-from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.planning.replicas import deciders_of
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.layout import replicated_deletions_key
 from ecr_retention.ports import Bucket, RepositoryGone, StorageUnavailable
 from ecr_retention.registries import PrunedRegistry
@@ -24,20 +25,22 @@ MAX_DELETIONS_BYTES = 16 * 1024 * 1024  # 100,000 digests of 71 characters, quot
 def decided_by_sources(
     config: RetentionConfig,
     others: Sequence[PrunedRegistry],
-    registry: tuple[str, str],
+    here: RegistryCoordinates,
     repository: str,
     run_files: Bucket | None,
     run_id: str,
-) -> dict[str, str]:
-    """The repository's images that a source registry of the run decides (digest -> the source's Region): those the
-    source's repository of the same name holds, when the source replicates it here with its deletions and a policy
-    manages it there (one DescribeImages listing of it), and those this run's evaluation of the source said it
-    deletes. Listed first, read second: a deletion the listing missed was told before it was made. A source whose
-    repository no policy manages decides nothing (and the functions may not read it)."""
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The repository's images that a source registry of the run decides (digest -> the source's Region), and the
+    warning of a cycle of replication this registry decides: the sources are domain/planning/replicas.py's
+    `deciders_of` (as offline reviews choose them). Of each source, the images its repository of the same name holds
+    (one DescribeImages listing of it), and those this run's evaluation of the source said it deletes. Listed first,
+    read second: a deletion the listing missed was told before it was made. A source whose repository no policy
+    manages decides nothing (and the functions may not read it)."""
+    deciders = deciders_of(config, [here, *(other.coordinates for other in others)], here, repository)
+    deciding = {(source.registry_id, source.region) for source in deciders.sources}
     decided: dict[str, str] = {}
     for source in others:
-        managed = first_matching_policy(config.policies, repository, source.region) is not None
-        if not managed or not source.replicates_deletions_into(repository, registry):
+        if source.located not in deciding:
             continue
         try:
             held = [image.image_digest for image in source.port.describe_images(repository)]
@@ -45,7 +48,7 @@ def decided_by_sources(
             held = []
         told = _told_deletions(run_files, run_id, repository, source.key)
         decided.update(dict.fromkeys((*held, *told), source.region))
-    return decided
+    return decided, (deciders.warning,) if deciders.warning else ()
 
 
 def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, key: str | None) -> list[str]:

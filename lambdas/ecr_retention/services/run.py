@@ -15,7 +15,7 @@ from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.planning import first_matching_policy
+from ecr_retention.domain.planning import managed_in
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
@@ -111,8 +111,7 @@ def sweep_targets(
     return sorted(
         name
         for name in names
-        if first_matching_policy(config.policies, name, registry.region) is not None
-        and (not patterns or matches_any(name, tuple(patterns)))
+        if managed_in(config, name, registry.region) and (not patterns or matches_any(name, tuple(patterns)))
     )
 
 
@@ -191,20 +190,18 @@ def start_run(
     registry's repositories a policy matches (a schedule), or the pushed ones of `region`'s registry (None: the home
     Region's). Every pruned registry's replication is stored, for the evaluations and the run's end."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
-    pushed_to = None if repositories is None else adapters.keyed(region).region
+    pushed_to = _pushed_to(adapters, repositories, region)
     items: list[WorkItem] = []
     listings = list_registries(adapters, listed=repositories is None)
     store_replication(adapters.bucket, run_id, {listing.pruned.region: listing.replication for listing in listings})
     for listing in listings:
-        key = listing.pruned.key
         if listing.unlistable is not None:  # the report step finds it with the evaluations' reports
-            store_repository_report(adapters.bucket, run_id, listing.failed(), key)
-        if listing.unlistable is not None or (pushed_to is not None and listing.pruned.region != pushed_to):
-            continue
-        items.extend(
-            WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=key)
-            for name in sweep_targets(config, listing.registry, repositories=_given(listing, repositories))
-        )
+            store_repository_report(adapters.bucket, run_id, listing.failed(), listing.pruned.key)
+        elif pushed_to is None or listing.pruned.region == pushed_to:
+            items.extend(
+                WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=listing.pruned.key)
+                for name in sweep_targets(config, listing.registry, repositories=_given(listing, repositories))
+            )
     adapters.bucket.write(targets_key(run_id), json.dumps([item.to_wire() for item in items]).encode())
     return RunRecord(
         run_id=run_id,
@@ -215,6 +212,11 @@ def start_run(
         count=len(items),
         bucket=adapters.bucket.name,
     )
+
+
+def _pushed_to(adapters: Adapters, repositories: Sequence[str] | None, region: str | None) -> str | None:
+    """The Region of a push's registry (its key `region`); None for a schedule, which targets every registry."""
+    return None if repositories is None else adapters.keyed(region).region
 
 
 def run_work_item(

@@ -44,7 +44,7 @@ from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
-from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.planning.managed import managed_in
 from ecr_retention.domain.provenance import foreign_event
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
@@ -469,7 +469,7 @@ def restore_told(answer: Answer) -> str:
 
 
 def _not_restorable(config: RetentionConfig, repository: str, digest: str, here: PrunedRegistry) -> str | None:
-    if first_matching_policy(config.policies, repository, here.port.region) is None:
+    if not managed_in(config, repository, here.region):
         # restore works in the standard AWS configuration's Region (no --region yet: docs/sentinel.md, Limits)
         region = f"AWS_REGION={here.named} " if here.named is not None else ""
         return (
@@ -501,7 +501,7 @@ def check_new_policy(
         refused = f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check"
         return Watched(repository, notes=(refused,), region=here.named)
     # BatchGetImage only where a policy manages (infra/sentinel.py): elsewhere the doctor knows the cached indexes.
-    managed = first_matching_policy(config.policies, repository, registry.region) is not None
+    managed = managed_in(config, repository, registry.region)
     try:
         policy = registry.lifecycle_policy(repository)
         if policy is None:

@@ -193,11 +193,18 @@ class RulesDiff(PlanModel):
 
 
 def diff_rules(
-    base: RetentionConfig, new: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime
+    base: RetentionConfig,
+    new: RetentionConfig,
+    snapshot: Snapshot,
+    inventory: Inventory,
+    now: datetime,
+    *,
+    sources: Sequence[Snapshot] = (),
 ) -> RulesDiff:
-    """Both rules files planned on the same inputs, compared."""
-    before = plan_registry(base, snapshot, inventory, now, brakes_off=True)
-    after = plan_registry(new, snapshot, inventory, now, brakes_off=True)
+    """Both rules files planned on the same inputs, compared. `sources`: every registry of a snapshot of several (the
+    replicas a source decides are its rules', as a run leaves them: domain/planning/replicas.py)."""
+    before = plan_registry(base, snapshot, inventory, now, brakes_off=True, sources=sources)
+    after = plan_registry(new, snapshot, inventory, now, brakes_off=True, sources=sources)
     diff = diff_plans(before, after)
     unseen = unmatched_policy_warnings(new, snapshot)
     return diff.model_copy(update={"warnings": (*diff.warnings, *unseen)}) if unseen else diff
