@@ -45,6 +45,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.managed import managed_in
+from ecr_retention.domain.planning.replicas import deciders_of
 from ecr_retention.domain.provenance import foreign_event
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
@@ -187,7 +188,7 @@ def watch_removals(
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
     if not candidates:
         return Watched(repository, recorded, region=here.named)
-    broken = confirm(here.port, repository, candidates)
+    broken = left_to_sources(config, ports.registries, here, repository, confirm(here.port, repository, candidates))
     broken = tuple(heal(item, config, here) for item in broken)
     if not broken:
         return Watched(repository, recorded, region=here.named)
@@ -197,6 +198,46 @@ def watch_removals(
     already = publish_once(claims, removals, broken, notes, ports=ports, now=now, region=here.named)
     notes = notes if already is None else (already,)
     return Watched(repository, recorded, broken, alerted=already is None, notes=notes, region=here.named)
+
+
+def left_to_sources(
+    config: RetentionConfig, registries: Registries, here: PrunedRegistry, repository: str, broken: Sequence[Broken]
+) -> tuple[Broken, ...]:
+    """A deletion replicated here from a pruned source is the source's event's to alert: what runs from this
+    registry's replica is among the source's references (SPEC "Several Regions"), so a replicated deletion gives one
+    alert, not one per Region. A source that still holds the image did not delete it: then the deletion was made here,
+    and is alerted here (as when the source cannot be asked)."""
+    deletions = [item for item in broken if item.removal.action == "deleted"]
+    if not registries.several or not deletions:
+        return tuple(broken)
+    sources = replication_sources(config, registries, here, repository)
+    return tuple(item for item in broken if not (item in deletions and _deleted_at(sources, repository, item)))
+
+
+def replication_sources(
+    config: RetentionConfig, registries: Registries, here: PrunedRegistry, repository: str
+) -> list[Registry]:
+    """The pruned registries whose deletions of the repository replicate here and decide it (domain deciders_of)."""
+    read = {r.region: r.reading(read_replication(r.port).replication_configuration) for r in registries}
+    coordinates = [member.coordinates for member in read.values()]
+    sources = deciders_of(config, coordinates, read[here.region].coordinates, repository).sources
+    return [member.port for member in read.values() if member.coordinates in sources]
+
+
+def _deleted_at(sources: Sequence[Registry], repository: str, item: Broken) -> bool:
+    """Whether a source no longer holds the image: the deletion came from there."""
+    digest = item.removal.image_digest
+    return digest is not None and any(not _holds(source, repository, digest) for source in sources)
+
+
+def _holds(source: Registry, repository: str, digest: str) -> bool:
+    """Whether the registry holds the image (one that cannot be asked is taken to: the alert stays)."""
+    try:
+        return bool(source.describe_images_by_id(repository, [{"imageDigest": digest}]))
+    except ImagesUnreadable:
+        return True
+    except RepositoryGone:
+        return False
 
 
 def not_pruned(observed: Observed, registries: Registries) -> Watched:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.sentinel.events import Observed
 from ecr_retention.domain.sentinel.matching import MissingReference, Removal
 from ecr_retention.layout import alert_claim_key, removal_key, removals_prefix
@@ -19,7 +20,7 @@ from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.tagger import tag_deployed_everywhere
-from tests.support.builders import ACCOUNT, HOST, NOW, config, in_use
+from tests.support.builders import ACCOUNT, HOST, NOW, config, in_use, replication_rule
 from tests.support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 from tests.unit.services.test_sentinel import PUSHED, SENTINEL_ROLE, archived, deleted
 
@@ -245,3 +246,42 @@ def test_the_tagger_tags_in_each_registry_what_runs_from_it() -> None:
     assert any(tag.startswith("deployed-") for tag in other.repositories["app"][there].detail.image_tags)
     home_entry = next(entry for entry in report.entries if entry.region is None)
     assert "region" not in home_entry.model_dump(by_alias=True)
+
+
+def test_a_deletion_replicated_between_pruned_regions_gives_one_alert() -> None:
+    # Given eu-west-1's app replicating to us-east-1 with its deletions, and prod running us-east-1's replica
+    regions = Regions()
+    regions.home.replication = ReplicationConfiguration.model_validate(
+        {"rules": [replication_rule((OTHER, ACCOUNT), prefixes=("app",))]}
+    )
+    running = regions.home.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.other.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.runs("prod", (f"{OTHER_HOST}/app@{running}", running))
+    # When eu-west-1 deletes it, and the deletion replicates: one event in each Region
+    regions.home.repositories["app"].pop(running)
+    regions.other.repositories["app"].pop(running)
+    at_source = regions.watch(deleted(running), None)
+    at_destination = regions.watch(deleted(running), OTHER)
+    # Then the source's alert names what ran from the replica, and the destination's event adds no second one
+    [(_, body)] = regions.alerts()
+    assert "Runs in: prod (us-east-1, replicated): prod/Deployment/app (pod)." in body
+    assert at_source.alerted
+    assert not at_destination.alerted
+    assert len(at_destination.recorded) == 1
+
+
+def test_a_deletion_made_in_the_destination_alone_still_alerts_there() -> None:
+    # Given the same replication, but us-east-1's copy deleted there alone (eu-west-1 still holds the image)
+    regions = Regions()
+    regions.home.replication = ReplicationConfiguration.model_validate(
+        {"rules": [replication_rule((OTHER, ACCOUNT), prefixes=("app",))]}
+    )
+    running = regions.home.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.other.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.runs("prod", (f"{OTHER_HOST}/app@{running}", running))
+    regions.other.repositories["app"].pop(running)
+
+    watched = regions.watch(deleted(running), OTHER)
+
+    assert watched.alerted
+    assert len(regions.alerts()) == 1
