@@ -31,7 +31,7 @@ from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, invento
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.registry.replication import AwsRegion
 from infra import constants
-from infra.repository_scope import PrunedRegions, managed_patterns
+from infra.repository_scope import PrunedRegions, coarsened_matchers, managed_patterns
 
 
 def _list_from_text(value: Any) -> Any:
@@ -480,11 +480,8 @@ def derived_repository_filter(patterns: Iterable[str]) -> list[str | dict[str, s
     split = exact_names_and_prefixes(patterns)
     if split is None:
         return None
-    exact, prefixes = split
-    # What a prefix already covers adds nothing: `team-a/` and `team-api` are covered by `team-`.
-    kept_prefixes = sorted(p for p in prefixes if not any(p != other and p.startswith(other) for other in prefixes))
-    kept_exact = sorted(name for name in exact if not any(name.startswith(prefix) for prefix in kept_prefixes))
-    return [*kept_exact, *({"prefix": prefix} for prefix in kept_prefixes)]
+    # What a prefix already covers adds nothing; past EventBridge's pattern size, names become prefixes.
+    return coarsened_matchers(*split)
 
 
 def exact_names_and_prefixes(patterns: Iterable[str]) -> tuple[set[str], set[str]] | None:

@@ -12,6 +12,7 @@ policies that apply there (Policy.applies_in): a policy scoped to us-east-1 lets
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -97,3 +98,44 @@ def tag_sources_need_listing(config: RetentionConfig, region: str | None = None)
         for patterns in _selectors(rule)
         for pattern in patterns or ()
     )
+
+
+# The push rule's `detail.repository-name` matchers may take this many characters of its pattern's JSON: half of
+# EventBridge's 2,048 (infra.policy_sizes.EVENT_PATTERN), the rest for source, detail-type, action, result and the
+# accounts. Measured: 60 exact names of 15 characters take about 1,000.
+PUSH_FILTER_BUDGET = 1_024
+RepositoryMatchers = list[str | dict[str, str]]
+
+
+def matchers_size(matchers: RepositoryMatchers) -> int:
+    return len(json.dumps(matchers, separators=(",", ":")))
+
+
+def uncovered(prefixes: Iterable[str]) -> list[str]:
+    """The prefixes that no shorter one covers (`team-a/` and `team-api` add nothing to `team-`), sorted."""
+    kept = set(prefixes)
+    return sorted(p for p in kept if not any(p != other and p.startswith(other) for other in kept))
+
+
+def coarsened_matchers(exact: Iterable[str], prefixes: Iterable[str], budget: int = PUSH_FILTER_BUDGET) -> (
+    RepositoryMatchers | None
+):
+    """The push rule's repository matchers within `budget` characters, for any rules file: the exact names and the
+    patterns' literal prefixes as they are when they fit; else each exact name shortened to its first n characters
+    (a prefix matcher), n from the longest name down to 1, the first n that fits; None (every repository) when even
+    one character does not. A coarser matcher lets through pushes to repositories no policy manages: the push
+    function drops those (handlers.push) and the targets step would too (services.run.sweep_targets)."""
+    names, literal = sorted(set(exact)), set(prefixes)
+    kept_prefixes = uncovered(literal)
+    matchers: RepositoryMatchers = [
+        *(name for name in names if not any(name.startswith(prefix) for prefix in kept_prefixes)),
+        *({"prefix": prefix} for prefix in kept_prefixes),
+    ]
+    if matchers_size(matchers) <= budget:
+        return matchers
+    for length in range(max((len(name) for name in names), default=0), 0, -1):
+        shortened = uncovered(literal | {name[:length] for name in names})
+        coarse: RepositoryMatchers = [{"prefix": prefix} for prefix in shortened]
+        if matchers_size(coarse) <= budget:
+            return coarse
+    return None

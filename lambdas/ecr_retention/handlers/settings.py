@@ -112,9 +112,11 @@ class SentinelSettings(RulesSettings):
 
 
 class PushSettings(FunctionSettings):
-    """handlers/push.py: it only starts runs of the workflow."""
+    """handlers/push.py: it starts runs of the workflow, for the repositories a policy of the rules file manages (the
+    push rule's pattern may be coarser than the rules file: infra.repository_scope.coarsened_matchers)."""
 
     state_machine_arn: str = Field(alias=layout.STATE_MACHINE_ARN_VARIABLE, pattern=r"^arn:aws[a-z-]*:states:")
+    rules_file: Path = Field(default_factory=default_rules_file, alias=layout.RULES_FILE_VARIABLE)
 
 
 class CollectorSettings(BucketSettings):
