@@ -117,9 +117,9 @@ def uncovered(prefixes: Iterable[str]) -> list[str]:
     return sorted(p for p in kept if not any(p != other and p.startswith(other) for other in kept))
 
 
-def coarsened_matchers(exact: Iterable[str], prefixes: Iterable[str], budget: int = PUSH_FILTER_BUDGET) -> (
-    RepositoryMatchers | None
-):
+def coarsened_matchers(
+    exact: Iterable[str], prefixes: Iterable[str], budget: int = PUSH_FILTER_BUDGET
+) -> RepositoryMatchers | None:
     """The push rule's repository matchers within `budget` characters, for any rules file: the exact names and the
     patterns' literal prefixes as they are when they fit; else each exact name shortened to its first n characters
     (a prefix matcher), n from the longest name down to 1, the first n that fits; None (every repository) when even

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import json
-from pathlib import Path
 
 import boto3
 import pytest
@@ -40,7 +39,9 @@ def test_push_without_a_state_machine_fails_its_first_invocation_even_with_no_va
     assert executions(stack) == []
 
 
-def test_push_needs_the_rules_file_but_not_the_pipelines_adapters(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_push_needs_the_rules_file_but_not_the_pipelines_adapters(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The push rule's pattern may be coarser than the rules file (issue 43: infra.repository_scope.coarsened_matchers),
     so the push function reads the rules to start runs only for managed repositories; it needs nothing else."""
     from ecr_retention.handlers import push
