@@ -31,7 +31,7 @@ from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, invento
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.registry.replication import AwsRegion
 from infra import constants
-from infra.repository_scope import PrunedRegions, coarsened_matchers, managed_patterns
+from infra.repository_scope import PrunedRegions, RepositoryTag, coarsened_matchers, managed_patterns
 
 
 def _list_from_text(value: Any) -> Any:
@@ -270,6 +270,9 @@ class DeploySettings(BaseModel):
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.REVIEWERS_CONTEXT_KEY
     )
+    repository_tag: Annotated[RepositoryTag | None, BeforeValidator(_object_from_text)] = Field(
+        default=None, alias=constants.REPOSITORY_TAG_CONTEXT_KEY
+    )
 
     @field_validator("exporter_cluster_arns")
     @classmethod
@@ -354,7 +357,9 @@ class DeploySettings(BaseModel):
                 f"({', '.join(self.regions)}); list the home Region, where the stack is deployed, with the others"
             )
         home = region if region is not None else next(iter(self.regions), None)
-        return PrunedRegions(home=home, others=tuple(each for each in self.regions if each != home))
+        return PrunedRegions(
+            home=home, others=tuple(each for each in self.regions if each != home), tag=self.repository_tag
+        )
 
     def check_policy_regions(self, config: RetentionConfig, *, region: str | None) -> None:
         """Every Region a policy names is one the deployment prunes (its rules would never apply otherwise); when

@@ -13,7 +13,7 @@ from constructs import Construct
 from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
-from infra import lambda_asset, queues
+from infra import constants, lambda_asset, queues, repository_scope
 from infra.alarms import Alarms
 from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
@@ -51,6 +51,8 @@ class EcrRetentionStack(Stack):
         # The home Region (this stack's) and the other pruned Regions, whose events infra.region_forwarder's stacks
         # send here.
         self.pruned_regions = settings.pruned_regions(_known(self.region))
+        # Too many exact repository names for IAM without a repository tag: one line, before any construct.
+        repository_scope.check_exact_names_fit(config, self.pruned_regions, constants.REPOSITORY_TAG_CONTEXT_KEY)
 
         self.inventory = InventoryBucket(self, "Inventory")
         bucket = self.inventory.bucket
