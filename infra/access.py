@@ -11,7 +11,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra import nag
-from infra.repository_scope import ScopedPatterns, is_exact
+from infra.repository_scope import RepositoryTag, ScopedPatterns, is_exact
 
 # arn:<partition>:ecr:<region>:<account> as cdk-nag prints it in a finding (the stack's own Region).
 NAG_REGISTRY_ARN = "arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>"
@@ -65,21 +65,27 @@ def acknowledge_repository_patterns(role: iam.IRole, patterns: RegionalPatterns,
     for region, each in patterns.items():
         registry = NAG_REGISTRY_ARN if region is None else f"arn:<AWS::Partition>:ecr:{region}:<AWS::AccountId>"
         where = "" if region is None else f" in {region}"
-        if tag is not None and any(is_exact(pattern) for pattern in each):
+        if tag is not None and not all(map(has_glob, each)):
+            _acknowledge_tagged(role, f"{registry}:repository/*", tag, f"{where} ({why})")
+        for pattern in filter(has_glob, each):
             nag.acknowledge(
                 role,
-                f"AwsSolutions-IAM5[Resource::{registry}:repository/*]",
-                f"The repositories{where} that the rules file names exactly ({why}), too many for their ARNs to fit "
-                f"IAM's policy sizes: only those tagged {tag.key}={tag.value} (aws:ResourceTag, cdk.json "
-                "repositoryTag).",
+                f"AwsSolutions-IAM5[Resource::{registry}:repository/{pattern}]",
+                f"Repository pattern {pattern!r}{where} {why}: IAM matches it like the rules file does.",
             )
-        for pattern in each:
-            if "*" in pattern or "?" in pattern:
-                nag.acknowledge(
-                    role,
-                    f"AwsSolutions-IAM5[Resource::{registry}:repository/{pattern}]",
-                    f"Repository pattern {pattern!r}{where} {why}: IAM matches it like the rules file does.",
-                )
+
+
+def has_glob(pattern: str) -> bool:
+    return not is_exact(pattern)
+
+
+def _acknowledge_tagged(role: iam.IRole, arn: str, tag: RepositoryTag, what: str) -> None:
+    nag.acknowledge(
+        role,
+        f"AwsSolutions-IAM5[Resource::{arn}]",
+        f"The repositories{what} that the rules file names exactly, too many for their ARNs to fit IAM's policy "
+        f"sizes: only those tagged {tag.key}={tag.value} (aws:ResourceTag, cdk.json repositoryTag).",
+    )
 
 
 def bucket_nag_arn(bucket: s3.IBucket) -> str:

@@ -147,6 +147,8 @@ ASSET_RULES_FILE = "retention.yaml"
 # The collector's spoke roles inside the asset (spokeRoleArns, domain.inventory.spoke_roles.SpokeRoles): at 200 accounts the
 # list is about 11.6 KB, over Lambda's 4 KB for a function's environment, so the collector's SPOKE_ROLES_FILE names it.
 ASSET_SPOKE_ROLES_FILE = layout.SPOKE_ROLES_FILE
+# The collector's eksClusters, likewise (500 ARNs are about 35 KB): its EKS_CLUSTERS_FILE names the file.
+ASSET_EKS_CLUSTERS_FILE = layout.EKS_CLUSTERS_FILE
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The one Lambda asset of the stack, bundled without Docker: the pinned requirements as Linux wheels for
 the functions' Python and architecture, the part of the ecr_retention package that the functions import, the
-rules file (config as code), the collector's spoke roles (a list too long for its environment), and their bytecode.
+rules file (config as code), the collector's spoke roles and eksClusters (lists too long for its environment), and
+their bytecode.
 
 `pip install --platform manylinux2014_<arch> --only-binary=:all: --python-version <runtime>` runs on the
 synthesizing machine and fetches wheels built for Lambda, whatever that machine is; `--no-compile` keeps the
@@ -15,6 +16,7 @@ part of the package or a pinned version changes the functions, and nothing else 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -161,8 +163,19 @@ def spoke_roles_document(role_arns: Sequence[str]) -> bytes:
     return SpokeRoles(role_arns=tuple(role_arns)).model_dump_json(by_alias=True).encode()
 
 
+def eks_clusters_document(cluster_arns: Sequence[str]) -> bytes:
+    """The asset's eksClusters file (constants.ASSET_EKS_CLUSTERS_FILE), as the collector's settings read it."""
+    return json.dumps({"eksClusters": list(cluster_arns)}, separators=(",", ":")).encode()
+
+
 def asset_hash(
-    rules_file: Path, architecture: str, python_version: str, *, bytecode: bool, spoke_role_arns: Sequence[str] = ()
+    rules_file: Path,
+    architecture: str,
+    python_version: str,
+    *,
+    bytecode: bool,
+    spoke_role_arns: Sequence[str] = (),
+    eks_cluster_arns: Sequence[str] = (),
 ) -> str:
     """From the inputs alone. The bytecode is derived from them, deterministically, by an interpreter of
     python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
@@ -175,6 +188,7 @@ def asset_hash(
     digest.update(REQUIREMENTS_FILE.read_bytes())
     digest.update(b"\0rules\0" + rules_file.read_bytes())
     digest.update(b"\0spoke roles\0" + spoke_roles_document(spoke_role_arns))
+    digest.update(b"\0eks clusters\0" + eks_clusters_document(eks_cluster_arns))
     for path in package_files():
         digest.update(b"\0" + path.relative_to(PACKAGE_SOURCE).as_posix().encode() + b"\0")
         digest.update(path.read_bytes())
@@ -192,9 +206,11 @@ class PipBundler:
         python_version: str,
         compiler: str | None,
         spoke_role_arns: Sequence[str] = (),
+        eks_cluster_arns: Sequence[str] = (),
     ) -> None:
         self.rules_file = rules_file
         self.spoke_role_arns = tuple(spoke_role_arns)
+        self.eks_cluster_arns = tuple(eks_cluster_arns)
         self.architecture = architecture
         self.python_version = python_version
         self.compiler = compiler  # an interpreter of python_version (runtime_python), or None: no bytecode
@@ -209,6 +225,7 @@ class PipBundler:
         copy_package(Path(output_dir))
         shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
         (Path(output_dir) / constants.ASSET_SPOKE_ROLES_FILE).write_bytes(spoke_roles_document(self.spoke_role_arns))
+        (Path(output_dir) / constants.ASSET_EKS_CLUSTERS_FILE).write_bytes(eks_clusters_document(self.eks_cluster_arns))
         if self.compiler is not None:
             compile_bytecode(self.compiler, Path(output_dir))
         return True
@@ -223,9 +240,11 @@ def architecture() -> lambda_.Architecture:
     return lambda_.Architecture.ARM_64 if constants.LAMBDA_ARCHITECTURE == "arm64" else lambda_.Architecture.X86_64
 
 
-def lambda_code(rules_file: Path, spoke_role_arns: Sequence[str] = ()) -> lambda_.Code:
-    """One code object for every function of the stack (the CDK uploads it once); spoke_role_arns, the collector's
-    (cdk.json spokeRoleArns)."""
+def lambda_code(
+    rules_file: Path, spoke_role_arns: Sequence[str] = (), eks_cluster_arns: Sequence[str] = ()
+) -> lambda_.Code:
+    """One code object for every function of the stack (the CDK uploads it once); spoke_role_arns and
+    eks_cluster_arns, the collector's (cdk.json spokeRoleArns and eksClusters)."""
     version = constants.LAMBDA_PYTHON_VERSION
     compiler = runtime_python(version)
     if compiler is None:
@@ -234,7 +253,9 @@ def lambda_code(rules_file: Path, spoke_role_arns: Sequence[str] = ()) -> lambda
             "so each cold start compiles the modules it imports (about three times slower)",
             file=sys.stderr,
         )
-    bundler = PipBundler(rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler, spoke_role_arns)
+    bundler = PipBundler(
+        rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler, spoke_role_arns, eks_cluster_arns
+    )
     return lambda_.Code.from_asset(
         str(PACKAGE_SOURCE),
         asset_hash_type=AssetHashType.CUSTOM,
@@ -244,6 +265,7 @@ def lambda_code(rules_file: Path, spoke_role_arns: Sequence[str] = ()) -> lambda
             version,
             bytecode=compiler is not None,
             spoke_role_arns=spoke_role_arns,
+            eks_cluster_arns=eks_cluster_arns,
         ),
         exclude=["**/__pycache__", "**/*.pyc"],
         bundling=BundlingOptions(

@@ -163,19 +163,24 @@ def coarsened_matchers(
     one character does not. A coarser matcher lets through pushes to repositories no policy manages: the push
     function drops those (handlers.push) and the targets step would too (services.run.sweep_targets)."""
     names, literal = sorted(set(exact)), set(prefixes)
-    kept_prefixes = uncovered(literal)
-    matchers: RepositoryMatchers = [
-        *(name for name in names if not any(name.startswith(prefix) for prefix in kept_prefixes)),
-        *({"prefix": prefix} for prefix in kept_prefixes),
-    ]
+    matchers = _exact_and_prefixes(names, uncovered(literal))
     if matchers_size(matchers) <= budget:
         return matchers
     for length in range(max((len(name) for name in names), default=0), 0, -1):
-        shortened = uncovered(literal | {name[:length] for name in names})
-        coarse: RepositoryMatchers = [{"prefix": prefix} for prefix in shortened]
+        coarse: RepositoryMatchers = [
+            {"prefix": prefix} for prefix in uncovered(literal | {name[:length] for name in names})
+        ]
         if matchers_size(coarse) <= budget:
             return coarse
     return None
+
+
+def _exact_and_prefixes(names: list[str], prefixes: list[str]) -> RepositoryMatchers:
+    """The names no prefix covers, then the prefixes."""
+    return [
+        *(name for name in names if not any(name.startswith(prefix) for prefix in prefixes)),
+        *({"prefix": prefix} for prefix in prefixes),
+    ]
 
 
 # One Region's exact names in one IAM statement: the CDK moves a role's statements that outgrow its inline policy into

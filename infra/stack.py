@@ -65,7 +65,7 @@ class EcrRetentionStack(Stack):
             agentless_clusters=settings.aws_inventory and bool(settings.eks_clusters),
         )
 
-        code = lambda_asset.lambda_code(settings.rules_file, settings.spoke_role_arns)
+        code = lambda_asset.lambda_code(settings.rules_file, settings.spoke_role_arns, settings.eks_clusters)
         # Every function of the pipeline: the bucket, and the registry (this account), so that none calls STS to
         # find it.
         environment = {layout.BUCKET_NAME_VARIABLE: bucket.bucket_name, layout.REGISTRY_ID_VARIABLE: Aws.ACCOUNT_ID}
@@ -154,6 +154,11 @@ class EcrRetentionStack(Stack):
             revisions=settings.task_definition_revisions,
             eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
             own_eks_clusters=settings.own_eks_clusters,
+            other_cluster_names=[
+                *self.config.safety.clusters,
+                *self.config.safety.optional_clusters,
+                *(EksCluster(arn).name for arn in settings.exporter_cluster_arns),
+            ],
             vpc=settings.collector_vpc,
         )
 
