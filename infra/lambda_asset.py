@@ -3,14 +3,15 @@ the functions' Python and architecture, the part of the ecr_retention package th
 rules file (config as code), the collector's spoke roles and eksClusters (lists too long for its environment), and
 their bytecode.
 
-`pip install --platform manylinux2014_<arch> --only-binary=:all: --python-version <runtime>` runs on the
-synthesizing machine and fetches wheels built for Lambda, whatever that machine is; `--no-compile` keeps the
+`pip install --platform manylinux2014_<arch> --only-binary=:all: --python-version <runtime> --require-hashes --no-deps
+-r requirements-lambda.txt` runs on the synthesizing machine and fetches wheels built for Lambda, whatever that
+machine is, exactly those of the lock (every distribution pinned with its wheel's sha256; `make lock` writes it); `--no-compile` keeps the
 synthesizing Python's .pyc files out (they would not match the runtime's version). When the machine has an
 interpreter of the runtime's own version, it compiles the whole asset (see compile_bytecode); without one,
 synth says so in one line, and every cold start compiles what it imports.
 
-The asset hash is computed from everything that goes in, so changing the rules file, the spoke roles, the shipped
-part of the package or a pinned version changes the functions, and nothing else does.
+The asset hash is computed from everything that goes in, so changing the rules file, the spoke roles, the eksClusters,
+the shipped part of the package or the lock (a version or a wheel's hash) changes the functions, and nothing else does.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +32,7 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from infra import constants
 from infra.import_closure import shipped_files
@@ -38,6 +41,10 @@ REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_SOURCE = REPOSITORY_ROOT / "lambdas"
 PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
+# The full lock of what the asset installs, with each wheel's sha256 for the functions' platform (tools/lock_lambda.py,
+# `make lock`): installed with --require-hashes --no-deps, and hashed into the asset hash.
+LOCK_FILE = REPOSITORY_ROOT / "requirements-lambda.txt"
+LOCK_PLATFORM_PREFIX = "# platform: "
 # What ships of the package is what the handlers import (infra/import_closure.py): not the CLI (`ecr-retention`,
 # commands/, its tables, the restore command's service, the diff), not the in-cluster exporter (exporter/: it runs in a
 # cluster's image; the collector reads eksClusters with the shared Kubernetes code, kube/). The demo and the emulator
@@ -129,6 +136,33 @@ def compile_bytecode(python: str, directory: Path) -> None:
     )
 
 
+def normalized(name: str) -> str:
+    """A distribution's name as the package index compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_platform(platform: str, python_version: str) -> str:
+    return f"{platform} cp{python_version.replace('.', '')}"
+
+
+def check_lock(architecture: str, python_version: str, lock_file: Path | None = None) -> None:
+    """InputError, in one line, when the lock is missing or was made for another platform than the functions'."""
+    lock = lock_file or LOCK_FILE
+    if not lock.is_file():
+        raise InputError(f"{lock.name}: missing; run `make lock` (docs/deploy.md)")
+    wanted = lock_platform(PIP_PLATFORMS[architecture], python_version)
+    stated = next(
+        (
+            line.removeprefix(LOCK_PLATFORM_PREFIX)
+            for line in lock.read_text().splitlines()
+            if line.startswith(LOCK_PLATFORM_PREFIX)
+        ),
+        "no platform",
+    )
+    if stated != wanted:
+        raise InputError(f"{lock.name}: locked for {stated}, the functions run on {wanted}; run `make lock`")
+
+
 def pip_command(output_dir: str, architecture: str, python_version: str) -> list[str]:
     return [
         sys.executable,
@@ -147,8 +181,11 @@ def pip_command(output_dir: str, architecture: str, python_version: str) -> list
         "cp",
         "--python-version",
         python_version,
+        # Every distribution is in the lock, each with its wheel's hash: nothing resolved at synthesis.
+        "--require-hashes",
+        "--no-deps",
         "--requirement",
-        str(REQUIREMENTS_FILE),
+        str(LOCK_FILE),
     ]
 
 
@@ -176,6 +213,7 @@ def asset_hash(
     bytecode: bool,
     spoke_role_arns: Sequence[str] = (),
     eks_cluster_arns: Sequence[str] = (),
+    lock_file: Path | None = None,
 ) -> str:
     """From the inputs alone. The bytecode is derived from them, deterministically, by an interpreter of
     python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
@@ -185,7 +223,7 @@ def asset_hash(
         f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0{UNUSED_DEPENDENCY_PARTS}\0".encode()
     )
     digest.update(b"bytecode\0" if bytecode else b"sources only\0")
-    digest.update(REQUIREMENTS_FILE.read_bytes())
+    digest.update((lock_file or LOCK_FILE).read_bytes())  # every distribution's version and wheel hash
     digest.update(b"\0rules\0" + rules_file.read_bytes())
     digest.update(b"\0spoke roles\0" + spoke_roles_document(spoke_role_arns))
     digest.update(b"\0eks clusters\0" + eks_clusters_document(eks_cluster_arns))
@@ -246,6 +284,7 @@ def lambda_code(
     """One code object for every function of the stack (the CDK uploads it once); spoke_role_arns and
     eks_cluster_arns, the collector's (cdk.json spokeRoleArns and eksClusters)."""
     version = constants.LAMBDA_PYTHON_VERSION
+    check_lock(constants.LAMBDA_ARCHITECTURE, version)
     compiler = runtime_python(version)
     if compiler is None:
         print(
