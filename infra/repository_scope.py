@@ -150,8 +150,11 @@ def matchers_size(matchers: RepositoryMatchers) -> int:
 
 def uncovered(prefixes: Iterable[str]) -> list[str]:
     """The prefixes that no shorter one covers (`team-a/` and `team-api` add nothing to `team-`), sorted."""
-    kept = set(prefixes)
-    return sorted(p for p in kept if not any(p != other and p.startswith(other) for other in kept))
+    kept: list[str] = []
+    for prefix in sorted(set(prefixes)):  # a prefix sorts right before every string it covers
+        if not kept or not prefix.startswith(kept[-1]):
+            kept.append(prefix)
+    return kept
 
 
 def coarsened_matchers(
