@@ -128,8 +128,14 @@ class AwsInventoryCollector(Construct):
                 # The list itself is in the asset (infra.lambda_asset): 200 accounts outgrow the environment's 4 KB.
                 layout.SPOKE_ROLES_FILE_VARIABLE: f"{lambda_asset.LAMBDA_TASK_ROOT}/{constants.ASSET_SPOKE_ROLES_FILE}",
                 layout.TASK_DEFINITION_REVISIONS_VARIABLE: str(revisions),
-                # The list itself is in the asset too: 62 ARNs outgrew the environment's 4 KB.
-                layout.EKS_CLUSTERS_FILE_VARIABLE: f"{lambda_asset.LAMBDA_TASK_ROOT}/{constants.ASSET_EKS_CLUSTERS_FILE}",
+                # The eksClusters themselves are in the asset too (62 ARNs outgrew the environment's 4 KB).
+                **(
+                    {
+                        layout.EKS_CLUSTERS_FILE_VARIABLE: f"{lambda_asset.LAMBDA_TASK_ROOT}/{constants.ASSET_EKS_CLUSTERS_FILE}"
+                    }
+                    if eks_clusters
+                    else {}
+                ),
             },
             # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
             dead_letter_queue=dead_letters,
