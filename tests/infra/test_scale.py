@@ -18,10 +18,10 @@ import pytest
 from aws_cdk import aws_events as events
 from aws_cdk.assertions import Template
 
+from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.planning.run import first_matching_policy
 from ecr_retention.handlers.settings import CollectorSettings
-from ecr_retention.loading import parse_config
 from infra.deploy_settings import derived_repository_filter
 from infra.name_groups import name_patterns
 from infra.policy_sizes import EVENT_PATTERN, PolicySize, check_policy_sizes, policy_sizes
@@ -62,7 +62,8 @@ def scale_rules(clusters: list[str]) -> str:
     return (
         "version: 1\n"
         f"safety: {{clusters: [prod, dev], optional_clusters: [{', '.join(clusters + collected)}]}}\n"
-        f"policies:\n  - repositories: [{names}]\n    rules:\n      - delete: {{untagged: true, older_than: 1d}}\n"
+        f"policies:\n  - repositories: [{names}]\n    rules:\n      - keep: {{tag_in_repositories: [frontend]}}\n"
+        "      - delete: {untagged: true, older_than: 1d}\n"
     )
 
 
@@ -81,8 +82,8 @@ def scale(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]
     rules = rules_file(tmp_path_factory.mktemp("scale"), scale_rules([arn.rsplit("/", 1)[1] for arn in arns]))
     stack, forwarders = build_app(rules, context)
     return {
-        stack.stack_name: Template.from_stack(stack).to_json(),
-        **{forwarder.stack_name: Template.from_stack(forwarder).to_json() for forwarder in forwarders.values()},
+        stack.stack_name: dict(Template.from_stack(stack).to_json()),
+        **{forwarder.stack_name: dict(Template.from_stack(forwarder).to_json()) for forwarder in forwarders.values()},
     }
 
 
@@ -203,6 +204,20 @@ def test_with_1000_named_repositories_the_evaluation_deletes_only_in_tagged_repo
     statements = role_statements(home, function_role(home, "evaluate"))
     assert not [s for s in statements if name in json.dumps(s)], "no ARN per repository"
     assert decide([statements], request, tokens) == decision
+
+
+@pytest.mark.slow
+def test_with_a_repository_tag_the_repositories_tag_in_repositories_reads_stay_granted_by_name(
+    scale: dict[str, dict[str, Any]],
+) -> None:
+    """`frontend` is no repository of the rules file's: nobody tags it for this stack, so it is read by its name."""
+    home = scale["EcrRetentionTest"]
+    tokens = {**home_tokens(home), "AWS::Region": "eu-west-1"}
+    statements = role_statements(home, function_role(home, "evaluate"))
+    read = Request("ecr:DescribeImages", f"arn:aws:ecr:eu-west-1:{HUB}:repository/frontend")
+    delete = Request("ecr:BatchDeleteImage", f"arn:aws:ecr:eu-west-1:{HUB}:repository/frontend")
+    assert decide([statements], read, tokens) == "allow"
+    assert decide([statements], delete, tokens) == "implicit-deny"
 
 
 def test_an_event_pattern_over_eventbridges_limit_is_named_in_one_line() -> None:
