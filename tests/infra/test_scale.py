@@ -17,6 +17,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_events as events
 from aws_cdk.assertions import Template
+from cdk_nag import AwsSolutionsChecks
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
@@ -68,8 +69,8 @@ def scale_rules(clusters: list[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def scale(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """The templates by stack: the home stack and the us-east-1 forwarding stack."""
+def scale_stacks(tmp_path_factory: pytest.TempPathFactory) -> list[cdk.Stack]:
+    """The home stack and the us-east-1 forwarding stack."""
     arns = [own_arn(n) for n in range(OWN_CLUSTERS)] + [spoke_arn(n) for n in range(SPOKE_CLUSTERS)]
     context = {
         **CONTEXT,
@@ -81,10 +82,27 @@ def scale(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]
     }
     rules = rules_file(tmp_path_factory.mktemp("scale"), scale_rules([arn.rsplit("/", 1)[1] for arn in arns]))
     stack, forwarders = build_app(rules, context)
-    return {
-        stack.stack_name: dict(Template.from_stack(stack).to_json()),
-        **{forwarder.stack_name: dict(Template.from_stack(forwarder).to_json()) for forwarder in forwarders.values()},
-    }
+    return [stack, *forwarders.values()]
+
+
+@pytest.fixture(scope="module")
+def scale(scale_stacks: list[cdk.Stack]) -> dict[str, dict[str, Any]]:
+    """The templates by stack name."""
+    return {stack.stack_name: dict(Template.from_stack(stack).to_json()) for stack in scale_stacks}
+
+
+@pytest.mark.slow
+def test_at_scale_cdk_nag_finds_nothing_unacknowledged(
+    scale_stacks: list[cdk.Stack], scale: dict[str, dict[str, Any]]
+) -> None:
+    """Every grouped key and cluster ARN, and the tagged repository/*, is acknowledged with its reason."""
+    for stack in scale_stacks:
+        report = AwsSolutionsChecks(stack.node.root).validate_scope(stack)
+        findings = [
+            f"{violation.rule_name} at {', '.join(str(r.construct_path) for r in violation.violating_resources)}"
+            for violation in report.violations
+        ]
+        assert report.success, "\n".join(findings)
 
 
 def describe(size: PolicySize) -> str:
