@@ -77,17 +77,26 @@ class EksClusterAccess(Construct):
                     )
 
     @staticmethod
-    def _entry(parent: Construct, role: iam.IRole, cluster: EksCluster) -> eks.CfnAccessEntry:
-        suffix = re.sub(r"[^A-Za-z0-9]", "", f"{cluster.name}{cluster.region}")
-        # An access entry is a resource of the cluster's own account and region: a stack deployed elsewhere skips
-        # it (the collector then names the cluster's 401 or 403 in its incomplete manifest; docs/aws-inventory.md).
-        here = CfnCondition(
+    def _condition(parent: Construct, cluster: EksCluster) -> CfnCondition:
+        """An access entry is a resource of the cluster's own account and region: a stack deployed elsewhere skips it
+        (the collector then names the cluster's 401 or 403 in its incomplete manifest; docs/aws-inventory.md). One
+        condition per account and Region in each template: CloudFormation takes at most 200 conditions in one."""
+        condition_id = "In" + re.sub(r"[^A-Za-z0-9]", "", f"{cluster.account}{cluster.region}")
+        existing = parent.node.try_find_child(condition_id)
+        if isinstance(existing, CfnCondition):
+            return existing
+        return CfnCondition(
             parent,
-            f"In{suffix}",
+            condition_id,
             expression=Fn.condition_and(
                 Fn.condition_equals(Aws.ACCOUNT_ID, cluster.account), Fn.condition_equals(Aws.REGION, cluster.region)
             ),
         )
+
+    @classmethod
+    def _entry(cls, parent: Construct, role: iam.IRole, cluster: EksCluster) -> eks.CfnAccessEntry:
+        suffix = re.sub(r"[^A-Za-z0-9]", "", f"{cluster.name}{cluster.region}")
+        here = cls._condition(parent, cluster)
         entry = eks.CfnAccessEntry(
             parent,
             f"Entry{suffix}",
