@@ -154,9 +154,9 @@ class EcrRetentionStack(Stack):
             revisions=settings.task_definition_revisions,
             eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
             own_eks_clusters=settings.own_eks_clusters,
+            # As their keys under in-use/ read: <name>, or <account>/<name> for a spoke's.
             other_cluster_names=[
-                *self.config.safety.clusters,
-                *self.config.safety.optional_clusters,
+                *(str(cluster) for cluster in (*self.config.safety.clusters, *self.config.safety.optional_clusters)),
                 *(EksCluster(arn).name for arn in settings.exporter_cluster_arns),
             ],
             vpc=settings.collector_vpc,
@@ -266,6 +266,13 @@ class EcrRetentionStack(Stack):
             "ExporterRoleArn",
             value=self.exporter.role.role_arn,
             description="IAM role for the in-cluster exporter; associate it through EKS Pod Identity",
+        )
+        CfnOutput(
+            self,
+            "SentinelFunctionArn",
+            value=self.sentinel.function.function_arn,
+            description="The sentinel; deploy/cloudformation/sentinel-invoke-scp.yaml keeps every IAM principal from "
+            "invoking it (docs/security.md)",
         )
         CfnOutput(
             self,

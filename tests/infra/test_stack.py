@@ -40,7 +40,9 @@ STACK_CONTEXT = {
     "breakGlassRoleArn": BREAK_GLASS_ROLE_ARN,
 }
 # Every cluster the stack lets write is expected or optional (synthesis refuses any other).
-STACK_RULES = RULES.replace("clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [payments]}")
+STACK_RULES = RULES.replace(
+    "clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [210987654321/payments]}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +244,13 @@ def test_exporter_role_trusts_only_eks_pod_identity_for_the_exporter_service_acc
                 "StringEquals": {
                     "aws:RequestTag/kubernetes-namespace": "ecr-retention",
                     "aws:RequestTag/kubernetes-service-account": "ecr-retention-exporter",
-                }
+                },
+                # A cluster of this account (tests/infra/test_event_provenance.py).
+                "StringLike": {
+                    "aws:RequestTag/eks-cluster-arn": [
+                        {"Fn::Join": ["", ["arn:aws:eks:eu-west-1:", {"Ref": "AWS::AccountId"}, ":cluster/*"]]}
+                    ]
+                },
             },
         }
     ]
