@@ -71,6 +71,10 @@ DEPLOYMENT_ROLE_ARN_CONTEXT_KEY = "deploymentRoleArn"
 CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY = "cloudTrailManagementEvents"
 # A role GitHub Actions of one repository assume through OIDC to review rules changes (infra/reviewers.py).
 REVIEWERS_CONTEXT_KEY = "reviewers"
+# The tag ({"key": ..., "value": ...}) that marks the repositories the rules file names exactly, when they are too
+# many for their ARNs to fit IAM's policy sizes (infra.repository_scope.RepositoryTag): the roles' grants on them are
+# conditioned on it instead.
+REPOSITORY_TAG_CONTEXT_KEY = "repositoryTag"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
 # (infra.eks_access explains the choice).
 EKS_VIEW_POLICY = "AmazonEKSViewPolicy"
@@ -143,6 +147,8 @@ ASSET_RULES_FILE = "retention.yaml"
 # The collector's spoke roles inside the asset (spokeRoleArns, domain.inventory.spoke_roles.SpokeRoles): at 200 accounts the
 # list is about 11.6 KB, over Lambda's 4 KB for a function's environment, so the collector's SPOKE_ROLES_FILE names it.
 ASSET_SPOKE_ROLES_FILE = layout.SPOKE_ROLES_FILE
+# The collector's eksClusters, likewise (500 ARNs are about 35 KB): its EKS_CLUSTERS_FILE names the file.
+ASSET_EKS_CLUSTERS_FILE = layout.EKS_CLUSTERS_FILE
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterAr
 from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import known_regions
 from infra import constants
-from infra.repository_scope import PrunedRegions, managed_patterns
+from infra.repository_scope import PrunedRegions, RepositoryTag, coarsened_matchers, managed_patterns
 
 
 def _list_from_text(value: Any) -> Any:
@@ -295,6 +295,9 @@ class DeploySettings(BaseModel):
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.REVIEWERS_CONTEXT_KEY
     )
+    repository_tag: Annotated[RepositoryTag | None, BeforeValidator(_object_from_text)] = Field(
+        default=None, alias=constants.REPOSITORY_TAG_CONTEXT_KEY
+    )
 
     @field_validator("exporter_cluster_arns")
     @classmethod
@@ -398,7 +401,9 @@ class DeploySettings(BaseModel):
                 f"({', '.join(self.regions)}); list the home Region, where the stack is deployed, with the others"
             )
         home = region if region is not None else next(iter(self.regions), None)
-        return PrunedRegions(home=home, others=tuple(each for each in self.regions if each != home))
+        return PrunedRegions(
+            home=home, others=tuple(each for each in self.regions if each != home), tag=self.repository_tag
+        )
 
     def check_policy_regions(self, config: RetentionConfig, *, region: str | None) -> None:
         """Every Region a policy names is one the deployment prunes (its rules would never apply otherwise); when
@@ -535,11 +540,8 @@ def derived_repository_filter(patterns: Iterable[str]) -> list[str | dict[str, s
     split = exact_names_and_prefixes(patterns)
     if split is None:
         return None
-    exact, prefixes = split
-    # What a prefix already covers adds nothing: `team-a/` and `team-api` are covered by `team-`.
-    kept_prefixes = sorted(p for p in prefixes if not any(p != other and p.startswith(other) for other in prefixes))
-    kept_exact = sorted(name for name in exact if not any(name.startswith(prefix) for prefix in kept_prefixes))
-    return [*kept_exact, *({"prefix": prefix} for prefix in kept_prefixes)]
+    # What a prefix already covers adds nothing; past EventBridge's pattern size, names become prefixes.
+    return coarsened_matchers(*split)
 
 
 def exact_names_and_prefixes(patterns: Iterable[str]) -> tuple[set[str], set[str]] | None:

@@ -187,7 +187,8 @@ class PruningWorkflow(Construct):
         managed = self._regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
         access.grant_ecr(role, self, EVALUATE_ECR_ACTIONS, managed)
         access.acknowledge_repository_patterns(role, managed, "is a policy's in the rules file")
-        tag_sources = self._regions.scoped(lambda region: repository_scope.tag_source_patterns(config, region))
+        # By name even with repositoryTag: these repositories are not the rules file's, nobody tags them for it.
+        tag_sources = dict(self._regions.scoped(lambda region: repository_scope.tag_source_patterns(config, region)))
         if tag_sources:
             # tag_in_repositories reads the tags of other repositories: DescribeImages only.
             access.grant_ecr(role, self, ["ecr:DescribeImages"], tag_sources)

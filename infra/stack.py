@@ -13,7 +13,7 @@ from constructs import Construct
 from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
-from infra import lambda_asset, queues
+from infra import constants, lambda_asset, queues, repository_scope
 from infra.alarms import Alarms
 from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
@@ -51,6 +51,8 @@ class EcrRetentionStack(Stack):
         # The home Region (this stack's) and the other pruned Regions, whose events infra.region_forwarder's stacks
         # send here.
         self.pruned_regions = settings.pruned_regions(_known(self.region))
+        # Too many exact repository names for IAM without a repository tag: one line, before any construct.
+        repository_scope.check_exact_names_fit(config, self.pruned_regions, constants.REPOSITORY_TAG_CONTEXT_KEY)
 
         self.inventory = InventoryBucket(self, "Inventory")
         bucket = self.inventory.bucket
@@ -63,7 +65,7 @@ class EcrRetentionStack(Stack):
             agentless_clusters=settings.aws_inventory and bool(settings.eks_clusters),
         )
 
-        code = lambda_asset.lambda_code(settings.rules_file, settings.spoke_role_arns)
+        code = lambda_asset.lambda_code(settings.rules_file, settings.spoke_role_arns, settings.eks_clusters)
         # Every function of the pipeline: the bucket, and the registry (this account), so that none calls STS to
         # find it.
         environment = {layout.BUCKET_NAME_VARIABLE: bucket.bucket_name, layout.REGISTRY_ID_VARIABLE: Aws.ACCOUNT_ID}
@@ -152,6 +154,11 @@ class EcrRetentionStack(Stack):
             revisions=settings.task_definition_revisions,
             eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
             own_eks_clusters=settings.own_eks_clusters,
+            # As their keys under in-use/ read: <name>, or <account>/<name> for a spoke's.
+            other_cluster_names=[
+                *(str(cluster) for cluster in (*self.config.safety.clusters, *self.config.safety.optional_clusters)),
+                *(EksCluster(arn).name for arn in settings.exporter_cluster_arns),
+            ],
             vpc=settings.collector_vpc,
         )
 

@@ -211,3 +211,7 @@ SPOKE_ROLES_FILE_VARIABLE = "SPOKE_ROLES_FILE"
 SPOKE_ROLES_FILE = "spoke-roles.json"
 TASK_DEFINITION_REVISIONS_VARIABLE = "TASK_DEFINITION_REVISIONS"
 EKS_CLUSTERS_VARIABLE = "EKS_CLUSTERS"
+# The file of the eksClusters ({"eksClusters": [<arn>, ...]}), which the stack ships in the Lambda asset and names here:
+# 500 ARNs are about 35 KB, over Lambda's 4 KB for a function's environment (EKS_CLUSTERS, still read, holds none then).
+EKS_CLUSTERS_FILE_VARIABLE = "EKS_CLUSTERS_FILE"
+EKS_CLUSTERS_FILE = "eks-clusters.json"
