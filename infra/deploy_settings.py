@@ -72,6 +72,8 @@ def _region_name(value: Any) -> Any:
 
 ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
 Email = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
+# An AWS Organizations organization ID, as Organizations writes it (o- and 10 to 32 lowercase letters or digits).
+OrganizationId = Annotated[str, StringConstraints(pattern=r"^o-[a-z0-9]{10,32}$")]
 # A repository name prefix for the push rule: the characters a repository name may hold.
 RepositoryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/-]{1,256}$")]
 TextList = BeforeValidator(_list_from_text)
@@ -263,8 +265,13 @@ class DeploySettings(BaseModel):
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
     break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
-    # None: the synthesizer's CloudFormation execution role (infra.deployment_role).
+    # Neither: the synthesizer's CloudFormation execution role (infra.deployment_role); both: every role of both.
     deployment_role_arn: RoleArn | None = Field(default=None, alias=constants.DEPLOYMENT_ROLE_ARN_CONTEXT_KEY)
+    deployment_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(
+        default=(), alias=constants.DEPLOYMENT_ROLE_ARNS_CONTEXT_KEY
+    )
+    # None: the bucket policy names each spoke account (spokeExporterRoleArns).
+    organization_id: OrganizationId | None = Field(default=None, alias=constants.ORGANIZATION_ID_CONTEXT_KEY)
     # A trail records management events in the Region: the sentinel's rule for API calls is added (infra/sentinel.py).
     cloud_trail_management_events: bool = Field(default=False, alias=constants.CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY)
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
@@ -422,6 +429,12 @@ class DeploySettings(BaseModel):
             f"{constants.COLLECT_REGIONS_CONTEXT_KEY})",
             collected,
         )
+
+    @property
+    def deploying_roles(self) -> tuple[str, ...]:
+        """deploymentRoleArn and deploymentRoleArns, each role once; empty: the synthesizer's."""
+        listed = (*([] if self.deployment_role_arn is None else [self.deployment_role_arn]), *self.deployment_role_arns)
+        return tuple(dict.fromkeys(listed))
 
     @property
     def spoke_accounts(self) -> frozenset[str]:
