@@ -74,18 +74,11 @@ STATES_XRAY_ACTIONS = (
 )
 
 
-# An operator's acknowledgement of a deleted in-use memory, one object per delete marker (layout).
-MEMORY_ACKNOWLEDGEMENTS = f"{layout.MEMORY_DELETION_ACKNOWLEDGEMENTS_PREFIX}*"
-ACKNOWLEDGEMENTS_REASON = (
-    "An in-use memory found deleted blocks the run unless this delete marker's acknowledgement (named by its version "
-    "id) exists: read by key."
-)
-
-
 def memory_versions_statement(bucket: s3.IBucket) -> iam.PolicyStatement:
     """A run that finds no in-use memory lists the memory key's versions: a delete marker on top means that it was
     deleted, not never written, which blocks the run until acknowledged (services/inventory.py). Only that key's
-    versions: s3:prefix, which ListObjectVersions carries, is the key itself."""
+    versions: s3:prefix, which ListObjectVersions carries, is the key itself. (The acknowledgement of a deletion is
+    found with the role's ListBucket.)"""
     return iam.PolicyStatement(
         actions=["s3:ListBucketVersions"],
         resources=[bucket.bucket_arn],
@@ -242,7 +235,7 @@ class PruningWorkflow(Construct):
             access.objects_statement(
                 self._bucket,
                 ["s3:GetObject"],
-                [cache, in_use, replication_file, layout.IN_USE_MEMORY_KEY, MEMORY_ACKNOWLEDGEMENTS],
+                [cache, in_use, replication_file, layout.IN_USE_MEMORY_KEY],
             )
         )
         snapshots = f"{layout.SNAPSHOTS_PREFIX}*"
@@ -258,7 +251,6 @@ class PruningWorkflow(Construct):
                 in_use: "Every cluster's in-use manifest is read: each one protects its images.",
                 repository_reports: "Each evaluation stores its repository report under its run id.",
                 replication_file: "Each evaluation reads the replication rules its run's targets step read.",
-                MEMORY_ACKNOWLEDGEMENTS: ACKNOWLEDGEMENTS_REASON,
             },
         )
 
@@ -308,7 +300,7 @@ class PruningWorkflow(Construct):
             access.objects_statement(
                 self._bucket,
                 ["s3:GetObject"],
-                [runs, in_use, layout.IN_USE_MEMORY_KEY, removals, MEMORY_ACKNOWLEDGEMENTS],
+                [runs, in_use, layout.IN_USE_MEMORY_KEY, removals],
             )
         )
         # The run's in-use check (services.in_use_check): every in-use reference into the registry against what
@@ -340,7 +332,6 @@ class PruningWorkflow(Construct):
                 in_use: "The in-use manifests, read to publish each expected cluster's manifest age.",
                 removals: "The sentinel's record of removals, one object per removal, read for the repositories "
                 "where an in-use image is missing.",
-                MEMORY_ACKNOWLEDGEMENTS: ACKNOWLEDGEMENTS_REASON,
                 reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json, and the "
                 "page and the sheet beside it, .html and .csv).",
             },

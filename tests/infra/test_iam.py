@@ -190,7 +190,6 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
                     "${Bucket.Arn}/in-use/*",
                     "${Bucket.Arn}/manifests/*",
                     "${Bucket.Arn}/runs/*/replication.json",
-                    "${Bucket.Arn}/state/acknowledged-memory-deletions/*",
                     "${Bucket.Arn}/state/in-use-memory.json",  # the in-use memory: read, never written
                 ),
                 "{}",
@@ -246,7 +245,6 @@ def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_an
                     "${Bucket.Arn}/in-use/*",
                     "${Bucket.Arn}/removals/*",
                     "${Bucket.Arn}/runs/*",
-                    "${Bucket.Arn}/state/acknowledged-memory-deletions/*",
                     memory,
                 ),
                 "{}",
