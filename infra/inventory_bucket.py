@@ -323,9 +323,10 @@ class InventoryBucket(Construct):
         remember the wrong digest of a tag; a forged snapshot makes a review (diff --bucket) say "no change". Whatever
         identity policies say (administrators included), each key has one writer: the targets step writes the run's
         targets and replication rules, the evaluations their repository reports, the deletions they tell each other
-        and the kept snapshots, the workflow (the Distributed Map's result writer) its map results, and nobody else
-        writes under runs/. Constant size. (reports/ is not bound: no run reads it to decide, and an operator's
-        `ecr-retention run` writes its report there, docs/operations.md.)"""
+        and the kept snapshots, the workflow (the Distributed Map's result writer) its map results. Constant size
+        (about 1.2 KB). Another key under runs/ is read by nobody and left to identity policies, and so is reports/:
+        no run reads it to decide, and an operator's `ecr-retention run` writes its report there
+        (docs/operations.md)."""
         runs = constants.RUNS_PREFIX
         writers = {
             "RunTargetsOnlyByTheTargetsStep": (
@@ -344,11 +345,6 @@ class InventoryBucket(Construct):
                 [self.bucket.arn_for_objects(key) for key in keys],
                 {"ArnNotEquals": {"aws:PrincipalArn": writer.role_arn}},
             )
-        self._deny_puts(
-            "RunStateOnlyByThePipeline",
-            [self.bucket.arn_for_objects(f"{runs}*")],
-            {"ArnNotEquals": {"aws:PrincipalArn": [writer.role_arn for _, writer in writers.values()]}},
-        )
 
     def deny_deleting_protection_state(self, break_glass_role_arn: str | None) -> None:
         """Deleting a manifest, the in-use memory, a run's state (targets, replication rules, repository reports,
