@@ -81,14 +81,9 @@ class S3Bucket:
         entry of the key itself marked IsLatest is its latest version."""
         try:
             for page in self._client.get_paginator("list_object_versions").paginate(Bucket=self._name, Prefix=key):
-                latest = [
-                    (kind, entry)
-                    for kind in ("DeleteMarkers", "Versions")
-                    for entry in page.get(kind, [])
-                    if entry["Key"] == key and entry.get("IsLatest")
-                ]
-                if latest:
-                    kind, entry = latest[0]
+                latest = _latest_of(page, key)
+                if latest is not None:
+                    kind, entry = latest
                     return DeleteMarker(entry["VersionId"], entry["LastModified"]) if kind == "DeleteMarkers" else None
         except AWS_CALL_ERRORS as error:
             raise self._failure("ListObjectVersions", key, error) from None
@@ -131,3 +126,14 @@ class S3Bucket:
     def _failure(self, operation: str, key: str, error: AwsCallError) -> StorageError:
         code, description = describe_failure(operation, error)
         return StorageError(f"s3://{self._name}/{key}: {description}", code=code)
+
+
+def _latest_of(page: dict[str, Any], key: str) -> tuple[str, dict[str, Any]] | None:
+    """The key's latest version on one page of ListObjectVersions, with the list it is in (DeleteMarkers, Versions)."""
+    latest = [
+        (kind, entry)
+        for kind in ("DeleteMarkers", "Versions")
+        for entry in page.get(kind, [])
+        if entry["Key"] == key and entry.get("IsLatest")
+    ]
+    return latest[0] if latest else None
