@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, get_args
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -30,6 +31,7 @@ from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.registry.replication import AwsRegion
+from ecr_retention.loading import known_regions
 from infra import constants
 from infra.repository_scope import PrunedRegions, managed_patterns
 
@@ -64,9 +66,18 @@ _REGION_NAME = re.compile(get_args(AwsRegion)[1].pattern)
 
 
 def _region_name(value: Any) -> Any:
-    """A Region's name, said in words rather than as the pattern it fails."""
+    """A Region's name, said in words rather than as the pattern it fails; and a Region botocore's partition data
+    lists (`mars-north-1` has a Region's shape and is none, issue 43)."""
     if isinstance(value, str) and not _REGION_NAME.fullmatch(value):
         raise ValueError(f"{value!r} is not a Region's name (like eu-west-1)")
+    return _known_region(value) if isinstance(value, str) else value
+
+
+def _known_region(value: str) -> str:
+    known = known_regions()
+    problem = known.problem(value) if known is not None else None
+    if problem is not None:
+        raise ValueError(problem)
     return value
 
 
@@ -243,7 +254,7 @@ class DeploySettings(BaseModel):
         default=constants.DEFAULT_COLLECTOR_SCHEDULE, alias=constants.COLLECTOR_SCHEDULE_CONTEXT_KEY
     )
     # Empty: the region the stack is deployed to.
-    collect_regions: Annotated[tuple[AwsRegion, ...], TextList] = Field(
+    collect_regions: Annotated[tuple[Annotated[AwsRegion, AfterValidator(_known_region)], ...], TextList] = Field(
         default=(), alias=constants.COLLECT_REGIONS_CONTEXT_KEY
     )
     spoke_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(

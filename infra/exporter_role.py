@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Annotations
+from aws_cdk import Annotations, Aws, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
@@ -39,7 +39,11 @@ class ExporterRole(Construct):
                     "StringEquals": {
                         "aws:RequestTag/kubernetes-namespace": constants.EXPORTER_NAMESPACE,
                         "aws:RequestTag/kubernetes-service-account": constants.EXPORTER_SERVICE_ACCOUNT,
-                    }
+                    },
+                    # The source of the request: a cluster of this account (in a Region of a listed cluster).
+                    "StringLike": {
+                        f"aws:RequestTag/{constants.EKS_CLUSTER_ARN_TAG}": source_clusters(Stack.of(self), cluster_arns)
+                    },
                 }
             )
         )
@@ -68,6 +72,21 @@ class ExporterRole(Construct):
         # says (a manifest of a cluster in neither safety list is named); the bucket policy binds the same for this
         # role and the spokes' (infra.inventory_bucket, docs/security.md).
         self.role.add_to_policy(own_manifest_statement(inventory_bucket, self.cluster_arns))
+
+
+def source_clusters(stack: Stack, cluster_arns: Sequence[str]) -> list[str]:
+    """The clusters whose pods may receive the role's credentials, by the `eks-cluster-arn` session tag Pod Identity
+    sets: any cluster of this account in the Region of a listed cluster (of any Region when none is listed).
+
+    The trust's source condition. EKS Pod Identity documents its session tags as the keys to restrict which clusters,
+    namespaces and service accounts use a role (EKS User Guide, "Create IAM role with trust policy required by EKS Pod
+    Identity"); it documents neither aws:SourceAccount nor aws:SourceArn, and a condition on a key that is absent
+    would refuse every pod. One pattern per Region rather than one ARN per cluster: a trust policy is limited to 2,048
+    characters by default, about 30 cluster ARNs."""
+    regions = sorted({(EksCluster(arn).partition, EksCluster(arn).region) for arn in cluster_arns})
+    if not regions:
+        return [f"arn:{Aws.PARTITION}:eks:*:{stack.account}:cluster/*"]
+    return [f"arn:{partition}:eks:{region}:{stack.account}:cluster/*" for partition, region in regions]
 
 
 def own_manifest_statement(bucket: s3.IBucket, cluster_arns: Sequence[str]) -> iam.PolicyStatement:

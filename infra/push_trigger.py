@@ -16,6 +16,7 @@ from constructs import Construct
 
 from ecr_retention import layout
 from infra import constants, queues
+from infra.event_provenance import from_this_account
 from infra.pipeline_function import PipelineFunction
 
 
@@ -64,6 +65,7 @@ class PushTrigger(Construct):
                 )
             ],
         )
+        from_this_account(self.rule)  # this account's pushes only (infra/event_provenance.py)
         self.push = PipelineFunction(
             self,
             "Push",

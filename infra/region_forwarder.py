@@ -23,8 +23,9 @@ from constructs import Construct
 from ecr_retention.domain.config import RetentionConfig
 from infra import constants
 from infra.deploy_settings import DeploySettings
+from infra.event_provenance import from_this_account, with_read_only_events
 from infra.push_trigger import push_event_pattern
-from infra.sentinel import event_pattern, watched_events
+from infra.sentinel import READ_ONLY_RULES, event_pattern, watched_events
 from infra.stack import EcrRetentionStack
 
 PUSHED = "Pushed"
@@ -71,24 +72,36 @@ class RegionForwarderStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
         self.home_region = home_region
         self.home_bus = events.EventBus.from_event_bus_arn(self, "HomeBus", home_event_bus_arn(self, home_region))
-        # One role for every rule (the CDK would make one per rule): events:PutEvents on the home bus only.
+        # One role for every rule (the CDK would make one per rule): events:PutEvents on the home bus only, assumed
+        # only by EventBridge for a rule of this account in this Region (aws:SourceAccount, aws:SourceArn: EventBridge's
+        # cross-service confused deputy prevention), so that no rule elsewhere can be given it.
         self.role = iam.Role(
             self,
             "ForwardToHome",
-            assumed_by=iam.ServicePrincipal("events.amazonaws.com"),
+            assumed_by=iam.ServicePrincipal("events.amazonaws.com").with_conditions(forwarder_trust_conditions(self)),
             description=f"ecr-retention: put this Region's ECR events on {home_region}'s default event bus",
         )
         self.home_bus.grant_put_events_to(self.role)
-        self.rules = {
-            name: events.Rule(
-                self,
-                name,
-                description=f"ecr-retention: to the home Region's ({home_region}) default event bus: {what}",
-                event_pattern=pattern,
-                targets=[targets.EventBus(self.home_bus, role=self.role)],
-            )
-            for name, (pattern, what) in forwarded.items()
-        }
+        self.rules = {name: self._rule(name, pattern, what) for name, (pattern, what) in forwarded.items()}
+
+    def _rule(self, name: str, pattern: events.EventPattern, what: str) -> events.Rule:
+        """This account's events only (infra/event_provenance.py); the lifecycle rule also delivers read-only events."""
+        rule = events.Rule(
+            self,
+            name,
+            description=f"ecr-retention: to the home Region's ({self.home_region}) default event bus: {what}",
+            event_pattern=pattern,
+            targets=[targets.EventBus(self.home_bus, role=self.role)],
+        )
+        return from_this_account(with_read_only_events(rule) if name in READ_ONLY_RULES else rule)
+
+
+def forwarder_trust_conditions(stack: Stack) -> dict[str, Any]:
+    """EventBridge, for a rule of the stack's account and Region (on its default bus: rule/<name>)."""
+    return {
+        "StringEquals": {"aws:SourceAccount": stack.account},
+        "ArnLike": {"aws:SourceArn": stack.format_arn(service="events", resource="rule", resource_name="*")},
+    }
 
 
 def forwarder_stacks(scope: Construct, home: EcrRetentionStack) -> list[RegionForwarderStack]:

@@ -24,6 +24,7 @@ from constructs import Construct
 from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from infra import access, constants, nag, queues, repository_scope
+from infra.event_provenance import from_this_account, with_read_only_events
 from infra.pipeline_function import PipelineFunction
 from infra.repository_scope import PrunedRegions
 
@@ -32,9 +33,11 @@ from infra.repository_scope import PrunedRegions
 READ_ACTIONS = ("ecr:DescribeImages",)
 # The doctor on a new lifecycle policy (with a trail) snapshots the repository: index manifests not yet cached are
 # read with BatchGetImage, only in the repositories a policy manages (in another one the doctor reads the cache only:
-# BatchGetImage would let the sentinel read every manifest of the registry), and GetLifecyclePolicy is not needed
-# (the call carries the policy).
+# BatchGetImage would let the sentinel read every manifest of the registry).
 DOCTOR_ACTIONS = ("ecr:BatchGetImage",)
+# ... and reads the policy now in force from ECR, in any repository (the event's own policy text is not trusted:
+# docs/security.md "Events are checked for where they came from").
+POLICY_READ_ACTIONS = ("ecr:GetLifecyclePolicy",)
 # Restore an archived in-use image: only where a policy applies (as a run would).
 RESTORE_ACTIONS = ("ecr:UpdateImageStorageClass",)
 
@@ -63,11 +66,15 @@ def watched_events(api_calls: bool) -> dict[str, tuple[Mapping[str, object], str
     return wanted
 
 
+# The sentinel's rules whose events CloudTrail marks read-only (a lifecycle policy's PolicyExecutionEvent): in the
+# state that certainly delivers them (infra/event_provenance.py), at home and where they are forwarded from.
+READ_ONLY_RULES = frozenset({"LifecycleAction"})
+
+
 # A guard rule's delivery: the whole event (`aws.events.event.json`, detail included) under layout.GUARD_DELIVERY_KEY.
 GUARD_INPUT_TEMPLATE = f'{{"{layout.GUARD_DELIVERY_KEY}": <aws.events.event.json>}}'
-# A rule in this state also matches read-only management events (AssumeRole is one; so is a Get or List made as the
-# break-glass role): https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail-management.html
-ALL_MANAGEMENT_EVENTS = "ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS"
+# A guard rule in state ALL_MANAGEMENT_EVENTS (infra/event_provenance.py) also matches read-only management events
+# (AssumeRole is one; so is a Get or List made as the break-glass role).
 
 
 class Sentinel(Construct):
@@ -115,16 +122,17 @@ class Sentinel(Construct):
         return self.sentinel.function
 
     def _rules(self, api_calls: bool) -> dict[str, events.Rule]:
-        return {
-            name: events.Rule(
+        rules = {}
+        for name, (pattern, what) in watched_events(api_calls).items():
+            rule = events.Rule(
                 self,
                 name,
                 description=f"ecr-retention sentinel: {what}; tell it when a workload runs the image",
                 event_pattern=event_pattern(pattern),
                 targets=[self._target()],
             )
-            for name, (pattern, what) in watched_events(api_calls).items()
-        }
+            rules[name] = from_this_account(with_read_only_events(rule) if name in READ_ONLY_RULES else rule)
+        return rules
 
     def _target(self) -> targets.LambdaFunction:
         return targets.LambdaFunction(
@@ -167,20 +175,19 @@ class Sentinel(Construct):
             cfn_rule = rule.node.default_child
             assert isinstance(cfn_rule, events.CfnRule)
             cfn_rule.add_property_override("Targets.0.InputTransformer", {"InputTemplate": GUARD_INPUT_TEMPLATE})
-            if read_only_too:
-                cfn_rule.add_property_override("State", ALL_MANAGEMENT_EVENTS)
-            rules[name] = rule
+            rules[name] = from_this_account(with_read_only_events(rule) if read_only_too else rule)
         return rules
 
     def _grant_registry(self, config: RetentionConfig, regions: PrunedRegions, *, doctor: bool) -> None:
         role = self.sentinel.role
         every_repository = regions.everywhere([access.ALL_REPOSITORIES])
-        access.grant_ecr(role, self, READ_ACTIONS, every_repository)
+        access.grant_ecr(role, self, (*READ_ACTIONS, *(POLICY_READ_ACTIONS if doctor else ())), every_repository)
         access.acknowledge_repository_patterns(
             role,
             every_repository,
-            "lets the sentinel confirm a removal in any repository a workload pulls from (DescribeImages); it changes "
-            "nothing there",
+            "lets the sentinel confirm a removal in any repository a workload pulls from (DescribeImages)"
+            + (" and read a lifecycle policy just put there (GetLifecyclePolicy)" if doctor else "")
+            + "; it changes nothing there",
         )
         managed = regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
         access.grant_ecr(role, self, (*RESTORE_ACTIONS, *(DOCTOR_ACTIONS if doctor else ())), managed)

@@ -271,6 +271,13 @@ class EcrRetentionStack(Stack):
         )
         CfnOutput(
             self,
+            "SentinelFunctionArn",
+            value=self.sentinel.function.function_arn,
+            description="The sentinel; deploy/cloudformation/sentinel-invoke-scp.yaml keeps every IAM principal from "
+            "invoking it (docs/security.md)",
+        )
+        CfnOutput(
+            self,
             "StateMachineArn",
             value=self.workflow.state_machine.state_machine_arn,
             description='The run workflow; start it with {"trigger": "schedule"} to run now',

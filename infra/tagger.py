@@ -22,6 +22,7 @@ from constructs import Construct
 
 from ecr_retention.domain.config import RetentionConfig
 from infra import access, constants, repository_scope
+from infra.event_provenance import from_this_account
 from infra.pipeline_function import PipelineFunction
 from infra.repository_scope import PrunedRegions
 
@@ -93,6 +94,7 @@ class Tagger(Construct):
                 )
             ],
         )
+        from_this_account(self.manifest_written)  # infra/event_provenance.py
 
     @property
     def function(self) -> lambda_.Function:

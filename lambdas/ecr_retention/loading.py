@@ -18,6 +18,7 @@ from ecr_retention.domain.inventory.manifest import Inventory, read_inventory, w
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SPOKE_ROLES, SizeLimit
 from ecr_retention.domain.registry.images import RegistrySnapshots, Snapshot
+from ecr_retention.domain.registry.regions import KnownRegions, policy_regions_problem
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import MEMORY_FILE
 
@@ -86,7 +87,27 @@ def validate_as(model: type[Model], data: Any, source: str | Path) -> Model:
 
 
 def load_config(path: str | Path) -> RetentionConfig:
-    return parse_config(read_text(path, RULES_FILE), str(path))
+    """The rules file, validated; with botocore at hand (the AWS commands, the Lambdas, synthesis), each policy's
+    `regions` is also checked against the Regions it knows: `mars-north-1` is one line (issue 43)."""
+    config = parse_config(read_text(path, RULES_FILE), str(path))
+    known = known_regions()
+    if known is not None:
+        problem = policy_regions_problem(
+            ((index, policy.regions or ()) for index, policy in enumerate(config.policies)), known
+        )
+        if problem is not None:
+            raise InputError(f"{path}: {problem}")
+    return config
+
+
+def known_regions() -> KnownRegions | None:
+    """The Regions botocore's partition data lists, or None where botocore is not installed (the base install's
+    offline commands, which check the pattern of a Region's name only)."""
+    try:
+        from ecr_retention.aws.regions import botocore_regions
+    except ImportError:
+        return None
+    return botocore_regions()
 
 
 def load_spoke_roles(path: str | Path) -> SpokeRoles:

@@ -59,7 +59,8 @@ class ReplicationUnreadable(Exception):
 class ImagesUnreadable(Exception):
     """A repository's images could not be looked up (DescribeImages denied, throttled past the retries, an answer that
     is not one): the message names the repository, the call and AWS's error. Raised where the lookup only informs
-    (the run's in-use check), so the caller reports it and goes on."""
+    (the run's in-use check), so the caller reports it and goes on; and by services.snapshot when the answer lists an
+    image twice, where the repository then fails, nothing planned or deleted in it."""
 
 
 class TemplatesUnreadable(Exception):

@@ -38,6 +38,7 @@ def test_app_synthesizes_the_stack_under_cdk_nag(tmp_path: Path, minimal_rules_t
         "OperationsTopicArn",
         "ExporterRoleArn",
         "StateMachineArn",
+        "SentinelFunctionArn",
         "CollectorRoleArn",
         "CollectorFunctionName",
     }

@@ -14,7 +14,8 @@ from aws_cdk.assertions import Template
 from moto.events.models import EventPattern
 
 from ecr_retention import layout
-from infra.sentinel import ALL_MANAGEMENT_EVENTS, GUARD_INPUT_TEMPLATE
+from infra.event_provenance import ALL_MANAGEMENT_EVENTS
+from infra.sentinel import GUARD_INPUT_TEMPLATE
 from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
@@ -80,9 +81,11 @@ def guard_rules(stack: EcrRetentionStack) -> dict[str, dict[str, Any]]:
 def test_the_guard_rules_watch_this_bucket_and_this_break_glass_role(stack: EcrRetentionStack) -> None:
     rules = guard_rules(stack)
     bucket = {"Ref": stack.get_logical_id(stack.inventory.bucket.node.default_child)}  # type: ignore[arg-type]
-    assert rules["BucketGuardChanged"]["EventPattern"] == layout.bucket_guard_pattern(bucket)  # type: ignore[arg-type]
-    assert rules["BreakGlassAssumed"]["EventPattern"] == layout.break_glass_assumed_pattern(BREAK_GLASS)
-    assert rules["BreakGlassUsed"]["EventPattern"] == layout.break_glass_used_pattern(BREAK_GLASS)
+    # Each of this account only (tests/infra/test_event_provenance.py).
+    ours = {"account": [{"Ref": "AWS::AccountId"}]}
+    assert rules["BucketGuardChanged"]["EventPattern"] == {**layout.bucket_guard_pattern(bucket), **ours}  # type: ignore[arg-type]
+    assert rules["BreakGlassAssumed"]["EventPattern"] == {**layout.break_glass_assumed_pattern(BREAK_GLASS), **ours}
+    assert rules["BreakGlassUsed"]["EventPattern"] == {**layout.break_glass_used_pattern(BREAK_GLASS), **ours}
     # AssumeRole, and a Get or List made as the role, are read-only management events: only this state matches them.
     assert rules["BreakGlassAssumed"]["State"] == rules["BreakGlassUsed"]["State"] == ALL_MANAGEMENT_EVENTS
     assert rules["BucketGuardChanged"]["State"] == "ENABLED"

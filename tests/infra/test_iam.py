@@ -334,7 +334,8 @@ def test_with_a_trail_the_sentinel_may_snapshot_a_repository_for_the_doctor(tmp_
     bucket = stack.get_logical_id(stack.inventory.bucket.node.default_child)  # type: ignore[arg-type]
     statements = role_statements(template, function_role(template, "sentinel"))
     reads = [s for s in statements if "ecr:DescribeImages" in listed(s["Action"])]
-    assert [sorted(listed(s["Action"])) for s in reads] == [["ecr:DescribeImages"]]
+    # and GetLifecyclePolicy everywhere: the doctor checks the policy ECR holds (tests/infra/test_event_provenance.py)
+    assert [sorted(listed(s["Action"])) for s in reads] == [["ecr:DescribeImages", "ecr:GetLifecyclePolicy"]]
     # BatchGetImage reads manifests: only in the repositories a policy manages, as the restore
     [manifests] = [s for s in statements if "ecr:BatchGetImage" in listed(s["Action"])]
     assert sorted(listed(manifests["Action"])) == ["ecr:BatchGetImage", "ecr:UpdateImageStorageClass"]

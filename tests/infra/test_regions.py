@@ -183,7 +183,8 @@ def test_the_reads_of_every_repository_cover_every_region_and_describe_registry_
     assert ecr_grants(home, "targets")[("ecr:DescribeRepositories",)] == every
     assert ecr_grants(home, "targets")[("ecr:DescribeRegistry",)] == ["*"]
     assert ecr_grants(home, "report")[("ecr:DescribeImages",)] == every
-    assert ecr_grants(home, "sentinel")[("ecr:DescribeImages",)] == every
+    # With a trail, the sentinel also reads a new lifecycle policy there (tests/infra/test_event_provenance.py).
+    assert ecr_grants(home, "sentinel")[("ecr:DescribeImages", "ecr:GetLifecyclePolicy")] == every
     assert ecr_grants(home, "sentinel")[("ecr:DescribeRegistry",)] == ["*"]
 
 
@@ -209,7 +210,8 @@ def test_the_forwarder_has_the_home_rules_patterns_each_to_the_home_bus(
     assert len(rules_of(forwarder)) == 5
     [role] = [logical_id for logical_id, r in forwarder["Resources"].items() if r["Type"] == "AWS::IAM::Role"]
     for rule in rules_of(forwarder):
-        assert rule["State"] == "ENABLED"
+        # The lifecycle rule also delivers read-only events (tests/infra/test_event_provenance.py).
+        assert rule["State"] in ("ENABLED", "ENABLED_WITH_ALL_CLOUDTRAIL_MANAGEMENT_EVENTS")
         [target] = rule["Targets"]
         assert target["Arn"] == HOME_BUS
         assert target["RoleArn"] == {"Fn::GetAtt": [role, "Arn"]}
@@ -219,7 +221,10 @@ def test_the_forwarder_has_the_home_rules_patterns_each_to_the_home_bus(
 def test_the_forwarders_one_role_may_only_put_events_on_the_home_bus(forwarder: dict[str, Any]) -> None:
     [role] = [logical_id for logical_id, r in forwarder["Resources"].items() if r["Type"] == "AWS::IAM::Role"]
     trust = forwarder["Resources"][role]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
-    assert trust == [{"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}}]
+    # Conditioned on a rule of this account and Region (tests/infra/test_event_provenance.py).
+    assert [{k: v for k, v in each.items() if k != "Condition"} for each in trust] == [
+        {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "events.amazonaws.com"}}
+    ]
     assert role_statements(forwarder, role) == [{"Action": "events:PutEvents", "Effect": "Allow", "Resource": HOME_BUS}]
     kinds = sorted(r["Type"] for r in forwarder["Resources"].values())
     assert kinds == ["AWS::Events::Rule"] * 5 + ["AWS::IAM::Policy", "AWS::IAM::Role"]

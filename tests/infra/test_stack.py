@@ -246,7 +246,13 @@ def test_exporter_role_trusts_only_eks_pod_identity_for_the_exporter_service_acc
                 "StringEquals": {
                     "aws:RequestTag/kubernetes-namespace": "ecr-retention",
                     "aws:RequestTag/kubernetes-service-account": "ecr-retention-exporter",
-                }
+                },
+                # A cluster of this account (tests/infra/test_event_provenance.py).
+                "StringLike": {
+                    "aws:RequestTag/eks-cluster-arn": [
+                        {"Fn::Join": ["", ["arn:aws:eks:eu-west-1:", {"Ref": "AWS::AccountId"}, ":cluster/*"]]}
+                    ]
+                },
             },
         }
     ]

@@ -254,7 +254,8 @@ def test_the_schedules_use_one_role_that_scheduler_of_this_account_assumes(templ
 
 
 def test_the_push_rule_takes_successful_pushes_of_managed_repositories(template: Template) -> None:
-    pattern = rule(template, "aws.ecr")["EventPattern"]
+    pattern = dict(rule(template, "aws.ecr")["EventPattern"])
+    assert pattern.pop("account") == [{"Ref": "AWS::AccountId"}]  # tests/infra/test_event_provenance.py
 
     # Literal policy patterns match exactly, globs by their literal prefix (tests/support/infra_stacks.RULES).
     assert pattern == {
@@ -350,7 +351,8 @@ def test_every_queue_is_encrypted_and_refuses_requests_without_tls(template: Tem
 def test_a_new_in_use_manifest_invokes_the_tagger(template: Template, stack: EcrRetentionStack) -> None:
     written = rule(template, "aws.s3")
     bucket_id = logical_id(stack, stack.inventory.bucket)
-    pattern = written["EventPattern"]
+    pattern = dict(written["EventPattern"])
+    assert pattern.pop("account") == [{"Ref": "AWS::AccountId"}]  # tests/infra/test_event_provenance.py
     assert pattern == {
         "source": ["aws.s3"],
         "detail-type": ["Object Created"],

@@ -93,6 +93,8 @@ def _condition_holds(
         return actual is None or actual not in values
     if operator in ("StringLike", "ArnLike"):
         return actual is not None and any(glob_matches(v, actual) for v in values)
+    if operator in ("StringNotLike", "ArnNotLike"):  # like every negated operator, true when the key is absent
+        return actual is None or not any(glob_matches(v, actual) for v in values)
     if operator == "NumericLessThan":
         return actual is not None and float(actual) < float(values[0])
     if operator == "Bool":

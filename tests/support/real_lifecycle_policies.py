@@ -130,7 +130,7 @@ CASES.append(
             ("feature-login-2", 3),
             ("prod-2", 3),
         ],
-        findings=[("warning", "tag-list-is-and", 2), ("info", "untagged-rule-multi-arch", 1)],
+        findings=[("error", "tag-list-is-and", 2), ("info", "untagged-rule-multi-arch", 1)],
         fixed=[
             (1, "untagged", 14),
             (2, "feature", 1),

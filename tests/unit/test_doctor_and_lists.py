@@ -165,9 +165,9 @@ def test_a_list_whose_images_for_one_entry_stay_below_it_is_not_reported() -> No
     assert [f for f in run(pol, images).findings if f.code == "tag-list-is-and"] == []
 
 
-def test_entries_that_co_occur_with_wildcards_only_lose_images_below_as_a_warning() -> None:
-    """Both entries are patterns and some images carry both: a deliberate AND is possible, so a warning, with the
-    split in the fixed policy all the same."""
+def test_entries_that_co_occur_with_wildcards_and_lose_images_below_are_an_error_too() -> None:
+    """Both entries are patterns and some images carry both: the images tagged for one entry that fall below are lost
+    all the same, so the same error as when no image carries both (issue 43), with the split in the fixed policy."""
     images = repo(
         image("a", "alpha-1", "beta-1", age=DAY),
         image("b", "alpha-2", age=2 * DAY),
@@ -179,7 +179,7 @@ def test_entries_that_co_occur_with_wildcards_only_lose_images_below_as_a_warnin
     diagnosis = run(pol, images)
 
     [finding] = [f for f in diagnosis.findings if f.code == "tag-list-is-and"]
-    assert finding.severity == "warning"
+    assert finding.severity == "error"
     assert "of the 3 alpha* images, 1 carries every entry and is selected by rule 1" in finding.message
     assert "2 fall to rule 2 and 1 of them expires" in finding.message
     assert [r.selection.patterns for r in fixed(diagnosis).ordered_rules[:2]] == [("alpha*",), ("beta*",)]

@@ -118,13 +118,14 @@ def test_the_fixed_policy_splits_the_list_into_one_rule_per_entry_with_the_same_
     assert evaluate(fixed(diagnosis), REPORTING, NOW).verdicts == {}
 
 
-def test_entries_that_never_co_occur_because_one_matches_nothing_is_a_warning() -> None:
+def test_entries_that_never_co_occur_because_one_matches_nothing_are_the_same_error() -> None:
+    """No staging image yet: the dev images are lost below all the same (issue 43: one severity for one mistake)."""
     images = repo(image("d1", "dev-1", age=DAY), image("d2", "dev-2", age=2 * DAY))
     pol = policy(rule(1, prefixes("dev", "staging") | keep(30)), rule(2, {"tagStatus": "any"} | keep(1)))
 
     [finding] = [f for f in run(pol, images).findings if f.code == "tag-list-is-and"]
 
-    assert finding.severity == "warning"
+    assert finding.severity == "error"
     assert "no image has a staging* tag" in finding.message
     assert "dev* images fall to rule 2 and 1 of them expires" in finding.message
 

@@ -56,7 +56,8 @@ class ClientFactory:
         self._lock = threading.Lock()
 
     def client(self, service: str, region: str | None = None) -> Any:
-        """The client for this service in this region (None: the session's region, from the environment)."""
+        """The client for this service in this region (None: the environment's, AWS_REGION first as the AWS CLI
+        reads it, else the session's: boto3 alone would ignore AWS_REGION, issue 43)."""
         key = (service, region)
         with self._lock:
             existing = self._clients.get(key)
@@ -64,7 +65,8 @@ class ClientFactory:
                 return existing
             if self._session is None:
                 self._session = boto3.session.Session()
-            created = self._session.client(service, region_name=region, config=self._config)
+            where = region or os.environ.get("AWS_REGION") or self._session.region_name
+            created = self._session.client(service, region_name=where, config=self._config)
             if self._on_create is not None:
                 self._on_create(created)
             self._clients[key] = created

@@ -11,6 +11,7 @@ from typing import Any
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.replication import REGION_PATTERN
+from ecr_retention.loading import known_regions
 
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
@@ -24,11 +25,16 @@ class AwsFailure(Exception):
 REGION = re.compile(REGION_PATTERN)
 
 
-def region_options(regions: Sequence[str]) -> tuple[str, ...]:
-    """Each --region once, in order; a name that is no Region is bad input."""
+def region_options(regions: Sequence[str], option: str = "--region") -> tuple[str, ...]:
+    """Each --region once, in order; a name that is no Region, or one botocore's partition data does not list
+    (`mars-north-1`, issue 43), is bad input."""
+    known = known_regions()
     for region in regions:
         if not REGION.match(region):
-            raise InputError(f"--region: {region!r} is not an AWS Region (such as us-east-1)")
+            raise InputError(f"{option}: {region!r} is not an AWS Region (such as us-east-1)")
+        problem = known.problem(region) if known is not None else None
+        if problem is not None:
+            raise InputError(f"{option}: {problem}")
     return tuple(dict.fromkeys(regions))
 
 

@@ -15,6 +15,7 @@ from ecr_retention.commands.lifecycle_preview import (
     index_warnings,
     load_images,
     load_policy,
+    lookalike_host_warnings,
     warn,
 )
 from ecr_retention.domain.doctor import (
@@ -46,8 +47,8 @@ def register(subparsers: Any) -> None:
         "doctor",
         help="find what a native ECR lifecycle policy would break",
         description="Check a native ECR lifecycle policy against the images, the in-use manifests and the rules "
-        "file: each finding has a severity and a concrete fix. Exit 1 when an error-severity finding exists, "
-        "0 otherwise, 2 on bad input.",
+        "file: each finding has a severity and a concrete fix. Exit 1 when a finding of the --fail-on severity or a "
+        "graver one exists (by default an error), 0 otherwise, 2 on bad input.",
     )
     add_policy_and_images(parser, required=False)
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json)")
@@ -73,7 +74,19 @@ def register(subparsers: Any) -> None:
         help="a tag pattern of tags that name one build, though the heuristic calls them mutable; repeatable",
     )
     parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--fail-on",
+        choices=SEVERITY_ORDER,
+        default="error",
+        help="exit 1 when a finding of this severity or a graver one exists: error (the default), warning (a CI gate "
+        "that lets no warning through), info (any finding)",
+    )
     parser.set_defaults(run=run)
+
+
+def fails(counts: Mapping[str, int], fail_on: str) -> bool:
+    """Whether findings of the `--fail-on` severity or a graver one exist (SEVERITY_ORDER: gravest first)."""
+    return any(counts.get(severity, 0) for severity in SEVERITY_ORDER[: SEVERITY_ORDER.index(fail_on) + 1])
 
 
 def tag_kinds(args: argparse.Namespace) -> TagKinds:
@@ -91,7 +104,7 @@ REPOSITORY_OPTIONS = ("policy", "images", "repository", "manifests", "config", "
 def run(args: argparse.Namespace) -> int:
     if args.templates is not None:
         _only_templates(args)
-        return run_templates(args.templates, args.format, tag_kinds(args))
+        return run_templates(args.templates, args.format, tag_kinds(args), args.fail_on)
     missing = [f"--{name}" for name in ("policy", "images") if getattr(args, name) is None]
     if missing:
         raise InputError(f"the following arguments are required: {', '.join(missing)} (or --templates FILE)")
@@ -132,8 +145,13 @@ def run_repository(args: argparse.Namespace) -> int:
         tag_kinds=tag_kinds(args),
     )
     warn(index_warnings(index_children(found.images, found.manifests)[1]))
+    warn(lookalike_host_warnings(inventory))
     _print_diagnosis(diagnosis, args.format)
-    return 1 if diagnosis.has_errors else 0
+    return 1 if fails(_counts(diagnosis), args.fail_on) else 0
+
+
+def _counts(diagnosis: RepositoryDiagnosis) -> dict[str, int]:
+    return {severity: diagnosis.count(severity) for severity in SEVERITY_ORDER}
 
 
 def _unreadable_manifests(inventory: Inventory) -> list[str]:
@@ -230,7 +248,7 @@ def load_templates(path: str) -> CreationTemplatesDocument:
     return document
 
 
-def run_templates(path: str, output: str, kinds: TagKinds = DEFAULT_TAG_KINDS) -> int:
+def run_templates(path: str, output: str, kinds: TagKinds = DEFAULT_TAG_KINDS, fail_on: str = "error") -> int:
     document = load_templates(path)
     checked = [
         (t, diagnose_template(t, kinds)) for t in sorted(document.repository_creation_templates, key=lambda t: t.prefix)
@@ -241,7 +259,7 @@ def run_templates(path: str, output: str, kinds: TagKinds = DEFAULT_TAG_KINDS) -
         sys.stdout.write("\n")
     else:
         print(render_templates(document, checked, counts))
-    return 1 if counts["error"] else 0
+    return 1 if fails(counts, fail_on) else 0
 
 
 def _severity_counts(findings: Sequence[TemplateFinding]) -> dict[str, int]:

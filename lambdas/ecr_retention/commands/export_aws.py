@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from ecr_retention.commands.aws_session import aws_errors, bucket_name
+from ecr_retention.commands.aws_session import aws_errors, bucket_name, region_options
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.aws import DEFAULT_REVISIONS, RoleArn, account_of_role, count_summary
 from ecr_retention.domain.limits import IN_USE_MANIFEST
@@ -154,7 +154,7 @@ def _regions(texts: list[str]) -> tuple[str, ...]:
             adapter.validate_python(text)
         except ValidationError:
             raise InputError(f"--regions {text!r}: not an AWS region name such as eu-west-1") from None
-    return tuple(dict.fromkeys(texts))
+    return region_options(texts, "--regions")
 
 
 def _revisions(text: str) -> int:

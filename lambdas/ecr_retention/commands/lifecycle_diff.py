@@ -9,7 +9,14 @@ import sys
 from typing import Any
 
 from ecr_retention.commands.lifecycle_diff_text import DEFAULT_IMAGES_LISTED, lifecycle_markdown, table_lines
-from ecr_retention.commands.lifecycle_preview import RepositoryImages, chosen_repository, load_images, load_policy
+from ecr_retention.commands.lifecycle_preview import (
+    RepositoryImages,
+    chosen_repository,
+    load_images,
+    load_policy,
+    lookalike_host_warnings,
+    warn,
+)
 from ecr_retention.commands.registry_inputs import inputs_from_bucket
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import InUseIndex
@@ -25,7 +32,9 @@ def register(subparsers: Any) -> None:
         description="Evaluates --base (the policy as it is) and --policy (as the change makes it) with ECR's "
         "semantics on the same images and time, and prints the images whose fate changes, with the workloads "
         "that run them. Native policies have no brake (ECR acts within a day), so what the policy decides is what "
-        "happens. Exit 0, 1 when the change expires or archives an image a workload runs, 2 on bad input.",
+        "happens. Exit 0, 1 when the change expires or archives an image a workload runs, or expires or archives "
+        "any image while no in-use manifest tells which images run (none read, or one unreadable): the in-use "
+        "effect is then unknown, and a gate does not pass what it cannot judge; 2 on bad input.",
     )
     parser.add_argument("--policy", required=True, help="the lifecycle policy JSON as the change makes it")
     parser.add_argument("--base", required=True, help="the lifecycle policy JSON as it is")
@@ -62,8 +71,16 @@ def run(args: argparse.Namespace) -> int:
     found, inventory = images_and_inventory(args)
     name = found.repository_name or new.repository_name
     in_use = InUseIndex.build(inventory.protecting, found.registry)
+    warn(lookalike_host_warnings(inventory))
     diff = diff_lifecycle(
-        base.policy, new.policy, found.images, now, manifests=found.manifests, repository_name=name, in_use=in_use
+        base.policy,
+        new.policy,
+        found.images,
+        now,
+        manifests=found.manifests,
+        repository_name=name,
+        in_use=in_use,
+        in_use_unknown=in_use_unknown(inventory),
     )
     if args.format == "json":
         sys.stdout.write(json.dumps(diff.model_dump(mode="json", by_alias=True), indent=2) + "\n")
@@ -71,7 +88,19 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(lifecycle_markdown(diff, images_listed=args.images_per_repository))
     else:
         sys.stdout.writelines(f"{line}\n" for line in table_lines(diff))
-    return 1 if diff.running_removed else 0
+    return 1 if diff.running_removed or diff.unknown_removed else 0
+
+
+def in_use_unknown(inventory: Inventory) -> str | None:
+    """Why the inventory does not tell which images run, or None when it does: no readable manifest (the doctor's
+    "in-use check skipped"), or a manifest that cannot be read (its images may run)."""
+    if inventory.problems:
+        source = sorted(inventory.problems)[0]
+        more = f" and {len(inventory.problems) - 1} more" if len(inventory.problems) > 1 else ""
+        return f"in-use manifest {source}{more} could not be read"
+    if not inventory.protecting:
+        return "no in-use manifest was read (pass --manifests DIR, or --bucket)"
+    return None
 
 
 def images_and_inventory(args: argparse.Namespace) -> tuple[RepositoryImages, Inventory]:

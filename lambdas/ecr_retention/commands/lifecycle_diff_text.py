@@ -63,9 +63,14 @@ def lifecycle_markdown(
 
 def _notes(diff: LifecycleDiff) -> list[str]:
     notes = [f"- warning: {md(warning)}" for warning in index_warnings(diff.indexes_without_manifest)]
-    running = diff.running_removed
+    running, unknown = diff.running_removed, diff.unknown_removed
     if running:
         notes.append(f"- :x: **fails**: the change expires or archives {plural(len(running), 'image')} a workload runs")
+    elif unknown:
+        notes.append(
+            f"- :x: **fails**: the change expires or archives {plural(len(unknown), 'image')}, and whether a workload "
+            f"runs any of them is unknown: {md(diff.in_use_unknown or '')}"
+        )
     return [*notes, ""] if notes else []
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.in_use.index import unknown_ecr_host_warnings
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import PolicyDocument, parse_policy_document
 from ecr_retention.domain.lifecycle.preview import LifecyclePolicyPreview, PreviewResult, build_preview
@@ -105,6 +107,12 @@ def chosen_repository(snapshot: Snapshot, path: str | Path, repository: str | No
 def warn(lines: Sequence[str]) -> None:
     for line in lines:
         print(f"warning: {printable(line)}", file=sys.stderr)
+
+
+def lookalike_host_warnings(inventory: Inventory) -> list[str]:
+    """In-use images whose host looks like ECR's but is none (docs/safety.md section 32): their tags protect nothing in
+    the in-use check, which nobody would know without a word."""
+    return [warning for manifest in inventory.protecting for warning in unknown_ecr_host_warnings(manifest)]
 
 
 def index_warnings(unknown: Sequence[str]) -> list[str]:

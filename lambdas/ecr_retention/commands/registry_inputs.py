@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ecr_retention.commands.aws_session import aws_errors, bucket_name, s3_bucket
+from ecr_retention.commands.aws_session import aws_errors, bucket_name, region_options, s3_bucket
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
@@ -88,6 +88,7 @@ def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = 
     from ecr_retention.services.inventory import read_inventory_from_bucket
     from ecr_retention.services.swept import ListedFirst, load_swept_registries, load_swept_registry
 
+    region = _region_option(region)
     bucket = ListedFirst(s3_bucket(name))
     with aws_errors():
         registries = (
@@ -103,6 +104,11 @@ def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = 
         warnings=tuple(dict.fromkeys(warning for registry in registries for warning in registry.warnings)),
         read_times=tuple(registry.read_at for registry in registries),
     )
+
+
+def _region_option(region: str | None) -> str | None:
+    """--region, checked before any call: a Region botocore does not know is one line (aws_session.region_options)."""
+    return None if region is None else region_options((region,))[0]
 
 
 def say_warnings(command: str, inputs: RegistryInputs, config: RetentionConfig | None = None) -> None:

@@ -70,8 +70,9 @@ def run(args: argparse.Namespace) -> int:
     bucket = bucket_name(args.bucket)
     topic = topic_arn(args.topic_arn) if args.topic_arn else None
     role = sentinel_role(args.sentinel_role) if args.sentinel_role else None
+    others = region_options(args.region)  # bad input before any AWS call
     session = AwsSession.from_environment()
-    regions = pruned_regions(session.region, args.region)
+    regions = pruned_regions(session.region, others)
     check_pruned_regions(config, regions, args.config)
     adapters = Adapters(
         registry=session.registry(),

@@ -14,7 +14,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.layout import MEMORY_FILE
 from ecr_retention.loading import check_not_an_input, check_output_file, write_file_atomically
-from ecr_retention.ports import ReplicationUnreadable
+from ecr_retention.ports import ImagesUnreadable, ReplicationUnreadable
 from ecr_retention.services.inventory import inventory_objects
 from ecr_retention.services.replication import GRANT
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
@@ -52,13 +52,13 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_outputs(args)
+    regions = snapshot_regions(args.region)  # bad input before any AWS call
     session = AwsSession.from_environment()
 
     def progress(number: int, total: int, name: str) -> None:
         if total >= 20 and (number % 10 == 0 or number == total):
             print(f"snapshot: {number}/{total} repositories ({name})", file=sys.stderr)
 
-    regions = snapshot_regions(args.region)
     snapshots = [read_registry(session, region, args.repositories, progress) for region in regions]
     if args.repositories and not any(snapshot.repositories for snapshot in snapshots):
         raise InputError(f"--repositories: no repository matches {' '.join(args.repositories)}")
@@ -96,6 +96,8 @@ def read_registry(
         except ReplicationUnreadable as error:
             need = f": {GRANT}" if error.denied else ", so none is written"
             raise AwsFailure(f"{error}; a snapshot records where deletions replicate to{need}") from None
+        except ImagesUnreadable as error:  # an answer that is not one (a digest listed twice): no snapshot
+            raise AwsFailure(f"{error}; no snapshot is written") from None
 
 
 def _check_outputs(args: argparse.Namespace) -> None:

@@ -23,8 +23,9 @@ S3_CLIENT_CONFIG = Config(
 
 
 def new_s3_client() -> Any:
-    """An S3 client from the default credential chain: EKS Pod Identity in the cluster, a profile elsewhere."""
-    return boto3.client("s3", config=S3_CLIENT_CONFIG)
+    """An S3 client from the default credential chain: EKS Pod Identity in the cluster, a profile elsewhere. Its
+    Region is AWS_REGION (what deploy/cronjob.yaml sets), which boto3 alone ignores, else boto3's own (issue 43)."""
+    return boto3.client("s3", region_name=os.environ.get("AWS_REGION") or None, config=S3_CLIENT_CONFIG)
 
 
 def put_manifest(s3_client: Any, bucket: str, key: str, body: bytes) -> None:

@@ -10,6 +10,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import BaseModel, ConfigDict, Field
 
+from ecr_retention.domain.provenance import foreign_event
 from ecr_retention.domain.sentinel.guard_events import GuardCall
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics
@@ -35,6 +36,10 @@ def is_guard_delivery(event: Any) -> bool:
 
 def alert_guard_delivery(event: dict[str, Any], wiring: SentinelWiring) -> dict[str, Any]:
     delivered = parse_event(event, GuardDelivery, "sentinel guard event").guard
+    foreign = foreign_event("guard event", delivered.id, delivered.account, wiring.ports.registry.registry_id)
+    if foreign is not None:  # another account's bucket or role: not ours to alert on (domain/provenance.py)
+        logger.warning(foreign)
+        return {"alerted": False, "ignored": foreign}
     with logger.append_context_keys(correlation_id=delivered.id):
         alerted = alert_guard_call(delivered.detail, notifier=wiring.ports.notifier)
         metrics.add_metric(name="GuardAlerts", unit=MetricUnit.Count, value=1)

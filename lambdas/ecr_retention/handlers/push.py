@@ -3,7 +3,8 @@ the distinct repositories pushed to (a burst of pushes to one repository = one e
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
@@ -11,6 +12,7 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsM
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, Json
 
+from ecr_retention.domain.provenance import account_of_arn, foreign_event
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
@@ -47,12 +49,22 @@ class EcrPushRecord(SqsRecordModel):
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
-def pushed_repository(record: SQSRecord) -> tuple[str, str]:
-    """The (Region, repository) pushed to. A malformed message fails alone (partial batch response), refused in one
-    line naming the field; after its retries it lands in the DLQ. Parsed here rather than by the processor's
-    `model=`, whose refusals are pydantic's multi-line errors."""
+class Pushed(NamedTuple):
+    """One push as the batch reads it: EventBridge's event id, the account and Region it happened in, the repository."""
+
+    event_id: str
+    account: str
+    region: str
+    repository: str
+
+
+def pushed_repository(record: SQSRecord) -> Pushed:
+    """The push a message tells. A malformed message fails alone (partial batch response), refused in one line naming
+    the field; after its retries it lands in the DLQ. Parsed here rather than by the processor's `model=`, whose
+    refusals are pydantic's multi-line errors."""
     message = parse_event(record.raw_event, EcrPushRecord, f"SQS message {record.message_id}")
-    return message.body.region, message.body.detail.repository_name
+    event = message.body
+    return Pushed(event.id, event.account, event.region, event.detail.repository_name)
 
 
 @logger.inject_lambda_context
@@ -71,11 +83,23 @@ def lambda_handler(
     for status, problem, record in processed:
         if status == "fail":
             logger.warning("push message refused", extra={"messageId": record.get("messageId"), "problem": problem})
-    pushed: dict[str, set[str]] = {}
-    for region, repository in (result for status, result, _ in processed if status == "success"):
-        pushed.setdefault(region, set()).add(repository)
+    pushes = (result for status, result, _ in processed if status == "success")
+    pushed = by_region(pushes, account_of_arn(context.invoked_function_arn))
     start_runs(wiring, [record["messageId"] for record in event["Records"]], pushed)
     return dict(processor.response())
+
+
+def by_region(pushes: Iterable[Pushed], own_account: str) -> dict[str, set[str]]:
+    """The repositories pushed to, by Region. A push of another account than the function's (domain/provenance.py)
+    starts nothing: one warning line, and its message succeeds (a retry would only repeat it)."""
+    pushed: dict[str, set[str]] = {}
+    for push in pushes:
+        foreign = foreign_event("push event", push.event_id, push.account, own_account)
+        if foreign is not None:
+            logger.warning(foreign)
+            continue
+        pushed.setdefault(push.region, set()).add(push.repository)
+    return pushed
 
 
 def start_runs(wiring: PushWiring, batch: list[str], pushed: dict[str, set[str]]) -> None:

@@ -44,7 +44,9 @@ class SentinelEvent(
 
     def observed(self) -> Observed:
         event = self.root
-        return Observed(event_id=event.id, time=event.time, detail=event.detail, region=event.region)
+        return Observed(
+            event_id=event.id, time=event.time, detail=event.detail, region=event.region, account=event.account
+        )
 
 
 @logger.inject_lambda_context

@@ -8,7 +8,8 @@ One event, one pass: record the removals (`removals/`), read what runs (the mani
 Once per removal: ECR tells one removal several times (`ECR Image Action` DELETE events, one per tag, and for a native
 policy a PolicyExecutionEvent; with a trail, the BatchDeleteImage call). Each record says what its event's alert named
 (`Removal.alerted`, written once the alert is out), and an image another event's alert named within DUPLICATE_WINDOW,
-for the same action, is not alerted again. Only this deployment's sentinel's records count (services/removals.py): a
+for the same action and the same cause, is not alerted again: an event that names another principal or lifecycle rule
+than that alert's alerts (dedupe per cause, `_same_cause`). Only this deployment's sentinel's records count (services/removals.py): a
 record anyone else wrote silences nothing, and the alert names it. A record that alerted nothing silences nothing. Two
 such events handled at the same instant may both alert; a second alert is better than none.
 
@@ -23,6 +24,11 @@ registry (its replication, its coordinates, its policies); its records and its c
 regional name (layout.removals_prefix), and its alert names the Region. An event from a Region the deployment does not
 prune changes nothing and alerts nothing: one warning line, and the invocation succeeds (a retry, or the DLQ, would
 only repeat it: the rules that forward it are what is wrong, see docs/sentinel.md).
+
+Per account: an event of another account than the registry's (`Observed.account`; a bus that admits other accounts
+delivers their genuine ECR events) changes nothing and alerts nothing, in one warning line, like an unpruned Region's
+(domain/provenance.py). A PutLifecyclePolicy call is checked against the policy ECR holds now (GetLifecyclePolicy),
+never against the text the event carries.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.provenance import foreign_event
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
@@ -136,7 +143,7 @@ class Watched:
     policy_findings: int = 0  # PutLifecyclePolicy: what the doctor found the new policy would take
     notes: tuple[str, ...] = field(default=())
     region: str | None = None  # the Region named when the deployment prunes several
-    ignored: str | None = None  # why nothing was done: an event from a Region the deployment does not prune
+    ignored: str | None = None  # why nothing was done: an event of a Region not pruned, or of another account
 
     @property
     def restored(self) -> int:
@@ -166,6 +173,9 @@ def watch(
     sleep: Callable[[float], None] = time.sleep,
 ) -> Watched:
     """`sleep`: how a delivery waits for another delivery of the same event that holds its alert's claim."""
+    foreign = foreign_event("event", observed.event_id, observed.account, ports.registry.registry_id)
+    if foreign is not None:
+        return ignored(observed, foreign)
     here = Here.of(observed, ports.registries)
     if here is None:
         return not_pruned(observed, ports.registries)
@@ -216,6 +226,11 @@ def not_pruned(observed: Observed, registries: PrunedRegistries) -> Watched:
         f"event {observed.event_id} happened in {observed.region}, a Region this deployment does not prune "
         f"(regions: {', '.join(registries.regions)}): nothing done"
     )
+    return ignored(observed, note)
+
+
+def ignored(observed: Observed, note: str) -> Watched:
+    """An event the sentinel does nothing with (an unpruned Region's, another account's): one warning line."""
     logger.warning("%s", note)
     return Watched(observed.repository_name, notes=(note,), region=observed.region, ignored=note)
 
@@ -355,7 +370,23 @@ def may_break(
 
 
 def _tells(earlier: Removal, removal: Removal, reference: PulledReference) -> bool:
-    return earlier.action == removal.action and reference.image in earlier.alerted
+    """Another event's alert already told this: the same action on the same image, by the same cause."""
+    return earlier.action == removal.action and reference.image in earlier.alerted and _same_cause(earlier, removal)
+
+
+def _same_cause(earlier: Removal, removal: Removal) -> bool:
+    """Dedupe per cause. Two events that each name a cause (a BatchDeleteImage call's principal, a PolicyExecutionEvent's
+    rule) tell the same removal only when they name the same one: a record never silences an alert whose cause, principal
+    or rule differs, so a first event that blames another principal or rule (mistaken, or forged by invoking the
+    function) cannot hide the one that names who really removed the image. An ECR Image Action names no cause: ECR sends
+    one beside each of those events, so it is the same removal as any of them, whichever comes first."""
+    if "image-action" in (earlier.cause, removal.cause):
+        return True
+    return (earlier.cause, earlier.principal, earlier.rule_priority) == (
+        removal.cause,
+        removal.principal,
+        removal.rule_priority,
+    )
 
 
 def index_children(references: Sequence[PulledReference], cache: ManifestCache) -> dict[str, list[str]]:
@@ -478,7 +509,10 @@ def check_new_policy(
     put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime, here: Here | None = None
 ) -> Watched:
     """The doctor on the policy just put, against the repository's images in the registry it was put in (`here`;
-    None: the home Region's) and what runs, before ECR acts on it."""
+    None: the home Region's) and what runs, before ECR acts on it. The policy is the one ECR holds now
+    (GetLifecyclePolicy), never the event's `lifecyclePolicyText`: an event tells that a policy was put, not what ECR
+    will apply (a forged or foreign event's text would alert on a policy that is not there, and a later put replaced
+    it). A repository without a policy any more has nothing to check."""
     here = here or Here(ports.registry)
     registry, repository = here.registry, put.request_parameters.repository_name
     if put.error_code is not None:
@@ -487,12 +521,16 @@ def check_new_policy(
     # BatchGetImage only where a policy manages (infra/sentinel.py): elsewhere the doctor knows the cached indexes.
     managed = first_matching_policy(config.policies, repository, registry.region) is not None
     try:
+        policy = registry.lifecycle_policy(repository)
+        if policy is None:
+            gone = "the repository has no lifecycle policy now: nothing to check"
+            return Watched(repository, notes=(gone,), region=here.named)
         snapshot = snapshot_repository(registry, repository, ports.cache, read_uncached=managed)
     except RepositoryGone:
         return Watched(repository, notes=("the repository no longer exists",), region=here.named)
     replication = read_replication(registry)
     diagnosis = diagnose_repository(
-        put.request_parameters.lifecycle_policy_text,
+        policy,
         snapshot,
         now=now,
         inventory=read_inventory_from_bucket(ports.bucket),

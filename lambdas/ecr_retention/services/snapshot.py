@@ -20,7 +20,7 @@ from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import tag_sources
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
-from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone, StorageUnavailable
+from ecr_retention.ports import Bucket, ImagesUnreadable, ManifestCache, Registry, RepositoryGone, StorageUnavailable
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
@@ -152,8 +152,23 @@ def snapshot_repository(
     """Raises ports.RepositoryGone when the repository does not exist. `read_uncached` false: the index manifests the
     cache holds, and no BatchGetImage (an index whose manifest is not there has unknown children)."""
     images = registry.describe_images(repository)
+    _check_each_digest_once(repository, images)
     manifests = index_manifests(registry, repository, index_digests(images), cache, read_uncached=read_uncached)
     return RepositorySnapshot(repository_name=repository, image_details=tuple(images), manifests=manifests)
+
+
+def _check_each_digest_once(repository: str, images: Sequence[ImageDetail]) -> None:
+    """DescribeImages lists each image once; an answer listing a digest twice (a paginator repeating a page, a broken
+    proxy) is not a registry this run can reason about: ImagesUnreadable, one line naming the repository and the
+    digest, and the repository fails with nothing deleted in it (issue 43: pydantic's multi-line error before)."""
+    seen: set[str] = set()
+    for image in images:
+        if image.image_digest in seen:
+            raise ImagesUnreadable(
+                f"repository {repository}: DescribeImages listed image {image.image_digest} twice; an answer that "
+                "lists an image twice is not read, so nothing is planned or deleted in this repository"
+            )
+        seen.add(image.image_digest)
 
 
 def repository_tags(registry: Registry, repository: str) -> frozenset[str]:

@@ -146,6 +146,7 @@ def test_a_new_lifecycle_policy_that_would_expire_a_running_image_is_alerted(sta
             }
         ]
     }
+    ecr.put_lifecycle_policy(repositoryName="app", lifecyclePolicyText=json.dumps(policy))  # read back by the sentinel
     event = eventbridge(
         "AWS API Call via CloudTrail",
         {

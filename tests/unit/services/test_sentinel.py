@@ -630,6 +630,7 @@ def test_a_new_lifecycle_policy_that_would_expire_an_in_use_image_is_alerted_bef
             }
         ]
     }
+    world.registry.lifecycle_policies["app"] = json.dumps(policy)  # what GetLifecyclePolicy answers now
     put = LifecyclePolicyPut.model_validate(
         {
             "eventSource": "ecr.amazonaws.com",

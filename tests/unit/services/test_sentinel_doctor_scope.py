@@ -44,6 +44,7 @@ def registry_with_an_index(repository: str) -> FakeRegistry:
     children = [registry.add_image(repository, pushed_at=PUSHED, seed=arch) for arch in ("amd64", "arm64")]
     registry.add_index(repository, children, tags=("1.0",), pushed_at=PUSHED)
     registry.add_image(repository, tags=["2.0"], pushed_at=PUSHED + timedelta(days=1), seed="two")
+    registry.lifecycle_policies[repository] = json.dumps(KEEP_ONE)  # what GetLifecyclePolicy answers now
     return registry
 
 

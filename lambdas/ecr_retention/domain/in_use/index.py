@@ -231,7 +231,7 @@ class InUseIndex:
                 warnings.append(f"cluster {manifest.cluster}: {reading.error}; {kept}")
         if invalid > MAX_WARNINGS_PER_CLUSTER:
             warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
-        return warnings
+        return warnings + unknown_ecr_host_warnings(manifest)
 
     def remember(self, image: RememberedImage, note: str) -> None:
         usage = Workload(
@@ -353,6 +353,28 @@ def replica_note(replica: Replica, source_registry_id: str | None) -> str:
     """How a reason names the destination a workload runs in: `us-east-1, replicated`."""
     account = "" if replica.registry_id == source_registry_id else f", account {replica.registry_id}"
     return f"{replica.region}{account}, replicated"
+
+
+def unknown_ecr_host_warnings(manifest: InUseManifest) -> list[str]:
+    """The manifest's images whose host says it is ECR's (`.dkr.ecr.`, `.dkr-ecr.`) but is no ECR host of any
+    partition this tool reads (docs/safety.md section 32): read as another registry's, so a tag there protects
+    nothing; never in silence (the first few named, then how many in all)."""
+    warnings = []
+    for entry in manifest.images:
+        if "dkr" not in entry.image.lower():
+            continue  # no ECR host, nor one that looks like it
+        reading = read_reference(entry.image, UNKNOWN_REGISTRY)
+        if isinstance(reading, NotEcr) and reading.looks_like_ecr:
+            kept = "protected by its digest only" if entry.digest or reading.reference.digest else "not protected"
+            warnings.append(
+                f"cluster {manifest.cluster}: in-use image {entry.image!r} names host {reading.reference.host}, which "
+                f"looks like ECR but is no ECR registry host of any partition known here; read as another "
+                f"registry's, {kept}"
+            )
+    if len(warnings) > MAX_WARNINGS_PER_CLUSTER:
+        more = len(warnings) - MAX_WARNINGS_PER_CLUSTER
+        return [*warnings[:MAX_WARNINGS_PER_CLUSTER], f"cluster {manifest.cluster}: {more} more such images"]
+    return warnings
 
 
 def looks_like_ecr(text: str, registry_id: str | None) -> bool:

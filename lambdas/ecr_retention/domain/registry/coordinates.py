@@ -11,8 +11,17 @@ from typing import Protocol
 from ecr_retention.domain.registry.references import ImageReference, InvalidReference, parse_reference
 from ecr_retention.domain.registry.replication import NO_REPLICATION, Replica, ReplicationConfiguration
 
-# The partitions whose Regions carry a prefix of their own; every other Region is in `aws`.
-PARTITION_PREFIXES = (("cn-", "aws-cn"), ("us-gov-", "aws-us-gov"), ("us-iso-", "aws-iso"), ("us-isob-", "aws-iso-b"))
+# The partitions whose Regions carry a prefix of their own (botocore's partitions.json, regionRegex); every other Region
+# is in `aws`.
+PARTITION_PREFIXES = (
+    ("cn-", "aws-cn"),
+    ("us-gov-", "aws-us-gov"),
+    ("us-iso-", "aws-iso"),
+    ("us-isob-", "aws-iso-b"),
+    ("eu-isoe-", "aws-iso-e"),
+    ("us-isof-", "aws-iso-f"),
+    ("eusc-", "aws-eusc"),
+)
 
 
 def partition_of(region: str) -> str:
@@ -72,6 +81,12 @@ class NotEcr:
     """A reference of a registry that is not ECR (Docker Hub, ghcr.io, a private host)."""
 
     reference: ImageReference
+
+    @property
+    def looks_like_ecr(self) -> bool:
+        """Its host says it is ECR's (`.dkr.ecr.`, `.dkr-ecr.`) but is no ECR host of any partition: a warning names
+        it, since a tag reference there protects nothing (docs/safety.md section 32)."""
+        return self.reference.looks_like_ecr
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,15 +5,43 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# <account>.dkr.ecr[-fips].<region>.<dns suffix of any partition>, and the dual-stack <account>.dkr-ecr.<region>.on.aws,
-# with an optional port: `...amazonaws.com:443/app:1.0` pulls from the same registry, so it must protect the same
-# image (any port is taken as the same registry: reading too much as in use keeps more, never less).
-_ECR_HOST = re.compile(
-    r"^(?P<account>\d{12})\."
-    r"(?:dkr\.ecr(?:-fips)?\.(?P<region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\."
-    r"(?:amazonaws\.com(?:\.cn)?|amazonaws\.eu|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)"
-    r"|dkr-ecr(?:-fips)?\.(?P<ds_region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\.on\.aws)(?::\d{1,5})?$"
+# Every ECR registry host of every partition: <account>.dkr.ecr[-fips].<region>.<the partition's DNS suffix> and the
+# dual-stack <account>.dkr-ecr[-fips].<region>.<the partition's dual-stack suffix>, with an optional port:
+# `...amazonaws.com:443/app:1.0` pulls from the same registry, so it must protect the same image (any port is taken as
+# the same registry: reading too much as in use keeps more, never less). The lists are AWS's own, read 2026-12:
+# aws/amazon-ecs-agent ecs-agent/utils/uri/uri.go (ECRImagePattern, ECRDualStackImagePattern and the hosts their
+# comments list: `on.aws`, `on.amazonwebservices.com.cn`, `amazonwebservices.eu`, `on.aws.ic.gov`, `on.aws.scloud`,
+# `on.aws.hci.ic.gov`, `on.cloud-aws.adc-e.uk`), kubernetes/cloud-provider-aws cmd/ecr-credential-provider/main.go
+# (ecrPrivateHostPattern: `dkr[.-]ecr(-fips)?` before any of its suffixes, the EKS node's reading), and botocore's
+# partitions.json (each partition's dnsSuffix). Either form is read before any suffix, like the credential provider:
+# reading a host as ECR only ever protects more. docs/safety.md section 32; tests/unit/test_ecr_hosts.py.
+ECR_DNS_SUFFIXES = (
+    "amazonaws.com",  # aws, aws-us-gov
+    "amazonaws.com.cn",  # aws-cn
+    "amazonaws.eu",  # aws-eusc (the AWS European Sovereign Cloud)
+    "c2s.ic.gov",  # aws-iso
+    "sc2s.sgov.gov",  # aws-iso-b
+    "cloud.adc-e.uk",  # aws-iso-e
+    "csp.hci.ic.gov",  # aws-iso-f
 )
+ECR_DUAL_STACK_DNS_SUFFIXES = (
+    "on.aws",  # aws, aws-us-gov
+    "on.amazonwebservices.com.cn",  # aws-cn
+    "amazonwebservices.eu",  # aws-eusc, as the ECS agent lists it
+    "on.amazonwebservices.eu",  # aws-eusc, as the China partition's pattern would have it
+    "on.aws.ic.gov",  # aws-iso
+    "on.aws.scloud",  # aws-iso-b
+    "on.cloud-aws.adc-e.uk",  # aws-iso-e
+    "on.aws.hci.ic.gov",  # aws-iso-f
+)
+_ECR_HOST = re.compile(
+    r"^(?P<account>\d{12})\.dkr[.-]ecr(?:-fips)?\.(?P<region>[a-z]{2,5}(?:-[a-z]+)+-\d+)\."
+    r"(?:" + "|".join(re.escape(suffix) for suffix in (*ECR_DNS_SUFFIXES, *ECR_DUAL_STACK_DNS_SUFFIXES)) + r")"
+    r"(?::\d{1,5})?$"
+)
+# What a person would take for an ECR host: a host that says so but is none of the above is warned about, never
+# read in silence as a foreign registry (a tag reference there protects nothing).
+_ECR_LOOKALIKE = re.compile(r"(?:^|\.)dkr[.-]ecr(?:-fips)?\.")
 _PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,299}")
 _DIGEST = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}")
@@ -37,6 +65,11 @@ class ImageReference:
     @property
     def is_ecr(self) -> bool:
         return self.account is not None
+
+    @property
+    def looks_like_ecr(self) -> bool:
+        """An ECR host, or a host that says it is one (`.dkr.ecr.`, `.dkr-ecr.`) but that no partition has."""
+        return self.is_ecr or looks_like_ecr_host(self.host)
 
     def in_registry(self, account: str | None, region: str | None) -> bool:
         """True when this is an ECR reference of the given registry; an unknown account or region matches."""
@@ -97,6 +130,12 @@ def _names_a_host(component: str) -> bool:
     return "." in component or ":" in component or component == "localhost"
 
 
+def looks_like_ecr_host(host: str) -> bool:
+    """True for a host that names ECR's registry endpoint (`<account>.dkr.ecr.`, `.dkr-ecr.`, FIPS or not), whether or
+    not it is one this module reads."""
+    return _ECR_LOOKALIKE.search(host.lower()) is not None
+
+
 def _reference(host: str, path: str, tag: str | None, digest: str | None) -> ImageReference:
     """The reference, with the account and region of an ECR host (written in any case, held in lower case)."""
     match = _ECR_HOST.match(host.lower())
@@ -108,5 +147,5 @@ def _reference(host: str, path: str, tag: str | None, digest: str | None) -> Ima
         tag=tag,
         digest=digest,
         account=match.group("account"),
-        region=match.group("region") or match.group("ds_region"),
+        region=match.group("region"),
     )

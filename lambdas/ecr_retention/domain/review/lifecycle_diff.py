@@ -43,6 +43,9 @@ class LifecycleDiff(PlanModel):
     # Image indexes whose manifest the inputs lack: ECR keeps the children of an index that stays, the simulator cannot
     # know which they are and treats them as ordinary images, so the figures may name children ECR would keep.
     indexes_without_manifest: tuple[str, ...] = ()
+    # Why the diff cannot say which images run (no in-use manifest was read, or one could not be read), or None when
+    # it can: then "no running image is newly expired" would claim what nobody checked (issue 43).
+    in_use_unknown: str | None = None
 
     @property
     def newly_expired(self) -> list[LifecycleChange]:
@@ -61,6 +64,16 @@ class LifecycleDiff(PlanModel):
         return [change for change in self.changes if change.after.action is None]
 
     @property
+    def removed(self) -> list[LifecycleChange]:
+        """Images the new policy expires or archives and the old one did not (or did otherwise)."""
+        return [change for change in self.changes if change.after.action is not None]
+
+    @property
+    def unknown_removed(self) -> list[LifecycleChange]:
+        """The images the change removes, when whether they run is unknown: none when it is known."""
+        return self.removed if self.in_use_unknown is not None else []
+
+    @property
     def running_removed(self) -> list[LifecycleChange]:
         """Images a workload runs that the new policy expires or archives and the old one did not."""
         return [change for change in self.changes if change.running and change.after.action is not None]
@@ -75,7 +88,9 @@ def diff_lifecycle(
     manifests: Mapping[str, Mapping[str, Any]] | None = None,
     repository_name: str | None = None,
     in_use: InUseIndex | None = None,
+    in_use_unknown: str | None = None,
 ) -> LifecycleDiff:
+    """`in_use_unknown`: why the in-use manifests do not tell which images run, if they do not."""
     before, after = evaluate(base, images, now, manifests), evaluate(new, images, now, manifests)
     changes = [
         _change(image, before, after, repository_name, in_use)
@@ -88,6 +103,7 @@ def diff_lifecycle(
         generated_at=now,
         changes=tuple(changes),
         indexes_without_manifest=before.indexes_without_manifest,
+        in_use_unknown=in_use_unknown,
     )
 
 
@@ -134,6 +150,8 @@ def lifecycle_headline(diff: LifecycleDiff) -> str:
     parts = _fate_parts(diff)
     text = "this policy change " + (" and ".join(parts) if parts else "changes no image's fate")
     running = diff.running_removed
+    if diff.unknown_removed:
+        return f"{text}; whether any of them runs is unknown: {diff.in_use_unknown}"
     if not running:
         return f"{text}; no running image is newly expired or archived"
     return f"{text}; {len(running)} of them run: {', '.join(running[0].running[:2])}{'...' if len(running) > 1 else ''}"

@@ -222,14 +222,17 @@ RemovalDetail = ImageDeleted | ImageArchived | PolicyExecution | ImagesBatchDele
 
 @dataclass(frozen=True)
 class Observed:
-    """One event as the sentinel acts on it: EventBridge's id and time, its typed detail, and the Region it happened in
+    """One event as the sentinel acts on it: EventBridge's id and time, its typed detail, the Region it happened in
     (EventBridge's `region`: another pruned Region's events reach the home Region's bus by the rules the stack creates
-    there; None: not said, taken for the home Region)."""
+    there; None: not said, taken for the home Region), and the account it happened in (EventBridge's `account`: an
+    event of another account than the registry's changes nothing, domain/provenance.py; None: not said, outside
+    EventBridge)."""
 
     event_id: str
     time: datetime
     detail: RemovalDetail | LifecyclePolicyPut
     region: str | None = None
+    account: str | None = None
 
     def removals(self) -> tuple[Removal, ...]:
         if isinstance(self.detail, LifecyclePolicyPut):

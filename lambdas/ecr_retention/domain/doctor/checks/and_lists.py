@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ecr_retention.domain.doctor.context import DoctorContext, removes, selects_one_image_at_most
-from ecr_retention.domain.doctor.models import Finding, Severity, SplitRule
+from ecr_retention.domain.doctor.context import DoctorContext, removes
+from ecr_retention.domain.doctor.models import Finding, SplitRule
 from ecr_retention.domain.lifecycle.matching import storage_class_of, tag_matches
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule, LifecycleSelection
 from ecr_retention.domain.registry.images import ImageDetail
@@ -47,10 +47,11 @@ def check_and_lists(context: DoctorContext) -> list[Finding]:
     """A multi-entry rule that selects no image, or that lets an image tagged for one entry only (not every entry)
     fall to a lower rule that expires or archives it, however many images carry every entry.
 
-    Selecting no image, an error when each entry matches some image (the entries are alternatives), a warning when
-    some entry matches none (they never co-occur on one image here). Selecting some: an error when an entry names one
-    tag (no `*`: read as AND the rule selects one image at most, which nobody writes a list for), else a warning (the
-    entries co-occur, and a deliberate AND is possible)."""
+    Always an error: the same mistake has the same severity whatever the images (issue 43). Whether no image, one
+    image or many carry every entry says how much the list costs today, not whether it is a mistake, and a CI gate
+    must not pass a policy because CI happened to move one tag onto another's image. A list that costs nothing (it
+    selects images and nothing tagged for one entry only is removed below it) is not reported at all, so a deliberate
+    AND that loses nothing passes; the text-only check of templates, which has no images, warns."""
     findings: list[Finding] = []
     for rule in context.policy.ordered_rules:
         if not has_several_entries(rule):
@@ -61,7 +62,7 @@ def check_and_lists(context: DoctorContext) -> list[Finding]:
         matched = [_images_matching(context, rule, pattern) for pattern in entry_names(rule.selection)]
         findings.append(
             Finding(
-                severity=_severity(rule, selected, matched),
+                severity="error",
                 code="tag-list-is-and",
                 message=_message(context, rule, matched, len(selected)),
                 fix=split_fix(rule),
@@ -81,12 +82,6 @@ def removed_below(context: DoctorContext, rule: LifecycleRule) -> list[ImageDeta
         if verdict is not None and verdict.rule.rule_priority > rule.rule_priority:
             lost.append(image)
     return lost
-
-
-def _severity(rule: LifecycleRule, selected: Sequence[ImageDetail], matched: Sequence[list[ImageDetail]]) -> Severity:
-    if not selected:
-        return "error" if all(matched) else "warning"
-    return "error" if selects_one_image_at_most(rule.selection) else "warning"
 
 
 def _images_matching(context: DoctorContext, rule: LifecycleRule, pattern: str) -> list[ImageDetail]:
