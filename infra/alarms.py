@@ -168,12 +168,12 @@ class Alarms(Construct):
         for cluster in config.safety.clusters:
             writer = (
                 "check the AWS inventory collector (its errors alarm and log group)"
-                if cluster.startswith(constants.AWS_INVENTORY_NAME_PREFIX)
+                if cluster.of_this_account and cluster.name.startswith(constants.AWS_INVENTORY_NAME_PREFIX)
                 else "check its exporter CronJob"
             )
             self._alarm(
-                f"ManifestAge-{cluster}",
-                run_metric(MANIFEST_AGE_METRIC, Duration.hours(1), "Maximum", **{CLUSTER_DIMENSION: cluster}),
+                f"ManifestAge-{str(cluster).replace('/', '-')}",  # a spoke's: ManifestAge-<account>-<name>
+                run_metric(MANIFEST_AGE_METRIC, Duration.hours(1), "Maximum", **{CLUSTER_DIMENSION: str(cluster)}),
                 f"The in-use manifest of {cluster} is over {threshold / 3600:g} h old; at "
                 f"{max_age / 3600:g} h (inventory_max_age) it blocks every deletion: {writer}",
                 threshold=threshold,

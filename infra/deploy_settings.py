@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -29,6 +29,7 @@ from pydantic import (
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig, check_pruned_regions
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import known_regions
@@ -174,21 +175,34 @@ class Reviewers(BaseModel):
         return self
 
 
-def check_manifest_names(arns: Sequence[str]) -> list[str]:
+def check_manifest_names(arns: Sequence[str], spoke_accounts: Collection[str] = ()) -> list[str]:
     """The clusters' manifest names (in-use/<name>.json), each written by one cluster only; raises ValueError. Two
     clusters of one name (in two regions) would overwrite each other's manifest, and in-use/aws-*.json are the AWS
-    inventory's, which the bucket policy lets only the collector write."""
+    inventory's, which the bucket policy lets only the collector write. A cluster of `spoke_accounts` (a spoke
+    exporter's) writes in-use/<account>/<name>.json: two spokes' clusters of one name are two keys, two clusters."""
     names = [cluster_name(arn) for arn in arns]
-    twice = sorted({name for name in names if names.count(name) > 1})
-    if twice:
-        raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
+    keys = [
+        f"{account_of_cluster(arn)}/{name}" if account_of_cluster(arn) in spoke_accounts else name
+        for arn, name in zip(arns, names, strict=True)
+    ]
+    refuse_twice(keys)
+    refuse_reserved(names)
+    return names
+
+
+def refuse_reserved(names: Sequence[str]) -> None:
     reserved = sorted(name for name in names if name.startswith(constants.AWS_INVENTORY_NAME_PREFIX))
     if reserved:
         raise ValueError(
             f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
             f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
         )
-    return names
+
+
+def refuse_twice(keys: Sequence[str]) -> None:
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise ValueError(f"two clusters would write the same manifest in-use/<name>.json: {', '.join(twice)}")
 
 
 def check_partitions(arns: Sequence[str]) -> None:
@@ -292,8 +306,22 @@ class DeploySettings(BaseModel):
     @field_validator("exporter_cluster_arns")
     @classmethod
     def _one_manifest_key_per_cluster(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
-        check_manifest_names(arns)
+        # One cluster (account and name) twice, whatever its layout; the keys each really writes are checked once
+        # the spoke exporter roles are known (_one_writer_per_manifest_key).
+        names = [cluster_name(arn) for arn in arns]
+        clusters = [(account_of_cluster(arn), name) for arn, name in zip(arns, names, strict=True)]
+        refuse_twice([name for (account, name) in clusters if clusters.count((account, name)) > 1])
+        refuse_reserved(names)
         return arns
+
+    @model_validator(mode="after")
+    def _one_writer_per_manifest_key(self) -> DeploySettings:
+        """Two clusters writing one key would overwrite each other: this account's layout is in-use/<name>.json, a
+        spoke exporter's in-use/<account>/<name>.json, so two spokes' clusters of one name are two keys."""
+        check_manifest_names(
+            self.exporter_cluster_arns, {account_of_role(arn) for arn in self.spoke_exporter_role_arns}
+        )
+        return self
 
     @field_validator("spoke_exporter_role_arns")
     @classmethod
@@ -333,7 +361,13 @@ class DeploySettings(BaseModel):
         check_one_account_without_spoke_role(arns, info.data.get("spoke_role_arns", ()))
         names = check_manifest_names(arns)
         # One writer per manifest: the exporter's and the collector's would overwrite each other every hour.
-        exported = {cluster_name(arn) for arn in info.data.get("exporter_cluster_arns", ())}
+        # (A spoke exporter's cluster writes in-use/<account>/<name>.json: another key, another cluster.)
+        spoke_exporters = {account_of_role(arn) for arn in info.data.get("spoke_exporter_role_arns", ())}
+        exported = {
+            cluster_name(arn)
+            for arn in info.data.get("exporter_cluster_arns", ())
+            if account_of_cluster(arn) not in spoke_exporters
+        }
         both = sorted(set(names) & exported)
         if both:
             raise ValueError(
@@ -355,9 +389,8 @@ class DeploySettings(BaseModel):
                     f"this stack's ({account}) and no {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} role is of its account: "
                     "the collector reads another account's clusters only through that account's spoke role"
                 )
-        listed = {*config.safety.clusters, *config.safety.optional_clusters}
-        for source, names in self.manifest_sources(account=account, region=region):
-            missing = [name for name in names if name not in listed]
+        for source, clusters in self.manifest_sources(account=account, region=region):
+            missing = [cluster for cluster in clusters if cluster not in config.safety.listed]
             if missing:
                 raise InputError(unexpected_clusters_message(source, missing, self.rules_file))
         self.check_policy_regions(config, region=region)
@@ -400,18 +433,19 @@ class DeploySettings(BaseModel):
             f"{cli_region} first (docs/regions.md)"
         )
 
-    def manifest_sources(self, *, account: str | None, region: str | None) -> list[tuple[str, list[str]]]:
-        """The names of the manifests the stack lets be written (in-use/<name>.json), by the context key that
-        causes them."""
+    def manifest_sources(self, *, account: str | None, region: str | None) -> list[tuple[str, list[ClusterId]]]:
+        """The clusters whose manifests the stack lets be written, by the context key that causes them: this
+        account's (in-use/<name>.json, written by this account's roles: the collector, an exporter without a spoke
+        exporter role) by their bare name, a spoke's (in-use/<account>/<name>.json) as <account>/<name>."""
         sources = [
-            (constants.EKS_CLUSTERS_CONTEXT_KEY, [cluster_name(arn) for arn in self.eks_clusters]),
+            (constants.EKS_CLUSTERS_CONTEXT_KEY, [ClusterId.here(cluster_name(arn)) for arn in self.eks_clusters]),
             *self.exporter_sources(),
         ]
         if self.aws_inventory:
             sources.append(self.collector_source(account=account, region=region))
         return sources
 
-    def exporter_sources(self) -> list[tuple[str, list[str]]]:
+    def exporter_sources(self) -> list[tuple[str, list[ClusterId]]]:
         """The exporters' clusters: those of this stack's account (and of accounts without a spoke exporter role),
         then those a spoke exporter role writes for."""
         spoke_exporter_accounts = {account_of_role(arn) for arn in self.spoke_exporter_role_arns}
@@ -419,21 +453,29 @@ class DeploySettings(BaseModel):
         return [
             (
                 constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY,
-                [cluster.name for cluster in exported if cluster.account not in spoke_exporter_accounts],
+                [
+                    ClusterId.here(cluster.name)
+                    for cluster in exported
+                    if cluster.account not in spoke_exporter_accounts
+                ],
             ),
             (
                 f"{constants.EXPORTER_CLUSTER_ARNS_CONTEXT_KEY} (a cluster of a "
                 f"{constants.SPOKE_EXPORTER_ROLE_ARNS_CONTEXT_KEY} account)",
-                [cluster.name for cluster in exported if cluster.account in spoke_exporter_accounts],
+                [
+                    ClusterId(cluster.account, cluster.name)
+                    for cluster in exported
+                    if cluster.account in spoke_exporter_accounts
+                ],
             ),
         ]
 
-    def collector_source(self, *, account: str | None, region: str | None) -> tuple[str, list[str]]:
+    def collector_source(self, *, account: str | None, region: str | None) -> tuple[str, list[ClusterId]]:
         """The collector's aws-<account>-<region> manifests: this account (when synthesis knows it) and each spoke
         account, in each collected region (or this stack's)."""
         accounts = ([account] if account is not None else []) + sorted(self.spoke_accounts)
         regions = list(self.collect_regions) or ([region] if region is not None else [])
-        collected = [inventory_name(each, where) for each in accounts for where in regions]
+        collected = [ClusterId.here(inventory_name(each, where)) for each in accounts for where in regions]
         return (
             f"{constants.AWS_INVENTORY_CONTEXT_KEY} (the collector writes in-use/aws-<account>-<region>.json "
             f"for this account and each {constants.SPOKE_ROLE_ARNS_CONTEXT_KEY} account, in each of "
@@ -484,7 +526,9 @@ class DeploySettings(BaseModel):
         return self.push_repository_prefixes != ()
 
 
-def unexpected_clusters_message(source: str, names: Sequence[str], rules_file: Path) -> str:
+def unexpected_clusters_message(source: str, clusters: Sequence[ClusterId], rules_file: Path) -> str:
+    """One line; a spoke's cluster is named as the lists must write it, <account>/<name>."""
+    names = [str(cluster) for cluster in clusters]
     which = f"cluster {names[0]} is" if len(names) == 1 else f"clusters {', '.join(names)} are"
     them = "it" if len(names) == 1 else "each"
     return (

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.inventory.manifest import Inventory, read_inventory, with_memory
+from ecr_retention.domain.inventory.manifest import SPOKE_ACCOUNT, Inventory, read_inventory, with_memory
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SPOKE_ROLES, SizeLimit
 from ecr_retention.domain.registry.images import RegistrySnapshots, Snapshot
@@ -139,20 +139,30 @@ def load_snapshots(path: str | Path) -> tuple[Snapshot, ...]:
 
 
 def load_manifests(directory: str | Path | None) -> Inventory:
-    """Every `*.json` in the directory is an in-use manifest, named `<cluster>.json`, except the in-use memory
-    (MEMORY_FILE, which `snapshot --bucket` records beside them; no cluster name starts with `_`). A manifest or a
+    """Every `*.json` in the directory is an in-use manifest of this account's cluster, named `<cluster>.json`, except
+    the in-use memory (MEMORY_FILE, which `snapshot --bucket` records beside them; no cluster name starts with `_`);
+    every `<account>/*.json` (a 12-digit subfolder, as in the bucket) is a spoke account's cluster's. A manifest or a
     memory that cannot be read is not bad input here: it is a problem of the inventory, which blocks the plan."""
     if directory is None:
         return Inventory()
     folder = Path(directory)
     if not folder.is_dir():
         raise InputError(f"{directory}: not a directory of in-use manifests")
-    paths = sorted(path for path in folder.glob("*.json") if path.name != MEMORY_FILE)
-    inventory = read_inventory((str(path), read_manifest_file(path)) for path in paths)
+    accounts = _manifest_paths(folder)
+    inventory = read_inventory(
+        ((path, read_manifest_file(Path(path))) for path in sorted(accounts)), account_of=accounts.get
+    )
     memory = folder / MEMORY_FILE
     if not memory.exists() and not memory.is_symlink():
         return inventory
     return with_memory(inventory, str(memory), read_manifest_file(memory, IN_USE_MEMORY))
+
+
+def _manifest_paths(folder: Path) -> dict[str, str | None]:
+    """Each manifest file of the directory, with its spoke account (None for this account's)."""
+    own: dict[str, str | None] = {str(path): None for path in folder.glob("*.json") if path.name != MEMORY_FILE}
+    spokes = (path for path in folder.glob("*/*.json") if SPOKE_ACCOUNT.fullmatch(path.parent.name))
+    return own | {str(path): path.parent.name for path in spokes}
 
 
 def read_manifest_file(path: Path, limit: SizeLimit = IN_USE_MANIFEST) -> bytes | InputError:

@@ -54,7 +54,8 @@ def synthesized(directory: Path, spokes: int) -> dict[str, Any]:
         # The larger policy: the break-glass role's exemptions.
         "breakGlassRoleArn": f"arn:aws:iam::{HUB_ACCOUNT}:role/ecr-retention-break-glass",
     }
-    names = [arn.rsplit("/", 1)[1] for arn in arns]
+    # How the rules file names a spoke exporter's cluster: <account>/<name> (docs/rules.md "Who is a cluster").
+    names = [f"{arn.split(':')[4]}/{arn.rsplit('/', 1)[1]}" for arn in arns]
     return Template.from_stack(build_stack(rules_file(directory, rules_listing(names)), context)).to_json()
 
 

@@ -61,6 +61,11 @@ def spoke_role(number: int) -> str:
     return f"arn:aws:iam::{spoke_account(number)}:role/ecr-retention-exporter"
 
 
+def listed(arn: str) -> str:
+    """How the rules file names a spoke exporter's cluster: <account>/<name> (docs/rules.md "Who is a cluster")."""
+    return f"{arn.split(':')[4]}/{arn.rsplit('/', 1)[1]}"
+
+
 def rules_listing(names: list[str]) -> str:
     return (
         f"version: 1\nsafety: {{clusters: [], optional_clusters: [{', '.join(names)}]}}\n"
@@ -84,7 +89,7 @@ def local_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def spoke_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     arns = [spoke_arn(n) for n in range(SPOKE_ACCOUNTS)]
     context = {"exporterClusterArns": arns, "spokeExporterRoleArns": [spoke_role(n) for n in range(SPOKE_ACCOUNTS)]}
-    return synthesized(tmp_path_factory.mktemp("spokes"), context, [arn.rsplit("/", 1)[1] for arn in arns])
+    return synthesized(tmp_path_factory.mktemp("spokes"), context, [listed(arn) for arn in arns])
 
 
 READER_MIDDLE = 100
@@ -109,7 +114,7 @@ def collector_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
         "spokeRoleArns": [reader_role(n) for n in range(SPOKE_ACCOUNTS)],
         "collectRegions": "eu-west-1",
     }
-    names = [arn.rsplit("/", 1)[1] for arn in arns] + [
+    names = [listed(arn) for arn in arns] + [
         collector_manifest(account) for account in [HUB_ACCOUNT, *(spoke_account(n) for n in range(SPOKE_ACCOUNTS))]
     ]
     return synthesized(tmp_path_factory.mktemp("collector"), context, names)
@@ -480,7 +485,7 @@ def test_a_function_environment_over_lambdas_4_kb_is_named_too() -> None:
 def test_app_refuses_a_bucket_policy_over_s3s_limit_with_one_line(tmp_path: Path) -> None:
     """700 spoke accounts: their IDs alone pass 20 KB in the bucket policy's one Allow."""
     count = 700
-    names = [f"workload-{n:03d}" for n in range(count)]
+    names = [listed(spoke_arn(n)) for n in range(count)]
     rules = tmp_path / "retention.yaml"
     rules.write_text(rules_listing(names))
     result = run_app(

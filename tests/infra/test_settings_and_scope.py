@@ -192,11 +192,22 @@ def test_an_exporter_cluster_in_neither_list_stops_synthesis_naming_it() -> None
 
 def test_a_spoke_exporters_cluster_in_neither_list_stops_synthesis_naming_it() -> None:
     context = {"exporterClusterArns": [PROD, SPOKE_CLUSTER, CHECKOUT], "spokeExporterRoleArns": [SPOKE_EXPORTER]}
-    message = unexpected(context, "payments")
+    message = unexpected(context, "210987654321/payments")
     assert message.startswith(
-        "cdk.json exporterClusterArns (a cluster of a spokeExporterRoleArns account): cluster checkout is in neither"
+        "cdk.json exporterClusterArns (a cluster of a spokeExporterRoleArns account): cluster 210987654321/checkout is "
+        "in neither"
     )
-    assert "clusters payments, checkout are in neither" in unexpected(context, "dev")
+    assert "clusters 210987654321/payments, 210987654321/checkout are in neither" in unexpected(context, "dev")
+
+
+def test_a_spoke_exporters_cluster_is_not_listed_by_its_bare_name_which_is_this_accounts() -> None:
+    """A spoke's cluster writes in-use/<account>/<name>.json: the lists name it <account>/<name>; a bare name is a
+    cluster of this account, which the spoke's manifest never stands for (docs/rules.md)."""
+    context = {"exporterClusterArns": [SPOKE_CLUSTER], "spokeExporterRoleArns": [SPOKE_EXPORTER]}
+    assert "cluster 210987654321/payments is in neither" in unexpected(context, "payments")
+    settings(**context, awsInventory=False).check_against_the_stack(
+        parse_config(LISTED % "210987654321/payments"), account="123456789012", region="eu-west-1"
+    )
 
 
 def test_an_aws_inventory_the_collector_writes_in_neither_list_stops_synthesis_naming_it() -> None:
@@ -221,14 +232,14 @@ def test_every_source_listed_as_expected_or_optional_synthesizes() -> None:
         "spokeRoleArns": [SPOKE_READER],
         "collectRegions": ["eu-west-1"],
     }
-    optional = "batch, payments, aws-123456789012-eu-west-1, aws-210987654321-eu-west-1"
+    optional = "batch, 210987654321/payments, aws-123456789012-eu-west-1, aws-210987654321-eu-west-1"
     config = parse_config(LISTED % optional)
     settings(**context).check_against_the_stack(config, account="123456789012", region="eu-west-1")
     settings(**context).check_against_the_stack(config, account=None, region=None)
     # Without the AWS inventory, the collector writes nothing (and reads no eksClusters).
     del context["eksClusters"]
     settings(**context, awsInventory=False).check_against_the_stack(
-        parse_config(LISTED % "payments"), account="123456789012", region="eu-west-1"
+        parse_config(LISTED % "210987654321/payments"), account="123456789012", region="eu-west-1"
     )
 
 
@@ -281,3 +292,26 @@ def test_infra_constants_equal_the_packages() -> None:
     assert name.startswith(constants.AWS_INVENTORY_NAME_PREFIX)
     every_aws_manifest = f"{inventory.IN_USE_PREFIX}{constants.AWS_INVENTORY_NAME_PREFIX}*.json"
     assert every_aws_manifest == constants.AWS_INVENTORY_MANIFESTS
+
+
+OTHER_SPOKE_PAYMENTS = "arn:aws:eks:eu-west-1:345678901234:cluster/payments"
+OTHER_SPOKE_EXPORTER = "arn:aws:iam::345678901234:role/ecr-retention-exporter"
+
+
+def test_two_spokes_exporter_clusters_of_one_name_are_two_keys_and_synthesize() -> None:
+    """Each spoke writes in-use/<its account>/payments.json: two clusters, listed as <account>/payments."""
+    context = {
+        "exporterClusterArns": [SPOKE_CLUSTER, OTHER_SPOKE_PAYMENTS],
+        "spokeExporterRoleArns": [SPOKE_EXPORTER, OTHER_SPOKE_EXPORTER],
+        "eksClusters": [PROD.replace("/prod", "/payments")],  # this account's payments, the collector's key
+    }
+    optional = "payments, 210987654321/payments, 345678901234/payments, aws-123456789012-eu-west-1"
+    settings(**context).check_against_the_stack(
+        parse_config(LISTED % optional), account="123456789012", region="eu-west-1"
+    )
+
+
+def test_two_clusters_of_one_name_writing_this_accounts_layout_are_still_refused() -> None:
+    with pytest.raises(InputError) as raised:
+        settings(exporterClusterArns=[SPOKE_CLUSTER, OTHER_SPOKE_PAYMENTS])
+    assert str(raised.value) == "cdk context: two clusters would write the same manifest in-use/<name>.json: payments"

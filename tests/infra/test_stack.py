@@ -40,7 +40,9 @@ STACK_CONTEXT = {
     "breakGlassRoleArn": BREAK_GLASS_ROLE_ARN,
 }
 # Every cluster the stack lets write is expected or optional (synthesis refuses any other).
-STACK_RULES = RULES.replace("clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [payments]}")
+STACK_RULES = RULES.replace(
+    "clusters: [prod, dev]}", "clusters: [prod, dev], optional_clusters: [210987654321/payments]}"
+)
 
 
 @pytest.fixture(scope="module")

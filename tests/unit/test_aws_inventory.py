@@ -69,7 +69,7 @@ def td(family: str, revision: int) -> str:
 def test_the_source_name_is_a_cluster_name_that_safety_clusters_accepts() -> None:
     cfg = config([{"delete": {"untagged": True}}], clusters=[inventory_name(ACCOUNT, REGION), "prod"])
 
-    assert cfg.safety.clusters == (SOURCE, "prod")
+    assert tuple(map(str, cfg.safety.clusters)) == (SOURCE, "prod")
     assert build_aws_manifest(SOURCE, NOW, (), complete=True).cluster == SOURCE
 
 

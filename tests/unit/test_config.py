@@ -37,7 +37,7 @@ def error_of(text: str) -> str:
 def test_example_rules_file_is_valid() -> None:
     config = parse_config((ROOT / "retention.yaml").read_text(), "retention.yaml")
     assert config.dry_run is True
-    assert config.safety.clusters == ("prod", "dev")
+    assert tuple(map(str, config.safety.clusters)) == ("prod", "dev")
 
 
 def test_defaults_are_the_safe_ones() -> None:

@@ -129,8 +129,8 @@ def test_a_manifest_is_read_whole_or_reported_never_half(document: Any) -> None:
     if inventory.problems:
         assert all("\n" not in problem for problem in inventory.problems.values())
     else:
-        [manifest] = inventory.protecting
-        assert len(manifest.images) == len(document["images"])
+        [read] = inventory.protecting
+        assert len(read.manifest.images) == len(document["images"])
 
 
 VALID_MANIFEST = {
@@ -162,7 +162,7 @@ def test_a_valid_manifest_with_one_hostile_field_is_read_exactly_or_reported(
         target[key] = value
     inventory = read_inventory([("in-use/prod.json", json.dumps(document, allow_nan=True).encode())])
     assert len(inventory.protecting) + len(inventory.problems) == 1
-    for manifest in inventory.protecting:  # read: every entry is there, with its fields as written
+    for manifest in (read.manifest for read in inventory.protecting):  # read: every entry is there, as written
         assert len(manifest.images) == len(document["images"])
         assert manifest.complete is document["complete"]
 

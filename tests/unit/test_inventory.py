@@ -135,4 +135,4 @@ def test_a_manifest_declaring_another_cluster_than_its_file_name_is_misfiled_but
     inventory = read_inventory([document("in-use/prod.json", cluster="staging")])
     assert inventory.manifests == ()
     assert [(source, m.cluster) for source, m in inventory.misfiled.items()] == [("in-use/prod.json", "staging")]
-    assert [m.cluster for m in inventory.protecting] == ["staging"]
+    assert [read.manifest.cluster for read in inventory.protecting] == ["staging"]

@@ -1,7 +1,8 @@
 """The in-use layout the bucket policy binds at any scale (docs/security.md): this account's clusters write
-`in-use/<cluster>.json`, a spoke's clusters `in-use/<account>/<cluster>.json`. The run reads both, keeps a cluster's
-second manifest in the other layout protecting (and fresh, for an expected cluster) with a warning, and names a
-manifest of a cluster the rules file lists nowhere, since the bucket no longer lists the clusters."""
+`in-use/<cluster>.json`, a spoke's clusters `in-use/<account>/<cluster>.json`. A cluster is its account and its name:
+the run reads both layouts, a spoke's manifest is the spoke's cluster `<account>/<name>` (never this account's of the
+same name), and a manifest of a cluster the rules file lists nowhere is named, since the bucket no longer lists the
+clusters."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use.index import inventory_blockers
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import read_inventory, spoke_account_of_source
 
 NOW = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
@@ -35,16 +37,17 @@ def safety(clusters: tuple[str, ...] = (), optional: tuple[str, ...] = ()) -> Sa
     return Safety(clusters=clusters, optional_clusters=optional)
 
 
-def test_a_spoke_clusters_manifest_under_its_account_stands_for_the_cluster() -> None:
+def test_a_spoke_clusters_manifest_under_its_account_stands_for_the_spokes_cluster() -> None:
     inventory = read_inventory([document(f"in-use/{SPOKE}/payments.json", "payments")])
-    assert [manifest.cluster for manifest in inventory.manifests] == ["payments"]
+    assert list(inventory.standing) == [ClusterId(SPOKE, "payments")]
+    assert inventory.manifests == ()
     assert inventory.problems == {}
     assert spoke_account_of_source(f"in-use/{SPOKE}/payments.json") == SPOKE
     assert spoke_account_of_source("in-use/payments.json") is None
     assert spoke_account_of_source("in-use/team/payments.json") is None
 
 
-def test_a_spoke_clusters_old_key_is_read_protects_and_is_named_beside_its_new_one() -> None:
+def test_this_accounts_cluster_and_a_spokes_of_one_name_are_two_clusters_both_protecting() -> None:
     inventory = read_inventory(
         [
             document("in-use/payments.json", "payments", image="app:old"),
@@ -52,16 +55,19 @@ def test_a_spoke_clusters_old_key_is_read_protects_and_is_named_beside_its_new_o
         ]
     )
     assert inventory.problems == {}
-    assert sorted(image.image.rsplit("/", 1)[1] for m in inventory.protecting for image in m.images) == [
+    assert sorted(map(str, inventory.standing)) == ["210987654321/payments", "payments"]
+    assert sorted(image.image.rsplit("/", 1)[1] for read in inventory.protecting for image in read.manifest.images) == [
         "app:new",
         "app:old",
     ]
     check = inventory_blockers(safety(optional=("payments",)), inventory, NOW)
     assert check.blocked == ()
     assert check.warnings == (
-        "cluster payments has two manifests, in-use/payments.json and one under a spoke account's folder "
-        "in-use/<account>/: both protect their images, and an expected cluster needs both fresh; if it is a "
-        "spoke's, delete in-use/payments.json, its old key, with the break-glass role (docs/security.md)",
+        "cluster 210987654321/payments: an in-use manifest of a cluster in neither safety.clusters nor "
+        "safety.optional_clusters; its images still protect, but nothing expects it (docs/security.md); it is account "
+        "210987654321's cluster payments, not this account's payments (in-use/payments.json): each protects its own "
+        "images and neither stands for the other; the safety lists name the spoke's as 210987654321/payments "
+        "(docs/rules.md)",
     )
 
 
@@ -71,21 +77,26 @@ def test_a_spoke_cluster_named_like_an_expected_one_cannot_stand_in_for_its_stal
         [document("in-use/prod.json", "prod", generated_at=STALE), document(f"in-use/{SPOKE}/prod.json", "prod")]
     )
     check = inventory_blockers(safety(clusters=("prod",)), inventory, NOW)
-    assert check.blocked == (
-        "in-use/prod.json: cluster prod: in-use manifest is 2d old, older than inventory_max_age 6h",
-    )
+    assert check.blocked == ("cluster prod: in-use manifest is 2d old, older than inventory_max_age 6h",)
 
 
-def test_two_spoke_folders_for_one_cluster_name_are_still_a_problem() -> None:
+def test_an_expected_spoke_cluster_is_named_with_its_account_and_needs_its_own_manifest() -> None:
+    inventory = read_inventory([document("in-use/prod.json", "prod")])
+    check = inventory_blockers(safety(clusters=("prod", f"{SPOKE}/prod")), inventory, NOW)
+    assert check.blocked == (f"cluster {SPOKE}/prod: no in-use manifest",)
+
+
+def test_two_spoke_folders_for_one_cluster_name_are_two_clusters_not_a_problem() -> None:
     inventory = read_inventory(
         [
             document(f"in-use/{SPOKE}/payments.json", "payments"),
             document("in-use/345678901234/payments.json", "payments"),
         ]
     )
-    assert inventory.problems == {
-        "in-use/345678901234/payments.json": f"cluster payments already has a manifest in in-use/{SPOKE}/payments.json"
-    }
+    assert inventory.problems == {}
+    assert sorted(map(str, inventory.standing)) == ["210987654321/payments", "345678901234/payments"]
+    listed = safety(optional=(f"{SPOKE}/payments", "345678901234/payments"))
+    assert inventory_blockers(listed, inventory, NOW) == inventory_blockers(listed, read_inventory([]), NOW)
 
 
 def test_a_manifest_of_a_cluster_in_neither_safety_list_is_named_and_still_protects() -> None:
@@ -100,7 +111,7 @@ def test_a_manifest_of_a_cluster_in_neither_safety_list_is_named_and_still_prote
     check = inventory_blockers(safety(clusters=("prod",), optional=("staging",)), inventory, NOW)
     assert check.blocked == ()
     assert check.warnings == (
-        "cluster rogue: an in-use manifest of a cluster in neither safety.clusters nor safety.optional_clusters; its "
-        "images still protect, but nothing expects it (docs/security.md)",
+        f"cluster {SPOKE}/rogue: an in-use manifest of a cluster in neither safety.clusters nor "
+        "safety.optional_clusters; its images still protect, but nothing expects it (docs/security.md)",
     )
-    assert "rogue" in {manifest.cluster for manifest in inventory.protecting}
+    assert ClusterId(SPOKE, "rogue") in {read.cluster for read in inventory.protecting}

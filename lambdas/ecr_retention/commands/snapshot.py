@@ -118,6 +118,13 @@ def check_manifests_directory(directory: Path) -> None:
         raise InputError(f"--manifests: {directory} holds .json files already; name an empty or new directory")
 
 
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as error:
+        raise InputError(f"--manifests: cannot create {folder}: {error.strerror or error}") from None
+
+
 def record_inventory(session: AwsSession, bucket: str, directory: Path) -> None:
     """The in-use manifests and the memory as the pipeline's next run would read them."""
     with aws_errors():
@@ -127,6 +134,8 @@ def record_inventory(session: AwsSession, bucket: str, directory: Path) -> None:
     except OSError as error:
         raise InputError(f"--manifests: cannot create {directory}: {error.strerror or error}") from None
     for name, body in objects.items():
+        if "/" in name:  # a spoke's, under its account's subfolder (ecr_retention.loading.load_manifests)
+            _make_folder(directory / name.split("/", 1)[0])
         write_file_atomically(directory / name, body)
     memory = "with the in-use memory" if MEMORY_FILE in objects else "no in-use memory yet"
     manifests = len(objects) - (MEMORY_FILE in objects)

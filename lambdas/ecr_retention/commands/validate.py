@@ -34,10 +34,10 @@ def run(args: argparse.Namespace) -> int:
 def clusters_said(safety: Safety) -> str:
     """Which clusters block a run and which only protect, and how long what they ran stays protected."""
     if safety.clusters:
-        expected = f"{', '.join(safety.clusters)} (block when missing, stale or incomplete)"
+        expected = f"{', '.join(map(str, safety.clusters))} (block when missing, stale or incomplete)"
     else:
         expected = "none (no cluster blocks a run)" if safety.optional_clusters else "none (no in-use protection)"
-    optional = ", ".join(safety.optional_clusters)
+    optional = ", ".join(map(str, safety.optional_clusters))
     optional = f"{optional} (read and protect, never block)" if optional else "none"
     grace = safety.in_use_grace
     memory = f"in_use_grace {in_days(grace)}" if grace else "in_use_grace 0s (the in-use memory is off)"

@@ -25,7 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from ecr_retention.domain.durations import Duration, GraceDuration, format_duration, parse_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, quoted
-from ecr_retention.domain.inventory.manifest import ClusterName
+from ecr_retention.domain.inventory.clusters import ClusterId, ClusterRef
 from ecr_retention.domain.registry.replication import AwsRegion
 
 _TAG_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,300}")
@@ -220,12 +220,14 @@ class Safety(StrictModel):
     min_age: Duration = parse_duration("1d")
     max_delete_fraction: Annotated[float, _fraction(0, 1)] = 0.5
     inventory_max_age: Duration = parse_duration("6h")
-    clusters: tuple[ClusterName, ...] = Field(
+    # A cluster is its account and its name (domain/inventory/clusters.py): `prod` is this account's
+    # (in-use/prod.json), `210987654321/prod` a spoke account's (in-use/210987654321/prod.json).
+    clusters: tuple[ClusterRef, ...] = Field(
         description="Clusters whose fresh in-use manifests every run needs; [] runs without in-use protection."
     )
     # Clusters whose manifests are read, protect and are remembered, but never block a run by being missing,
     # stale or incomplete (an unreadable one still blocks: its images may run).
-    optional_clusters: tuple[ClusterName, ...] = ()
+    optional_clusters: tuple[ClusterRef, ...] = ()
     # The in-use memory (domain/in_use/memory.py): a reference any manifest named keeps protecting its image for
     # this long after the last reading that named it, whatever becomes of the manifest. 0s turns the memory off.
     in_use_grace: GraceDuration = parse_duration("7d")
@@ -254,9 +256,14 @@ class Safety(StrictModel):
             )
         return self
 
+    @property
+    def listed(self) -> frozenset[ClusterId]:
+        """Every cluster either list names: expected or optional."""
+        return frozenset((*self.clusters, *self.optional_clusters))
+
 
 class TaggingRule(StrictModel):
-    clusters: Annotated[tuple[ClusterName, ...], Field(min_length=1)]
+    clusters: Annotated[tuple[ClusterRef, ...], Field(min_length=1)]
     namespaces: Patterns = ("*",)
     tag_prefix: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,100}$")]
 

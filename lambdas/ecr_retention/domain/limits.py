@@ -51,6 +51,13 @@ RULES_FILE = SizeLimit("rules file", 1 * MiB)
 # history, is about 7 MB. Nine times that leaves room for the largest clusters.
 IN_USE_MANIFEST = SizeLimit("in-use manifest", 64 * MiB)
 
+# A spoke account's folder of manifests (in-use/<account>/): what one run reads of it, in key order. EKS lets an account
+# have 100 clusters per Region: five Regions of them fit the count, and the size is four manifests at their own cap
+# (the in-use memory's, which remembers them). Past either, a manifest is not read: it blocks the run when its cluster
+# is listed, and warns otherwise (docs/security.md "One spoke cannot stop pruning").
+SPOKE_FOLDER_FILES = 500
+SPOKE_FOLDER = SizeLimit("spoke account's folder of in-use manifests", 256 * MiB)
+
 # The in-use memory: every reference the manifests named within in_use_grace, about 300 bytes each; four manifests
 # at their cap, remembered whole.
 IN_USE_MEMORY = SizeLimit("in-use memory", 256 * MiB)

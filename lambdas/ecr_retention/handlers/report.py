@@ -28,6 +28,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
     record_run_metrics(report)
     # The manifests as the report step read them (finish_run): read once, for the report's evidence and these ages.
     written = {m.cluster: m.generated_at for m in report.manifests if m.generated_at is not None}
-    record_manifest_ages(written, wiring.config.safety.clusters, adapters.clock())
+    record_manifest_ages(written, map(str, wiring.config.safety.clusters), adapters.clock())
     logger.info("run reported", extra={"outcome": report.outcome, "report": report.report_url})
     return RunReported(run_id=report.run_id, outcome=report.outcome, report_url=report.report_url).to_wire()

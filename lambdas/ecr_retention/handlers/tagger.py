@@ -39,7 +39,8 @@ def tag(wiring: TaggerWiring, run_id: str, now: datetime) -> dict[str, Any]:
     config = wiring.config
     inventory = read_inventory_from_bucket(wiring.bucket)
     # The tagger runs hourly and on every manifest written: the manifest-age alarms watch what it publishes.
-    record_manifest_ages({m.cluster: m.generated_at for m in inventory.manifests}, config.safety.clusters, now)
+    ages = {str(cluster): manifest.generated_at for cluster, manifest in inventory.standing.items()}
+    record_manifest_ages(ages, map(str, config.safety.clusters), now)
     report = tag_deployed_everywhere(
         config, inventory, registries=wiring.registries, run_id=run_id, now=now, dry_run=config.dry_run
     )

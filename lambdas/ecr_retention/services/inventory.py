@@ -4,11 +4,18 @@ in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections import defaultdict
+from dataclasses import dataclass, replace
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory.manifest import Inventory, ManifestDocument, read_inventory, with_memory
-from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY
+from ecr_retention.domain.inventory.manifest import (
+    Inventory,
+    ManifestDocument,
+    read_inventory,
+    spoke_account_of_source,
+    with_memory,
+)
+from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, SPOKE_FOLDER, SPOKE_FOLDER_FILES, format_limit
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE, memory_deletion_acknowledgement_key
 from ecr_retention.ports import Bucket, StorageUnavailable, VersionedBucket
@@ -18,22 +25,24 @@ MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under
 
 def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> Inventory:
     """An object that cannot be read (too large, not JSON, wrong schema, not named `<cluster>.json`) is a problem of
-    the inventory named by its key, which blocks every deletion of the run: its images may be running. So is a
-    memory that cannot be read."""
+    the inventory named by its key, which blocks every deletion of the run: its images may be running (a spoke's
+    cluster that no safety list names only warns: domain/in_use/index.py). So is a memory that cannot be read.
+
+    A spoke account's folder (in-use/<account>/) is read up to SPOKE_FOLDER_FILES objects and SPOKE_FOLDER's bytes, in
+    key order; each object past that is not read, a problem of its key: it blocks the run when its cluster is listed
+    (fail closed), it warns otherwise. So no writer of a spoke can make every run read without end."""
     documents: list[ManifestDocument] = []
+    folders: dict[str, _FolderUse] = defaultdict(_FolderUse)
     for key in sorted(bucket.list_objects(prefix)):
         if key.endswith("/"):  # a folder marker (the S3 console's "Create folder"): no object of anyone's
             continue
         if not key.endswith(".json"):  # a manifest under another name would protect nothing without a word
             documents.append((key, InputError(f"{key}: {MISNAMED}")))
             continue
-        try:
-            body = bucket.read(key, max_bytes=IN_USE_MANIFEST.max_bytes)
-        except InputError as error:
-            documents.append((key, error))
-            continue
-        if body is not None:  # replaced between the listing and the read: the next run sees it
-            documents.append((key, body))
+        account = spoke_account_of_source(key)
+        read = _read_manifest(bucket, key) if account is None else folders[account].read(bucket, key, account)
+        if read is not None:  # replaced between the listing and the read: the next run sees it
+            documents.append((key, read))
     return with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
 
 
@@ -70,6 +79,33 @@ def deleted_memory(bucket: VersionedBucket) -> str | None:
     )
 
 
+def _read_manifest(bucket: Bucket, key: str) -> bytes | InputError | None:
+    try:
+        return bucket.read(key, max_bytes=IN_USE_MANIFEST.max_bytes)
+    except InputError as error:
+        return error
+
+
+@dataclass
+class _FolderUse:
+    """What one spoke account's folder has had read so far in this run."""
+
+    files: int = 0
+    size: int = 0
+
+    def read(self, bucket: Bucket, key: str, account: str) -> bytes | InputError | None:
+        if self.files >= SPOKE_FOLDER_FILES or self.size >= SPOKE_FOLDER.max_bytes:
+            return InputError(
+                f"{key}: not read: {IN_USE_PREFIX}{account}/ is over the cap of a spoke account's folder "
+                f"({SPOKE_FOLDER_FILES} manifests, {format_limit(SPOKE_FOLDER.max_bytes)})"
+            )
+        self.files += 1
+        body = _read_manifest(bucket, key)
+        if isinstance(body, bytes):
+            self.size += len(body)
+        return body
+
+
 def read_memory(bucket: Bucket) -> bytes | InputError | None:
     """The memory's bytes (None before the first run wrote it), or the InputError that stopped the read."""
     try:
@@ -80,13 +116,16 @@ def read_memory(bucket: Bucket) -> bytes | InputError | None:
 
 def inventory_objects(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> dict[str, bytes]:
     """The inventory as stored, byte for byte, for an offline plan to read as the pipeline does: each object under
-    in-use/ by its file name, and the memory as MEMORY_FILE. Raises InputError when two keys share a file name
-    (in-use/a/prod.json and in-use/prod.json) or an object is over its cap."""
+    in-use/ by its file name, a spoke's as `<account>/<file name>` (its cluster is `<account>/<name>`), and the memory
+    as MEMORY_FILE. Raises InputError when two keys share a name (in-use/team/prod.json and in-use/prod.json) or an
+    object is over its cap."""
     objects: dict[str, bytes] = {}
     for key in sorted(bucket.list_objects(prefix)):
-        name = key.rsplit("/", 1)[-1]
-        if not name:
+        file_name = key.rsplit("/", 1)[-1]
+        if not file_name:
             continue
+        account = spoke_account_of_source(key)
+        name = file_name if account is None else f"{account}/{file_name}"
         if name in objects:
             raise InputError(f"s3://{bucket.name}/{key}: another object under {prefix} has the file name {name}")
         body = bucket.read(key, max_bytes=IN_USE_MANIFEST.max_bytes)

@@ -37,7 +37,7 @@ def tag_deployed(
     dry_run: bool,
 ) -> TagReport:
     """Adds `<tag_prefix><unix seconds>` once to each deployed image. Dry run reads, and tags nothing."""
-    selection = select_for_tagging(config, inventory.manifests, registry=RegistryCoordinates.of(registry), now=now)
+    selection = select_for_tagging(config, inventory.standing, registry=RegistryCoordinates.of(registry), now=now)
     by_repository: dict[str, list[TagCandidate]] = defaultdict(list)
     for candidate in selection.candidates:
         by_repository[candidate.repository].append(candidate)

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import plan_registry
@@ -86,7 +87,7 @@ def plan_without_source(
 ) -> Plan:
     """The plan of a team without the collector, on the same snapshot: the inventory without the manifest of
     `source`, and the rules without `source` in safety.clusters (else its missing manifest would block the run)."""
-    clusters = tuple(cluster for cluster in config.safety.clusters if cluster != source)
+    clusters = tuple(cluster for cluster in config.safety.clusters if cluster != ClusterId.here(source))
     rules = config.model_copy(update={"safety": config.safety.model_copy(update={"clusters": clusters})})
     rest = Inventory(
         manifests=tuple(manifest for manifest in inventory.manifests if manifest.cluster != source),

@@ -13,13 +13,14 @@ from datetime import datetime, timedelta
 
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.durations import format_duration, humanize_age
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import (
+    ClusterManifest,
+    InUseImage,
     InUseManifest,
     Inventory,
     RememberedImage,
     Workload,
-    cluster_of_source,
-    spoke_account_of_source,
 )
 from ecr_retention.domain.registry.coordinates import (
     UNKNOWN_REGISTRY,
@@ -79,69 +80,90 @@ def _misfiled_warnings(inventory: Inventory) -> tuple[str, ...]:
 
 def inventory_blockers(safety: Safety, inventory: Inventory, now: datetime) -> InventoryCheck:
     """Why this run may delete nothing: any manifest file that cannot be read (whichever cluster it is
-    for: its images may run), and each expected cluster without a fresh, complete manifest."""
-    blockers = [
-        f"{source}: unreadable in-use manifest: {problem}" for source, problem in sorted(inventory.problems.items())
-    ]
+    for: its images may run; but a spoke's cluster that neither safety list names only warns, so that one writer of
+    a spoke cannot stop every run), and each expected cluster without a fresh, complete manifest of its own: a
+    cluster is its account and its name, and a manifest of another account never stands for it."""
+    blocking, tolerated = _unreadable(safety, inventory)
+    blockers = [f"{source}: unreadable in-use manifest: {problem}" for source, problem in blocking]
     if inventory.memory_problem is not None and safety.in_use_grace:
         blockers.append(
             f"{inventory.memory_problem}; the in-use memory may protect images no manifest names now, so nothing is "
             "deleted until it is readable (docs/operations.md)"
         )
-    unreadable = {cluster_of_source(source) for source in inventory.problems}
-    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    unreadable = {inventory.cluster_of(source) for source in inventory.problems}
+    standing = inventory.standing
     for cluster in sorted(set(safety.clusters) - unreadable):
-        problem = expected_manifest_problem(safety, inventory, manifests.get(cluster), cluster, now)
+        problem = expected_manifest_problem(safety, inventory, standing.get(cluster), cluster, now)
         if problem is not None:
             blockers.append(problem)
-    blockers.extend(second_manifest_blockers(safety, inventory, now))
-    warnings = _misfiled_warnings(inventory)
     return InventoryCheck(
         blocked=tuple(blockers),
-        warnings=warnings + second_manifest_warnings(inventory) + unlisted_cluster_warnings(safety, inventory),
+        warnings=(
+            *_misfiled_warnings(inventory),
+            *tolerated,
+            *unlisted_cluster_warnings(safety, inventory),
+        ),
     )
 
 
-def second_manifest_blockers(safety: Safety, inventory: Inventory, now: datetime) -> list[str]:
-    """An expected cluster's second manifest must be fresh and complete too: a spoke's cluster named like it must
-    not stand in for a manifest its own exporter stopped writing."""
-    blockers = []
-    for source, manifest in sorted(inventory.second.items()):
-        problem = expected_manifest_problem(safety, inventory, manifest, manifest.cluster, now)
-        if manifest.cluster in safety.clusters and problem is not None:
-            blockers.append(f"{source}: {problem}")
-    return blockers
+def _unreadable(safety: Safety, inventory: Inventory) -> tuple[list[tuple[str, str]], list[str]]:
+    """The unreadable files that block the run, and the warnings of those that do not: a file under a spoke's folder
+    for a cluster in neither safety list (any writer of a listed spoke account could otherwise halt all pruning;
+    its images stay protected by the in-use memory for the grace), the first few of each spoke named, then how many
+    in all (a flood of files must not flood the report either). Every other unreadable file blocks."""
+    blocking: list[tuple[str, str]] = []
+    tolerated: dict[str, list[str]] = defaultdict(list)  # spoke account -> its warnings
+    for source, problem in sorted(inventory.problems.items()):
+        cluster = inventory.cluster_of(source)
+        if cluster.spoke_account is None or cluster in safety.listed:
+            blocking.append((source, problem))
+        else:
+            tolerated[cluster.spoke_account].append(
+                f"{source}: unreadable in-use manifest of cluster {cluster}, a spoke account's cluster in neither "
+                f"safety.clusters nor safety.optional_clusters: {problem}; it blocks nothing, and what it ran stays "
+                "protected only by the in-use memory (docs/security.md)"
+            )
+    return blocking, [warning for account in sorted(tolerated) for warning in _first_few(account, tolerated[account])]
 
 
-def second_manifest_warnings(inventory: Inventory) -> tuple[str, ...]:
-    """A cluster with a manifest in this account's layout and one under a spoke account's folder."""
-    return tuple(
-        f"cluster {manifest.cluster} has two manifests, {source} and in-use/{manifest.cluster}.json: both protect "
-        "their images, and an expected cluster needs both fresh; a spoke's cluster writes under "
-        "in-use/<account>/ since the bucket policy fits any number of clusters, so if it is a spoke's, delete "
-        f"in-use/{manifest.cluster}.json, its old key, with the break-glass role (docs/security.md)"
-        if spoke_account_of_source(source) is not None
-        else f"cluster {manifest.cluster} has two manifests, {source} and one under a spoke account's folder "
-        "in-use/<account>/: both protect their images, and an expected cluster needs both fresh; if it is a "
-        f"spoke's, delete {source}, its old key, with the break-glass role (docs/security.md)"
-        for source, manifest in sorted(inventory.second.items())
-    )
+def _first_few(account: str, warnings: list[str]) -> list[str]:
+    if len(warnings) <= MAX_WARNINGS_PER_CLUSTER:
+        return warnings
+    more = len(warnings) - MAX_WARNINGS_PER_CLUSTER
+    return [
+        *warnings[:MAX_WARNINGS_PER_CLUSTER],
+        f"in-use/{account}/: {more} more unreadable files of clusters in neither safety list (docs/security.md)",
+    ]
 
 
 def unlisted_cluster_warnings(safety: Safety, inventory: Inventory) -> tuple[str, ...]:
     """The bucket policy lets any cluster of a listed account and region write its own manifest (the lists of
-    clusters no longer fit in it): one the rules file lists in neither safety list is named, and still protects."""
-    listed = {*safety.clusters, *safety.optional_clusters}
+    clusters no longer fit in it): one the rules file lists in neither safety list is named, and still protects. A
+    spoke's cluster named like one of this account's is another cluster: the warning says how the lists name it,
+    and never that this account's manifest should go."""
+    standing = inventory.standing
     return tuple(
         f"cluster {cluster}: an in-use manifest of a cluster in neither safety.clusters nor safety.optional_clusters;"
         " its images still protect, but nothing expects it (docs/security.md)"
-        for cluster in sorted({manifest.cluster for manifest in (*inventory.manifests, *inventory.second.values())})
-        if cluster not in listed and not cluster.startswith(AWS_INVENTORY_NAME_PREFIX)
+        + _same_name_note(cluster, {*standing, *safety.listed})
+        for cluster in sorted(standing)
+        if cluster not in safety.listed and not cluster.name.startswith(AWS_INVENTORY_NAME_PREFIX)
+    )
+
+
+def _same_name_note(cluster: ClusterId, known: Collection[ClusterId]) -> str:
+    """For a spoke's cluster named like one of this account's (with a manifest, or listed): two clusters."""
+    if cluster.of_this_account or ClusterId.here(cluster.name) not in known:
+        return ""
+    return (
+        f"; it is account {cluster.account}'s cluster {cluster.name}, not this account's {cluster.name} "
+        f"(in-use/{cluster.name}.json): each protects its own images and neither stands for the other; "
+        f"the safety lists name the spoke's as {cluster} (docs/rules.md)"
     )
 
 
 def expected_manifest_problem(
-    safety: Safety, inventory: Inventory, manifest: InUseManifest | None, cluster: str, now: datetime
+    safety: Safety, inventory: Inventory, manifest: InUseManifest | None, cluster: ClusterId, now: datetime
 ) -> str | None:
     """Why an expected cluster's (readable or absent) manifest blocks the run, or None when it is fresh and complete."""
     if manifest is None:
@@ -162,12 +184,13 @@ def expected_manifest_problem(
     return None
 
 
-def misfiled_note(inventory: Inventory, cluster: str) -> str:
-    """(in-use/prod.json declares cluster staging): the file a user would look for, or its declaration."""
+def misfiled_note(inventory: Inventory, cluster: ClusterId) -> str:
+    """(in-use/prod.json declares cluster staging): the file a user would look for, or its declaration (of the same
+    account: another account's file declaring this name is not this cluster's)."""
     notes = [
         f"{source} declares cluster {manifest.cluster}"
         for source, manifest in sorted(inventory.misfiled.items())
-        if cluster in (cluster_of_source(source), manifest.cluster)
+        if cluster in (inventory.cluster_of(source), ClusterId(inventory.cluster_of(source).account, manifest.cluster))
     ]
     return f" ({'; '.join(notes)})" if notes else ""
 
@@ -182,56 +205,57 @@ class InUseIndex:
     by_tag: dict[tuple[str, str], list[Workload]] = field(default_factory=lambda: defaultdict(list))
     # cluster -> image strings that look like ECR references but cannot be parsed and carry no digest:
     # images this run cannot protect, so an expected cluster that has them blocks the run.
-    unresolved: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    unresolved: dict[ClusterId, list[str]] = field(default_factory=lambda: defaultdict(list))
     # cluster -> the ECR registries (account, region) its references name, and the clusters of which at
     # least one ECR reference is of the planned registry or of one of its replicas: a cluster with references but
     # none of those was exported from another account or region than the snapshot.
-    registries: dict[str, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
-    in_known_registry: set[str] = field(default_factory=set)
+    registries: dict[ClusterId, set[tuple[str, str]]] = field(default_factory=lambda: defaultdict(set))
+    in_known_registry: set[ClusterId] = field(default_factory=set)
     warnings: tuple[str, ...] = ()  # image strings of the manifests that are not references
 
     @classmethod
     def build(
         cls,
-        manifests: Iterable[InUseManifest],
+        manifests: Iterable[ClusterManifest],
         registry: RegistryCoordinates,
         remembered: Iterable[tuple[RememberedImage, str]] = (),
     ) -> InUseIndex:
-        """`remembered`: the in-use memory's references that protect now, each with how its reason says when it was
-        seen (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning."""
+        """`manifests`: every readable manifest with the cluster it is of (Inventory.protecting). `remembered`: the
+        in-use memory's references that protect now, each with how its reason says when it was seen
+        (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning."""
         index = cls(registry=registry)
         warnings: list[str] = []
-        for manifest in sorted(manifests, key=lambda m: m.cluster):
-            warnings.extend(index._add_manifest(manifest))
+        for read in sorted(manifests, key=lambda read: read.cluster):
+            warnings.extend(index._add_manifest(read.cluster, read.manifest))
         index.warnings = tuple(warnings)
         for image, note in remembered:
             index.remember(image, note)
         return index
 
-    def _add_manifest(self, manifest: InUseManifest) -> list[str]:
+    def _add_manifest(self, cluster: ClusterId, manifest: InUseManifest) -> list[str]:
         """Index the manifest's references; the warnings of the image strings that are none (the first few named)."""
         warnings: list[str] = []
         invalid = 0
         for entry in manifest.images:
             usage = Workload(
-                cluster=manifest.cluster, namespace=entry.namespace, workload=entry.workload, source=entry.source
+                cluster=str(cluster), namespace=entry.namespace, workload=entry.workload, source=entry.source
             )
             reading = read_reference(entry.image, self.registry)
             if not isinstance(reading, NotAReference):
-                self.add(manifest.cluster, reading, entry.digest, usage)
+                self.add(cluster, reading, entry.digest, usage)
                 continue
             if entry.digest:
                 self.by_digest[entry.digest].append(usage)
             elif looks_like_ecr(entry.image, self.registry.registry_id):
-                self.unresolved[manifest.cluster].append(entry.image)
+                self.unresolved[cluster].append(entry.image)
                 continue
             invalid += 1
             if invalid <= MAX_WARNINGS_PER_CLUSTER:
                 kept = "protected by its digest only" if entry.digest else "not an ECR image, ignored"
-                warnings.append(f"cluster {manifest.cluster}: {reading.error}; {kept}")
+                warnings.append(f"cluster {cluster}: {reading.error}; {kept}")
         if invalid > MAX_WARNINGS_PER_CLUSTER:
-            warnings.append(f"cluster {manifest.cluster}: {invalid} image strings are not references in all")
-        return warnings + unknown_ecr_host_warnings(manifest)
+            warnings.append(f"cluster {cluster}: {invalid} image strings are not references in all")
+        return warnings + unknown_ecr_host_warnings(ClusterManifest(cluster, manifest))
 
     def remember(self, image: RememberedImage, note: str) -> None:
         usage = Workload(
@@ -246,11 +270,11 @@ class InUseIndex:
             if image.digest:
                 self.by_digest[image.digest].append(usage)
             return
-        self.add(image.cluster, reading, image.digest, usage, track=False)
+        self.add(image.cluster_id, reading, image.digest, usage, track=False)
 
     def add(
         self,
-        cluster: str,
+        cluster: ClusterId,
         reading: NotEcr | EcrReading,
         resolved: str | None,
         usage: Workload,
@@ -290,16 +314,16 @@ class InUseIndex:
             self.by_tag[(reference.repository, reference.tag)].append(usage)
         return usage
 
-    def _track(self, cluster: str, registry: tuple[str, str], *, known: bool) -> None:
+    def _track(self, cluster: ClusterId, registry: tuple[str, str], *, known: bool) -> None:
         self.registries[cluster].add(registry)
         if known:
             self.in_known_registry.add(cluster)
 
-    def clusters_in(self, registry: tuple[str, str], clusters: Iterable[str]) -> list[str]:
-        """The given clusters whose manifests reference images of that registry."""
-        return sorted(cluster for cluster in clusters if registry in self.registries.get(cluster, ()))
+    def clusters_in(self, registry: tuple[str, str], clusters: Iterable[ClusterId]) -> list[str]:
+        """The given clusters whose manifests reference images of that registry, as people read them."""
+        return [str(cluster) for cluster in sorted(clusters) if registry in self.registries.get(cluster, ())]
 
-    def unresolved_blockers(self, expected: Iterable[str]) -> InventoryCheck:
+    def unresolved_blockers(self, expected: Iterable[ClusterId]) -> InventoryCheck:
         """Images no guard could protect: they block an expected cluster's run, and are a warning otherwise."""
         expected = set(expected)
         blockers, warnings = [], []
@@ -316,7 +340,7 @@ class InUseIndex:
         return InventoryCheck(blocked=tuple(blockers), warnings=tuple(warnings))
 
     def foreign_registry_warnings(
-        self, expected: Iterable[str], other_registries: Collection[tuple[str, str]] = ()
+        self, expected: Iterable[ClusterId], other_registries: Collection[tuple[str, str]] = ()
     ) -> tuple[str, ...]:
         """An expected cluster whose ECR references all name other registries than the snapshot's (and than the run's
         other registries): its tag references cannot protect anything here, which nobody would notice without a
@@ -355,26 +379,33 @@ def replica_note(replica: Replica, source_registry_id: str | None) -> str:
     return f"{replica.region}{account}, replicated"
 
 
-def unknown_ecr_host_warnings(manifest: InUseManifest) -> list[str]:
+def unknown_ecr_host_warnings(read: ClusterManifest | InUseManifest) -> list[str]:
     """The manifest's images whose host says it is ECR's (`.dkr.ecr.`, `.dkr-ecr.`) but is no ECR host of any
     partition this tool reads (docs/safety.md section 32): read as another registry's, so a tag there protects
-    nothing; never in silence (the first few named, then how many in all)."""
-    warnings = []
-    for entry in manifest.images:
-        if "dkr" not in entry.image.lower():
-            continue  # no ECR host, nor one that looks like it
-        reading = read_reference(entry.image, UNKNOWN_REGISTRY)
-        if isinstance(reading, NotEcr) and reading.looks_like_ecr:
-            kept = "protected by its digest only" if entry.digest or reading.reference.digest else "not protected"
-            warnings.append(
-                f"cluster {manifest.cluster}: in-use image {entry.image!r} names host {reading.reference.host}, which "
-                f"looks like ECR but is no ECR registry host of any partition known here; read as another "
-                f"registry's, {kept}"
-            )
+    nothing; never in silence (the first few named, then how many in all). `read`: a manifest with the cluster it is
+    of (Inventory.protecting); a bare manifest is one of this account's (Inventory.manifests)."""
+    if isinstance(read, InUseManifest):
+        read = ClusterManifest(ClusterId.here(read.cluster), read)
+    found = (_lookalike_host_warning(read.cluster, entry) for entry in read.manifest.images)
+    warnings = [warning for warning in found if warning is not None]
     if len(warnings) > MAX_WARNINGS_PER_CLUSTER:
         more = len(warnings) - MAX_WARNINGS_PER_CLUSTER
-        return [*warnings[:MAX_WARNINGS_PER_CLUSTER], f"cluster {manifest.cluster}: {more} more such images"]
+        return [*warnings[:MAX_WARNINGS_PER_CLUSTER], f"cluster {read.cluster}: {more} more such images"]
     return warnings
+
+
+def _lookalike_host_warning(cluster: ClusterId, entry: InUseImage) -> str | None:
+    if "dkr" not in entry.image.lower():
+        return None  # no ECR host, nor one that looks like it
+    reading = read_reference(entry.image, UNKNOWN_REGISTRY)
+    if not (isinstance(reading, NotEcr) and reading.looks_like_ecr):
+        return None
+    kept = "protected by its digest only" if entry.digest or reading.reference.digest else "not protected"
+    return (
+        f"cluster {cluster}: in-use image {entry.image!r} names host {reading.reference.host}, which "
+        f"looks like ECR but is no ECR registry host of any partition known here; read as another "
+        f"registry's, {kept}"
+    )
 
 
 def looks_like_ecr(text: str, registry_id: str | None) -> bool:

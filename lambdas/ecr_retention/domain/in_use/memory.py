@@ -11,11 +11,12 @@ Pure: the report step (services/memory.py) updates the memory once per run; ever
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.in_use.index import CLOCK_SKEW
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import (
     ClusterReadings,
     InUseImage,
@@ -24,7 +25,6 @@ from ecr_retention.domain.inventory.manifest import (
     Inventory,
     Reading,
     RememberedImage,
-    cluster_of_source,
 )
 from ecr_retention.domain.registry.coordinates import InThisRegistry, RegistryCoordinates, reference_into
 from ecr_retention.domain.timestamps import format_timestamp
@@ -95,12 +95,12 @@ def remember(
     for image in still_protecting(memory, now, grace):
         clamped = seen_at(image.last_seen_at, now)  # a memory dated in the future ages from this run, not from then
         images[remembered_key(image)] = image.model_copy(update={"last_seen_at": clamped})
-    for manifest in sorted(inventory.protecting, key=lambda m: m.cluster):
-        seen = seen_at(manifest.generated_at, now)
-        for entry in manifest.images:
+    for read in sorted(inventory.protecting, key=lambda read: read.cluster):
+        seen = seen_at(read.manifest.generated_at, now)
+        for entry in read.manifest.images:
             digest = entry.digest or resolved_digest(entry, resolved, registries)
             image = RememberedImage(
-                **entry.model_dump(exclude={"digest"}), digest=digest, cluster=manifest.cluster, last_seen_at=seen
+                **entry.model_dump(exclude={"digest"}), digest=digest, cluster=str(read.cluster), last_seen_at=seen
             )
             key = remembered_key(image)
             known = images.get(key)
@@ -109,7 +109,7 @@ def remember(
     return InUseMemory(
         schema_version=1,
         updated_at=now,
-        clusters=recorded_readings(memory, inventory.manifests, now, grace),
+        clusters=recorded_readings(memory, inventory.standing, now, grace),
         images=tuple(sorted(images.values(), key=_in_order)),
     )
 
@@ -143,23 +143,31 @@ def distinct_references(manifest: InUseManifest) -> int:
 
 
 def recorded_readings(
-    memory: InUseMemory | None, manifests: Iterable[InUseManifest], now: datetime, grace: timedelta
+    memory: InUseMemory | None, manifests: Mapping[ClusterId, InUseManifest], now: datetime, grace: timedelta
 ) -> dict[str, ClusterReadings]:
-    """Each cluster's last two readings, the new one first; a cluster not read within the grace is forgotten. A
-    reading dated in the future counts as read now (it would never be forgotten, and its warnings would say so)."""
+    """Each cluster's last two readings, the new one first, by the cluster's text (`prod`, `210987654321/prod`); a
+    cluster not read within the grace is forgotten. A reading dated in the future counts as read now (it would never
+    be forgotten, and its warnings would say so). A manifest whose content changed under the same generatedAt (a
+    collector that emptied it and kept the date) is a new reading: what it names now is what counts."""
     readings = {
         cluster: _clamped(known, now)
         for cluster, known in (memory.clusters.items() if memory is not None else ())
         if not now - known.last.generated_at > grace
     }
-    for manifest in manifests:
-        reading = Reading(generated_at=seen_at(manifest.generated_at, now), references=distinct_references(manifest))
-        known = readings.get(manifest.cluster)
+    for cluster, manifest in manifests.items():
+        reading = reading_of(manifest, now)
+        known = readings.get(str(cluster))
         if known is None:
-            readings[manifest.cluster] = ClusterReadings(last=reading)
-        elif known.last.generated_at != reading.generated_at:
-            readings[manifest.cluster] = ClusterReadings(last=reading, previous=known.last)
+            readings[str(cluster)] = ClusterReadings(last=reading)
+        elif known.last != reading:
+            readings[str(cluster)] = ClusterReadings(last=reading, previous=known.last)
     return dict(sorted(readings.items()))
+
+
+def reading_of(manifest: InUseManifest, now: datetime) -> Reading:
+    """A manifest as the memory records its reading: when (never later than the run's clock) and how many
+    references it named."""
+    return Reading(generated_at=seen_at(manifest.generated_at, now), references=distinct_references(manifest))
 
 
 def _clamped(known: ClusterReadings, now: datetime) -> ClusterReadings:
@@ -195,11 +203,11 @@ def future_reading_warnings(
     UTC."""
     manifests = (
         (
-            f"cluster {manifest.cluster}: its in-use manifest says it was generated at {_when(manifest.generated_at)}, "
+            f"cluster {cluster}: its in-use manifest says it was generated at {_when(manifest.generated_at)}, "
             f"after this run's clock ({_when(now)}): the in-use memory remembers its references as seen now, "
             "not then; check the clock (and time zone) of what writes it"
         )
-        for manifest in sorted(inventory.manifests, key=lambda m: m.cluster)
+        for cluster, manifest in sorted(inventory.standing.items())
         if manifest.generated_at - now > CLOCK_SKEW
     )
     latest: dict[str, datetime] = {}  # cluster -> the latest time its remembered references claim
@@ -222,24 +230,24 @@ def _dropped_reading_warnings(
 ) -> tuple[str, ...]:
     if memory is None:
         return ()
-    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    manifests = inventory.standing
     warnings = (
         _reading_warning(cluster, _clamped(known, now), manifests.get(cluster), inventory, grace)
-        for cluster, known in sorted(memory.clusters.items())
+        for cluster, known in sorted((ClusterId.parse(text), known) for text, known in memory.clusters.items())
         if not now - known.last.generated_at > grace
     )
     return tuple(warning for warning in warnings if warning is not None)
 
 
 def _reading_warning(
-    cluster: str, known: ClusterReadings, manifest: InUseManifest | None, inventory: Inventory, grace: timedelta
+    cluster: ClusterId, known: ClusterReadings, manifest: InUseManifest | None, inventory: Inventory, grace: timedelta
 ) -> str | None:
     if manifest is None:
         return _no_manifest_warning(cluster, known.last, inventory, grace)
     return _fewer_references_warning(cluster, known, manifest, grace)
 
 
-def _no_manifest_warning(cluster: str, last: Reading, inventory: Inventory, grace: timedelta) -> str | None:
+def _no_manifest_warning(cluster: ClusterId, last: Reading, inventory: Inventory, grace: timedelta) -> str | None:
     """A cluster that reported images and has no manifest now (an unreadable one blocks the run instead)."""
     if not last.references or _unreadable(inventory, cluster):
         return None
@@ -250,7 +258,7 @@ def _no_manifest_warning(cluster: str, last: Reading, inventory: Inventory, grac
 
 
 def _fewer_references_warning(
-    cluster: str, known: ClusterReadings, manifest: InUseManifest, grace: timedelta
+    cluster: ClusterId, known: ClusterReadings, manifest: InUseManifest, grace: timedelta
 ) -> str | None:
     """A reading that names fewer than half the references of the one before it (the memory may hold this one)."""
     before = dropped_from(known, manifest)
@@ -267,15 +275,19 @@ def dropped_from(known: ClusterReadings, manifest: InUseManifest) -> Reading | N
     """The reading before this manifest's when the manifest names fewer than half of its references (or none), else
     None: the one rule by which a reading is suspect of having lost what runs, for the report's warning and for what
     the sentinel and the run's in-use check count as running (domain/in_use/suspect_readings.py). The memory may already
-    hold this manifest as its last reading; the one before it is then the previous."""
-    before = known.previous if known.last.generated_at == manifest.generated_at else known.last
+    hold this manifest as its last reading (the same generatedAt and the same count of references: a manifest emptied
+    under its old generatedAt is a new reading); the one before it is then the previous."""
+    already = known.last.generated_at == manifest.generated_at and known.last.references == distinct_references(
+        manifest
+    )
+    before = known.previous if already else known.last
     if before is None or not before.references or distinct_references(manifest) * 2 >= before.references:
         return None
     return before
 
 
-def _unreadable(inventory: Inventory, cluster: str) -> bool:
-    return any(cluster_of_source(source) == cluster for source in inventory.problems)
+def _unreadable(inventory: Inventory, cluster: ClusterId) -> bool:
+    return any(inventory.cluster_of(source) == cluster for source in inventory.problems)
 
 
 def _images(count: int) -> str:

@@ -18,14 +18,15 @@ from datetime import datetime, timedelta
 
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.in_use.memory import distinct_references, dropped_from
-from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory, RememberedImage, cluster_of_source
+from ecr_retention.domain.inventory.clusters import ClusterId
+from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory, RememberedImage
 
 
 @dataclass(frozen=True, slots=True)
 class Suspicion:
     """Why one cluster's current reading is not believed: `dev's manifest now reports 0 images`."""
 
-    cluster: str
+    cluster: ClusterId
     why: str
 
     def note(self, image: RememberedImage, now: datetime) -> str:
@@ -34,26 +35,20 @@ class Suspicion:
 
 
 def suspect_readings(
-    inventory: Inventory, clusters: Iterable[str], now: datetime, max_age: timedelta
-) -> dict[str, Suspicion]:
-    """The suspicion of each of these clusters (those the memory remembers) whose current reading is suspect."""
-    readings = _readings_by_cluster(inventory)
+    inventory: Inventory, clusters: Iterable[ClusterId], now: datetime, max_age: timedelta
+) -> dict[ClusterId, Suspicion]:
+    """The suspicion of each of these clusters (those the memory remembers) whose current reading is suspect. A
+    cluster is its account and its name: only its own manifest speaks for it, never another account's cluster of the
+    same name, nor a misfiled manifest that declares its name (a misfiled manifest stands for nobody)."""
+    readings: Mapping[ClusterId, InUseManifest] = inventory.standing
     found = {cluster: _suspicion(inventory, cluster, readings.get(cluster), now, max_age) for cluster in clusters}
     return {cluster: suspicion for cluster, suspicion in found.items() if suspicion is not None}
 
 
-def _readings_by_cluster(inventory: Inventory) -> Mapping[str, InUseManifest]:
-    """Each cluster's readable manifest: the one its file stands for, else one filed elsewhere that declares it."""
-    return {
-        **{manifest.cluster: manifest for manifest in inventory.misfiled.values()},
-        **{manifest.cluster: manifest for manifest in inventory.manifests},
-    }
-
-
 def _suspicion(
-    inventory: Inventory, cluster: str, manifest: InUseManifest | None, now: datetime, max_age: timedelta
+    inventory: Inventory, cluster: ClusterId, manifest: InUseManifest | None, now: datetime, max_age: timedelta
 ) -> Suspicion | None:
-    if any(cluster_of_source(source) == cluster for source in inventory.problems):
+    if any(inventory.cluster_of(source) == cluster for source in inventory.problems):
         return Suspicion(cluster, f"{cluster}'s manifest cannot be read")
     if manifest is None:
         return Suspicion(cluster, f"{cluster}'s manifest is missing")
@@ -62,7 +57,7 @@ def _suspicion(
 
 
 def _doubt(
-    cluster: str, manifest: InUseManifest, inventory: Inventory, now: datetime, max_age: timedelta
+    cluster: ClusterId, manifest: InUseManifest, inventory: Inventory, now: datetime, max_age: timedelta
 ) -> str | None:
     """Why a readable manifest is not believed whole, or None when it is."""
     if not manifest.complete:
@@ -73,7 +68,7 @@ def _doubt(
     count = distinct_references(manifest)
     if count == 0:
         return f"{cluster}'s manifest now reports 0 images"
-    known = inventory.memory.clusters.get(cluster) if inventory.memory is not None else None
+    known = inventory.memory.clusters.get(str(cluster)) if inventory.memory is not None else None
     before = dropped_from(known, manifest) if known is not None else None
     if before is not None:
         return f"{cluster}'s manifest now names {count} of its last {before.references} references"

@@ -10,13 +10,15 @@ from datetime import datetime
 
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use.index import expected_manifest_problem
-from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory, cluster_of_source
+from ecr_retention.domain.inventory.clusters import ClusterId
+from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory
 from ecr_retention.domain.planning.plan import PlanModel
 from ecr_retention.domain.timestamps import UtcDatetime
 
 
 class ManifestEvidence(PlanModel):
-    cluster: str  # the cluster its file stands for (`in-use/<cluster>.json`)
+    # the cluster its file stands for, as people read it: `prod` (in-use/prod.json), `210987654321/prod` (a spoke's)
+    cluster: str
     expected: bool  # listed in safety.clusters: without a fresh, complete manifest the run deletes nothing
     generated_at: UtcDatetime | None = None  # None: no readable manifest
     complete: bool | None = None
@@ -26,36 +28,40 @@ class ManifestEvidence(PlanModel):
 
 
 def manifest_evidence(safety: Safety, inventory: Inventory, now: datetime) -> tuple[ManifestEvidence, ...]:
-    """One entry per cluster, by name: each expected cluster, each readable manifest, each unreadable file."""
+    """One entry per cluster, by account and name: each expected cluster, each readable manifest, each unreadable
+    file."""
     entries = _unreadable_files(safety, inventory)
-    manifests = {manifest.cluster: manifest for manifest in inventory.manifests}
+    manifests = inventory.standing
     for cluster in {*safety.clusters, *manifests} - entries.keys():
         entries[cluster] = _cluster_evidence(safety, inventory, manifests.get(cluster), cluster, now)
     for source, manifest in inventory.misfiled.items():
-        name = cluster_of_source(source)
+        name = inventory.cluster_of(source)
         entries[name] = _with_misfiled(entries.get(name), name, source, manifest)
-    return tuple(entries[name] for name in sorted(entries))
+    return tuple(entries[cluster] for cluster in sorted(entries))
 
 
-def _unreadable_files(safety: Safety, inventory: Inventory) -> dict[str, ManifestEvidence]:
-    entries: dict[str, ManifestEvidence] = {}
+def _unreadable_files(safety: Safety, inventory: Inventory) -> dict[ClusterId, ManifestEvidence]:
+    entries: dict[ClusterId, ManifestEvidence] = {}
     for source, problem in inventory.problems.items():
-        cluster = cluster_of_source(source)
+        cluster = inventory.cluster_of(source)
+        blocks = cluster.of_this_account or cluster in safety.listed
+        what = f"{source}: unreadable in-use manifest: {problem}"
         entries[cluster] = ManifestEvidence(
-            cluster=cluster,
+            cluster=str(cluster),
             expected=cluster in safety.clusters,
-            problem=f"{source}: unreadable in-use manifest: {problem}",
+            problem=what if blocks else None,
+            note=None if blocks else f"{what} (a spoke's cluster neither safety list names: blocks nothing)",
         )
     return entries
 
 
 def _cluster_evidence(
-    safety: Safety, inventory: Inventory, manifest: InUseManifest | None, cluster: str, now: datetime
+    safety: Safety, inventory: Inventory, manifest: InUseManifest | None, cluster: ClusterId, now: datetime
 ) -> ManifestEvidence:
     """A cluster with a readable manifest, or an expected one (with or without)."""
     expected = cluster in safety.clusters
     return ManifestEvidence(
-        cluster=cluster,
+        cluster=str(cluster),
         expected=expected,
         generated_at=manifest.generated_at if manifest else None,
         complete=manifest.complete if manifest else None,
@@ -64,12 +70,14 @@ def _cluster_evidence(
     )
 
 
-def _with_misfiled(known: ManifestEvidence | None, name: str, source: str, manifest: InUseManifest) -> ManifestEvidence:
+def _with_misfiled(
+    known: ManifestEvidence | None, name: ClusterId, source: str, manifest: InUseManifest
+) -> ManifestEvidence:
     """The entry of the cluster a misfiled manifest's file name stands for, with a note of what it declares."""
     note = f"{source} declares cluster {manifest.cluster}; its images still protect"
     if known is None:
         return ManifestEvidence(
-            cluster=name,
+            cluster=str(name),
             expected=False,
             generated_at=manifest.generated_at,
             complete=manifest.complete,

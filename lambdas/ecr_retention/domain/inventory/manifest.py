@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Annotated, Literal, TypeVar
@@ -23,11 +23,17 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.inventory.clusters import (
+    ACCOUNT_PATTERN,
+    THIS_ACCOUNT,
+    ClusterId,
+    ClusterText,
+)
+from ecr_retention.domain.inventory.clusters import ClusterName as ClusterName  # the manifest's, re-exported
 from ecr_retention.domain.registry.images import Digest
 from ecr_retention.domain.timestamps import UtcDatetime
 from ecr_retention.layout import IN_USE_PREFIX
 
-ClusterName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")]
 # Kubernetes (the exporter): pod, template, replicaset, controllerrevision, cronjob.
 # AWS (the inventory collector, docs/aws-inventory.md): ecs-service, ecs-task, lambda.
 InUseSource = Literal[
@@ -58,7 +64,8 @@ class InUseImage(BaseModel):
 
 
 class Workload(BaseModel):
-    """Where an in-use image runs."""
+    """Where an in-use image runs. `cluster`: the cluster's text (domain/inventory/clusters.py), `prod` for this
+    account's, `210987654321/prod` for a spoke's."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -107,12 +114,17 @@ class InUseManifest(BaseModel):
 class RememberedImage(InUseImage):
     """One reference of the in-use memory: what a manifest named, in which cluster, and the last reading that named
     it (`lastSeenAt`, the manifest's generatedAt). `digest` is the manifest's, or for a tag reference the digest
-    its tag pointed to when the reference was last seen."""
+    its tag pointed to when the reference was last seen. `cluster`: the cluster's text, `<account>/<name>` for a
+    spoke's."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
 
-    cluster: ClusterName
+    cluster: ClusterText
     last_seen_at: UtcDatetime
+
+    @property
+    def cluster_id(self) -> ClusterId:
+        return ClusterId.parse(self.cluster)
 
 
 class Reading(BaseModel):
@@ -142,7 +154,7 @@ class InUseMemory(BaseModel):
 
     schema_version: SchemaVersion
     updated_at: UtcDatetime
-    clusters: dict[ClusterName, ClusterReadings] = Field(default_factory=dict, strict=False)
+    clusters: dict[ClusterText, ClusterReadings] = Field(default_factory=dict, strict=False)
     images: tuple[RememberedImage, ...] = Field(default=(), strict=False)
 
 
@@ -157,74 +169,119 @@ def manifest_key(cluster: str, prefix: str = IN_USE_PREFIX) -> str:
     return f"{prefix}{cluster}.json"
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterManifest:
+    """A readable manifest and the cluster it is of: the account whose folder holds it, and the cluster it declares."""
+
+    cluster: ClusterId
+    manifest: InUseManifest
+
+
 @dataclass(frozen=True)
 class Inventory:
     """Every in-use manifest a run could read, and every file under in-use/ it could not.
 
-    A manifest stands for the cluster its file is named after (`<cluster>.json`: the key is what the
-    exporter's IAM policy lets each cluster write) when it declares that same cluster. One that declares
-    another is misfiled: its images still protect, but it stands for no cluster."""
+    A cluster is its account and its name (domain/inventory/clusters.py). A manifest stands for the cluster its file
+    is named after (`<cluster>.json`: the key is what the exporter's IAM policy, and the bucket policy for a spoke's
+    folder, let each cluster write), of the account of its folder, when it declares that same name. One that declares
+    another is misfiled: its images still protect, but it stands for no cluster, and for nobody else either."""
 
-    manifests: tuple[InUseManifest, ...] = ()  # at most one per cluster
+    manifests: tuple[InUseManifest, ...] = ()  # this account's clusters (in-use/<name>.json), one per name
+    # A spoke account's clusters (in-use/<account>/<name>.json), by (account, name): they protect their images and
+    # never stand for a cluster of this account, nor of another spoke, of the same name.
+    spoke_manifests: Mapping[ClusterId, InUseManifest] = field(default_factory=dict)
     misfiled: Mapping[str, InUseManifest] = field(default_factory=dict)  # source -> manifest naming another cluster
-    # source -> the second manifest of a cluster that has one in this account's layout (in-use/<cluster>.json) and
-    # one in a spoke's (in-use/<account>/<cluster>.json): a spoke's manifest before its move, or a cluster of a spoke
-    # named like one of this account's. Both protect, and both must be fresh for an expected cluster.
-    second: Mapping[str, InUseManifest] = field(default_factory=dict)
     problems: Mapping[str, str] = field(default_factory=dict)  # source (file name or key) -> why it is unreadable
+    # source -> the cluster it stands for, as the door that read it placed it (a key's folder, a directory's
+    # subfolder); a source not here is read by its key (cluster_of_source).
+    sources: Mapping[str, ClusterId] = field(default_factory=dict)
     # The in-use memory as the run read it: None when there is none (the first run, an offline plan without one).
     memory: InUseMemory | None = None
     # Why the memory could not be read ("<source>: <problem>"): it may protect images, so the run is blocked.
     memory_problem: str | None = None
 
     @property
-    def protecting(self) -> tuple[InUseManifest, ...]:
-        """Every readable manifest: all of them protect their images, whatever they stand for."""
-        return (*self.manifests, *self.misfiled.values(), *self.second.values())
+    def standing(self) -> dict[ClusterId, InUseManifest]:
+        """Each cluster's manifest, by (account, name): this account's and every spoke's."""
+        return {ClusterId.here(manifest.cluster): manifest for manifest in self.manifests} | dict(self.spoke_manifests)
+
+    @property
+    def protecting(self) -> tuple[ClusterManifest, ...]:
+        """Every readable manifest, with the cluster it is of: all of them protect their images, whatever they stand
+        for. A misfiled one is of the account of its folder and the cluster it declares."""
+        misfiled = (
+            ClusterManifest(ClusterId(self.cluster_of(source).account, manifest.cluster), manifest)
+            for source, manifest in sorted(self.misfiled.items())
+        )
+        standing = (ClusterManifest(cluster, manifest) for cluster, manifest in sorted(self.standing.items()))
+        return (*standing, *misfiled)
+
+    def cluster_of(self, source: str) -> ClusterId:
+        """The cluster a file or key stands for (whether or not it could be read)."""
+        return self.sources.get(source) or cluster_of_source(source)
 
 
 ManifestDocument = tuple[str, bytes | InputError]
+# The spoke account of a source (a key's folder, a directory's subfolder), None for this account's.
+AccountOf = Callable[[str], str | None]
 
 
-SPOKE_ACCOUNT = re.compile(r"[0-9]{12}")
+def cluster_of_source(source: str, account_of: AccountOf | None = None) -> ClusterId:
+    """The cluster a file or key stands for: `in-use/prod.json` -> `prod` of this account,
+    `in-use/210987654321/prod.json` -> `prod` of account 210987654321."""
+    account = (account_of or spoke_account_of_source)(source)
+    name = PurePosixPath(source).name.removesuffix(".json")
+    return ClusterId(THIS_ACCOUNT if account is None else account, name)
 
 
-def cluster_of_source(source: str) -> str:
-    """The cluster a file or key stands for: `in-use/prod.json` -> `prod`."""
-    return PurePosixPath(source).name.removesuffix(".json")
-
-
-def read_inventory(documents: Iterable[ManifestDocument]) -> Inventory:
+def read_inventory(documents: Iterable[ManifestDocument], account_of: AccountOf | None = None) -> Inventory:
     """Read every document under in-use/, whatever the door (a CLI directory, an S3 prefix): each is its
     source (file name or key) and its bytes, or the InputError that stopped its reader (too large, I/O).
+    `account_of`: the spoke account of a source (default: a bucket key's folder, spoke_account_of_source).
 
     Fail closed, one rule: a document that cannot be read for any reason is a problem named by its
-    source, never skipped, because the images it lists may be running; the planner blocks on it."""
-    manifests: dict[str, tuple[str, InUseManifest]] = {}
-    misfiled: dict[str, InUseManifest] = {}
-    second: dict[str, InUseManifest] = {}
-    problems: dict[str, str] = {}
+    source, never skipped, because the images it lists may be running; the planner blocks on it (or warns, for a
+    spoke's cluster that no safety list names: domain/in_use/index.py)."""
+    reader = _Reader()
     for source, raw in sorted(documents, key=lambda document: document[0]):
+        reader.add(source, cluster_of_source(source, account_of), raw)
+    return Inventory(
+        manifests=tuple(manifest for cluster, manifest in sorted(reader.manifests.items()) if cluster.of_this_account),
+        spoke_manifests={
+            cluster: manifest for cluster, manifest in reader.manifests.items() if not cluster.of_this_account
+        },
+        misfiled=reader.misfiled,
+        problems=reader.problems,
+        sources=reader.sources,
+    )
+
+
+@dataclass
+class _Reader:
+    """What read_inventory has read so far."""
+
+    manifests: dict[ClusterId, InUseManifest] = field(default_factory=dict)
+    misfiled: dict[str, InUseManifest] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, ClusterId] = field(default_factory=dict)
+    firsts: dict[ClusterId, str] = field(default_factory=dict)  # the source of each cluster's manifest
+
+    def add(self, source: str, cluster: ClusterId, raw: bytes | InputError) -> None:
+        self.sources[source] = cluster
         try:
             manifest = parse_manifest(source, raw)
         except InputError as error:
-            problems[source] = str(error).removeprefix(f"{source}: ")
-            continue
-        cluster = cluster_of_source(source)
-        if manifest.cluster != cluster:
-            misfiled[source] = manifest
-        elif cluster in manifests and _one_in_each_layout(manifests[cluster][0], source):
-            second[source] = manifest
-        elif cluster in manifests:
-            problems[source] = f"cluster {cluster} already has a manifest in {manifests[cluster][0]}"
+            self.problems[source] = str(error).removeprefix(f"{source}: ")
+            return
+        if manifest.cluster != cluster.name:
+            self.misfiled[source] = manifest
+        elif cluster in self.manifests:  # two sources for one (account, name): in-use/x.json and in-use/team/x.json
+            self.problems[source] = f"cluster {cluster} already has a manifest in {self.firsts[cluster]}"
         else:
-            manifests[cluster] = (source, manifest)
-    return Inventory(
-        manifests=tuple(manifest for _, manifest in manifests.values()),
-        misfiled=misfiled,
-        second=second,
-        problems=problems,
-    )
+            self.manifests[cluster], self.firsts[cluster] = manifest, source
+
+
+SPOKE_ACCOUNT = re.compile(ACCOUNT_PATTERN)
 
 
 def spoke_account_of_source(source: str) -> str | None:
@@ -234,13 +291,6 @@ def spoke_account_of_source(source: str) -> str | None:
     if len(parts) == 3 and parts[0] == IN_USE_PREFIX.rstrip("/") and SPOKE_ACCOUNT.fullmatch(parts[1]):
         return parts[1]
     return None
-
-
-def _one_in_each_layout(first: str, other: str) -> bool:
-    """in-use/<cluster>.json and in-use/<account>/<cluster>.json (in either order)."""
-    flat = f"{IN_USE_PREFIX}{cluster_of_source(first)}.json"
-    accounts = [spoke_account_of_source(source) for source in (first, other)]
-    return flat in (first, other) and accounts.count(None) == 1
 
 
 def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:

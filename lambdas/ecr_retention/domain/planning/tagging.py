@@ -5,7 +5,7 @@ once per image and prefix."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.config import RetentionConfig, TaggingRule
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.registry.coordinates import InThisRegistry, RegistryCoordinates, read_reference
@@ -39,7 +40,7 @@ class TagSelection:
 
 def select_for_tagging(
     config: RetentionConfig,
-    manifests: Iterable[InUseManifest],
+    manifests: Mapping[ClusterId, InUseManifest],
     *,
     registry: RegistryCoordinates,
     now: datetime,
@@ -53,7 +54,10 @@ def select_for_tagging(
     Each image gets a tag of its own: PutImage moves a tag that another image of the repository carries (or,
     in an IMMUTABLE repository, refuses it), so images of one repository deployed together, a rollout, must not
     share `<prefix><seconds>`. The first (by digest) gets the run's second, each further one the second before,
-    so that no tag names a time after the run."""
+    so that no tag names a time after the run.
+
+    `manifests`: each cluster's own manifest (Inventory.standing): a rule's `prod` is this account's, and a spoke's
+    cluster of that name tags nothing for it (a rule names the spoke's as `<account>/<name>`)."""
     selection = _Selection(
         managed=tuple(
             pattern
@@ -63,12 +67,9 @@ def select_for_tagging(
         ),
         registry=registry,
     )
-    by_cluster: dict[str, list[InUseManifest]] = {}
-    for manifest in manifests:
-        by_cluster.setdefault(manifest.cluster, []).append(manifest)
     for rule in config.tagging:
         for cluster in rule.clusters:
-            selection.add_cluster(rule, cluster, by_cluster.get(cluster))
+            selection.add_cluster(rule, cluster, manifests.get(cluster))
     return TagSelection(candidates=with_own_tags(selection.found, now), notes=tuple(dict.fromkeys(selection.notes)))
 
 
@@ -81,16 +82,15 @@ class _Selection:
     found: set[tuple[str, str, str]] = field(default_factory=set)  # (repository, digest, tag prefix)
     notes: list[str] = field(default_factory=list)
 
-    def add_cluster(self, rule: TaggingRule, cluster: str, manifests: Sequence[InUseManifest] | None) -> None:
-        if manifests is None:
+    def add_cluster(self, rule: TaggingRule, cluster: ClusterId, manifest: InUseManifest | None) -> None:
+        if manifest is None:
             self.notes.append(f"tagging {rule.tag_prefix}*: cluster {cluster} has no readable in-use manifest")
             return
-        for manifest in manifests:
-            for entry in manifest.images:
-                if matches_any(entry.namespace, rule.namespaces):
-                    self.add_image(rule.tag_prefix, cluster, entry)
+        for entry in manifest.images:
+            if matches_any(entry.namespace, rule.namespaces):
+                self.add_image(rule.tag_prefix, cluster, entry)
 
-    def add_image(self, tag_prefix: str, cluster: str, entry: InUseImage) -> None:
+    def add_image(self, tag_prefix: str, cluster: ClusterId, entry: InUseImage) -> None:
         reference = self._of_this_registry(entry.image)
         if reference is None:
             return

@@ -26,6 +26,7 @@ from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use.index import replica_note
 from ecr_retention.domain.in_use.memory import still_protecting
 from ecr_retention.domain.in_use.suspect_readings import suspect_readings
+from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import InUseImage, Inventory, RememberedImage, Workload
 from ecr_retention.domain.planning.plan import PlanModel
 from ecr_retention.domain.registry.coordinates import InReachedReplica, RegistryCoordinates, reference_into
@@ -72,8 +73,8 @@ class PulledReference:
         return None
 
 
-def _clusters_of(remembered: Sequence[RememberedImage]) -> list[str]:
-    return sorted({image.cluster for image in remembered})
+def _clusters_of(remembered: Sequence[RememberedImage]) -> list[ClusterId]:
+    return sorted({image.cluster_id for image in remembered})
 
 
 def pulled_references(
@@ -94,13 +95,13 @@ def pulled_references(
     here = partial(_reference_here, registry=registry, checked_elsewhere=checked_elsewhere)
     workloads: dict[tuple[str, str | None, str | None], dict[tuple[object, ...], Workload]] = defaultdict(dict)
     resolved: dict[tuple[str, str | None, str | None], set[str]] = defaultdict(set)
-    for manifest in inventory.protecting:
-        for entry in manifest.images:
-            _collect(entry, manifest.cluster, None, here, workloads, resolved)
+    for read in inventory.protecting:
+        for entry in read.manifest.images:
+            _collect(entry, str(read.cluster), None, here, workloads, resolved)
     remembered = still_protecting(inventory.memory, now, safety.in_use_grace)
     suspect = suspect_readings(inventory, _clusters_of(remembered), now, safety.inventory_max_age)
     for image in remembered:
-        suspicion = suspect.get(image.cluster)
+        suspicion = suspect.get(image.cluster_id)
         if suspicion is not None:
             note = suspicion.note(image, now)
             _collect(image, image.cluster, note, here, workloads, resolved)
