@@ -324,7 +324,7 @@ class InventoryBucket(Construct):
         identity policies say (administrators included), each key has one writer: the targets step writes the run's
         targets and replication rules, the evaluations their repository reports, the deletions they tell each other
         and the kept snapshots, the workflow (the Distributed Map's result writer) its map results. Constant size
-        (about 1.2 KB). Another key under runs/ is read by nobody and left to identity policies, and so is reports/:
+        (about 1.4 KB). Another key under runs/ is read by nobody and left to identity policies, and so is reports/:
         no run reads it to decide, and an operator's `ecr-retention run` writes its report there
         (docs/operations.md)."""
         runs = constants.RUNS_PREFIX
