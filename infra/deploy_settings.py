@@ -86,6 +86,11 @@ ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+
 Email = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
 # An AWS Organizations organization ID, as Organizations writes it (o- and 10 to 32 lowercase letters or digits).
 OrganizationId = Annotated[str, StringConstraints(pattern=r"^o-[a-z0-9]{10,32}$")]
+# A path of organizational units, as aws:PrincipalOrgPaths holds it (o-.../r-.../ou-.../.../), a trailing * for the OUs
+# below the last one.
+OrganizationPath = Annotated[
+    str, StringConstraints(pattern=r"^o-[a-z0-9]{10,32}/r-[0-9a-z]{4,32}(/ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})*/\*?$")
+]
 # A repository name prefix for the push rule: the characters a repository name may hold.
 RepositoryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/-]{1,256}$")]
 TextList = BeforeValidator(_list_from_text)
@@ -297,6 +302,10 @@ class DeploySettings(BaseModel):
     )
     # None: the bucket policy names each spoke account (spokeExporterRoleArns).
     organization_id: OrganizationId | None = Field(default=None, alias=constants.ORGANIZATION_ID_CONTEXT_KEY)
+    # After organization_id: its validator checks that each path is of that organization.
+    organization_paths: Annotated[tuple[OrganizationPath, ...], TextList] = Field(
+        default=(), alias=constants.ORGANIZATION_PATHS_CONTEXT_KEY
+    )
     # A trail records management events in the Region: the sentinel's rule for API calls is added (infra/sentinel.py).
     cloud_trail_management_events: bool = Field(default=False, alias=constants.CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY)
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
@@ -341,6 +350,21 @@ class DeploySettings(BaseModel):
         return arns
 
     _one_role_per_account = field_validator("spoke_role_arns")(one_role_per_account)
+
+    @field_validator("organization_paths")
+    @classmethod
+    def _paths_of_the_organization(cls, paths: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # A path narrows the organization, never replaces it (aws:PrincipalOrgPaths alone is not a fixed principal
+        # to S3's Block Public Access). Skipped when organizationId is invalid: its own error says why.
+        if not paths or "organization_id" not in info.data:
+            return paths
+        organization = info.data["organization_id"]
+        if organization is None:
+            raise ValueError(f"a path narrows {constants.ORGANIZATION_ID_CONTEXT_KEY}, which is not set")
+        outside = [path for path in paths if not path.startswith(f"{organization}/")]
+        if outside:
+            raise ValueError(f"not a path of organization {organization}: {', '.join(outside)}")
+        return paths
 
     @field_validator("regions")
     @classmethod

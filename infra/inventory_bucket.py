@@ -4,6 +4,7 @@ run state (`runs/`) and the run reports (`reports/`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import Aws, Duration
@@ -54,6 +55,15 @@ ACCESS_LOG_GUARD_ACTIONS = (
     "s3:PutBucketVersioning",
 )
 OBJECT_DELETE_ACTIONS = ("s3:DeleteObject", "s3:DeleteObjectVersion")
+
+
+@dataclass(frozen=True)
+class SpokeOrganization:
+    """The organization whose accounts' exporters may write their own folders (cdk.json organizationId), narrowed to
+    accounts under these organizational units when any are given (organizationPaths)."""
+
+    id: str
+    paths: tuple[str, ...] = ()
 
 
 def _private_bucket_properties() -> dict[str, Any]:
@@ -169,7 +179,7 @@ class InventoryBucket(Construct):
         collector_role: iam.IRole | None = None,
         spoke_exporter_role_arns: Sequence[str] = (),
         collector_keys: Sequence[str] = (constants.AWS_INVENTORY_MANIFESTS,),
-        organization_id: str | None = None,
+        organization: SpokeOrganization | None = None,
     ) -> None:
         """Whatever identity policies say elsewhere in the account, only the exporter roles (this account's and
         the spokes'), in an EKS Pod Identity session, and the AWS inventory collector's role may write under
@@ -178,9 +188,9 @@ class InventoryBucket(Construct):
         `in-use/<its own account>/<its eks-cluster-name>.json`, and only while its eks-cluster-arn tag is the ARN
         of that very cluster in its own account (docs/security.md); the collector's keys (in-use/aws-*.json and
         its eksClusters' manifests) only the collector. Every statement has one size whatever the number of
-        clusters (policy variables), but for the spoke accounts' IDs in the one Allow that names them; with
-        `organization_id` (cdk.json organizationId), that Allow names the organization instead, and the policy has
-        one size whatever the number of spoke accounts."""
+        clusters (policy variables), but for the spoke accounts' IDs in the one Allow that names them; with an
+        `organization` (cdk.json organizationId), that Allow names the organization instead, and the policy has one
+        size whatever the number of spoke accounts."""
         in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
         collector_arn = None if collector_role is None else collector_role.role_arn
         self._deny_in_use_writes_but_by(exporter_role.role_arn, collector_arn, in_use)
@@ -191,7 +201,7 @@ class InventoryBucket(Construct):
             self._deny_puts("InUseWritesOnlyFromListedClusters", [in_use], _but(collector_arn))
         if collector_arn is not None:
             self._confine_the_collector_to(collector_keys, collector_arn)
-        self._allow_spoke_exporters(spoke_exporter_role_arns, organization_id)
+        self._allow_spoke_exporters(spoke_exporter_role_arns, organization)
         self._reserve_for_the_collector(collector_keys, collector_arn)
 
     def _deny_in_use_writes_but_by(self, exporter_role_arn: str, collector_arn: str | None, in_use: str) -> None:
@@ -458,7 +468,9 @@ class InventoryBucket(Construct):
             )
         )
 
-    def _allow_spoke_exporters(self, spoke_exporter_role_arns: Sequence[str], organization_id: str | None) -> None:
+    def _allow_spoke_exporters(
+        self, spoke_exporter_role_arns: Sequence[str], organization: SpokeOrganization | None
+    ) -> None:
         """A principal of another account writes only what both its own identity policy and this bucket policy
         allow. One Allow for every spoke: its principals are the spoke accounts (named principals, not "*" with a
         condition: a policy that names its principals is never "public" to S3's Block Public Access), its key is
@@ -466,8 +478,9 @@ class InventoryBucket(Construct):
         of one of the listed exporter roles' names (their account is the principal's). The Denies above bind the
         key to the session's cluster ARN in the caller's own account.
 
-        With `organization_id`, the principals are every account of that organization but this one
-        (aws:PrincipalOrgID, which S3's Block Public Access counts as a fixed principal, not public): the statement
+        With an `organization`, the principals are every account of that organization but this one
+        (aws:PrincipalOrgID, which S3's Block Public Access counts as a fixed principal, not public), and with its
+        paths only the accounts under one of them (aws:PrincipalOrgPaths, in addition, never alone): the statement
         has one size at any number of spokes, and the binding is the same (every Deny is keyed on
         ${aws:PrincipalAccount} and the session's tags). Every account of the organization may then write its own
         folder, listed or not: the reader must treat a folder of an unlisted account as one more reading that only
@@ -476,15 +489,17 @@ class InventoryBucket(Construct):
             return
         role_patterns = sorted({_any_account(arn) for arn in spoke_exporter_role_arns})
         conditions: dict[str, object] = {"ArnLike": {"aws:PrincipalArn": role_patterns}}
-        if organization_id is None:
+        if organization is None:
             accounts = sorted({account_of_role(arn) for arn in spoke_exporter_role_arns})
             principals: list[iam.IPrincipal] = [iam.AccountPrincipal(account) for account in accounts]
         else:
             principals = [iam.AnyPrincipal()]
             conditions |= {
-                "StringEquals": {"aws:PrincipalOrgID": organization_id},
+                "StringEquals": {"aws:PrincipalOrgID": organization.id},
                 "StringNotEquals": {"aws:PrincipalAccount": Aws.ACCOUNT_ID},
             }
+            if organization.paths:
+                conditions["ForAnyValue:StringLike"] = {"aws:PrincipalOrgPaths": list(organization.paths)}
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="SpokeExportersWriteTheirClustersManifests",

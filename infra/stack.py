@@ -19,7 +19,7 @@ from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
 from infra.deployment_role import deployment_role_arns
 from infra.exporter_role import ExporterRole
-from infra.inventory_bucket import InventoryBucket
+from infra.inventory_bucket import InventoryBucket, SpokeOrganization
 from infra.pruning_workflow import PruningWorkflow
 from infra.pull_time_exclusions import PullTimeExclusions
 from infra.push_trigger import PushTrigger
@@ -168,7 +168,11 @@ class EcrRetentionStack(Stack):
             collector_role=collector.role if collector is not None else None,
             collector_keys=collector.manifest_keys if collector is not None else (),
             spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
-            organization_id=settings.organization_id,
+            organization=(
+                None
+                if settings.organization_id is None
+                else SpokeOrganization(settings.organization_id, settings.organization_paths)
+            ),
         )
 
     def _guard_the_inventory_bucket(self, settings: DeploySettings) -> None:

@@ -14,7 +14,7 @@ from aws_cdk.assertions import Template
 
 from ecr_retention.domain.errors import InputError
 from infra.deploy_settings import DeploySettings
-from infra.policy_sizes import BUCKET_POLICY, policy_sizes
+from infra.policy_sizes import BUCKET_POLICY, check_policy_sizes, policy_sizes
 from support.iam_evaluation import Request, decide, decide_across_accounts
 from support.infra_stacks import CONTEXT, build_stack, rules_file
 
@@ -44,7 +44,7 @@ def rules_listing(names: list[str]) -> str:
     )
 
 
-def synthesized(directory: Path, spokes: int) -> dict[str, Any]:
+def synthesized(directory: Path, spokes: int, **extra: Any) -> dict[str, Any]:
     arns = [spoke_arn(n) for n in range(spokes)]
     context = {
         **CONTEXT,
@@ -53,6 +53,7 @@ def synthesized(directory: Path, spokes: int) -> dict[str, Any]:
         "organizationId": ORGANIZATION,
         # The larger policy: the break-glass role's exemptions.
         "breakGlassRoleArn": f"arn:aws:iam::{HUB_ACCOUNT}:role/ecr-retention-break-glass",
+        **extra,
     }
     # How the rules file names a spoke exporter's cluster: <account>/<name> (docs/rules.md "Who is a cluster").
     names = [f"{arn.split(':')[4]}/{arn.rsplit('/', 1)[1]}" for arn in arns]
@@ -88,6 +89,15 @@ def test_at_2000_spoke_accounts_the_bucket_policy_has_the_size_it_has_at_two(
     assert [size.describe() for size in sizes if size.over] == []
 
 
+@pytest.mark.slow
+def test_without_the_organization_2000_spoke_accounts_do_not_fit(tmp_path: Path) -> None:
+    """The same context, every account named: S3 would refuse the policy, and synthesis says so in one line."""
+    template = synthesized(tmp_path, SPOKE_ACCOUNTS, organizationId=None)
+    assert bucket_policy_size(template) > BUCKET_POLICY.size
+    with pytest.raises(InputError, match=r"InventoryBucketPolicy.*over S3's limit for a bucket policy"):
+        check_policy_sizes(template, stack_name="EcrRetentionTest")
+
+
 def bucket_statements(template: dict[str, Any]) -> list[dict[str, Any]]:
     [statements] = [
         resource["Properties"]["PolicyDocument"]["Statement"]
@@ -111,10 +121,19 @@ def tokens_of(template: dict[str, Any]) -> dict[str, str]:
     return {**roles, f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory", "AWS::AccountId": HUB_ACCOUNT}
 
 
-def put(key: str, principal: str, cluster_arn: str | None, name: str | None, organization: str | None) -> Request:
+def put(
+    key: str,
+    principal: str,
+    cluster_arn: str | None,
+    name: str | None,
+    organization: str | None,
+    path: str | None = None,
+) -> Request:
     context = {"aws:PrincipalArn": principal, "aws:SecureTransport": "true", "s3:TlsVersion": "1.3"}
     if organization is not None:
         context["aws:PrincipalOrgID"] = organization
+    if path is not None:
+        context["aws:PrincipalOrgPaths"] = path
     if cluster_arn is not None:
         context["aws:PrincipalTag/eks-cluster-arn"] = cluster_arn
     if name is not None:
@@ -298,3 +317,54 @@ def test_an_organization_id_that_is_not_one_stops_synthesis_naming_the_key(value
 def test_an_organization_id_is_read() -> None:
     settings = DeploySettings.from_context(lambda key: ORGANIZATION if key == "organizationId" else None)
     assert settings.organization_id == ORGANIZATION
+
+
+ROOT = f"{ORGANIZATION}/r-ab12"
+WORKLOADS = f"{ROOT}/ou-ab12-11111111/"
+
+
+@pytest.fixture(scope="module")
+def paths_template(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return synthesized(tmp_path_factory.mktemp("paths"), 2, organizationPaths=[f"{WORKLOADS}*"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("path", "decision"),
+    [
+        pytest.param(WORKLOADS, "allow", id="in-the-ou"),
+        pytest.param(f"{WORKLOADS}ou-ab12-22222222/", "allow", id="below-the-ou"),
+        pytest.param(f"{ROOT}/ou-ab12-33333333/", "implicit-deny", id="another-ou"),
+        pytest.param(None, "implicit-deny", id="no-path"),
+    ],
+)
+def test_organization_paths_narrow_the_spokes_to_their_units(
+    paths_template: dict[str, Any], path: str | None, decision: str
+) -> None:
+    request = put(
+        f"in-use/{spoke_account(1)}/workload-0001.json",
+        spoke_role(1),
+        spoke_arn(1),
+        "workload-0001",
+        ORGANIZATION,
+        path,
+    )
+    got = decide_across_accounts(EVERYTHING, bucket_statements(paths_template), request, tokens_of(paths_template))
+    assert got == decision
+
+
+@pytest.mark.parametrize(
+    ("context", "message"),
+    [
+        pytest.param({"organizationPaths": f"{WORKLOADS}"}, "which is not set", id="without-the-organization"),
+        pytest.param(
+            {"organizationId": ORGANIZATION, "organizationPaths": "o-zzzzzzzzzz/r-ab12/"},
+            "not a path of organization",
+            id="another-organization",
+        ),
+        pytest.param({"organizationId": ORGANIZATION, "organizationPaths": "ou-ab12-11111111"}, "", id="not-a-path"),
+    ],
+)
+def test_an_organization_path_must_narrow_the_named_organization(context: dict[str, str], message: str) -> None:
+    with pytest.raises(InputError, match=rf"^cdk context: organizationPaths.*{message}"):
+        DeploySettings.from_context(context.get)
