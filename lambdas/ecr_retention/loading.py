@@ -130,12 +130,24 @@ def load_snapshots(path: str | Path) -> tuple[Snapshot, ...]:
     several as `{"registries": [<that object>, ...]}`, one per Region, in the file's order."""
     data = read_json(path, SNAPSHOT)
     if isinstance(data, dict) and "registries" in data and "repositories" not in data:
-        return validate_as(RegistrySnapshots, data, path).registries
+        return _known_regions_only(validate_as(RegistrySnapshots, data, path).registries, path, several=True)
     if not isinstance(data, dict) or "repositories" not in data:
         raise InputError(
             f"{path}: a snapshot is a JSON object with a repositories list (or a registries list of such objects)"
         )
-    return (validate_as(Snapshot, data, path),)
+    return _known_regions_only((validate_as(Snapshot, data, path),), path, several=False)
+
+
+def _known_regions_only(registries: tuple[Snapshot, ...], path: str | Path, *, several: bool) -> tuple[Snapshot, ...]:
+    """With botocore at hand, each registry's `region` is one its partition data lists, as `--region` must be
+    (`us-east-3` has a Region's shape and names none: issue 44)."""
+    known = known_regions()
+    for index, registry in enumerate(registries):
+        problem = known.problem(registry.region) if known is not None and registry.region is not None else None
+        if problem is not None:
+            where = f"registries[{index}].region" if several else "region"
+            raise InputError(f"{path}: {where}: {problem}")
+    return registries
 
 
 def load_manifests(directory: str | Path | None) -> Inventory:

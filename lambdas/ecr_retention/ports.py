@@ -56,6 +56,12 @@ class ReplicationUnreadable(Exception):
         self.denied = denied
 
 
+class RepositoriesUnlistable(Exception):
+    """The registry's repositories could not be listed (DescribeRepositories denied, an outage of the Region's
+    endpoint, throttled past the retries): the message names the call and AWS's error. A run of several Regions
+    reports that Region as failed and prunes the others (services/run.py list_registries)."""
+
+
 class ImagesUnreadable(Exception):
     """A repository's images could not be looked up (DescribeImages denied, throttled past the retries, an answer that
     is not one): the message names the repository, the call and AWS's error. Raised where the lookup only informs
@@ -126,7 +132,7 @@ class Registry(Protocol):
     def region(self) -> str: ...
 
     def repository_names(self) -> list[str]:
-        """Every repository of the registry (DescribeRepositories, all pages)."""
+        """Every repository of the registry (DescribeRepositories, all pages). Raises RepositoriesUnlistable."""
         ...
 
     def describe_images(self, repository: str) -> list[ImageDetail]:

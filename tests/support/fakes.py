@@ -23,6 +23,7 @@ from ecr_retention.ports import (
     ImageManifest,
     ImagesUnreadable,
     ReplicationUnreadable,
+    RepositoriesUnlistable,
     RepositoryGone,
     TagOutcome,
     TemplatesUnreadable,
@@ -62,6 +63,8 @@ class FakeRegistry:
     restore_failures: dict[str, str] = field(default_factory=dict)
     # repository -> the message describe_images_by_id raises ImagesUnreadable with (throttled, denied)
     lookup_failures: dict[str, str] = field(default_factory=dict)
+    # set: repository_names raises RepositoriesUnlistable with this message (DescribeRepositories denied, an outage)
+    listing_failure: str | None = None
 
     # --- seeding -------------------------------------------------------------------------------
 
@@ -156,6 +159,8 @@ class FakeRegistry:
 
     def repository_names(self) -> list[str]:
         self.calls.append(("repository_names", ""))
+        if self.listing_failure is not None:
+            raise RepositoriesUnlistable(self.listing_failure)
         return sorted(self.repositories)
 
     def describe_images(self, repository: str) -> list[ImageDetail]:

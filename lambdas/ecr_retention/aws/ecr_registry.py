@@ -22,7 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
 from pydantic import ValidationError
 
-from ecr_retention.aws.errors import AWS_CALL_ERRORS, describe_failure, error_code, error_message
+from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallFailed, describe_failure, error_code, error_message
 from ecr_retention.domain.errors import describe_validation_error
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.registry.images import ImageDetail
@@ -34,6 +34,7 @@ from ecr_retention.ports import (
     ImageManifest,
     ImagesUnreadable,
     ReplicationUnreadable,
+    RepositoriesUnlistable,
     RepositoryGone,
     TagOutcome,
     TemplatesUnreadable,
@@ -59,6 +60,11 @@ IMAGE_LEVEL_ARCHIVE_ERRORS = frozenset(
 )
 
 
+class ListingFailed(RepositoriesUnlistable, AwsCallFailed):
+    """DescribeRepositories failed after its retries: the services report the Region (RepositoriesUnlistable); a
+    command that lists one registry says it in one line (AwsCallFailed)."""
+
+
 class EcrRegistry:
     """One registry (an account in a region) through one ECR client. Every request names the registry id, so
     this adapter never reads or changes another account's repositories."""
@@ -80,7 +86,11 @@ class EcrRegistry:
         pages = self._ecr.get_paginator("describe_repositories").paginate(
             registryId=self._registry_id, PaginationConfig={"PageSize": PAGE_SIZE}
         )
-        return [repository["repositoryName"] for page in pages for repository in page.get("repositories", [])]
+        try:
+            return [repository["repositoryName"] for page in pages for repository in page.get("repositories", [])]
+        except AWS_CALL_ERRORS as error:
+            code, message = describe_failure("DescribeRepositories", error)
+            raise ListingFailed(message, code=code) from None
 
     def describe_images(self, repository: str) -> list[ImageDetail]:
         pages = self._ecr.get_paginator("describe_images").paginate(

@@ -6,19 +6,20 @@ import argparse
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name
+from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, region_options
 from ecr_retention.domain.durations import parse_duration
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.cost import RESTORE_PRICE_PER_GB
 from ecr_retention.domain.reporting.sizes import human_bytes
-from ecr_retention.ports import ManifestCache
 from ecr_retention.services.restore import (
     POLL_SECONDS,
     ReadOnlyManifests,
+    RegionRemovals,
     RestoreLine,
     RestoreReport,
     RestoreStatus,
@@ -27,6 +28,7 @@ from ecr_retention.services.restore import (
     Waiting,
     removals_of_run,
     restore,
+    restore_run,
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.tables import MAX_REASON_WIDTH, MAX_TAGS_WIDTH, clip, format_rows, printable
@@ -129,35 +131,53 @@ def _check_each(option: str, values: Sequence[str], pattern: re.Pattern[str], wh
 def run(args: argparse.Namespace) -> int:
     timeout = check_arguments(args)
     session = AwsSession.from_environment()
-    manifests: ManifestCache | None = None
+    waiting = Waiting(timeout, time.monotonic, time.sleep, _progress, interval=POLL_SECONDS) if args.wait else None
     with aws_errors():
         if args.run_id is not None:
-            bucket = session.bucket(args.bucket)
-            removals = removals_of_run(bucket, args.run_id)
-            if removals.deleted:
-                _progress(_what_cannot_be_restored(args.run_id, removals, dry_run=args.dry_run))
-            selections = removals.selections
-            # The pipeline's copies of index manifests: ECR serves none while an index is archived.
-            manifests = ReadOnlyManifests(BucketManifestCache(bucket))
+            report = _restore_run(args, session, waiting)
         else:
             selections = {args.repository: Selection(digests=tuple(args.digest), tags=tuple(args.tag))}
-        waiting = Waiting(timeout, time.monotonic, time.sleep, _progress, interval=POLL_SECONDS) if args.wait else None
-        report = restore(
-            selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting, manifests=manifests
-        )
+            report = restore(selections, registry=session.registry(), dry_run=args.dry_run, waiting=waiting)
     print(render_restore_report(report))
     for note in (*report.notes, *report.unfinished):
         _progress(note)
     return 1 if report.has_problems else 0
 
 
+def _restore_run(args: argparse.Namespace, session: AwsSession, waiting: Waiting | None) -> RestoreReport:
+    """What the run archived, each Region's through a registry of the Region its report names (issue 44)."""
+    bucket = session.bucket(args.bucket)
+    removals = removals_of_run(bucket, args.run_id)
+    region_options([region for region in removals.regions if region is not None], "the run's report: region")
+    if removals.deleted:
+        _progress(_what_cannot_be_restored(args.run_id, removals, dry_run=args.dry_run))
+    return restore_run(
+        removals,
+        registry_in=session.registry,
+        dry_run=args.dry_run,
+        waiting=waiting,
+        # The pipeline's copies of index manifests: ECR serves none while an index is archived.
+        manifests=ReadOnlyManifests(BucketManifestCache(bucket)),
+    )
+
+
 def _what_cannot_be_restored(run_id: str, removals: RunRemovals, *, dry_run: bool) -> str:
-    """The run's deletions are gone for good: said once, so that a restore by run is not taken for an undo."""
-    said = f"run {run_id} deleted {_images(removals.deleted)}; deletions cannot be undone"
+    """The run's deletions are gone for good: said once, so that a restore by run is not taken for an undo. A run of
+    several Regions says what it removed in each."""
+    deleted = _images(removals.deleted) + _by_region(removals, lambda removed: removed.deleted)
+    said = f"run {run_id} deleted {deleted}; deletions cannot be undone"
     if not removals.archived:
         return f"{said}, and it archived none: nothing to restore"
     verb = "would be restored" if dry_run else ("is restored" if removals.archived == 1 else "are restored")
-    return f"{said}, only its {_images(removals.archived, 'archived ')} {verb}"
+    archived = _images(removals.archived, "archived ") + _by_region(removals, lambda removed: removed.archived)
+    return f"{said}, only its {archived} {verb}"
+
+
+def _by_region(removals: RunRemovals, count: Callable[[RegionRemovals], int]) -> str:
+    """` (eu-west-1 4, us-east-1 3)`: a count of each Region, for a run of several; "" for one."""
+    if not removals.several:
+        return ""
+    return " (" + ", ".join(f"{region} {count(removed)}" for region, removed in removals.regions.items()) + ")"
 
 
 def _images(count: int, kind: str = "") -> str:
@@ -172,9 +192,29 @@ RESTORE_COLUMNS = ("REPOSITORY", "DIGEST", "TAGS", "SIZE", "RESULT", "DETAIL")
 
 
 def render_restore_report(report: RestoreReport) -> str:
-    lines = format_rows([RESTORE_COLUMNS, *map(restore_row, report.lines)]) if report.lines else ["no image to restore"]
+    """The table of every image and the total; a restore of several Regions (a run's) has a REGION column and a
+    total per Region too."""
+    regions = list(dict.fromkeys(line.region for line in report.lines if line.region is not None))
+    lines = _table(report.lines, named=bool(regions)) if report.lines else ["no image to restore"]
     lines.append(restore_total_line(report))
+    lines += [f"  {region}: {_counts(_of_region(report.lines, region)) or 'nothing to do'}" for region in regions]
     return "\n".join(printable(line) for line in lines)
+
+
+def _of_region(lines: Sequence[RestoreLine], region: str) -> list[RestoreLine]:
+    return [line for line in lines if line.region == region]
+
+
+def _table(lines: Sequence[RestoreLine], *, named: bool) -> list[str]:
+    if not named:
+        return format_rows([RESTORE_COLUMNS, *map(restore_row, lines)])
+    return format_rows([("REGION", *RESTORE_COLUMNS), *((line.region or "-", *restore_row(line)) for line in lines)])
+
+
+def _counts(lines: Sequence[RestoreLine]) -> str:
+    """`restoring 6, already-active 1`: the count of each status among the lines."""
+    counts = Counter(line.status for line in lines)
+    return ", ".join(f"{status} {counts[status]}" for status in STATUSES if counts[status])
 
 
 def restore_row(line: RestoreLine) -> tuple[str, ...]:
@@ -190,9 +230,8 @@ def restore_row(line: RestoreLine) -> tuple[str, ...]:
 
 def restore_total_line(report: RestoreReport) -> str:
     """The count of each status, the mode, and what restoring the images costs (ECR's restore fee)."""
-    counts = ", ".join(f"{status} {report.count(status)}" for status in STATUSES if report.count(status))
     mode = "dry run: nothing restored" if report.dry_run else "live"
-    total = f"total: {counts or 'nothing to do'} ({mode})"
+    total = f"total: {_counts(report.lines) or 'nothing to do'} ({mode})"
     if not report.restored_bytes():
         return total
     verb = "would cost" if report.dry_run else "costs"

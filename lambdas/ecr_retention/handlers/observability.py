@@ -51,7 +51,8 @@ def record_run_metrics(report: RunReport) -> None:
     metrics.add_metric(name="ImagesRestored", unit=MetricUnit.Count, value=_done(report, totals.restored))
     # In-use references the next pull cannot get (finding in-use-missing): removed by something else; alarmed.
     metrics.add_metric(name=IN_USE_MISSING_METRIC, unit=MetricUnit.Count, value=len(report.in_use_missing))
-    metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.outcome == "blocked" else 0)
+    # Any block, a block of one Region beside removals in another too (outcome partial then): the alarm still hears it.
+    metrics.add_metric(name="RunsBlocked", unit=MetricUnit.Count, value=1 if report.blocked else 0)
     metrics.add_metric(name="RunsCompleted", unit=MetricUnit.Count, value=1)
     record_region_metrics(report)
 

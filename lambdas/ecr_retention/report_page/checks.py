@@ -108,9 +108,14 @@ def blocked_check(report: RunReport) -> Check:
         "blocked",
         "fail",
         "Blocked",
-        line(f"nothing was deleted anywhere: {plural(len(report.blocked), 'reason')}"),
+        line(f"{_blocked_where(report)}: {plural(len(report.blocked), 'reason')}"),
         capped(line(data(reason)) for reason in report.blocked),
     )
+
+
+def _blocked_where(report: RunReport) -> str:
+    """Nothing deleted anywhere only when the run removed nothing (issue 44)."""
+    return "nothing was deleted anywhere" if report.outcome == "blocked" else "nothing was deleted where these apply"
 
 
 def manifest_check(manifest: ManifestEvidence, report: RunReport) -> Check:

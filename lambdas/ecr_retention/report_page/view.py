@@ -322,6 +322,7 @@ def image_count(report: RunReport) -> int:
 class Page:
     header: Header
     blocked: tuple[str, ...]
+    blocked_title: str  # "Blocked: nothing was deleted anywhere", or (removals elsewhere) in part
     checks: tuple[Check, ...]
     totals: tuple[Total, ...]
     regions: tuple[RegionView, ...]  # per Region when the run spans several; () for one
@@ -342,6 +343,9 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
     return Page(
         header=header_of(report),
         blocked=tuple(visible(reason) for reason in report.blocked),
+        blocked_title="Blocked: nothing was deleted anywhere"
+        if report.outcome == "blocked"
+        else "Blocked in part: nothing was deleted where these apply",
         checks=checks_of(report),
         totals=totals_of(report.totals, report.dry_run),
         regions=regions_of(report),

@@ -14,7 +14,7 @@ is ACTIVE (with --wait, the children follow in a second round; without it, a sec
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Literal
 
@@ -65,6 +65,8 @@ class RestoreLine:
     status: RestoreStatus
     detail: str
     size: int | None = None
+    # The Region of the repository's registry, when a restore spans several (restore_run); None for one.
+    region: str | None = None
 
 
 @dataclass
@@ -95,32 +97,58 @@ class RestoreReport:
 
 
 @dataclass(frozen=True)
-class RunRemovals:
-    """What a run removed, from its report: the images it archived, by repository (they can be restored), and how
-    many it deleted (gone for good: a deletion cannot be undone)."""
+class RegionRemovals:
+    """What a run removed in one Region's registry: the images it archived, by repository (they can be restored), and
+    how many it deleted (gone for good: a deletion cannot be undone)."""
 
-    selections: dict[str, Selection]
-    archived: int
-    deleted: int
+    selections: dict[str, Selection] = field(default_factory=dict)
+    archived: int = 0
+    deleted: int = 0
+
+
+@dataclass(frozen=True)
+class RunRemovals:
+    """What a run removed, from its report, by the Region each repository's report names (issue 44: two Regions'
+    repositories of one name are two repositories). None: a report that names no Region (written before a run could
+    prune several), restored in the registry of the caller's Region, as it always was."""
+
+    regions: dict[str | None, RegionRemovals]
+
+    @property
+    def archived(self) -> int:
+        return sum(removals.archived for removals in self.regions.values())
+
+    @property
+    def deleted(self) -> int:
+        return sum(removals.deleted for removals in self.regions.values())
+
+    @property
+    def several(self) -> bool:
+        return len(self.regions) > 1
 
 
 def removals_of_run(bucket: Bucket, run_id: str) -> RunRemovals:
-    """The run's report (reports/YYYY/MM/DD/<runId>.json) read for what it archived and deleted."""
+    """The run's report (reports/YYYY/MM/DD/<runId>.json) read for what it archived and deleted in each Region."""
     report = _run_report(bucket, run_id)
-    return RunRemovals(
-        selections={
-            repo.repository_name: Selection(digests=tuple(entry.image_digest for entry in repo.archived))
-            for repo in report.repositories
-            if repo.archived
-        },
-        archived=sum(len(repo.archived) for repo in report.repositories),
-        deleted=sum(len(repo.deleted) for repo in report.repositories),
-    )
+    regions: dict[str | None, RegionRemovals] = {}
+    for repo in report.repositories:
+        if not (repo.archived or repo.deleted):
+            continue
+        region = report.region_of(repo)
+        found = regions.get(region, RegionRemovals())
+        archived = Selection(digests=tuple(entry.image_digest for entry in repo.archived))
+        regions[region] = RegionRemovals(
+            {**found.selections, repo.repository_name: archived} if repo.archived else found.selections,
+            found.archived + len(repo.archived),
+            found.deleted + len(repo.deleted),
+        )
+    return RunRemovals(regions)
 
 
 def selections_of_run(bucket: Bucket, run_id: str) -> dict[str, Selection]:
-    """Every image the run archived, by repository, from its report (reports/YYYY/MM/DD/<runId>.json)."""
-    return removals_of_run(bucket, run_id).selections
+    """Every image the run archived, by repository, from the report of a run of one Region."""
+    regions = removals_of_run(bucket, run_id).regions
+    return next(iter(regions.values())).selections if len(regions) == 1 else {}
 
 
 def _run_report(bucket: Bucket, run_id: str) -> RunReport:
@@ -225,6 +253,38 @@ def restore(
     if waiting is not None and not dry_run:
         _wait_for_every_round(restoring, registry, cache, waiting)
     return _report(restoring, dry_run=dry_run, waited=waiting is not None)
+
+
+def restore_run(
+    removals: RunRemovals,
+    *,
+    registry_in: Callable[[str | None], Registry],
+    dry_run: bool = False,
+    waiting: Waiting | None = None,
+    manifests: ManifestCache | None = None,
+) -> RestoreReport:
+    """Restore what a run archived, each Region's images through the registry of that Region (`registry_in`; None: a
+    report that names no Region), one Region after the other within the one --wait timeout. When the run archived in
+    several Regions, each line, note and unfinished index names its Region."""
+    deadline = waiting.clock() + waiting.timeout if waiting is not None else 0.0
+    whole = RestoreReport(dry_run=dry_run)
+    for region, removed in removals.regions.items():
+        if not removed.selections:
+            continue
+        left = None if waiting is None else replace(waiting, timeout=max(deadline - waiting.clock(), 0.0))
+        done = restore(
+            removed.selections, registry=registry_in(region), dry_run=dry_run, waiting=left, manifests=manifests
+        )
+        _add_region(whole, done, region if removals.several else None)
+    return whole
+
+
+def _add_region(whole: RestoreReport, done: RestoreReport, region: str | None) -> None:
+    """One Region's restore added to the whole, named by its Region (None: not named, a run of one Region)."""
+    named = (lambda text: f"{region}: {text}") if region is not None else (lambda text: text)
+    whole.lines.extend(replace(line, region=region) for line in done.lines)
+    whole.notes.extend(map(named, done.notes))
+    whole.unfinished.extend(map(named, done.unfinished))
 
 
 def _report(restoring: _Restoring, *, dry_run: bool, waited: bool) -> RestoreReport:

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
@@ -16,12 +17,20 @@ from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import first_matching_policy
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
-from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, StorageUnavailable, VersionedBucket
+from ecr_retention.ports import (
+    Bucket,
+    LeaseStore,
+    Notifier,
+    Registry,
+    RepositoriesUnlistable,
+    StorageUnavailable,
+    VersionedBucket,
+)
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_run_inventory
@@ -121,6 +130,58 @@ def sweep_targets(
     )
 
 
+# The repository name a Region's report goes under when its repositories could not be listed: every one of them.
+UNLISTED = "*"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One pruned registry as a run reads it before its first mutation: its replication rules and its repositories
+    (None: not listed, the pushed ones are given), or why they could not be listed."""
+
+    registry: Registry
+    replication: RegistryReplication
+    names: tuple[str, ...] | None = None
+    unlistable: RepositoriesUnlistable | None = None
+
+    def failed(self) -> RepositoryReport:
+        """The Region's failure, in the run's report: none of its repositories was evaluated, nothing removed."""
+        return RepositoryReport(
+            repository_name=UNLISTED,
+            region=self.registry.region,
+            outcome="failed",
+            error=f"the repositories of {self.registry.region} could not be listed, so none was evaluated and "
+            f"nothing was removed there: {self.unlistable}",
+        )
+
+
+def list_registries(adapters: Adapters, *, listed: bool) -> tuple[Listing, ...]:
+    """Every pruned registry read before anything is removed, by both doors (the targets step, `run`): its
+    replication rules and, when `listed`, its repositories. A Region whose repositories cannot be listed is that
+    Region's failure and the others are pruned; when none can be, the run fails as a whole, before it acts (as a run
+    of one Region does)."""
+    listings = tuple(_listing(registry, listed=listed) for registry in adapters.registries)
+    first = listings[0].unlistable
+    if first is not None and all(listing.unlistable is not None for listing in listings):
+        raise first
+    return listings
+
+
+def _listing(registry: Registry, *, listed: bool) -> Listing:
+    replication = read_replication(registry)
+    if not listed:
+        return Listing(registry, replication)
+    try:
+        return Listing(registry, replication, tuple(registry.repository_names()))
+    except RepositoriesUnlistable as error:
+        return Listing(registry, replication, unlistable=error)
+
+
+def _given(listing: Listing, pushed: Sequence[str] | None) -> Sequence[str] | None:
+    """The repositories to choose the run's targets among: those listed (a schedule), or the pushed ones."""
+    return listing.names if listing.names is not None else pushed
+
+
 def effective_dry_run(config: RetentionConfig, force_dry_run: bool) -> bool:
     """Whether the run only reports: nothing can force deletion past the rules file's dry_run."""
     return config.dry_run or force_dry_run
@@ -141,14 +202,16 @@ def start_run(
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
     pushed_to = None if repositories is None else adapters.registry_in(region)
     items: list[dict[str, object]] = []
-    for registry in adapters.registries:
-        other_region = adapters.other_region(registry)
-        store_replication(adapters.bucket, run_id, read_replication(registry), other_region)
-        if pushed_to is not None and registry is not pushed_to:
+    for listing in list_registries(adapters, listed=repositories is None):
+        registry, other_region = listing.registry, adapters.other_region(listing.registry)
+        store_replication(adapters.bucket, run_id, listing.replication, other_region)
+        if listing.unlistable is not None:  # the report step finds it with the evaluations' reports
+            store_repository_report(adapters.bucket, run_id, listing.failed(), other_region)
+        if listing.unlistable is not None or (pushed_to is not None and registry is not pushed_to):
             continue
         items.extend(
             WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=other_region).to_wire()
-            for name in sweep_targets(config, registry, repositories=repositories)
+            for name in sweep_targets(config, registry, repositories=_given(listing, repositories))
         )
     key = targets_key(run_id)
     adapters.bucket.write(key, json.dumps(items).encode())
@@ -395,42 +458,20 @@ def run_pipeline(
     patterns: Sequence[str] | None = None,
     force_dry_run: bool = False,
 ) -> RunReport:
-    """One whole run in this process, through the same services as the workflow: every pruned registry's
-    repositories, the home Region's first, with one reading of the inventory."""
+    """One whole run in this process, through the same services as the workflow: every pruned registry listed first,
+    as the targets step lists them (a Region that cannot be listed is that Region's failure, never an exception after
+    something was removed), then its repositories evaluated, the home Region's first, with one reading of the
+    inventory."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
 
     def evaluate_all() -> tuple[list[RunInputs], list[RepositoryReport]]:
         inventory = read_run_inventory(adapters.bucket)
-        cache = BucketManifestCache(adapters.bucket)
-        replications = [read_replication(registry) for registry in adapters.registries]
-        each, reports = [], []
-        for registry, replication in zip(adapters.registries, replications, strict=True):
-            names = tuple(registry.repository_names())
-            inputs = RunInputs(
-                run_id=run_id,
-                config=config,
-                inventory=inventory,
-                dry_run=dry_run,
-                replication=replication,
-                repository_names=names,
-                snapshots=adapters.bucket,
-                other_region=adapters.other_region(registry),
-                others=tuple(
-                    PrunedRegistry(other, read.replication_configuration, adapters.other_region(other))
-                    for other, read in zip(adapters.registries, replications, strict=True)
-                    if other is not registry
-                ),
-                run_files=adapters.bucket,
-            )
-            each.append(inputs)
-            for name in sweep_targets(config, registry, patterns=patterns, repositories=names):
-                with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
-                    reports.append(
-                        evaluate_repository(
-                            name, inputs, registry=registry, cache=cache, leases=adapters.leases, clock=adapters.clock
-                        )
-                    )
-        return each, reports
+        listings = list_registries(adapters, listed=True)
+        each = [_cli_inputs(config, adapters, run_id, dry_run, inventory, listing, listings) for listing in listings]
+        evaluate = partial(_evaluate_registry, config, adapters, BucketManifestCache(adapters.bucket), patterns)
+        return each, [
+            report for listing, inputs in zip(listings, each, strict=True) for report in evaluate(listing, inputs)
+        ]
 
     each, reports = failure_published(report_outputs(config, adapters), run_id, dry_run, evaluate_all)
     evaluated = Evaluated(
@@ -446,3 +487,56 @@ def run_pipeline(
         },
     )
     return end_run(config, adapters, evaluated)
+
+
+def _cli_inputs(
+    config: RetentionConfig,
+    adapters: Adapters,
+    run_id: str,
+    dry_run: bool,
+    inventory: Inventory,
+    listing: Listing,
+    listings: Sequence[Listing],
+) -> RunInputs:
+    """What `run` evaluates one registry's repositories with: the run's inventory, the registry's replication rules
+    and listing, and the other registries."""
+    return RunInputs(
+        run_id=run_id,
+        config=config,
+        inventory=inventory,
+        dry_run=dry_run,
+        replication=listing.replication,
+        repository_names=listing.names,
+        snapshots=adapters.bucket,
+        other_region=adapters.other_region(listing.registry),
+        others=tuple(
+            PrunedRegistry(
+                other.registry, other.replication.replication_configuration, adapters.other_region(other.registry)
+            )
+            for other in listings
+            if other is not listing
+        ),
+        run_files=adapters.bucket,
+    )
+
+
+def _evaluate_registry(
+    config: RetentionConfig,
+    adapters: Adapters,
+    cache: BucketManifestCache,
+    patterns: Sequence[str] | None,
+    listing: Listing,
+    inputs: RunInputs,
+) -> list[RepositoryReport]:
+    """The reports of one registry's repositories: each evaluated, or the Region's failure when it was not listed."""
+    if listing.names is None:
+        return [listing.failed()]
+    reports = []
+    for name in sweep_targets(config, listing.registry, patterns=patterns, repositories=listing.names):
+        with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
+            reports.append(
+                evaluate_repository(
+                    name, inputs, registry=listing.registry, cache=cache, leases=adapters.leases, clock=adapters.clock
+                )
+            )
+    return reports

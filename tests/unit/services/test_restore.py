@@ -13,6 +13,7 @@ import pytest
 from ecr_retention.domain.errors import InputError
 from ecr_retention.ports import BatchOutcome
 from ecr_retention.services.restore import (
+    RegionRemovals,
     RunRemovals,
     Selection,
     Waiting,
@@ -246,7 +247,9 @@ def test_a_runs_removals_count_its_deletions_which_cannot_be_restored() -> None:
 
     removals = removals_of_run(bucket, RUN_ID)
 
-    assert removals == RunRemovals(selections={REPO: Selection(digests=archived)}, archived=1, deleted=2)
+    # A report that names no Region (before a run could prune several): restored in the caller's Region.
+    assert removals == RunRemovals({None: RegionRemovals({REPO: Selection(digests=archived)}, archived=1, deleted=2)})
+    assert (removals.archived, removals.deleted) == (1, 2)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ there is one image model, ImageDetail."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -34,7 +35,7 @@ from pydantic_core import CoreSchema, core_schema
 
 from ecr_retention.domain.aws_shape import AWS_FIELDS, AwsShape, Lean
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import NO_REPLICATION, REGION_PATTERN, ReplicationConfiguration
 from ecr_retention.domain.timestamps import LeanUtcDatetime, UtcDatetime
 
 Digest = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")]
@@ -205,11 +206,34 @@ def is_index(image: ImageDetail, repository: RepositorySnapshot) -> bool:
     return image.image_manifest_media_type in INDEX_MEDIA_TYPES
 
 
-class Snapshot(_LeanDocument):
-    """A registry as `ecr-retention snapshot` writes it and `plan` reads it."""
+_REGION = re.compile(REGION_PATTERN)
+_ACCOUNT = re.compile(r"[0-9]{12}")  # [0-9]: \d matches the digits of any script
 
-    registry_id: str | None = None
-    region: str | None = None
+
+def _a_region(value: str) -> str:
+    """A snapshot's `region`, in the words of `--region` (commands/aws_session.py region_options)."""
+    if not _REGION.fullmatch(value):  # fullmatch: `$` lets a final line break through
+        raise ValueError(f"{value!r} is not an AWS Region (such as us-east-1)")
+    return value
+
+
+def _an_account(value: str) -> str:
+    if not _ACCOUNT.fullmatch(value):
+        raise ValueError(f"{value!r} is not an AWS account id (12 digits, such as 123456789012)")
+    return value
+
+
+SnapshotRegion = Annotated[str, AfterValidator(_a_region)]
+SnapshotAccount = Annotated[str, AfterValidator(_an_account)]
+
+
+class Snapshot(_LeanDocument):
+    """A registry as `ecr-retention snapshot` writes it and `plan` reads it. Its coordinates are checked as `--region`
+    is (issue 44): a Region in capitals, an empty one or an account id of 5 digits would name no registry, so that no
+    reference would protect its images by tag and no scoped policy would apply; absent, they stay unknown."""
+
+    registry_id: SnapshotAccount | None = None
+    region: SnapshotRegion | None = None
     # describe-registry's replicationConfiguration; absent: planned as a registry without replication.
     replication: ReplicationConfiguration | None = None
     repositories: tuple[RepositorySnapshot, ...] = ()

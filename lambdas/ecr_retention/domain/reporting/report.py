@@ -220,13 +220,44 @@ def _run_report_adapter() -> TypeAdapter[RunReport]:
 
 
 def run_outcome(repositories: Sequence[RepositoryReport], blocked: Sequence[str]) -> RunOutcome:
+    """`blocked` only when nothing was removed: a block of one Region (or of one evaluation) beside removals elsewhere
+    is a partial run, whose report still lists the reasons (issue 44: "nothing deleted" after 7 deletions)."""
     if blocked:
-        return "blocked"
+        return "partial" if removed_any(repositories) else "blocked"
     if repositories and all(repo.outcome == "failed" for repo in repositories):
         return "failed"
     if any(repo.outcome in ("failed", "partial", "skipped", "busy") for repo in repositories):
         return "partial"
     return "ok"
+
+
+def removed_any(repositories: Iterable[RepositoryReport]) -> bool:
+    """Whether the run deleted or archived anything (in dry run: would)."""
+    return any(repo.deleted or repo.archived for repo in repositories)
+
+
+def blocked_reasons(repositories: Sequence[RepositoryReport], home: str | None) -> tuple[str, ...]:
+    """Each reason that blocked a repository, once. When the run's repositories are not all the home Region's, each
+    names the Regions it blocked (`us-east-1: the registry's replication configuration is unknown: ...`): a block of
+    one Region is that Region's. A run of one Region keeps its reasons as they are."""
+    regions_of = _regions_by_reason(repositories, home)
+    if all((repo.region or home) == home for repo in repositories):
+        return tuple(regions_of)
+    return tuple(f"{', '.join(_home_first(regions, home))}: {reason}" for reason, regions in regions_of.items())
+
+
+def _regions_by_reason(repositories: Sequence[RepositoryReport], home: str | None) -> dict[str, dict[str, None]]:
+    """Each blocking reason, in the repositories' order, with the Regions of the repositories it blocked."""
+    regions_of: dict[str, dict[str, None]] = {}
+    for repo in repositories:
+        region = repo.region or home or "unknown Region"
+        for reason in repo.blocked:
+            regions_of.setdefault(reason, {})[region] = None
+    return regions_of
+
+
+def _home_first(regions: Iterable[str], home: str | None) -> list[str]:
+    return sorted(regions, key=lambda region: (region != home, region))
 
 
 def totals_of(repositories: Iterable[RepositoryReport]) -> RunTotals:
@@ -286,7 +317,7 @@ def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
     """The run report of a run's facts, to be found at report_url."""
     # By name, then (two Regions' repositories of one name) by Region.
     ordered = sorted(facts.repositories, key=lambda repo: (repo.repository_name, repo.region or ""))
-    blocked = tuple(dict.fromkeys(reason for repo in ordered for reason in repo.blocked))
+    blocked = blocked_reasons(ordered, facts.registry.region)
     warnings = tuple(dict.fromkeys([*facts.warnings, *(w for repo in ordered for w in repo.warnings)]))
     return RunReport(
         run_id=facts.run_id,

@@ -159,7 +159,15 @@ def heading_lines(report: RunReport) -> list[str]:
 def blocked_lines(report: RunReport) -> list[str]:
     if not report.blocked:
         return []
-    return ["", "BLOCKED, nothing was deleted anywhere:"] + [f"  - {reason}" for reason in report.blocked]
+    return ["", f"{blocked_heading(report)}:"] + [f"  - {reason}" for reason in report.blocked]
+
+
+def blocked_heading(report: RunReport) -> str:
+    """What a block means for the run, as the summary and the page say it: nothing deleted anywhere only when the
+    run removed nothing (issue 44: a block of one Region beside removals in another)."""
+    if report.outcome == "blocked":
+        return "BLOCKED, nothing was deleted anywhere"
+    return "BLOCKED in part, nothing was deleted where these apply (the totals count what was elsewhere)"
 
 
 def totals_text(totals: RunTotals, dry_run: bool) -> str:
