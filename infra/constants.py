@@ -65,6 +65,16 @@ BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
 # `cdk deploy --role-arn` names another: besides it and the break-glass role nobody changes the inventory bucket's
 # policy, lifecycle rules, versioning or ownership (infra.inventory_bucket, infra.deployment_role).
 DEPLOYMENT_ROLE_ARN_CONTEXT_KEY = "deploymentRoleArn"
+# The same, several (a list): while a deployment moves from one deploying role to another, the policy names both, so
+# that the deployment that switches can still replace it. Together with deploymentRoleArn, every role of both.
+DEPLOYMENT_ROLE_ARNS_CONTEXT_KEY = "deploymentRoleArns"
+# The AWS Organizations organization (o-...) of the spoke accounts: the bucket policy then lets the listed exporter
+# roles' names write from any account of it (aws:PrincipalOrgID) rather than naming each account, so that it keeps
+# one size at any number of spokes (infra.inventory_bucket, docs/security.md).
+ORGANIZATION_ID_CONTEXT_KEY = "organizationId"
+# Organizational units of that organization (aws:PrincipalOrgPaths, `o-.../r-.../ou-.../`, a trailing `*` for the OUs
+# below): with them, only accounts under one of these write (in addition to organizationId, never instead of it).
+ORGANIZATION_PATHS_CONTEXT_KEY = "organizationPaths"
 # A CloudTrail trail records the Region's management events (the stack creates none): the sentinel then also hears
 # the API calls PutLifecyclePolicy and BatchDeleteImage ("AWS API Call via CloudTrail" reaches EventBridge only
 # through a trail). Off by default: without a trail the rule would match nothing and imply a watch that is not there.

@@ -84,6 +84,13 @@ def _known_region(value: str) -> str:
 
 ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
 Email = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
+# An AWS Organizations organization ID, as Organizations writes it (o- and 10 to 32 lowercase letters or digits).
+OrganizationId = Annotated[str, StringConstraints(pattern=r"^o-[a-z0-9]{10,32}$")]
+# A path of organizational units, as aws:PrincipalOrgPaths holds it (o-.../r-.../ou-.../.../), a trailing * for the OUs
+# below the last one.
+OrganizationPath = Annotated[
+    str, StringConstraints(pattern=r"^o-[a-z0-9]{10,32}/r-[0-9a-z]{4,32}(/ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})*/\*?$")
+]
 # A repository name prefix for the push rule: the characters a repository name may hold.
 RepositoryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/-]{1,256}$")]
 TextList = BeforeValidator(_list_from_text)
@@ -288,8 +295,17 @@ class DeploySettings(BaseModel):
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
     break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
-    # None: the synthesizer's CloudFormation execution role (infra.deployment_role).
+    # Neither: the synthesizer's CloudFormation execution role (infra.deployment_role); both: every role of both.
     deployment_role_arn: RoleArn | None = Field(default=None, alias=constants.DEPLOYMENT_ROLE_ARN_CONTEXT_KEY)
+    deployment_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(
+        default=(), alias=constants.DEPLOYMENT_ROLE_ARNS_CONTEXT_KEY
+    )
+    # None: the bucket policy names each spoke account (spokeExporterRoleArns).
+    organization_id: OrganizationId | None = Field(default=None, alias=constants.ORGANIZATION_ID_CONTEXT_KEY)
+    # After organization_id: its validator checks that each path is of that organization.
+    organization_paths: Annotated[tuple[OrganizationPath, ...], TextList] = Field(
+        default=(), alias=constants.ORGANIZATION_PATHS_CONTEXT_KEY
+    )
     # A trail records management events in the Region: the sentinel's rule for API calls is added (infra/sentinel.py).
     cloud_trail_management_events: bool = Field(default=False, alias=constants.CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY)
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
@@ -337,6 +353,21 @@ class DeploySettings(BaseModel):
         return arns
 
     _one_role_per_account = field_validator("spoke_role_arns")(one_role_per_account)
+
+    @field_validator("organization_paths")
+    @classmethod
+    def _paths_of_the_organization(cls, paths: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # A path narrows the organization, never replaces it (aws:PrincipalOrgPaths alone is not a fixed principal
+        # to S3's Block Public Access). Skipped when organizationId is invalid: its own error says why.
+        if not paths or "organization_id" not in info.data:
+            return paths
+        organization = info.data["organization_id"]
+        if organization is None:
+            raise ValueError(f"a path narrows {constants.ORGANIZATION_ID_CONTEXT_KEY}, which is not set")
+        outside = [path for path in paths if not path.startswith(f"{organization}/")]
+        if outside:
+            raise ValueError(f"not a path of organization {organization}: {', '.join(outside)}")
+        return paths
 
     @field_validator("regions")
     @classmethod
@@ -480,6 +511,12 @@ class DeploySettings(BaseModel):
             f"{constants.COLLECT_REGIONS_CONTEXT_KEY})",
             collected,
         )
+
+    @property
+    def deploying_roles(self) -> tuple[str, ...]:
+        """deploymentRoleArn and deploymentRoleArns, each role once; empty: the synthesizer's."""
+        listed = (*([] if self.deployment_role_arn is None else [self.deployment_role_arn]), *self.deployment_role_arns)
+        return tuple(dict.fromkeys(listed))
 
     @property
     def spoke_accounts(self) -> frozenset[str]:

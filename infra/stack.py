@@ -17,9 +17,9 @@ from infra import constants, lambda_asset, queues, repository_scope
 from infra.alarms import Alarms
 from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
-from infra.deployment_role import deployment_role_arn
+from infra.deployment_role import deployment_role_arns
 from infra.exporter_role import ExporterRole
-from infra.inventory_bucket import InventoryBucket
+from infra.inventory_bucket import InventoryBucket, SpokeOrganization
 from infra.pruning_workflow import PruningWorkflow
 from infra.pull_time_exclusions import PullTimeExclusions
 from infra.push_trigger import PushTrigger
@@ -90,9 +90,13 @@ class EcrRetentionStack(Stack):
             regions=self.pruned_regions,
         )
         self.inventory.allow_memory_writes_only_from(self.workflow.report.role)
-        self.inventory.deny_deleting_protection_state(
-            settings.break_glass_role_arn, several_regions=self.pruned_regions.several
+        self.inventory.bind_run_state_to_its_writers(
+            targets_role=self.workflow.targets.role,
+            evaluate_role=self.workflow.evaluate.role,
+            state_machine_role=self.workflow.state_machine_role,
         )
+        self.inventory.deny_deleting_protection_state(settings.break_glass_role_arn)
+        self.inventory.acknowledge_memory_deletions_only_by(settings.break_glass_role_arn)
         self.tagger = Tagger(
             self,
             "Tagging",
@@ -171,19 +175,28 @@ class EcrRetentionStack(Stack):
             collector_role=collector.role if collector is not None else None,
             collector_keys=collector.manifest_keys if collector is not None else (),
             spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
+            organization=(
+                None
+                if settings.organization_id is None
+                else SpokeOrganization(settings.organization_id, settings.organization_paths)
+            ),
         )
 
     def _guard_the_inventory_bucket(self, settings: DeploySettings) -> None:
         """Only the sentinel writes its records, only the evaluations and the sentinel the manifest cache, and only
-        the deployment and the break-glass role change the bucket's own policy, lifecycle and versioning."""
+        the deployment and the break-glass role change the bucket's own policy, lifecycle and versioning, and nobody
+        deletes an access log."""
         self.inventory.keep_records_to_their_writers(
             sentinel_role=self.sentinel.sentinel.role,
             cache_writers=[self.workflow.evaluate.role, self.sentinel.sentinel.role],
             break_glass_role_arn=settings.break_glass_role_arn,
         )
+        deploying = deployment_role_arns(self, settings.deploying_roles)
         self.inventory.guard_the_bucket_itself(
-            deployment_role_arn=deployment_role_arn(self, settings.deployment_role_arn),
-            break_glass_role_arn=settings.break_glass_role_arn,
+            deployment_role_arns=deploying, break_glass_role_arn=settings.break_glass_role_arn
+        )
+        self.inventory.guard_the_access_logs(
+            deployment_role_arns=deploying, break_glass_role_arn=settings.break_glass_role_arn
         )
 
     def _schedules(self, settings: DeploySettings) -> Schedules:
