@@ -151,7 +151,7 @@ def home_tokens(template: dict[str, Any]) -> dict[str, str]:
     [bucket_id] = [
         key
         for key, resource in resources_of(template, "AWS::S3::Bucket").items()
-        if "VersioningConfiguration" in resource["Properties"]
+        if "NotificationConfiguration" in resource["Properties"]  # the access-logs bucket is versioned too
     ]
     roles = {f"{key}.Arn": f"arn:aws:iam::{HUB}:role/{key}" for key in resources_of(template, "AWS::IAM::Role")}
     return {**roles, f"{bucket_id}.Arn": BUCKET_ARN, bucket_id: "inventory", "AWS::AccountId": HUB}
