@@ -74,7 +74,7 @@ def test_a_deleted_manifest_of_an_expected_cluster_blocks_the_real_run_and_the_m
     output = printed.getvalue()
 
     assert code == 0, output
-    assert "\n   ok   blocked: cluster dev: no in-use manifest: 0 deleted, 0 archived\n" in output
+    assert "\n   ok   blocked: eu-west-1, us-east-1: cluster dev: no in-use manifest: 0 deleted, 0 archived\n" in output
     assert re.search(
         r"^   warning  cluster dev: no in-use manifest now, it reported 4 images at ", output, re.MULTILINE
     )

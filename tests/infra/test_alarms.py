@@ -286,7 +286,14 @@ def test_the_alarms_watch_the_metrics_the_handlers_publish() -> None:
     totals = SimpleNamespace(
         deleted=1, archived=0, bytes_reclaimed=5, protected_in_use=2, failed=1, in_use_archived=1, restored=1
     )
-    report = SimpleNamespace(totals=totals, dry_run=False, outcome="blocked", in_use_missing=("app:dev",), regions=())
+    report = SimpleNamespace(
+        totals=totals,
+        dry_run=False,
+        outcome="blocked",
+        blocked=("cluster prod: no in-use manifest",),
+        in_use_missing=("app:dev",),
+        regions=(),
+    )
     observability.record_run_metrics(report)  # type: ignore[arg-type]
     published = observability.metrics.serialize_metric_set()
     observability.metrics.clear_metrics()

@@ -22,11 +22,19 @@ from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, Ru
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
 from ecr_retention.loading import validate_as
-from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, RepositoriesUnlistable, StorageUnavailable
+from ecr_retention.ports import (
+    Bucket,
+    LeaseStore,
+    Notifier,
+    Registry,
+    RepositoriesUnlistable,
+    StorageUnavailable,
+    VersionedBucket,
+)
 from ecr_retention.registries import PrunedRegistry, Registries
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
-from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.inventory import read_run_inventory
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import StoredReplication, load_replication, read_replication, store_replication
 from ecr_retention.services.report import (
@@ -54,7 +62,7 @@ class Adapters:
     """What a run works through (ports.py); the wiring builds each function's own (handlers/wiring.py)."""
 
     registry: Registry  # the home Region's: the functions' own (the CLI's: the standard AWS configuration's)
-    bucket: Bucket
+    bucket: VersionedBucket
     notifier: Notifier | None = None
     leases: LeaseStore | None = None
     clock: Callable[[], datetime] = utc_now
@@ -235,7 +243,7 @@ def run_work_item(
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=read_inventory_from_bucket(adapters.bucket),
+        inventory=read_run_inventory(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
         replication=stored.of(pruned.region),
         snapshots=adapters.bucket,
@@ -309,7 +317,7 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
             dry_run=start.dry_run,
             started_at=start.started_at,
             reports=reports,
-            inventory=lambda: read_inventory_from_bucket(adapters.bucket),
+            inventory=lambda: read_run_inventory(adapters.bucket),
             replication=lambda: _replication_of(adapters, load_replication(adapters.bucket, start.run_id)),
             unreported=lambda: unreported_targets(adapters.bucket, start, reports, adapters.registry.region),
         )
@@ -427,7 +435,7 @@ def run_pipeline(
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
 
     def evaluate_all() -> tuple[list[RunInputs], list[RepositoryReport]]:
-        inventory = read_inventory_from_bucket(adapters.bucket)
+        inventory = read_run_inventory(adapters.bucket)
         listings = list_registries(adapters, listed=True)
         each = [_cli_inputs(config, adapters, run_id, dry_run, inventory, listing, listings) for listing in listings]
         evaluate = partial(_evaluate_registry, config, adapters, BucketManifestCache(adapters.bucket), patterns)

@@ -10,6 +10,7 @@ collector's protection mattered: what the same snapshot and rules would give wit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -143,7 +144,8 @@ def something_removed(result: Verification) -> Check:
 
 def blocked(report: RunReport, result: Verification, cluster: str) -> Check:
     """The run was blocked by `cluster`'s missing manifest and removed nothing."""
-    reasons = [reason for reason in report.blocked if reason.startswith(f"cluster {cluster}:")]
+    # A run over several Regions names the Regions a reason blocks first ("eu-west-1, us-east-1: cluster dev: ...").
+    reasons = [reason for reason in report.blocked if re.search(rf"(?:^|: )cluster {re.escape(cluster)}:", reason)]
     return Check(
         "blocked",
         report.outcome == "blocked" and bool(reasons) and not _removed(result),
