@@ -59,10 +59,6 @@ class PrunedRegistry:
         """This registry with the replication rules the run read of it."""
         return replace(self, replication=replication)
 
-    def replicates_deletions_into(self, repository: str, destination: tuple[str, str]) -> bool:
-        """Whether this registry's deletions in the repository reach the registry (account, Region)."""
-        return any(replica.registry == destination for replica in self.replication.deletion_reach(repository))
-
 
 @dataclass(frozen=True)
 class Registries:

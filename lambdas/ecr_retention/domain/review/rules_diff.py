@@ -234,7 +234,7 @@ def diff_plans(before: Plan, after: Plan) -> RulesDiff:
         blocked=after.blocked,
         blocked_before=before.blocked,
         warnings=tuple(warning for warning in after.warnings if warning not in known),
-        totals=totals_of(changed, repositories),
+        totals=diff_totals_of(changed, repositories),
         repositories=changed,
     )
 
@@ -325,7 +325,7 @@ def removals(repositories: Iterable[RepositoryPlan]) -> int:
     return sum(1 for repository in repositories for decision in repository.images if decision.removes)
 
 
-def totals_of(repositories: Sequence[RepositoryDiff], every_repository: Sequence[RepositoryDiff]) -> DiffTotals:
+def diff_totals_of(repositories: Sequence[RepositoryDiff], every_repository: Sequence[RepositoryDiff]) -> DiffTotals:
     """`repositories`: the changed ones, whose changes are tallied; `every_repository`: all, whose removals add up."""
     tallies: dict[str, Tally] = {"deleted": Tally(), "archived": Tally(), "spared": Tally()}
     counts = {"archived-instead": 0, "deleted-instead": 0}
