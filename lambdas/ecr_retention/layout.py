@@ -27,7 +27,7 @@ MEMORY_DELETION_ACKNOWLEDGEMENTS_PREFIX = "state/acknowledged-memory-deletions/"
 # (`plan --bucket`, `diff --bucket`): snapshots/<hash>.json, overwritten by every evaluation of the repository.
 SNAPSHOTS_PREFIX = "snapshots/"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
-# The sentinel's record of removals (domain/sentinel/matching.py Removal):
+# The sentinel's record of removals (domain/in_use/references.py Removal):
 # removals/<quoted repository>/<time>-<event>-<n>.json (another pruned Region's repository by its regional_name,
 # `us-east-1:app`), one object per event and image, written by that event only (two events at once never race; its
 # own event rewrites it once to say what its alert named); expired by the bucket's lifecycle. Beside them, one claim

@@ -20,11 +20,11 @@ from ecr_retention.domain.config import Safety, parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import inventory_blockers
 from ecr_retention.domain.in_use.memory import reading_warnings, remember
+from ecr_retention.domain.in_use.references import pulled_references
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.limits import SizeLimit
 from ecr_retention.domain.planning.run import plan_registry
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.sentinel.matching import pulled_references
 from ecr_retention.loading import load_config, load_manifests, load_snapshots
 from ecr_retention.services import inventory as bucket_inventory
 from ecr_retention.services.inventory import inventory_objects, read_inventory_from_bucket

@@ -17,6 +17,13 @@ from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
+from ecr_retention.domain.in_use.references import (
+    MissingReference,
+    PulledReference,
+    by_repository,
+    missing_references,
+    pulled_references,
+)
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import (
     PlannedRepository,
@@ -31,13 +38,6 @@ from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
 from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
-from ecr_retention.domain.sentinel.matching import (
-    MissingReference,
-    PulledReference,
-    by_repository,
-    missing_references,
-    pulled_references,
-)
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.registries import PrunedRegistry

@@ -20,9 +20,7 @@ from functools import partial
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
-from ecr_retention.domain.sentinel.matching import (
+from ecr_retention.domain.in_use.references import (
     MissingReference,
     PulledReference,
     Removal,
@@ -30,6 +28,8 @@ from ecr_retention.domain.sentinel.matching import (
     missing_references,
     pulled_references,
 )
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
 from ecr_retention.registries import PrunedRegistry

@@ -3,7 +3,7 @@ workload runs it, tell the report topic at once, naming the workloads, the image
 and restore an archived in-use image in a managed repository (the only change the sentinel ever makes).
 
 One event, one pass: record the removals (`removals/`), read what runs (the manifests and the memory), match
-(domain/sentinel/matching.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
+(domain/in_use/references.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
 
 Once per removal: ECR tells one removal several times (`ECR Image Action` DELETE events, one per tag, and for a native
 policy a PolicyExecutionEvent; with a trail, the BatchDeleteImage call). Each record says what its event's alert named
@@ -43,6 +43,13 @@ from logging import ERROR, WARNING
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
+from ecr_retention.domain.in_use.references import (
+    PulledReference,
+    Removal,
+    affected_by,
+    in_repository,
+    pulled_references,
+)
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.managed import managed_in
 from ecr_retention.domain.planning.replicas import deciders_of
@@ -58,13 +65,6 @@ from ecr_retention.domain.sentinel.alert import (
     policy_alert,
 )
 from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
-from ecr_retention.domain.sentinel.matching import (
-    PulledReference,
-    Removal,
-    affected_by,
-    in_repository,
-    pulled_references,
-)
 from ecr_retention.layout import alert_claim_key
 from ecr_retention.ports import (
     Bucket,
@@ -341,7 +341,7 @@ def running_references(
     config: RetentionConfig, ports: SentinelPorts, now: datetime, here: PrunedRegistry
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
     """What counts as running in `registry` (the event's; the readable manifests, and the memory for clusters whose
-    reading is suspect: domain/sentinel/matching.py `pulled_references`; a reference protects in the registry its host
+    reading is suspect: domain/in_use/references.py `pulled_references`; a reference protects in the registry its host
     names), and what the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
     replication = read_replication(here.port)
