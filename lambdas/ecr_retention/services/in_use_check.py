@@ -162,31 +162,31 @@ def _look_up_one(
 
 
 def told_by_removals(
-    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None, region: str | None = None
+    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None, key: str | None = None
 ) -> tuple[dict[str, tuple[MissingReference, ...]], tuple[str, ...]]:
     """The findings by repository, each with the latest removal this deployment's sentinel recorded that names it, in
-    `region`'s registry (None: the home Region's). Removals are read only for the repositories that have a finding."""
+    the registry of that key (registries.PrunedRegistry.key). Removals are read only for the repositories that have a finding."""
     grouped: dict[str, list[MissingReference]] = defaultdict(list)
     for found in findings:
         grouped[found.repository_name].append(found)
     told: dict[str, tuple[MissingReference, ...]] = {}
     warnings: list[str] = []
     for repository, found_here in sorted(grouped.items()):
-        removals, problem = recorded_removals(bucket, repository, sentinel, region)
+        removals, problem = recorded_removals(bucket, repository, sentinel, key)
         told[repository] = tuple(finding.told_by(removals) for finding in found_here)
         warnings.extend(problem)
     return told, tuple(warnings)
 
 
 def recorded_removals(
-    bucket: Bucket, repository: str, sentinel: str | None, region: str | None = None
+    bucket: Bucket, repository: str, sentinel: str | None, key: str | None = None
 ) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
-    """The removals this deployment's sentinel recorded for one repository of `region`'s registry (None: the home
-    Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
+    """The removals this deployment's sentinel recorded for one repository of the registry of that key (None: the
+    home Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
     write (ignored). The warnings name another Region's repository by its regional name (`us-east-1:app`)."""
-    named = regional_name(repository, region)
+    named = regional_name(repository, key)
     try:
-        read = read_removals(bucket, repository, sentinel=sentinel, region=region)
+        read = read_removals(bucket, repository, sentinel=sentinel, key=key)
     except StorageUnavailable as error:
         return (), (
             f"{named}: the recorded removals could not be listed, so the in-use-missing findings do not "

@@ -88,12 +88,12 @@ class RemovalsRead:
 
 
 def read_removals(
-    bucket: Bucket, repository: str, days: Iterable[date] = (), *, sentinel: str | None, region: str | None = None
+    bucket: Bucket, repository: str, days: Iterable[date] = (), *, sentinel: str | None, key: str | None = None
 ) -> RemovalsRead:
     """The newest MAX_REMOVALS_READ removals recorded for a repository (of these days only, when given: the keys are
-    dated) of `region`'s registry (None: the home Region's), counting only those `sentinel` (this deployment's
+    dated) of the registry of that key (registries.PrunedRegistry.key), counting only those `sentinel` (this deployment's
     sentinel role; None: unknown, so none) wrote. StorageUnavailable when the prefix cannot be listed."""
-    prefix = removals_prefix(repository, region)
+    prefix = removals_prefix(repository, key)
     prefixes = [f"{prefix}{day:%Y%m%d}" for day in days] or [prefix]
     listed = {key for each in prefixes for key in bucket.list_objects(each) if not key.endswith(ALERT_CLAIM_SUFFIX)}
     keys = sorted(listed, reverse=True)[:MAX_REMOVALS_READ]

@@ -324,7 +324,7 @@ def recorded_nearby(
     times = [removal.removed_at for removal in removals]
     start, end = min(times) - DUPLICATE_WINDOW, max(times) + DUPLICATE_WINDOW
     days = sorted({start.date(), end.date()})
-    read = read_removals(ports.bucket, repository, days, sentinel=ports.sentinel_role, region=here.key)
+    read = read_removals(ports.bucket, repository, days, sentinel=ports.sentinel_role, key=here.key)
     return RemovalsRead(
         removals=tuple(
             removal for removal in read.removals if removal.event_id not in ours and start <= removal.removed_at <= end

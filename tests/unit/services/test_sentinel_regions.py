@@ -97,7 +97,7 @@ def test_a_delete_in_another_pruned_region_is_matched_against_what_runs_from_tha
     assert watched.recorded[0].startswith("removals/us-east-1%3Aapp/")
     assert regions.bucket.read(alert_claim_key("app", NOW, "event-1", OTHER), max_bytes=10_000) is not None
     assert not regions.bucket.list_objects(removals_prefix("app"))
-    [recorded] = read_removals(regions.bucket, "app", sentinel=SENTINEL_ROLE, region=OTHER).removals
+    [recorded] = read_removals(regions.bucket, "app", sentinel=SENTINEL_ROLE, key=OTHER).removals
     assert recorded.region == OTHER
 
 
