@@ -39,16 +39,18 @@ def decided_by_sources(
     deciders = deciders_of(config, [here, *(other.coordinates for other in others)], here, repository)
     deciding = {(source.registry_id, source.region) for source in deciders.sources}
     decided: dict[str, str] = {}
-    for source in others:
-        if source.located not in deciding:
-            continue
-        try:
-            held = [image.image_digest for image in source.port.describe_images(repository)]
-        except RepositoryGone:
-            held = []
+    for source in (other for other in others if other.located in deciding):
         told = _told_deletions(run_files, run_id, repository, source.key)
-        decided.update(dict.fromkeys((*held, *told), source.region))
-    return decided, (deciders.warning,) if deciders.warning else ()
+        decided.update(dict.fromkeys((*_held(source, repository), *told), source.region))
+    return decided, tuple(warning for warning in (deciders.warning,) if warning)
+
+
+def _held(source: PrunedRegistry, repository: str) -> list[str]:
+    """The digests the source's repository of that name holds (none when it is gone)."""
+    try:
+        return [image.image_digest for image in source.port.describe_images(repository)]
+    except RepositoryGone:
+        return []
 
 
 def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, key: str | None) -> list[str]:
@@ -59,10 +61,13 @@ def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, key:
     body = run_files.read(key, max_bytes=MAX_DELETIONS_BYTES)
     if body is None:
         return []
-    digests = parse_json(body.decode("utf-8", errors="replace"), source)
-    if not isinstance(digests, list) or not all(isinstance(digest, str) for digest in digests):
-        raise InputError(f"{source}: not a list of image digests")
-    return digests
+    return _digests(parse_json(body.decode("utf-8", errors="replace"), source), source)
+
+
+def _digests(data: object, source: str) -> list[str]:
+    if isinstance(data, list) and all(isinstance(digest, str) for digest in data):
+        return data
+    raise InputError(f"{source}: not a list of image digests")
 
 
 def _replicates_to_any(plan: RepositoryPlan, others: Sequence[PrunedRegistry]) -> bool:
