@@ -41,6 +41,7 @@ from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryR
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.registries import PrunedRegistry
+from ecr_retention.run_files import RunFiles
 from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.replicas import decided_by_sources, tell_deletions
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
@@ -80,7 +81,7 @@ class RunInputs:
     # that source's rules (services/replicas.py), planned there with this registry's in-use protection.
     others: tuple[PrunedRegistry, ...] = ()
     # The run's own files (runs/<runId>/), where a source tells the destinations it replicates to what it deletes.
-    run_files: Bucket | None = None
+    run_files: RunFiles | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -160,9 +161,7 @@ def _plan_and_act(
     # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls, the kept
     # snapshot and the choice of the sources that decide its replicas all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
-    replicated, cycle = decided_by_sources(
-        config, inputs.others, coordinates, repository, inputs.run_files, inputs.run_id
-    )
+    replicated, cycle = decided_by_sources(config, inputs.others, coordinates, repository, inputs.run_files)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
         run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
@@ -195,7 +194,7 @@ def _act(
     removes), then the act, and the warnings of the telling."""
     if inputs.dry_run:
         return None, ()
-    told = tell_deletions(inputs.run_files, inputs.run_id, plan, inputs.others, inputs.key) if removing else ()
+    told = tell_deletions(inputs.run_files, plan, inputs.others, inputs.key) if removing else ()
     return act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left), told
 
 

@@ -7,19 +7,15 @@ time in the workflow's Map, agree whichever lists the other first."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.planning.plan import RepositoryPlan
 from ecr_retention.domain.planning.replicas import deciders_of
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.layout import replicated_deletions_key
-from ecr_retention.ports import Bucket, RepositoryGone, StorageUnavailable
+from ecr_retention.ports import RepositoryGone, StorageUnavailable
 from ecr_retention.registries import PrunedRegistry
-
-MAX_DELETIONS_BYTES = 16 * 1024 * 1024  # 100,000 digests of 71 characters, quoted
+from ecr_retention.run_files import RunFiles
 
 
 def decided_by_sources(
@@ -27,8 +23,7 @@ def decided_by_sources(
     others: Sequence[PrunedRegistry],
     here: RegistryCoordinates,
     repository: str,
-    run_files: Bucket | None,
-    run_id: str,
+    run_files: RunFiles | None,
 ) -> tuple[dict[str, str], tuple[str, ...]]:
     """The repository's images that a source registry of the run decides (digest -> the source's Region), and the
     warning of a cycle of replication this registry decides: the sources are domain/planning/replicas.py's
@@ -40,9 +35,14 @@ def decided_by_sources(
     deciding = {(source.registry_id, source.region) for source in deciders.sources}
     decided: dict[str, str] = {}
     for source in (other for other in others if other.located in deciding):
-        told = _told_deletions(run_files, run_id, repository, source.key)
+        told = _told(run_files, repository, source.key)
         decided.update(dict.fromkeys((*_held(source, repository), *told), source.region))
     return decided, tuple(warning for warning in (deciders.warning,) if warning)
+
+
+def _told(run_files: RunFiles | None, repository: str, key: str | None) -> list[str]:
+    """What this run's evaluation of the source's repository said it deletes (nothing, outside a run)."""
+    return [] if run_files is None else run_files.told_deletions(repository, key)
 
 
 def _held(source: PrunedRegistry, repository: str) -> list[str]:
@@ -53,31 +53,13 @@ def _held(source: PrunedRegistry, repository: str) -> list[str]:
         return []
 
 
-def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, key: str | None) -> list[str]:
-    if run_files is None:
-        return []
-    key = replicated_deletions_key(run_id, repository, key)
-    source = f"s3://{run_files.name}/{key}"
-    body = run_files.read(key, max_bytes=MAX_DELETIONS_BYTES)
-    if body is None:
-        return []
-    return _digests(parse_json(body.decode("utf-8", errors="replace"), source), source)
-
-
-def _digests(data: object, source: str) -> list[str]:
-    if isinstance(data, list) and all(isinstance(digest, str) for digest in data):
-        return data
-    raise InputError(f"{source}: not a list of image digests")
-
-
 def _replicates_to_any(plan: RepositoryPlan, others: Sequence[PrunedRegistry]) -> bool:
     destinations = {(replica.registry_id, replica.region) for replica in plan.deletion_replicates_to}
     return any(other.located in destinations for other in others)
 
 
 def tell_deletions(
-    run_files: Bucket | None,
-    run_id: str,
+    run_files: RunFiles | None,
     plan: RepositoryPlan,
     others: Sequence[PrunedRegistry],
     key: str | None,
@@ -88,9 +70,8 @@ def tell_deletions(
     deleting = [decision.image_digest for decision in plan.images if decision.action == "delete"]
     if run_files is None or not deleting or not _replicates_to_any(plan, others):
         return ()
-    told = replicated_deletions_key(run_id, plan.repository_name, key)
     try:
-        run_files.write(told, json.dumps(deleting).encode())
+        run_files.tell_deletions(plan.repository_name, key, deleting)
     except StorageUnavailable as error:
         return (f"its replicated deletions could not be told to the destinations this run also prunes: {error}",)
     return ()

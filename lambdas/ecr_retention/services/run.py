@@ -3,7 +3,6 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -11,7 +10,7 @@ from functools import partial
 
 from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.errors import InputError, parse_json
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
@@ -20,8 +19,6 @@ from ecr_retention.domain.registry.replication import RegistryReplication, Repli
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
-from ecr_retention.layout import targets_key
-from ecr_retention.loading import validate_as
 from ecr_retention.ports import (
     Bucket,
     LeaseStore,
@@ -32,25 +29,22 @@ from ecr_retention.ports import (
     VersionedBucket,
 )
 from ecr_retention.registries import PrunedRegistry, Registries
+from ecr_retention.run_files import RunFiles, StoredReplication
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_run_inventory
 from ecr_retention.services.memory import update_memory
-from ecr_retention.services.replication import StoredReplication, load_replication, read_replication, store_replication
+from ecr_retention.services.replication import read_replication
 from ecr_retention.services.report import (
     Renderers,
     ReportOutputs,
     failure_published,
-    load_repository_reports,
     report_run,
-    store_repository_report,
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import creation_template_findings
-from ecr_retention.workflow import RunRecord, WorkItem, WorkItems, new_run_id
+from ecr_retention.workflow import RunRecord, WorkItem, new_run_id
 
-# A run's work items: 10,000 repositories are about 1.5 MB.
-MAX_TARGETS_BYTES = 64 * 1024 * 1024
 NO_REPORT = (
     "its evaluation stored no report: the invocation crashed or timed out "
     "(the workflow's map run lists the failed item and its error)"
@@ -200,23 +194,22 @@ def start_run(
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
     pushed_to = _pushed_to(adapters, repositories, region)
     items: list[WorkItem] = []
-    listings = list_registries(adapters, listed=repositories is None)
-    store_replication(adapters.bucket, run_id, {listing.pruned.region: listing.replication for listing in listings})
+    listings, files = list_registries(adapters, listed=repositories is None), RunFiles(adapters.bucket, run_id)
+    files.store_replication({listing.pruned.region: listing.replication for listing in listings})
     for listing in listings:
         if listing.unlistable is not None:  # the report step finds it with the evaluations' reports
-            store_repository_report(adapters.bucket, run_id, listing.failed(), listing.pruned.key)
+            files.store_report(listing.failed(), listing.pruned.key)
         elif pushed_to is None or listing.pruned.region == pushed_to:
             items.extend(
                 WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=listing.pruned.key)
                 for name in sweep_targets(config, listing.registry, repositories=_given(listing, repositories))
             )
-    adapters.bucket.write(targets_key(run_id), json.dumps([item.to_wire() for item in items]).encode())
     return RunRecord(
         run_id=run_id,
         trigger=trigger,
         dry_run=dry_run,
         started_at=started_at,
-        targets_key=targets_key(run_id),
+        targets_key=files.write_targets(items),
         count=len(items),
         bucket=adapters.bucket.name,
     )
@@ -239,7 +232,8 @@ def run_work_item(
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of `region`'s registry; None: the home Region's) with the inventory
     as it is now, and store its report."""
-    pruned, stored = adapters.keyed(region), load_replication(adapters.bucket, run_id)
+    pruned, files = adapters.keyed(region), RunFiles(adapters.bucket, run_id)
+    stored = files.load_replication()
     inputs = RunInputs(
         run_id=run_id,
         config=config,
@@ -252,7 +246,7 @@ def run_work_item(
             other.reading(stored.of(other.region).replication_configuration)
             for other in adapters.registries.elsewhere(pruned)
         ),
-        run_files=adapters.bucket,
+        run_files=files,
     )
     report = evaluate_repository(
         repository,
@@ -263,7 +257,7 @@ def run_work_item(
         clock=adapters.clock,
         seconds_left=seconds_left,
     )
-    store_repository_report(adapters.bucket, run_id, report, pruned.key)
+    files.store_report(report, pruned.key)
     return report
 
 
@@ -273,13 +267,9 @@ def unreported_targets(
     """The run's targets that no worker stored a report for, each as a failed repository: a worker records its
     own failures, so a target without a report is an invocation that crashed or timed out, and the run report
     must say so rather than leave the repository out."""
-    source = f"s3://{bucket.name}/{start.targets_key}"
-    body = bucket.read(start.targets_key, max_bytes=MAX_TARGETS_BYTES)
-    if body is None:
-        raise InputError(f"{source}: the run's targets are missing")
+    items = RunFiles(bucket, start.run_id).read_targets(start.targets_key)
     reported = {(report.region or home_region, report.repository_name) for report in reports}
-    items = validate_as(WorkItems, parse_json(body.decode("utf-8", errors="replace"), source), source)
-    targeted = {(item.region or home_region, item.repository) for item in items.root}
+    targeted = {(item.region or home_region, item.repository) for item in items}
     return [
         RepositoryReport(repository_name=name, region=region, outcome="failed", error=NO_REPORT)
         for region, name in sorted(targeted)
@@ -310,7 +300,8 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
     hear of the failed run, and the caller still fails."""
 
     def end() -> RunReport:
-        reports = load_repository_reports(adapters.bucket, start.run_id)
+        files = RunFiles(adapters.bucket, start.run_id)
+        reports = files.load_reports()
         evaluated = Evaluated(
             run_id=start.run_id,
             trigger=start.trigger,
@@ -318,7 +309,7 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
             started_at=start.started_at,
             reports=reports,
             inventory=lambda: read_run_inventory(adapters.bucket),
-            replication=lambda: _replication_of(adapters, load_replication(adapters.bucket, start.run_id)),
+            replication=lambda: _replication_of(adapters, files.load_replication()),
             unreported=lambda: unreported_targets(adapters.bucket, start, reports, adapters.registry.region),
         )
         return end_run(config, adapters, evaluated)
@@ -480,7 +471,7 @@ def _cli_inputs(
         snapshots=adapters.bucket,
         key=listing.pruned.key,
         others=tuple(other.pruned for other in listings if other is not listing),
-        run_files=adapters.bucket,
+        run_files=RunFiles(adapters.bucket, run_id),
     )
 
 

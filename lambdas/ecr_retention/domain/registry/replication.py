@@ -125,6 +125,18 @@ class RegistryReplication(AwsShape):
         return cls(problem=problem)
 
 
+GRANT = 'the role needs ecr:DescribeRegistry, an action without resource-level permissions (Resource "*")'
+
+
+def unknown_replication(detail: str, *, denied: bool = False) -> RegistryReplication:
+    """Why the run deletes nothing. The grant is named only when AWS denied the call: an answer that could not be
+    read, or a run file that is missing, is no missing permission, and saying so would send the reader to IAM."""
+    grant = f" ({GRANT})" if denied else ""
+    return RegistryReplication.unreadable(
+        f"the registry's replication configuration is unknown: {detail}; nothing is deleted until it can be read{grant}"
+    )
+
+
 class RunReplication(AwsShape):
     """Every pruned registry's replication as a run's targets step read it, by Region: the run's one
     `replication.json` (services/replication.py), read once by each evaluation and once by the report step."""
