@@ -185,14 +185,15 @@ def start_run(
     *,
     trigger: Trigger,
     repositories: Sequence[str] | None = None,
-    region: str | None = None,
+    key: str | None = None,
     force_dry_run: bool = False,
 ) -> RunRecord:
     """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read: every pruned
-    registry's repositories a policy matches (a schedule), or the pushed ones of `region`'s registry (None: the home
-    Region's). Every pruned registry's replication is stored, for the evaluations and the run's end."""
+    registry's repositories a policy matches (a schedule), or the pushed ones of the registry of that key (the
+    request's `region`: PrunedRegistry.key). Every pruned registry's replication is stored, for the evaluations and
+    the run's end."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
-    pushed_to = _pushed_to(adapters, repositories, region)
+    pushed_to = _pushed_to(adapters, repositories, key)
     items: list[WorkItem] = []
     listings, files = list_registries(adapters, listed=repositories is None), RunFiles(adapters.bucket, run_id)
     files.store_replication({listing.pruned.region: listing.replication for listing in listings})
@@ -215,9 +216,9 @@ def start_run(
     )
 
 
-def _pushed_to(adapters: Adapters, repositories: Sequence[str] | None, region: str | None) -> str | None:
-    """The Region of a push's registry (its key `region`); None for a schedule, which targets every registry."""
-    return None if repositories is None else adapters.keyed(region).region
+def _pushed_to(adapters: Adapters, repositories: Sequence[str] | None, key: str | None) -> str | None:
+    """The Region of a push's registry (by its key); None for a schedule, which targets every registry."""
+    return None if repositories is None else adapters.keyed(key).region
 
 
 def run_work_item(
@@ -227,12 +228,12 @@ def run_work_item(
     run_id: str,
     repository: str,
     dry_run: bool,
-    region: str | None = None,
+    key: str | None = None,
     seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
-    """The worker step: evaluate one repository (of `region`'s registry; None: the home Region's) with the inventory
-    as it is now, and store its report."""
-    pruned, files = adapters.keyed(region), RunFiles(adapters.bucket, run_id)
+    """The worker step: evaluate one repository (of the registry of that key: the work item's `region`,
+    PrunedRegistry.key) with the inventory as it is now, and store its report."""
+    pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
     stored = files.load_replication()
     inputs = RunInputs(
         run_id=run_id,

@@ -49,7 +49,7 @@ def test_each_work_item_reads_the_runs_replication_record_once_whatever_the_regi
         reads = get_object_keys(s3)
         for item in items:
             run_work_item(
-                config, adapters, run_id=item.run_id, repository=item.repository, dry_run=False, region=item.region
+                config, adapters, run_id=item.run_id, repository=item.repository, dry_run=False, key=item.region
             )
 
         assert len(items) == 3  # two Regions' work items

@@ -154,9 +154,7 @@ def test_the_workflow_door_gives_the_same_run_with_every_file_and_lease_apart() 
     assert [(item.region, item.repository) for item in items] == [(None, "app"), (OTHER, "app"), (OTHER, "edge")]
     assert start.count == 3
     for item in items:
-        run_work_item(
-            config, adapters, run_id=item.run_id, repository=item.repository, dry_run=False, region=item.region
-        )
+        run_work_item(config, adapters, run_id=item.run_id, repository=item.repository, dry_run=False, key=item.region)
     report = finish_run(adapters, start, config)
 
     assert deleted(report) == EXPECTED
@@ -178,7 +176,7 @@ def test_a_push_in_the_other_region_targets_that_registry_alone() -> None:
     home, other, bucket, _ = two_regions()
     adapters = adapters_of(home, other, bucket)
 
-    start = start_run(parse_config(RULES), adapters, trigger="push", repositories=["edge", "app"], region=OTHER)
+    start = start_run(parse_config(RULES), adapters, trigger="push", repositories=["edge", "app"], key=OTHER)
 
     items = json.loads(bucket.objects[start.targets_key])
     assert [(item["region"], item["repository"]) for item in items] == [(OTHER, "app"), (OTHER, "edge")]
@@ -207,9 +205,7 @@ def test_a_work_item_of_a_region_not_pruned_is_refused_and_nothing_is_touched() 
     adapters = adapters_of(home, other, bucket)
 
     with pytest.raises(InputError, match="Region ap-southeast-2 is not one this deployment prunes"):
-        run_work_item(
-            parse_config(RULES), adapters, run_id="r", repository="app", dry_run=False, region="ap-southeast-2"
-        )
+        run_work_item(parse_config(RULES), adapters, run_id="r", repository="app", dry_run=False, key="ap-southeast-2")
     assert home.mutating_calls == []
     assert other.mutating_calls == []
 
