@@ -125,6 +125,8 @@ class EcrRetentionStack(Stack):
             self,
             "PullTimeExclusions",
             roles={"Evaluate": self.workflow.evaluate.role, "Tagger": self.tagger.tagger.role},
+            # With several Regions the forwarding stacks exclude the same roles in their Regions, by name.
+            name_for=self.pruned_regions.home if self.pruned_regions.several else None,
         )
         self.alarms = self._alarms(config, settings)
         self.reviewers = (
