@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: demo test fast lint typecheck unit synth bench screenshots clean
+.PHONY: demo test fast lint typecheck unit synth lock bench screenshots clean
 
 # Two distributions, both installed editable: ecr-retention (the root: what the Lambdas ship) and ecr-retention-dev
 # (this directory: the demo and the emulator, which need moto).
@@ -52,6 +52,12 @@ fast: lint typecheck
 
 synth: $(STAMP)
 	$(BIN)/python app.py
+
+# requirements-lambda.txt, the Lambda asset's full lock: every distribution requirements.txt brings in, pinned with its
+# wheel's sha256 for the functions' runtime and architecture (infra/constants.py). Needs the package index; run it after
+# changing requirements.txt, the runtime or the architecture (docs/deploy.md).
+lock: $(STAMP)
+	$(BIN)/python tools/lock_lambda.py
 
 # docs/performance.md: the goals of issue 26 beside the figures, then every benchmark's output (10-25 minutes on
 # 2 shared cores). TREE=<checkout> measures another checkout's code with these benchmarks, OUT=<file> writes elsewhere.

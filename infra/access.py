@@ -11,6 +11,7 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra import nag
+from infra.repository_scope import RepositoryTag, ScopedPatterns, is_exact
 
 # arn:<partition>:ecr:<region>:<account> as cdk-nag prints it in a finding (the stack's own Region).
 NAG_REGISTRY_ARN = "arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>"
@@ -33,11 +34,25 @@ def repository_arns(scope: Construct, patterns: Sequence[str], region: str | Non
 def ecr_statements(scope: Construct, actions: Sequence[str], patterns: RegionalPatterns) -> list[iam.PolicyStatement]:
     """One statement per Region (the stack's own first): a role's policy that outgrows IAM's inline limit is split by
     the CDK statement by statement into managed policies (6,144 characters each), so no one statement may hold every
-    Region's patterns."""
-    return [
-        iam.PolicyStatement(actions=sorted(actions), resources=repository_arns(scope, each, region))
-        for region, each in patterns.items()
-    ]
+    Region's patterns. With a repository tag (ScopedPatterns.tag), a Region's exact names are one statement on every
+    repository of its registry, conditioned on the tag, its glob patterns another, unconditioned."""
+    tag = patterns.tag if isinstance(patterns, ScopedPatterns) else None
+    statements: list[iam.PolicyStatement] = []
+    for region, each in patterns.items():
+        named = [pattern for pattern in each if tag is None or not is_exact(pattern)]
+        if named:
+            statements.append(
+                iam.PolicyStatement(actions=sorted(actions), resources=repository_arns(scope, named, region))
+            )
+        if tag is not None and len(named) < len(each):
+            statements.append(
+                iam.PolicyStatement(
+                    actions=sorted(actions),
+                    resources=repository_arns(scope, [ALL_REPOSITORIES], region),
+                    conditions=tag.condition,
+                )
+            )
+    return statements
 
 
 def grant_ecr(role: iam.IRole, scope: Construct, actions: Sequence[str], patterns: RegionalPatterns) -> None:
@@ -46,16 +61,31 @@ def grant_ecr(role: iam.IRole, scope: Construct, actions: Sequence[str], pattern
 
 
 def acknowledge_repository_patterns(role: iam.IRole, patterns: RegionalPatterns, why: str) -> None:
+    tag = patterns.tag if isinstance(patterns, ScopedPatterns) else None
     for region, each in patterns.items():
         registry = NAG_REGISTRY_ARN if region is None else f"arn:<AWS::Partition>:ecr:{region}:<AWS::AccountId>"
         where = "" if region is None else f" in {region}"
-        for pattern in each:
-            if "*" in pattern or "?" in pattern:
-                nag.acknowledge(
-                    role,
-                    f"AwsSolutions-IAM5[Resource::{registry}:repository/{pattern}]",
-                    f"Repository pattern {pattern!r}{where} {why}: IAM matches it like the rules file does.",
-                )
+        if tag is not None and not all(map(has_glob, each)):
+            _acknowledge_tagged(role, f"{registry}:repository/*", tag, f"{where} ({why})")
+        for pattern in filter(has_glob, each):
+            nag.acknowledge(
+                role,
+                f"AwsSolutions-IAM5[Resource::{registry}:repository/{pattern}]",
+                f"Repository pattern {pattern!r}{where} {why}: IAM matches it like the rules file does.",
+            )
+
+
+def has_glob(pattern: str) -> bool:
+    return not is_exact(pattern)
+
+
+def _acknowledge_tagged(role: iam.IRole, arn: str, tag: RepositoryTag, what: str) -> None:
+    nag.acknowledge(
+        role,
+        f"AwsSolutions-IAM5[Resource::{arn}]",
+        f"The repositories{what} that the rules file names exactly, too many for their ARNs to fit IAM's policy "
+        f"sizes: only those tagged {tag.key}={tag.value} (aws:ResourceTag, cdk.json repositoryTag).",
+    )
 
 
 def bucket_nag_arn(bucket: s3.IBucket) -> str:

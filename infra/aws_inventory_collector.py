@@ -25,7 +25,7 @@ from ecr_retention import layout
 from ecr_retention.domain.inventory.aws import account_of_role
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
 from ecr_retention.domain.inventory.manifest import manifest_key
-from infra import access, constants, lambda_asset, nag
+from infra import access, constants, lambda_asset, nag, name_groups
 from infra.deploy_settings import CollectorVpc
 from infra.eks_access import EksClusterAccess
 from infra.pipeline_function import FunctionNetwork, PipelineFunction
@@ -104,8 +104,11 @@ class AwsInventoryCollector(Construct):
         revisions: int,
         eks_clusters: Sequence[EksCluster] = (),
         own_eks_clusters: Sequence[EksCluster] = (),
+        other_cluster_names: Sequence[str] = (),
         vpc: CollectorVpc | None = None,
     ) -> None:
+        """other_cluster_names: every cluster the stack knows of that the collector does not read (exporters',
+        safety's): its grouped keys (infra.name_groups) never take in their manifests."""
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
         role_name = stack.stack_name + constants.COLLECTOR_ROLE_NAME_SUFFIX
@@ -125,7 +128,14 @@ class AwsInventoryCollector(Construct):
                 # The list itself is in the asset (infra.lambda_asset): 200 accounts outgrow the environment's 4 KB.
                 layout.SPOKE_ROLES_FILE_VARIABLE: f"{lambda_asset.LAMBDA_TASK_ROOT}/{constants.ASSET_SPOKE_ROLES_FILE}",
                 layout.TASK_DEFINITION_REVISIONS_VARIABLE: str(revisions),
-                layout.EKS_CLUSTERS_VARIABLE: json.dumps([cluster.arn for cluster in eks_clusters]),
+                # The eksClusters themselves are in the asset too (62 ARNs outgrew the environment's 4 KB).
+                **(
+                    {
+                        layout.EKS_CLUSTERS_FILE_VARIABLE: f"{lambda_asset.LAMBDA_TASK_ROOT}/{constants.ASSET_EKS_CLUSTERS_FILE}"
+                    }
+                    if eks_clusters
+                    else {}
+                ),
             },
             # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
             dead_letter_queue=dead_letters,
@@ -137,10 +147,12 @@ class AwsInventoryCollector(Construct):
             retry_attempts=2, max_event_age=Duration.hours(constants.DELIVERY_MAX_EVENT_AGE_HOURS)
         )
         role = self.collector.role
-        self.manifest_keys = [
-            constants.AWS_INVENTORY_MANIFESTS,
-            *(manifest_key(cluster.name, constants.IN_USE_PREFIX) for cluster in eks_clusters),
+        # One key per cluster while they are few; past that, groups of names by their common prefix (name_groups).
+        cluster_keys = [
+            manifest_key(pattern, constants.IN_USE_PREFIX)
+            for pattern in name_groups.name_patterns([cluster.name for cluster in eks_clusters], other_cluster_names)
         ]
+        self.manifest_keys = [constants.AWS_INVENTORY_MANIFESTS, *cluster_keys]
         # GetObject: an incomplete collection carries over what the manifest it replaces named (its own manifests
         # only). ListBucket unconditioned, so that a first collection's missing manifest is NoSuchKey, not
         # AccessDenied (the s3:prefix condition key is absent from a GetObject request): an incomplete collection is
@@ -154,7 +166,13 @@ class AwsInventoryCollector(Construct):
             bucket,
             {
                 constants.AWS_INVENTORY_MANIFESTS: "One manifest per account and region, in-use/aws-<account>-"
-                "<region>.json; accounts and regions are the deployment's, named at run time."
+                "<region>.json; accounts and regions are the deployment's, named at run time.",
+                **{
+                    key: "The manifests of the eksClusters whose names start so (too many to list one by one); no "
+                    "other cluster the stack knows has such a name (infra.name_groups)."
+                    for key in cluster_keys
+                    if name_groups.is_pattern(key.removesuffix(".json"))
+                },
             },
         )
         for statement in assume_spoke_roles_statements(spoke_role_arns):

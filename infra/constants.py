@@ -65,12 +65,26 @@ BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
 # `cdk deploy --role-arn` names another: besides it and the break-glass role nobody changes the inventory bucket's
 # policy, lifecycle rules, versioning or ownership (infra.inventory_bucket, infra.deployment_role).
 DEPLOYMENT_ROLE_ARN_CONTEXT_KEY = "deploymentRoleArn"
+# The same, several (a list): while a deployment moves from one deploying role to another, the policy names both, so
+# that the deployment that switches can still replace it. Together with deploymentRoleArn, every role of both.
+DEPLOYMENT_ROLE_ARNS_CONTEXT_KEY = "deploymentRoleArns"
+# The AWS Organizations organization (o-...) of the spoke accounts: the bucket policy then lets the listed exporter
+# roles' names write from any account of it (aws:PrincipalOrgID) rather than naming each account, so that it keeps
+# one size at any number of spokes (infra.inventory_bucket, docs/security.md).
+ORGANIZATION_ID_CONTEXT_KEY = "organizationId"
+# Organizational units of that organization (aws:PrincipalOrgPaths, `o-.../r-.../ou-.../`, a trailing `*` for the OUs
+# below): with them, only accounts under one of these write (in addition to organizationId, never instead of it).
+ORGANIZATION_PATHS_CONTEXT_KEY = "organizationPaths"
 # A CloudTrail trail records the Region's management events (the stack creates none): the sentinel then also hears
 # the API calls PutLifecyclePolicy and BatchDeleteImage ("AWS API Call via CloudTrail" reaches EventBridge only
 # through a trail). Off by default: without a trail the rule would match nothing and imply a watch that is not there.
 CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY = "cloudTrailManagementEvents"
 # A role GitHub Actions of one repository assume through OIDC to review rules changes (infra/reviewers.py).
 REVIEWERS_CONTEXT_KEY = "reviewers"
+# The tag ({"key": ..., "value": ...}) that marks the repositories the rules file names exactly, when they are too
+# many for their ARNs to fit IAM's policy sizes (infra.repository_scope.RepositoryTag): the roles' grants on them are
+# conditioned on it instead.
+REPOSITORY_TAG_CONTEXT_KEY = "repositoryTag"
 # What the collector's access entry lets it do in each cluster: read-only, cluster-wide, no Secrets
 # (infra.eks_access explains the choice).
 EKS_VIEW_POLICY = "AmazonEKSViewPolicy"
@@ -143,6 +157,8 @@ ASSET_RULES_FILE = "retention.yaml"
 # The collector's spoke roles inside the asset (spokeRoleArns, domain.inventory.spoke_roles.SpokeRoles): at 200 accounts the
 # list is about 11.6 KB, over Lambda's 4 KB for a function's environment, so the collector's SPOKE_ROLES_FILE names it.
 ASSET_SPOKE_ROLES_FILE = layout.SPOKE_ROLES_FILE
+# The collector's eksClusters, likewise (500 ARNs are about 35 KB): its EKS_CLUSTERS_FILE names the file.
+ASSET_EKS_CLUSTERS_FILE = layout.EKS_CLUSTERS_FILE
 
 
 @dataclass(frozen=True)

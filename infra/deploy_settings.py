@@ -34,7 +34,7 @@ from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterAr
 from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import known_regions
 from infra import constants
-from infra.repository_scope import PrunedRegions, managed_patterns
+from infra.repository_scope import PrunedRegions, RepositoryTag, coarsened_matchers, managed_patterns
 
 
 def _list_from_text(value: Any) -> Any:
@@ -84,6 +84,13 @@ def _known_region(value: str) -> str:
 
 ScheduleExpression = Annotated[str, StringConstraints(pattern=r"^(cron|rate)\(.+\)$", max_length=256)]
 Email = Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]
+# An AWS Organizations organization ID, as Organizations writes it (o- and 10 to 32 lowercase letters or digits).
+OrganizationId = Annotated[str, StringConstraints(pattern=r"^o-[a-z0-9]{10,32}$")]
+# A path of organizational units, as aws:PrincipalOrgPaths holds it (o-.../r-.../ou-.../.../), a trailing * for the OUs
+# below the last one.
+OrganizationPath = Annotated[
+    str, StringConstraints(pattern=r"^o-[a-z0-9]{10,32}/r-[0-9a-z]{4,32}(/ou-[0-9a-z]{4,32}-[a-z0-9]{8,32})*/\*?$")
+]
 # A repository name prefix for the push rule: the characters a repository name may hold.
 RepositoryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._/-]{1,256}$")]
 TextList = BeforeValidator(_list_from_text)
@@ -288,12 +295,24 @@ class DeploySettings(BaseModel):
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
     break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
-    # None: the synthesizer's CloudFormation execution role (infra.deployment_role).
+    # Neither: the synthesizer's CloudFormation execution role (infra.deployment_role); both: every role of both.
     deployment_role_arn: RoleArn | None = Field(default=None, alias=constants.DEPLOYMENT_ROLE_ARN_CONTEXT_KEY)
+    deployment_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(
+        default=(), alias=constants.DEPLOYMENT_ROLE_ARNS_CONTEXT_KEY
+    )
+    # None: the bucket policy names each spoke account (spokeExporterRoleArns).
+    organization_id: OrganizationId | None = Field(default=None, alias=constants.ORGANIZATION_ID_CONTEXT_KEY)
+    # After organization_id: its validator checks that each path is of that organization.
+    organization_paths: Annotated[tuple[OrganizationPath, ...], TextList] = Field(
+        default=(), alias=constants.ORGANIZATION_PATHS_CONTEXT_KEY
+    )
     # A trail records management events in the Region: the sentinel's rule for API calls is added (infra/sentinel.py).
     cloud_trail_management_events: bool = Field(default=False, alias=constants.CLOUDTRAIL_MANAGEMENT_EVENTS_CONTEXT_KEY)
     reviewers: Annotated[Reviewers | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.REVIEWERS_CONTEXT_KEY
+    )
+    repository_tag: Annotated[RepositoryTag | None, BeforeValidator(_object_from_text)] = Field(
+        default=None, alias=constants.REPOSITORY_TAG_CONTEXT_KEY
     )
 
     @field_validator("exporter_cluster_arns")
@@ -334,6 +353,21 @@ class DeploySettings(BaseModel):
         return arns
 
     _one_role_per_account = field_validator("spoke_role_arns")(one_role_per_account)
+
+    @field_validator("organization_paths")
+    @classmethod
+    def _paths_of_the_organization(cls, paths: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        # A path narrows the organization, never replaces it (aws:PrincipalOrgPaths alone is not a fixed principal
+        # to S3's Block Public Access). Skipped when organizationId is invalid: its own error says why.
+        if not paths or "organization_id" not in info.data:
+            return paths
+        organization = info.data["organization_id"]
+        if organization is None:
+            raise ValueError(f"a path narrows {constants.ORGANIZATION_ID_CONTEXT_KEY}, which is not set")
+        outside = [path for path in paths if not path.startswith(f"{organization}/")]
+        if outside:
+            raise ValueError(f"not a path of organization {organization}: {', '.join(outside)}")
+        return paths
 
     @field_validator("regions")
     @classmethod
@@ -398,7 +432,9 @@ class DeploySettings(BaseModel):
                 f"({', '.join(self.regions)}); list the home Region, where the stack is deployed, with the others"
             )
         home = region if region is not None else next(iter(self.regions), None)
-        return PrunedRegions(home=home, others=tuple(each for each in self.regions if each != home))
+        return PrunedRegions(
+            home=home, others=tuple(each for each in self.regions if each != home), tag=self.repository_tag
+        )
 
     def check_policy_regions(self, config: RetentionConfig, *, region: str | None) -> None:
         """Every Region a policy names is one the deployment prunes (its rules would never apply otherwise); when
@@ -477,6 +513,12 @@ class DeploySettings(BaseModel):
         )
 
     @property
+    def deploying_roles(self) -> tuple[str, ...]:
+        """deploymentRoleArn and deploymentRoleArns, each role once; empty: the synthesizer's."""
+        listed = (*([] if self.deployment_role_arn is None else [self.deployment_role_arn]), *self.deployment_role_arns)
+        return tuple(dict.fromkeys(listed))
+
+    @property
     def spoke_accounts(self) -> frozenset[str]:
         return frozenset(account_of_role(arn) for arn in self.spoke_role_arns)
 
@@ -535,11 +577,8 @@ def derived_repository_filter(patterns: Iterable[str]) -> list[str | dict[str, s
     split = exact_names_and_prefixes(patterns)
     if split is None:
         return None
-    exact, prefixes = split
-    # What a prefix already covers adds nothing: `team-a/` and `team-api` are covered by `team-`.
-    kept_prefixes = sorted(p for p in prefixes if not any(p != other and p.startswith(other) for other in prefixes))
-    kept_exact = sorted(name for name in exact if not any(name.startswith(prefix) for prefix in kept_prefixes))
-    return [*kept_exact, *({"prefix": prefix} for prefix in kept_prefixes)]
+    # What a prefix already covers adds nothing; past EventBridge's pattern size, names become prefixes.
+    return coarsened_matchers(*split)
 
 
 def exact_names_and_prefixes(patterns: Iterable[str]) -> tuple[set[str], set[str]] | None:

@@ -4,6 +4,7 @@ run state (`runs/`) and the run reports (`reports/`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import Aws, Duration
@@ -16,15 +17,53 @@ from ecr_retention.domain.inventory.aws import account_of_role
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
 from infra import constants
 
-# What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself). s3:PutLifecycleConfiguration
-# also authorizes DeleteBucketLifecycle, s3:PutBucketOwnershipControls DeleteBucketOwnershipControls.
-BUCKET_GUARD_ACTIONS = (
+# What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself), and CloudTrail's names of
+# the calls each authorizes (layout.BUCKET_GUARD_EVENT_NAMES, which the sentinel's guard rule matches): a Put action
+# also authorizes the matching Delete call. Each one weakens the bucket: its policy, lifecycle rules (expire in-use/),
+# versioning (a rewrite leaves no previous version), ownership, replication (the bucket as a source sends workload
+# names elsewhere), object lock (compliance retention makes every later version undeletable), default encryption (a
+# KMS key later disabled makes every object unreadable: every run blocked), event notifications (the tagger's
+# trigger), access logging (the evidence of who wrote what) and its public access block.
+BUCKET_GUARD_CALLS = {
+    "s3:PutBucketPolicy": ("PutBucketPolicy",),
+    "s3:DeleteBucketPolicy": ("DeleteBucketPolicy",),
+    "s3:PutLifecycleConfiguration": ("PutBucketLifecycle", "DeleteBucketLifecycle"),
+    "s3:PutBucketVersioning": ("PutBucketVersioning",),
+    "s3:PutBucketOwnershipControls": ("PutBucketOwnershipControls", "DeleteBucketOwnershipControls"),
+    "s3:PutReplicationConfiguration": ("PutBucketReplication", "DeleteBucketReplication"),
+    "s3:PutBucketObjectLockConfiguration": ("PutObjectLockConfiguration",),
+    "s3:PutEncryptionConfiguration": ("PutBucketEncryption", "DeleteBucketEncryption"),
+    "s3:PutBucketNotification": ("PutBucketNotification",),
+    "s3:PutBucketLogging": ("PutBucketLogging",),
+    "s3:PutBucketPublicAccessBlock": ("PutBucketPublicAccessBlock", "DeleteBucketPublicAccessBlock"),
+}
+BUCKET_GUARD_ACTIONS = tuple(BUCKET_GUARD_CALLS)
+# S3 replication writes replicas and delete markers with actions of its own, which no s3:PutObject or s3:DeleteObject
+# Deny covers (S3 User Guide, "Setting up permissions for live replication"): within one account, the replication
+# role's identity policy is enough. This bucket is never a replication destination.
+REPLICATION_WRITE_ACTIONS = (
+    "s3:ReplicateObject",
+    "s3:ReplicateDelete",
+    "s3:ReplicateTags",
+    "s3:ObjectOwnerOverrideToBucketOwner",
+)
+# What changes the access-logs bucket's own guards: its policy, lifecycle rules and versioning.
+ACCESS_LOG_GUARD_ACTIONS = (
     "s3:PutBucketPolicy",
     "s3:DeleteBucketPolicy",
     "s3:PutLifecycleConfiguration",
     "s3:PutBucketVersioning",
-    "s3:PutBucketOwnershipControls",
 )
+OBJECT_DELETE_ACTIONS = ("s3:DeleteObject", "s3:DeleteObjectVersion")
+
+
+@dataclass(frozen=True)
+class SpokeOrganization:
+    """The organization whose accounts' exporters may write their own folders (cdk.json organizationId), narrowed to
+    accounts under these organizational units when any are given (organizationPaths)."""
+
+    id: str
+    paths: tuple[str, ...] = ()
 
 
 def _private_bucket_properties() -> dict[str, Any]:
@@ -48,15 +87,23 @@ class InventoryBucket(Construct):
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
 
+        # Without S3 data events in CloudTrail, its logs are the only evidence of who wrote or deleted a manifest:
+        # versioned, and nobody deletes them or changes its guards (guard_the_access_logs).
         self.access_log_bucket = s3.Bucket(
             self,
             "AccessLogs",
             **_private_bucket_properties(),
+            versioned=True,
             lifecycle_rules=[
                 s3.LifecycleRule(
                     id="expire-access-logs",
                     expiration=Duration.days(constants.ACCESS_LOG_RETENTION_DAYS),
-                )
+                ),
+                s3.LifecycleRule(
+                    id="expire-noncurrent-access-logs",
+                    expired_object_delete_marker=True,
+                    noncurrent_version_expiration=Duration.days(constants.NONCURRENT_VERSION_RETENTION_DAYS),
+                ),
             ],
         )
 
@@ -109,6 +156,21 @@ class InventoryBucket(Construct):
         cfn_bucket = self.bucket.node.default_child
         assert isinstance(cfn_bucket, s3.CfnBucket)
         cfn_bucket.add_property_override("NotificationConfiguration.EventBridgeConfiguration.EventBridgeEnabled", True)
+        self._deny_replication_writes()
+
+    def _deny_replication_writes(self) -> None:
+        """No replica and no replicated delete marker lands on any key of the bucket, whoever's replication role
+        sends it: every Deny of s3:PutObject and s3:DeleteObject below would be bypassed otherwise (one constant
+        statement)."""
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="NoReplicationIntoTheBucket",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=list(REPLICATION_WRITE_ACTIONS),
+                resources=[self.bucket.arn_for_objects("*")],
+            )
+        )
 
     def allow_in_use_writes_only_from(
         self,
@@ -117,6 +179,7 @@ class InventoryBucket(Construct):
         collector_role: iam.IRole | None = None,
         spoke_exporter_role_arns: Sequence[str] = (),
         collector_keys: Sequence[str] = (constants.AWS_INVENTORY_MANIFESTS,),
+        organization: SpokeOrganization | None = None,
     ) -> None:
         """Whatever identity policies say elsewhere in the account, only the exporter roles (this account's and
         the spokes'), in an EKS Pod Identity session, and the AWS inventory collector's role may write under
@@ -125,7 +188,9 @@ class InventoryBucket(Construct):
         `in-use/<its own account>/<its eks-cluster-name>.json`, and only while its eks-cluster-arn tag is the ARN
         of that very cluster in its own account (docs/security.md); the collector's keys (in-use/aws-*.json and
         its eksClusters' manifests) only the collector. Every statement has one size whatever the number of
-        clusters (policy variables), but for the spoke accounts' IDs in the one Allow that names them."""
+        clusters (policy variables), but for the spoke accounts' IDs in the one Allow that names them; with an
+        `organization` (cdk.json organizationId), that Allow names the organization instead, and the policy has one
+        size whatever the number of spoke accounts."""
         in_use = self.bucket.arn_for_objects(constants.IN_USE_PREFIX + "*")
         collector_arn = None if collector_role is None else collector_role.role_arn
         self._deny_in_use_writes_but_by(exporter_role.role_arn, collector_arn, in_use)
@@ -136,7 +201,7 @@ class InventoryBucket(Construct):
             self._deny_puts("InUseWritesOnlyFromListedClusters", [in_use], _but(collector_arn))
         if collector_arn is not None:
             self._confine_the_collector_to(collector_keys, collector_arn)
-        self._allow_spoke_exporters(spoke_exporter_role_arns)
+        self._allow_spoke_exporters(spoke_exporter_role_arns, organization)
         self._reserve_for_the_collector(collector_keys, collector_arn)
 
     def _deny_in_use_writes_but_by(self, exporter_role_arn: str, collector_arn: str | None, in_use: str) -> None:
@@ -246,22 +311,63 @@ class InventoryBucket(Construct):
             {"ArnNotEquals": {"aws:PrincipalArn": writer_role.role_arn}},
         )
 
-    def deny_deleting_protection_state(
-        self, break_glass_role_arn: str | None, *, several_regions: bool = False
+    def acknowledge_memory_deletions_only_by(self, break_glass_role_arn: str | None) -> None:
+        """A memory deleted after it was written blocks every run until someone acknowledges that deletion
+        (layout.memory_deletion_acknowledgement_key, docs/operations.md). With a break-glass role, the one principal
+        that can delete the memory, only it acknowledges; without one, nobody can delete the memory through this
+        policy, and any principal of the account allowed s3:PutObject there may acknowledge what some other path
+        (the root user, an older policy) did."""
+        if break_glass_role_arn is None:
+            return
+        self._deny_puts(
+            "MemoryDeletionsAcknowledgedOnlyByBreakGlass",
+            [self.bucket.arn_for_objects(layout.MEMORY_DELETION_ACKNOWLEDGEMENTS_PREFIX + "*")],
+            _but(break_glass_role_arn),
+        )
+
+    def bind_run_state_to_its_writers(
+        self, *, targets_role: iam.IRole, evaluate_role: iam.IRole, state_machine_role: iam.IRole
     ) -> None:
-        """Deleting a manifest, the in-use memory or a run's targets or replication rules does what rewriting it
-        would (the bucket is versioned: deleting the current version brings the previous one back), so nobody but
-        the break-glass role (cdk.json breakGlassRoleArn, when set) deletes them, administrators included. The
-        bucket's lifecycle rules still expire them: S3 applies those itself, outside any bucket policy."""
+        """A run's state decides what its evaluations delete: a forged runs/<id>/replication.json hides the
+        destinations a deletion replicates to from the in-use guard; a forged repository report makes the memory
+        remember the wrong digest of a tag; a forged snapshot makes a review (diff --bucket) say "no change". Whatever
+        identity policies say (administrators included), each key has one writer: the targets step writes the run's
+        targets and replication rules, the evaluations their repository reports, the deletions they tell each other
+        and the kept snapshots, the workflow (the Distributed Map's result writer) its map results. Constant size
+        (about 1.4 KB). Another key under runs/ is read by nobody and left to identity policies, and so is reports/:
+        no run reads it to decide, and an operator's `ecr-retention run` writes its report there
+        (docs/operations.md)."""
+        runs = constants.RUNS_PREFIX
+        writers = {
+            "RunTargetsOnlyByTheTargetsStep": (
+                [f"{runs}*/targets.json", f"{runs}*/replication*.json"],
+                targets_role,
+            ),
+            "RepositoryRunStateOnlyByTheEvaluations": (
+                [f"{runs}*/repositories/*", f"{runs}*/deletions/*", f"{layout.SNAPSHOTS_PREFIX}*"],
+                evaluate_role,
+            ),
+            "MapResultsOnlyByTheWorkflow": ([f"{constants.MAP_RESULTS_PREFIX}/*"], state_machine_role),
+        }
+        for sid, (keys, writer) in writers.items():
+            self._deny_puts(
+                sid,
+                [self.bucket.arn_for_objects(key) for key in keys],
+                {"ArnNotEquals": {"aws:PrincipalArn": writer.role_arn}},
+            )
+
+    def deny_deleting_protection_state(self, break_glass_role_arn: str | None) -> None:
+        """Deleting a manifest, the in-use memory, a run's state (targets, replication rules, repository reports,
+        told deletions, map results) or a kept snapshot does what rewriting it would (the bucket is versioned:
+        deleting the current version brings the previous one back), so nobody but the break-glass role (cdk.json
+        breakGlassRoleArn, when set) deletes them, administrators included. The bucket's lifecycle rules still expire
+        them: S3 applies those itself, outside any bucket policy."""
         keys = [
             constants.IN_USE_PREFIX + "*",
             layout.IN_USE_MEMORY_KEY,
-            f"{constants.RUNS_PREFIX}*/targets.json",
-            f"{constants.RUNS_PREFIX}*/replication.json",
+            f"{constants.RUNS_PREFIX}*",
+            f"{layout.SNAPSHOTS_PREFIX}*",
         ]
-        if several_regions:
-            # The other pruned Regions' replication rules (layout.replication_key).
-            keys.append(f"{constants.RUNS_PREFIX}*/replication-*.json")
         self._deny_deletes_but_by("ProtectionStateDeletedOnlyByBreakGlass", keys, break_glass_role_arn)
 
     def keep_records_to_their_writers(
@@ -288,14 +394,16 @@ class InventoryBucket(Construct):
             break_glass_role_arn,
         )
 
-    def guard_the_bucket_itself(self, *, deployment_role_arn: str, break_glass_role_arn: str | None) -> None:
+    def guard_the_bucket_itself(self, *, deployment_role_arns: Sequence[str], break_glass_role_arn: str | None) -> None:
         """Every guard above is undone by the bucket's own configuration: a new policy, a lifecycle rule that expires
-        in-use/, suspended versioning (a rewrite then leaves no previous version), other ownership controls. Only the
-        role CloudFormation deploys with (infra.deployment_role: its updates of the rules, the versioning and this very
-        policy must keep working) and the break-glass role may change them. An account's administrator can still act
-        as either role, and its root user can always replace or delete a bucket policy: only an SCP guards against
-        them (docs/security.md); the sentinel alerts on these calls (with a trail, infra/sentinel.py)."""
-        allowed = [deployment_role_arn] if break_glass_role_arn is None else [deployment_role_arn, break_glass_role_arn]
+        in-use/, suspended versioning (a rewrite then leaves no previous version), other ownership controls,
+        replication, object lock, encryption, notifications, logging, the public access block (BUCKET_GUARD_CALLS).
+        Only the roles CloudFormation deploys with (infra.deployment_role: its updates of the rules, the versioning
+        and this very policy must keep working; several while a deployment moves from one to another) and the
+        break-glass role may change them. An account's administrator can still act as any of them, and its root user
+        can always replace or delete a bucket policy: only an SCP guards against them (docs/security.md); the sentinel
+        alerts on these calls (with a trail, infra/sentinel.py)."""
+        allowed = [*deployment_role_arns, *([] if break_glass_role_arn is None else [break_glass_role_arn])]
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="BucketGuardsChangedOnlyByTheDeployment",
@@ -307,6 +415,34 @@ class InventoryBucket(Construct):
             )
         )
 
+    def guard_the_access_logs(self, *, deployment_role_arns: Sequence[str], break_glass_role_arn: str | None) -> None:
+        """The access logs are the evidence of who wrote or deleted a protected key (S3 data events are not logged by
+        default): nobody but the break-glass role deletes a log object or one of its versions (their lifecycle still
+        expires them), and nobody but the deploying roles and the break-glass role changes the logs bucket's policy,
+        lifecycle rules or versioning."""
+        logs = self.access_log_bucket
+        logs.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AccessLogsDeletedOnlyByBreakGlass",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=list(OBJECT_DELETE_ACTIONS),
+                resources=[logs.arn_for_objects("*")],
+                conditions=_but(break_glass_role_arn) or None,
+            )
+        )
+        allowed = [*deployment_role_arns, *([] if break_glass_role_arn is None else [break_glass_role_arn])]
+        logs.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AccessLogGuardsChangedOnlyByTheDeployment",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=list(ACCESS_LOG_GUARD_ACTIONS),
+                resources=[logs.bucket_arn],
+                conditions={"ArnNotEquals": {"aws:PrincipalArn": allowed}},
+            )
+        )
+
     def _deny_deletes_but_by(self, sid: str, keys: Sequence[str], break_glass_role_arn: str | None) -> None:
         """Deny deleting these keys (any version) to everyone but the break-glass role; to everyone without one."""
         self.bucket.add_to_resource_policy(
@@ -314,7 +450,7 @@ class InventoryBucket(Construct):
                 sid=sid,
                 effect=iam.Effect.DENY,
                 principals=[iam.AnyPrincipal()],
-                actions=["s3:DeleteObject", "s3:DeleteObjectVersion"],
+                actions=list(OBJECT_DELETE_ACTIONS),
                 resources=[self.bucket.arn_for_objects(key) for key in keys],
                 conditions=_but(break_glass_role_arn) or None,
             )
@@ -332,25 +468,46 @@ class InventoryBucket(Construct):
             )
         )
 
-    def _allow_spoke_exporters(self, spoke_exporter_role_arns: Sequence[str]) -> None:
+    def _allow_spoke_exporters(
+        self, spoke_exporter_role_arns: Sequence[str], organization: SpokeOrganization | None
+    ) -> None:
         """A principal of another account writes only what both its own identity policy and this bucket policy
         allow. One Allow for every spoke: its principals are the spoke accounts (named principals, not "*" with a
         condition: a policy that names its principals is never "public" to S3's Block Public Access), its key is
         `in-use/<the caller's account>/<the session's eks-cluster-name>.json`, and the caller must be a session
         of one of the listed exporter roles' names (their account is the principal's). The Denies above bind the
-        key to the session's cluster ARN in the caller's own account."""
+        key to the session's cluster ARN in the caller's own account.
+
+        With an `organization`, the principals are every account of that organization but this one
+        (aws:PrincipalOrgID, which S3's Block Public Access counts as a fixed principal, not public), and with its
+        paths only the accounts under one of them (aws:PrincipalOrgPaths, in addition, never alone): the statement
+        has one size at any number of spokes, and the binding is the same (every Deny is keyed on
+        ${aws:PrincipalAccount} and the session's tags). Every account of the organization may then write its own
+        folder, listed or not: the reader must treat a folder of an unlisted account as one more reading that only
+        adds protection (docs/security.md)."""
         if not spoke_exporter_role_arns:
             return
-        accounts = sorted({account_of_role(arn) for arn in spoke_exporter_role_arns})
         role_patterns = sorted({_any_account(arn) for arn in spoke_exporter_role_arns})
+        conditions: dict[str, object] = {"ArnLike": {"aws:PrincipalArn": role_patterns}}
+        if organization is None:
+            accounts = sorted({account_of_role(arn) for arn in spoke_exporter_role_arns})
+            principals: list[iam.IPrincipal] = [iam.AccountPrincipal(account) for account in accounts]
+        else:
+            principals = [iam.AnyPrincipal()]
+            conditions |= {
+                "StringEquals": {"aws:PrincipalOrgID": organization.id},
+                "StringNotEquals": {"aws:PrincipalAccount": Aws.ACCOUNT_ID},
+            }
+            if organization.paths:
+                conditions["ForAnyValue:StringLike"] = {"aws:PrincipalOrgPaths": list(organization.paths)}
         self.bucket.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="SpokeExportersWriteTheirClustersManifests",
                 effect=iam.Effect.ALLOW,
-                principals=[iam.AccountPrincipal(account) for account in accounts],
+                principals=principals,
                 actions=["s3:PutObject"],
                 resources=[self.bucket.arn_for_objects(_SPOKE_MANIFEST_KEY)],
-                conditions={"ArnLike": {"aws:PrincipalArn": role_patterns}},
+                conditions=conditions,
             )
         )
 

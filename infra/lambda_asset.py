@@ -1,21 +1,25 @@
 """The one Lambda asset of the stack, bundled without Docker: the pinned requirements as Linux wheels for
 the functions' Python and architecture, the part of the ecr_retention package that the functions import, the
-rules file (config as code), the collector's spoke roles (a list too long for its environment), and their bytecode.
+rules file (config as code), the collector's spoke roles and eksClusters (lists too long for its environment), and
+their bytecode.
 
-`pip install --platform manylinux2014_<arch> --only-binary=:all: --python-version <runtime>` runs on the
-synthesizing machine and fetches wheels built for Lambda, whatever that machine is; `--no-compile` keeps the
+`pip install --platform manylinux2014_<arch> --only-binary=:all: --python-version <runtime> --require-hashes --no-deps
+-r requirements-lambda.txt` runs on the synthesizing machine and fetches wheels built for Lambda, whatever that
+machine is, exactly those of the lock (every distribution pinned with its wheel's sha256; `make lock` writes it); `--no-compile` keeps the
 synthesizing Python's .pyc files out (they would not match the runtime's version). When the machine has an
 interpreter of the runtime's own version, it compiles the whole asset (see compile_bytecode); without one,
 synth says so in one line, and every cold start compiles what it imports.
 
-The asset hash is computed from everything that goes in, so changing the rules file, the spoke roles, the shipped
-part of the package or a pinned version changes the functions, and nothing else does.
+The asset hash is computed from everything that goes in, so changing the rules file, the spoke roles, the eksClusters,
+the shipped part of the package or the lock (a version or a wheel's hash) changes the functions, and nothing else does.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +32,7 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from infra import constants
 from infra.import_closure import shipped_files
@@ -36,6 +41,10 @@ REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_SOURCE = REPOSITORY_ROOT / "lambdas"
 PACKAGE_NAME = "ecr_retention"
 REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
+# The full lock of what the asset installs, with each wheel's sha256 for the functions' platform (tools/lock_lambda.py,
+# `make lock`): installed with --require-hashes --no-deps, and hashed into the asset hash.
+LOCK_FILE = REPOSITORY_ROOT / "requirements-lambda.txt"
+LOCK_PLATFORM_PREFIX = "# platform: "
 # What ships of the package is what the handlers import (infra/import_closure.py): not the CLI (`ecr-retention`,
 # commands/, its tables, the restore command's service, the diff), not the in-cluster exporter (exporter/: it runs in a
 # cluster's image; the collector reads eksClusters with the shared Kubernetes code, kube/). The demo and the emulator
@@ -127,6 +136,33 @@ def compile_bytecode(python: str, directory: Path) -> None:
     )
 
 
+def normalized(name: str) -> str:
+    """A distribution's name as the package index compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def lock_platform(platform: str, python_version: str) -> str:
+    return f"{platform} cp{python_version.replace('.', '')}"
+
+
+def check_lock(architecture: str, python_version: str, lock_file: Path | None = None) -> None:
+    """InputError, in one line, when the lock is missing or was made for another platform than the functions'."""
+    lock = lock_file or LOCK_FILE
+    if not lock.is_file():
+        raise InputError(f"{lock.name}: missing; run `make lock` (docs/deploy.md)")
+    wanted = lock_platform(PIP_PLATFORMS[architecture], python_version)
+    stated = next(
+        (
+            line.removeprefix(LOCK_PLATFORM_PREFIX)
+            for line in lock.read_text().splitlines()
+            if line.startswith(LOCK_PLATFORM_PREFIX)
+        ),
+        "no platform",
+    )
+    if stated != wanted:
+        raise InputError(f"{lock.name}: locked for {stated}, the functions run on {wanted}; run `make lock`")
+
+
 def pip_command(output_dir: str, architecture: str, python_version: str) -> list[str]:
     return [
         sys.executable,
@@ -145,8 +181,11 @@ def pip_command(output_dir: str, architecture: str, python_version: str) -> list
         "cp",
         "--python-version",
         python_version,
+        # Every distribution is in the lock, each with its wheel's hash: nothing resolved at synthesis.
+        "--require-hashes",
+        "--no-deps",
         "--requirement",
-        str(REQUIREMENTS_FILE),
+        str(LOCK_FILE),
     ]
 
 
@@ -161,8 +200,20 @@ def spoke_roles_document(role_arns: Sequence[str]) -> bytes:
     return SpokeRoles(role_arns=tuple(role_arns)).model_dump_json(by_alias=True).encode()
 
 
+def eks_clusters_document(cluster_arns: Sequence[str]) -> bytes:
+    """The asset's eksClusters file (constants.ASSET_EKS_CLUSTERS_FILE), as the collector's settings read it."""
+    return json.dumps({"eksClusters": list(cluster_arns)}, separators=(",", ":")).encode()
+
+
 def asset_hash(
-    rules_file: Path, architecture: str, python_version: str, *, bytecode: bool, spoke_role_arns: Sequence[str] = ()
+    rules_file: Path,
+    architecture: str,
+    python_version: str,
+    *,
+    bytecode: bool,
+    spoke_role_arns: Sequence[str] = (),
+    eks_cluster_arns: Sequence[str] = (),
+    lock_file: Path | None = None,
 ) -> str:
     """From the inputs alone. The bytecode is derived from them, deterministically, by an interpreter of
     python_version (its patch releases share one bytecode format, so any of them builds a working asset): only
@@ -172,9 +223,10 @@ def asset_hash(
         f"{architecture}\0{python_version}\0{sorted(BOTOCORE_SERVICES)}\0{UNUSED_DEPENDENCY_PARTS}\0".encode()
     )
     digest.update(b"bytecode\0" if bytecode else b"sources only\0")
-    digest.update(REQUIREMENTS_FILE.read_bytes())
+    digest.update((lock_file or LOCK_FILE).read_bytes())  # every distribution's version and wheel hash
     digest.update(b"\0rules\0" + rules_file.read_bytes())
     digest.update(b"\0spoke roles\0" + spoke_roles_document(spoke_role_arns))
+    digest.update(b"\0eks clusters\0" + eks_clusters_document(eks_cluster_arns))
     for path in package_files():
         digest.update(b"\0" + path.relative_to(PACKAGE_SOURCE).as_posix().encode() + b"\0")
         digest.update(path.read_bytes())
@@ -192,9 +244,11 @@ class PipBundler:
         python_version: str,
         compiler: str | None,
         spoke_role_arns: Sequence[str] = (),
+        eks_cluster_arns: Sequence[str] = (),
     ) -> None:
         self.rules_file = rules_file
         self.spoke_role_arns = tuple(spoke_role_arns)
+        self.eks_cluster_arns = tuple(eks_cluster_arns)
         self.architecture = architecture
         self.python_version = python_version
         self.compiler = compiler  # an interpreter of python_version (runtime_python), or None: no bytecode
@@ -209,6 +263,7 @@ class PipBundler:
         copy_package(Path(output_dir))
         shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
         (Path(output_dir) / constants.ASSET_SPOKE_ROLES_FILE).write_bytes(spoke_roles_document(self.spoke_role_arns))
+        (Path(output_dir) / constants.ASSET_EKS_CLUSTERS_FILE).write_bytes(eks_clusters_document(self.eks_cluster_arns))
         if self.compiler is not None:
             compile_bytecode(self.compiler, Path(output_dir))
         return True
@@ -223,10 +278,13 @@ def architecture() -> lambda_.Architecture:
     return lambda_.Architecture.ARM_64 if constants.LAMBDA_ARCHITECTURE == "arm64" else lambda_.Architecture.X86_64
 
 
-def lambda_code(rules_file: Path, spoke_role_arns: Sequence[str] = ()) -> lambda_.Code:
-    """One code object for every function of the stack (the CDK uploads it once); spoke_role_arns, the collector's
-    (cdk.json spokeRoleArns)."""
+def lambda_code(
+    rules_file: Path, spoke_role_arns: Sequence[str] = (), eks_cluster_arns: Sequence[str] = ()
+) -> lambda_.Code:
+    """One code object for every function of the stack (the CDK uploads it once); spoke_role_arns and
+    eks_cluster_arns, the collector's (cdk.json spokeRoleArns and eksClusters)."""
     version = constants.LAMBDA_PYTHON_VERSION
+    check_lock(constants.LAMBDA_ARCHITECTURE, version)
     compiler = runtime_python(version)
     if compiler is None:
         print(
@@ -234,7 +292,9 @@ def lambda_code(rules_file: Path, spoke_role_arns: Sequence[str] = ()) -> lambda
             "so each cold start compiles the modules it imports (about three times slower)",
             file=sys.stderr,
         )
-    bundler = PipBundler(rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler, spoke_role_arns)
+    bundler = PipBundler(
+        rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler, spoke_role_arns, eks_cluster_arns
+    )
     return lambda_.Code.from_asset(
         str(PACKAGE_SOURCE),
         asset_hash_type=AssetHashType.CUSTOM,
@@ -244,6 +304,7 @@ def lambda_code(rules_file: Path, spoke_role_arns: Sequence[str] = ()) -> lambda
             version,
             bytecode=compiler is not None,
             spoke_role_arns=spoke_role_arns,
+            eks_cluster_arns=eks_cluster_arns,
         ),
         exclude=["**/__pycache__", "**/*.pyc"],
         bundling=BundlingOptions(

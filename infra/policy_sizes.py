@@ -1,5 +1,5 @@
 """Every policy of a synthesized template (and each function's environment, which holds the collector's lists
-too), measured as AWS measures it once deployed, against AWS's size limits.
+too, and each EventBridge rule's event pattern, which holds the push trigger's repository names), measured as AWS measures it once deployed, against AWS's size limits.
 
 A template holds a policy in its CloudFormation form (Fn::Join of a bucket's ARN and a key); the deployed policy
 holds the values. Each token is resolved here to its longest realistic value (a bucket name of 63 characters,
@@ -52,6 +52,9 @@ MANAGED_POLICY = Limit(6_144, "characters", "IAM's limit for a managed policy")
 TRUST_POLICY = Limit(2_048, "characters", "IAM's default limit for a role trust policy")
 # Not a policy, but listed in the same way (the collector's spokeRoleArns and eksClusters): the deploy fails alike.
 FUNCTION_ENVIRONMENT = Limit(4_096, "bytes", "Lambda's limit for a function's environment variables together")
+# Not a policy either: a rule's pattern over it is refused by PutRule at deploy time (EventBridge quotas, "Event pattern
+# size", 2,048 characters by default, adjustable). Measured as the minified JSON that CloudFormation sends.
+EVENT_PATTERN = Limit(2_048, "characters", "EventBridge's default limit for an event pattern")
 
 # Resource type -> (the property that holds the policy document, its limit).
 RESOURCE_POLICIES: Mapping[str, tuple[str, Limit]] = {
@@ -100,6 +103,9 @@ def policy_sizes(template: Mapping[str, Any], *, stack_name: str = "EcrRetention
             variables = properties["Environment"].get("Variables", {})
             size = _measure(resolver, variables, FUNCTION_ENVIRONMENT)
             sizes.append(PolicySize(f"{logical_id} environment", kind, size, FUNCTION_ENVIRONMENT))
+        if kind == "AWS::Events::Rule" and "EventPattern" in properties:
+            size = _measure(resolver, properties["EventPattern"], EVENT_PATTERN)
+            sizes.append(PolicySize(f"{logical_id} event pattern", kind, size, EVENT_PATTERN))
     return sizes
 
 
@@ -131,6 +137,8 @@ def _role_sizes(
 
 def _measure(resolver: _Resolver, document: Any, limit: Limit) -> int:
     text = json.dumps(resolver.resolve(document), separators=(",", ":"), ensure_ascii=False)
+    if limit is EVENT_PATTERN:
+        return len(text)  # every character of the pattern's JSON counts, spaces inside values too
     if limit.unit == "characters":
         return len(WHITESPACE.sub("", text))
     return len(text.encode("utf-8"))

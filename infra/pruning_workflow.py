@@ -74,6 +74,18 @@ STATES_XRAY_ACTIONS = (
 )
 
 
+def memory_versions_statement(bucket: s3.IBucket) -> iam.PolicyStatement:
+    """A run that finds no in-use memory lists the memory key's versions: a delete marker on top means that it was
+    deleted, not never written, which blocks the run until acknowledged (services/inventory.py). Only that key's
+    versions: s3:prefix, which ListObjectVersions carries, is the key itself. (The acknowledgement of a deletion is
+    found with the role's ListBucket.)"""
+    return iam.PolicyStatement(
+        actions=["s3:ListBucketVersions"],
+        resources=[bucket.bucket_arn],
+        conditions={"StringEquals": {"s3:prefix": layout.IN_USE_MEMORY_KEY}},
+    )
+
+
 class PruningWorkflow(Construct):
     def __init__(
         self,
@@ -187,7 +199,8 @@ class PruningWorkflow(Construct):
         managed = self._regions.scoped(lambda region: repository_scope.managed_patterns(config, region))
         access.grant_ecr(role, self, EVALUATE_ECR_ACTIONS, managed)
         access.acknowledge_repository_patterns(role, managed, "is a policy's in the rules file")
-        tag_sources = self._regions.scoped(lambda region: repository_scope.tag_source_patterns(config, region))
+        # By name even with repositoryTag: these repositories are not the rules file's, nobody tags them for it.
+        tag_sources = dict(self._regions.scoped(lambda region: repository_scope.tag_source_patterns(config, region)))
         if tag_sources:
             # tag_in_repositories reads the tags of other repositories: DescribeImages only.
             access.grant_ecr(role, self, ["ecr:DescribeImages"], tag_sources)
@@ -213,6 +226,7 @@ class PruningWorkflow(Construct):
         # key with AccessDenied, not NoSuchKey, so this role's ListBucket cannot be narrowed by prefix (the
         # s3:prefix condition key is absent from a GetObject request).
         role.add_to_principal_policy(access.list_statement(self._bucket, None))
+        role.add_to_principal_policy(memory_versions_statement(self._bucket))
         cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
         in_use = f"{constants.IN_USE_PREFIX}*"
         repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
@@ -220,7 +234,9 @@ class PruningWorkflow(Construct):
         # The in-use memory protects what the manifests named in the last safety.in_use_grace; read, never written.
         role.add_to_principal_policy(
             access.objects_statement(
-                self._bucket, ["s3:GetObject"], [cache, in_use, replication_file, layout.IN_USE_MEMORY_KEY]
+                self._bucket,
+                ["s3:GetObject"],
+                [cache, in_use, replication_file, layout.IN_USE_MEMORY_KEY],
             )
         )
         snapshots = f"{layout.SNAPSHOTS_PREFIX}*"
@@ -278,10 +294,15 @@ class PruningWorkflow(Construct):
         # unreadable one, which would leave the memory unwritten): ListBucket unconditioned, as the evaluation's (the
         # s3:prefix condition key is absent from a GetObject request, so a narrowed ListBucket does not count).
         role.add_to_principal_policy(access.list_statement(self._bucket, None))
+        role.add_to_principal_policy(memory_versions_statement(self._bucket))
         # The sentinel's record of removals, read when an in-use reference is missing, to say when and by what it went.
         removals = f"{layout.REMOVALS_PREFIX}*"
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:GetObject"], [runs, in_use, layout.IN_USE_MEMORY_KEY, removals])
+            access.objects_statement(
+                self._bucket,
+                ["s3:GetObject"],
+                [runs, in_use, layout.IN_USE_MEMORY_KEY, removals],
+            )
         )
         # The run's in-use check (services.in_use_check): every in-use reference into the registry against what
         # exists, by image id (DescribeImages only), in any repository, managed or not: a workload may run any; in

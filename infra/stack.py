@@ -13,13 +13,13 @@ from constructs import Construct
 from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
-from infra import lambda_asset, queues
+from infra import constants, lambda_asset, queues, repository_scope
 from infra.alarms import Alarms
 from infra.aws_inventory_collector import AwsInventoryCollector
 from infra.deploy_settings import DeploySettings
-from infra.deployment_role import deployment_role_arn
+from infra.deployment_role import deployment_role_arns
 from infra.exporter_role import ExporterRole
-from infra.inventory_bucket import InventoryBucket
+from infra.inventory_bucket import InventoryBucket, SpokeOrganization
 from infra.pruning_workflow import PruningWorkflow
 from infra.pull_time_exclusions import PullTimeExclusions
 from infra.push_trigger import PushTrigger
@@ -51,6 +51,8 @@ class EcrRetentionStack(Stack):
         # The home Region (this stack's) and the other pruned Regions, whose events infra.region_forwarder's stacks
         # send here.
         self.pruned_regions = settings.pruned_regions(_known(self.region))
+        # Too many exact repository names for IAM without a repository tag: one line, before any construct.
+        repository_scope.check_exact_names_fit(config, self.pruned_regions, constants.REPOSITORY_TAG_CONTEXT_KEY)
 
         self.inventory = InventoryBucket(self, "Inventory")
         bucket = self.inventory.bucket
@@ -63,7 +65,7 @@ class EcrRetentionStack(Stack):
             agentless_clusters=settings.aws_inventory and bool(settings.eks_clusters),
         )
 
-        code = lambda_asset.lambda_code(settings.rules_file, settings.spoke_role_arns)
+        code = lambda_asset.lambda_code(settings.rules_file, settings.spoke_role_arns, settings.eks_clusters)
         # Every function of the pipeline: the bucket, and the registry (this account), so that none calls STS to
         # find it.
         environment = {layout.BUCKET_NAME_VARIABLE: bucket.bucket_name, layout.REGISTRY_ID_VARIABLE: Aws.ACCOUNT_ID}
@@ -88,9 +90,13 @@ class EcrRetentionStack(Stack):
             regions=self.pruned_regions,
         )
         self.inventory.allow_memory_writes_only_from(self.workflow.report.role)
-        self.inventory.deny_deleting_protection_state(
-            settings.break_glass_role_arn, several_regions=self.pruned_regions.several
+        self.inventory.bind_run_state_to_its_writers(
+            targets_role=self.workflow.targets.role,
+            evaluate_role=self.workflow.evaluate.role,
+            state_machine_role=self.workflow.state_machine_role,
         )
+        self.inventory.deny_deleting_protection_state(settings.break_glass_role_arn)
+        self.inventory.acknowledge_memory_deletions_only_by(settings.break_glass_role_arn)
         self.tagger = Tagger(
             self,
             "Tagging",
@@ -154,6 +160,11 @@ class EcrRetentionStack(Stack):
             revisions=settings.task_definition_revisions,
             eks_clusters=[EksCluster(arn) for arn in settings.eks_clusters],
             own_eks_clusters=settings.own_eks_clusters,
+            # As their keys under in-use/ read: <name>, or <account>/<name> for a spoke's.
+            other_cluster_names=[
+                *(str(cluster) for cluster in (*self.config.safety.clusters, *self.config.safety.optional_clusters)),
+                *(EksCluster(arn).name for arn in settings.exporter_cluster_arns),
+            ],
             vpc=settings.collector_vpc,
         )
 
@@ -166,19 +177,28 @@ class EcrRetentionStack(Stack):
             collector_role=collector.role if collector is not None else None,
             collector_keys=collector.manifest_keys if collector is not None else (),
             spoke_exporter_role_arns=settings.spoke_exporter_role_arns,
+            organization=(
+                None
+                if settings.organization_id is None
+                else SpokeOrganization(settings.organization_id, settings.organization_paths)
+            ),
         )
 
     def _guard_the_inventory_bucket(self, settings: DeploySettings) -> None:
         """Only the sentinel writes its records, only the evaluations and the sentinel the manifest cache, and only
-        the deployment and the break-glass role change the bucket's own policy, lifecycle and versioning."""
+        the deployment and the break-glass role change the bucket's own policy, lifecycle and versioning, and nobody
+        deletes an access log."""
         self.inventory.keep_records_to_their_writers(
             sentinel_role=self.sentinel.sentinel.role,
             cache_writers=[self.workflow.evaluate.role, self.sentinel.sentinel.role],
             break_glass_role_arn=settings.break_glass_role_arn,
         )
+        deploying = deployment_role_arns(self, settings.deploying_roles)
         self.inventory.guard_the_bucket_itself(
-            deployment_role_arn=deployment_role_arn(self, settings.deployment_role_arn),
-            break_glass_role_arn=settings.break_glass_role_arn,
+            deployment_role_arns=deploying, break_glass_role_arn=settings.break_glass_role_arn
+        )
+        self.inventory.guard_the_access_logs(
+            deployment_role_arns=deploying, break_glass_role_arn=settings.break_glass_role_arn
         )
 
     def _schedules(self, settings: DeploySettings) -> Schedules:

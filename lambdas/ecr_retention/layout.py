@@ -19,6 +19,10 @@ IN_USE_MEMORY_KEY = "state/in-use-memory.json"
 # The memory's file name offline, in a directory of manifests (`plan --manifests`, `snapshot --bucket --manifests`):
 # no cluster name starts with `_`, so it is never a manifest's.
 MEMORY_FILE = "_in-use-memory.json"
+# A memory that was written and then deleted (its latest version a delete marker) blocks every run until someone says
+# it is meant: one object here named by the delete marker's version id (services/inventory.py, docs/operations.md).
+# A later deletion has another marker, and blocks again.
+MEMORY_DELETION_ACKNOWLEDGEMENTS_PREFIX = "state/acknowledged-memory-deletions/"
 # Each repository as its last evaluation read it (domain/registry/swept.py), for reviews that need S3 read access only
 # (`plan --bucket`, `diff --bucket`): snapshots/<hash>.json, overwritten by every evaluation of the repository.
 SNAPSHOTS_PREFIX = "snapshots/"
@@ -31,6 +35,11 @@ REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.h
 # often it is delivered.
 REMOVALS_PREFIX = "removals/"
 ALERT_CLAIM_SUFFIX = "-alert.json"
+
+
+def memory_deletion_acknowledgement_key(delete_marker_version_id: str) -> str:
+    """Where an operator acknowledges one deletion of the in-use memory (MEMORY_DELETION_ACKNOWLEDGEMENTS_PREFIX)."""
+    return f"{MEMORY_DELETION_ACKNOWLEDGEMENTS_PREFIX}{quote(delete_marker_version_id, safe='')}"
 
 
 def run_prefix(run_id: str) -> str:
@@ -135,9 +144,10 @@ API_CALL_PATTERN: dict[str, object] = {
 }
 
 # The inventory bucket's own guards and the break-glass role (only with a trail, domain/sentinel/guard_events.py): calls that
-# change the bucket's policy, lifecycle rules, versioning or ownership (CloudTrail's names of the calls that
-# s3:PutBucketPolicy, s3:DeleteBucketPolicy, s3:PutLifecycleConfiguration, s3:PutBucketVersioning and
-# s3:PutBucketOwnershipControls authorize), allowed or refused; the break-glass role assumed; any call made as it. The
+# change the bucket's policy, lifecycle rules, versioning, ownership, replication, object lock, default encryption,
+# event notifications, access logging or public access block (CloudTrail's names of the calls that the actions of
+# infra/inventory_bucket.py BUCKET_GUARD_CALLS authorize), allowed or refused; the break-glass role assumed; any call
+# made as it. The
 # stack fills in the bucket's name and the role's ARN. These rules deliver `{GUARD_DELIVERY_KEY: <the event>}`, so
 # that the sentinel tells them from the removals it watches (a BatchDeleteImage made as the break-glass role matches
 # both the API-call rule and the break-glass rule: one watch, one break-glass alert).
@@ -150,6 +160,15 @@ BUCKET_GUARD_EVENT_NAMES = (
     "PutBucketVersioning",
     "PutBucketOwnershipControls",
     "DeleteBucketOwnershipControls",
+    "PutBucketReplication",
+    "DeleteBucketReplication",
+    "PutObjectLockConfiguration",
+    "PutBucketEncryption",
+    "DeleteBucketEncryption",
+    "PutBucketNotification",
+    "PutBucketLogging",
+    "PutBucketPublicAccessBlock",
+    "DeleteBucketPublicAccessBlock",
 )
 ASSUME_ROLE_EVENT_NAMES = ("AssumeRole", "AssumeRoleWithSAML", "AssumeRoleWithWebIdentity")
 
@@ -211,3 +230,7 @@ SPOKE_ROLES_FILE_VARIABLE = "SPOKE_ROLES_FILE"
 SPOKE_ROLES_FILE = "spoke-roles.json"
 TASK_DEFINITION_REVISIONS_VARIABLE = "TASK_DEFINITION_REVISIONS"
 EKS_CLUSTERS_VARIABLE = "EKS_CLUSTERS"
+# The file of the eksClusters ({"eksClusters": [<arn>, ...]}), which the stack ships in the Lambda asset and names here:
+# 500 ARNs are about 35 KB, over Lambda's 4 KB for a function's environment (EKS_CLUSTERS, still read, holds none then).
+EKS_CLUSTERS_FILE_VARIABLE = "EKS_CLUSTERS_FILE"
+EKS_CLUSTERS_FILE = "eks-clusters.json"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, Protocol, TypeVar
 
 from ecr_retention.domain.inventory.aws import (
@@ -242,6 +243,23 @@ class Bucket(Protocol):
         ...
 
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None: ...
+
+
+@dataclass(frozen=True)
+class DeleteMarker:
+    """A key's latest version is a delete marker: an object had the key, and it was deleted (not never written)."""
+
+    version_id: str
+    deleted_at: datetime
+
+
+class VersionedBucket(Bucket, Protocol):
+    """The bucket, with what a versioned bucket tells of a missing key (a run's inventory, services/inventory.py)."""
+
+    def delete_marker(self, key: str) -> DeleteMarker | None:
+        """The delete marker that is the key's latest version (ListObjectVersions on the key); None when its latest
+        version is an object, or it has none (never written, or its versions expired)."""
+        ...
 
 
 class ClaimingBucket(Bucket, Protocol):

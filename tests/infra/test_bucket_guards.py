@@ -13,7 +13,7 @@ import pytest
 from aws_cdk.assertions import Template
 
 from ecr_retention.domain.errors import InputError
-from infra.inventory_bucket import BUCKET_GUARD_ACTIONS
+from infra.inventory_bucket import ACCESS_LOG_GUARD_ACTIONS, BUCKET_GUARD_ACTIONS
 from infra.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, role_statements, rules_file
@@ -167,12 +167,14 @@ def test_the_buckets_own_guards_change_only_through_the_deployment_or_the_break_
 
 
 @pytest.mark.slow
-def test_the_access_logs_bucket_keeps_its_own_policy_without_the_guards(
+def test_the_access_logs_bucket_keeps_its_own_policy_with_its_own_guards(
     stack: EcrRetentionStack, template: dict[str, Any]
 ) -> None:
+    """Its guards are its own (policy, lifecycle, versioning: tests/infra/test_one_writer.py), not the inventory
+    bucket's: S3's log delivery still writes there."""
     logs_id = stack.get_logical_id(stack.inventory.access_log_bucket.node.default_child)  # type: ignore[arg-type]
     actions = {action for statement in bucket_policy(template, logs_id) for action in _listed(statement["Action"])}
-    assert actions.isdisjoint(BUCKET_GUARD_ACTIONS)
+    assert actions & set(BUCKET_GUARD_ACTIONS) == set(ACCESS_LOG_GUARD_ACTIONS)
     assert "s3:PutObject" in actions  # S3's log delivery still writes there
 
 

@@ -183,6 +183,7 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
             (("ecr:DescribeImages",), (REGISTRY + "frontend",), "{}"),  # tag_in_repositories: [frontend]
             (("dynamodb:DeleteItem", "dynamodb:PutItem"), ("${LeaseTable.Arn}",), "{}"),
             (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),
+            MEMORY_VERSIONS,  # a missing memory: deleted, or never written?
             (
                 ("s3:GetObject",),
                 (
@@ -208,6 +209,14 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
     )
 
 
+# The versions of the in-use memory's key only (infra.pruning_workflow.memory_versions_statement).
+MEMORY_VERSIONS = (
+    ("s3:ListBucketVersions",),
+    ("${Bucket.Arn}",),
+    '{"StringEquals": {"s3:prefix": "state/in-use-memory.json"}}',
+)
+
+
 def test_the_targets_role_lists_repositories_reads_the_replication_and_writes_the_run_items(
     template: dict[str, Any], names: dict[str, str]
 ) -> None:
@@ -229,9 +238,15 @@ def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_an
     assert normalized(role_statements(template, function_role(template, "report")), names) == sorted(
         [
             (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),  # a missing memory is NoSuchKey, not AccessDenied
+            MEMORY_VERSIONS,
             (
                 ("s3:GetObject",),
-                ("${Bucket.Arn}/in-use/*", "${Bucket.Arn}/removals/*", "${Bucket.Arn}/runs/*", memory),
+                (
+                    "${Bucket.Arn}/in-use/*",
+                    "${Bucket.Arn}/removals/*",
+                    "${Bucket.Arn}/runs/*",
+                    memory,
+                ),
                 "{}",
             ),
             (("s3:PutObject",), ("${Bucket.Arn}/reports/*", memory), "{}"),

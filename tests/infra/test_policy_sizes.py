@@ -289,7 +289,7 @@ def tokens_of(template: dict[str, Any]) -> dict[str, str]:
     [bucket_id] = [
         logical_id
         for logical_id, resource in template["Resources"].items()
-        if resource["Type"] == "AWS::S3::Bucket" and "VersioningConfiguration" in resource["Properties"]
+        if resource["Type"] == "AWS::S3::Bucket" and "NotificationConfiguration" in resource["Properties"]
     ]
     [exporter_id] = [
         logical_id

@@ -55,6 +55,10 @@ def template(stack: EcrRetentionStack) -> Template:
     return Template.from_stack(stack)
 
 
+# The inventory bucket: the one whose Object Created events reach EventBridge (its access-logs bucket is versioned too).
+INVENTORY_BUCKET = {"NotificationConfiguration": {"EventBridgeConfiguration": {"EventBridgeEnabled": True}}}
+
+
 def only_logical_id(template: Template, resource_type: str, properties: dict[str, Any]) -> str:
     found = template.find_resources(resource_type, {"Properties": properties})
     assert len(found) == 1, f"expected one {resource_type} matching {properties}, found {sorted(found)}"
@@ -63,7 +67,7 @@ def only_logical_id(template: Template, resource_type: str, properties: dict[str
 
 @pytest.fixture(scope="module")
 def inventory_bucket_id(template: Template) -> str:
-    return only_logical_id(template, "AWS::S3::Bucket", {"VersioningConfiguration": {"Status": "Enabled"}})
+    return only_logical_id(template, "AWS::S3::Bucket", INVENTORY_BUCKET)
 
 
 @pytest.fixture(scope="module")
@@ -665,7 +669,8 @@ def test_only_the_break_glass_role_deletes_manifests_the_memory_and_a_runs_targe
 
 @pytest.mark.slow
 def test_deleting_anything_else_is_left_to_identity_policies(stack: EcrRetentionStack, template: Template) -> None:
-    for key in ("reports/2026/12/01/run.json", "runs/2026-12-01T03-00-00Z/repositories/app.json"):
+    # runs/ and snapshots/ are protection state now (tests/infra/test_one_writer.py).
+    for key in ("reports/2026/12/01/run.json",):
         assert pipeline_decision(stack, template, bucket_request("s3:DeleteObject", key, ADMIN_ROLE_ARN)) == "allow"
 
 
@@ -742,7 +747,7 @@ def test_a_stack_that_knows_its_account_checks_its_eks_clusters_and_its_aws_inve
 def test_without_listed_clusters_no_exporter_writes_in_use_manifests(tmp_path: Path, minimal_rules_text: str) -> None:
     stack = build_stack(rules_file(tmp_path, minimal_rules_text), {})
     template = Template.from_stack(stack)
-    bucket_id = only_logical_id(template, "AWS::S3::Bucket", {"VersioningConfiguration": {"Status": "Enabled"}})
+    bucket_id = only_logical_id(template, "AWS::S3::Bucket", INVENTORY_BUCKET)
     exporter_id = stack.get_logical_id(stack.exporter.role.node.default_child)  # type: ignore[arg-type]
     assert stack.collector is not None
     collector_id = stack.get_logical_id(stack.collector.role.node.default_child)  # type: ignore[arg-type]
@@ -775,7 +780,7 @@ def test_without_the_aws_inventory_there_is_no_collector_and_no_one_writes_its_m
     stack = build_stack(rules_file(tmp_path, RULES), {**CONTEXT, "awsInventory": "false"})
     template = Template.from_stack(stack)
     document = template.to_json()
-    bucket_id = only_logical_id(template, "AWS::S3::Bucket", {"VersioningConfiguration": {"Status": "Enabled"}})
+    bucket_id = only_logical_id(template, "AWS::S3::Bucket", INVENTORY_BUCKET)
     exporter_id = stack.get_logical_id(stack.exporter.role.node.default_child)  # type: ignore[arg-type]
 
     assert stack.collector is None

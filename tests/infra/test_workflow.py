@@ -217,7 +217,8 @@ ENVIRONMENTS = {
     "tagger": {"REGISTRY_ID"},
     "sentinel": {"REGISTRY_ID", "TOPIC_ARN", "SENTINEL_ROLE_ARN"},
     # Names no registry: it reads what ECS and Lambda use (tests/infra/test_triggers.py checks the values).
-    "collector": {"COLLECT_REGIONS", "SPOKE_ROLES_FILE", "TASK_DEFINITION_REVISIONS", "EKS_CLUSTERS"},
+    # EKS_CLUSTERS_FILE only with eksClusters (the list is in the asset: tests/infra/test_eks_access.py).
+    "collector": {"COLLECT_REGIONS", "SPOKE_ROLES_FILE", "TASK_DEFINITION_REVISIONS"},
 }
 
 

@@ -18,6 +18,7 @@ from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.ports import (
     BatchOutcome,
+    DeleteMarker,
     ImageFailure,
     ImageManifest,
     ImagesUnreadable,
@@ -308,6 +309,11 @@ class FakeRegistry:
 class MemoryBucket:
     name: str = "inventory"
     objects: dict[str, bytes] = field(default_factory=dict)
+    # Keys whose latest version is a delete marker (ports.VersionedBucket).
+    delete_markers: dict[str, DeleteMarker] = field(default_factory=dict)
+
+    def delete_marker(self, key: str) -> DeleteMarker | None:
+        return None if key in self.objects else self.delete_markers.get(key)
 
     def list_objects(self, prefix: str) -> dict[str, int]:
         return {key: len(body) for key, body in sorted(self.objects.items()) if key.startswith(prefix)}

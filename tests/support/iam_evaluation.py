@@ -91,7 +91,9 @@ def _condition_holds(
         return actual is not None and actual in values
     if operator in ("StringNotEquals", "ArnNotEquals"):
         return actual is None or actual not in values
-    if operator in ("StringLike", "ArnLike"):
+    if operator in ("StringLike", "ArnLike", "ForAnyValue:StringLike"):
+        # ForAnyValue on a multivalued key: the request carries one value here (an account has one path in its
+        # organization, aws:PrincipalOrgPaths).
         return actual is not None and any(glob_matches(v, actual) for v in values)
     if operator in ("StringNotLike", "ArnNotLike"):  # like every negated operator, true when the key is absent
         return actual is None or not any(glob_matches(v, actual) for v in values)

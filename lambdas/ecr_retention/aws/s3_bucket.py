@@ -9,7 +9,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallError, AwsCallFailed, describe_failure, error_code
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.reporting.sizes import human_bytes
-from ecr_retention.ports import StorageUnavailable
+from ecr_retention.ports import DeleteMarker, StorageUnavailable
 
 # GetObject answers NoSuchKey for a missing key only when the caller may ListBucket; without that permission
 # S3 answers AccessDenied, which is reported as a StorageError rather than mistaken for "absent".
@@ -76,6 +76,19 @@ class S3Bucket:
         except AWS_CALL_ERRORS as error:
             raise self._failure("GetObject", key, error) from None
 
+    def delete_marker(self, key: str) -> DeleteMarker | None:
+        """S3 lists a key's versions and delete markers newest first, beside those of the keys it begins: the first
+        entry of the key itself marked IsLatest is its latest version."""
+        try:
+            for page in self._client.get_paginator("list_object_versions").paginate(Bucket=self._name, Prefix=key):
+                latest = _latest_of(page, key)
+                if latest is not None:
+                    kind, entry = latest
+                    return DeleteMarker(entry["VersionId"], entry["LastModified"]) if kind == "DeleteMarkers" else None
+        except AWS_CALL_ERRORS as error:
+            raise self._failure("ListObjectVersions", key, error) from None
+        return None
+
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         try:
             self._client.put_object(Bucket=self._name, Key=key, Body=body, ContentType=content_type)
@@ -113,3 +126,14 @@ class S3Bucket:
     def _failure(self, operation: str, key: str, error: AwsCallError) -> StorageError:
         code, description = describe_failure(operation, error)
         return StorageError(f"s3://{self._name}/{key}: {description}", code=code)
+
+
+def _latest_of(page: dict[str, Any], key: str) -> tuple[str, dict[str, Any]] | None:
+    """The key's latest version on one page of ListObjectVersions, with the list it is in (DeleteMarkers, Versions)."""
+    latest = [
+        (kind, entry)
+        for kind in ("DeleteMarkers", "Versions")
+        for entry in page.get(kind, [])
+        if entry["Key"] == key and entry.get("IsLatest")
+    ]
+    return latest[0] if latest else None

@@ -12,6 +12,7 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsM
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, Json
 
+from ecr_retention.domain.planning.run import first_matching_policy
 from ecr_retention.domain.provenance import account_of_arn, foreign_event
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
@@ -84,9 +85,22 @@ def lambda_handler(
         if status == "fail":
             logger.warning("push message refused", extra={"messageId": record.get("messageId"), "problem": problem})
     pushes = (result for status, result, _ in processed if status == "success")
-    pushed = by_region(pushes, account_of_arn(context.invoked_function_arn))
+    pushed = managed_only(wiring, by_region(pushes, account_of_arn(context.invoked_function_arn)))
     start_runs(wiring, [record["messageId"] for record in event["Records"]], pushed)
     return dict(processor.response())
+
+
+def managed_only(wiring: PushWiring, pushed: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The pushed repositories that a policy manages in the Region pushed to. The push rule's pattern may take in
+    more (a prefix, or every repository: infra.repository_scope.coarsened_matchers); those start no run."""
+    managed: dict[str, set[str]] = {}
+    for region, names in pushed.items():
+        kept = {name for name in names if first_matching_policy(wiring.config.policies, name, region) is not None}
+        if names - kept:
+            logger.info("pushes to unmanaged repositories ignored", extra={"repositories": sorted(names - kept)})
+        if kept:
+            managed[region] = kept
+    return managed
 
 
 def by_region(pushes: Iterable[Pushed], own_account: str) -> dict[str, set[str]]:

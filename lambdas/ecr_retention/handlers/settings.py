@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validat
 from ecr_retention import layout
 from ecr_retention.domain.inventory.aws import DEFAULT_REVISIONS, RoleArn
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
+from ecr_retention.domain.limits import MiB, SizeLimit
 from ecr_retention.domain.registry.replication import AwsRegion
-from ecr_retention.loading import load_spoke_roles, validate_as
+from ecr_retention.loading import load_spoke_roles, read_json, validate_as
 
 
 def default_rules_file() -> Path:
@@ -112,9 +113,23 @@ class SentinelSettings(RulesSettings):
 
 
 class PushSettings(FunctionSettings):
-    """handlers/push.py: it only starts runs of the workflow."""
+    """handlers/push.py: it starts runs of the workflow, for the repositories a policy of the rules file manages (the
+    push rule's pattern may be coarser than the rules file: infra.repository_scope.coarsened_matchers)."""
 
     state_machine_arn: str = Field(alias=layout.STATE_MACHINE_ARN_VARIABLE, pattern=r"^arn:aws[a-z-]*:states:")
+    rules_file: Path = Field(default_factory=default_rules_file, alias=layout.RULES_FILE_VARIABLE)
+
+
+# About 70 bytes an ARN: 1 MiB is thousands of clusters.
+EKS_CLUSTERS_FILE = SizeLimit("eks clusters file", 1 * MiB)
+
+
+class EksClustersFile(BaseModel):
+    """The collector's eksClusters as the Lambda asset ships them (infra.lambda_asset): {"eksClusters": [<arn>, ...]}."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    arns: tuple[EksClusterArn, ...] = Field(alias="eksClusters")
 
 
 class CollectorSettings(BucketSettings):
@@ -129,15 +144,23 @@ class CollectorSettings(BucketSettings):
     spoke_roles_file: Path | None = Field(default=None, alias=layout.SPOKE_ROLES_FILE_VARIABLE)
     role_arns: tuple[RoleArn, ...] = ()  # one read-only role per spoke; no variable of its own
     revisions: NonNegativeInt = Field(default=DEFAULT_REVISIONS, alias=layout.TASK_DEFINITION_REVISIONS_VARIABLE)
-    # Read through their API (services.eks_inventory); each one's manifest is in-use/<cluster name>.json.
+    # Read through their API (services.eks_inventory); each one's manifest is in-use/<cluster name>.json. From the
+    # environment, or from the file the stack ships in the asset (the list outgrows the environment's 4 KB).
     eks_cluster_arns: tuple[EksClusterArn, ...] = Field(default=(), alias=layout.EKS_CLUSTERS_VARIABLE)
+    eks_clusters_file: Path | None = Field(default=None, alias=layout.EKS_CLUSTERS_FILE_VARIABLE)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Self:
         settings = settings_from_environ(cls, environ)
-        if settings.spoke_roles_file is None:
-            return settings
-        return settings.model_copy(update={"role_arns": load_spoke_roles(settings.spoke_roles_file).role_arns})
+        update: dict[str, object] = {}
+        if settings.spoke_roles_file is not None:
+            update["role_arns"] = load_spoke_roles(settings.spoke_roles_file).role_arns
+        if settings.eks_clusters_file is not None:
+            listed = validate_as(
+                EksClustersFile, read_json(settings.eks_clusters_file, EKS_CLUSTERS_FILE), settings.eks_clusters_file
+            )
+            update["eks_cluster_arns"] = (*settings.eks_cluster_arns, *listed.arns)
+        return settings.model_copy(update=update) if update else settings
 
     @field_validator("regions", "eks_cluster_arns", mode="before")
     @classmethod

@@ -90,6 +90,8 @@ class SentinelWiring:
 class PushWiring:
     starter: StepFunctionsStarter
     region: str  # the home Region: a push there starts a run of the home registry; elsewhere, of that Region's
+    # The rules: a push to a repository that no policy manages in its Region starts no run.
+    config: RetentionConfig
 
 
 def eks_clusters(accounts: CollectorAccounts) -> ClusterAccess:
@@ -205,7 +207,11 @@ def sentinel_wiring(settings: SentinelSettings) -> SentinelWiring:
 def push_wiring(settings: PushSettings) -> PushWiring:
     from ecr_retention.aws.sfn_workflow import StepFunctionsStarter
 
-    return PushWiring(StepFunctionsStarter(settings.state_machine_arn, client("stepfunctions")), settings.region)
+    return PushWiring(
+        StepFunctionsStarter(settings.state_machine_arn, client("stepfunctions")),
+        settings.region,
+        load_config(settings.rules_file),
+    )
 
 
 def collector_wiring(settings: CollectorSettings) -> CollectorWiring:

@@ -5,7 +5,7 @@ in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import (
@@ -16,8 +16,9 @@ from ecr_retention.domain.inventory.manifest import (
     with_memory,
 )
 from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, SPOKE_FOLDER, SPOKE_FOLDER_FILES, format_limit
-from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE
-from ecr_retention.ports import Bucket
+from ecr_retention.domain.timestamps import format_timestamp
+from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE, memory_deletion_acknowledgement_key
+from ecr_retention.ports import Bucket, StorageUnavailable, VersionedBucket
 
 MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under; rename or remove it"
 
@@ -43,6 +44,39 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
         if read is not None:  # replaced between the listing and the read: the next run sees it
             documents.append((key, read))
     return with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
+
+
+def read_run_inventory(bucket: VersionedBucket) -> Inventory:
+    """The inventory a run decides on (the evaluations, the report step, `ecr-retention run`): as
+    read_inventory_from_bucket, and a memory that is missing because it was deleted blocks like an unreadable one,
+    until that deletion is acknowledged; otherwise every image it alone protected would be deleted as on a first run.
+    The report step then leaves it unwritten (services/memory.py), so the block holds until someone acts."""
+    inventory = read_inventory_from_bucket(bucket)
+    if inventory.memory is not None or inventory.memory_problem is not None:
+        return inventory
+    deleted = deleted_memory(bucket)
+    return inventory if deleted is None else replace(inventory, memory_problem=deleted)
+
+
+def deleted_memory(bucket: VersionedBucket) -> str | None:
+    """Why a missing memory blocks (one line), or None: never written (the first run), or deleted with its deletion
+    acknowledged (an object named by the delete marker's version id, layout.memory_deletion_acknowledgement_key). A
+    check that cannot be made blocks too: the memory may have protected images."""
+    source = f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}"
+    try:
+        marker = bucket.delete_marker(IN_USE_MEMORY_KEY)
+        if marker is None:
+            return None
+        acknowledgement = memory_deletion_acknowledgement_key(marker.version_id)
+        if acknowledgement in bucket.list_objects(acknowledgement):
+            return None
+    except StorageUnavailable as error:
+        return f"{source}: the in-use memory is missing, and whether it was deleted cannot be told ({error})"
+    return (
+        f"{source}: the in-use memory was deleted at {format_timestamp(marker.deleted_at)} (its latest version is a delete "
+        f"marker), not never written: restore it, or acknowledge the deletion with `aws s3api put-object --bucket "
+        f"{bucket.name} --key {acknowledgement}` (docs/operations.md)"
+    )
 
 
 def _read_manifest(bucket: Bucket, key: str) -> bytes | InputError | None:

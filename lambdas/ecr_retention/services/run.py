@@ -22,10 +22,18 @@ from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import targets_key
-from ecr_retention.ports import Bucket, LeaseStore, Notifier, Registry, RepositoriesUnlistable, StorageUnavailable
+from ecr_retention.ports import (
+    Bucket,
+    LeaseStore,
+    Notifier,
+    Registry,
+    RepositoriesUnlistable,
+    StorageUnavailable,
+    VersionedBucket,
+)
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
-from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.inventory import read_run_inventory
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replicas import PrunedRegistry
 from ecr_retention.services.replication import load_replication, read_replication, store_replication
@@ -54,7 +62,7 @@ class Adapters:
     """What a run works through (ports.py); the wiring builds each function's own (handlers/wiring.py)."""
 
     registry: Registry  # the home Region's: the functions' own (the CLI's: the standard AWS configuration's)
-    bucket: Bucket
+    bucket: VersionedBucket
     notifier: Notifier | None = None
     leases: LeaseStore | None = None
     clock: Callable[[], datetime] = utc_now
@@ -235,7 +243,7 @@ def run_work_item(
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=read_inventory_from_bucket(adapters.bucket),
+        inventory=read_run_inventory(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
         replication=load_replication(adapters.bucket, run_id, other_region),
         snapshots=adapters.bucket,
@@ -325,7 +333,7 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
             dry_run=start.dry_run,
             started_at=start.started_at,
             reports=reports,
-            inventory=lambda: read_inventory_from_bucket(adapters.bucket),
+            inventory=lambda: read_run_inventory(adapters.bucket),
             replication=lambda: {
                 registry.region: load_replication(
                     adapters.bucket, start.run_id, adapters.other_region(registry)
@@ -457,7 +465,7 @@ def run_pipeline(
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
 
     def evaluate_all() -> tuple[list[RunInputs], list[RepositoryReport]]:
-        inventory = read_inventory_from_bucket(adapters.bucket)
+        inventory = read_run_inventory(adapters.bucket)
         listings = list_registries(adapters, listed=True)
         each = [_cli_inputs(config, adapters, run_id, dry_run, inventory, listing, listings) for listing in listings]
         evaluate = partial(_evaluate_registry, config, adapters, BucketManifestCache(adapters.bucket), patterns)

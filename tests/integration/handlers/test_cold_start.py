@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import json
-from pathlib import Path
 
 import boto3
 import pytest
@@ -40,15 +39,16 @@ def test_push_without_a_state_machine_fails_its_first_invocation_even_with_no_va
     assert executions(stack) == []
 
 
-def test_push_needs_neither_the_rules_file_nor_the_pipelines_adapters(
-    stack: Stack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_push_needs_the_rules_file_but_not_the_pipelines_adapters(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The push rule's pattern may be coarser than the rules file (issue 43: infra.repository_scope.coarsened_matchers),
+    so the push function reads the rules to start runs only for managed repositories; it needs nothing else."""
     from ecr_retention.handlers import push
 
-    # GIVEN a push function with no rules file, no bucket, no topic and no lease table
+    # GIVEN a push function with no bucket, no topic and no lease table
     for name in ("BUCKET_NAME", "TOPIC_ARN", "LEASE_TABLE"):
         monkeypatch.delenv(name)
-    monkeypatch.setenv("RULES_FILE", str(tmp_path / "missing.yaml"))
     forget_cold_start()
 
     # WHEN a push arrives

@@ -186,6 +186,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     assert other == Counter(
         {
             "ListObjectsV2": 1,
+            "ListObjectVersions": 1,  # no memory yet: never written, or deleted? (services/inventory.read_run_inventory)
             "GetObject": 2 + 1 + indexes,  # the two in-use manifests, the memory (none yet), the cache misses
             # the cache misses, the report, its page and its sheet, the memory, each repository's kept snapshot
             "PutObject": indexes + 3 + 1 + len(managed(plan)),

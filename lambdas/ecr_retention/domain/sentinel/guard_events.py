@@ -104,9 +104,11 @@ class GuardCall(CloudTrailPart):
 WHAT_FOLLOWS = {
     "bucket-guard": (
         "Only the stack's deployment (CloudFormation's execution role) and the break-glass role may change the "
-        "inventory bucket's policy, lifecycle rules, versioning or ownership: a lifecycle rule that expires in-use/, "
-        "suspended versioning or a looser policy removes what the protection of running images rests on. If no "
-        "deployment ran now, compare the bucket with the stack (cdk diff) and deploy it again."
+        "inventory bucket's policy, lifecycle rules, versioning, ownership, replication, object lock, encryption, "
+        "event notifications, access logging or public access block: a lifecycle rule that expires in-use/, "
+        "suspended versioning, a looser policy, a KMS key that can be disabled or logs that stop removes what the "
+        "protection of running images rests on. If no deployment ran now, compare the bucket with the stack (cdk "
+        "diff) and deploy it again."
     ),
     "break-glass-assumed": (
         "The break-glass role may delete the in-use manifests, the in-use memory, the sentinel's records and the "
