@@ -276,3 +276,19 @@ def test_the_bytes_chart_of_one_region_labels_repositories_by_name() -> None:
     chart = page_view_of(report_of(repo("team/app", HOME, deleted=2)), StoragePrice.for_region(HOME)).bytes_chart
 
     assert [bar.label for bar in chart.bars] == ["team/app"]
+
+
+def test_the_page_checks_name_each_repository_with_its_region() -> None:
+    stuck = repo("team/app", OTHER, deleted=0).model_copy(update={"outcome": "failed", "error": "denied"})
+    replica = ReplicaRegistry(registry_id="123456789012", region=OTHER, expected_clusters=("us-prod",))
+    report = report_of(stuck, warned("team/app", HOME, deletion_replicates_to=(replica,)))
+
+    checks = {check.id: check for check in page_view_of(report, StoragePrice.for_region(HOME)).checks}
+
+    def evidence(check: str) -> list[str]:
+        return ["".join(part.text for part in each) for each in checks[check].evidence]
+
+    assert evidence("failures") == [f"{OTHER}:team/app: failed (denied)"]
+    assert evidence("replication") == [
+        f"{HOME}:team/app deletions reach {OTHER} (123456789012) (expected clusters there: us-prod)"
+    ]
