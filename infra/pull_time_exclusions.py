@@ -1,5 +1,6 @@
 """ECR pull-time update exclusions for the roles that read manifests (evaluate: BatchGetImage of uncached
-indexes; tagger: BatchGetImage before PutImage), so that reading never resets an image's
+indexes; tagger: BatchGetImage before PutImage; with a trail the sentinel, whose doctor reads uncached indexes of a
+repository given a new lifecycle policy), so that reading never resets an image's
 `lastRecordedPullTime` and `not_pulled_within` keeps meaning "not pulled by a workload".
 
 CloudFormation has a resource for it, AWS::ECR::PullTimeUpdateExclusion (RegisterPullTimeUpdateExclusion on

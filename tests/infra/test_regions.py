@@ -228,7 +228,7 @@ def test_the_forwarders_one_role_may_only_put_events_on_the_home_bus(forwarder: 
     ]
     assert role_statements(forwarder, role) == [{"Action": "events:PutEvents", "Effect": "Allow", "Resource": HOME_BUS}]
     kinds = sorted(r["Type"] for r in forwarder["Resources"].values())
-    assert kinds == ["AWS::ECR::PullTimeUpdateExclusion"] * 2 + ["AWS::Events::Rule"] * 5 + [
+    assert kinds == ["AWS::ECR::PullTimeUpdateExclusion"] * 3 + ["AWS::Events::Rule"] * 5 + [
         "AWS::IAM::Policy",
         "AWS::IAM::Role",
     ]
@@ -252,13 +252,31 @@ def test_every_pruned_regions_registry_excludes_the_roles_that_read_manifests(
     resources = home["Resources"]
     excluded_at_home = sorted(arn["Fn::GetAtt"][0] for arn in exclusions(home))
     names = [resources[role]["Properties"].get("RoleName") for role in excluded_at_home]
-    assert sorted(names) == [f"EcrRetentionTest-Evaluate-{HOME}", f"EcrRetentionTest-Tagger-{HOME}"]
+    # With a trail the sentinel's doctor reads manifests too.
+    assert sorted(names) == [
+        f"EcrRetentionTest-Evaluate-{HOME}",
+        f"EcrRetentionTest-Sentinel-{HOME}",
+        f"EcrRetentionTest-Tagger-{HOME}",
+    ]
     assert sorted(arn_text(arn) for arn in exclusions(forwarder)) == [
         f"arn:aws:iam::${{AWS::AccountId}}:role/{name}" for name in sorted(names)
     ]
     # One Region: the roles keep the names CloudFormation generates, the template as it was.
     assert len(exclusions(single)) == 2
     assert all("RoleName" not in single["Resources"][arn["Fn::GetAtt"][0]]["Properties"] for arn in exclusions(single))
+
+
+@pytest.mark.slow
+def test_with_a_trail_the_sentinels_doctor_is_excluded_too_and_one_region_names_no_role(
+    shared_stack: SharedStack,
+) -> None:
+    stack = shared_stack(RULES, {**CONTEXT, "cloudTrailManagementEvents": True})
+    template = Template.from_stack(stack).to_json()
+
+    excluded = sorted(arn["Fn::GetAtt"][0] for arn in exclusions(template))
+    roles = [stack.workflow.evaluate.role, stack.tagger.tagger.role, stack.sentinel.sentinel.role]
+    assert excluded == sorted(stack.resolve(role.role_arn)["Fn::GetAtt"][0] for role in roles)
+    assert all("RoleName" not in template["Resources"][role]["Properties"] for role in excluded)
 
 
 def test_an_excluded_roles_name_fits_iams_limit_and_stays_unique() -> None:
