@@ -129,5 +129,5 @@ def forwarder_stacks(scope: Construct, home: EcrRetentionStack) -> list[RegionFo
     ]
     for stack in stacks:
         # Its exclusions name the home stack's roles: deployed after them (cdk deploy --all orders it).
-        stack.add_dependency(home, "its pull-time exclusions name the home stack's roles")
+        stack.add_stack_dependency(home, "its pull-time exclusions name the home stack's roles")
     return stacks
