@@ -6,6 +6,8 @@ in that Region (EcrRetentionEvents-<region>, same account): one rule per pattern
 the sentinel's, built by the same functions), each targeting the home Region's default event bus. The CDK gives the
 rules one role, which may events:PutEvents on exactly that bus and nothing else. A forwarded event keeps its own `region`, and the home
 rules match by source, detail-type and detail, never by Region, so the home functions see it as they see their own.
+The stack also registers, in its Region's registry, the pull-time update exclusions of the home roles that read
+manifests there (infra/pull_time_exclusions.py), so it is deployed after the home stack.
 """
 
 from __future__ import annotations
