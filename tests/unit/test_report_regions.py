@@ -292,3 +292,17 @@ def test_the_page_checks_name_each_repository_with_its_region() -> None:
     assert evidence("replication") == [
         f"{HOME}:team/app deletions reach {OTHER} (123456789012) (expected clusters there: us-prod)"
     ]
+
+
+def test_a_push_run_in_the_other_region_alone_names_that_region() -> None:
+    # A push in us-east-1 starts a run of that Region's pushed repositories only: its report is the home Region's.
+    report = report_of(repo("team/app", OTHER, deleted=1))
+
+    html = render_page(report, StoragePrice.for_region(HOME))
+    _, body = render_summary(report)
+
+    assert f"<dd><bdi>123456789012</bdi> in <bdi>{OTHER}</bdi></dd>" in html
+    assert f"  {OTHER}:team/app: ok, 2 images, kept 1, deleted 1, 1000 B" in body.splitlines()
+    assert [bar.label for bar in page_view_of(report, StoragePrice.for_region(HOME)).bytes_chart.bars] == [
+        f"{OTHER}:team/app"
+    ]

@@ -79,11 +79,12 @@ def headline_of(report: RunReport) -> str:
 
 def regions_text(report: RunReport) -> str:
     """The Region of the run's registry; of a run over several, each, the home Region first
-    (`eu-west-1 and us-east-1`), so that the header does not name the home Region's alone."""
-    if not report.several_regions:
+    (`eu-west-1 and us-east-1`), and of a push run in another Region that one, so that the header names the
+    registries the run evaluated, not the home Region's alone."""
+    if not report.names_regions:
         return visible(report.region or "unknown")
-    names = [visible(region.region or "unknown") for region in report.regions]
-    return f"{', '.join(names[:-1])} and {names[-1]}"
+    names = [visible(region or "unknown") for region in report.regions_evaluated]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def utc(moment: datetime) -> str:

@@ -209,6 +209,18 @@ class RunReport(PlanModel):
         return repo.region or self.region
 
     @property
+    def regions_evaluated(self) -> tuple[str | None, ...]:
+        """The Regions of the run's repositories, the run's own first, then the others by name."""
+        found = {self.region_of(repo) for repo in self.repositories}
+        return tuple(sorted(found, key=lambda region: (region != self.region, region or "")))
+
+    @property
+    def names_regions(self) -> bool:
+        """Whether the renderers name each repository's Region: its repositories are not all the run's own Region's
+        (several Regions, or a push run in another Region). A run of the home Region alone names none."""
+        return any(self.region_of(repo) != self.region for repo in self.repositories)
+
+    @property
     def has_problems(self) -> bool:
         """The CLI exits 1: blocked, failed or partial, or any repository skipped or busy."""
         return self.outcome != "ok"

@@ -190,9 +190,9 @@ def totals_lines(report: RunReport) -> list[str]:
 
 
 def repository_name(report: RunReport, repo: RepositoryReport) -> str:
-    """A repository as the summary names it: by name, and by Region too (`us-east-1:team/app`) when the run spans
-    several."""
-    return f"{report.region_of(repo)}:{repo.repository_name}" if report.several_regions else repo.repository_name
+    """A repository as the summary names it: by name, and by Region too (`us-east-1:team/app`) when the run's
+    repositories are not all the home Region's (RunReport.names_regions)."""
+    return f"{report.region_of(repo)}:{repo.repository_name}" if report.names_regions else repo.repository_name
 
 
 def repository_lines(shown: Sequence[RepositoryReport], report: RunReport) -> list[str]:
