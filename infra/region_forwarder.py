@@ -6,6 +6,8 @@ in that Region (EcrRetentionEvents-<region>, same account): one rule per pattern
 the sentinel's, built by the same functions), each targeting the home Region's default event bus. The CDK gives the
 rules one role, which may events:PutEvents on exactly that bus and nothing else. A forwarded event keeps its own `region`, and the home
 rules match by source, detail-type and detail, never by Region, so the home functions see it as they see their own.
+The stack also registers, in its Region's registry, the pull-time update exclusions of the home roles that read
+manifests there (infra/pull_time_exclusions.py), so it is deployed after the home stack.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ecr_retention.domain.config import RetentionConfig
 from infra import constants
 from infra.deploy_settings import DeploySettings
 from infra.event_provenance import from_this_account, with_read_only_events
+from infra.pull_time_exclusions import RegionalPullTimeExclusions
 from infra.push_trigger import push_event_pattern
 from infra.sentinel import READ_ONLY_RULES, event_pattern, watched_events
 from infra.stack import EcrRetentionStack
@@ -67,6 +70,7 @@ class RegionForwarderStack(Stack):
         *,
         home_region: str,
         forwarded: Mapping[str, tuple[events.EventPattern, str]],
+        excluded_roles: Mapping[str, str],
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -83,6 +87,9 @@ class RegionForwarderStack(Stack):
         )
         self.home_bus.grant_put_events_to(self.role)
         self.rules = {name: self._rule(name, pattern, what) for name, (pattern, what) in forwarded.items()}
+        # This Region's registry excludes the home roles that read manifests here from pull-time updates, as the home
+        # Region's does (infra/pull_time_exclusions.py).
+        self.exclusions = RegionalPullTimeExclusions(self, "PullTimeExclusions", role_names=excluded_roles)
 
     def _rule(self, name: str, pattern: events.EventPattern, what: str) -> events.Rule:
         """This account's events only (infra/event_provenance.py); the lifecycle rule also delivers read-only events."""
@@ -109,15 +116,20 @@ def forwarder_stacks(scope: Construct, home: EcrRetentionStack) -> list[RegionFo
     pruned = home.pruned_regions
     if pruned.home is None or not pruned.several:
         return []
-    return [
+    stacks = [
         RegionForwarderStack(
             scope,
             f"{constants.FORWARDER_STACK_PREFIX}{region}",
             home_region=pruned.home,
             forwarded=forwarded_events(home.config, home.settings, region),
+            excluded_roles=home.exclusions.role_names,
             env=cdk.Environment(region=region),
             description=constants.FORWARDER_STACK_DESCRIPTION,
             tags=dict(constants.STACK_TAGS),
         )
         for region in pruned.others
     ]
+    for stack in stacks:
+        # Its exclusions name the home stack's roles: deployed after them (cdk deploy --all orders it).
+        stack.add_stack_dependency(home, "its pull-time exclusions name the home stack's roles")
+    return stacks

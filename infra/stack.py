@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from aws_cdk import Aws, CfnOutput, Stack, Token
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
@@ -130,7 +131,9 @@ class EcrRetentionStack(Stack):
         self.exclusions = PullTimeExclusions(
             self,
             "PullTimeExclusions",
-            roles={"Evaluate": self.workflow.evaluate.role, "Tagger": self.tagger.tagger.role},
+            roles=self._manifest_readers(settings),
+            # With several Regions the forwarding stacks exclude the same roles in their Regions, by name.
+            name_for=self.pruned_regions.home if self.pruned_regions.several else None,
         )
         self.alarms = self._alarms(config, settings)
         self.reviewers = (
@@ -139,6 +142,14 @@ class EcrRetentionStack(Stack):
             else ReviewerRole(self, "Reviewers", reviewers=settings.reviewers, bucket=bucket)
         )
         self._outputs()
+
+    def _manifest_readers(self, settings: DeploySettings) -> dict[str, iam.IRole]:
+        """The roles that read manifests (BatchGetImage): the evaluations, the tagger, and with a trail the sentinel's
+        doctor (uncached index manifests of a repository given a new lifecycle policy)."""
+        readers: dict[str, iam.IRole] = {"Evaluate": self.workflow.evaluate.role, "Tagger": self.tagger.tagger.role}
+        if settings.cloud_trail_management_events:
+            readers["Sentinel"] = self.sentinel.sentinel.role
+        return readers
 
     def _report_topic(self, settings: DeploySettings) -> ReportTopic:
         reports = ReportTopic(self, "Reports")

@@ -24,6 +24,7 @@ from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from infra import constants
 from infra.deploy_settings import DeploySettings
+from infra.pull_time_exclusions import excluded_role_name
 from infra.region_forwarder import RegionForwarderStack
 from infra.repository_scope import PrunedRegions
 from infra.stack import EcrRetentionStack
@@ -227,7 +228,64 @@ def test_the_forwarders_one_role_may_only_put_events_on_the_home_bus(forwarder: 
     ]
     assert role_statements(forwarder, role) == [{"Action": "events:PutEvents", "Effect": "Allow", "Resource": HOME_BUS}]
     kinds = sorted(r["Type"] for r in forwarder["Resources"].values())
-    assert kinds == ["AWS::Events::Rule"] * 5 + ["AWS::IAM::Policy", "AWS::IAM::Role"]
+    assert kinds == ["AWS::ECR::PullTimeUpdateExclusion"] * 3 + ["AWS::Events::Rule"] * 5 + [
+        "AWS::IAM::Policy",
+        "AWS::IAM::Role",
+    ]
+
+
+def exclusions(template: dict[str, Any]) -> list[Any]:
+    """The principals of the template's pull-time update exclusions."""
+    return [
+        resource["Properties"]["PrincipalArn"]
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::ECR::PullTimeUpdateExclusion"
+    ]
+
+
+@pytest.mark.slow
+def test_every_pruned_regions_registry_excludes_the_roles_that_read_manifests(
+    home: dict[str, Any], forwarder: dict[str, Any], single: dict[str, Any]
+) -> None:
+    # ECR's registry settings are per Region: the evaluations and the tagger read manifests in us-east-1 too, so its
+    # registry excludes them as eu-west-1's does, by the names the home stack gives them (the stack, the role, home).
+    resources = home["Resources"]
+    excluded_at_home = sorted(arn["Fn::GetAtt"][0] for arn in exclusions(home))
+    names = [resources[role]["Properties"].get("RoleName") for role in excluded_at_home]
+    # With a trail the sentinel's doctor reads manifests too.
+    assert sorted(names) == [
+        f"EcrRetentionTest-Evaluate-{HOME}",
+        f"EcrRetentionTest-Sentinel-{HOME}",
+        f"EcrRetentionTest-Tagger-{HOME}",
+    ]
+    assert sorted(arn_text(arn) for arn in exclusions(forwarder)) == [
+        f"arn:aws:iam::${{AWS::AccountId}}:role/{name}" for name in sorted(names)
+    ]
+    # One Region: the roles keep the names CloudFormation generates, the template as it was.
+    assert len(exclusions(single)) == 2
+    assert all("RoleName" not in single["Resources"][arn["Fn::GetAtt"][0]]["Properties"] for arn in exclusions(single))
+
+
+@pytest.mark.slow
+def test_with_a_trail_the_sentinels_doctor_is_excluded_too_and_one_region_names_no_role(
+    shared_stack: SharedStack,
+) -> None:
+    stack = shared_stack(RULES, {**CONTEXT, "cloudTrailManagementEvents": True})
+    template = Template.from_stack(stack).to_json()
+
+    excluded = sorted(arn["Fn::GetAtt"][0] for arn in exclusions(template))
+    roles = [stack.workflow.evaluate.role, stack.tagger.tagger.role, stack.sentinel.sentinel.role]
+    assert excluded == sorted(stack.resolve(role.role_arn)["Fn::GetAtt"][0] for role in roles)
+    assert all("RoleName" not in template["Resources"][role]["Properties"] for role in excluded)
+
+
+def test_an_excluded_roles_name_fits_iams_limit_and_stays_unique() -> None:
+    assert excluded_role_name("EcrRetention", "Evaluate", HOME) == f"EcrRetention-Evaluate-{HOME}"
+    long_a, long_b = ("Ecr" * 30 + "A", "Ecr" * 30 + "B")
+    name_a, name_b = (excluded_role_name(stack, "Evaluate", "ap-southeast-2") for stack in (long_a, long_b))
+    assert len(name_a) == len(name_b) == 64
+    assert name_a != name_b
+    assert name_a.endswith("-Evaluate-ap-southeast-2")
 
 
 @pytest.mark.slow

@@ -10,15 +10,17 @@ from datetime import timedelta
 
 import pytest
 
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan import Reason, ReplicaRegistry
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.handlers.observability import record_region_metrics
 from ecr_retention.report_page import render_page
+from ecr_retention.report_page.view import page_view_of
 from ecr_retention.report_sheet import COLUMNS, render_sheet
 from support.builders import NOW, digest
+from tests.unit.report_page.dom import parse
 
 HOME, OTHER = "eu-west-1", "us-east-1"
 DELETE = Reason(kind="delete-rule", rule="policies[0].rules[0]", detail="older than 30 days")
@@ -204,3 +206,103 @@ def test_the_page_of_one_region_has_no_region_filter_nor_column() -> None:
     assert 'id="filter-region"' not in html
     assert 'id="region-totals"' not in html
     assert '<th scope="col">Region</th>' not in html
+
+
+def warned(name: str, region: str | None, *warnings: str, **changes: object) -> RepositoryReport:
+    return repo(name, region, deleted=1).model_copy(update={"warnings": warnings, **changes})
+
+
+def test_the_warnings_of_a_run_over_two_regions_name_their_regions_home_first() -> None:
+    # A warning given in both Regions is one line naming both; a run-wide one (the facts') stays as it is.
+    report = report_of(
+        warned("team/app", OTHER, "index sha256:1 unreadable", "shared"),
+        warned("team/app", HOME, "shared"),
+        warned("tools", None, "cluster prod's manifest is old"),
+    )
+
+    assert report.warnings == (
+        f"{HOME}, {OTHER}: shared",
+        f"{OTHER}: index sha256:1 unreadable",
+        f"{HOME}: cluster prod's manifest is old",
+    )
+    _, body = render_summary(report)
+    start = body.splitlines().index("Warnings (3):")
+    assert body.splitlines()[start + 1] == f"  - {HOME}, {OTHER}: shared"
+
+
+def test_the_warnings_of_a_single_region_run_keep_their_words() -> None:
+    report = report_of(warned("team/app", HOME, "shared"), warned("tools", None, "shared", "old"))
+
+    assert report.warnings == ("shared", "old")
+
+
+def test_the_summary_names_a_replicating_repository_with_its_region() -> None:
+    replica = ReplicaRegistry(registry_id="123456789012", region="ap-southeast-2", expected_clusters=("syd",))
+    report = report_of(warned("team/app", OTHER, deletion_replicates_to=(replica,)), warned("team/app", HOME))
+
+    _, body = render_summary(report)
+
+    assert f"  {OTHER}:team/app: ap-southeast-2 (123456789012) (expected clusters there: syd)" in body.splitlines()
+
+
+def test_the_page_header_of_two_regions_names_both_and_of_one_its_own() -> None:
+    two = parse(render_page(two_regions(), StoragePrice.for_region(HOME)))
+    one = render_page(report_of(repo("team/app", HOME, deleted=1)), StoragePrice.for_region(HOME))
+
+    [registry] = [dd for dd in two.find_all("dd") if "123456789012" in dd.text()]
+    assert registry.text() == f"123456789012 in {HOME} and {OTHER}"
+    assert f"<dd><bdi>123456789012</bdi> in <bdi>{HOME}</bdi></dd>" in one
+
+
+def test_the_bytes_chart_of_two_regions_shows_a_bar_for_each_regions_app_labelled_with_its_region() -> None:
+    report = two_regions()
+
+    chart = page_view_of(report, StoragePrice.for_region(HOME)).bytes_chart
+
+    assert [(bar.label, bar.value) for bar in chart.bars] == [
+        (f"{HOME}:team/app", 2000),
+        (f"{HOME}:tools", 1000),
+        (f"{OTHER}:team/app", 1000),
+    ]
+    ages = page_view_of(report, StoragePrice.for_region(HOME)).age_charts
+    assert [(age.repository, age.label) for age in ages] == [
+        ("team/app", f"{HOME}:team/app"),
+        ("team/app", f"{OTHER}:team/app"),
+        ("tools", f"{HOME}:tools"),
+    ]
+
+
+def test_the_bytes_chart_of_one_region_labels_repositories_by_name() -> None:
+    chart = page_view_of(report_of(repo("team/app", HOME, deleted=2)), StoragePrice.for_region(HOME)).bytes_chart
+
+    assert [bar.label for bar in chart.bars] == ["team/app"]
+
+
+def test_the_page_checks_name_each_repository_with_its_region() -> None:
+    stuck = repo("team/app", OTHER, deleted=0).model_copy(update={"outcome": "failed", "error": "denied"})
+    replica = ReplicaRegistry(registry_id="123456789012", region=OTHER, expected_clusters=("us-prod",))
+    report = report_of(stuck, warned("team/app", HOME, deletion_replicates_to=(replica,)))
+
+    checks = {check.id: check for check in page_view_of(report, StoragePrice.for_region(HOME)).checks}
+
+    def evidence(check: str) -> list[str]:
+        return ["".join(part.text for part in each) for each in checks[check].evidence]
+
+    assert evidence("failures") == [f"{OTHER}:team/app: failed (denied)"]
+    assert evidence("replication") == [
+        f"{HOME}:team/app deletions reach {OTHER} (123456789012) (expected clusters there: us-prod)"
+    ]
+
+
+def test_a_push_run_in_the_other_region_alone_names_that_region() -> None:
+    # A push in us-east-1 starts a run of that Region's pushed repositories only: its report is the home Region's.
+    report = report_of(repo("team/app", OTHER, deleted=1))
+
+    html = render_page(report, StoragePrice.for_region(HOME))
+    _, body = render_summary(report)
+
+    assert f"<dd><bdi>123456789012</bdi> in <bdi>{OTHER}</bdi></dd>" in html
+    assert f"  {OTHER}:team/app: ok, 2 images, kept 1, deleted 1, 1000 B" in body.splitlines()
+    assert [bar.label for bar in page_view_of(report, StoragePrice.for_region(HOME)).bytes_chart.bars] == [
+        f"{OTHER}:team/app"
+    ]

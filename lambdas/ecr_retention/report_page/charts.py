@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -77,9 +77,17 @@ class BarChart:
     bar_height: int = BAR_HEIGHT
 
 
-def bytes_chart(repositories: Sequence[RepositoryReport], dry_run: bool) -> BarChart:
+def by_name(repo: RepositoryReport) -> str:
+    return repo.repository_name
+
+
+def bytes_chart(
+    repositories: Sequence[RepositoryReport], dry_run: bool, named: Callable[[RepositoryReport], str] = by_name
+) -> BarChart:
+    """`named`: a repository's label (with several Regions the page's, `us-east-1:app`, so that two Regions' `app`
+    are two bars told apart)."""
     verb = action_verb("reclaim", dry_run=dry_run)
-    items = _top_reclaiming(repositories)
+    items = _top_reclaiming(repositories, named)
     title = f"Bytes {verb} per repository (top {TOP_REPOSITORIES}, the rest as others)"
     if not items:
         return BarChart(title=f"Bytes {verb} per repository: none", bars=())
@@ -100,13 +108,15 @@ def bytes_chart(repositories: Sequence[RepositoryReport], dry_run: bool) -> BarC
     return BarChart(title=title, bars=bars, height=BAR_TOP * 2 + BAR_ROW * len(bars))
 
 
-def _top_reclaiming(repositories: Sequence[RepositoryReport]) -> list[tuple[str, int]]:
+def _top_reclaiming(
+    repositories: Sequence[RepositoryReport], named: Callable[[RepositoryReport], str]
+) -> list[tuple[str, int]]:
     """The repositories that reclaim most, largest first (ties by name), the rest summed as others."""
     ranked = sorted(
         (repo for repo in repositories if repo.bytes_reclaimed > 0),
-        key=lambda repo: (-repo.bytes_reclaimed, repo.repository_name),
+        key=lambda repo: (-repo.bytes_reclaimed, named(repo)),
     )
-    items = [(repo.repository_name, repo.bytes_reclaimed) for repo in ranked[:TOP_REPOSITORIES]]
+    items = [(named(repo), repo.bytes_reclaimed) for repo in ranked[:TOP_REPOSITORIES]]
     rest = ranked[TOP_REPOSITORIES:]
     if rest:
         items.append((f"others ({len(rest)} repositories)", sum(repo.bytes_reclaimed for repo in rest)))
@@ -155,7 +165,10 @@ def age_counts(entries: Sequence[ImageEntry], at: datetime) -> list[int]:
     return counts
 
 
-def age_chart(repo: RepositoryReport, at: datetime, dry_run: bool) -> AgeChart:
+def age_chart(
+    repo: RepositoryReport, at: datetime, dry_run: bool, named: Callable[[RepositoryReport], str] = by_name
+) -> AgeChart:
+    """`named`: the repository's label, as in bytes_chart."""
     removed = age_counts([entry for _, entry in grouped_entries(repo, REMOVED_GROUPS)], at)
     kept = age_counts([entry for _, entry in grouped_entries(repo, STAYING_GROUPS)], at)
     tallest = max([k + r for k, r in zip(kept, removed, strict=True)] + [1])
@@ -179,9 +192,7 @@ def age_chart(repo: RepositoryReport, at: datetime, dry_run: bool) -> AgeChart:
             )
         )
     verb = action_verb("remove", dry_run=dry_run)
-    title = f"Image age in {visible(repo.repository_name)}: {sum(kept)} kept, {sum(removed)} {verb}, " + ", ".join(
+    title = f"Image age in {visible(named(repo))}: {sum(kept)} kept, {sum(removed)} {verb}, " + ", ".join(
         f"{c.label}: {c.kept} kept {c.removed} {verb}" for c in columns
     )
-    return AgeChart(
-        repository=repo.repository_name, label=visible(repo.repository_name), title=title, columns=tuple(columns)
-    )
+    return AgeChart(repository=repo.repository_name, label=visible(named(repo)), title=title, columns=tuple(columns))

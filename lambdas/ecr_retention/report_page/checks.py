@@ -31,6 +31,7 @@ from ecr_retention.domain.reporting.report import (
     run_images,
     run_in_use_archived,
 )
+from ecr_retention.domain.reporting.summary import repository_name
 from ecr_retention.report_page.text import Line, Part, data, line, plural
 
 Status = Literal["pass", "warn", "fail"]
@@ -97,8 +98,13 @@ def kind_counts(keys: Counter[ReasonKey]) -> Counter[str]:
     return counts
 
 
-def image_ref(repo: RepositoryReport, entry: ImageEntry) -> tuple[Part, ...]:
-    return data(repo.repository_name), Part(" "), data(short_digest(entry.image_digest, with_algorithm=True))
+def named(report: RunReport, repo: RepositoryReport) -> Part:
+    """The repository as the checks name it: with its Region (`us-east-1:app`) when the run spans several."""
+    return data(repository_name(report, repo))
+
+
+def image_ref(report: RunReport, repo: RepositoryReport, entry: ImageEntry) -> tuple[Part, ...]:
+    return named(report, repo), Part(" "), data(short_digest(entry.image_digest, with_algorithm=True))
 
 
 def blocked_check(report: RunReport) -> Check:
@@ -195,7 +201,7 @@ def _unprotected_removals(report: RunReport, removed: Counter[ReasonKey]) -> lis
         for repo, entry in run_entries(report, *REMOVED_GROUPS):
             kinds = [reason.kind for reason in entry.reasons if reason.kind in PROTECTING]
             if kinds:
-                offenders.append(line(*image_ref(repo, entry), f" is removed but carries {', '.join(kinds)}"))
+                offenders.append(line(*image_ref(report, repo, entry), f" is removed but carries {', '.join(kinds)}"))
     return offenders
 
 
@@ -249,7 +255,7 @@ def fraction_check(report: RunReport) -> Check:
         "warn",
         "Max delete fraction",
         line(f"{plural(len(skipped), 'repository', 'repositories')} skipped over max_delete_fraction"),
-        capped(line(data(repo.repository_name), ": ", data(repo.skipped or "")) for repo in skipped),
+        capped(line(named(report, repo), ": ", data(repo.skipped or "")) for repo in skipped),
     )
 
 
@@ -262,7 +268,9 @@ def cancellation_check(report: RunReport) -> Check:
         "warn",
         "Re-check",
         line(f"{plural(len(cancelled), 'removal')} cancelled"),
-        capped(line(*image_ref(repo, entry), f" {entry.kind}: ", data(entry.detail)) for repo, entry in cancelled),
+        capped(
+            line(*image_ref(report, repo, entry), f" {entry.kind}: ", data(entry.detail)) for repo, entry in cancelled
+        ),
     )
 
 
@@ -271,9 +279,9 @@ def failure_check(report: RunReport) -> Check:
     stuck = [repo for repo in report.repositories if repo.outcome in ("failed", "busy")]
     if not failed and not stuck:
         return Check("failures", "pass", "Failures", line("no failure"))
-    evidence = [line(data(repo.repository_name), f": {repo.outcome}", *error_parts(repo.error)) for repo in stuck]
+    evidence = [line(named(report, repo), f": {repo.outcome}", *error_parts(repo.error)) for repo in stuck]
     evidence += [
-        line(*image_ref(repo, entry), ": ", data(entry.error_code or "unknown"), " ", data(entry.detail))
+        line(*image_ref(report, repo, entry), ": ", data(entry.error_code or "unknown"), " ", data(entry.detail))
         for repo, entry in failed
     ]
     return Check("failures", "fail", "Failures", failure_summary(failed, stuck), capped(evidence))
@@ -299,7 +307,7 @@ def replication_check(report: RunReport) -> Check:
     if not replicated:
         return Check("replication", "pass", "Replication", line("no repository's deletions replicate"))
     warn = any(reaches_unwatched_registry(repo) for repo in replicated)
-    evidence = [replica_line(repo, replica) for repo in replicated for replica in repo.deletion_replicates_to]
+    evidence = [replica_line(report, repo, replica) for repo in replicated for replica in repo.deletion_replicates_to]
     summary = line(
         f"{plural(len(replicated), 'repository', 'repositories')} replicate deletions",
         "; a destination without an expected cluster receives this run's removals" if warn else "",
@@ -307,13 +315,13 @@ def replication_check(report: RunReport) -> Check:
     return Check("replication", "warn" if warn else "pass", "Replication", summary, capped(evidence))
 
 
-def replica_line(repo: RepositoryReport, replica: ReplicaRegistry) -> Line:
+def replica_line(report: RunReport, repo: RepositoryReport, replica: ReplicaRegistry) -> Line:
     """Where one repository's deletions reach, and whether an expected cluster watches that registry."""
     if replica.expected_clusters:
         watched = line(" (expected clusters there: ", data(", ".join(replica.expected_clusters)), ")")
     else:
         watched = line(" (no expected cluster there", "" if removes(repo) else "; this run removes nothing here", ")")
-    return line(data(repo.repository_name), " deletions reach ", data(str(replica)), *watched)
+    return line(named(report, repo), " deletions reach ", data(str(replica)), *watched)
 
 
 def in_use_archived_check(report: RunReport) -> Check:
@@ -332,7 +340,7 @@ def in_use_archived_check(report: RunReport) -> Check:
         line(f"{plural(len(found), 'in-use image')} found archived, {plural(len(restores), 'restore')}"),
         capped(
             line(
-                *image_ref(image.repository, image.entry),
+                *image_ref(report, image.repository, image.entry),
                 f" {image.fate_text(dry_run=report.dry_run, form='check')}, used by ",
                 data(workloads[image.entry.image_digest]),
             )
@@ -369,7 +377,7 @@ def quarantine_check(report: RunReport) -> Check:
     left = action_verb("leave", dry_run=report.dry_run)
     stages: dict[QuarantineStage, str] = {"enter": entered, "leave": f"{left} for good"}
     evidence = [
-        line(*image_ref(repo, entry), f" {stages[stage]}: ", data(entry.detail))
+        line(*image_ref(report, repo, entry), f" {stages[stage]}: ", data(entry.detail))
         for repo in report.repositories
         for stage, entry in quarantine_entries(repo)
     ]
@@ -396,7 +404,7 @@ def findings_check(report: RunReport) -> Check:
             line("no finding on native lifecycle policies or creation templates"),
         )
     evidence = [
-        line(data(repo.repository_name), f": {finding.severity} {finding.code}: ", data(finding.message))
+        line(named(report, repo), f": {finding.severity} {finding.code}: ", data(finding.message))
         for repo, finding in lifecycle
     ]
     evidence += _template_evidence(templates)

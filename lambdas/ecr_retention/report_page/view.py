@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from itertools import starmap
 from operator import attrgetter
 from typing import NamedTuple
@@ -32,7 +33,7 @@ from ecr_retention.domain.reporting.report import (
     entries_in,
 )
 from ecr_retention.domain.reporting.sizes import human_bytes
-from ecr_retention.domain.reporting.summary import deletions_phrase, nothing_deleted
+from ecr_retention.domain.reporting.summary import deletions_phrase, nothing_deleted, repository_name
 from ecr_retention.report_page.charts import AgeChart, BarChart, age_chart, bytes_chart
 from ecr_retention.report_page.checks import Check, checks_of
 from ecr_retention.report_page.text import visible
@@ -51,7 +52,7 @@ class Header:
     trigger: str
     run_id: str
     registry: str
-    region: str
+    region: str  # the run's Region; of a run over several, each (regions_text: "eu-west-1 and us-east-1")
     started_iso: str
     started: str
     finished_iso: str
@@ -76,6 +77,16 @@ def headline_of(report: RunReport) -> str:
     return f"{', '.join(parts)} in {totals.repositories} repositories; kept {totals.kept}"
 
 
+def regions_text(report: RunReport) -> str:
+    """The Region of the run's registry; of a run over several, each, the home Region first
+    (`eu-west-1 and us-east-1`), and of a push run in another Region that one, so that the header names the
+    registries the run evaluated, not the home Region's alone."""
+    if not report.names_regions:
+        return visible(report.region or "unknown")
+    names = [visible(region or "unknown") for region in report.regions_evaluated]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def utc(moment: datetime) -> str:
     return f"{moment:%Y-%m-%d %H:%M:%S} UTC"
 
@@ -89,7 +100,7 @@ def header_of(report: RunReport) -> Header:
         trigger=report.trigger,
         run_id=visible(report.run_id),
         registry=visible(report.registry_id or "unknown"),
-        region=visible(report.region or "unknown"),
+        region=regions_text(report),
         started_iso=report.started_at.isoformat(),
         started=utc(report.started_at),
         finished_iso=report.finished_at.isoformat(),
@@ -350,9 +361,9 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
         totals=total_cards(report.totals, report.dry_run),
         regions=regions_of(report),
         repositories=tuple(repository_row(repo, report.region_of(repo)) for repo in report.repositories),
-        bytes_chart=bytes_chart(report.repositories, report.dry_run),
+        bytes_chart=bytes_chart(report.repositories, report.dry_run, partial(repository_name, report)),
         age_charts=tuple(
-            age_chart(repo, repo.evaluated_at or report.started_at, report.dry_run)
+            age_chart(repo, repo.evaluated_at or report.started_at, report.dry_run, partial(repository_name, report))
             for repo in report.repositories
             if _has_images(repo)
         ),

@@ -70,6 +70,22 @@ BAD_INPUT: dict[str, tuple[list[str], str]] = {
         ["tag", "--config", "{rules}", "--bucket", "ab"],
         "ecr-retention tag: error: --bucket: 'ab' is not an S3 bucket name",
     ),
+    "run: --region not a Region's name": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--region", "EU-WEST-1"],
+        "ecr-retention run: error: --region: 'EU-WEST-1' is not an AWS Region (such as us-east-1)",
+    ),
+    "run: --region empty": (
+        ["run", "--config", "{rules}", "--bucket", BUCKET, "--region", REGION, "--region", ""],
+        "ecr-retention run: error: --region: '' is not an AWS Region (such as us-east-1)",
+    ),
+    "snapshot: --region not a Region's name": (
+        ["snapshot", "--out", "{tmp}/registry.json", "--region", "Europe"],
+        "ecr-retention snapshot: error: --region: 'Europe' is not an AWS Region (such as us-east-1)",
+    ),
+    "snapshot: --region empty": (
+        ["snapshot", "--out", "{tmp}/registry.json", "--region", ""],
+        "ecr-retention snapshot: error: --region: '' is not an AWS Region (such as us-east-1)",
+    ),
     "snapshot: output directory missing": (
         ["snapshot", "--out", "{tmp}/snapshots/registry.json"],
         "ecr-retention snapshot: error: --out: directory {tmp}/snapshots does not exist",
@@ -122,6 +138,46 @@ def test_no_region_is_one_line_and_exit_2_before_any_aws_call(
     assert one_line(result.stderr) == f"ecr-retention {command}: {NO_REGION}"
     assert empty_account.calls == []
     assert not (tmp_path / "registry.json").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "snapshot"])
+def test_a_region_of_a_regions_shape_that_aws_has_not_is_refused_before_any_aws_call(
+    command: str, empty_account: ApiCallRecorder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # us-east-3 passes the pattern (issue 44: a mistyped --region): botocore's partition data has no such Region.
+    arguments = {
+        "run": ["--config", str(write_rules(tmp_path, dry_run=False)), "--bucket", BUCKET],
+        "snapshot": ["--out", str(tmp_path / "registry.json")],
+    }[command]
+
+    result = run_cli(empty_account, capsys, command, *arguments, "--region", "us-east-3")
+
+    assert result.code == 2
+    assert one_line(result.stderr).startswith(
+        f"ecr-retention {command}: error: --region: 'us-east-3' is not an AWS Region: botocore "
+    )
+    assert result.stdout == ""
+    assert empty_account.calls == []
+    assert not (tmp_path / "registry.json").exists()
+
+
+def test_run_refuses_a_policy_naming_a_region_it_does_not_prune_before_it_reads_a_registry(
+    empty_account: ApiCallRecorder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = tmp_path / "retention.yaml"
+    rules.write_text(
+        "version: 1\nsafety: {clusters: []}\n"
+        "policies: [{repositories: [app], regions: [ap-southeast-2], rules: [{delete: {untagged: true}}]}]\n"
+    )
+
+    result = run_cli(empty_account, capsys, "run", "--config", str(rules), "--bucket", BUCKET, "--region", "us-east-1")
+
+    assert result.code == 2
+    assert one_line(result.stderr) == (
+        f"ecr-retention run: error: {rules}: policies[0].regions: ap-southeast-2 is not a Region this deployment "
+        f"prunes (regions: {REGION}, us-east-1)"
+    )
+    assert {call.service for call in empty_account.calls} <= {"sts"}  # who the account is; no registry, no bucket
 
 
 def deny(operation: str) -> Callable[[Pipeline], None]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from importlib import import_module
@@ -200,19 +201,28 @@ class World:
         listed = boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=BUCKET)
         return [item["Key"] for item in listed.get("Contents", [])]
 
-    def tags(self, repository: str) -> set[str]:
-        ecr = boto3.client("ecr", region_name=REGION)
+    def tags(self, repository: str, region: str = REGION) -> set[str]:
+        ecr = boto3.client("ecr", region_name=region)
         details = ecr.describe_images(repositoryName=repository)["imageDetails"]
         return {tag for detail in details for tag in detail.get("imageTags", [])}
 
 
-@pytest.fixture
-def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+@contextmanager
+def world_of(
+    synthesized: Synthesized,
+    rules_text: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    within: Callable[[], AbstractContextManager[object]] = nullcontext,
+) -> Iterator[World]:
+    """moto with the state machine executing, the handlers' world provisioned with `rules_text` (inside `within`, say
+    the ECR emulator's fidelity), and no cold start yet: what a fixture adds before its first run reaches the
+    handlers."""
     router = Router(synthesized.handlers)
     monkeypatch.setattr(lambda_eval_utils, "_invoke_lambda_function", router.invoke)
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}), within():
         rules = tmp_path / "retention.yaml"
-        rules.write_text(RULES)
+        rules.write_text(rules_text)
         provisioned = lambda_stack.provision(
             monkeypatch,
             rules,
@@ -221,12 +231,17 @@ def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPa
             repositories=REPOSITORIES,
             images_of_their_own=True,
         )
-        machine, queue_url, images = provisioned.state_machine_arn, provisioned.queue_url, provisioned.images
         set_default_factory(None)
         forget_cold_start()
-        yield World(machine, queue_url, router, images)
+        yield World(provisioned.state_machine_arn, provisioned.queue_url, router, provisioned.images)
         forget_cold_start()
         set_default_factory(None)
+
+
+@pytest.fixture
+def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    with world_of(synthesized, RULES, tmp_path, monkeypatch) as world:
+        yield world
 
 
 def outcomes(report: dict[str, Any]) -> list[tuple[str, str]]:
@@ -332,11 +347,6 @@ class TwoRegions:
     world: World
     other: dict[str, dict[str, str]]  # us-east-1: repository -> tag -> digest
 
-    def tags_in(self, region: str, repository: str) -> set[str]:
-        ecr = boto3.client("ecr", region_name=region)
-        details = ecr.describe_images(repositoryName=repository)["imageDetails"]
-        return {tag for detail in details for tag in detail.get("imageTags", [])}
-
 
 @pytest.fixture
 def two_regions(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TwoRegions]:
@@ -344,31 +354,8 @@ def two_regions(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.Mo
     replicas v1-v4 and a v0 of its own, and `edge` (v1-v4), whose v2 prod runs from there, across Regions."""
     from ecr_retention_dev.emulator.fidelity import EcrFidelity
 
-    router = Router(synthesized.handlers)
-    monkeypatch.setattr(lambda_eval_utils, "_invoke_lambda_function", router.invoke)
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}), EcrFidelity():
-        rules = tmp_path / "retention.yaml"
-        rules.write_text(TWO_REGION_RULES)
-        provisioned = lambda_stack.provision(
-            monkeypatch,
-            rules,
-            bucket=BUCKET,
-            definition=adapt_for_moto(synthesized.definition),
-            repositories=REPOSITORIES,
-            images_of_their_own=True,
-        )
-        home = boto3.client("ecr", region_name=REGION)
-        home.put_replication_configuration(
-            replicationConfiguration={
-                "rules": [
-                    {
-                        "destinations": [{"region": OTHER_REGION, "registryId": DEFAULT_ACCOUNT_ID}],
-                        "repositoryFilters": [{"filter": "app", "filterType": "PREFIX_MATCH"}],
-                        "deleteReplication": {"enabled": True},
-                    }
-                ]
-            }
-        )
+    with world_of(synthesized, TWO_REGION_RULES, tmp_path, monkeypatch, within=EcrFidelity) as world:
+        replicate_app_to_the_other_region()
         other = boto3.client("ecr", region_name=OTHER_REGION)
         images: dict[str, dict[str, str]] = {}
         for repository, versions in (("app", range(5)), ("edge", range(1, 5))):
@@ -379,28 +366,33 @@ def two_regions(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.Mo
                 )
                 for n in versions
             }
-        assert {tag: images["app"][tag] for tag in ("v1", "v2", "v3", "v4")} == provisioned.images["app"]  # replicas
-        running = {
-            "image": f"{OTHER_HOST}/edge:v2",
-            "namespace": "prod",
-            "workload": "Deployment/cdn",
-            "container": "cdn",
-            "source": "template",
-        }
-        manifest = json.loads(
-            boto3.client("s3", region_name=REGION).get_object(Bucket=BUCKET, Key="in-use/prod.json")["Body"].read()
-        )
-        manifest["images"].append(running)
-        boto3.client("s3", region_name=REGION).put_object(
-            Bucket=BUCKET, Key="in-use/prod.json", Body=json.dumps(manifest)
-        )
+        assert {tag: images["app"][tag] for tag in ("v1", "v2", "v3", "v4")} == world.images["app"]  # replicas
+        prod_runs(f"{OTHER_HOST}/edge:v2")
         monkeypatch.setenv("PRUNED_REGIONS", json.dumps([REGION, OTHER_REGION]))
-        set_default_factory(None)
-        forget_cold_start()
-        world = World(provisioned.state_machine_arn, provisioned.queue_url, router, provisioned.images)
         yield TwoRegions(world, images)
-        forget_cold_start()
-        set_default_factory(None)
+
+
+def replicate_app_to_the_other_region() -> None:
+    boto3.client("ecr", region_name=REGION).put_replication_configuration(
+        replicationConfiguration={
+            "rules": [
+                {
+                    "destinations": [{"region": OTHER_REGION, "registryId": DEFAULT_ACCOUNT_ID}],
+                    "repositoryFilters": [{"filter": "app", "filterType": "PREFIX_MATCH"}],
+                    "deleteReplication": {"enabled": True},
+                }
+            ]
+        }
+    )
+
+
+def prod_runs(image: str) -> None:
+    """prod's manifest also names `image` (a template's)."""
+    s3 = boto3.client("s3", region_name=REGION)
+    manifest = json.loads(s3.get_object(Bucket=BUCKET, Key="in-use/prod.json")["Body"].read())
+    workload = {"namespace": "prod", "workload": "Deployment/cdn", "container": "cdn", "source": "template"}
+    manifest["images"].append({"image": image, **workload})
+    s3.put_object(Bucket=BUCKET, Key="in-use/prod.json", Body=json.dumps(manifest))
 
 
 def regional_outcomes(report: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -431,10 +423,10 @@ def test_one_run_prunes_both_registries_and_keeps_what_either_runs(two_regions: 
     assert regional_deleted(report, "us-east-1", "app") == {"v0"}
     # edge: v2 runs in prod (a cluster of the other Region, pulling across), v4 is the newest.
     assert regional_deleted(report, "us-east-1", "edge") == {"v1", "v3"}
-    assert two_regions.tags_in(REGION, "app") == {"v2", "v4"}
-    assert two_regions.tags_in(OTHER_REGION, "app") == {"v2", "v4"}
-    assert two_regions.tags_in(OTHER_REGION, "edge") == {"v2", "v4"}
-    assert two_regions.tags_in(REGION, "team-a/api") == {"v4"}
+    assert world.tags("app", REGION) == {"v2", "v4"}
+    assert world.tags("app", OTHER_REGION) == {"v2", "v4"}
+    assert world.tags("edge", OTHER_REGION) == {"v2", "v4"}
+    assert world.tags("team-a/api", REGION) == {"v4"}
     assert report["totals"]["deleted"] == 2 + 3 + 1 + 2
     items = [event for handler, event in world.router.invocations if handler == "evaluate"]
     assert sorted((item.get("region", REGION), item["repository"]) for item in items) == [
@@ -465,6 +457,6 @@ def test_a_push_in_the_other_region_evaluates_that_registry_only(two_regions: Tw
         "v4": "replica",
     }
     assert "eu-west-1's rules decide it" in kept["v1"]["detail"]
-    assert two_regions.tags_in(OTHER_REGION, "app") == {"v1", "v2", "v3", "v4"}
-    assert two_regions.tags_in(REGION, "app") == {"v1", "v2", "v3", "v4"}
-    assert two_regions.tags_in(OTHER_REGION, "edge") == {"v2", "v4"}
+    assert world.tags("app", OTHER_REGION) == {"v1", "v2", "v3", "v4"}
+    assert world.tags("app", REGION) == {"v1", "v2", "v3", "v4"}
+    assert world.tags("edge", OTHER_REGION) == {"v2", "v4"}

@@ -6,7 +6,7 @@ under `deleted` or `archived` unless ECR confirmed the action (or, in dry run, t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -209,6 +209,18 @@ class RunReport(PlanModel):
         return repo.region or self.region
 
     @property
+    def regions_evaluated(self) -> tuple[str | None, ...]:
+        """The Regions of the run's repositories, the run's own first, then the others by name."""
+        found = {self.region_of(repo) for repo in self.repositories}
+        return tuple(sorted(found, key=lambda region: (region != self.region, region or "")))
+
+    @property
+    def names_regions(self) -> bool:
+        """Whether the renderers name each repository's Region: its repositories are not all the run's own Region's
+        (several Regions, or a push run in another Region). A run of the home Region alone names none."""
+        return any(self.region_of(repo) != self.region for repo in self.repositories)
+
+    @property
     def has_problems(self) -> bool:
         """The CLI exits 1: blocked, failed or partial, or any repository skipped or busy."""
         return self.outcome != "ok"
@@ -240,19 +252,35 @@ def blocked_reasons(repositories: Sequence[RepositoryReport], home: str | None) 
     """Each reason that blocked a repository, once. When the run's repositories are not all the home Region's, each
     names the Regions it blocked (`us-east-1: the registry's replication configuration is unknown: ...`): a block of
     one Region is that Region's. A run of one Region keeps its reasons as they are."""
-    regions_of = _regions_by_reason(repositories, home)
+    return regional_lines(repositories, home, lambda repo: repo.blocked)
+
+
+def repository_warnings(repositories: Sequence[RepositoryReport], home: str | None) -> tuple[str, ...]:
+    """Each warning of an evaluation, once, named with the Regions it was given in as blocked reasons are
+    (`us-east-1: ...`) when the run's repositories are not all the home Region's."""
+    return regional_lines(repositories, home, lambda repo: repo.warnings)
+
+
+def regional_lines(
+    repositories: Sequence[RepositoryReport], home: str | None, lines_of: Callable[[RepositoryReport], Sequence[str]]
+) -> tuple[str, ...]:
+    """Each line the repositories give (`lines_of`), once, in their order; prefixed with the Regions that gave it,
+    the home Region first, unless every repository is the home Region's (a run of one Region keeps its words)."""
+    regions_of = _regions_by_line(repositories, home, lines_of)
     if all((repo.region or home) == home for repo in repositories):
         return tuple(regions_of)
-    return tuple(f"{', '.join(_home_first(regions, home))}: {reason}" for reason, regions in regions_of.items())
+    return tuple(f"{', '.join(_home_first(regions, home))}: {line}" for line, regions in regions_of.items())
 
 
-def _regions_by_reason(repositories: Sequence[RepositoryReport], home: str | None) -> dict[str, dict[str, None]]:
-    """Each blocking reason, in the repositories' order, with the Regions of the repositories it blocked."""
+def _regions_by_line(
+    repositories: Sequence[RepositoryReport], home: str | None, lines_of: Callable[[RepositoryReport], Sequence[str]]
+) -> dict[str, dict[str, None]]:
+    """Each line, in the repositories' order, with the Regions of the repositories that gave it."""
     regions_of: dict[str, dict[str, None]] = {}
     for repo in repositories:
         region = repo.region or home or "unknown Region"
-        for reason in repo.blocked:
-            regions_of.setdefault(reason, {})[region] = None
+        for line in lines_of(repo):
+            regions_of.setdefault(line, {})[region] = None
     return regions_of
 
 
@@ -318,7 +346,7 @@ def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
     # By name, then (two Regions' repositories of one name) by Region.
     ordered = sorted(facts.repositories, key=lambda repo: (repo.repository_name, repo.region or ""))
     blocked = blocked_reasons(ordered, facts.registry.region)
-    warnings = tuple(dict.fromkeys([*facts.warnings, *(w for repo in ordered for w in repo.warnings)]))
+    warnings = tuple(dict.fromkeys([*facts.warnings, *repository_warnings(ordered, facts.registry.region)]))
     return RunReport(
         run_id=facts.run_id,
         trigger=facts.trigger,

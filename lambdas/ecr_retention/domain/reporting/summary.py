@@ -132,7 +132,7 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
     a terminal can escape each line's characters without joining or splitting lines."""
     shown = [repo for repo in report.repositories if repo.outcome != "unmanaged"]
     lines = [*heading_lines(report), *blocked_lines(report), *totals_lines(report), *repository_lines(shown, report)]
-    lines += replication_lines(shown)
+    lines += replication_lines(shown, report)
     lines += failure_lines(report)
     lines += in_use_missing_lines(report)
     lines += in_use_archived_lines(report)
@@ -190,9 +190,9 @@ def totals_lines(report: RunReport) -> list[str]:
 
 
 def repository_name(report: RunReport, repo: RepositoryReport) -> str:
-    """A repository as the summary names it: by name, and by Region too (`us-east-1:team/app`) when the run spans
-    several."""
-    return f"{report.region_of(repo)}:{repo.repository_name}" if report.several_regions else repo.repository_name
+    """A repository as the summary names it: by name, and by Region too (`us-east-1:team/app`) when the run's
+    repositories are not all the home Region's (RunReport.names_regions)."""
+    return f"{report.region_of(repo)}:{repo.repository_name}" if report.names_regions else repo.repository_name
 
 
 def repository_lines(shown: Sequence[RepositoryReport], report: RunReport) -> list[str]:
@@ -299,17 +299,21 @@ def in_use_archived_lines(report: RunReport) -> list[str]:
     if not found:
         return []
     lines = ["", f"In-use images found archived ({len(found)}): their workloads cannot pull them until restored"]
-    lines += [in_use_archived_line(image, report.dry_run) for image in found[:ARCHIVED_IN_USE_SHOWN]]
+    lines += [
+        in_use_archived_line(image, report.dry_run, repository_name(report, image.repository))
+        for image in found[:ARCHIVED_IN_USE_SHOWN]
+    ]
     if len(found) > ARCHIVED_IN_USE_SHOWN:
         lines.append(f"  ... and {len(found) - ARCHIVED_IN_USE_SHOWN} more (see the report)")
     return lines
 
 
-def in_use_archived_line(image: InUseArchived, dry_run: bool) -> str:
+def in_use_archived_line(image: InUseArchived, dry_run: bool, name: str | None = None) -> str:
+    """`name`: the repository as the summary names it (repository_name), by default its name."""
     digest = short_digest(image.entry.image_digest, with_algorithm=True)
     tags = tags_text(image.entry, shown_more=False)
     fate = image.fate_text(dry_run=dry_run, form="line")
-    return f"  {image.repository.repository_name}  {digest}  {tags}  {fate}; used by {image.workloads}"
+    return f"  {name or image.repository.repository_name}  {digest}  {tags}  {fate}; used by {image.workloads}"
 
 
 def file_lines(files: ReportFiles, region: str | None) -> list[str]:
@@ -326,14 +330,15 @@ def file_lines(files: ReportFiles, region: str | None) -> list[str]:
     return lines
 
 
-def replication_lines(repositories: Sequence[RepositoryReport]) -> list[str]:
-    """Where this run's deletions reach beyond this registry, per repository."""
+def replication_lines(repositories: Sequence[RepositoryReport], report: RunReport) -> list[str]:
+    """Where this run's deletions reach beyond this registry, per repository (named as repository_name does)."""
     replicated = replicating(repositories)
     if not replicated:
         return []
     lines = ["", "Deletions replicate (deleteReplication) to:"]
     for repo in replicated[:REPOSITORY_LINES]:
-        lines.append(f"  {repo.repository_name}: {'; '.join(replica_text(r) for r in repo.deletion_replicates_to)}")
+        replicas = "; ".join(replica_text(r) for r in repo.deletion_replicates_to)
+        lines.append(f"  {repository_name(report, repo)}: {replicas}")
     if len(replicated) > REPOSITORY_LINES:
         lines.append(f"  ... and {len(replicated) - REPOSITORY_LINES} more repositories (see the report)")
     return lines
