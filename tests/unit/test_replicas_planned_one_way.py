@@ -142,8 +142,8 @@ def test_two_way_replication_is_decided_by_the_region_that_sorts_first_in_the_ru
     # Then app is pruned, by eu-west-1's rules (us-east-1 leaves its replicas to them), and the run says so once
     assert deleted(report) == TWO_WAY_EXPECTED
     assert cycle_warnings(report) == [
-        "app replicates its deletions both ways between the pruned Regions eu-west-1, us-east-1: eu-west-1's rules "
-        "decide it (the Region that sorts first), and us-east-1 leaves to them the replicas"
+        "eu-west-1: app replicates its deletions both ways between the pruned Regions eu-west-1, us-east-1: "
+        "eu-west-1's rules decide it (the Region that sorts first), and us-east-1 leaves to them the replicas"
     ]
 
 

@@ -617,7 +617,8 @@ def removals_of_report(report: RunReport) -> set[tuple[str, str]]:
 def region_totals(report: RunReport) -> list[str]:
     """One line per Region of the run (RunReport.regions; the run's totals when it pruned one): its repositories, and
     what was deleted, archived and kept there."""
-    regions = report.regions or (RegionTotals(region=report.region, totals=report.totals),)
+    one = report.regions_evaluated[0] if report.repositories else report.region  # a push in another Region alone
+    regions = report.regions or (RegionTotals(region=one, totals=report.totals),)
     deleted, archived = ("to delete", "to archive") if report.dry_run else ("deleted", "archived")
     return [
         f"{each.region}: {each.totals.repositories} repositories, {each.totals.deleted} {deleted}, "
