@@ -6,7 +6,7 @@ asserts nothing.
     make bench        (or: python benchmarks/report_step.py [--tree CHECKOUT] [--images 30000 100000] [--rounds 3])
 
 The inputs are written once by a child running this checkout's code (tests/support's dry_run_report, stored by
-store_repository_report as the workers store them, with the targets step's work items and record), as files of a
+RunFiles.store_report as the workers store them, with the targets step's work items and record), as files of a
 bucket on disk. Each measurement is a fresh process shaped like the function: it imports the report handler (the
 cold start), builds its wiring over that bucket (a file per object: a read returns one object's bytes, a write
 leaves the process, as with S3), then invokes `lambda_handler(record, context)` once; its time is the
@@ -114,7 +114,7 @@ class FileBucket:
 def write_inputs(count: int, directory: Path) -> None:
     """In a child: the bucket after a dry run's workers over `count` images, and the report step's input."""
     from ecr_retention.layout import targets_key
-    from ecr_retention.services.report import store_repository_report
+    from ecr_retention.run_files import RunFiles
     from ecr_retention.workflow import RunRecord, WorkItem
     from support.reports import dry_run_report
 
@@ -122,7 +122,7 @@ def write_inputs(count: int, directory: Path) -> None:
     report = dry_run_report(count)
     names = []
     for repository in report.repositories:
-        store_repository_report(bucket, RUN_ID, repository)
+        RunFiles(bucket, RUN_ID).store_report(repository)
         names.append(repository.repository_name)
     items = [WorkItem(run_id=RUN_ID, repository=name, trigger="schedule", dry_run=True).to_wire() for name in names]
     bucket.write(targets_key(RUN_ID), json.dumps(items).encode())

@@ -43,7 +43,7 @@ MODULES = {
     "cost": "reporting.cost",
     "escaping": "reporting.escaping",
     "sizes": "reporting.sizes",
-    "sentinel": "sentinel.matching",
+    "sentinel": "in_use.references",
     "sentinel_alert": "sentinel.alert",
     "sentinel_events": "sentinel.events",
     "guard_events": "sentinel.guard_events",

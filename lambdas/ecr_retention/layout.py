@@ -27,7 +27,7 @@ MEMORY_DELETION_ACKNOWLEDGEMENTS_PREFIX = "state/acknowledged-memory-deletions/"
 # (`plan --bucket`, `diff --bucket`): snapshots/<hash>.json, overwritten by every evaluation of the repository.
 SNAPSHOTS_PREFIX = "snapshots/"
 REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.html) and sheet (.csv)
-# The sentinel's record of removals (domain/sentinel/matching.py Removal):
+# The sentinel's record of removals (domain/in_use/references.py Removal):
 # removals/<quoted repository>/<time>-<event>-<n>.json (another pruned Region's repository by its regional_name,
 # `us-east-1:app`), one object per event and image, written by that event only (two events at once never race; its
 # own event rewrites it once to say what its alert named); expired by the bucket's lifecycle. Beside them, one claim
@@ -52,27 +52,26 @@ def targets_key(run_id: str) -> str:
     return f"{run_prefix(run_id)}targets.json"
 
 
-def replication_key(run_id: str, region: str | None = None) -> str:
-    """The registry's replication as the targets step read it, for every evaluation of the run: the home Region's
-    (region None) as replication.json, another pruned Region's as replication-<region>.json."""
-    return f"{run_prefix(run_id)}replication{_regional(region, '-')}.json"
+def replication_key(run_id: str) -> str:
+    """Every pruned registry's replication as the targets step read it, by Region, for every evaluation of the run."""
+    return f"{run_prefix(run_id)}replication.json"
 
 
-def _regional(region: str | None, separator: str) -> str:
-    return "" if region is None else f"{separator}{region}"
+def _regional(key: str | None, separator: str) -> str:
+    return "" if key is None else f"{separator}{key}"
 
 
-def regional_name(repository: str, region: str | None) -> str:
-    """A repository's name across the pruned Regions: the home Region's (region None) as it is, another's prefixed with
-    its Region (`us-east-1:team/app`; no repository name holds a colon). What a lease, a stored report and a kept
+def regional_name(repository: str, key: str | None) -> str:
+    """A repository's name across the pruned Regions, by its registry's key (registries.PrunedRegistry.key): the home
+    Region's (key None) as it is, another's prefixed with its Region (`us-east-1:team/app`; no repository name holds a colon). What a lease, a stored report and a kept
     snapshot are keyed by, so that two Regions' repositories of one name never share one."""
-    return f"{_regional(region, '')}:{repository}" if region is not None else repository
+    return f"{_regional(key, '')}:{repository}" if key is not None else repository
 
 
-def replicated_deletions_key(run_id: str, repository: str, region: str | None = None) -> str:
+def replicated_deletions_key(run_id: str, repository: str, key: str | None = None) -> str:
     """What a repository's evaluation deletes, told before it acts to the evaluations of the destinations its
     deletions replicate to, when the run prunes those too (services/replicas.py)."""
-    name = hashlib.sha256(regional_name(repository, region).encode()).hexdigest()[:32]
+    name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
     return f"{run_prefix(run_id)}deletions/{name}.json"
 
 
@@ -80,15 +79,15 @@ def repository_reports_prefix(run_id: str) -> str:
     return f"{run_prefix(run_id)}repositories/"
 
 
-def repository_report_key(run_id: str, repository: str, region: str | None = None) -> str:
+def repository_report_key(run_id: str, repository: str, key: str | None = None) -> str:
     # Repository names hold slashes; a hash keeps one flat, collision-free object per repository.
-    name = hashlib.sha256(regional_name(repository, region).encode()).hexdigest()[:32]
+    name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
     return f"{repository_reports_prefix(run_id)}{name}.json"
 
 
-def repository_snapshot_key(repository: str, region: str | None = None) -> str:
+def repository_snapshot_key(repository: str, key: str | None = None) -> str:
     """Where the last evaluation of a repository keeps its snapshot: one flat object per repository, as its reports."""
-    name = hashlib.sha256(regional_name(repository, region).encode()).hexdigest()[:32]
+    name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
     return f"{SNAPSHOTS_PREFIX}{name}.json"
 
 
@@ -98,24 +97,24 @@ def run_report_key(run_id: str, started_at: datetime, *, extension: str = "json"
     return f"{REPORTS_PREFIX}{started_at:%Y/%m/%d}/{run_id}.{extension}"
 
 
-def removals_prefix(repository: str, region: str | None = None) -> str:
+def removals_prefix(repository: str, key: str | None = None) -> str:
     """Where the removals of one repository are recorded. Quoted, slashes too: `removals/team-a%2Fworker/`, so that
     listing one repository never lists another whose name it begins (`team-a` and `team-a/worker`). Another pruned
-    Region's repository by its regional name (`removals/us-east-1%3Ateam-a%2Fworker/`); the home Region's (None) as
+    Region's repository by its regional name (`removals/us-east-1%3Ateam-a%2Fworker/`); the home Region's (key None) as
     a deployment of one Region has it."""
-    return f"{REMOVALS_PREFIX}{quote(regional_name(repository, region), safe='')}/"
+    return f"{REMOVALS_PREFIX}{quote(regional_name(repository, key), safe='')}/"
 
 
-def removal_key(repository: str, removed_at: datetime, event_id: str, position: int, region: str | None = None) -> str:
+def removal_key(repository: str, removed_at: datetime, event_id: str, position: int, key: str | None = None) -> str:
     """One recorded removal: sorted by time within its repository; the event id and the image's position in the
     event make it unique (a lifecycle event lists up to about ten images)."""
-    prefix = removals_prefix(repository, region)
+    prefix = removals_prefix(repository, key)
     return f"{prefix}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}-{position}.json"
 
 
-def alert_claim_key(repository: str, removed_at: datetime, event_id: str, region: str | None = None) -> str:
+def alert_claim_key(repository: str, removed_at: datetime, event_id: str, key: str | None = None) -> str:
     """The claim of the one alert of an event, beside its removals (a record's key ends in `-<n>.json`, never so)."""
-    prefix = removals_prefix(repository, region)
+    prefix = removals_prefix(repository, key)
     return f"{prefix}{removed_at:%Y%m%dT%H%M%SZ}-{quote(event_id, safe='')}{ALERT_CLAIM_SUFFIX}"
 
 

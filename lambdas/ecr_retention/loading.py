@@ -115,16 +115,6 @@ def load_spoke_roles(path: str | Path) -> SpokeRoles:
     return validate_as(SpokeRoles, read_json(path, SPOKE_ROLES), path)
 
 
-def load_snapshot(path: str | Path) -> Snapshot:
-    """A snapshot of one registry; a file of several is refused, naming its Regions (a command that plans one
-    registry reads load_snapshots and chooses)."""
-    registries = load_snapshots(path)
-    if len(registries) > 1:
-        regions = ", ".join(str(registry.region) for registry in registries)
-        raise InputError(f"{path}: a snapshot of several registries ({regions}); this reads one registry")
-    return registries[0]
-
-
 def load_snapshots(path: str | Path) -> tuple[Snapshot, ...]:
     """Every registry of a snapshot file: the one-registry object (`{"registryId", "region", "repositories"}`), or
     several as `{"registries": [<that object>, ...]}`, one per Region, in the file's order."""

@@ -191,41 +191,6 @@ class Registry(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class PrunedRegistries:
-    """The registries a deployment prunes (PRUNED_REGIONS): the home Region's (the functions' own; the CLI's, the
-    standard AWS configuration's) and the others', in the deployment's order. One way to find a Region's registry for
-    the sentinel and the tagger (services/run.py Adapters holds the same two fields for a run)."""
-
-    home: Registry
-    others: tuple[Registry, ...] = ()
-
-    @property
-    def all(self) -> tuple[Registry, ...]:
-        """Every pruned registry, the home Region's first."""
-        return (self.home, *self.others)
-
-    @property
-    def regions(self) -> tuple[str, ...]:
-        return tuple(registry.region for registry in self.all)
-
-    @property
-    def several(self) -> bool:
-        """Whether the deployment prunes more than one Region (then what it tells people names the Region)."""
-        return bool(self.others)
-
-    def in_region(self, region: str | None) -> Registry | None:
-        """The registry of `region` (None: the home Region's); None when the deployment does not prune it."""
-        if region is None:
-            return self.home
-        return next((registry for registry in self.all if registry.region == region), None)
-
-    def other_region(self, registry: Registry) -> str | None:
-        """The registry's Region when it is not the home one: what keys its records (layout.regional_name), so that
-        the home Region's keep the keys a deployment of one Region has."""
-        return None if registry.region == self.home.region else registry.region
-
-
 class Bucket(Protocol):
     """The inventory bucket: in-use manifests, the manifest cache, run state and reports. Every method raises
     StorageUnavailable when its call fails."""

@@ -21,8 +21,8 @@ from functools import cache
 from itertools import islice
 from operator import attrgetter
 
+from ecr_retention.domain.in_use.references import IN_USE_MISSING, MissingReference
 from ecr_retention.domain.reporting.report import EntryGroup, ImageEntry, RepositoryReport, RunReport, grouped_entries
-from ecr_retention.domain.sentinel.matching import IN_USE_MISSING, MissingReference
 
 # `region` last: added with several Regions, after the columns consumers already read by position.
 COLUMNS = (

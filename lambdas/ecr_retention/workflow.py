@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     NonNegativeInt,
+    RootModel,
     StrictBool,
     StringConstraints,
     field_serializer,
@@ -124,6 +125,11 @@ class WorkItem(WireRecord):
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class WorkItems(RootModel[list[WorkItem]]):
+    """A run's work items, as the targets step writes them to `runs/<runId>/targets.json` (each WorkItem.to_wire()) and
+    the report step reads them back."""
 
 
 class RunRecord(WireRecord):

@@ -37,7 +37,8 @@ LAMBDA_ENVIRONMENT = {
     "AWS_LAMBDA_LOG_FORMAT": "JSON",
 }
 # What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
-# import (ports.py; loading.py from handlers.dependencies; the report step's page, with its templates, and sheet).
+# import (ports.py; registries.py, the pruned registries; run_files.py, a run's files; loading.py from
+# handlers.dependencies; the report step's page, with its templates, and sheet).
 # The shared Kubernetes code (kube/), whose lister the collector uses for eksClusters. Not the CLI, the in-cluster
 # exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
 SHIPPED = {
@@ -53,6 +54,8 @@ SHIPPED = {
     "layout.py",
     "loading.py",
     "ports.py",
+    "registries.py",
+    "run_files.py",
     "workflow.py",
     "report_page",
     "report_renderers.py",

@@ -172,7 +172,7 @@ def test_the_run_files_of_the_other_regions_are_granted_only_with_several(
     # (tests/infra/test_one_writer.py evaluates it).
     for template in (home, single):
         assert "/runs/*" in json.dumps(bucket_deny(template, "ProtectionStateDeletedOnlyByBreakGlass"))
-    assert layout.replication_key("r", OTHER) == "runs/r/replication-us-east-1.json"
+    assert layout.replication_key("r") == "runs/r/replication.json"  # one record of every Region
     assert layout.replicated_deletions_key("r", "app", OTHER).startswith("runs/r/deletions/")
 
 

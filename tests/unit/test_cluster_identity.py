@@ -20,12 +20,12 @@ from ecr_retention.domain.config import Safety, parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import inventory_blockers
 from ecr_retention.domain.in_use.memory import reading_warnings, remember
+from ecr_retention.domain.in_use.references import pulled_references
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.limits import SizeLimit
 from ecr_retention.domain.planning.run import plan_registry
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.sentinel.matching import pulled_references
-from ecr_retention.loading import load_config, load_manifests, load_snapshot
+from ecr_retention.loading import load_config, load_manifests, load_snapshots
 from ecr_retention.services import inventory as bucket_inventory
 from ecr_retention.services.inventory import inventory_objects, read_inventory_from_bucket
 from ecr_retention.services.tagger import tag_deployed
@@ -88,7 +88,7 @@ def test_plan_on_the_examples_keeps_prods_six_images_when_only_a_spokes_prod_is_
     (fresh, complete, naming one unrelated image). Before, the run was not blocked and the 6 images this account's
     prod runs went from keep to delete."""
     config = load_config(ROOT / "retention.yaml")
-    snapshot = load_snapshot(ROOT / "examples" / "snapshot.json")
+    snapshot = load_snapshots(ROOT / "examples" / "snapshot.json")[0]
     examples = ROOT / "examples" / "in-use"
     spoke_prod = manifest("prod", "unrelated:1.0")
     dev_only = from_bucket({"in-use/dev.json": (examples / "dev.json").read_bytes()})

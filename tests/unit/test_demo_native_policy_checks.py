@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from ecr_retention.domain.in_use.references import MissingReference, Removal
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.reporting.report import RunReport
-from ecr_retention.domain.sentinel.matching import MissingReference, Removal
 from ecr_retention_dev.demo.verify import Alert, alert_names, missing_reported
 from support.reports import dry_run_report
 

@@ -9,7 +9,7 @@ import pytest
 
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.timestamps import parse_timestamp
-from ecr_retention.loading import load_config, load_manifests, load_snapshot
+from ecr_retention.loading import load_config, load_manifests, load_snapshots
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -31,7 +31,7 @@ def test_committed_examples_match_the_generator(tmp_path: Path, capsys: pytest.C
 def test_example_plan_keeps_what_the_seeds_lost() -> None:
     plan = plan_registry(
         load_config(ROOT / "retention.yaml"),
-        load_snapshot(EXAMPLES / "snapshot.json"),
+        load_snapshots(EXAMPLES / "snapshot.json")[0],
         load_manifests(EXAMPLES / "in-use"),
         parse_timestamp("2026-11-30T06:00:00Z"),
     )

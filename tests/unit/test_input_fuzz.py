@@ -189,9 +189,9 @@ def test_a_valid_manifest_with_one_hostile_field_is_read_exactly_or_reported(
     )
 )
 def test_any_snapshot_document_validates_or_fails_with_one_line(tmp_path: Path, document: Any) -> None:
-    from ecr_retention.loading import load_snapshot
+    from ecr_retention.loading import load_snapshots
 
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(document, allow_nan=True))
-    message = refusal(lambda: load_snapshot(path))
+    message = refusal(lambda: load_snapshots(path)[0])
     assert message is None or "\n" not in message

@@ -10,7 +10,7 @@ import pytest
 
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.lifecycle.parsing import parse_policy, parse_policy_document
-from ecr_retention.loading import load_manifests, load_snapshot
+from ecr_retention.loading import load_manifests, load_snapshots
 
 DIGEST = "sha256:" + "1" * 64
 
@@ -30,7 +30,7 @@ def test_snapshot_with_a_duplicate_key_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "snapshot.json"
     path.write_text('{"repositories": [' + repository + '], "repositories": []}')
     with pytest.raises(InputError, match=r"snapshot\.json: key 'repositories' appears twice in one object$"):
-        load_snapshot(path)
+        load_snapshots(path)[0]
 
 
 def test_snapshot_image_with_a_duplicate_key_is_rejected(tmp_path: Path) -> None:
@@ -38,7 +38,7 @@ def test_snapshot_image_with_a_duplicate_key_is_rejected(tmp_path: Path) -> None
     path = tmp_path / "snapshot.json"
     path.write_text('{"repositories": [{"repositoryName": "app", "imageDetails": [' + image + "]}]}")
     with pytest.raises(InputError, match="key 'imageTags' appears twice"):
-        load_snapshot(path)
+        load_snapshots(path)[0]
 
 
 def test_lifecycle_policy_with_a_duplicate_key_is_rejected() -> None:

@@ -18,7 +18,7 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
-from ecr_retention.loading import load_config, load_manifests, load_snapshot, parse_now
+from ecr_retention.loading import load_config, load_manifests, load_snapshots, parse_now
 from ecr_retention.tables import COLUMNS, format_rows, plan_summary_lines, printable, render_plan_table, row
 from support.builders import HOST, NOW, digest, image, repository
 
@@ -99,7 +99,11 @@ def write_inputs(tmp_path: Path) -> Any:
 
 
 def plan_of(arguments: list[str]) -> Plan:
-    config, snapshot, inventory = load_config(arguments[1]), load_snapshot(arguments[3]), load_manifests(arguments[5])
+    config, snapshot, inventory = (
+        load_config(arguments[1]),
+        load_snapshots(arguments[3])[0],
+        load_manifests(arguments[5]),
+    )
     return plan_registry(config, snapshot, inventory, parse_now(NOW_TEXT))
 
 

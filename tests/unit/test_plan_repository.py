@@ -9,7 +9,7 @@ from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import build_run_context, plan_registry, plan_repository, tag_sources
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import parse_timestamp
-from ecr_retention.loading import load_config, load_manifests, load_snapshot
+from ecr_retention.loading import load_config, load_manifests, load_snapshots
 from support.builders import NOW, config, digest, image, in_use, plan_one_by_one, repository, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +19,7 @@ DELETE_OLD = {"delete": {"tags": ["*"], "older_than": "30d"}}
 
 def test_plan_registry_equals_plan_repository_per_repository_for_the_examples() -> None:
     cfg = load_config(ROOT / "retention.yaml")
-    snap = load_snapshot(EXAMPLES / "snapshot.json")
+    snap = load_snapshots(EXAMPLES / "snapshot.json")[0]
     inventory = load_manifests(EXAMPLES / "in-use")
     now = parse_timestamp("2026-11-30T06:00:00Z")
     whole = plan_registry(cfg, snap, inventory, now)
@@ -29,7 +29,7 @@ def test_plan_registry_equals_plan_repository_per_repository_for_the_examples() 
 
 def test_blocked_examples_are_blocked_one_repository_at_a_time_too() -> None:
     cfg = load_config(ROOT / "retention.yaml")
-    snap = load_snapshot(EXAMPLES / "snapshot.json")
+    snap = load_snapshots(EXAMPLES / "snapshot.json")[0]
     inventory = load_manifests(EXAMPLES / "in-use")
     late = parse_timestamp("2026-12-30T06:00:00Z")  # every manifest is stale by then
     whole = plan_registry(cfg, snap, inventory, late)

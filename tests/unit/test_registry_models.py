@@ -18,7 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.images import ImageDetail, Snapshot, _checked_twins
 from ecr_retention.domain.timestamps import LeanUtcDatetime, parse_timestamp
-from ecr_retention.loading import load_snapshot
+from ecr_retention.loading import load_snapshots
 
 DIGEST = "sha256:" + "b" * 64
 
@@ -163,7 +163,7 @@ def test_a_refused_snapshot_reads_as_it_always_has(tmp_path: Path, document: dic
     path = tmp_path / "snapshot.json"
     path.write_text(json.dumps(document))
     with pytest.raises(InputError) as refused:
-        load_snapshot(path)
+        load_snapshots(path)[0]
     assert str(refused.value) == f"{path}: {line}"
 
 

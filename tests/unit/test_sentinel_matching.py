@@ -1,15 +1,11 @@
-"""The sentinel's pure core (domain/sentinel/matching.py): which references workloads pull from this registry, which of them a
+"""The sentinel's pure core (domain/in_use/references.py): which references workloads pull from this registry, which of them a
 removal may have broken, and which the next pull cannot get."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from ecr_retention.domain.inventory.manifest import ClusterReadings, InUseMemory, Inventory, Reading, RememberedImage
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.images import ImageDetail
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
-from ecr_retention.domain.sentinel.matching import (
+from ecr_retention.domain.in_use.references import (
     PulledReference,
     Removal,
     affected_by,
@@ -17,6 +13,10 @@ from ecr_retention.domain.sentinel.matching import (
     missing_references,
     pulled_references,
 )
+from ecr_retention.domain.inventory.manifest import ClusterReadings, InUseMemory, Inventory, Reading, RememberedImage
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from tests.support.builders import ACCOUNT, HOST, NOW, REGION, config, digest, image, in_use, replication_rule
 
 GRACE = timedelta(days=7)

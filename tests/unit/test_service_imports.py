@@ -17,7 +17,6 @@ ENTRY_POINTS = {
         "in_use_check",
         "inventory",
         "memory",
-        "replicas",
         "replication",
         "report",
         "snapshot",

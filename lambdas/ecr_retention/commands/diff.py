@@ -63,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     inputs = load_inputs(args)
     say_warnings("diff", inputs, new)
-    diff = with_read_times(diff_rules(base, new, inputs.snapshot, inputs.inventory, now), inputs.read_at)
+    diff = with_read_times(
+        diff_rules(base, new, inputs.snapshot, inputs.inventory, now, sources=inputs.sources), inputs.read_at
+    )
     breached = breaches(conditions, diff)
     write(diff, breached, args)
     return 1 if breached else 0

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return plan_several(config, inputs, now, args.format)
     snapshot, inventory = inputs.snapshot, inputs.inventory
-    plan = plan_registry(config, snapshot, inventory, now)
+    plan = plan_registry(config, snapshot, inventory, now, sources=inputs.sources)
     if out is not None:
         report = report_of_plan(
             plan,
@@ -101,7 +101,7 @@ def plans_of_registries(config: RetentionConfig, inputs: RegistryInputs, now: da
     located = {(s.effective_registry_id, s.region): s for s in inputs.registries}
     known = {(account, region) for account, region in located if account is not None and region is not None}
     return [
-        plan_registry(config, snapshot, inputs.inventory, now, other_registries=known - {where})
+        plan_registry(config, snapshot, inputs.inventory, now, other_registries=known - {where}, sources=inputs.sources)
         for where, snapshot in located.items()
     ]
 

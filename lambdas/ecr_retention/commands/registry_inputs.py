@@ -16,6 +16,7 @@ from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.registry.swept import SweptRegistry
 from ecr_retention.loading import load_manifests, load_snapshots
 
 
@@ -29,6 +30,9 @@ class RegistryInputs:
     others: tuple[Snapshot, ...] = ()
     # from the bucket, of several registries: when each registry's repositories were read (registries' order)
     read_times: tuple[dict[str, datetime], ...] = ()
+    # every registry of a file of several, whichever --region chose: the sources that decide replicas
+    # (domain/planning/replicas.py); () for one
+    sources: tuple[Snapshot, ...] = ()
 
     @property
     def registries(self) -> tuple[Snapshot, ...]:
@@ -55,8 +59,14 @@ def load_inputs(args: argparse.Namespace, *, several: bool = False) -> RegistryI
     """`several`: a snapshot file of several registries is planned whole (`plan`) unless --region names one; a
     command that reads one registry (`diff`) needs --region then."""
     if args.bucket is None:
-        registries = of_region(load_snapshots(args.snapshot), args.region, args.snapshot, several=several)
-        return RegistryInputs(snapshot=registries[0], others=registries[1:], inventory=load_manifests(args.manifests))
+        every = load_snapshots(args.snapshot)
+        registries = of_region(every, args.region, args.snapshot, several=several)
+        return RegistryInputs(
+            snapshot=registries[0],
+            others=registries[1:],
+            inventory=load_manifests(args.manifests),
+            sources=every if len(every) > 1 else (),
+        )
     if args.manifests is not None:
         raise InputError("--manifests goes with --snapshot: with --bucket, the bucket's in-use manifests are read")
     return inputs_from_bucket(bucket_name(args.bucket), args.region, several=several)
@@ -103,7 +113,13 @@ def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = 
         read_at=first.read_at if not others else {},
         warnings=tuple(dict.fromkeys(warning for registry in registries for warning in registry.warnings)),
         read_times=tuple(registry.read_at for registry in registries),
+        sources=_sources(registries),
     )
+
+
+def _sources(registries: Sequence[SweptRegistry]) -> tuple[Snapshot, ...]:
+    """Every registry read, when there are several (the sources that decide replicas)."""
+    return tuple(registry.snapshot for registry in registries) if len(registries) > 1 else ()
 
 
 def _region_option(region: str | None) -> str | None:

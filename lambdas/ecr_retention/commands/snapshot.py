@@ -12,11 +12,11 @@ from typing import Any
 from ecr_retention.commands.aws_session import AwsFailure, AwsSession, aws_errors, bucket_name, region_options
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.images import Snapshot
+from ecr_retention.domain.registry.replication import GRANT
 from ecr_retention.layout import MEMORY_FILE
 from ecr_retention.loading import check_not_an_input, check_output_file, write_file_atomically
 from ecr_retention.ports import ImagesUnreadable, ReplicationUnreadable
 from ecr_retention.services.inventory import inventory_objects
-from ecr_retention.services.replication import GRANT
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 
 Progress = Callable[[int, int, str], None]

@@ -27,7 +27,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         run_id=item.run_id,
         repository=item.repository,
         dry_run=item.dry_run,
-        region=item.region,
+        key=item.region,
         seconds_left=lambda: context.get_remaining_time_in_millis() / 1000,
     )
     logger.info(

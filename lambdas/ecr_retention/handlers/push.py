@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsM
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, Json
 
-from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.planning.managed import managed_in
 from ecr_retention.domain.provenance import account_of_arn, foreign_event
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
@@ -95,7 +95,7 @@ def managed_only(wiring: PushWiring, pushed: dict[str, set[str]]) -> dict[str, s
     more (a prefix, or every repository: infra.repository_scope.coarsened_matchers); those start no run."""
     managed: dict[str, set[str]] = {}
     for region, names in pushed.items():
-        kept = {name for name in names if first_matching_policy(wiring.config.policies, name, region) is not None}
+        kept = {name for name in names if managed_in(wiring.config, name, region)}
         if names - kept:
             logger.info("pushes to unmanaged repositories ignored", extra={"repositories": sorted(names - kept)})
         if kept:

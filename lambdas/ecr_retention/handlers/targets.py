@@ -24,7 +24,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         wiring.adapters,
         trigger=request.trigger,
         repositories=request.repositories,
-        region=request.region,
+        key=request.region,
     )
     # The run id exists from here on; the other steps take it from their input (correlation_id_path).
     with logger.append_context_keys(correlation_id=record.run_id):

@@ -41,9 +41,9 @@ if TYPE_CHECKING:
         LeaseStore,
         ManifestStore,
         Notifier,
-        PrunedRegistries,
         Registry,
     )
+    from ecr_retention.registries import Registries
     from ecr_retention.services.run import Adapters
     from ecr_retention.services.sentinel import SentinelPorts
 
@@ -69,10 +69,10 @@ class TaggerWiring:
     other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
 
     @property
-    def registries(self) -> PrunedRegistries:
-        from ecr_retention.ports import PrunedRegistries
+    def registries(self) -> Registries:
+        from ecr_retention.registries import Registries
 
-        return PrunedRegistries(self.registry, self.other_registries)
+        return Registries.of(self.registry, self.other_registries)
 
 
 @dataclass(frozen=True)

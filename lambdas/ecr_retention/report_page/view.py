@@ -156,7 +156,7 @@ def total_labels(dry_run: bool) -> dict[str, str]:
     }
 
 
-def totals_of(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
+def total_cards(totals: RunTotals, dry_run: bool) -> tuple[Total, ...]:
     values = totals.model_dump(by_alias=False)
     labels = total_labels(dry_run)
     fields = RunTotals.model_fields
@@ -223,7 +223,7 @@ def regions_of(report: RunReport) -> tuple[RegionView, ...]:
         RegionView(
             region=region.region or "unknown",
             label=visible(region.region or "unknown"),
-            totals=totals_of(region.totals, report.dry_run),
+            totals=total_cards(region.totals, report.dry_run),
         )
         for region in report.regions
     )
@@ -358,7 +358,7 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
         if report.outcome == "blocked"
         else "Blocked in part: nothing was deleted where these apply",
         checks=checks_of(report),
-        totals=totals_of(report.totals, report.dry_run),
+        totals=total_cards(report.totals, report.dry_run),
         regions=regions_of(report),
         repositories=tuple(repository_row(repo, report.region_of(repo)) for repo in report.repositories),
         bytes_chart=bytes_chart(report.repositories, report.dry_run, partial(repository_name, report)),

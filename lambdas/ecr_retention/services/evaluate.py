@@ -17,12 +17,19 @@ from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
+from ecr_retention.domain.in_use.references import (
+    MissingReference,
+    PulledReference,
+    by_repository,
+    missing_references,
+    pulled_references,
+)
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import (
     PlannedRepository,
     RunContext,
     build_run_context,
-    first_matching_policy,
+    managed_in,
     plan_repository,
 )
 from ecr_retention.domain.planning.ledger import Ledger
@@ -31,17 +38,12 @@ from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
 from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
-from ecr_retention.domain.sentinel.matching import (
-    MissingReference,
-    PulledReference,
-    by_repository,
-    missing_references,
-    pulled_references,
-)
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
+from ecr_retention.registries import PrunedRegistry
+from ecr_retention.run_files import RunFiles
 from ecr_retention.services.act import SecondsLeft, act
-from ecr_retention.services.replicas import PrunedRegistry, decided_by_sources, tell_deletions
+from ecr_retention.services.replicas import decided_by_sources, tell_deletions
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
 
@@ -72,14 +74,14 @@ class RunInputs:
     repository_names: tuple[str, ...] | None = None
     # Where each repository's snapshot is kept for reviews (services/swept.py); None keeps none.
     snapshots: Bucket | None = None
-    # The registry's Region when it is not the home one (a deployment that prunes several): names the repository's
-    # lease and its kept snapshot (layout.regional_name), apart from the home Region's repository of the same name.
-    other_region: str | None = None
+    # The registry's key (registries.PrunedRegistry.key; None: the home Region's): names the repository's lease and its
+    # kept snapshot (layout.regional_name), apart from another pruned Region's repository of the same name.
+    key: str | None = None
     # The run's other registries: a repository replicated here from one of them with its deletions is decided by
     # that source's rules (services/replicas.py), planned there with this registry's in-use protection.
     others: tuple[PrunedRegistry, ...] = ()
     # The run's own files (runs/<runId>/), where a source tells the destinations it replicates to what it deletes.
-    run_files: Bucket | None = None
+    run_files: RunFiles | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -90,7 +92,7 @@ class RunInputs:
     @property
     def checked_elsewhere(self) -> frozenset[tuple[str, str]]:
         """The (account, Region) of the run's other registries."""
-        return frozenset((other.registry.registry_id, other.registry.region) for other in self.others)
+        return frozenset(other.located for other in self.others)
 
     def pulled_into(
         self, repository: str, *, now: datetime, registry: RegistryCoordinates
@@ -128,7 +130,7 @@ def evaluate_repository(
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (defects.py): a sweep goes on."""
-    leased = regional_name(repository, inputs.other_region)
+    leased = regional_name(repository, inputs.key)
     if leases is not None:
         refused = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
         if refused is not None:
@@ -154,12 +156,12 @@ def _plan_and_act(
 ) -> Acted | Unplanned:
     """Managed? Snapshot, plan, findings, act unless a dry run (removing unless blocked or skipped)."""
     config = inputs.config
-    if first_matching_policy(config.policies, repository, registry.region) is None:
+    if not managed_in(config, repository, registry.region):
         return Unplanned(repository, "unmanaged")
-    replicated = decided_by_sources(config, inputs.others, registry, repository, inputs.run_files, inputs.run_id)
-    # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls and the
-    # kept snapshot all read the registry as.
+    # The registry's coordinates, with the run's replication rules: what the plan, the doctor, the pulls, the kept
+    # snapshot and the choice of the sources that decide its replicas all read the registry as.
     coordinates = RegistryCoordinates.of(registry, inputs.replication.replication_configuration)
+    replicated, cycle = decided_by_sources(config, inputs.others, coordinates, repository, inputs.run_files)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
         run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
@@ -176,7 +178,7 @@ def _plan_and_act(
         last_read_at = now if inputs.snapshots is not None and not kept else None  # kept for reviews
     except RepositoryGone:
         return Unplanned(repository, "gone", "the repository no longer exists")
-    warnings = (*run.warnings, *planned.warnings, *diagnosis_warnings, *told, *kept)
+    warnings = (*run.warnings, *cycle, *planned.warnings, *diagnosis_warnings, *told, *kept)
     return Acted(plan, now, run.blocked, ledger, findings, warnings, missing, last_read_at)
 
 
@@ -192,7 +194,7 @@ def _act(
     removes), then the act, and the warnings of the telling."""
     if inputs.dry_run:
         return None, ()
-    told = tell_deletions(inputs.run_files, inputs.run_id, plan, inputs.others, inputs.other_region) if removing else ()
+    told = tell_deletions(inputs.run_files, plan, inputs.others, inputs.key) if removing else ()
     return act(registry, snapshot, plan, removing=removing, seconds_left=seconds_left), told
 
 
@@ -212,7 +214,7 @@ def _keep_snapshot(
             now,
             registry=registry,
             replication_problem=inputs.replication.problem,
-            other_region=inputs.other_region,
+            key=inputs.key,
         ),
         log=logger,
         what=f"keeping the snapshot of {snapshot.repository_name}",

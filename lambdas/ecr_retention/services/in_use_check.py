@@ -20,11 +20,7 @@ from functools import partial
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
-from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
-from ecr_retention.domain.sentinel.matching import (
+from ecr_retention.domain.in_use.references import (
     MissingReference,
     PulledReference,
     Removal,
@@ -32,8 +28,11 @@ from ecr_retention.domain.sentinel.matching import (
     missing_references,
     pulled_references,
 )
+from ecr_retention.domain.inventory.manifest import Inventory
+from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
+from ecr_retention.registries import PrunedRegistry
 from ecr_retention.services.removals import RemovalsRead, read_removals
 
 logger = logging.getLogger(__name__)
@@ -70,20 +69,16 @@ class CheckInputs:
 
     config: RetentionConfig
     inventory: Inventory
-    replication: ReplicationConfiguration
     trigger: Trigger
     now: datetime
     sentinel: str | None = None
     # The (account, Region) of the run's other registries, each checked on its own: a reference into one of them is
     # its check's, even where this registry's deletions replicate there.
     checked_elsewhere: frozenset[tuple[str, str]] = frozenset()
-    # The registry's Region when it is not the home one (services/run.py Adapters.other_region): whose records of
-    # removals/ tell its findings (layout.removals_prefix). None: the home Region's.
-    other_region: str | None = None
 
 
 def check_in_use(
-    registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]
+    registry: PrunedRegistry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]
 ) -> InUseCheck:
     """The check, contained: whatever goes wrong in it is a warning of the run, never its failure."""
     checked = contain(
@@ -94,7 +89,9 @@ def check_in_use(
     return checked
 
 
-def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]) -> InUseCheck:
+def _check(
+    registry: PrunedRegistry, bucket: Bucket, inputs: CheckInputs, reports: Sequence[RepositoryReport]
+) -> InUseCheck:
     """Schedule and CLI runs check every referenced repository the evaluations did not (unmanaged ones, ones the
     run did not target, gone or failed ones; a busy one is the business of the run holding its lease); a push run
     only the pushed repositories it evaluated, so a push costs no lookups in the rest of the registry (the next
@@ -103,14 +100,14 @@ def _check(registry: Registry, bucket: Bucket, inputs: CheckInputs, reports: Seq
         inputs.inventory,
         now=inputs.now,
         safety=inputs.config.safety,
-        registry=RegistryCoordinates.of(registry, inputs.replication),
+        registry=registry.coordinates,
         checked_elsewhere=inputs.checked_elsewhere,
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)
-    others, lookup_warnings = look_up(registry, unchecked)
+    others, lookup_warnings = look_up(registry.port, unchecked)
     findings = [*(found for report in reports for found in report.in_use_missing), *others]
-    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, inputs.other_region)
+    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, registry.key)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),
         others=_found_elsewhere(told, checked),
@@ -165,31 +162,31 @@ def _look_up_one(
 
 
 def told_by_removals(
-    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None, region: str | None = None
+    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None, key: str | None = None
 ) -> tuple[dict[str, tuple[MissingReference, ...]], tuple[str, ...]]:
     """The findings by repository, each with the latest removal this deployment's sentinel recorded that names it, in
-    `region`'s registry (None: the home Region's). Removals are read only for the repositories that have a finding."""
+    the registry of that key (registries.PrunedRegistry.key). Removals are read only for the repositories that have a finding."""
     grouped: dict[str, list[MissingReference]] = defaultdict(list)
     for found in findings:
         grouped[found.repository_name].append(found)
     told: dict[str, tuple[MissingReference, ...]] = {}
     warnings: list[str] = []
     for repository, found_here in sorted(grouped.items()):
-        removals, problem = recorded_removals(bucket, repository, sentinel, region)
+        removals, problem = recorded_removals(bucket, repository, sentinel, key)
         told[repository] = tuple(finding.told_by(removals) for finding in found_here)
         warnings.extend(problem)
     return told, tuple(warnings)
 
 
 def recorded_removals(
-    bucket: Bucket, repository: str, sentinel: str | None, region: str | None = None
+    bucket: Bucket, repository: str, sentinel: str | None, key: str | None = None
 ) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
-    """The removals this deployment's sentinel recorded for one repository of `region`'s registry (None: the home
-    Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
+    """The removals this deployment's sentinel recorded for one repository of the registry of that key (None: the
+    home Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
     write (ignored). The warnings name another Region's repository by its regional name (`us-east-1:app`)."""
-    named = regional_name(repository, region)
+    named = regional_name(repository, key)
     try:
-        read = read_removals(bucket, repository, sentinel=sentinel, region=region)
+        read = read_removals(bucket, repository, sentinel=sentinel, key=key)
     except StorageUnavailable as error:
         return (), (
             f"{named}: the recorded removals could not be listed, so the in-use-missing findings do not "

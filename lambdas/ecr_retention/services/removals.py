@@ -1,4 +1,4 @@
-"""The record of removals (`removals/`, domain/sentinel/matching.py `Removal`): the sentinel writes one object per removal it
+"""The record of removals (`removals/`, domain/in_use/references.py `Removal`): the sentinel writes one object per removal it
 sees; the sentinel (other events of the same removal) and the run's in-use check (when and by what an image went)
 read them. The one writer and the one reader of that prefix. A removal in another pruned Region is recorded under its
 repository's regional name (layout.removals_prefix), so that two Regions' repositories of one name never share one.
@@ -27,8 +27,8 @@ from typing import Literal, TypeGuard
 from pydantic import ValidationError
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.in_use.references import Removal
 from ecr_retention.domain.planning.plan import PlanModel
-from ecr_retention.domain.sentinel.matching import Removal
 from ecr_retention.domain.timestamps import UtcDatetime
 from ecr_retention.layout import ALERT_CLAIM_SUFFIX, removal_key, removals_prefix
 from ecr_retention.ports import Bucket, ClaimingBucket, StorageUnavailable
@@ -88,12 +88,12 @@ class RemovalsRead:
 
 
 def read_removals(
-    bucket: Bucket, repository: str, days: Iterable[date] = (), *, sentinel: str | None, region: str | None = None
+    bucket: Bucket, repository: str, days: Iterable[date] = (), *, sentinel: str | None, key: str | None = None
 ) -> RemovalsRead:
     """The newest MAX_REMOVALS_READ removals recorded for a repository (of these days only, when given: the keys are
-    dated) of `region`'s registry (None: the home Region's), counting only those `sentinel` (this deployment's
+    dated) of the registry of that key (registries.PrunedRegistry.key), counting only those `sentinel` (this deployment's
     sentinel role; None: unknown, so none) wrote. StorageUnavailable when the prefix cannot be listed."""
-    prefix = removals_prefix(repository, region)
+    prefix = removals_prefix(repository, key)
     prefixes = [f"{prefix}{day:%Y%m%d}" for day in days] or [prefix]
     listed = {key for each in prefixes for key in bucket.list_objects(each) if not key.endswith(ALERT_CLAIM_SUFFIX)}
     keys = sorted(listed, reverse=True)[:MAX_REMOVALS_READ]

@@ -7,89 +7,62 @@ time in the workflow's Map, agree whichever lists the other first."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.planning.plan import RepositoryPlan
-from ecr_retention.domain.planning.run import first_matching_policy
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
-from ecr_retention.layout import replicated_deletions_key
-from ecr_retention.ports import Bucket, Registry, RepositoryGone, StorageUnavailable
-
-MAX_DELETIONS_BYTES = 16 * 1024 * 1024  # 100,000 digests of 71 characters, quoted
-
-
-@dataclass(frozen=True)
-class PrunedRegistry:
-    """Another registry the run prunes, with its replication rules as the run read them, and the Region its run files
-    are named by (None: the home Region's)."""
-
-    registry: Registry
-    replication: ReplicationConfiguration
-    other_region: str | None = None
-
-    def replicates_deletions_into(self, repository: str, registry: Registry) -> bool:
-        return any(
-            replica.registry == (registry.registry_id, registry.region)
-            for replica in self.replication.deletion_reach(repository)
-        )
+from ecr_retention.domain.planning.replicas import deciders_of
+from ecr_retention.domain.registry.coordinates import RegistryCoordinates
+from ecr_retention.ports import RepositoryGone, StorageUnavailable
+from ecr_retention.registries import PrunedRegistry
+from ecr_retention.run_files import RunFiles
 
 
 def decided_by_sources(
     config: RetentionConfig,
     others: Sequence[PrunedRegistry],
-    registry: Registry,
+    here: RegistryCoordinates,
     repository: str,
-    run_files: Bucket | None,
-    run_id: str,
-) -> dict[str, str]:
-    """The repository's images that a source registry of the run decides (digest -> the source's Region): those the
-    source's repository of the same name holds, when the source replicates it here with its deletions and a policy
-    manages it there (one DescribeImages listing of it), and those this run's evaluation of the source said it
-    deletes. Listed first, read second: a deletion the listing missed was told before it was made. A source whose
-    repository no policy manages decides nothing (and the functions may not read it)."""
+    run_files: RunFiles | None,
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The repository's images that a source registry of the run decides (digest -> the source's Region), and the
+    warning of a cycle of replication this registry decides: the sources are domain/planning/replicas.py's
+    `deciders_of` (as offline reviews choose them). Of each source, the images its repository of the same name holds
+    (one DescribeImages listing of it), and those this run's evaluation of the source said it deletes. Listed first,
+    read second: a deletion the listing missed was told before it was made. A source whose repository no policy
+    manages decides nothing (and the functions may not read it)."""
+    deciders = deciders_of(config, [here, *(other.coordinates for other in others)], here, repository)
+    deciding = {(source.registry_id, source.region) for source in deciders.sources}
     decided: dict[str, str] = {}
-    for source in others:
-        managed = first_matching_policy(config.policies, repository, source.registry.region) is not None
-        if not managed or not source.replicates_deletions_into(repository, registry):
-            continue
-        try:
-            held = [image.image_digest for image in source.registry.describe_images(repository)]
-        except RepositoryGone:
-            held = []
-        told = _told_deletions(run_files, run_id, repository, source.other_region)
-        decided.update(dict.fromkeys((*held, *told), source.registry.region))
-    return decided
+    for source in (other for other in others if other.located in deciding):
+        told = _told(run_files, repository, source.key)
+        decided.update(dict.fromkeys((*_held(source, repository), *told), source.region))
+    return decided, tuple(warning for warning in (deciders.warning,) if warning)
 
 
-def _told_deletions(run_files: Bucket | None, run_id: str, repository: str, region: str | None) -> list[str]:
-    if run_files is None:
+def _told(run_files: RunFiles | None, repository: str, key: str | None) -> list[str]:
+    """What this run's evaluation of the source's repository said it deletes (nothing, outside a run)."""
+    return [] if run_files is None else run_files.told_deletions(repository, key)
+
+
+def _held(source: PrunedRegistry, repository: str) -> list[str]:
+    """The digests the source's repository of that name holds (none when it is gone)."""
+    try:
+        return [image.image_digest for image in source.port.describe_images(repository)]
+    except RepositoryGone:
         return []
-    key = replicated_deletions_key(run_id, repository, region)
-    source = f"s3://{run_files.name}/{key}"
-    body = run_files.read(key, max_bytes=MAX_DELETIONS_BYTES)
-    if body is None:
-        return []
-    digests = parse_json(body.decode("utf-8", errors="replace"), source)
-    if not isinstance(digests, list) or not all(isinstance(digest, str) for digest in digests):
-        raise InputError(f"{source}: not a list of image digests")
-    return digests
 
 
 def _replicates_to_any(plan: RepositoryPlan, others: Sequence[PrunedRegistry]) -> bool:
     destinations = {(replica.registry_id, replica.region) for replica in plan.deletion_replicates_to}
-    return any((other.registry.registry_id, other.registry.region) in destinations for other in others)
+    return any(other.located in destinations for other in others)
 
 
 def tell_deletions(
-    run_files: Bucket | None,
-    run_id: str,
+    run_files: RunFiles | None,
     plan: RepositoryPlan,
     others: Sequence[PrunedRegistry],
-    other_region: str | None,
+    key: str | None,
 ) -> tuple[str, ...]:
     """Before acting: the digests the plan deletes, for the evaluations of the run's destinations this repository's
     deletions replicate to. A write that fails is a warning (the destination may then count a replicated deletion as
@@ -97,9 +70,8 @@ def tell_deletions(
     deleting = [decision.image_digest for decision in plan.images if decision.action == "delete"]
     if run_files is None or not deleting or not _replicates_to_any(plan, others):
         return ()
-    key = replicated_deletions_key(run_id, plan.repository_name, other_region)
     try:
-        run_files.write(key, json.dumps(deleting).encode())
+        run_files.tell_deletions(plan.repository_name, key, deleting)
     except StorageUnavailable as error:
         return (f"its replicated deletions could not be told to the destinations this run also prunes: {error}",)
     return ()

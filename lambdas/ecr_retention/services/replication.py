@@ -1,25 +1,11 @@
-"""The registry's replication, read once per run: by the targets step (stored as the run's `replication.json`
-for every evaluation of the run) and by `ecr-retention run`. Unreadable means blocked, never "no replication"."""
+"""Each pruned registry's replication, read once per run from ECR: by the targets step (stored, every Region's, in the
+run's one `replication.json`: run_files.py) and by `ecr-retention run`. Unreadable means blocked, never "no
+replication"."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.errors import InputError, parse_json
-from ecr_retention.domain.registry.replication import RegistryReplication
-from ecr_retention.layout import replication_key
-from ecr_retention.loading import validate_as
-from ecr_retention.ports import Bucket, Registry, ReplicationUnreadable
-
-MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations and 100 filters: a few KiB
-GRANT = 'the role needs ecr:DescribeRegistry, an action without resource-level permissions (Resource "*")'
-
-
-def unknown_replication(detail: str, *, denied: bool = False) -> RegistryReplication:
-    """Why the run deletes nothing. The grant is named only when AWS denied the call: an answer that could not be
-    read, or a run file that is missing, is no missing permission, and saying so would send the reader to IAM."""
-    grant = f" ({GRANT})" if denied else ""
-    return RegistryReplication.unreadable(
-        f"the registry's replication configuration is unknown: {detail}; nothing is deleted until it can be read{grant}"
-    )
+from ecr_retention.domain.registry.replication import RegistryReplication, unknown_replication
+from ecr_retention.ports import Registry, ReplicationUnreadable
 
 
 def read_replication(registry: Registry) -> RegistryReplication:
@@ -27,26 +13,3 @@ def read_replication(registry: Registry) -> RegistryReplication:
         return RegistryReplication(replication_configuration=registry.replication_configuration())
     except ReplicationUnreadable as error:
         return unknown_replication(str(error), denied=error.denied)
-
-
-def store_replication(
-    bucket: Bucket, run_id: str, replication: RegistryReplication, other_region: str | None = None
-) -> str:
-    """`other_region`: the registry's Region when it is not the home one (its file names it)."""
-    key = replication_key(run_id, other_region)
-    bucket.write(key, replication.model_dump_json(by_alias=True).encode())
-    return key
-
-
-def load_replication(bucket: Bucket, run_id: str, other_region: str | None = None) -> RegistryReplication:
-    """What the targets step read for this run (of the home Region's registry, or of `other_region`'s). A file that
-    is missing or cannot be read blocks the evaluation: the reach of its deletions would be unknown."""
-    key = replication_key(run_id, other_region)
-    source = f"s3://{bucket.name}/{key}"
-    try:
-        body = bucket.read(key, max_bytes=MAX_REPLICATION_BYTES)
-        if body is None:
-            return unknown_replication(f"{source} is missing (the targets step stores it)")
-        return validate_as(RegistryReplication, parse_json(body.decode("utf-8", errors="replace"), source), source)
-    except InputError as error:
-        return unknown_replication(str(error))

@@ -4,31 +4,22 @@ sheet that cannot be rendered or written costs neither the JSON report nor the s
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
-from pydantic import ValidationError
-
 from ecr_retention.defects import Defect, contain
-from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import ReportFormat, RepositoryReport, RunFacts, RunReport, run_report_of
+from ecr_retention.domain.reporting.report import ReportFormat, RunFacts, RunReport, run_report_of
 from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile
-from ecr_retention.layout import repository_report_key, repository_reports_prefix, run_report_key
-from ecr_retention.loading import validate_as
+from ecr_retention.layout import run_report_key
 from ecr_retention.ports import Bucket, Notifier, StorageUnavailable
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-
-MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
-READ_THREADS = 16
 
 
 @dataclass(frozen=True)
@@ -50,46 +41,6 @@ class ReportOutputs:
     notifier: Notifier | None
     renderers: Renderers
     price: StoragePrice
-
-
-def store_repository_report(
-    bucket: Bucket, run_id: str, report: RepositoryReport, other_region: str | None = None
-) -> str:
-    """`other_region`: the repository's Region when it is not the home one (its key names it)."""
-    key = repository_report_key(run_id, report.repository_name, other_region)
-    bucket.write(key, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
-    return key
-
-
-def load_repository_reports(bucket: Bucket, run_id: str) -> list[RepositoryReport]:
-    """Every repository report a run's workers stored. A report that cannot be read is an error: the run
-    report must not leave out what a worker did. Read by many threads, parsed by this one as they arrive: parsing
-    holds the interpreter, and parsers in many threads each keep memory of their own (+70 MiB, and twice the time,
-    for 100,000 images)."""
-    keys = sorted(bucket.list_objects(repository_reports_prefix(run_id)))
-
-    def read(key: str) -> bytes:
-        body = bucket.read(key, max_bytes=MAX_REPOSITORY_REPORT_BYTES)
-        if body is None:
-            raise InputError(f"s3://{bucket.name}/{key}: listed but missing")
-        return body
-
-    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-        return [
-            repository_report_of(body, f"s3://{bucket.name}/{key}")
-            for key, body in zip(keys, pool.map(read, keys), strict=True)
-        ]
-
-
-def repository_report_of(body: bytes, where: str) -> RepositoryReport:
-    try:
-        # pydantic's own JSON reader: no dict per image on the way, and the many equal strings (kinds, rules,
-        # details) held once.
-        return RepositoryReport.model_validate_json(body)
-    except ValidationError:
-        pass  # worded below, as the strict reader words it
-    data = parse_json(body.decode("utf-8", errors="replace"), where)
-    return validate_as(RepositoryReport, data, f"{where}: unreadable repository report")
 
 
 def report_run(facts: RunFacts, outputs: ReportOutputs) -> RunReport:

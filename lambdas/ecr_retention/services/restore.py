@@ -145,12 +145,6 @@ def removals_of_run(bucket: Bucket, run_id: str) -> RunRemovals:
     return RunRemovals(regions)
 
 
-def selections_of_run(bucket: Bucket, run_id: str) -> dict[str, Selection]:
-    """Every image the run archived, by repository, from the report of a run of one Region."""
-    regions = removals_of_run(bucket, run_id).regions
-    return next(iter(regions.values())).selections if len(regions) == 1 else {}
-
-
 def _run_report(bucket: Bucket, run_id: str) -> RunReport:
     key = run_report_key(run_id, run_started_at(run_id))
     where = f"s3://{bucket.name}/{key}"

@@ -3,7 +3,6 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -11,17 +10,15 @@ from functools import partial
 
 from ecr_retention.clock import utc_now
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.errors import InputError, parse_json
+from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.planning import first_matching_policy
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.replication import NO_REPLICATION, RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.planning import managed_in
+from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
-from ecr_retention.layout import targets_key
 from ecr_retention.ports import (
     Bucket,
     LeaseStore,
@@ -31,26 +28,23 @@ from ecr_retention.ports import (
     StorageUnavailable,
     VersionedBucket,
 )
+from ecr_retention.registries import PrunedRegistry, Registries
+from ecr_retention.run_files import RunFiles, StoredReplication
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_run_inventory
 from ecr_retention.services.memory import update_memory
-from ecr_retention.services.replicas import PrunedRegistry
-from ecr_retention.services.replication import load_replication, read_replication, store_replication
+from ecr_retention.services.replication import read_replication
 from ecr_retention.services.report import (
     Renderers,
     ReportOutputs,
     failure_published,
-    load_repository_reports,
     report_run,
-    store_repository_report,
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import creation_template_findings
 from ecr_retention.workflow import RunRecord, WorkItem, new_run_id
 
-# A run's work items: 10,000 repositories are about 1.5 MB.
-MAX_TARGETS_BYTES = 64 * 1024 * 1024
 NO_REPORT = (
     "its evaluation stored no report: the invocation crashed or timed out "
     "(the workflow's map run lists the failed item and its error)"
@@ -76,25 +70,19 @@ class Adapters:
     other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
 
     @property
-    def registries(self) -> tuple[Registry, ...]:
-        """Every registry the run prunes, the home Region's first."""
-        return (self.registry, *self.other_registries)
+    def registries(self) -> Registries:
+        """Every registry the run prunes, the home Region's first (registries.py: the one collection of them)."""
+        return Registries.of(self.registry, self.other_registries)
 
-    def registry_in(self, region: str | None) -> Registry:
-        """The registry of a work item's Region (None: the home Region's). A Region the run does not prune is bad
-        input: its repositories would be evaluated with another registry's rules and replication."""
-        if region is None:
-            return self.registry
-        found = next((registry for registry in self.registries if registry.region == region), None)
+    def keyed(self, key: str | None) -> PrunedRegistry:
+        """The registry of a work item (its `region` is the registry's key: None for the home Region's). A Region the
+        run does not prune is bad input: its repositories would be evaluated with another registry's rules and
+        replication."""
+        registries = self.registries
+        found = registries.home if key is None else registries.in_region(key)
         if found is None:
-            pruned = ", ".join(registry.region for registry in self.registries)
-            raise InputError(f"Region {region} is not one this deployment prunes ({pruned})")
+            raise InputError(f"Region {key} is not one this deployment prunes ({', '.join(registries.regions)})")
         return found
-
-    def other_region(self, registry: Registry) -> str | None:
-        """The registry's Region when it is not the home one: what names its run files, leases and kept snapshots
-        (layout.regional_name), so that the home Region's stay as a deployment of one Region has them."""
-        return None if registry.region == self.registry.region else registry.region
 
 
 def report_outputs(config: RetentionConfig, adapters: Adapters) -> ReportOutputs:
@@ -125,8 +113,7 @@ def sweep_targets(
     return sorted(
         name
         for name in names
-        if first_matching_policy(config.policies, name, registry.region) is not None
-        and (not patterns or matches_any(name, tuple(patterns)))
+        if managed_in(config, name, registry.region) and (not patterns or matches_any(name, tuple(patterns)))
     )
 
 
@@ -139,10 +126,14 @@ class Listing:
     """One pruned registry as a run reads it before its first mutation: its replication rules and its repositories
     (None: not listed, the pushed ones are given), or why they could not be listed."""
 
-    registry: Registry
+    pruned: PrunedRegistry  # with the replication rules read of it
     replication: RegistryReplication
     names: tuple[str, ...] | None = None
     unlistable: RepositoriesUnlistable | None = None
+
+    @property
+    def registry(self) -> Registry:
+        return self.pruned.port
 
     def failed(self) -> RepositoryReport:
         """The Region's failure, in the run's report: none of its repositories was evaluated, nothing removed."""
@@ -160,21 +151,22 @@ def list_registries(adapters: Adapters, *, listed: bool) -> tuple[Listing, ...]:
     replication rules and, when `listed`, its repositories. A Region whose repositories cannot be listed is that
     Region's failure and the others are pruned; when none can be, the run fails as a whole, before it acts (as a run
     of one Region does)."""
-    listings = tuple(_listing(registry, listed=listed) for registry in adapters.registries)
+    listings = tuple(_listing(pruned, listed=listed) for pruned in adapters.registries)
     first = listings[0].unlistable
     if first is not None and all(listing.unlistable is not None for listing in listings):
         raise first
     return listings
 
 
-def _listing(registry: Registry, *, listed: bool) -> Listing:
-    replication = read_replication(registry)
+def _listing(pruned: PrunedRegistry, *, listed: bool) -> Listing:
+    replication = read_replication(pruned.port)
+    read = pruned.reading(replication.replication_configuration)
     if not listed:
-        return Listing(registry, replication)
+        return Listing(read, replication)
     try:
-        return Listing(registry, replication, tuple(registry.repository_names()))
+        return Listing(read, replication, tuple(pruned.port.repository_names()))
     except RepositoriesUnlistable as error:
-        return Listing(registry, replication, unlistable=error)
+        return Listing(read, replication, unlistable=error)
 
 
 def _given(listing: Listing, pushed: Sequence[str] | None) -> Sequence[str] | None:
@@ -193,37 +185,40 @@ def start_run(
     *,
     trigger: Trigger,
     repositories: Sequence[str] | None = None,
-    region: str | None = None,
+    key: str | None = None,
     force_dry_run: bool = False,
 ) -> RunRecord:
     """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read: every pruned
-    registry's repositories a policy matches (a schedule), or the pushed ones of `region`'s registry (None: the home
-    Region's). Every pruned registry's replication is stored, for the evaluations and the run's end."""
+    registry's repositories a policy matches (a schedule), or the pushed ones of the registry of that key (the
+    request's `region`: PrunedRegistry.key). Every pruned registry's replication is stored, for the evaluations and
+    the run's end."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
-    pushed_to = None if repositories is None else adapters.registry_in(region)
-    items: list[dict[str, object]] = []
-    for listing in list_registries(adapters, listed=repositories is None):
-        registry, other_region = listing.registry, adapters.other_region(listing.registry)
-        store_replication(adapters.bucket, run_id, listing.replication, other_region)
+    pushed_to = _pushed_to(adapters, repositories, key)
+    items: list[WorkItem] = []
+    listings, files = list_registries(adapters, listed=repositories is None), RunFiles(adapters.bucket, run_id)
+    files.store_replication({listing.pruned.region: listing.replication for listing in listings})
+    for listing in listings:
         if listing.unlistable is not None:  # the report step finds it with the evaluations' reports
-            store_repository_report(adapters.bucket, run_id, listing.failed(), other_region)
-        if listing.unlistable is not None or (pushed_to is not None and registry is not pushed_to):
-            continue
-        items.extend(
-            WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=other_region).to_wire()
-            for name in sweep_targets(config, registry, repositories=_given(listing, repositories))
-        )
-    key = targets_key(run_id)
-    adapters.bucket.write(key, json.dumps(items).encode())
+            files.store_report(listing.failed(), listing.pruned.key)
+        elif pushed_to is None or listing.pruned.region == pushed_to:
+            items.extend(
+                WorkItem(run_id=run_id, repository=name, trigger=trigger, dry_run=dry_run, region=listing.pruned.key)
+                for name in sweep_targets(config, listing.registry, repositories=_given(listing, repositories))
+            )
     return RunRecord(
         run_id=run_id,
         trigger=trigger,
         dry_run=dry_run,
         started_at=started_at,
-        targets_key=key,
+        targets_key=files.write_targets(items),
         count=len(items),
         bucket=adapters.bucket.name,
     )
+
+
+def _pushed_to(adapters: Adapters, repositories: Sequence[str] | None, key: str | None) -> str | None:
+    """The Region of a push's registry (by its key); None for a schedule, which targets every registry."""
+    return None if repositories is None else adapters.keyed(key).region
 
 
 def run_work_item(
@@ -233,42 +228,37 @@ def run_work_item(
     run_id: str,
     repository: str,
     dry_run: bool,
-    region: str | None = None,
+    key: str | None = None,
     seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport:
-    """The worker step: evaluate one repository (of `region`'s registry; None: the home Region's) with the inventory
-    as it is now, and store its report."""
-    registry = adapters.registry_in(region)
-    other_region = adapters.other_region(registry)
+    """The worker step: evaluate one repository (of the registry of that key: the work item's `region`,
+    PrunedRegistry.key) with the inventory as it is now, and store its report."""
+    pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
+    stored = files.load_replication()
     inputs = RunInputs(
         run_id=run_id,
         config=config,
         inventory=read_run_inventory(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
-        replication=load_replication(adapters.bucket, run_id, other_region),
+        replication=stored.of(pruned.region),
         snapshots=adapters.bucket,
-        other_region=other_region,
+        key=pruned.key,
         others=tuple(
-            PrunedRegistry(
-                other,
-                load_replication(adapters.bucket, run_id, adapters.other_region(other)).replication_configuration,
-                adapters.other_region(other),
-            )
-            for other in adapters.registries
-            if other is not registry
+            other.reading(stored.of(other.region).replication_configuration)
+            for other in adapters.registries.elsewhere(pruned)
         ),
-        run_files=adapters.bucket,
+        run_files=files,
     )
     report = evaluate_repository(
         repository,
         inputs,
-        registry=registry,
+        registry=pruned.port,
         cache=BucketManifestCache(adapters.bucket),
         leases=adapters.leases,
         clock=adapters.clock,
         seconds_left=seconds_left,
     )
-    store_repository_report(adapters.bucket, run_id, report, other_region)
+    files.store_report(report, pruned.key)
     return report
 
 
@@ -278,29 +268,14 @@ def unreported_targets(
     """The run's targets that no worker stored a report for, each as a failed repository: a worker records its
     own failures, so a target without a report is an invocation that crashed or timed out, and the run report
     must say so rather than leave the repository out."""
-    source = f"s3://{bucket.name}/{start.targets_key}"
-    body = bucket.read(start.targets_key, max_bytes=MAX_TARGETS_BYTES)
-    if body is None:
-        raise InputError(f"{source}: the run's targets are missing")
+    items = RunFiles(bucket, start.run_id).read_targets(start.targets_key)
     reported = {(report.region or home_region, report.repository_name) for report in reports}
-    targeted = _targeted_repositories(parse_json(body.decode("utf-8", errors="replace"), source), source, home_region)
+    targeted = {(item.region or home_region, item.repository) for item in items}
     return [
         RepositoryReport(repository_name=name, region=region, outcome="failed", error=NO_REPORT)
         for region, name in sorted(targeted)
         if (region, name) not in reported
     ]
-
-
-def _targeted_repositories(items: object, source: str, home_region: str) -> set[tuple[str, str]]:
-    """The (Region, repository) of the run's work items (targets.json, as start_run wrote it)."""
-    if not isinstance(items, list) or not all(
-        isinstance(item, dict)
-        and isinstance(item.get("repository"), str)
-        and isinstance(item.get("region", home_region), str)
-        for item in items
-    ):
-        raise InputError(f"{source}: not a list of work items with a repository each")
-    return {(item.get("region", home_region), item["repository"]) for item in items}
 
 
 @dataclass(frozen=True)
@@ -326,7 +301,8 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
     hear of the failed run, and the caller still fails."""
 
     def end() -> RunReport:
-        reports = load_repository_reports(adapters.bucket, start.run_id)
+        files = RunFiles(adapters.bucket, start.run_id)
+        reports = files.load_reports()
         evaluated = Evaluated(
             run_id=start.run_id,
             trigger=start.trigger,
@@ -334,17 +310,16 @@ def finish_run(adapters: Adapters, start: RunRecord, config: RetentionConfig) ->
             started_at=start.started_at,
             reports=reports,
             inventory=lambda: read_run_inventory(adapters.bucket),
-            replication=lambda: {
-                registry.region: load_replication(
-                    adapters.bucket, start.run_id, adapters.other_region(registry)
-                ).replication_configuration
-                for registry in adapters.registries
-            },
+            replication=lambda: _replication_of(adapters, files.load_replication()),
             unreported=lambda: unreported_targets(adapters.bucket, start, reports, adapters.registry.region),
         )
         return end_run(config, adapters, evaluated)
 
     return failure_published(report_outputs(config, adapters), start.run_id, start.dry_run, end)
+
+
+def _replication_of(adapters: Adapters, stored: StoredReplication) -> dict[str, ReplicationConfiguration]:
+    return {pruned.region: stored.of(pruned.region).replication_configuration for pruned in adapters.registries}
 
 
 def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -> RunReport:
@@ -362,9 +337,7 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         started_at=evaluated.started_at,
         finished_at=finished_at,
         repositories=[*checked.repositories, *evaluated.unreported()],
-        registry=RegistryCoordinates.of(
-            adapters.registry, reading.replication.get(adapters.registry.region, NO_REPLICATION)
-        ),
+        registry=adapters.registries.reading(reading.replication).home.coordinates,
         warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
         template_findings=templates.findings,
         manifests=reading.manifests,
@@ -378,30 +351,22 @@ def check_each_registry(
     adapters: Adapters, config: RetentionConfig, evaluated: Evaluated, reading: InventoryReading, now: datetime
 ) -> InUseCheck:
     """The in-use check of every pruned registry, each with its own Region's reports and replication rules."""
-    inventory, home = reading.inventory, adapters.registry.region
+    inventory, registries = reading.inventory, adapters.registries.reading(reading.replication)
     if inventory is None:
         return InUseCheck(repositories=tuple(evaluated.reports))
     checks = []
-    for registry in adapters.registries:
-        replication = reading.replication.get(registry.region, NO_REPLICATION)
+    for pruned in registries:
         inputs = CheckInputs(
             config,
             inventory,
-            replication,
             evaluated.trigger,
             now,
             adapters.sentinel_role,
-            checked_elsewhere=_others(adapters, registry),
-            other_region=adapters.other_region(registry),
+            checked_elsewhere=registries.located_elsewhere(pruned),
         )
-        reports = [report for report in evaluated.reports if (report.region or home) == registry.region]
-        checks.append(check_in_use(registry, adapters.bucket, inputs, reports))
+        reports = [report for report in evaluated.reports if (report.region or registries.home.region) == pruned.region]
+        checks.append(check_in_use(pruned, adapters.bucket, inputs, reports))
     return checks[0] if len(checks) == 1 else InUseCheck.joined(checks)
-
-
-def _others(adapters: Adapters, registry: Registry) -> frozenset[tuple[str, str]]:
-    """The (account, Region) of the run's registries but this one."""
-    return frozenset((other.registry_id, other.region) for other in adapters.registries if other is not registry)
 
 
 @dataclass(frozen=True)
@@ -437,10 +402,7 @@ def remember_inventory(
         inventory,
         evaluated.reports,
         now,
-        registries=[
-            RegistryCoordinates.of(registry, replication.get(registry.region, NO_REPLICATION))
-            for registry in adapters.registries
-        ],
+        registries=[pruned.coordinates for pruned in adapters.registries.reading(replication)],
     )
     return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, inventory, replication)
 
@@ -482,8 +444,8 @@ def run_pipeline(
         reports=reports,
         inventory=lambda: each[0].inventory,
         replication=lambda: {
-            registry.region: inputs.replication.replication_configuration
-            for registry, inputs in zip(adapters.registries, each, strict=True)
+            pruned.region: inputs.replication.replication_configuration
+            for pruned, inputs in zip(adapters.registries, each, strict=True)
         },
     )
     return end_run(config, adapters, evaluated)
@@ -508,15 +470,9 @@ def _cli_inputs(
         replication=listing.replication,
         repository_names=listing.names,
         snapshots=adapters.bucket,
-        other_region=adapters.other_region(listing.registry),
-        others=tuple(
-            PrunedRegistry(
-                other.registry, other.replication.replication_configuration, adapters.other_region(other.registry)
-            )
-            for other in listings
-            if other is not listing
-        ),
-        run_files=adapters.bucket,
+        key=listing.pruned.key,
+        others=tuple(other.pruned for other in listings if other is not listing),
+        run_files=RunFiles(adapters.bucket, run_id),
     )
 
 

@@ -3,7 +3,7 @@ workload runs it, tell the report topic at once, naming the workloads, the image
 and restore an archived in-use image in a managed repository (the only change the sentinel ever makes).
 
 One event, one pass: record the removals (`removals/`), read what runs (the manifests and the memory), match
-(domain/sentinel/matching.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
+(domain/in_use/references.py `affected_by`), confirm with the registry what is really broken, heal, and publish one alert.
 
 Once per removal: ECR tells one removal several times (`ECR Image Action` DELETE events, one per tag, and for a native
 policy a PolicyExecutionEvent; with a trail, the BatchDeleteImage call). Each record says what its event's alert named
@@ -43,10 +43,17 @@ from logging import ERROR, WARNING
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.diagnosis import diagnose_repository
+from ecr_retention.domain.in_use.references import (
+    PulledReference,
+    Removal,
+    affected_by,
+    in_repository,
+    pulled_references,
+)
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
-from ecr_retention.domain.planning.run import first_matching_policy
+from ecr_retention.domain.planning.managed import managed_in
+from ecr_retention.domain.planning.replicas import deciders_of
 from ecr_retention.domain.provenance import foreign_event
-from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
     ALERT_ATTRIBUTES,
@@ -58,13 +65,6 @@ from ecr_retention.domain.sentinel.alert import (
     policy_alert,
 )
 from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
-from ecr_retention.domain.sentinel.matching import (
-    PulledReference,
-    Removal,
-    affected_by,
-    in_repository,
-    pulled_references,
-)
 from ecr_retention.layout import alert_claim_key
 from ecr_retention.ports import (
     Bucket,
@@ -72,10 +72,10 @@ from ecr_retention.ports import (
     ImagesUnreadable,
     ManifestCache,
     Notifier,
-    PrunedRegistries,
     Registry,
     RepositoryGone,
 )
+from ecr_retention.registries import PrunedRegistry, Registries
 from ecr_retention.services.act import restore
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.removals import (
@@ -109,27 +109,8 @@ class SentinelPorts:
     other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
 
     @property
-    def registries(self) -> PrunedRegistries:
-        return PrunedRegistries(self.registry, self.other_registries)
-
-
-@dataclass(frozen=True)
-class Here:
-    """The registry an event happened in: what it is checked against, what keys its records (`other_region`, None for
-    the home Region's), and the Region its alert names (None: the deployment prunes one Region)."""
-
-    registry: Registry
-    other_region: str | None = None
-    named: str | None = None
-
-    @classmethod
-    def of(cls, observed: Observed, registries: PrunedRegistries) -> Here | None:
-        """None: the event happened in a Region the deployment does not prune."""
-        registry = registries.in_region(observed.region)
-        if registry is None:
-            return None
-        named = registry.region if registries.several else None
-        return cls(registry, registries.other_region(registry), named)
+    def registries(self) -> Registries:
+        return Registries.of(self.registry, self.other_registries)
 
 
 @dataclass(frozen=True)
@@ -176,7 +157,8 @@ def watch(
     foreign = foreign_event("event", observed.event_id, observed.account, ports.registry.registry_id)
     if foreign is not None:
         return ignored(observed, foreign)
-    here = Here.of(observed, ports.registries)
+    # An event that names no Region (outside EventBridge) is taken for the home Region's (Observed.region).
+    here = ports.registries.in_region(observed.region or ports.registry.region)
     if here is None:
         return not_pruned(observed, ports.registries)
     if isinstance(observed.detail, LifecyclePolicyPut):
@@ -186,7 +168,7 @@ def watch(
 
 def watch_removals(
     observed: Observed,
-    here: Here,
+    here: PrunedRegistry,
     *,
     config: RetentionConfig,
     ports: SentinelPorts,
@@ -195,30 +177,70 @@ def watch_removals(
 ) -> Watched:
     """The removals of one event in its Region's registry: recorded, matched against what runs, confirmed, healed
     where they can be, and alerted once."""
-    update = {"writer": ports.sentinel_role, "region": here.other_region}
+    update = {"writer": ports.sentinel_role, "region": here.key}
     removals = tuple(removal.model_copy(update=update) for removal in observed.removals())
     repository = observed.repository_name
     if not removals:  # a lifecycle evaluation that acted on nothing, a refused BatchDeleteImage
         return Watched(repository, region=here.named)
     told = recorded_nearby(ports, repository, removals, here)
     recorded = tuple(record_removals(ports.bucket, removals))
-    references, notes = running_references(config, ports, now, here.registry)
+    references, notes = running_references(config, ports, now, here)
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
     if not candidates:
         return Watched(repository, recorded, region=here.named)
-    broken = confirm(here.registry, repository, candidates)
+    broken = left_to_sources(config, ports.registries, here, repository, confirm(here.port, repository, candidates))
     broken = tuple(heal(item, config, here) for item in broken)
     if not broken:
         return Watched(repository, recorded, region=here.named)
     notes = (*notes, *ignored_notes(ports.bucket, told.ignored))
-    claim_key = alert_claim_key(repository, removals[0].removed_at, observed.event_id, here.other_region)
+    claim_key = alert_claim_key(repository, removals[0].removed_at, observed.event_id, here.key)
     claims = AlertClaims(ports.bucket, claim_key, ports.sentinel_role, sleep)
     already = publish_once(claims, removals, broken, notes, ports=ports, now=now, region=here.named)
     notes = notes if already is None else (already,)
     return Watched(repository, recorded, broken, alerted=already is None, notes=notes, region=here.named)
 
 
-def not_pruned(observed: Observed, registries: PrunedRegistries) -> Watched:
+def left_to_sources(
+    config: RetentionConfig, registries: Registries, here: PrunedRegistry, repository: str, broken: Sequence[Broken]
+) -> tuple[Broken, ...]:
+    """A deletion replicated here from a pruned source is the source's event's to alert: what runs from this
+    registry's replica is among the source's references (SPEC "Several Regions"), so a replicated deletion gives one
+    alert, not one per Region. A source that still holds the image did not delete it: then the deletion was made here,
+    and is alerted here (as when the source cannot be asked)."""
+    deletions = [item for item in broken if item.removal.action == "deleted"]
+    if not registries.several or not deletions:
+        return tuple(broken)
+    sources = replication_sources(config, registries, here, repository)
+    return tuple(item for item in broken if not (item in deletions and _deleted_at(sources, repository, item)))
+
+
+def replication_sources(
+    config: RetentionConfig, registries: Registries, here: PrunedRegistry, repository: str
+) -> list[Registry]:
+    """The pruned registries whose deletions of the repository replicate here and decide it (domain deciders_of)."""
+    read = {r.region: r.reading(read_replication(r.port).replication_configuration) for r in registries}
+    coordinates = [member.coordinates for member in read.values()]
+    sources = deciders_of(config, coordinates, read[here.region].coordinates, repository).sources
+    return [member.port for member in read.values() if member.coordinates in sources]
+
+
+def _deleted_at(sources: Sequence[Registry], repository: str, item: Broken) -> bool:
+    """Whether a source no longer holds the image: the deletion came from there."""
+    digest = item.removal.image_digest
+    return digest is not None and any(not _holds(source, repository, digest) for source in sources)
+
+
+def _holds(source: Registry, repository: str, digest: str) -> bool:
+    """Whether the registry holds the image (one that cannot be asked is taken to: the alert stays)."""
+    try:
+        return bool(source.describe_images_by_id(repository, [{"imageDigest": digest}]))
+    except ImagesUnreadable:
+        return True
+    except RepositoryGone:
+        return False
+
+
+def not_pruned(observed: Observed, registries: Registries) -> Watched:
     """An event from a Region the deployment does not prune (a forwarding rule left behind, another deployment's):
     nothing read, recorded, restored or alerted; one warning line. Not a failure: a retry would repeat it and the DLQ
     would keep it for no one; the rule that sent it is what to fix."""
@@ -293,14 +315,16 @@ def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence
             write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
 
 
-def recorded_nearby(ports: SentinelPorts, repository: str, removals: Sequence[Removal], here: Here) -> RemovalsRead:
+def recorded_nearby(
+    ports: SentinelPorts, repository: str, removals: Sequence[Removal], here: PrunedRegistry
+) -> RemovalsRead:
     """What other events recorded for this repository of the event's registry within DUPLICATE_WINDOW of these
     removals: those this deployment's sentinel wrote, and those it did not (ignored)."""
     ours = {removal.event_id for removal in removals}
     times = [removal.removed_at for removal in removals]
     start, end = min(times) - DUPLICATE_WINDOW, max(times) + DUPLICATE_WINDOW
     days = sorted({start.date(), end.date()})
-    read = read_removals(ports.bucket, repository, days, sentinel=ports.sentinel_role, region=here.other_region)
+    read = read_removals(ports.bucket, repository, days, sentinel=ports.sentinel_role, key=here.key)
     return RemovalsRead(
         removals=tuple(
             removal for removal in read.removals if removal.event_id not in ours and start <= removal.removed_at <= end
@@ -314,13 +338,13 @@ def recorded_nearby(ports: SentinelPorts, repository: str, removals: Sequence[Re
 
 
 def running_references(
-    config: RetentionConfig, ports: SentinelPorts, now: datetime, registry: Registry
+    config: RetentionConfig, ports: SentinelPorts, now: datetime, here: PrunedRegistry
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
     """What counts as running in `registry` (the event's; the readable manifests, and the memory for clusters whose
-    reading is suspect: domain/sentinel/matching.py `pulled_references`; a reference protects in the registry its host
+    reading is suspect: domain/in_use/references.py `pulled_references`; a reference protects in the registry its host
     names), and what the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
-    replication = read_replication(registry)
+    replication = read_replication(here.port)
     notes = [
         f"Unreadable in-use manifest {source}: only what the in-use memory remembers of its cluster is matched."
         for source in inventory.problems
@@ -331,7 +355,7 @@ def running_references(
         inventory,
         now=now,
         safety=config.safety,
-        registry=RegistryCoordinates.of(registry, replication.replication_configuration),
+        registry=here.reading(replication.replication_configuration).coordinates,
     )
     return references, tuple(notes)
 
@@ -456,7 +480,7 @@ def _child_breakage(child_digest: str, images: Sequence[ImageDetail]) -> Breakag
     return "child-archived" if child.image_status == "ARCHIVED" else None
 
 
-def heal(item: Broken, config: RetentionConfig, here: Here) -> Broken:
+def heal(item: Broken, config: RetentionConfig, here: PrunedRegistry) -> Broken:
     """An archived in-use image comes back at once, in the registry it was archived in, as a run would restore it
     (SPEC "Archived images"), but only in a repository a policy manages there (the function's IAM allows no other) and
     when safety.restore_in_use is on."""
@@ -467,7 +491,7 @@ def heal(item: Broken, config: RetentionConfig, here: Here) -> Broken:
     refusal = _not_restorable(config, repository, digest, here)
     if refusal is not None:
         return _restored(item, refusal)
-    answer = restore(here.registry, repository, [digest]).answer(digest)
+    answer = restore(here.port, repository, [digest]).answer(digest)
     return _restored(item, restore_told(answer), restoring=answer.kind == "done")
 
 
@@ -485,8 +509,8 @@ def restore_told(answer: Answer) -> str:
     return f"restore refused ({problem})"
 
 
-def _not_restorable(config: RetentionConfig, repository: str, digest: str, here: Here) -> str | None:
-    if first_matching_policy(config.policies, repository, here.registry.region) is None:
+def _not_restorable(config: RetentionConfig, repository: str, digest: str, here: PrunedRegistry) -> str | None:
+    if not managed_in(config, repository, here.region):
         # restore works in the standard AWS configuration's Region (no --region yet: docs/sentinel.md, Limits)
         region = f"AWS_REGION={here.named} " if here.named is not None else ""
         return (
@@ -506,20 +530,19 @@ def _restored(item: Broken, text: str, *, restoring: bool = False) -> Broken:
 
 
 def check_new_policy(
-    put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime, here: Here | None = None
+    put: LifecyclePolicyPut, *, config: RetentionConfig, ports: SentinelPorts, now: datetime, here: PrunedRegistry
 ) -> Watched:
-    """The doctor on the policy just put, against the repository's images in the registry it was put in (`here`;
-    None: the home Region's) and what runs, before ECR acts on it. The policy is the one ECR holds now
+    """The doctor on the policy just put, against the repository's images in the registry it was put in (`here`) and
+    what runs, before ECR acts on it. The policy is the one ECR holds now
     (GetLifecyclePolicy), never the event's `lifecyclePolicyText`: an event tells that a policy was put, not what ECR
     will apply (a forged or foreign event's text would alert on a policy that is not there, and a later put replaced
     it). A repository without a policy any more has nothing to check."""
-    here = here or Here(ports.registry)
-    registry, repository = here.registry, put.request_parameters.repository_name
+    registry, repository = here.port, put.request_parameters.repository_name
     if put.error_code is not None:
         refused = f"PutLifecyclePolicy was refused ({put.error_code}): nothing to check"
         return Watched(repository, notes=(refused,), region=here.named)
     # BatchGetImage only where a policy manages (infra/sentinel.py): elsewhere the doctor knows the cached indexes.
-    managed = first_matching_policy(config.policies, repository, registry.region) is not None
+    managed = managed_in(config, repository, registry.region)
     try:
         policy = registry.lifecycle_policy(repository)
         if policy is None:
@@ -534,7 +557,7 @@ def check_new_policy(
         snapshot,
         now=now,
         inventory=read_inventory_from_bucket(ports.bucket),
-        registry=RegistryCoordinates.of(registry, replication.replication_configuration),
+        registry=here.reading(replication.replication_configuration).coordinates,
     )
     taking = [finding for finding in diagnosis.findings if finding.code in TAKING_FINDINGS]
     if taking:

@@ -26,12 +26,12 @@ def keep_snapshot(
     *,
     registry: RegistryCoordinates,
     replication_problem: str | None = None,
-    other_region: str | None = None,
+    key: str | None = None,
 ) -> tuple[str, ...]:
     """Overwrite the repository's kept snapshot. A review is not worth an evaluation: a write that fails is a
         warning of the repository's report (returned), and the evaluation goes on. `replication_problem`: why the run
-        could not read the registry's replication rules (kept instead of them, so that a review warns of it). `other_region`:
-    the registry's Region when it is not the home one (the snapshot's key names it)."""
+        could not read the registry's replication rules (kept instead of them, so that a review warns of it). `key`:
+    the registry's (registries.PrunedRegistry.key; the snapshot's key names it)."""
     swept = SweptRepository(
         registry_id=registry.registry_id,
         region=registry.region,
@@ -43,7 +43,7 @@ def keep_snapshot(
     )
     body = json.dumps(swept.model_dump(mode="json", by_alias=True, exclude_none=True)).encode()
     try:
-        bucket.write(repository_snapshot_key(snapshot.repository_name, other_region), body)
+        bucket.write(repository_snapshot_key(snapshot.repository_name, key), body)
     except StorageUnavailable as error:
         return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {error}",)
     return ()

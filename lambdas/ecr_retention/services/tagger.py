@@ -13,7 +13,8 @@ from ecr_retention.domain.planning.ledger import IMMUTABLE_TAG, NO_ANSWER, Answe
 from ecr_retention.domain.planning.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
-from ecr_retention.ports import PrunedRegistries, Registry, RepositoryGone, TagStatus
+from ecr_retention.ports import Registry, RepositoryGone, TagStatus
+from ecr_retention.registries import Registries
 from ecr_retention.services import act
 
 # Every manifest and index type ECR stores, so that BatchGetImage returns the image itself, never a child
@@ -51,7 +52,7 @@ def tag_deployed_everywhere(
     config: RetentionConfig,
     inventory: Inventory,
     *,
-    registries: PrunedRegistries,
+    registries: Registries,
     run_id: str,
     now: datetime,
     dry_run: bool,
@@ -60,10 +61,10 @@ def tag_deployed_everywhere(
     their Region; a note every registry made (a cluster without a readable manifest) is said once."""
     reports = [
         (
-            registries.other_region(registry),
-            tag_deployed(config, inventory, registry=registry, run_id=run_id, now=now, dry_run=dry_run),
+            pruned.key,
+            tag_deployed(config, inventory, registry=pruned.port, run_id=run_id, now=now, dry_run=dry_run),
         )
-        for registry in registries.all
+        for pruned in registries
     ]
     if len(reports) == 1:
         return reports[0][1]

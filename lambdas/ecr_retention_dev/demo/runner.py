@@ -43,7 +43,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json, manifest_key
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport
+from ecr_retention.domain.reporting.report import ImageEntry, RegionTotals, RunReport
 from ecr_retention.domain.reporting.summary import replica_text
 from ecr_retention.loading import load_config, load_manifests
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
@@ -615,15 +615,15 @@ def removals_of_report(report: RunReport) -> set[tuple[str, str]]:
 
 
 def region_totals(report: RunReport) -> list[str]:
-    """One line per Region of the run: its repositories, and what was deleted, archived and kept there."""
-    by_region: dict[str | None, list[RepositoryReport]] = {}
-    for repository in report.repositories:
-        by_region.setdefault(repository.region or report.region, []).append(repository)
+    """One line per Region of the run (RunReport.regions; the run's totals when it pruned one): its repositories, and
+    what was deleted, archived and kept there."""
+    one = report.regions_evaluated[0] if report.repositories else report.region  # a push in another Region alone
+    regions = report.regions or (RegionTotals(region=one, totals=report.totals),)
     deleted, archived = ("to delete", "to archive") if report.dry_run else ("deleted", "archived")
     return [
-        f"{region}: {len(here)} repositories, {sum(len(r.deleted) for r in here)} {deleted}, "
-        f"{sum(len(r.archived) for r in here)} {archived}, {sum(r.kept for r in here)} kept"
-        for region, here in by_region.items()
+        f"{each.region}: {each.totals.repositories} repositories, {each.totals.deleted} {deleted}, "
+        f"{each.totals.archived} {archived}, {each.totals.kept} kept"
+        for each in regions
     ]
 
 

@@ -13,7 +13,7 @@ import boto3
 import pytest
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
-from ecr_retention.domain.sentinel.matching import Removal
+from ecr_retention.domain.in_use.references import Removal
 from ecr_retention.layout import ALERT_CLAIM_SUFFIX, removals_prefix
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from support.lambda_stack import HOST, REGION, SENTINEL_ROLE_ARN, FakeContext, Stack, push

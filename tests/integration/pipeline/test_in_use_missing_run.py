@@ -9,7 +9,7 @@ import json
 from dataclasses import replace
 from datetime import timedelta
 
-from ecr_retention.domain.sentinel.matching import Removal
+from ecr_retention.domain.in_use.references import Removal
 from ecr_retention.layout import removal_key
 from ecr_retention.services.run import run_pipeline
 from ecr_retention_dev.scenario import in_use_entry

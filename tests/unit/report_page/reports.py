@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from ecr_retention.domain.in_use.references import MissingReference, Removal
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.planning.plan import Reason, ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
-from ecr_retention.domain.sentinel.matching import MissingReference, Removal
 from support.builders import digest
 
 STARTED = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

@@ -47,9 +47,7 @@ def the_workflow(adapters: Adapters) -> RunReport:
     start = start_run(config, adapters, trigger="schedule")
     for item in json.loads(adapters.bucket.read(start.targets_key, max_bytes=1 << 20) or b"[]"):
         work = WorkItem.model_validate(item)
-        run_work_item(
-            config, adapters, run_id=work.run_id, repository=work.repository, dry_run=False, region=work.region
-        )
+        run_work_item(config, adapters, run_id=work.run_id, repository=work.repository, dry_run=False, key=work.region)
     return finish_run(adapters, start, config)
 
 

@@ -3,7 +3,9 @@ answer that could not be read, or a missing run file, says what is wrong instead
 
 from __future__ import annotations
 
-from ecr_retention.services.replication import GRANT, load_replication, read_replication
+from ecr_retention.domain.registry.replication import GRANT
+from ecr_retention.run_files import RunFiles
+from ecr_retention.services.replication import read_replication
 from support.builders import ACCOUNT, REGION
 from support.fakes import FakeRegistry, MemoryBucket
 
@@ -42,7 +44,12 @@ def test_throttling_past_the_retries_does_not_blame_a_permission() -> None:
 
 
 def test_a_missing_run_file_does_not_blame_a_permission() -> None:
-    problem = load_replication(MemoryBucket(name="inventory"), "20261130T060000Z-sweep-0123abcd").problem
+    problem = (
+        RunFiles(MemoryBucket(name="inventory"), "20261130T060000Z-sweep-0123abcd")
+        .load_replication()
+        .of(REGION)
+        .problem
+    )
     assert problem is not None
     assert problem.endswith(
         "replication.json is missing (the targets step stores it); nothing is deleted until it can be read"

@@ -11,7 +11,7 @@ import pytest
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.loading import validate_as
-from ecr_retention.services.report import load_repository_reports, store_repository_report
+from ecr_retention.run_files import RunFiles
 from support.fakes import MemoryBucket
 from support.reports import RUN_ID, dry_run_report
 
@@ -20,7 +20,7 @@ KEY = f"runs/{RUN_ID}/repositories/app.json"
 
 def stored(body: bytes) -> tuple[MemoryBucket, str]:
     bucket = MemoryBucket()
-    store_repository_report(bucket, RUN_ID, dry_run_report(40).repositories[0])
+    RunFiles(bucket, RUN_ID).store_report(dry_run_report(40).repositories[0])
     [key] = bucket.objects
     bucket.objects[key] = body
     return bucket, key
@@ -48,9 +48,9 @@ def test_the_stored_reports_read_back_as_they_were_written() -> None:
     bucket = MemoryBucket()
     written = dry_run_report(400).repositories
     for report in written:
-        store_repository_report(bucket, RUN_ID, report)
+        RunFiles(bucket, RUN_ID).store_report(report)
 
-    read = load_repository_reports(bucket, RUN_ID)
+    read = RunFiles(bucket, RUN_ID).load_reports()
 
     assert sorted(read, key=lambda report: report.repository_name) == list(written)
 
@@ -73,7 +73,7 @@ def test_a_report_that_cannot_be_read_is_worded_as_the_strict_reader_words_it(bo
     bucket, key = stored(body)
 
     with pytest.raises(InputError) as caught:
-        load_repository_reports(bucket, RUN_ID)
+        RunFiles(bucket, RUN_ID).load_reports()
 
     assert str(caught.value) == strictly_read(body, key)
 
@@ -82,7 +82,7 @@ def test_what_only_the_strict_reader_reads_is_read_as_it_read_it() -> None:
     body = b'{"repositoryName": "a\\ud800", "outcome": "ok"}'  # a lone surrogate: pydantic's reader refuses it
     bucket, _ = stored(body)
 
-    [report] = load_repository_reports(bucket, RUN_ID)
+    [report] = RunFiles(bucket, RUN_ID).load_reports()
 
     assert report == RepositoryReport.model_validate(json.loads(body))
     assert report.repository_name == "a\ud800"

@@ -19,7 +19,6 @@ from ecr_retention.services.restore import (
     Waiting,
     removals_of_run,
     restore,
-    selections_of_run,
 )
 from ecr_retention.services.snapshot import MemoryManifestCache
 from ecr_retention.workflow import run_started_at
@@ -237,7 +236,8 @@ def test_a_runs_report_names_the_images_it_archived() -> None:
     bucket = MemoryBucket()
     bucket.write(f"reports/2026/12/01/{RUN_ID}.json", report_body(archived=("sha256:" + "a" * 64,)))
 
-    assert selections_of_run(bucket, RUN_ID) == {REPO: Selection(digests=("sha256:" + "a" * 64,))}
+    regions = removals_of_run(bucket, RUN_ID).regions
+    assert regions[None].selections == {REPO: Selection(digests=("sha256:" + "a" * 64,))}
 
 
 def test_a_runs_removals_count_its_deletions_which_cannot_be_restored() -> None:
@@ -270,7 +270,7 @@ def test_a_run_that_cannot_be_read_is_bad_input(run_id: str, body: bytes | None,
         bucket.write(f"reports/2026/12/01/{RUN_ID}.json", body)
 
     with pytest.raises(InputError) as raised:
-        selections_of_run(bucket, run_id)
+        removals_of_run(bucket, run_id)
 
     assert message in str(raised.value)
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
+from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration, RunReplication
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.report_renderers import RENDERERS
@@ -308,9 +308,9 @@ def test_both_doors_keep_what_a_delete_replicating_destination_runs_and_read_the
         assert app.protected_in_use == 2  # v2 in prod, v1 in us-prod through replication
         assert not next(r for r in run.repositories if r.repository_name == "team-a/api").deletion_replicates_to
     assert report.totals == cli.totals
-    assert RegistryReplication.model_validate_json(
+    assert RunReplication.model_validate_json(
         bucket.objects[start.targets_key.replace("targets.json", "replication.json")]
-    ) == RegistryReplication(replication_configuration=DELETE_REPLICATION)
+    ) == RunReplication(registries={REGION: RegistryReplication(replication_configuration=DELETE_REPLICATION)})
 
 
 def test_the_summary_names_where_deletions_replicate_and_warns_when_no_expected_cluster_reports_there() -> None:

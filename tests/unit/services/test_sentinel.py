@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ecr_retention.domain.in_use.references import Removal
 from ecr_retention.domain.sentinel.events import (
     ImageArchived,
     ImageDeleted,
@@ -19,7 +20,6 @@ from ecr_retention.domain.sentinel.events import (
     Observed,
     PolicyExecution,
 )
-from ecr_retention.domain.sentinel.matching import Removal
 from ecr_retention.layout import IN_USE_MEMORY_KEY, alert_claim_key, removal_key, removals_prefix
 from ecr_retention.ports import BatchOutcome, NotificationFailed
 from ecr_retention.services.removals import read_removals

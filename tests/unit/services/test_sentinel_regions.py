@@ -9,18 +9,18 @@ from datetime import timedelta
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.in_use.references import MissingReference, Removal
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.registry.replication import NO_REPLICATION
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.sentinel.events import Observed
-from ecr_retention.domain.sentinel.matching import MissingReference, Removal
 from ecr_retention.layout import alert_claim_key, removal_key, removals_prefix
-from ecr_retention.ports import PrunedRegistries
-from ecr_retention.services.in_use_check import CheckInputs, told_by_removals
+from ecr_retention.registries import Registries
+from ecr_retention.services.in_use_check import told_by_removals
 from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.tagger import tag_deployed_everywhere
-from tests.support.builders import ACCOUNT, HOST, NOW, config, in_use
+from tests.support.builders import ACCOUNT, HOST, NOW, config, in_use, replication_rule
 from tests.support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 from tests.unit.services.test_sentinel import PUSHED, SENTINEL_ROLE, archived, deleted
 
@@ -97,7 +97,7 @@ def test_a_delete_in_another_pruned_region_is_matched_against_what_runs_from_tha
     assert watched.recorded[0].startswith("removals/us-east-1%3Aapp/")
     assert regions.bucket.read(alert_claim_key("app", NOW, "event-1", OTHER), max_bytes=10_000) is not None
     assert not regions.bucket.list_objects(removals_prefix("app"))
-    [recorded] = read_removals(regions.bucket, "app", sentinel=SENTINEL_ROLE, region=OTHER).removals
+    [recorded] = read_removals(regions.bucket, "app", sentinel=SENTINEL_ROLE, key=OTHER).removals
     assert recorded.region == OTHER
 
 
@@ -195,10 +195,10 @@ def test_the_in_use_check_tells_a_finding_by_the_records_of_its_own_region() -> 
     finding = MissingReference(
         repository_name="app", image=f"app@{digest}", image_digest=digest, missing="digest", in_use_by=()
     )
-    rules = config([{"delete": {"untagged": True}}])
-    inputs = CheckInputs(rules, Inventory(()), NO_REPLICATION, "schedule", NOW, SENTINEL_ROLE, other_region=OTHER)
+    there = Registries.of(FakeRegistry(), (FakeRegistry(region=OTHER),)).in_region(OTHER)
+    assert there is not None
     # When each Region's check tells its finding
-    [told_there] = told_by_removals(bucket, [finding], SENTINEL_ROLE, inputs.other_region)[0]["app"]
+    [told_there] = told_by_removals(bucket, [finding], SENTINEL_ROLE, there.key)[0]["app"]
     [told_home] = told_by_removals(bucket, [finding], SENTINEL_ROLE)[0]["app"]
     # Then each names its own Region's removal
     assert told_there.removed is not None
@@ -236,7 +236,7 @@ def test_the_tagger_tags_in_each_registry_what_runs_from_it() -> None:
     )
 
     report = tag_deployed_everywhere(
-        rules, inventory, registries=PrunedRegistries(home, (other,)), run_id="t", now=NOW, dry_run=False
+        rules, inventory, registries=Registries.of(home, (other,)), run_id="t", now=NOW, dry_run=False
     )
 
     assert {(entry.region, entry.image_digest, entry.status) for entry in report.entries} == {
@@ -246,3 +246,42 @@ def test_the_tagger_tags_in_each_registry_what_runs_from_it() -> None:
     assert any(tag.startswith("deployed-") for tag in other.repositories["app"][there].detail.image_tags)
     home_entry = next(entry for entry in report.entries if entry.region is None)
     assert "region" not in home_entry.model_dump(by_alias=True)
+
+
+def test_a_deletion_replicated_between_pruned_regions_gives_one_alert() -> None:
+    # Given eu-west-1's app replicating to us-east-1 with its deletions, and prod running us-east-1's replica
+    regions = Regions()
+    regions.home.replication = ReplicationConfiguration.model_validate(
+        {"rules": [replication_rule((OTHER, ACCOUNT), prefixes=("app",))]}
+    )
+    running = regions.home.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.other.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.runs("prod", (f"{OTHER_HOST}/app@{running}", running))
+    # When eu-west-1 deletes it, and the deletion replicates: one event in each Region
+    regions.home.repositories["app"].pop(running)
+    regions.other.repositories["app"].pop(running)
+    at_source = regions.watch(deleted(running), None)
+    at_destination = regions.watch(deleted(running), OTHER)
+    # Then the source's alert names what ran from the replica, and the destination's event adds no second one
+    [(_, body)] = regions.alerts()
+    assert "Runs in: prod (us-east-1, replicated): prod/Deployment/app (pod)." in body
+    assert at_source.alerted
+    assert not at_destination.alerted
+    assert len(at_destination.recorded) == 1
+
+
+def test_a_deletion_made_in_the_destination_alone_still_alerts_there() -> None:
+    # Given the same replication, but us-east-1's copy deleted there alone (eu-west-1 still holds the image)
+    regions = Regions()
+    regions.home.replication = ReplicationConfiguration.model_validate(
+        {"rules": [replication_rule((OTHER, ACCOUNT), prefixes=("app",))]}
+    )
+    running = regions.home.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.other.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed="one")
+    regions.runs("prod", (f"{OTHER_HOST}/app@{running}", running))
+    regions.other.repositories["app"].pop(running)
+
+    watched = regions.watch(deleted(running), OTHER)
+
+    assert watched.alerted
+    assert len(regions.alerts()) == 1

@@ -12,7 +12,7 @@ import pytest
 
 from ecr_retention.domain.config import check_pruned_regions, parse_config
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.domain.registry.replication import ReplicationConfiguration, RunReplication
 from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
 from ecr_retention.layout import regional_name, replication_key, repository_report_key, repository_snapshot_key
 from ecr_retention.report_renderers import RENDERERS
@@ -154,16 +154,13 @@ def test_the_workflow_door_gives_the_same_run_with_every_file_and_lease_apart() 
     assert [(item.region, item.repository) for item in items] == [(None, "app"), (OTHER, "app"), (OTHER, "edge")]
     assert start.count == 3
     for item in items:
-        run_work_item(
-            config, adapters, run_id=item.run_id, repository=item.repository, dry_run=False, region=item.region
-        )
+        run_work_item(config, adapters, run_id=item.run_id, repository=item.repository, dry_run=False, key=item.region)
     report = finish_run(adapters, start, config)
 
     assert deleted(report) == EXPECTED
     run_id = start.run_id
     for key in (
         replication_key(run_id),
-        replication_key(run_id, OTHER),
         repository_report_key(run_id, "app"),
         repository_report_key(run_id, "app", OTHER),
         repository_snapshot_key("app"),
@@ -179,12 +176,13 @@ def test_a_push_in_the_other_region_targets_that_registry_alone() -> None:
     home, other, bucket, _ = two_regions()
     adapters = adapters_of(home, other, bucket)
 
-    start = start_run(parse_config(RULES), adapters, trigger="push", repositories=["edge", "app"], region=OTHER)
+    start = start_run(parse_config(RULES), adapters, trigger="push", repositories=["edge", "app"], key=OTHER)
 
     items = json.loads(bucket.objects[start.targets_key])
     assert [(item["region"], item["repository"]) for item in items] == [(OTHER, "app"), (OTHER, "edge")]
-    assert replication_key(start.run_id) in bucket.objects  # every pruned registry's, for the run's end
-    assert replication_key(start.run_id, OTHER) in bucket.objects
+    # every pruned registry's, for the run's end: one record, by Region
+    record = RunReplication.model_validate_json(bucket.objects[replication_key(start.run_id)])
+    assert sorted(record.registries) == sorted([HOME, OTHER])
 
 
 def test_a_target_of_the_other_region_without_a_report_is_failed_in_its_region() -> None:
@@ -207,9 +205,7 @@ def test_a_work_item_of_a_region_not_pruned_is_refused_and_nothing_is_touched() 
     adapters = adapters_of(home, other, bucket)
 
     with pytest.raises(InputError, match="Region ap-southeast-2 is not one this deployment prunes"):
-        run_work_item(
-            parse_config(RULES), adapters, run_id="r", repository="app", dry_run=False, region="ap-southeast-2"
-        )
+        run_work_item(parse_config(RULES), adapters, run_id="r", repository="app", dry_run=False, key="ap-southeast-2")
     assert home.mutating_calls == []
     assert other.mutating_calls == []
 
@@ -230,7 +226,6 @@ def test_the_home_region_keeps_the_names_of_a_deployment_of_one_region() -> None
     assert regional_name("team/app", None) == "team/app"
     assert regional_name("team/app", OTHER) == "us-east-1:team/app"
     assert replication_key("r") == "runs/r/replication.json"
-    assert replication_key("r", OTHER) == "runs/r/replication-us-east-1.json"
     assert WorkItem(run_id="r", repository="app", trigger="schedule", dry_run=True).to_wire() == {
         "runId": "r",
         "repository": "app",

@@ -9,12 +9,12 @@ images in rank order, and the findings the steps below record), `rules` (keep an
 """
 
 from ecr_retention.domain.planning.guards import cosign_subject
+from ecr_retention.domain.planning.managed import first_matching_policy, managed_in
 from ecr_retention.domain.planning.repository import newest_first
 from ecr_retention.domain.planning.run import (
     PlannedRepository,
     RunContext,
     build_run_context,
-    first_matching_policy,
     plan_registry,
     plan_repository,
     tag_sources,
@@ -26,6 +26,7 @@ __all__ = [
     "build_run_context",
     "cosign_subject",
     "first_matching_policy",
+    "managed_in",
     "newest_first",
     "plan_registry",
     "plan_repository",

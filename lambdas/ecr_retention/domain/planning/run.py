@@ -22,8 +22,10 @@ from ecr_retention.domain.planning.explain import (
     unwatched_replica_warning,
 )
 from ecr_retention.domain.planning.guards import apply_guards, defer_to_sources, link_dependents
+from ecr_retention.domain.planning.managed import first_matching_policy
 from ecr_retention.domain.planning.other_tags import OtherRepositoryTags
 from ecr_retention.domain.planning.plan import Plan, ReplicaRegistry, RepositoryPlan
+from ecr_retention.domain.planning.replicas import Replicas, replicas_of_snapshots
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
 from ecr_retention.domain.planning.rules import PolicyRules, apply_rules, policy_rules
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
@@ -38,6 +40,7 @@ def plan_registry(
     *,
     brakes_off: bool = False,
     other_registries: Collection[tuple[str, str]] = (),
+    sources: Sequence[Snapshot] = (),
 ) -> Plan:
     """Decide keep, delete or archive for every image of every repository that a policy matches.
 
@@ -45,7 +48,9 @@ def plan_registry(
     repository over max_delete_fraction names it in `skipped`, but no decision is held back by either: every image
     has the action the rules and the protecting guards (in use, min_age, index children, referrers) give it, so that
     two rules files show what each decides even where a brake stops a run today. `other_registries`: the (account,
-    Region) of the other registries planned with this one (a snapshot of several)."""
+    Region) of the other registries planned with this one (a snapshot of several). `sources`: every registry of a
+    snapshot of several, this one among them: the replicas a source decides are left to it, as a run leaves them
+    (domain/planning/replicas.py)."""
     run = build_run_context(
         config,
         inventory,
@@ -57,14 +62,16 @@ def plan_registry(
     blocked = run.blocked
     if brakes_off:
         run = replace(run, blocked=(), brakes_off=True)
+    replicas = replicas_of_snapshots(config, sources, snapshot) if sources else Replicas({})
     planned = [
-        plan_repository(repository, run)
+        plan_repository(repository, run, replicas.decided.get(repository.repository_name))
         for repository in sorted(snapshot.repositories, key=lambda repo: repo.repository_name)
     ]
     # Only a snapshot can lack deleteReplication (the live adapter states it), so the warning is the snapshot's.
     rules = run.registry.replication.rules_without_delete_replication
     assumed = (assumed_delete_replication_warning(index) for index in rules)
-    warnings = [*assumed, *run.warnings, *(warning for repository in planned for warning in repository.warnings)]
+    repository_warnings = (warning for repository in planned for warning in repository.warnings)
+    warnings = [*assumed, *run.warnings, *replicas.warnings, *repository_warnings]
     return Plan(
         generated_at=now,
         dry_run=config.dry_run,
@@ -242,17 +249,6 @@ def _tag_sources_of(policy: Policy) -> Iterator[str]:
 
 def repo_tags(repository: RepositorySnapshot) -> frozenset[str]:
     return frozenset(tag for image in repository.image_details for tag in image.image_tags)
-
-
-def first_matching_policy(
-    policies: Sequence[Policy], repository_name: str, region: str | None = None
-) -> tuple[int, Policy] | None:
-    """The policy that governs a repository of the registry in `region`: the first whose patterns match its name and
-    whose Regions (all, when it names none) take in the registry's."""
-    for index, policy in enumerate(policies):
-        if matches_any(repository_name, policy.repositories) and policy.applies_in(region):
-            return index, policy
-    return None
 
 
 def unmanaged_repository(repository: RepositorySnapshot) -> RepositoryPlan:

@@ -17,8 +17,6 @@ from ecr_retention.domain.aws_shape import AwsShape
 from ecr_retention.domain.timestamps import UtcDatetime
 
 ROOT_PREFIX = "ROOT"
-# RCTAppliedFor in the API model (botocore 1.44.8); read as text, so that a value AWS adds later is not an error.
-APPLIED_FOR = ("CREATE_ON_PUSH", "PULL_THROUGH_CACHE", "REPLICATION")
 
 
 class MutabilityExclusionFilter(AwsShape):

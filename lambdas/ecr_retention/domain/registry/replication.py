@@ -49,9 +49,6 @@ class DeleteReplication(ReplicationShape):
     enabled: StrictBool
 
 
-DELETIONS_NOT_REPLICATED = DeleteReplication(enabled=False)
-
-
 class ReplicationRule(ReplicationShape):
     destinations: tuple[ReplicationDestination, ...]
     repository_filters: tuple[RepositoryFilter, ...] = ()
@@ -118,7 +115,7 @@ NO_REPLICATION = ReplicationConfiguration()
 class RegistryReplication(AwsShape):
     """What a run knows of its registry's replication: the configuration, or why it could not be read (then
     the run deletes nothing: a deletion whose reach is unknown may remove what another Region runs). The targets
-    step stores it as the run's `replication.json`, which every evaluation of the run reads."""
+    step stores it in the run's `replication.json` (RunReplication), which every evaluation of the run reads."""
 
     replication_configuration: ReplicationConfiguration = NO_REPLICATION
     problem: str | None = None
@@ -126,3 +123,22 @@ class RegistryReplication(AwsShape):
     @classmethod
     def unreadable(cls, problem: str) -> RegistryReplication:
         return cls(problem=problem)
+
+
+GRANT = 'the role needs ecr:DescribeRegistry, an action without resource-level permissions (Resource "*")'
+
+
+def unknown_replication(detail: str, *, denied: bool = False) -> RegistryReplication:
+    """Why the run deletes nothing. The grant is named only when AWS denied the call: an answer that could not be
+    read, or a run file that is missing, is no missing permission, and saying so would send the reader to IAM."""
+    grant = f" ({GRANT})" if denied else ""
+    return RegistryReplication.unreadable(
+        f"the registry's replication configuration is unknown: {detail}; nothing is deleted until it can be read{grant}"
+    )
+
+
+class RunReplication(AwsShape):
+    """Every pruned registry's replication as a run's targets step read it, by Region: the run's one
+    `replication.json` (services/replication.py), read once by each evaluation and once by the report step."""
+
+    registries: dict[str, RegistryReplication]

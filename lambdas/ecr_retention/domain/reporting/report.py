@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from ecr_retention.domain.doctor import Finding, TemplateFinding
+from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.planning.plan import (
@@ -30,7 +31,6 @@ from ecr_retention.domain.planning.plan import (
     RepositoryPlan,
 )
 from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
-from ecr_retention.domain.sentinel.matching import MissingReference
 from ecr_retention.domain.timestamps import UtcDatetime
 
 Trigger = Literal["schedule", "push", "cli"]

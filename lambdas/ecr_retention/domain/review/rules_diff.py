@@ -193,11 +193,18 @@ class RulesDiff(PlanModel):
 
 
 def diff_rules(
-    base: RetentionConfig, new: RetentionConfig, snapshot: Snapshot, inventory: Inventory, now: datetime
+    base: RetentionConfig,
+    new: RetentionConfig,
+    snapshot: Snapshot,
+    inventory: Inventory,
+    now: datetime,
+    *,
+    sources: Sequence[Snapshot] = (),
 ) -> RulesDiff:
-    """Both rules files planned on the same inputs, compared."""
-    before = plan_registry(base, snapshot, inventory, now, brakes_off=True)
-    after = plan_registry(new, snapshot, inventory, now, brakes_off=True)
+    """Both rules files planned on the same inputs, compared. `sources`: every registry of a snapshot of several (the
+    replicas a source decides are its rules', as a run leaves them: domain/planning/replicas.py)."""
+    before = plan_registry(base, snapshot, inventory, now, brakes_off=True, sources=sources)
+    after = plan_registry(new, snapshot, inventory, now, brakes_off=True, sources=sources)
     diff = diff_plans(before, after)
     unseen = unmatched_policy_warnings(new, snapshot)
     return diff.model_copy(update={"warnings": (*diff.warnings, *unseen)}) if unseen else diff
@@ -227,7 +234,7 @@ def diff_plans(before: Plan, after: Plan) -> RulesDiff:
         blocked=after.blocked,
         blocked_before=before.blocked,
         warnings=tuple(warning for warning in after.warnings if warning not in known),
-        totals=totals_of(changed, repositories),
+        totals=diff_totals_of(changed, repositories),
         repositories=changed,
     )
 
@@ -318,7 +325,7 @@ def removals(repositories: Iterable[RepositoryPlan]) -> int:
     return sum(1 for repository in repositories for decision in repository.images if decision.removes)
 
 
-def totals_of(repositories: Sequence[RepositoryDiff], every_repository: Sequence[RepositoryDiff]) -> DiffTotals:
+def diff_totals_of(repositories: Sequence[RepositoryDiff], every_repository: Sequence[RepositoryDiff]) -> DiffTotals:
     """`repositories`: the changed ones, whose changes are tallied; `every_repository`: all, whose removals add up."""
     tallies: dict[str, Tally] = {"deleted": Tally(), "archived": Tally(), "spared": Tally()}
     counts = {"archived-instead": 0, "deleted-instead": 0}

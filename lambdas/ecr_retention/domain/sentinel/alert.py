@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ecr_retention.domain.doctor.models import Finding
+from ecr_retention.domain.in_use.references import PulledReference, Removal, memory_notes, workload_names
 from ecr_retention.domain.registry.digests import short_digest
-from ecr_retention.domain.sentinel.matching import PulledReference, Removal, memory_notes, workload_names
 
 # gone: the next pull cannot get it; archived: it is ARCHIVED (pulls fail until it is restored); child-gone and
 # child-archived: the index is there, but the platform image a removal took is not pullable; unconfirmed: the

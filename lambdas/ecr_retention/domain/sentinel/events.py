@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ecr_retention.domain.sentinel.matching import Removal, RemovalAction
+from ecr_retention.domain.in_use.references import Removal, RemovalAction
 from ecr_retention.domain.timestamps import UtcDatetime
 
 

@@ -1,5 +1,6 @@
-"""The sentinel (SPEC "The sentinel"): what the workloads pull from this registry, which of it is missing, and which
-workloads a removal made by something else (a native lifecycle policy, a person, another script) takes an image from.
+"""The in-use references (SPEC "The sentinel"), read by the run's evaluations and in-use check, the report and the
+sentinel: what the workloads pull from this registry, which of it is missing, and which workloads a removal made by
+something else (a native lifecycle policy, a person, another script) takes an image from.
 
 Pure. The sweep checks every pulled reference against the registry (`missing_references`: managed repositories
 against the snapshot their evaluation reads, the others against DescribeImages by image id); the sentinel function

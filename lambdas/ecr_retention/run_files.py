@@ -1,0 +1,163 @@
+"""A run's own files, `runs/<runId>/`, in one place: what the targets step writes for the evaluations and the report
+step, and what they write for each other (keys: layout.py). One model each:
+
+- `targets.json`: the work items, `workflow.WorkItem`, written and read back as `workflow.WorkItems`;
+- `replication.json`: every pruned registry's replication as the targets step read it, by Region
+  (`RunReplication`), read once by each evaluation and once by the report step;
+- `deletions/<hash>.json`: what a source's evaluation deletes, told before it acts to the evaluations of the pruned
+  destinations its deletions replicate to (services/replicas.py);
+- `repositories/<hash>.json`: each repository's report (`RepositoryReport`), keyed by its name and its registry's key
+  (registries.PrunedRegistry.key: none for the home Region's, so a deployment of one Region keeps its keys)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from ecr_retention.domain.errors import InputError, parse_json
+from ecr_retention.domain.registry.replication import RegistryReplication, RunReplication, unknown_replication
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.layout import (
+    replicated_deletions_key,
+    replication_key,
+    repository_report_key,
+    repository_reports_prefix,
+    targets_key,
+)
+from ecr_retention.loading import validate_as
+from ecr_retention.ports import Bucket
+from ecr_retention.workflow import WorkItem, WorkItems
+
+# A run's work items: 10,000 repositories are about 1.5 MB.
+MAX_TARGETS_BYTES = 64 * 1024 * 1024
+MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations and 100 filters: a few KiB
+MAX_DELETIONS_BYTES = 16 * 1024 * 1024  # 100,000 digests of 71 characters, quoted
+MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
+READ_THREADS = 16
+
+
+@dataclass(frozen=True)
+class StoredReplication:
+    """What the targets step read for this run, as an evaluation or the report step reads it back (one read): the
+    record, or why there is none (then every registry's replication is unknown)."""
+
+    source: str
+    record: RunReplication | None = None
+    problem: str | None = None
+
+    def of(self, region: str) -> RegistryReplication:
+        """The registry's of `region`. A record that is missing, cannot be read or names no such Region blocks the
+        evaluation: the reach of its deletions would be unknown."""
+        if self.record is None:
+            return unknown_replication(str(self.problem))
+        found = self.record.registries.get(region)
+        return found if found is not None else unknown_replication(f"{self.source} names no registry of {region}")
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """The files of one run in the bucket. Every method raises StorageUnavailable when its call fails."""
+
+    bucket: Bucket
+    run_id: str
+
+    def _where(self, key: str) -> str:
+        return f"s3://{self.bucket.name}/{key}"
+
+    # --- targets.json
+
+    def write_targets(self, items: Sequence[WorkItem]) -> str:
+        key = targets_key(self.run_id)
+        self.bucket.write(key, json.dumps([item.to_wire() for item in items]).encode())
+        return key
+
+    def read_targets(self, key: str) -> tuple[WorkItem, ...]:
+        """The run's work items (at the run record's `targets_key`); InputError when they are missing or unreadable."""
+        body = self.bucket.read(key, max_bytes=MAX_TARGETS_BYTES)
+        if body is None:
+            raise InputError(f"{self._where(key)}: the run's targets are missing")
+        where = self._where(key)
+        return tuple(validate_as(WorkItems, parse_json(body.decode("utf-8", errors="replace"), where), where).root)
+
+    # --- replication.json
+
+    def store_replication(self, replication: Mapping[str, RegistryReplication]) -> str:
+        """The run's one replication record: every pruned registry's, by Region."""
+        key = replication_key(self.run_id)
+        self.bucket.write(key, RunReplication(registries=dict(replication)).model_dump_json(by_alias=True).encode())
+        return key
+
+    def load_replication(self) -> StoredReplication:
+        """The run's replication record, read once."""
+        key = replication_key(self.run_id)
+        source = self._where(key)
+        try:
+            body = self.bucket.read(key, max_bytes=MAX_REPLICATION_BYTES)
+            if body is None:
+                return StoredReplication(source, problem=f"{source} is missing (the targets step stores it)")
+            record = validate_as(RunReplication, parse_json(body.decode("utf-8", errors="replace"), source), source)
+        except InputError as error:
+            return StoredReplication(source, problem=str(error))
+        return StoredReplication(source, record)
+
+    # --- deletions/
+
+    def tell_deletions(self, repository: str, key: str | None, digests: Sequence[str]) -> None:
+        self.bucket.write(replicated_deletions_key(self.run_id, repository, key), json.dumps(list(digests)).encode())
+
+    def told_deletions(self, repository: str, key: str | None) -> list[str]:
+        """What the evaluation of the repository of the registry of that key said it deletes (none when it said
+        nothing)."""
+        stored = replicated_deletions_key(self.run_id, repository, key)
+        body = self.bucket.read(stored, max_bytes=MAX_DELETIONS_BYTES)
+        if body is None:
+            return []
+        return _digests(parse_json(body.decode("utf-8", errors="replace"), self._where(stored)), self._where(stored))
+
+    # --- repositories/
+
+    def store_report(self, report: RepositoryReport, key: str | None = None) -> str:
+        """`key`: its registry's (registries.PrunedRegistry.key; the report's key names it)."""
+        stored = repository_report_key(self.run_id, report.repository_name, key)
+        self.bucket.write(stored, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
+        return stored
+
+    def load_reports(self) -> list[RepositoryReport]:
+        """Every repository report a run's workers stored. A report that cannot be read is an error: the run
+        report must not leave out what a worker did. Read by many threads, parsed by this one as they arrive: parsing
+        holds the interpreter, and parsers in many threads each keep memory of their own (+70 MiB, and twice the
+        time, for 100,000 images)."""
+        keys = sorted(self.bucket.list_objects(repository_reports_prefix(self.run_id)))
+
+        def read(key: str) -> bytes:
+            body = self.bucket.read(key, max_bytes=MAX_REPOSITORY_REPORT_BYTES)
+            if body is None:
+                raise InputError(f"{self._where(key)}: listed but missing")
+            return body
+
+        with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+            return [
+                repository_report_of(body, self._where(key))
+                for key, body in zip(keys, pool.map(read, keys), strict=True)
+            ]
+
+
+def _digests(data: object, source: str) -> list[str]:
+    if isinstance(data, list) and all(isinstance(digest, str) for digest in data):
+        return data
+    raise InputError(f"{source}: not a list of image digests")
+
+
+def repository_report_of(body: bytes, where: str) -> RepositoryReport:
+    try:
+        # pydantic's own JSON reader: no dict per image on the way, and the many equal strings (kinds, rules,
+        # details) held once.
+        return RepositoryReport.model_validate_json(body)
+    except ValidationError:
+        pass  # worded below, as the strict reader words it
+    data = parse_json(body.decode("utf-8", errors="replace"), where)
+    return validate_as(RepositoryReport, data, f"{where}: unreadable repository report")
