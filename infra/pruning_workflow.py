@@ -256,30 +256,19 @@ class PruningWorkflow(Construct):
         )
 
     def _grant_regional_run_files(self) -> None:
-        """With several Regions: the targets step stores each other Region's replication rules beside the home
-        Region's (layout.replication_key), each evaluation reads them, and tells the evaluations of the Regions its
-        deletions replicate to what it deletes, before acting (layout.replicated_deletions_key, services/replicas.py).
-        Statements of their own, so that a single-Region template stays as it was."""
-        regional_replication = f"{constants.RUNS_PREFIX}*/replication-*.json"
+        """With several Regions: each evaluation tells the evaluations of the Regions its deletions replicate to what
+        it deletes, before acting, and reads what they told (run_files.py, services/replicas.py). Every Region's
+        replication rules are in the run's one replication record (runs/<id>/replication.json), granted as in a
+        single-Region run. Statements of their own, so that a single-Region template stays as it was."""
         deletions = f"{constants.RUNS_PREFIX}*/deletions/*"
-        self.targets.role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:PutObject"], [regional_replication])
-        )
-        access.acknowledge_key_patterns(
-            self.targets.role,
-            self._bucket,
-            {regional_replication: "Each run writes the replication rules of each other pruned Region under its id."},
-        )
         role = self.evaluate.role
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:GetObject"], [regional_replication, deletions])
+            access.objects_statement(self._bucket, ["s3:GetObject", "s3:PutObject"], [deletions])
         )
-        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:PutObject"], [deletions]))
         access.acknowledge_key_patterns(
             role,
             self._bucket,
             {
-                regional_replication: "Each evaluation reads the other pruned Regions' replication rules of its run.",
                 deletions: "Each evaluation tells, under its run id, what it deletes that replicates into another "
                 "Region the run prunes, and reads what the run's other evaluations told.",
             },

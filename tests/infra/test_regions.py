@@ -158,15 +158,18 @@ def bucket_deny(template: dict[str, Any], sid: str) -> dict[str, Any]:
 def test_the_run_files_of_the_other_regions_are_granted_only_with_several(
     home: dict[str, Any], single: dict[str, Any]
 ) -> None:
-    """layout.replication_key of another Region, and layout.replicated_deletions_key (services/replicas.py)."""
+    """layout.replicated_deletions_key (services/replicas.py); every Region's replication rules are in the run's one
+    replication record, granted as in a single-Region run, and no per-Region replication file is granted."""
     regional, deletions = "runs/*/replication-*.json", "runs/*/deletions/*"
-    assert regional in s3_grants(home, "targets")["s3:PutObject"]
     evaluate = s3_grants(home, "evaluate")
-    assert {regional, deletions} <= set(evaluate["s3:GetObject"])
+    assert deletions in evaluate["s3:GetObject"]
     assert deletions in evaluate["s3:PutObject"]
+    for template in (home, single):
+        for module in ("targets", "evaluate"):
+            granted = [key for keys in s3_grants(template, module).values() for key in keys]
+            assert regional not in granted, module
     for module in ("targets", "evaluate"):
         granted = [key for keys in s3_grants(single, module).values() for key in keys]
-        assert regional not in granted, module
         assert deletions not in granted, module
     # Nobody but the break-glass role deletes them, as the home Region's: the Deny covers all of runs/ in either case
     # (tests/infra/test_one_writer.py evaluates it).
