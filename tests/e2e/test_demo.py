@@ -210,7 +210,9 @@ def test_a_release_a_delete_replicating_destination_runs_is_kept_named_and_verif
     )
     assert "keep    in-use: us-prod (us-east-1, replicated): shop/Deployment/app (pod)" in section
     assert "(the rules alone would delete it: version tags older than 30 days beyond the newest 20)" in section
-    assert "\n  app: us-east-1 (123456789012) (expected clusters there: prod, us-prod)\n" in demo.output  # the summary
+    assert (
+        "\n  eu-west-1:app: us-east-1 (123456789012) (expected clusters there: prod, us-prod)\n" in demo.output
+    )  # the summary
     assert (
         "\n   ok   replicated: 1 image us-prod runs in us-east-1, where app's deletions replicate: all still there\n"
         in (demo.output)
