@@ -15,7 +15,7 @@ from constructs import Construct
 from ecr_retention import layout
 from ecr_retention.domain.inventory.aws import account_of_role
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
-from infra import constants
+from infra import constants, state_objects
 
 # What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself), and CloudTrail's names of
 # the calls each authorizes (layout.BUCKET_GUARD_EVENT_NAMES, which the sentinel's guard rule matches): a Put action
@@ -301,16 +301,6 @@ class InventoryBucket(Construct):
                 only_the_collector,
             )
 
-    def allow_memory_writes_only_from(self, writer_role: iam.IRole) -> None:
-        """The in-use memory (layout.IN_USE_MEMORY_KEY) protects what manifests named in the last
-        safety.in_use_grace: whoever rewrites it unprotects those images. Only the report step writes it, whatever
-        identity policies say (administrators included)."""
-        self._deny_puts(
-            "InUseMemoryWritesOnlyByTheReportStep",
-            [self.bucket.arn_for_objects(layout.IN_USE_MEMORY_KEY)],
-            {"ArnNotEquals": {"aws:PrincipalArn": writer_role.role_arn}},
-        )
-
     def acknowledge_memory_deletions_only_by(self, break_glass_role_arn: str | None) -> None:
         """A memory deleted after it was written blocks every run until someone acknowledges that deletion
         (layout.memory_deletion_acknowledgement_key, docs/operations.md). With a break-glass role, the one principal
@@ -325,50 +315,37 @@ class InventoryBucket(Construct):
             _but(break_glass_role_arn),
         )
 
-    def bind_run_state_to_its_writers(
-        self, *, targets_role: iam.IRole, evaluate_role: iam.IRole, state_machine_role: iam.IRole
-    ) -> None:
+    def bind_state_to_its_writers(self, writers: Mapping[state_objects.Writer, iam.IRole]) -> None:
         """A run's state decides what its evaluations delete: a forged runs/<id>/replication.json hides the
         destinations a deletion replicates to from the in-use guard; a forged repository report makes the memory
-        remember the wrong digest of a tag; a forged snapshot makes a review (diff --bucket) say "no change". Whatever
-        identity policies say (administrators included), each key has one writer: the targets step writes the run's
-        targets and replication rules, the evaluations their repository reports, the deletions they tell each other
-        and the kept snapshots, the workflow (the Distributed Map's result writer) its map results. Constant size
-        (about 1.4 KB). Another key under runs/ is read by nobody and left to identity policies, and so is reports/:
-        no run reads it to decide, and an operator's `ecr-retention run` writes its report there
-        (docs/operations.md)."""
-        runs = constants.RUNS_PREFIX
-        writers = {
-            "RunTargetsOnlyByTheTargetsStep": (
-                [f"{runs}*/targets.json", f"{runs}*/replication*.json"],
-                targets_role,
-            ),
-            "RepositoryRunStateOnlyByTheEvaluations": (
-                [f"{runs}*/repositories/*", f"{runs}*/deletions/*", f"{layout.SNAPSHOTS_PREFIX}*"],
-                evaluate_role,
-            ),
-            "MapResultsOnlyByTheWorkflow": ([f"{constants.MAP_RESULTS_PREFIX}/*"], state_machine_role),
-        }
-        for sid, (keys, writer) in writers.items():
+        remember the wrong digest of a tag; a forged snapshot makes a review (diff --bucket) say "no change"; whoever
+        rewrites the in-use memory (which protects what manifests named in the last safety.in_use_grace) unprotects
+        those images. Whatever identity policies say (administrators included), each key has one writer, declared
+        with its state object (infra/state_objects.py): the report step writes the in-use memory, the targets step the
+        run's targets and replication rules, the evaluations their repository reports, the deletions they tell each
+        other and the kept snapshots, the workflow (the Distributed Map's result writer) its map results. Constant
+        size (the run state's three statements about 1.4 KB, the memory's about 0.4 KB). Another key under runs/ is
+        read by nobody and left to identity policies, and so is reports/: no run reads it to decide, and an
+        operator's `ecr-retention run` writes its report there (docs/operations.md)."""
+        for writer, sid in state_objects.WRITER_BINDINGS.items():
             self._deny_puts(
                 sid,
-                [self.bucket.arn_for_objects(key) for key in keys],
-                {"ArnNotEquals": {"aws:PrincipalArn": writer.role_arn}},
+                [self.bucket.arn_for_objects(key) for key in state_objects.bound_keys(writer)],
+                {"ArnNotEquals": {"aws:PrincipalArn": writers[writer].role_arn}},
             )
 
     def deny_deleting_protection_state(self, break_glass_role_arn: str | None) -> None:
         """Deleting a manifest, the in-use memory, a run's state (targets, replication rules, repository reports,
         told deletions, map results) or a kept snapshot does what rewriting it would (the bucket is versioned:
         deleting the current version brings the previous one back), so nobody but the break-glass role (cdk.json
-        breakGlassRoleArn, when set) deletes them, administrators included. The bucket's lifecycle rules still expire
-        them: S3 applies those itself, outside any bucket policy."""
-        keys = [
-            constants.IN_USE_PREFIX + "*",
-            layout.IN_USE_MEMORY_KEY,
-            f"{constants.RUNS_PREFIX}*",
-            f"{layout.SNAPSHOTS_PREFIX}*",
-        ]
-        self._deny_deletes_but_by("ProtectionStateDeletedOnlyByBreakGlass", keys, break_glass_role_arn)
+        breakGlassRoleArn, when set) deletes them, administrators included: the state objects so declared
+        (infra/state_objects.py). The bucket's lifecycle rules still expire them: S3 applies those itself, outside
+        any bucket policy."""
+        self._deny_deletes_but_by(
+            "ProtectionStateDeletedOnlyByBreakGlass",
+            state_objects.deleted_only_by_break_glass(),
+            break_glass_role_arn,
+        )
 
     def keep_records_to_their_writers(
         self, *, sentinel_role: iam.IRole, cache_writers: Sequence[iam.IRole], break_glass_role_arn: str | None

@@ -34,7 +34,7 @@ from ecr_retention import layout
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.layout import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
 from ecr_retention.workflow import RUN_RECORD_FIELDS
-from infra import access, constants, nag, repository_scope
+from infra import access, constants, nag, repository_scope, state_objects
 from infra.pipeline_function import PipelineFunction
 from infra.repository_scope import PrunedRegions
 
@@ -227,31 +227,25 @@ class PruningWorkflow(Construct):
         # s3:prefix condition key is absent from a GetObject request).
         role.add_to_principal_policy(access.list_statement(self._bucket, None))
         role.add_to_principal_policy(memory_versions_statement(self._bucket))
-        cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
-        in_use = f"{constants.IN_USE_PREFIX}*"
-        repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
-        replication_file = f"{constants.RUNS_PREFIX}*/replication.json"
-        # The in-use memory protects what the manifests named in the last safety.in_use_grace; read, never written.
+        # What it reads is declared with each state object (infra/state_objects.py): the manifest cache, the in-use
+        # manifests, the run's replication record, and the in-use memory, which protects what the manifests named in
+        # the last safety.in_use_grace (read, never written).
         role.add_to_principal_policy(
-            access.objects_statement(
-                self._bucket,
-                ["s3:GetObject"],
-                [cache, in_use, replication_file, layout.IN_USE_MEMORY_KEY],
-            )
+            access.objects_statement(self._bucket, ["s3:GetObject"], state_objects.read_keys("evaluate"))
         )
+        cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
+        repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
         snapshots = f"{layout.SNAPSHOTS_PREFIX}*"
         role.add_to_principal_policy(
             access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports, snapshots])
         )
+        access.acknowledge_key_patterns(role, self._bucket, state_objects.read_reasons("evaluate"))
         access.acknowledge_key_patterns(
             role,
             self._bucket,
             {
                 snapshots: "Each evaluation keeps its repository's snapshot for reviews (snapshots/<hash>.json).",
-                cache: "Index manifests are cached by digest: any digest may be read or written.",
-                in_use: "Every cluster's in-use manifest is read: each one protects its images.",
                 repository_reports: "Each evaluation stores its repository report under its run id.",
-                replication_file: "Each evaluation reads the replication rules its run's targets step read.",
             },
         )
 

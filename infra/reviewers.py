@@ -10,8 +10,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ecr_retention import layout
-from infra import access
+from infra import access, state_objects
 from infra.deploy_settings import Reviewers
 
 GITHUB_ISSUER = "token.actions.githubusercontent.com"
@@ -25,8 +24,7 @@ class ReviewerRole(Construct):
         self.role = iam.Role(
             self,
             "Role",
-            description=f"ecr-retention reviews of {reviewers.repository}: reads the registry's snapshots, the in-use "
-            "manifests and the in-use memory",
+            description=f"ecr-retention reviews of {reviewers.repository}: reads {state_objects.read_names('reviewers')}",
             assumed_by=iam.WebIdentityPrincipal(
                 provider_arn,
                 conditions={
@@ -48,19 +46,8 @@ class ReviewerRole(Construct):
         return f"arn:{stack.partition}:iam::{stack.account}:oidc-provider/{GITHUB_ISSUER}"
 
     def _grant_reads(self, bucket: s3.IBucket) -> None:
-        snapshots = f"{layout.SNAPSHOTS_PREFIX}*"
-        in_use = f"{layout.IN_USE_PREFIX}*"
-        self.role.add_to_principal_policy(
-            access.list_statement(bucket, [layout.SNAPSHOTS_PREFIX, layout.IN_USE_PREFIX, layout.IN_USE_MEMORY_KEY])
-        )
-        self.role.add_to_principal_policy(
-            access.objects_statement(bucket, ["s3:GetObject"], [snapshots, in_use, layout.IN_USE_MEMORY_KEY])
-        )
-        access.acknowledge_key_patterns(
-            self.role,
-            bucket,
-            {
-                snapshots: "Every repository's snapshot as the last sweep read it: a review plans them all.",
-                in_use: "Every cluster's in-use manifest: each one protects its images in the review's plans.",
-            },
-        )
+        """What the reviewers read is declared with each state object (infra/state_objects.py)."""
+        keys = state_objects.read_keys("reviewers")
+        self.role.add_to_principal_policy(access.list_statement(bucket, [key.removesuffix("*") for key in keys]))
+        self.role.add_to_principal_policy(access.objects_statement(bucket, ["s3:GetObject"], keys))
+        access.acknowledge_key_patterns(self.role, bucket, state_objects.read_reasons("reviewers"))

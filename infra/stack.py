@@ -90,11 +90,13 @@ class EcrRetentionStack(Stack):
             map_concurrency=settings.map_concurrency,
             regions=self.pruned_regions,
         )
-        self.inventory.allow_memory_writes_only_from(self.workflow.report.role)
-        self.inventory.bind_run_state_to_its_writers(
-            targets_role=self.workflow.targets.role,
-            evaluate_role=self.workflow.evaluate.role,
-            state_machine_role=self.workflow.state_machine_role,
+        self.inventory.bind_state_to_its_writers(
+            {
+                "report": self.workflow.report.role,
+                "targets": self.workflow.targets.role,
+                "evaluate": self.workflow.evaluate.role,
+                "workflow": self.workflow.state_machine_role,
+            }
         )
         self.inventory.deny_deleting_protection_state(settings.break_glass_role_arn)
         self.inventory.acknowledge_memory_deletions_only_by(settings.break_glass_role_arn)

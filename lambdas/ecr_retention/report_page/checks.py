@@ -14,7 +14,8 @@ from typing import Literal
 from ecr_retention.domain.doctor import TemplateFinding
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
-from ecr_retention.domain.planning.plan import ReasonKind, ReplicaRegistry
+from ecr_retention.domain.planning.plan import ReplicaRegistry
+from ecr_retention.domain.planning.reasons import PROTECTING
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.report import (
     REMOVED_GROUPS,
@@ -37,8 +38,6 @@ from ecr_retention.report_page.text import Line, Part, data, line, plural
 Status = Literal["pass", "warn", "fail"]
 MARKS: dict[Status, str] = {"pass": "\u2713", "warn": "!", "fail": "\u2717"}
 WORDS: dict[Status, str] = {"pass": "pass", "warn": "warn", "fail": "FAIL"}
-# A removal carrying one of these reasons contradicts itself: the planner never removes what they protect.
-PROTECTING: tuple[ReasonKind, ...] = ("in-use", "keep-rule", "min-age", "blocked", "skipped")
 EVIDENCE_LINES = 50  # a check lists at most this many lines of evidence, then says how many more there are
 OPEN_EVIDENCE_LINES = 3  # longer evidence is folded (a <details> element: no script needed to unfold it)
 _kind_and_rule = attrgetter("kind", "rule")
@@ -188,9 +187,7 @@ def removals_check(report: RunReport, removed: Counter[ReasonKey]) -> Check:
         "removals-unprotected",
         "pass",
         "Removals unprotected",
-        line(
-            f"{plural(checked, 'removal')} checked: none is in use, kept by a rule, younger than min_age, blocked or skipped"
-        ),
+        line(f"{plural(checked, 'removal')} checked: none is {_either(PROTECTING.values())}"),
     )
 
 
@@ -203,6 +200,12 @@ def _unprotected_removals(report: RunReport, removed: Counter[ReasonKey]) -> lis
             if kinds:
                 offenders.append(line(*image_ref(report, repo, entry), f" is removed but carries {', '.join(kinds)}"))
     return offenders
+
+
+def _either(words: Iterable[str]) -> str:
+    """`a, b or c`."""
+    *first, last = words
+    return f"{', '.join(first)} or {last}" if first else last
 
 
 def spared_check(kept: Counter[ReasonKey]) -> Check:

@@ -10,6 +10,7 @@ from ecr_retention.domain.config import DeleteRule, KeepRule, Selector
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision, Reason, ReplicaRegistry
+from ecr_retention.domain.planning.reasons import words_of
 from ecr_retention.domain.planning.repository import DependentKind, DisplacedSlots
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail
@@ -181,11 +182,8 @@ def replica_reason(source_region: str, repository_name: str) -> Reason:
     )
 
 
-RESTORING_REASON = Reason(kind="restoring", detail="being restored from archive (ACTIVATING)")
-RESTORE_OFF_REASON = Reason(
-    kind="in-use-archived",
-    detail="archived while in use; safety.restore_in_use is false, so it is not restored",
-)
+RESTORING_REASON = Reason(kind="restoring", detail=words_of("restoring"))
+RESTORE_OFF_REASON = Reason(kind="in-use-archived", detail=words_of("in-use-archived"))
 
 
 def archived_in_use_warning(repository_name: str, decision: Decision) -> str:
@@ -253,7 +251,7 @@ def skipped_reason(skipped: str) -> Reason:
 
 
 def no_policy_reason() -> Reason:
-    return Reason(kind="no-policy", detail="no policy's repositories match this repository")
+    return Reason(kind="no-policy", detail=words_of("no-policy"))
 
 
 def unwatched_replica_warning(repository_name: str, replica: ReplicaRegistry) -> str:

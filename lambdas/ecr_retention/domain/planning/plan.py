@@ -9,29 +9,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 from pydantic.alias_generators import to_camel
 
+from ecr_retention.domain.planning.reasons import PROTECTION_ORDER, ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import UtcDatetime
 
-ReasonKind = Literal[
-    "delete-rule",
-    "keep-rule",
-    "keep-newest",
-    "in-use",
-    "index-child",
-    "referrer",
-    "min-age",
-    "no-delete-rule",
-    "no-policy",
-    "blocked",
-    "skipped",
-    "tag-changed",
-    "delete-failed",
-    "restoring",
-    "in-use-archived",
-    "restore-failed",
-    "quarantine",
-    "replica",
-]
 # restore: an ARCHIVED image that an in-use manifest names goes back to standard storage. It removes nothing: it
 # is never a removal candidate, never counts toward max_delete_fraction, and survives a blocked run.
 Action = Literal["keep", "delete", "archive", "restore"]
@@ -39,26 +20,6 @@ Action = Literal["keep", "delete", "archive", "restore"]
 # deleted), waits there (archived, kept), and leaves it for good (deleted once archived longer than the quarantine).
 QuarantineStage = Literal["enters", "waits", "leaves"]
 REMOVALS: tuple[Action, ...] = ("delete", "archive")
-
-# The order in which a kept image's main reason is chosen for one-line summaries.
-PROTECTION_ORDER: tuple[ReasonKind, ...] = (
-    "blocked",
-    "skipped",
-    "in-use",
-    "restoring",
-    "replica",
-    "keep-rule",
-    "min-age",
-    "index-child",
-    "referrer",
-    "keep-newest",
-    "tag-changed",
-    "delete-failed",
-    "quarantine",
-    "no-delete-rule",
-    "no-policy",
-    "in-use-archived",
-)
 
 
 class PlanModel(BaseModel):

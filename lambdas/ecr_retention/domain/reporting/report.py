@@ -26,10 +26,10 @@ from ecr_retention.domain.planning.plan import (
     Plan,
     PlanModel,
     Reason,
-    ReasonKind,
     ReplicaRegistry,
     RepositoryPlan,
 )
+from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.timestamps import UtcDatetime
 
