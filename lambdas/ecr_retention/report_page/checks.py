@@ -423,7 +423,7 @@ def findings_check(report: RunReport) -> Check:
 
 def _template_evidence(templates: Sequence[TemplateFinding]) -> list[Line]:
     return [
-        line("template ", data(finding.prefix), f": {finding.severity} {finding.code}: ", data(finding.message))
+        line("template ", data(finding.template), f": {finding.severity} {finding.code}: ", data(finding.message))
         for finding in templates
     ]
 
