@@ -106,7 +106,10 @@ def _check(
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)
     others, lookup_warnings = look_up(registry.port, unchecked)
-    findings = [*(found for report in reports for found in report.in_use_missing), *others]
+    findings = [
+        found.model_copy(update={"region": registry.named})
+        for found in (*(found for report in reports for found in report.in_use_missing), *others)
+    ]
     told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, registry.key)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),

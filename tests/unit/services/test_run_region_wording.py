@@ -1,7 +1,14 @@
 """The run-level words of a run over two Regions (issue 44 item 1): the repository creation templates are read in each
-pruned Region's registry and each finding and warning names its Region. A run of one Region keeps its words."""
+pruned Region's registry and each finding and warning names its Region; an in-use reference the next pull cannot get
+names the Region of the registry it pulls from, in the report, the summary, the page and the sheet. A run of one
+Region keeps its words."""
 
 from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
@@ -10,12 +17,15 @@ from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.report_page.view import page_view_of
 from ecr_retention.report_renderers import RENDERERS
+from ecr_retention.report_sheet import render_sheet
 from ecr_retention.services.run import Adapters, run_pipeline
 from support.builders import NOW
-from support.fakes import MemoryBucket
+from support.fakes import FakeRegistry, MemoryBucket
 from tests.unit.services.test_several_regions import (
     HOME,
+    HOME_HOST,
     OTHER,
+    OTHER_HOST,
     RULES,
     adapters_of,
     two_regions,
@@ -86,3 +96,69 @@ def test_a_run_of_one_region_keeps_its_template_words() -> None:
     home.templates_failure = "AccessDeniedException: not authorized"
     warned = run_pipeline(parse_config(RULES), Adapters(registry=home, bucket=MemoryBucket(), renderers=RENDERERS))
     assert "repository creation templates not checked: AccessDeniedException: not authorized" in warned.warnings
+
+
+def running(bucket: MemoryBucket, *images: str) -> None:
+    """prod runs these images (and nothing else)."""
+    bucket.write_json(
+        "in-use/prod.json",
+        {
+            "schemaVersion": 1,
+            "cluster": "prod",
+            "generatedAt": (NOW - timedelta(minutes=5)).isoformat(),
+            "complete": True,
+            "images": [
+                {"image": image, "namespace": "p", "workload": "Deployment/app", "container": "app", "source": "pod"}
+                for image in images
+            ],
+        },
+    )
+
+
+def missing_run(home: FakeRegistry, other: FakeRegistry, bucket: MemoryBucket) -> RunReport:
+    """prod pulls app:v2 of both Regions, app:v9 of the home one (no such tag), and gone:v1 of the other (no such
+    repository)."""
+    running(
+        bucket,
+        f"{HOME_HOST}/app:v2",
+        f"{OTHER_HOST}/app:v2",
+        f"{HOME_HOST}/app:v9",
+        f"{OTHER_HOST}/gone:v1",
+    )
+    return run_pipeline(parse_config(RULES), adapters_of(home, other, bucket))
+
+
+def test_an_in_use_reference_missing_names_the_region_of_its_registry() -> None:
+    home, other, bucket, _ = two_regions()
+
+    report = missing_run(home, other, bucket)
+
+    assert [(found.region, found.image) for found in report.in_use_missing] == [(HOME, "app:v9"), (OTHER, "gone:v1")]
+    details = [found.detail for found in report.in_use_missing]
+    assert details == [
+        f"the next pull of prod: p/Deployment/app (pod) fails: app:v9 no longer exists in {HOME}",
+        f"the next pull of prod: p/Deployment/app (pod) fails: repository gone does not exist in {OTHER}",
+    ]
+    [app] = [repo for repo in report.repositories if (repo.region, repo.repository_name) == (HOME, "app")]
+    assert [found.detail for found in app.in_use_missing] == details[:1]
+    assert [found["region"] for found in report.to_json_dict()["inUseMissing"]] == [HOME, OTHER]
+    _, body = render_summary(report)
+    assert [f"  {detail}" for detail in details] == [
+        line for line in body.splitlines() if line.startswith("  the next pull")
+    ]
+    assert evidence(report, "in-use-missing") == details
+    rows = list(csv.reader(io.StringIO(render_sheet(report), newline="")))
+    assert [(row[0], row[-1]) for row in rows if row[5] == "in-use-missing"] == [("app", HOME), ("gone", OTHER)]
+
+
+def test_an_in_use_reference_missing_in_a_run_of_one_region_names_no_region() -> None:
+    home, _, bucket, _ = two_regions()
+    running(bucket, f"{HOME_HOST}/app:v9")
+
+    report = run_pipeline(parse_config(RULES), Adapters(registry=home, bucket=bucket, renderers=RENDERERS))
+
+    [found] = report.in_use_missing
+    assert found.detail == "the next pull of prod: p/Deployment/app (pod) fails: app:v9 no longer exists"
+    assert "region" not in json.loads(report.to_json())["inUseMissing"][0]
+    rows = list(csv.reader(io.StringIO(render_sheet(report), newline="")))
+    assert [row[-1] for row in rows if row[5] == "in-use-missing"] == [""]
