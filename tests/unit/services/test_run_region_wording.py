@@ -11,10 +11,12 @@ import json
 from datetime import timedelta
 
 from ecr_retention.domain.config import parse_config
+from ecr_retention.domain.in_use.references import Removal
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.domain.reporting.summary import render_summary
+from ecr_retention.layout import removal_key
 from ecr_retention.report_page.view import page_view_of
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.report_sheet import render_sheet
@@ -162,3 +164,26 @@ def test_an_in_use_reference_missing_in_a_run_of_one_region_names_no_region() ->
     assert "region" not in json.loads(report.to_json())["inUseMissing"][0]
     rows = list(csv.reader(io.StringIO(render_sheet(report), newline="")))
     assert [row[-1] for row in rows if row[5] == "in-use-missing"] == [""]
+
+
+def test_the_in_use_checks_warnings_name_the_region_of_the_registry_they_concern() -> None:
+    # Given prod pulls edge:v1 of the home registry (no policy manages edge there: the report step looks it up),
+    # whose lookup fails, and app:v9 of the home registry (missing), whose removal someone else recorded
+    home, other, bucket, _ = two_regions()
+    home.lookup_failures["edge"] = "ThrottlingException: slow down"
+    removal = Removal(
+        repository_name="app",
+        image_tags=("v9",),
+        action="deleted",
+        cause="image-action",
+        removed_at=NOW - timedelta(hours=1),
+        event_id="event-1",
+        writer="arn:aws:iam::123456789012:role/someone-else",
+    )
+    bucket.write(removal_key("app", removal.removed_at, "event-1", 0), removal.model_dump_json().encode())
+    running(bucket, f"{HOME_HOST}/app:v2", f"{HOME_HOST}/edge:v1", f"{HOME_HOST}/app:v9")
+
+    report = run_pipeline(parse_config(RULES), adapters_of(home, other, bucket))
+
+    assert [warning.split(": ")[0] for warning in report.warnings if "in-use reference" in warning] == [f"{HOME}:edge"]
+    assert [warning.split(": ")[0] for warning in report.warnings if "recorded removal" in warning] == [f"{HOME}:app"]
