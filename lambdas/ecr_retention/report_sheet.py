@@ -151,7 +151,7 @@ def missing_record(found: MissingReference) -> str:
         IN_USE_MISSING,
         "",
         guarded(found.detail),
-        "",  # region: a reference names its registry's host; the finding does not carry a Region
+        guarded(found.region or ""),  # named when the run prunes several Regions, as the finding's detail names it
     )
     return csv_text(cells) + LINE_END
 

@@ -281,7 +281,7 @@ def test_a_native_policy_deletes_the_image_dev_runs_and_the_sentinel_and_the_swe
     assert "\n- app:dev no longer exists: the next pull fails.\n  Runs in: dev: dev/Deployment/app (pod), " in alert
     missing = step.split("\nIn-use images MISSING from the registry (6): the next pull fails\n", 1)[1]
     assert re.search(
-        r"^  the next pull of dev: dev/Deployment/app \(pod\), .* fails: app:dev no longer exists \(deleted \S+ \S+ UTC "
+        r"^  the next pull of dev: dev/Deployment/app \(pod\), .* fails: app:dev no longer exists in eu-west-1 \(deleted \S+ \S+ UTC "
         r"by lifecycle rule 1 of app's policy\)$",
         missing,
         re.M,

@@ -55,7 +55,7 @@ def test_an_emptied_manifest_before_the_real_run_changes_nothing_dev_ran(tmp_pat
         flags=re.MULTILINE,
     )
     assert re.search(
-        r"^  the next pull of dev: dev/Deployment/app \(pod\), .* fails: app:dev no longer exists \(deleted \S+ \S+ "
+        r"^  the next pull of dev: dev/Deployment/app \(pod\), .* fails: app:dev no longer exists in eu-west-1 \(deleted \S+ \S+ "
         rf"UTC by lifecycle rule 1 of app's policy\){memory}$",
         output,
         flags=re.MULTILINE,

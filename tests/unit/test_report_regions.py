@@ -306,3 +306,22 @@ def test_a_push_run_in_the_other_region_alone_names_that_region() -> None:
     assert [bar.label for bar in page_view_of(report, StoragePrice.for_region(HOME)).bytes_chart.bars] == [
         f"{OTHER}:team/app"
     ]
+
+
+def test_the_page_counts_a_restore_in_each_region_of_a_repository_of_one_name() -> None:
+    # The same in-use image (a replica: the same digest) found archived and restored in app of both Regions.
+    archived = entry("shared", Reason(kind="in-use-archived", detail="prod: Deployment/app"))
+
+    def restored(region: str) -> RepositoryReport:
+        return repo("team/app", region, deleted=0).model_copy(
+            update={"in_use_archived": (archived,), "restored": (archived,)}
+        )
+
+    report = report_of(restored(HOME), restored(OTHER))
+
+    [check] = [c for c in page_view_of(report, StoragePrice.for_region(HOME)).checks if c.id == "in-use-archived"]
+    assert "".join(part.text for part in check.summary) == "2 in-use images found archived, 2 restores"
+    assert ["".join(part.text for part in each).split(" ")[0] for each in check.evidence] == [
+        f"{HOME}:team/app",
+        f"{OTHER}:team/app",
+    ]

@@ -332,7 +332,10 @@ def in_use_archived_check(report: RunReport) -> Check:
     found = run_in_use_archived(report)
     if not found:
         return Check("in-use-archived", "pass", "In use, archived", line("no in-use image was found archived"))
-    restores = {(repo.repository_name, entry.image_digest) for repo, entry in run_entries(report, "restore")}
+    restores = {
+        (report.region_of(repo), repo.repository_name, entry.image_digest)
+        for repo, entry in run_entries(report, "restore")
+    }
     # The page names each image's workloads by digest across the run (as it always has): an image found archived in
     # two repositories shows the workloads of the later one in both.
     workloads = {image.entry.image_digest: image.workloads for image in found}
@@ -426,7 +429,7 @@ def findings_check(report: RunReport) -> Check:
 
 def _template_evidence(templates: Sequence[TemplateFinding]) -> list[Line]:
     return [
-        line("template ", data(finding.prefix), f": {finding.severity} {finding.code}: ", data(finding.message))
+        line("template ", data(finding.template), f": {finding.severity} {finding.code}: ", data(finding.message))
         for finding in templates
     ]
 

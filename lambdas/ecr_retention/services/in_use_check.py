@@ -85,7 +85,8 @@ def check_in_use(
         partial(_check, registry, bucket, inputs, reports), log=logger, what="checking the in-use references"
     )
     if isinstance(checked, Defect):
-        return InUseCheck(tuple(reports), warnings=(f"the in-use references could not be checked: {checked}",))
+        where = f"{registry.named}: " if registry.named is not None else ""
+        return InUseCheck(tuple(reports), warnings=(f"{where}the in-use references could not be checked: {checked}",))
     return checked
 
 
@@ -105,9 +106,12 @@ def _check(
     )
     checked = {report.repository_name for report in reports if report.outcome in CHECKED_OUTCOMES}
     unchecked = unchecked_references(references, reports, checked, inputs.trigger)
-    others, lookup_warnings = look_up(registry.port, unchecked)
-    findings = [*(found for report in reports for found in report.in_use_missing), *others]
-    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, registry.key)
+    others, lookup_warnings = look_up(registry.port, unchecked, registry.named)
+    findings = [
+        found.model_copy(update={"region": registry.named})
+        for found in (*(found for report in reports for found in report.in_use_missing), *others)
+    ]
+    told, removal_warnings = told_by_removals(bucket, findings, inputs.sentinel, registry.key, registry.named)
     return InUseCheck(
         repositories=tuple(_with_findings(report, told) for report in reports),
         others=_found_elsewhere(told, checked),
@@ -134,11 +138,14 @@ def unchecked_references(
 
 
 def look_up(
-    registry: Registry, references: Mapping[str, Sequence[PulledReference]]
+    registry: Registry, references: Mapping[str, Sequence[PulledReference]], region: str | None = None
 ) -> tuple[tuple[MissingReference, ...], tuple[str, ...]]:
-    """Each repository's references against DescribeImages by image id, a few repositories at a time."""
+    """Each repository's references against DescribeImages by image id, a few repositories at a time; a warning
+    names the repository with `region` (PrunedRegistry.named: the run prunes several Regions)."""
     with ThreadPoolExecutor(max_workers=LOOKUP_THREADS) as pool:
-        answers = list(pool.map(lambda item: _look_up_one(registry, *item), sorted(references.items())))
+        answers = list(
+            pool.map(lambda item: _look_up_one(registry, item[0], item[1], region), sorted(references.items()))
+        )
     return (
         tuple(found for missing, _ in answers for found in missing),
         tuple(warning for _, warning in answers if warning is not None),
@@ -146,7 +153,7 @@ def look_up(
 
 
 def _look_up_one(
-    registry: Registry, repository: str, references: Sequence[PulledReference]
+    registry: Registry, repository: str, references: Sequence[PulledReference], region: str | None
 ) -> tuple[tuple[MissingReference, ...], str | None]:
     try:
         images = registry.describe_images_by_id(repository, [reference.image_id for reference in references])
@@ -155,36 +162,47 @@ def _look_up_one(
     except ImagesUnreadable as error:
         logger.warning("the in-use check of %s failed: %s", repository, error)
         return (), (
-            f"{repository}: {len(references)} in-use reference(s) could not be checked against the registry "
-            f"(whether the next pull finds them is unknown): {error}"
+            f"{located(repository, region)}: {len(references)} in-use reference(s) could not be checked against the "
+            f"registry (whether the next pull finds them is unknown): {error}"
         )
     return missing_references(references, images), None
 
 
+def located(repository: str, region: str | None) -> str:
+    """A repository as the check's warnings name it: with its Region (`eu-west-1:app`) when the run prunes several."""
+    return f"{region}:{repository}" if region is not None else repository
+
+
 def told_by_removals(
-    bucket: Bucket, findings: Iterable[MissingReference], sentinel: str | None, key: str | None = None
+    bucket: Bucket,
+    findings: Iterable[MissingReference],
+    sentinel: str | None,
+    key: str | None = None,
+    region: str | None = None,
 ) -> tuple[dict[str, tuple[MissingReference, ...]], tuple[str, ...]]:
     """The findings by repository, each with the latest removal this deployment's sentinel recorded that names it, in
-    the registry of that key (registries.PrunedRegistry.key). Removals are read only for the repositories that have a finding."""
+    the registry of that key (registries.PrunedRegistry.key); `region` names the repository in the warnings when the
+    run prunes several Regions (PrunedRegistry.named). Removals are read only for the repositories that have a finding."""
     grouped: dict[str, list[MissingReference]] = defaultdict(list)
     for found in findings:
         grouped[found.repository_name].append(found)
     told: dict[str, tuple[MissingReference, ...]] = {}
     warnings: list[str] = []
     for repository, found_here in sorted(grouped.items()):
-        removals, problem = recorded_removals(bucket, repository, sentinel, key)
+        removals, problem = recorded_removals(bucket, repository, sentinel, key, region)
         told[repository] = tuple(finding.told_by(removals) for finding in found_here)
         warnings.extend(problem)
     return told, tuple(warnings)
 
 
 def recorded_removals(
-    bucket: Bucket, repository: str, sentinel: str | None, key: str | None = None
+    bucket: Bucket, repository: str, sentinel: str | None, key: str | None = None, region: str | None = None
 ) -> tuple[tuple[Removal, ...], tuple[str, ...]]:
     """The removals this deployment's sentinel recorded for one repository of the registry of that key (None: the
     home Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
-    write (ignored). The warnings name another Region's repository by its regional name (`us-east-1:app`)."""
-    named = regional_name(repository, key)
+    write (ignored). The warnings name the repository with `region` when the run prunes several Regions
+    (`eu-west-1:app`), else another Region's by its regional name (`us-east-1:app`)."""
+    named = located(repository, region) if region is not None else regional_name(repository, key)
     try:
         read = read_removals(bucket, repository, sentinel=sentinel, key=key)
     except StorageUnavailable as error:

@@ -42,7 +42,7 @@ from ecr_retention.services.report import (
     report_run,
 )
 from ecr_retention.services.snapshot import BucketManifestCache
-from ecr_retention.services.templates import creation_template_findings
+from ecr_retention.services.templates import each_registry_templates
 from ecr_retention.workflow import RunRecord, WorkItem, new_run_id
 
 NO_REPORT = (
@@ -323,10 +323,10 @@ def _replication_of(adapters: Adapters, stored: StoredReplication) -> dict[str, 
 
 
 def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -> RunReport:
-    """A run's one end, for the report step and the CLI alike: the creation templates' findings, one reading of the
-    clock (the run's end), the in-use memory updated and the manifests' evidence at that end, the in-use check, and
-    the run report written and published."""
-    templates = creation_template_findings(adapters.registry)
+    """A run's one end, for the report step and the CLI alike: each pruned registry's creation templates' findings,
+    one reading of the clock (the run's end), the in-use memory updated and the manifests' evidence at that end, the
+    in-use check, and the run report written and published."""
+    templates = each_registry_templates(adapters.registries)
     finished_at = adapters.clock()
     reading = remember_inventory(adapters, config, evaluated, finished_at)
     checked = check_each_registry(adapters, config, evaluated, reading, finished_at)

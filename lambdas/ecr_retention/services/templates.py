@@ -1,4 +1,4 @@
-"""The doctor's pass over the registry's repository creation templates, once per run, for the run report.
+"""The doctor's pass over each pruned registry's repository creation templates, once per run, for the run report.
 
 Templates give new repositories their lifecycle policy (on push, replication, pull-through cache), so a bad one
 breaks repositories nobody has declared yet. The pass only informs: a registry whose templates cannot be read
@@ -15,6 +15,7 @@ from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.ports import Registry, TemplatesUnreadable
+from ecr_retention.registries import Registries
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +26,25 @@ NOT_CHECKED = "repository creation templates not checked"
 class TemplateCheck:
     findings: tuple[TemplateFinding, ...] = ()
     warnings: tuple[str, ...] = ()
+
+    def named(self, region: str | None) -> TemplateCheck:
+        """This check as a run of several Regions words it: each finding and warning names its registry's Region."""
+        if region is None:
+            return self
+        return TemplateCheck(
+            tuple(finding.model_copy(update={"region": region}) for finding in self.findings),
+            tuple(f"{region}: {warning}" for warning in self.warnings),
+        )
+
+
+def each_registry_templates(registries: Registries) -> TemplateCheck:
+    """The templates of every pruned registry (each Region's registry has its own), home Region first; each finding
+    and warning names its Region when the run prunes several (PrunedRegistry.named), none when it prunes one."""
+    checks = [creation_template_findings(pruned.port).named(pruned.named) for pruned in registries]
+    return TemplateCheck(
+        tuple(finding for check in checks for finding in check.findings),
+        tuple(warning for check in checks for warning in check.warnings),
+    )
 
 
 def creation_template_findings(registry: Registry) -> TemplateCheck:

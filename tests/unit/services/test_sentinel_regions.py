@@ -5,6 +5,7 @@ the run's in-use check reads the records of its own Region; the tagger tags in e
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -12,7 +13,7 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.in_use.references import MissingReference, Removal
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
-from ecr_retention.domain.sentinel.events import Observed
+from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
 from ecr_retention.layout import alert_claim_key, removal_key, removals_prefix
 from ecr_retention.registries import Registries
 from ecr_retention.services.in_use_check import told_by_removals
@@ -24,7 +25,8 @@ from tests.support.builders import ACCOUNT, HOST, NOW, config, in_use, replicati
 from tests.support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 from tests.unit.services.test_sentinel import PUSHED, SENTINEL_ROLE, archived, deleted
 
-OTHER = "us-east-1"
+HOME, OTHER = "eu-west-1", "us-east-1"
+RULES = config([{"delete": {"untagged": True, "older_than": "1d"}}])
 OTHER_HOST = f"{ACCOUNT}.dkr.ecr.{OTHER}.amazonaws.com"
 
 
@@ -285,3 +287,61 @@ def test_a_deletion_made_in_the_destination_alone_still_alerts_there() -> None:
 
     assert watched.alerted
     assert len(regions.alerts()) == 1
+
+
+KEEP_ONE = {
+    "rules": [
+        {
+            "rulePriority": 1,
+            "selection": {"tagStatus": "any", "countType": "imageCountMoreThan", "countNumber": 1},
+            "action": {"type": "expire"},
+        }
+    ]
+}
+
+
+def put_keep_one(registry: FakeRegistry) -> LifecyclePolicyPut:
+    """A "keep 1" policy put on app, as ECR holds it now and CloudTrail tells it."""
+    registry.lifecycle_policies["app"] = json.dumps(KEEP_ONE)
+    return LifecyclePolicyPut.model_validate(
+        {
+            "eventSource": "ecr.amazonaws.com",
+            "eventName": "PutLifecyclePolicy",
+            "eventID": "trail-3",
+            "eventTime": NOW.isoformat(),
+            "userIdentity": {"arn": f"arn:aws:sts::{ACCOUNT}:assumed-role/Admin/mary"},
+            "requestParameters": {"repositoryName": "app", "lifecyclePolicyText": json.dumps(KEEP_ONE)},
+        }
+    )
+
+
+def test_every_sentinel_alert_names_its_region_when_several_are_pruned() -> None:
+    # Given prod runs the oldest app of each Region: a "keep 1" policy put in each, then each deleted
+    regions = Regions()
+    for registry, host, seed in ((regions.home, HOST, "h"), (regions.other, OTHER_HOST, "o")):
+        oldest = registry.add_image("app", tags=["1.0"], pushed_at=PUSHED, seed=f"{seed}1")
+        registry.add_image("app", tags=["2.0"], pushed_at=PUSHED + timedelta(days=1), seed=f"{seed}2")
+        regions.runs(f"prod-{seed}", (f"{host}/app:1.0", oldest))
+    # When each policy is put, and then the oldest images deleted
+    for registry, region in ((regions.home, HOME), (regions.other, OTHER)):
+        regions.watch(put_keep_one(registry), region)
+    for registry, region, event in ((regions.home, HOME, "home"), (regions.other, OTHER, "other")):
+        [oldest] = [d for d, image in registry.repositories["app"].items() if "1.0" in image.detail.image_tags]
+        registry.repositories["app"].pop(oldest)
+        watch(Observed(event, NOW, deleted(oldest), region=region), config=RULES, ports=regions.ports, now=NOW)
+    # Then each alert names its Region, in its subject and its first line
+    alerts = regions.alerts()
+    assert [subject.split(": ", 1)[1] for subject, _ in alerts] == [
+        f"the new lifecycle policy of app in {HOME} would take in-use images or tags",
+        f"the new lifecycle policy of app in {OTHER} would take in-use images or tags",
+        f"app:1.0 deleted in {HOME} while prod-h/Deployment/app runs it",
+        f"app:1.0 deleted in {OTHER} while prod-o/Deployment/app runs it",
+    ]
+    assert [body.splitlines()[0] for _, body in alerts] == [
+        f"A lifecycle policy was just put on app in {HOME} by arn:aws:sts::{ACCOUNT}:assumed-role/Admin/mary. ECR "
+        "applies it within 24 hours. It would:",
+        f"A lifecycle policy was just put on app in {OTHER} by arn:aws:sts::{ACCOUNT}:assumed-role/Admin/mary. ECR "
+        "applies it within 24 hours. It would:",
+        f"Workloads run images that were just removed or archived in the registry of {HOME}.",
+        f"Workloads run images that were just removed or archived in the registry of {OTHER}.",
+    ]

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import Field
+
 from ecr_retention.domain.doctor.checks.and_lists import check_and_lists_in_text
 from ecr_retention.domain.doctor.checks.self_naming import check_rules_naming_mutable_tags_in_text
 from ecr_retention.domain.doctor.checks.structural import check_count_over_shared_tags, check_mutable_tags_unprotected
@@ -23,11 +25,22 @@ INVALID_FIX = (
 )
 
 
+def _unnamed(region: str | None) -> bool:
+    return region is None
+
+
 class TemplateFinding(Finding):
-    """A finding on a template's lifecycle policy: `prefix` names the template."""
+    """A finding on a template's lifecycle policy: `prefix` names the template; `region` the Region of its registry
+    when the run prunes several (each Region's registry has its own templates), left out of one Region's report."""
 
     prefix: str
     applied_for: tuple[str, ...] = ()
+    region: str | None = Field(default=None, exclude_if=_unnamed)
+
+    @property
+    def template(self) -> str:
+        """How people name the template: `ROOT`, or with its Region when the run prunes several (`us-east-1:ROOT`)."""
+        return f"{self.region}:{self.prefix}" if self.region is not None else self.prefix
 
     def to_json_dict(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)

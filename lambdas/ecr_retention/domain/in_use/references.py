@@ -21,7 +21,7 @@ from datetime import datetime
 from functools import partial
 from typing import Literal
 
-from pydantic import SerializationInfo, field_serializer
+from pydantic import Field, SerializationInfo, field_serializer
 
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use.index import replica_note
@@ -257,6 +257,10 @@ Missing = Literal["tag", "digest", "repository"]
 IN_USE_MISSING = "in-use-missing"
 
 
+def _unnamed(region: str | None) -> bool:
+    return region is None
+
+
 class MissingReference(PlanModel):
     """An in-use reference that the next pull cannot get (finding `in-use-missing`): its tag is in no image of its
     repository, its digest is absent, or the repository does not exist. `removed` says when and by what, when the
@@ -272,6 +276,9 @@ class MissingReference(PlanModel):
     # tag can be put back on a digest that is still there, and a removal recorded by digest alone still names it.
     resolved_digests: tuple[str, ...] = ()
     removed: Removal | None = None
+    # The Region of the registry the reference pulls from (its host names it), when the run prunes several; left out
+    # of one Region's report, whose texts name none.
+    region: str | None = Field(default=None, exclude_if=_unnamed)
 
     @field_serializer("removed")
     def _removal_as_told(self, removed: Removal | None, info: SerializationInfo) -> dict[str, object] | None:
@@ -306,12 +313,14 @@ class MissingReference(PlanModel):
     @property
     def detail(self) -> str:
         """`the next pull of prod/Deployment/app fails: app:dev no longer exists (deleted 2026-12-01 09:14 UTC by
-        lifecycle rule 1 of app's policy)`, then why the in-use memory names a workload when it does (`; dev's
-        manifest now reports 0 images; by the in-use memory dev ran it 2h ago`)."""
+        lifecycle rule 1 of app's policy)` (`no longer exists in us-east-1` when the run prunes several Regions), then
+        why the in-use memory names a workload when it does (`; dev's manifest now reports 0 images; by the in-use
+        memory dev ran it 2h ago`)."""
+        where = f" in {self.region}" if self.region is not None else ""
         what = {
-            "tag": f"{self.image} no longer exists",
-            "digest": f"{self.image} no longer exists",
-            "repository": f"repository {self.repository_name} does not exist",
+            "tag": f"{self.image} no longer exists{where}",
+            "digest": f"{self.image} no longer exists{where}",
+            "repository": f"repository {self.repository_name} does not exist{where}",
         }[self.missing]
         when = f" ({self.removed.told})" if self.removed is not None else ""
         names = workload_names(self.in_use_by)

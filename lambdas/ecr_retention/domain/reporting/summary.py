@@ -258,7 +258,7 @@ def finding_lines(report: RunReport) -> list[str]:
     if findings:
         lines += ["", f"Native lifecycle policies: {findings} findings that would break running images (see report)."]
     if report.template_findings:
-        prefixes = ", ".join(dict.fromkeys(finding.prefix for finding in report.template_findings))
+        prefixes = ", ".join(dict.fromkeys(finding.template for finding in report.template_findings))
         lines += [
             "",
             f"Repository creation templates: {len(report.template_findings)} lifecycle findings in the templates for "
