@@ -57,15 +57,11 @@ def replication_key(run_id: str) -> str:
     return f"{run_prefix(run_id)}replication.json"
 
 
-def _regional(key: str | None, separator: str) -> str:
-    return "" if key is None else f"{separator}{key}"
-
-
 def regional_name(repository: str, key: str | None) -> str:
     """A repository's name across the pruned Regions, by its registry's key (registries.PrunedRegistry.key): the home
     Region's (key None) as it is, another's prefixed with its Region (`us-east-1:team/app`; no repository name holds a colon). What a lease, a stored report and a kept
     snapshot are keyed by, so that two Regions' repositories of one name never share one."""
-    return f"{_regional(key, '')}:{repository}" if key is not None else repository
+    return repository if key is None else f"{key}:{repository}"
 
 
 def replicated_deletions_key(run_id: str, repository: str, key: str | None = None) -> str:

@@ -7,9 +7,11 @@ have one answer each."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
+from ecr_retention.domain.config import RetentionConfig
+from ecr_retention.domain.planning.replicas import deciders_of
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.ports import Registry
@@ -112,3 +114,15 @@ class Registries:
         return Registries(
             tuple(member.reading(replication.get(member.region, NO_REPLICATION)) for member in self.members)
         )
+
+
+def deciding_sources(
+    config: RetentionConfig, here: RegistryCoordinates, others: Iterable[PrunedRegistry], repository: str
+) -> tuple[tuple[PrunedRegistry, ...], str | None]:
+    """Of the run's other registries (their replication rules read), those whose rules decide the repository's replicas
+    here (domain/planning/replicas.py `deciders_of`, as the offline reviews choose them), and the warning of a cycle of
+    replication that this registry decides. The evaluation's and the sentinel's one answer."""
+    others = tuple(others)
+    deciders = deciders_of(config, [here, *(other.coordinates for other in others)], here, repository)
+    deciding = {(source.registry_id, source.region) for source in deciders.sources}
+    return tuple(other for other in others if other.located in deciding), deciders.warning

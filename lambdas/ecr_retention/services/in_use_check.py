@@ -162,15 +162,10 @@ def _look_up_one(
     except ImagesUnreadable as error:
         logger.warning("the in-use check of %s failed: %s", repository, error)
         return (), (
-            f"{located(repository, region)}: {len(references)} in-use reference(s) could not be checked against the "
+            f"{regional_name(repository, region)}: {len(references)} in-use reference(s) could not be checked against the "
             f"registry (whether the next pull finds them is unknown): {error}"
         )
     return missing_references(references, images), None
-
-
-def located(repository: str, region: str | None) -> str:
-    """A repository as the check's warnings name it: with its Region (`eu-west-1:app`) when the run prunes several."""
-    return f"{region}:{repository}" if region is not None else repository
 
 
 def told_by_removals(
@@ -202,7 +197,7 @@ def recorded_removals(
     home Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
     write (ignored). The warnings name the repository with `region` when the run prunes several Regions
     (`eu-west-1:app`), else another Region's by its regional name (`us-east-1:app`)."""
-    named = located(repository, region) if region is not None else regional_name(repository, key)
+    named = regional_name(repository, region if region is not None else key)
     try:
         read = read_removals(bucket, repository, sentinel=sentinel, key=key)
     except StorageUnavailable as error:

@@ -11,10 +11,9 @@ from collections.abc import Sequence
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.planning.plan import RepositoryPlan
-from ecr_retention.domain.planning.replicas import deciders_of
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.ports import RepositoryGone, StorageUnavailable
-from ecr_retention.registries import PrunedRegistry
+from ecr_retention.registries import PrunedRegistry, deciding_sources
 from ecr_retention.run_files import RunFiles
 
 
@@ -31,13 +30,12 @@ def decided_by_sources(
     (one DescribeImages listing of it), and those this run's evaluation of the source said it deletes. Listed first,
     read second: a deletion the listing missed was told before it was made. A source whose repository no policy
     manages decides nothing (and the functions may not read it)."""
-    deciders = deciders_of(config, [here, *(other.coordinates for other in others)], here, repository)
-    deciding = {(source.registry_id, source.region) for source in deciders.sources}
+    sources, warning = deciding_sources(config, here, others, repository)
     decided: dict[str, str] = {}
-    for source in (other for other in others if other.located in deciding):
+    for source in sources:
         told = _told(run_files, repository, source.key)
         decided.update(dict.fromkeys((*_held(source, repository), *told), source.region))
-    return decided, tuple(warning for warning in (deciders.warning,) if warning)
+    return decided, tuple(found for found in (warning,) if found)
 
 
 def _told(run_files: RunFiles | None, repository: str, key: str | None) -> list[str]:

@@ -24,7 +24,7 @@ from ecr_retention.domain.planning.ledger import NO_ANSWER, Answer
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.reporting.cost import RESTORE_PRICE_PER_GB
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
 from ecr_retention.layout import run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone
@@ -130,19 +130,24 @@ class RunRemovals:
 def removals_of_run(bucket: Bucket, run_id: str) -> RunRemovals:
     """The run's report (reports/YYYY/MM/DD/<runId>.json) read for what it archived and deleted in each Region."""
     report = _run_report(bucket, run_id)
-    regions: dict[str | None, RegionRemovals] = {}
+    regions: dict[str | None, list[RepositoryReport]] = {}
     for repo in report.repositories:
         if not (repo.archived or repo.deleted):
             continue
-        region = report.region_of(repo)
-        found = regions.get(region, RegionRemovals())
-        archived = Selection(digests=tuple(entry.image_digest for entry in repo.archived))
-        regions[region] = RegionRemovals(
-            {**found.selections, repo.repository_name: archived} if repo.archived else found.selections,
-            found.archived + len(repo.archived),
-            found.deleted + len(repo.deleted),
-        )
-    return RunRemovals(regions)
+        regions.setdefault(report.region_of(repo), []).append(repo)
+    return RunRemovals({region: _removals_of(repositories) for region, repositories in regions.items()})
+
+
+def _removals_of(repositories: Sequence[RepositoryReport]) -> RegionRemovals:
+    return RegionRemovals(
+        {
+            repo.repository_name: Selection(digests=tuple(entry.image_digest for entry in repo.archived))
+            for repo in repositories
+            if repo.archived
+        },
+        sum(len(repo.archived) for repo in repositories),
+        sum(len(repo.deleted) for repo in repositories),
+    )
 
 
 def _run_report(bucket: Bucket, run_id: str) -> RunReport:

@@ -337,7 +337,7 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         started_at=evaluated.started_at,
         finished_at=finished_at,
         repositories=[*checked.repositories, *evaluated.unreported()],
-        registry=adapters.registries.reading(reading.replication).home.coordinates,
+        registry=reading.registries.home.coordinates,
         warnings=[*templates.warnings, *reading.warnings, *checked.warnings],
         template_findings=templates.findings,
         manifests=reading.manifests,
@@ -351,7 +351,7 @@ def check_each_registry(
     adapters: Adapters, config: RetentionConfig, evaluated: Evaluated, reading: InventoryReading, now: datetime
 ) -> InUseCheck:
     """The in-use check of every pruned registry, each with its own Region's reports and replication rules."""
-    inventory, registries = reading.inventory, adapters.registries.reading(reading.replication)
+    inventory, registries = reading.inventory, reading.registries
     if inventory is None:
         return InUseCheck(repositories=tuple(evaluated.reports))
     checks = []
@@ -372,12 +372,13 @@ def check_each_registry(
 @dataclass(frozen=True)
 class InventoryReading:
     """The run end's one reading of the inventory: each manifest's evidence, the warnings of the memory's update,
-    and the inventory itself for the in-use check (None when it could not be read)."""
+    the pruned registries with the replication rules the run read of each (none when the inventory could not be
+    read), and the inventory itself for the in-use check (None when it could not be read)."""
 
     manifests: tuple[ManifestEvidence, ...]
     warnings: tuple[str, ...]
+    registries: Registries
     inventory: Inventory | None = None
-    replication: Mapping[str, ReplicationConfiguration] = field(default_factory=dict)  # by Region
 
 
 def remember_inventory(
@@ -394,17 +395,18 @@ def remember_inventory(
                 "the in-use manifests could not be read when the run was reported, so it lists none, the in-use "
                 f"memory was not updated and the in-use references were checked only by the evaluations: {error}",
             ),
+            adapters.registries,
         )
-    replication = evaluated.replication()
+    registries = adapters.registries.reading(evaluated.replication())
     warnings = update_memory(
         adapters.bucket,
         config.safety,
         inventory,
         evaluated.reports,
         now,
-        registries=[pruned.coordinates for pruned in adapters.registries.reading(replication)],
+        registries=[pruned.coordinates for pruned in registries],
     )
-    return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, inventory, replication)
+    return InventoryReading(manifest_evidence(config.safety, inventory, now), warnings, registries, inventory)
 
 
 def storage_price(config: RetentionConfig, registry: Registry) -> StoragePrice:

@@ -52,7 +52,6 @@ from ecr_retention.domain.in_use.references import (
 )
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.managed import managed_in
-from ecr_retention.domain.planning.replicas import deciders_of
 from ecr_retention.domain.provenance import foreign_event
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
@@ -75,7 +74,7 @@ from ecr_retention.ports import (
     Registry,
     RepositoryGone,
 )
-from ecr_retention.registries import PrunedRegistry, Registries
+from ecr_retention.registries import PrunedRegistry, Registries, deciding_sources
 from ecr_retention.services.act import restore
 from ecr_retention.services.inventory import read_inventory_from_bucket
 from ecr_retention.services.removals import (
@@ -184,7 +183,9 @@ def watch_removals(
         return Watched(repository, region=here.named)
     told = recorded_nearby(ports, repository, removals, here)
     recorded = tuple(record_removals(ports.bucket, removals))
-    references, notes = running_references(config, ports, now, here)
+    replication = read_replication(here.port)  # once: what runs here, and who decides the replicas here
+    here = here.reading(replication.replication_configuration)
+    references, notes = running_references(config, ports, now, here, replication.problem)
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
     if not candidates:
         return Watched(repository, recorded, region=here.named)
@@ -217,11 +218,13 @@ def left_to_sources(
 def replication_sources(
     config: RetentionConfig, registries: Registries, here: PrunedRegistry, repository: str
 ) -> list[Registry]:
-    """The pruned registries whose deletions of the repository replicate here and decide it (domain deciders_of)."""
-    read = {r.region: r.reading(read_replication(r.port).replication_configuration) for r in registries}
-    coordinates = [member.coordinates for member in read.values()]
-    sources = deciders_of(config, coordinates, read[here.region].coordinates, repository).sources
-    return [member.port for member in read.values() if member.coordinates in sources]
+    """The pruned registries whose deletions of the repository replicate here and decide it (registries.py
+    `deciding_sources`); `here` with the replication rules the event's watch read of it."""
+    others = (
+        other.reading(read_replication(other.port).replication_configuration) for other in registries.elsewhere(here)
+    )
+    sources, _ = deciding_sources(config, here.coordinates, others, repository)
+    return [source.port for source in sources]
 
 
 def _deleted_at(sources: Sequence[Registry], repository: str, item: Broken) -> bool:
@@ -338,25 +341,20 @@ def recorded_nearby(
 
 
 def running_references(
-    config: RetentionConfig, ports: SentinelPorts, now: datetime, here: PrunedRegistry
+    config: RetentionConfig, ports: SentinelPorts, now: datetime, here: PrunedRegistry, replication_problem: str | None
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
-    """What counts as running in `registry` (the event's; the readable manifests, and the memory for clusters whose
-    reading is suspect: domain/in_use/references.py `pulled_references`; a reference protects in the registry its host
-    names), and what the alert must say about how well that is known."""
+    """What counts as running in `here` (the event's registry, with the replication rules read of it, or none with
+    `replication_problem`; the readable manifests, and the memory for clusters whose reading is suspect:
+    domain/in_use/references.py `pulled_references`; a reference protects in the registry its host names), and what
+    the alert must say about how well that is known."""
     inventory = read_inventory_from_bucket(ports.bucket)
-    replication = read_replication(here.port)
     notes = [
         f"Unreadable in-use manifest {source}: only what the in-use memory remembers of its cluster is matched."
         for source in inventory.problems
     ]
-    if replication.problem is not None:
-        notes.append(f"Only this registry's references were matched: {replication.problem}.")
-    references = pulled_references(
-        inventory,
-        now=now,
-        safety=config.safety,
-        registry=here.reading(replication.replication_configuration).coordinates,
-    )
+    if replication_problem is not None:
+        notes.append(f"Only this registry's references were matched: {replication_problem}.")
+    references = pulled_references(inventory, now=now, safety=config.safety, registry=here.coordinates)
     return references, tuple(notes)
 
 

@@ -18,7 +18,13 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import tag_sources
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail, RepositorySnapshot, Snapshot
+from ecr_retention.domain.registry.images import (
+    INDEX_MEDIA_TYPES,
+    ImageDetail,
+    RepositorySnapshot,
+    Snapshot,
+    first_repeated_digest,
+)
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
 from ecr_retention.ports import Bucket, ImagesUnreadable, ManifestCache, Registry, RepositoryGone, StorageUnavailable
 
@@ -161,14 +167,12 @@ def _check_each_digest_once(repository: str, images: Sequence[ImageDetail]) -> N
     """DescribeImages lists each image once; an answer listing a digest twice (a paginator repeating a page, a broken
     proxy) is not a registry this run can reason about: ImagesUnreadable, one line naming the repository and the
     digest, and the repository fails with nothing deleted in it (issue 43: pydantic's multi-line error before)."""
-    seen: set[str] = set()
-    for image in images:
-        if image.image_digest in seen:
-            raise ImagesUnreadable(
-                f"repository {repository}: DescribeImages listed image {image.image_digest} twice; an answer that "
-                "lists an image twice is not read, so nothing is planned or deleted in this repository"
-            )
-        seen.add(image.image_digest)
+    repeated = first_repeated_digest(images)
+    if repeated is not None:
+        raise ImagesUnreadable(
+            f"repository {repository}: DescribeImages listed image {repeated[1]} twice; an answer that "
+            "lists an image twice is not read, so nothing is planned or deleted in this repository"
+        )
 
 
 def repository_tags(registry: Registry, repository: str) -> frozenset[str]:

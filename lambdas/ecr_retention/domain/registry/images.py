@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import cache
@@ -135,6 +135,19 @@ class _LeanDocument(AwsShape):
             raise
 
 
+def first_repeated_digest(images: Sequence[ImageDetail]) -> tuple[int, str] | None:
+    """The first image whose digest an earlier one of the list already has (its index and digest), or None: each image
+    is listed once (one set when none repeats, the common case)."""
+    if len({image.image_digest for image in images}) == len(images):
+        return None
+    seen: set[str] = set()
+    for index, image in enumerate(images):
+        if image.image_digest in seen:
+            return index, image.image_digest
+        seen.add(image.image_digest)
+    return None
+
+
 class ImagesDocument(_LeanDocument):
     """`aws ecr describe-images` output. `manifests` (image index digest -> its manifest JSON) is our
     optional addition, so that the children of indexes are known offline."""
@@ -144,13 +157,10 @@ class ImagesDocument(_LeanDocument):
 
     @model_validator(mode="after")
     def _digests_are_unique(self) -> Self:
-        images = self.image_details
-        if len({image.image_digest for image in images}) != len(images):
-            seen: set[str] = set()
-            for index, image in enumerate(images):
-                if image.image_digest in seen:
-                    raise ValueError(f"imageDetails[{index}]: digest {image.image_digest} appears twice")
-                seen.add(image.image_digest)
+        repeated = first_repeated_digest(self.image_details)
+        if repeated is not None:
+            index, digest = repeated
+            raise ValueError(f"imageDetails[{index}]: digest {digest} appears twice")
         return self
 
     @model_validator(mode="after")
