@@ -9,7 +9,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.eks_clusters import partitions_and_regions
 from infra import constants
 
 
@@ -83,7 +83,7 @@ def source_clusters(stack: Stack, cluster_arns: Sequence[str]) -> list[str]:
     Identity"); it documents neither aws:SourceAccount nor aws:SourceArn, and a condition on a key that is absent
     would refuse every pod. One pattern per Region rather than one ARN per cluster: a trust policy is limited to 2,048
     characters by default, about 30 cluster ARNs."""
-    regions = sorted({(EksCluster(arn).partition, EksCluster(arn).region) for arn in cluster_arns})
+    regions = partitions_and_regions(cluster_arns)
     if not regions:
         return [f"arn:{Aws.PARTITION}:eks:*:{stack.account}:cluster/*"]
     return [f"arn:{partition}:eks:{region}:{stack.account}:cluster/*" for partition, region in regions]
@@ -93,7 +93,7 @@ def own_manifest_statement(bucket: s3.IBucket, cluster_arns: Sequence[str]) -> i
     """PutObject on `in-use/<the session's eks-cluster-name>.json` while its eks-cluster-arn is the cluster of that
     name, in the caller's account and in the region of a listed cluster."""
     name = "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}"
-    regions = sorted({(EksCluster(arn).partition, EksCluster(arn).region) for arn in cluster_arns})
+    regions = partitions_and_regions(cluster_arns)
     own_arns = [
         f"arn:{partition}:eks:{region}:${{aws:PrincipalAccount}}:cluster/{name}" for partition, region in regions
     ]

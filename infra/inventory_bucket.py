@@ -14,7 +14,7 @@ from constructs import Construct
 
 from ecr_retention import layout
 from ecr_retention.domain.inventory.aws import account_of_role
-from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.eks_clusters import partitions_and_regions
 from infra import constants, state_objects
 
 # What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself), and CloudTrail's names of
@@ -250,7 +250,7 @@ class InventoryBucket(Construct):
         # StringNotEquals is true for a session without the ARN tag: refused too.
         own_arns = [
             f"arn:{partition}:eks:{region}:${{aws:PrincipalAccount}}:cluster/{_SESSION_CLUSTER_NAME}"
-            for partition, region in _partitions_and_regions(cluster_arns)
+            for partition, region in partitions_and_regions(cluster_arns)
         ]
         self._deny_puts(
             "ClusterSessionsOnlyOfTheirOwnClusterInAListedRegion",
@@ -499,11 +499,6 @@ _SPOKE_MANIFEST_KEY = constants.IN_USE_PREFIX + "${aws:PrincipalAccount}/" + _SE
 def _but(principal_arn: str | None) -> dict[str, object]:
     """The condition that exempts one principal (none when there is none)."""
     return {} if principal_arn is None else {"ArnNotEquals": {"aws:PrincipalArn": principal_arn}}
-
-
-def _partitions_and_regions(cluster_arns: Sequence[str]) -> list[tuple[str, str]]:
-    """Each (partition, region) of a listed cluster, once."""
-    return sorted({(EksCluster(arn).partition, EksCluster(arn).region) for arn in cluster_arns})
 
 
 def _any_account(role_arn: str) -> str:

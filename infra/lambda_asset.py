@@ -163,6 +163,20 @@ def check_lock(architecture: str, python_version: str, lock_file: Path | None = 
         raise InputError(f"{lock.name}: locked for {stated}, the functions run on {wanted}; run `make lock`")
 
 
+def platform_options(platform: str, python_version: str) -> list[str]:
+    """pip's options for the functions' platform: its wheels only, whatever this machine is (the bundling's install
+    and the lock's resolution, tools/lock_lambda.py, must agree)."""
+    return [
+        "--platform",
+        platform,
+        "--only-binary=:all:",
+        "--implementation",
+        "cp",
+        "--python-version",
+        python_version,
+    ]
+
+
 def pip_command(output_dir: str, architecture: str, python_version: str) -> list[str]:
     return [
         sys.executable,
@@ -174,13 +188,7 @@ def pip_command(output_dir: str, architecture: str, python_version: str) -> list
         "--no-compile",
         "--target",
         output_dir,
-        "--platform",
-        PIP_PLATFORMS[architecture],
-        "--only-binary=:all:",
-        "--implementation",
-        "cp",
-        "--python-version",
-        python_version,
+        *platform_options(PIP_PLATFORMS[architecture], python_version),
         # Every distribution is in the lock, each with its wheel's hash: nothing resolved at synthesis.
         "--require-hashes",
         "--no-deps",

@@ -65,7 +65,7 @@ class ClientFactory:
                 return existing
             if self._session is None:
                 self._session = boto3.session.Session()
-            where = region or os.environ.get("AWS_REGION") or self._session.region_name
+            where = region or configured_region(self._session)
             created = self._session.client(service, region_name=where, config=self._config)
             if self._on_create is not None:
                 self._on_create(created)
@@ -105,5 +105,11 @@ def client(service: str, region: str | None = None) -> Any:
 def default_region() -> str | None:
     """The region the standard AWS configuration names: AWS_REGION, else AWS_DEFAULT_REGION or the profile's.
     boto3 itself ignores AWS_REGION (the AWS CLI v2 and Lambda set it), so it is read here."""
-    region: str | None = os.environ.get("AWS_REGION") or boto3.session.Session().region_name
+    return configured_region(boto3.session.Session())
+
+
+def configured_region(session: boto3.session.Session) -> str | None:
+    """AWS_REGION, else the session's Region (AWS_DEFAULT_REGION or the profile's): as the AWS CLI v2 and Lambda read
+    it, where boto3 alone ignores AWS_REGION."""
+    region: str | None = os.environ.get("AWS_REGION") or session.region_name
     return region

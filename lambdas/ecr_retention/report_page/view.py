@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from itertools import starmap
 from operator import attrgetter
 from typing import NamedTuple
@@ -33,7 +32,7 @@ from ecr_retention.domain.reporting.report import (
     entries_in,
 )
 from ecr_retention.domain.reporting.sizes import human_bytes
-from ecr_retention.domain.reporting.summary import deletions_phrase, nothing_deleted, repository_name
+from ecr_retention.domain.reporting.summary import deletions_phrase, nothing_deleted, repository_namer
 from ecr_retention.report_page.charts import AgeChart, BarChart, age_chart, bytes_chart
 from ecr_retention.report_page.checks import Check, checks_of
 from ecr_retention.report_page.text import visible
@@ -351,6 +350,7 @@ def _has_images(repo: RepositoryReport) -> bool:
 
 def page_view_of(report: RunReport, price: StoragePrice) -> Page:
     """The page's view model: every figure and text the template shows, computed here."""
+    name = repository_namer(report)
     return Page(
         header=header_of(report),
         blocked=tuple(visible(reason) for reason in report.blocked),
@@ -361,9 +361,9 @@ def page_view_of(report: RunReport, price: StoragePrice) -> Page:
         totals=total_cards(report.totals, report.dry_run),
         regions=regions_of(report),
         repositories=tuple(repository_row(repo, report.region_of(repo)) for repo in report.repositories),
-        bytes_chart=bytes_chart(report.repositories, report.dry_run, partial(repository_name, report)),
+        bytes_chart=bytes_chart(report.repositories, report.dry_run, name),
         age_charts=tuple(
-            age_chart(repo, repo.evaluated_at or report.started_at, report.dry_run, partial(repository_name, report))
+            age_chart(repo, repo.evaluated_at or report.started_at, report.dry_run, name)
             for repo in report.repositories
             if _has_images(repo)
         ),

@@ -78,9 +78,6 @@ class RestoreReport:
     # index cannot be pulled until they are, so the restore is not done (exit 1 until a restore finds them ACTIVE).
     unfinished: list[str] = field(default_factory=list)
 
-    def count(self, status: RestoreStatus) -> int:
-        return sum(1 for line in self.lines if line.status == status)
-
     @property
     def has_problems(self) -> bool:
         return bool(self.unfinished) or any(line.status in PROBLEMS for line in self.lines)

@@ -277,11 +277,10 @@ def dropped_from(known: ClusterReadings, manifest: InUseManifest) -> Reading | N
     the sentinel and the run's in-use check count as running (domain/in_use/suspect_readings.py). The memory may already
     hold this manifest as its last reading (the same generatedAt and the same count of references: a manifest emptied
     under its old generatedAt is a new reading); the one before it is then the previous."""
-    already = known.last.generated_at == manifest.generated_at and known.last.references == distinct_references(
-        manifest
-    )
+    count = distinct_references(manifest)
+    already = known.last.generated_at == manifest.generated_at and known.last.references == count
     before = known.previous if already else known.last
-    if before is None or not before.references or distinct_references(manifest) * 2 >= before.references:
+    if before is None or not before.references or count * 2 >= before.references:
         return None
     return before
 

@@ -3,6 +3,7 @@ those whose in-cluster exporter may write a manifest (`exporterClusterArns`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -36,3 +37,8 @@ class EksCluster:
     @property
     def partition(self) -> str:
         return self.arn.split(":")[1]
+
+
+def partitions_and_regions(cluster_arns: Iterable[str]) -> list[tuple[str, str]]:
+    """The (partition, Region) of each of the clusters, once each, sorted."""
+    return sorted({(cluster.partition, cluster.region) for cluster in map(EksCluster, cluster_arns)})

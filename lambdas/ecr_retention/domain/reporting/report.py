@@ -199,11 +199,6 @@ class RunReport(PlanModel):
         """to_json() as UTF-8, as pydantic's encoder writes it: a large report is never held as text too."""
         return _run_report_adapter().dump_json(self, by_alias=True, indent=indent)
 
-    @property
-    def several_regions(self) -> bool:
-        """The run's repositories span more than one Region: the renderers show Regions."""
-        return len(self.regions) >= SEVERAL_REGIONS
-
     def region_of(self, repo: RepositoryReport) -> str | None:
         """The Region of a repository of this report: its own, or (a report that predates it) the run's."""
         return repo.region or self.region

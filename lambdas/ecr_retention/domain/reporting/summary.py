@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
@@ -192,7 +192,15 @@ def totals_lines(report: RunReport) -> list[str]:
 def repository_name(report: RunReport, repo: RepositoryReport) -> str:
     """A repository as the summary names it: by name, and by Region too (`us-east-1:team/app`) when the run's
     repositories are not all the home Region's (RunReport.names_regions)."""
-    return f"{report.region_of(repo)}:{repo.repository_name}" if report.names_regions else repo.repository_name
+    return repository_namer(report)(repo)
+
+
+def repository_namer(report: RunReport) -> Callable[[RepositoryReport], str]:
+    """repository_name for every repository of one report, RunReport.names_regions (a look at every repository)
+    decided once: for the page, which names each repository of a run of any size."""
+    if report.names_regions:
+        return lambda repo: f"{report.region_of(repo)}:{repo.repository_name}"
+    return lambda repo: repo.repository_name
 
 
 def repository_lines(shown: Sequence[RepositoryReport], report: RunReport) -> list[str]:
