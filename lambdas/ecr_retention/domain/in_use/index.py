@@ -30,6 +30,7 @@ from ecr_retention.domain.registry.coordinates import (
     InUnreachedReplica,
     NotAReference,
     NotEcr,
+    ReferenceReading,
     RegistryCoordinates,
     read_reference,
 )
@@ -235,12 +236,14 @@ class InUseIndex:
     def _add_manifest(self, cluster: ClusterId, manifest: InUseManifest) -> list[str]:
         """Index the manifest's references; the warnings of the image strings that are none (the first few named)."""
         warnings: list[str] = []
+        lookalikes: list[str | None] = []
         invalid = 0
         for entry in manifest.images:
             usage = Workload(
                 cluster=str(cluster), namespace=entry.namespace, workload=entry.workload, source=entry.source
             )
             reading = read_reference(entry.image, self.registry)
+            lookalikes.append(_lookalike_host_warning(cluster, entry, reading))
             if not isinstance(reading, NotAReference):
                 self.add(cluster, reading, entry.digest, usage)
                 continue
@@ -255,7 +258,7 @@ class InUseIndex:
                 warnings.append(f"cluster {cluster}: {reading.error}; {kept}")
         if invalid > MAX_WARNINGS_PER_CLUSTER:
             warnings.append(f"cluster {cluster}: {invalid} image strings are not references in all")
-        return warnings + unknown_ecr_host_warnings(ClusterManifest(cluster, manifest))
+        return warnings + _capped_lookalikes(cluster, lookalikes)
 
     def remember(self, image: RememberedImage, note: str) -> None:
         usage = Workload(
@@ -386,18 +389,27 @@ def unknown_ecr_host_warnings(read: ClusterManifest | InUseManifest) -> list[str
     of (Inventory.protecting); a bare manifest is one of this account's (Inventory.manifests)."""
     if isinstance(read, InUseManifest):
         read = ClusterManifest(ClusterId.here(read.cluster), read)
-    found = (_lookalike_host_warning(read.cluster, entry) for entry in read.manifest.images)
+    return _capped_lookalikes(
+        read.cluster, (_lookalike_host_warning(read.cluster, entry) for entry in read.manifest.images)
+    )
+
+
+def _capped_lookalikes(cluster: ClusterId, found: Iterable[str | None]) -> list[str]:
     warnings = [warning for warning in found if warning is not None]
     if len(warnings) > MAX_WARNINGS_PER_CLUSTER:
         more = len(warnings) - MAX_WARNINGS_PER_CLUSTER
-        return [*warnings[:MAX_WARNINGS_PER_CLUSTER], f"cluster {read.cluster}: {more} more such images"]
+        return [*warnings[:MAX_WARNINGS_PER_CLUSTER], f"cluster {cluster}: {more} more such images"]
     return warnings
 
 
-def _lookalike_host_warning(cluster: ClusterId, entry: InUseImage) -> str | None:
-    if "dkr" not in entry.image.lower():
-        return None  # no ECR host, nor one that looks like it
-    reading = read_reference(entry.image, UNKNOWN_REGISTRY)
+def _lookalike_host_warning(
+    cluster: ClusterId, entry: InUseImage, reading: ReferenceReading | None = None
+) -> str | None:
+    """`reading`: the image as the caller already read it (whether it is ECR does not depend on the registry)."""
+    if reading is None:
+        if "dkr" not in entry.image.lower():
+            return None  # no ECR host, nor one that looks like it
+        reading = read_reference(entry.image, UNKNOWN_REGISTRY)
     if not (isinstance(reading, NotEcr) and reading.looks_like_ecr):
         return None
     kept = "protected by its digest only" if entry.digest or reading.reference.digest else "not protected"
