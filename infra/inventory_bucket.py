@@ -3,7 +3,7 @@ run state (`runs/`) and the run reports (`reports/`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -380,16 +380,11 @@ class InventoryBucket(Construct):
         break-glass role may change them. An account's administrator can still act as any of them, and its root user
         can always replace or delete a bucket policy: only an SCP guards against them (docs/security.md); the sentinel
         alerts on these calls (with a trail, infra/sentinel.py)."""
-        allowed = [*deployment_role_arns, *([] if break_glass_role_arn is None else [break_glass_role_arn])]
-        self.bucket.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="BucketGuardsChangedOnlyByTheDeployment",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=list(BUCKET_GUARD_ACTIONS),
-                resources=[self.bucket.bucket_arn],
-                conditions={"ArnNotEquals": {"aws:PrincipalArn": allowed}},
-            )
+        _deny_guard_changes(
+            self.bucket,
+            "BucketGuardsChangedOnlyByTheDeployment",
+            BUCKET_GUARD_ACTIONS,
+            [*deployment_role_arns, *([] if break_glass_role_arn is None else [break_glass_role_arn])],
         )
 
     def guard_the_access_logs(self, *, deployment_role_arns: Sequence[str], break_glass_role_arn: str | None) -> None:
@@ -398,37 +393,27 @@ class InventoryBucket(Construct):
         expires them), and nobody but the deploying roles and the break-glass role changes the logs bucket's policy,
         lifecycle rules or versioning."""
         logs = self.access_log_bucket
-        logs.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AccessLogsDeletedOnlyByBreakGlass",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=list(OBJECT_DELETE_ACTIONS),
-                resources=[logs.arn_for_objects("*")],
-                conditions=_but(break_glass_role_arn) or None,
-            )
-        )
-        allowed = [*deployment_role_arns, *([] if break_glass_role_arn is None else [break_glass_role_arn])]
-        logs.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AccessLogGuardsChangedOnlyByTheDeployment",
-                effect=iam.Effect.DENY,
-                principals=[iam.AnyPrincipal()],
-                actions=list(ACCESS_LOG_GUARD_ACTIONS),
-                resources=[logs.bucket_arn],
-                conditions={"ArnNotEquals": {"aws:PrincipalArn": allowed}},
-            )
+        self._deny_deletes_but_by("AccessLogsDeletedOnlyByBreakGlass", ["*"], break_glass_role_arn, bucket=logs)
+        _deny_guard_changes(
+            logs,
+            "AccessLogGuardsChangedOnlyByTheDeployment",
+            ACCESS_LOG_GUARD_ACTIONS,
+            [*deployment_role_arns, *([] if break_glass_role_arn is None else [break_glass_role_arn])],
         )
 
-    def _deny_deletes_but_by(self, sid: str, keys: Sequence[str], break_glass_role_arn: str | None) -> None:
-        """Deny deleting these keys (any version) to everyone but the break-glass role; to everyone without one."""
-        self.bucket.add_to_resource_policy(
+    def _deny_deletes_but_by(
+        self, sid: str, keys: Sequence[str], break_glass_role_arn: str | None, *, bucket: s3.IBucket | None = None
+    ) -> None:
+        """Deny deleting these keys (any version) of the bucket (the inventory's unless named) to everyone but the
+        break-glass role; to everyone without one."""
+        target = bucket or self.bucket
+        target.add_to_resource_policy(
             iam.PolicyStatement(
                 sid=sid,
                 effect=iam.Effect.DENY,
                 principals=[iam.AnyPrincipal()],
                 actions=list(OBJECT_DELETE_ACTIONS),
-                resources=[self.bucket.arn_for_objects(key) for key in keys],
+                resources=[target.arn_for_objects(key) for key in keys],
                 conditions=_but(break_glass_role_arn) or None,
             )
         )
@@ -494,6 +479,20 @@ class InventoryBucket(Construct):
 _SESSION_CLUSTER_NAME = "${aws:PrincipalTag/" + constants.EKS_CLUSTER_NAME_TAG + "}"
 _OWN_MANIFEST_KEY = constants.IN_USE_PREFIX + _SESSION_CLUSTER_NAME + ".json"
 _SPOKE_MANIFEST_KEY = constants.IN_USE_PREFIX + "${aws:PrincipalAccount}/" + _SESSION_CLUSTER_NAME + ".json"
+
+
+def _deny_guard_changes(bucket: s3.IBucket, sid: str, actions: Iterable[str], allowed: Sequence[str]) -> None:
+    """Deny the bucket's own configuration calls to every principal but the allowed roles."""
+    bucket.add_to_resource_policy(
+        iam.PolicyStatement(
+            sid=sid,
+            effect=iam.Effect.DENY,
+            principals=[iam.AnyPrincipal()],
+            actions=list(actions),
+            resources=[bucket.bucket_arn],
+            conditions={"ArnNotEquals": {"aws:PrincipalArn": allowed}},
+        )
+    )
 
 
 def _but(principal_arn: str | None) -> dict[str, object]:
