@@ -33,7 +33,7 @@ lint: $(STAMP)
 	$(BIN)/python tools/complexity_gate.py --max 8 lambdas/ecr_retention
 
 typecheck: $(STAMP)
-	$(BIN)/mypy lambdas/ecr_retention $(DEV) app.py infra tests/support
+	$(BIN)/mypy lambdas/ecr_retention $(DEV) app.py tests/support
 
 # The suite on every core (pytest-xdist, work stealing: the slow e2e and synthesis tests do not hold a worker's queue
 # back), the 15 slowest tests printed. `PYTEST_WORKERS=0` runs it serially.

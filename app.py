@@ -17,14 +17,14 @@ import sys
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
+from ecr_retention.cdk import constants
+from ecr_retention.cdk.app_context import cdk_json_context
+from ecr_retention.cdk.deploy_settings import DeploySettings
+from ecr_retention.cdk.policy_sizes import check_policy_sizes
+from ecr_retention.cdk.region_forwarder import forwarder_stacks
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import load_config
-from infra import constants
-from infra.app_context import cdk_json_context
-from infra.deploy_settings import DeploySettings
-from infra.policy_sizes import check_policy_sizes
-from infra.region_forwarder import forwarder_stacks
-from infra.stack import EcrRetentionStack
 
 
 def main() -> int:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # infra/
 
-from infra import constants, lambda_asset
+from ecr_retention.cdk import constants, lambda_asset
 
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 # What the collector imports, besides its handler, when eksClusters lists a cluster (handlers.wiring.eks_clusters):

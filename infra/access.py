@@ -10,8 +10,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra import nag
-from infra.repository_scope import RepositoryTag, ScopedPatterns, is_exact
+from ecr_retention.cdk import nag
+from ecr_retention.cdk.repository_scope import RepositoryTag, ScopedPatterns, is_exact
 
 # arn:<partition>:ecr:<region>:<account> as cdk-nag prints it in a finding (the stack's own Region).
 NAG_REGISTRY_ARN = "arn:<AWS::Partition>:ecr:<AWS::Region>:<AWS::AccountId>"

@@ -26,8 +26,8 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from ecr_retention.cdk import constants
 from ecr_retention.domain.config import RetentionConfig
-from infra import constants
 
 # The Powertools metrics of ecr_retention.handlers.observability: namespace, and the dimension every metric
 # carries (Metrics(service=...)); an alarm's dimensions must match a metric's exactly.

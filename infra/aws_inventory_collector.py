@@ -22,13 +22,13 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from ecr_retention import layout
+from ecr_retention.cdk import access, constants, lambda_asset, nag, name_groups
+from ecr_retention.cdk.deploy_settings import CollectorVpc
+from ecr_retention.cdk.eks_access import EksClusterAccess
+from ecr_retention.cdk.pipeline_function import FunctionNetwork, PipelineFunction
 from ecr_retention.domain.inventory.aws import account_of_role
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
 from ecr_retention.domain.inventory.manifest import manifest_key
-from infra import access, constants, lambda_asset, nag, name_groups
-from infra.deploy_settings import CollectorVpc
-from infra.eks_access import EksClusterAccess
-from infra.pipeline_function import FunctionNetwork, PipelineFunction
 
 # The calls of ecr_retention.aws.ecs_workloads, scheduled_tasks and lambda_functions that IAM authorizes on "*"
 # only (Service Authorization Reference: no resource type, or, for ecs:ListTasks, a container-instance type that

@@ -26,6 +26,8 @@ from pydantic import (
     model_validator,
 )
 
+from ecr_retention.cdk import constants
+from ecr_retention.cdk.repository_scope import PrunedRegions, RepositoryTag, coarsened_matchers, managed_patterns
 from ecr_retention.domain.config import RepositoryPattern, RetentionConfig, check_pruned_regions
 from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
@@ -33,8 +35,6 @@ from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import known_regions
-from infra import constants
-from infra.repository_scope import PrunedRegions, RepositoryTag, coarsened_matchers, managed_patterns
 
 
 def _list_from_text(value: Any) -> Any:

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from aws_cdk import Fn, Stack
 
+from ecr_retention.cdk import constants
 from ecr_retention.domain.errors import InputError
-from infra import constants
 
 
 def deployment_role_arns(stack: Stack, configured: Sequence[str]) -> list[str]:

@@ -20,8 +20,8 @@ from aws_cdk import aws_eks as eks
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from ecr_retention.cdk import constants, nag, name_groups
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
-from infra import constants, nag, name_groups
 
 
 def describable_arns(clusters: Sequence[EksCluster]) -> list[str]:

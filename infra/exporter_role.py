@@ -9,8 +9,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from ecr_retention.cdk import constants
 from ecr_retention.domain.inventory.eks_clusters import partitions_and_regions
-from infra import constants
 
 
 class ExporterRole(Construct):

@@ -13,9 +13,9 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from ecr_retention import layout
+from ecr_retention.cdk import constants, state_objects
 from ecr_retention.domain.inventory.aws import account_of_role
 from ecr_retention.domain.inventory.eks_clusters import partitions_and_regions
-from infra import constants, state_objects
 
 # What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself), and CloudTrail's names of
 # the calls each authorizes (layout.BUCKET_GUARD_EVENT_NAMES, which the sentinel's guard rule matches): a Put action

@@ -32,10 +32,10 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
+from ecr_retention.cdk import constants
+from ecr_retention.cdk.import_closure import shipped_files
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
-from infra import constants
-from infra.import_closure import shipped_files
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_SOURCE = REPOSITORY_ROOT / "lambdas"

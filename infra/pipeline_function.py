@@ -15,7 +15,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra import constants, lambda_asset, nag
+from ecr_retention.cdk import constants, lambda_asset, nag
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,12 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from ecr_retention import layout
+from ecr_retention.cdk import access, constants, nag, repository_scope, state_objects
+from ecr_retention.cdk.pipeline_function import PipelineFunction
+from ecr_retention.cdk.repository_scope import PrunedRegions
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.layout import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
 from ecr_retention.workflow import RUN_RECORD_FIELDS
-from infra import access, constants, nag, repository_scope, state_objects
-from infra.pipeline_function import PipelineFunction
-from infra.repository_scope import PrunedRegions
 
 # The lease table's schema is the adapter's (ecr_retention.aws.dynamodb_lease); tests keep them equal.
 

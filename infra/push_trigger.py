@@ -15,9 +15,9 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from ecr_retention import layout
-from infra import constants, queues
-from infra.event_provenance import from_this_account
-from infra.pipeline_function import PipelineFunction
+from ecr_retention.cdk import constants, queues
+from ecr_retention.cdk.event_provenance import from_this_account
+from ecr_retention.cdk.pipeline_function import PipelineFunction
 
 
 def push_event_pattern(repository_filter: list[str | dict[str, str]] | None) -> events.EventPattern:

@@ -11,7 +11,7 @@ from aws_cdk import Duration
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra import constants
+from ecr_retention.cdk import constants
 
 
 def dead_letter_queue(scope: Construct, construct_id: str) -> sqs.Queue:

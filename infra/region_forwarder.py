@@ -22,14 +22,14 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from ecr_retention.cdk import constants
+from ecr_retention.cdk.deploy_settings import DeploySettings
+from ecr_retention.cdk.event_provenance import from_this_account, with_read_only_events
+from ecr_retention.cdk.pull_time_exclusions import RegionalPullTimeExclusions
+from ecr_retention.cdk.push_trigger import push_event_pattern
+from ecr_retention.cdk.sentinel import READ_ONLY_RULES, event_pattern, watched_events
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.config import RetentionConfig
-from infra import constants
-from infra.deploy_settings import DeploySettings
-from infra.event_provenance import from_this_account, with_read_only_events
-from infra.pull_time_exclusions import RegionalPullTimeExclusions
-from infra.push_trigger import push_event_pattern
-from infra.sentinel import READ_ONLY_RULES, event_pattern, watched_events
-from infra.stack import EcrRetentionStack
 
 PUSHED = "Pushed"
 

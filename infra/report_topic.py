@@ -6,7 +6,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from infra import constants
+from ecr_retention.cdk import constants
 
 
 class ReportTopic(Construct):

@@ -10,8 +10,8 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra import access, state_objects
-from infra.deploy_settings import Reviewers
+from ecr_retention.cdk import access, state_objects
+from ecr_retention.cdk.deploy_settings import Reviewers
 
 GITHUB_ISSUER = "token.actions.githubusercontent.com"
 GITHUB_AUDIENCE = "sts.amazonaws.com"

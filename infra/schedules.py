@@ -14,7 +14,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra import constants
+from ecr_retention.cdk import constants
 
 SWEEP_INPUT = {"trigger": "schedule"}
 

@@ -22,11 +22,11 @@ from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from ecr_retention import layout
+from ecr_retention.cdk import access, constants, nag, queues, repository_scope
+from ecr_retention.cdk.event_provenance import from_this_account, with_read_only_events
+from ecr_retention.cdk.pipeline_function import PipelineFunction
+from ecr_retention.cdk.repository_scope import PrunedRegions
 from ecr_retention.domain.config import RetentionConfig
-from infra import access, constants, nag, queues, repository_scope
-from infra.event_provenance import from_this_account, with_read_only_events
-from infra.pipeline_function import PipelineFunction
-from infra.repository_scope import PrunedRegions
 
 # Confirm what a removal broke, in any repository a workload pulls from (a reference into a repository no policy
 # manages is told too): DescribeImages only.

@@ -12,23 +12,23 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from ecr_retention import layout
+from ecr_retention.cdk import constants, lambda_asset, queues, repository_scope
+from ecr_retention.cdk.alarms import Alarms
+from ecr_retention.cdk.aws_inventory_collector import AwsInventoryCollector
+from ecr_retention.cdk.deploy_settings import DeploySettings
+from ecr_retention.cdk.deployment_role import deployment_role_arns
+from ecr_retention.cdk.exporter_role import ExporterRole
+from ecr_retention.cdk.inventory_bucket import InventoryBucket, SpokeOrganization
+from ecr_retention.cdk.pruning_workflow import PruningWorkflow
+from ecr_retention.cdk.pull_time_exclusions import PullTimeExclusions
+from ecr_retention.cdk.push_trigger import PushTrigger
+from ecr_retention.cdk.report_topic import ReportTopic
+from ecr_retention.cdk.reviewers import ReviewerRole
+from ecr_retention.cdk.schedules import Schedules
+from ecr_retention.cdk.sentinel import Sentinel
+from ecr_retention.cdk.tagger import Tagger
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
-from infra import constants, lambda_asset, queues, repository_scope
-from infra.alarms import Alarms
-from infra.aws_inventory_collector import AwsInventoryCollector
-from infra.deploy_settings import DeploySettings
-from infra.deployment_role import deployment_role_arns
-from infra.exporter_role import ExporterRole
-from infra.inventory_bucket import InventoryBucket, SpokeOrganization
-from infra.pruning_workflow import PruningWorkflow
-from infra.pull_time_exclusions import PullTimeExclusions
-from infra.push_trigger import PushTrigger
-from infra.report_topic import ReportTopic
-from infra.reviewers import ReviewerRole
-from infra.schedules import Schedules
-from infra.sentinel import Sentinel
-from infra.tagger import Tagger
 
 
 class EcrRetentionStack(Stack):

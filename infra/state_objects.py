@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ecr_retention import layout
-from infra import constants
+from ecr_retention.cdk import constants
 
 # The roles an entry names: the reading roles, and the writers the bucket policy binds keys to.
 Reader = Literal["evaluate", "reviewers"]

@@ -20,11 +20,11 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from ecr_retention.cdk import access, constants, repository_scope
+from ecr_retention.cdk.event_provenance import from_this_account
+from ecr_retention.cdk.pipeline_function import PipelineFunction
+from ecr_retention.cdk.repository_scope import PrunedRegions
 from ecr_retention.domain.config import RetentionConfig
-from infra import access, constants, repository_scope
-from infra.event_provenance import from_this_account
-from infra.pipeline_function import PipelineFunction
-from infra.repository_scope import PrunedRegions
 
 # Re-read the deployed images (DescribeImages by digest), fetch each exact manifest (BatchGetImage) and put
 # it back under the new tag (PutImage).

@@ -22,7 +22,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from infra import constants, lambda_asset  # noqa: E402
+from ecr_retention.cdk import constants, lambda_asset  # noqa: E402
 
 
 def resolved(requirements: Path, platform: str, python_version: str) -> list[dict[str, Any]]:

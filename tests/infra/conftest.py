@@ -16,7 +16,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 from support.infra_stacks import MINIMAL_RULES, SharedStack, build_stack, rules_file
 
 if TYPE_CHECKING:
-    from infra.stack import EcrRetentionStack
+    from ecr_retention.cdk.stack import EcrRetentionStack
 
 
 @pytest.fixture(scope="session")

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
+from ecr_retention.cdk import alarms
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.handlers import collector, observability
 from ecr_retention.handlers.settings import CollectorSettings
 from ecr_retention.handlers.wiring import CollectorWiring
 from ecr_retention.ports import AccountReaders, ReadFailed
-from infra import alarms
-from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 SERVICE = {"Name": "service", "Value": "ecr-retention"}

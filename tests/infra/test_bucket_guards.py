@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
+from ecr_retention.cdk.inventory_bucket import ACCESS_LOG_GUARD_ACTIONS, BUCKET_GUARD_ACTIONS
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.errors import InputError
-from infra.inventory_bucket import ACCESS_LOG_GUARD_ACTIONS, BUCKET_GUARD_ACTIONS
-from infra.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, role_statements, rules_file
 
@@ -218,9 +218,9 @@ def stack_with_synthesizer(tmp_path: Path, context: dict[str, Any]) -> EcrRetent
     """As app.py builds the stack, with a synthesizer that names no CloudFormation execution role."""
     import aws_cdk as cdk
 
+    from ecr_retention.cdk.app_context import cdk_json_context
+    from ecr_retention.cdk.deploy_settings import DeploySettings
     from ecr_retention.loading import load_config
-    from infra.app_context import cdk_json_context
-    from infra.deploy_settings import DeploySettings
 
     path = rules_file(tmp_path, RULES)
     app = cdk.App(context={**cdk_json_context(), "aws:cdk:bundling-stacks": [], **context, "config": str(path)})

@@ -13,7 +13,7 @@ import yaml
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
-from infra.stack import EcrRetentionStack
+from ecr_retention.cdk.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide
 from support.infra_stacks import (
     CONTEXT,

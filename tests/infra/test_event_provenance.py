@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from moto.events.models import EventPattern
 
-from infra.event_provenance import ALL_MANAGEMENT_EVENTS
-from infra.region_forwarder import RegionForwarderStack
-from infra.stack import EcrRetentionStack
+from ecr_retention.cdk.event_provenance import ALL_MANAGEMENT_EVENTS
+from ecr_retention.cdk.region_forwarder import RegionForwarderStack
+from ecr_retention.cdk.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, build_app, function_role, role_statements, rules_file
 
 HOME, OTHER = "eu-west-1", "us-east-1"

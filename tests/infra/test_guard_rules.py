@@ -14,9 +14,9 @@ from aws_cdk.assertions import Template
 from moto.events.models import EventPattern
 
 from ecr_retention import layout
-from infra.event_provenance import ALL_MANAGEMENT_EVENTS
-from infra.sentinel import GUARD_INPUT_TEMPLATE
-from infra.stack import EcrRetentionStack
+from ecr_retention.cdk.event_provenance import ALL_MANAGEMENT_EVENTS
+from ecr_retention.cdk.sentinel import GUARD_INPUT_TEMPLATE
+from ecr_retention.cdk.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 GUARDS = Path(__file__).parents[1] / "fixtures" / "guards"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.import_closure import shipped_files, shipped_modules
+from ecr_retention.cdk.import_closure import shipped_files, shipped_modules
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from aws_cdk.assertions import Template
 
+from ecr_retention.cdk import constants, lambda_asset
+from ecr_retention.cdk.import_closure import shipped_modules
 from ecr_retention.loading import load_config, load_spoke_roles
-from infra import constants, lambda_asset
-from infra.import_closure import shipped_modules
 from support.infra_stacks import CONTEXT, RULES, build_stack, rules_file
 
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from ecr_retention.cdk import constants, lambda_asset
 from ecr_retention.domain.errors import InputError
-from infra import constants, lambda_asset
 
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==(\S+)")
 LOCKED = re.compile(r"^([a-z0-9-]+)==(\S+) \\\n    --hash=sha256:([0-9a-f]{64})$", re.MULTILINE)

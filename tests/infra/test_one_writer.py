@@ -14,9 +14,9 @@ import pytest
 from aws_cdk.assertions import Template
 
 from ecr_retention import layout
-from infra.deploy_settings import DeploySettings
-from infra.inventory_bucket import BUCKET_GUARD_CALLS
-from infra.stack import EcrRetentionStack
+from ecr_retention.cdk.deploy_settings import DeploySettings
+from ecr_retention.cdk.inventory_bucket import BUCKET_GUARD_CALLS
+from ecr_retention.cdk.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide
 from support.infra_stacks import CONTEXT, RULES, SharedStack, role_statements
 

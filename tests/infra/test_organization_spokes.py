@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Template
 
+from ecr_retention.cdk.deploy_settings import DeploySettings
+from ecr_retention.cdk.policy_sizes import BUCKET_POLICY, check_policy_sizes, policy_sizes
 from ecr_retention.domain.errors import InputError
-from infra.deploy_settings import DeploySettings
-from infra.policy_sizes import BUCKET_POLICY, check_policy_sizes, policy_sizes
 from support.iam_evaluation import Request, decide, decide_across_accounts
 from support.infra_stacks import CONTEXT, build_stack, rules_file
 

@@ -19,8 +19,14 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Template
 
+from ecr_retention.cdk.policy_sizes import (
+    BUCKET_POLICY,
+    MANAGED_POLICY,
+    ROLE_INLINE_POLICIES,
+    check_policy_sizes,
+    policy_sizes,
+)
 from ecr_retention.domain.errors import InputError
-from infra.policy_sizes import BUCKET_POLICY, MANAGED_POLICY, ROLE_INLINE_POLICIES, check_policy_sizes, policy_sizes
 from support.iam_evaluation import Request, decide, decide_across_accounts
 from support.infra_stacks import CONTEXT, build_stack, role_statements, rules_file
 

@@ -20,14 +20,14 @@ from cfnlint.api import ManualArgs, lint_file
 from moto.events.models import EventPattern
 
 from ecr_retention import layout
+from ecr_retention.cdk import constants
+from ecr_retention.cdk.deploy_settings import DeploySettings
+from ecr_retention.cdk.pull_time_exclusions import excluded_role_name
+from ecr_retention.cdk.region_forwarder import RegionForwarderStack
+from ecr_retention.cdk.repository_scope import PrunedRegions
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
-from infra import constants
-from infra.deploy_settings import DeploySettings
-from infra.pull_time_exclusions import excluded_role_name
-from infra.region_forwarder import RegionForwarderStack
-from infra.repository_scope import PrunedRegions
-from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_app, function_role, role_statements, rules_file
 
 HOME = "eu-west-1"

@@ -11,9 +11,9 @@ import pytest
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
+from ecr_retention.cdk.deploy_settings import DeploySettings, Reviewers
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.errors import InputError
-from infra.deploy_settings import DeploySettings, Reviewers
-from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, role_statements, rules_file
 
 REPOSITORY_ID = 718293645

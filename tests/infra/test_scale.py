@@ -20,12 +20,12 @@ from aws_cdk import aws_events as events
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
+from ecr_retention.cdk.deploy_settings import derived_repository_filter
+from ecr_retention.cdk.policy_sizes import PolicySize, check_policy_sizes, policy_sizes
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.planning.run import first_matching_policy
 from ecr_retention.handlers.settings import CollectorSettings
-from infra.deploy_settings import derived_repository_filter
-from infra.policy_sizes import PolicySize, check_policy_sizes, policy_sizes
 from support.iam_evaluation import Request, decide, glob_matches
 from support.infra_stacks import CONTEXT, build_app, function_role, role_statements, rules_file
 
@@ -309,7 +309,7 @@ def test_a_few_exact_names_stay_exact_in_the_push_rule() -> None:
 
 
 def test_without_a_repository_tag_too_many_exact_names_stop_synthesis_in_one_line() -> None:
-    from infra.repository_scope import PrunedRegions, RepositoryTag, check_exact_names_fit
+    from ecr_retention.cdk.repository_scope import PrunedRegions, RepositoryTag, check_exact_names_fit
 
     config = parse_config(scale_rules([]), "retention.yaml")
     with pytest.raises(InputError) as raised:
@@ -323,7 +323,7 @@ def test_without_a_repository_tag_too_many_exact_names_stop_synthesis_in_one_lin
 
 
 def test_grouped_cluster_names_never_take_in_another_known_cluster() -> None:
-    from infra.name_groups import name_patterns
+    from ecr_retention.cdk.name_groups import name_patterns
 
     names = [f"platform-cluster-{n:03d}" for n in range(500)]
     for others in (["prod", "platform-cluster-1x"], ["prod", "platform-cluster-1x", "platform-cluster-2"]):

@@ -15,8 +15,8 @@ from cdk_nag import AwsSolutionsChecks
 from moto.events.models import EventPattern
 
 from ecr_retention import layout
-from infra import constants
-from infra.stack import EcrRetentionStack
+from ecr_retention.cdk import constants
+from ecr_retention.cdk.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sentinel"

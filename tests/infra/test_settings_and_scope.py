@@ -11,12 +11,12 @@ import pytest
 
 from ecr_retention import layout
 from ecr_retention.aws import dynamodb_lease
+from ecr_retention.cdk import constants, pruning_workflow, repository_scope
+from ecr_retention.cdk.deploy_settings import DeploySettings, derived_repository_filter
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import aws as aws_inventory
 from ecr_retention.services import inventory, snapshot
-from infra import constants, pruning_workflow, repository_scope
-from infra.deploy_settings import DeploySettings, derived_repository_filter
 from support.infra_stacks import RULES
 
 PROD = "arn:aws:eks:eu-west-1:123456789012:cluster/prod"
@@ -42,7 +42,7 @@ def test_defaults_synthesize_a_safe_stack() -> None:
 
 
 def test_the_defaults_in_cdk_json_are_the_same_as_the_codes() -> None:
-    from infra.app_context import cdk_json_context
+    from ecr_retention.cdk.app_context import cdk_json_context
 
     assert DeploySettings.from_context(cdk_json_context().get) == settings()
 

@@ -10,9 +10,9 @@ import pytest
 from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import AwsSolutionsChecks
 
+from ecr_retention.cdk import nag
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.config import parse_config
-from infra import nag
-from infra.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide, decide_across_accounts
 from support.infra_stacks import (
     CONTEXT,
@@ -727,9 +727,9 @@ def test_a_stack_that_knows_its_account_checks_its_eks_clusters_and_its_aws_inve
 ) -> None:
     import aws_cdk as cdk
 
+    from ecr_retention.cdk.deploy_settings import DeploySettings
     from ecr_retention.domain.errors import InputError
     from ecr_retention.loading import load_config
-    from infra.deploy_settings import DeploySettings
 
     app = cdk.App(context={"aws:cdk:bundling-stacks": []})
     config = load_config(rules_file(tmp_path, RULES))

@@ -4,8 +4,8 @@ what they said when each was written out by hand."""
 
 from __future__ import annotations
 
-from infra import state_objects
-from infra.state_objects import STATE_OBJECTS
+from ecr_retention.cdk import state_objects
+from ecr_retention.cdk.state_objects import STATE_OBJECTS
 
 
 def test_the_evaluations_read_the_cache_the_manifests_the_replication_record_and_the_memory() -> None:

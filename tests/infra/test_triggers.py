@@ -15,12 +15,12 @@ from aws_cdk.assertions import Template
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from moto.events.models import EventPattern
 
+from ecr_retention.cdk import lambda_asset
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.handlers import collector
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.settings import CollectorSettings
 from ecr_retention.workflow import RunRequest
-from infra import lambda_asset
-from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 ACCOUNT = "123456789012"

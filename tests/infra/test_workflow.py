@@ -16,10 +16,10 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from ecr_retention.aws.dynamodb_lease import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
+from ecr_retention.cdk import constants
+from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.workflow import RunRecord
-from infra import constants
-from infra.stack import EcrRetentionStack
 from support.infra_stacks import CONTEXT, RULES, SharedStack, function_role
 
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")

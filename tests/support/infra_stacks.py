@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from infra.region_forwarder import RegionForwarderStack
-    from infra.stack import EcrRetentionStack
+    from ecr_retention.cdk.region_forwarder import RegionForwarderStack
+    from ecr_retention.cdk.stack import EcrRetentionStack
 
 # tests/infra/conftest.py's `shared_stack`: the stack of a rules text and context values, built once per session.
 SharedStack = Callable[[str, dict[str, Any]], "EcrRetentionStack"]
@@ -67,10 +67,10 @@ def build_stack(
     """The stack as app.py builds it, from a rules file and CDK context values (over cdk.json's)."""
     import aws_cdk as cdk
 
+    from ecr_retention.cdk.app_context import cdk_json_context
+    from ecr_retention.cdk.deploy_settings import DeploySettings
+    from ecr_retention.cdk.stack import EcrRetentionStack
     from ecr_retention.loading import load_config
-    from infra.app_context import cdk_json_context
-    from infra.deploy_settings import DeploySettings
-    from infra.stack import EcrRetentionStack
 
     skip: dict[str, object] = {} if bundle else {"aws:cdk:bundling-stacks": []}
     app = cdk.App(
@@ -86,7 +86,7 @@ def build_app(rules_file: Path, context: dict[str, Any]) -> tuple[EcrRetentionSt
     pruned Region, by Region."""
     import aws_cdk as cdk
 
-    from infra.region_forwarder import forwarder_stacks
+    from ecr_retention.cdk.region_forwarder import forwarder_stacks
 
     stack = build_stack(rules_file, context)
     app = stack.node.root

@@ -352,7 +352,7 @@ def test_a_region_option_unknown_to_botocore_is_one_line_and_exit_2(
 
 
 def test_the_deployment_context_refuses_a_region_unknown_to_botocore() -> None:
-    from infra.deploy_settings import DeploySettings
+    from ecr_retention.cdk.deploy_settings import DeploySettings
 
     def refusal(**context: Any) -> str:
         with pytest.raises(InputError) as raised:
