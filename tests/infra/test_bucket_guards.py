@@ -220,7 +220,6 @@ def stack_with_synthesizer(tmp_path: Path, context: dict[str, Any]) -> EcrRetent
 
     from ecr_retention.cdk.app_context import cdk_json_context
     from ecr_retention.cdk.deploy_settings import DeploySettings
-    from ecr_retention.loading import load_config
 
     path = rules_file(tmp_path, RULES)
     app = cdk.App(context={**cdk_json_context(), "aws:cdk:bundling-stacks": [], **context, "config": str(path)})
@@ -228,7 +227,6 @@ def stack_with_synthesizer(tmp_path: Path, context: dict[str, Any]) -> EcrRetent
     return EcrRetentionStack(
         app,
         "EcrRetentionTest",
-        config=load_config(settings.rules_file),
         settings=settings,
         synthesizer=cdk.CliCredentialsStackSynthesizer(),
     )
