@@ -27,8 +27,8 @@ from ecr_retention.cdk.deploy_settings import DeploySettings
 from ecr_retention.cdk.event_provenance import from_this_account, with_read_only_events
 from ecr_retention.cdk.pull_time_exclusions import RegionalPullTimeExclusions
 from ecr_retention.cdk.push_trigger import push_event_pattern
-from ecr_retention.cdk.sentinel import READ_ONLY_RULES, event_pattern, watched_events
 from ecr_retention.cdk.retention import EcrRetention
+from ecr_retention.cdk.sentinel import READ_ONLY_RULES, event_pattern, watched_events
 from ecr_retention.domain.config import RetentionConfig
 
 PUSHED = "Pushed"
