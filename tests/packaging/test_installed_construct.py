@@ -83,7 +83,7 @@ print(json.dumps({{
     "package": ecr_retention.__file__,
     "lock": str(lambda_asset.LOCK_FILE),
     "shipped": [path.relative_to(package_root).as_posix() for path in lambda_asset.package_files()],
-    "bytecode": sorted(str(path) for path in package_root.rglob("*.pyc")),
+    "bytecode": sum(1 for _ in package_root.rglob("*.pyc")),
 }}))
 """
 
@@ -219,7 +219,7 @@ def test_the_installed_construct_synthesizes_what_app_py_synthesizes_in_the_repo
     assert Path(report["lock"]).is_file()
     assert Path(report["lock"]).is_relative_to(site_packages)
     # pip compiled the install: the bytecode that must not count is there.
-    assert report["bytecode"]
+    assert report["bytecode"] > 0
     # Nothing of the constructs (nor the CLI) ships in the functions' asset.
     assert not [path for path in report["shipped"] if path.startswith(("cdk/", "commands/"))]
     assert "handlers/evaluate.py" in report["shipped"]
@@ -235,7 +235,7 @@ def test_an_install_without_bytecode_gives_the_same_asset_hash(
         installed["no-bytecode"], installed["app"], "own-stack", outdir, {**repository_flags(), **SKIP_BUNDLING}
     )
 
-    assert report["bytecode"] == []
+    assert report["bytecode"] == 0
     [asset] = asset_keys(templates(outdir)["EcrRetention"])
     assert {asset} == asset_keys(repository_synthesis["EcrRetention"])
 
