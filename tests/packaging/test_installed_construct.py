@@ -45,11 +45,7 @@ from pathlib import Path
 import aws_cdk as cdk
 
 import ecr_retention
-from ecr_retention.cdk import lambda_asset
-from ecr_retention.cdk.deploy_settings import DeploySettings
-from ecr_retention.cdk.region_forwarder import forwarder_stacks
-from ecr_retention.cdk.retention import EcrRetention
-from ecr_retention.cdk.stack import EcrRetentionStack
+from ecr_retention.cdk import DeploySettings, EcrRetention, EcrRetentionStack, forwarder_stacks, lambda_asset
 from ecr_retention.loading import load_config
 
 flavour, outdir, context = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
