@@ -323,8 +323,8 @@ class EcrRetention(Construct):
             self,
             "SentinelFunctionArn",
             value=self.sentinel.function.function_arn,
-            description="The sentinel; deploy/cloudformation/sentinel-invoke-scp.yaml keeps every IAM principal from "
-            "invoking it (docs/security.md)",
+            description="The sentinel; the SCP sentinel-invoke-scp.yaml (python -m ecr_retention.cdk.spoke_templates "
+            "sentinel-invoke-scp.yaml) keeps every IAM principal from invoking it (docs/security.md)",
         )
         CfnOutput(
             self,

@@ -1,4 +1,5 @@
-"""Writes infra/requirements-lambda.txt (package data of ecr_retention.cdk): the Lambda asset's full dependency lock (`make lock`; needs the package index).
+"""Writes infra/requirements-lambda.txt (package data of ecr_retention.cdk): the Lambda asset's full dependency lock
+(`make lock`; needs the package index).
 
 pip resolves requirements.txt for the functions' platform (infra.constants: Python version and architecture), as the
 asset's bundling installs it (`--platform manylinux2014_<arch> --only-binary=:all:`), without installing anything
