@@ -44,6 +44,8 @@ ACCOUNT_WIDE_READ_ACTIONS = (
     "lambda:ListFunctions",
     "scheduler:ListSchedules",
 )
+# Amazon Inspector's reading (inspectorInUse): its one call, which IAM authorizes on "*" only.
+INSPECTOR_COVERAGE_ACTION = "inspector2:ListCoverage"
 # The calls that name a resource, each on every resource of its type in this account, in any region (the
 # collector reads every region that collectRegions names).
 SCOPED_READS = {
@@ -106,6 +108,7 @@ class AwsInventoryCollector(Construct):
         own_eks_clusters: Sequence[EksCluster] = (),
         other_cluster_names: Sequence[str] = (),
         vpc: CollectorVpc | None = None,
+        inspector_in_use: bool = False,
     ) -> None:
         """other_cluster_names: every cluster the stack knows of that the collector does not read (exporters',
         safety's): its grouped keys (infra.name_groups) never take in their manifests."""
@@ -136,6 +139,7 @@ class AwsInventoryCollector(Construct):
                     if eks_clusters
                     else {}
                 ),
+                **({layout.INSPECTOR_IN_USE_VARIABLE: "true"} if inspector_in_use else {}),
             },
             # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
             dead_letter_queue=dead_letters,
@@ -152,7 +156,8 @@ class AwsInventoryCollector(Construct):
             manifest_key(pattern, constants.IN_USE_PREFIX)
             for pattern in name_groups.name_patterns([cluster.name for cluster in eks_clusters], other_cluster_names)
         ]
-        self.manifest_keys = [constants.AWS_INVENTORY_MANIFESTS, *cluster_keys]
+        inspector_keys = [constants.INSPECTOR_MANIFESTS] if inspector_in_use else []
+        self.manifest_keys = [constants.AWS_INVENTORY_MANIFESTS, *inspector_keys, *cluster_keys]
         # GetObject: an incomplete collection carries over what the manifest it replaces named (its own manifests
         # only). ListBucket unconditioned, so that a first collection's missing manifest is NoSuchKey, not
         # AccessDenied (the s3:prefix condition key is absent from a GetObject request): an incomplete collection is
@@ -167,6 +172,11 @@ class AwsInventoryCollector(Construct):
             {
                 constants.AWS_INVENTORY_MANIFESTS: "One manifest per account and region, in-use/aws-<account>-"
                 "<region>.json; accounts and regions are the deployment's, named at run time.",
+                **dict.fromkeys(
+                    inspector_keys,
+                    "Amazon Inspector's reading, one manifest per region, in-use/inspector-<account>-<region>.json; "
+                    "regions are the deployment's, named at run time.",
+                ),
                 **{
                     key: "The manifests of the eksClusters whose names start so (too many to list one by one); no "
                     "other cluster the stack knows has such a name (infra.name_groups)."
@@ -185,6 +195,7 @@ class AwsInventoryCollector(Construct):
                 "of that role: exactly the spokeRoleArns, in a size that fits 200 accounts.",
             )
         self.reads = self._workload_reads(role)
+        self.inspector_reads = self._inspector_reads(role) if inspector_in_use else None
         self.eks_access = EksClusterAccess(self, "EksAccess", role=role, clusters=own_eks_clusters)
 
     def _network(self, settings: CollectorVpc) -> FunctionNetwork:
@@ -227,6 +238,22 @@ class AwsInventoryCollector(Construct):
                     f"AwsSolutions-IAM5[Resource::{NAG_ACCOUNT_ARN.format(service=service, resource=resource)}]",
                     SCOPED_READ_REASONS[resource],
                 )
+        return policy
+
+    def _inspector_reads(self, role: iam.IRole) -> iam.Policy:
+        """inspector2:ListCoverage, the one call of Amazon Inspector's reading (aws/inspector_coverage.py), and
+        nothing else of Inspector: not its findings, not GetClustersForImage."""
+        policy = iam.Policy(
+            self,
+            "InspectorCoverageReads",
+            roles=[role],
+            statements=[iam.PolicyStatement(actions=[INSPECTOR_COVERAGE_ACTION], resources=["*"])],
+        )
+        nag.acknowledge(
+            policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "inspector2:ListCoverage supports no resource-level permissions; it only reads Inspector's coverage.",
+        )
         return policy
 
     @property

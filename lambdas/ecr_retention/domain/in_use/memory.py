@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.in_use.index import CLOCK_SKEW
 from ecr_retention.domain.inventory.clusters import ClusterId
+from ecr_retention.domain.inventory.inspector import in_use_at, in_use_since
 from ecr_retention.domain.inventory.manifest import (
     ClusterReadings,
     InUseImage,
@@ -96,8 +97,11 @@ def remember(
         clamped = seen_at(image.last_seen_at, now)  # a memory dated in the future ages from this run, not from then
         images[remembered_key(image)] = image.model_copy(update={"last_seen_at": clamped})
     for read in sorted(inventory.protecting, key=lambda read: read.cluster):
-        seen = seen_at(read.manifest.generated_at, now)
         for entry in read.manifest.images:
+            since = in_use_since(entry, read.manifest.generated_at)
+            if since is None or not in_use_at(entry, read.manifest.generated_at, now, grace):
+                continue  # an Inspector entry not in use now: nothing to remember
+            seen = seen_at(since, now)  # an Inspector entry counted from when Inspector last saw it in use
             digest = entry.digest or resolved_digest(entry, resolved, registries)
             image = RememberedImage(
                 **entry.model_dump(exclude={"digest"}), digest=digest, cluster=str(read.cluster), last_seen_at=seen
