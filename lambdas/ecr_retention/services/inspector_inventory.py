@@ -32,7 +32,7 @@ def collect_inspector_coverage(
     try:
         coverage = reader.coverage(account)
     except ReadFailed as error:
-        gap = f"Inspector in {account} {region}: {error}; {NOT_READ_HINT}"
+        gap = f"{error}; {NOT_READ_HINT}"  # "Inspector in <account> <region>: ListCoverage failed: ..."
         manifest, _ = build_inspector_manifest(name, generated_at, (), complete=False)
         return ManifestCollection(manifest=manifest.model_copy(update={"coverage_gaps": (gap,)}), problems=(gap,))
     manifest, problems = build_inspector_manifest(name, generated_at, coverage.images, complete=True)
