@@ -109,7 +109,8 @@ def test_an_image_a_cluster_also_runs_is_not_drift_and_names_both_readings() -> 
 
     assert action_of(result, "app", "a") == "keep"
     detail = decision_of(result, "app", "a").main_reason.detail
-    assert "Inspector: in use by 1" in detail and "prod: default/Deployment/web (pod)" in detail
+    assert "Inspector: in use by 1" in detail
+    assert "prod: default/Deployment/web (pod)" in detail
     assert not [warning for warning in result.warnings if warning.startswith("drift: ")]
 
 
@@ -165,7 +166,9 @@ def test_a_manifest_written_before_inspector_reads_and_serializes_byte_for_byte_
     manifest = in_use("prod", (f"{HOST}/app:v1", "a"))
     body = manifest_json(manifest)
 
-    assert b"inUseCount" not in body and b"lastInUseAt" not in body and b"coverageGaps" not in body
+    assert b"inUseCount" not in body
+    assert b"lastInUseAt" not in body
+    assert b"coverageGaps" not in body
     assert manifest_json(parse_manifest("in-use/prod.json", body)) == body
 
 

@@ -164,13 +164,15 @@ def test_a_coverage_that_cannot_be_read_is_a_gap_and_keeps_what_the_last_reading
     [first] = export_inspector_coverage(reader, ACCOUNT, [REGION], store, clock=lambda: NOW - timedelta(hours=1))
     [second] = export_inspector_coverage(reader, ACCOUNT, [REGION], store, clock=lambda: NOW)
 
-    assert first.problems == () and second.store_error is None
+    assert first.problems == ()
+    assert second.store_error is None
     stored = parse_manifest(KEY, bucket.objects[KEY])
     assert stored.complete is False
     assert [entry.digest for entry in stored.images] == [digest("running")]  # carried over, still protecting
     [gap] = stored.coverage_gaps or ()
     assert gap.startswith(f"Inspector in {ACCOUNT} {REGION}: ListCoverage failed: {code}")
-    assert code in gap and "is Inspector enabled" in gap
+    assert code in gap
+    assert "is Inspector enabled" in gap
     assert second.problems[0] == gap
 
 
@@ -181,7 +183,8 @@ def test_no_coverage_at_all_and_an_unmonitored_repository_are_gaps(inspector: An
     nothing = collect(inspector).manifest
     unmonitored = collect(inspector).manifest
 
-    assert nothing.complete is True and nothing.images == ()
+    assert nothing.complete is True
+    assert nothing.images == ()
     assert nothing.coverage_gaps == (
         f"Inspector in {ACCOUNT} {REGION}: no ECR repository or image is covered; is enhanced scanning on for this "
         "registry?",
