@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
 from datetime import UTC, datetime, timedelta
+from typing import Final
 
 from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest
 from ecr_retention.layout import INSPECTOR_NAME_PREFIX
