@@ -13,6 +13,7 @@ import pytest
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.memory import remember
+from ecr_retention.domain.in_use.references import pulled_references
 from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory, manifest_json, parse_manifest
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
@@ -184,3 +185,21 @@ def test_inspector_fields_are_read_strictly(field: str, value: object) -> None:
 
     with pytest.raises(InputError, match=field):
         parse_manifest(f"in-use/{NAME}.json", body)
+
+
+def test_the_sentinel_counts_as_running_what_inspector_sees_in_use_by_the_same_rule() -> None:
+    manifest = inspector_manifest(
+        inspector_entry("a", count=2, last_ago=timedelta(hours=1)),
+        inspector_entry("b", count=0, last_ago=GRACE + timedelta(seconds=1)),
+    )
+
+    references = pulled_references(
+        Inventory(manifests=(manifest,)),
+        now=NOW,
+        safety=config([{"delete": {"untagged": True}}], in_use_grace="7d").safety,
+        registry=RegistryCoordinates(ACCOUNT, REGION),
+    )
+
+    assert [(reference.digest, [str(w) for w in reference.workloads]) for reference in references] == [
+        (digest("a"), ["Inspector: in use by 2 (last 2026-11-30 05:00 UTC)"])
+    ]

@@ -28,6 +28,7 @@ from ecr_retention.domain.in_use.index import replica_note
 from ecr_retention.domain.in_use.memory import still_protecting
 from ecr_retention.domain.in_use.suspect_readings import suspect_readings
 from ecr_retention.domain.inventory.clusters import ClusterId
+from ecr_retention.domain.inventory.inspector import INSPECTOR_SOURCE, in_use_at, inspector_words
 from ecr_retention.domain.inventory.manifest import InUseImage, Inventory, RememberedImage, Workload
 from ecr_retention.domain.planning.plan import PlanModel
 from ecr_retention.domain.registry.coordinates import InReachedReplica, RegistryCoordinates, reference_into
@@ -98,7 +99,8 @@ def pulled_references(
     resolved: dict[tuple[str, str | None, str | None], set[str]] = defaultdict(set)
     for read in inventory.protecting:
         for entry in read.manifest.images:
-            _collect(entry, str(read.cluster), None, here, workloads, resolved)
+            if in_use_at(entry, read.manifest.generated_at, now, safety.in_use_grace):  # Inspector's rule; all others
+                _collect(entry, str(read.cluster), None, here, workloads, resolved)
     remembered = still_protecting(inventory.memory, now, safety.in_use_grace)
     suspect = suspect_readings(inventory, _clusters_of(remembered), now, safety.inventory_max_age)
     for image in remembered:
@@ -138,6 +140,7 @@ def _collect(
         source=entry.source,
         replica=replica,
         remembered=remembered,
+        inspector=inspector_words(entry) if entry.source == INSPECTOR_SOURCE else None,
     )
     workloads[key].setdefault(usage.runs_where, usage)
     if entry.digest:
