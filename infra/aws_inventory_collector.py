@@ -139,7 +139,6 @@ class AwsInventoryCollector(Construct):
                     if eks_clusters
                     else {}
                 ),
-                **({layout.INSPECTOR_IN_USE_VARIABLE: "true"} if inspector_in_use else {}),
             },
             # Invoked asynchronously (Scheduler): an invocation that fails its retries lands here.
             dead_letter_queue=dead_letters,
@@ -156,8 +155,7 @@ class AwsInventoryCollector(Construct):
             manifest_key(pattern, constants.IN_USE_PREFIX)
             for pattern in name_groups.name_patterns([cluster.name for cluster in eks_clusters], other_cluster_names)
         ]
-        inspector_keys = [constants.INSPECTOR_MANIFESTS] if inspector_in_use else []
-        self.manifest_keys = [constants.AWS_INVENTORY_MANIFESTS, *inspector_keys, *cluster_keys]
+        self.manifest_keys = [constants.AWS_INVENTORY_MANIFESTS, *cluster_keys]
         # GetObject: an incomplete collection carries over what the manifest it replaces named (its own manifests
         # only). ListBucket unconditioned, so that a first collection's missing manifest is NoSuchKey, not
         # AccessDenied (the s3:prefix condition key is absent from a GetObject request): an incomplete collection is
@@ -172,11 +170,6 @@ class AwsInventoryCollector(Construct):
             {
                 constants.AWS_INVENTORY_MANIFESTS: "One manifest per account and region, in-use/aws-<account>-"
                 "<region>.json; accounts and regions are the deployment's, named at run time.",
-                **dict.fromkeys(
-                    inspector_keys,
-                    "Amazon Inspector's reading, one manifest per region, in-use/inspector-<account>-<region>.json; "
-                    "regions are the deployment's, named at run time.",
-                ),
                 **{
                     key: "The manifests of the eksClusters whose names start so (too many to list one by one); no "
                     "other cluster the stack knows has such a name (infra.name_groups)."
@@ -195,7 +188,7 @@ class AwsInventoryCollector(Construct):
                 "of that role: exactly the spokeRoleArns, in a size that fits 200 accounts.",
             )
         self.reads = self._workload_reads(role)
-        self.inspector_reads = self._inspector_reads(role) if inspector_in_use else None
+        self.inspector_reads = self._read_inspector(bucket, enabled=inspector_in_use)
         self.eks_access = EksClusterAccess(self, "EksAccess", role=role, clusters=own_eks_clusters)
 
     def _network(self, settings: CollectorVpc) -> FunctionNetwork:
@@ -240,9 +233,27 @@ class AwsInventoryCollector(Construct):
                 )
         return policy
 
-    def _inspector_reads(self, role: iam.IRole) -> iam.Policy:
-        """inspector2:ListCoverage, the one call of Amazon Inspector's reading (aws/inspector_coverage.py), and
-        nothing else of Inspector: not its findings, not GetClustersForImage."""
+    def _read_inspector(self, bucket: s3.IBucket, *, enabled: bool) -> iam.Policy | None:
+        """Amazon Inspector's reading (inspectorInUse): the function told so, its manifests in-use/inspector-*.json
+        (read back for the carry-over, and only the collector's: the bucket policy reserves what manifest_keys
+        lists), and inspector2:ListCoverage, the one call of aws/inspector_coverage.py, and nothing else of
+        Inspector: not its findings, not GetClustersForImage. Nothing of it without inspectorInUse."""
+        if not enabled:
+            return None
+        role = self.collector.role
+        self.function.add_environment(layout.INSPECTOR_IN_USE_VARIABLE, "true")
+        self.manifest_keys.append(constants.INSPECTOR_MANIFESTS)
+        role.add_to_principal_policy(
+            access.objects_statement(bucket, ["s3:GetObject", "s3:PutObject"], [constants.INSPECTOR_MANIFESTS])
+        )
+        access.acknowledge_key_patterns(
+            role,
+            bucket,
+            {
+                constants.INSPECTOR_MANIFESTS: "Amazon Inspector's reading, one manifest per region, "
+                "in-use/inspector-<account>-<region>.json; regions are the deployment's, named at run time."
+            },
+        )
         policy = iam.Policy(
             self,
             "InspectorCoverageReads",

@@ -261,16 +261,8 @@ class InUseIndex:
         warnings: list[str] = []
         lookalikes: list[str | None] = []
         invalid = 0
-        for entry in manifest.images:
-            if in_use_since(entry, manifest.generated_at) is None:
-                continue  # Inspector never saw it in use: nothing to protect
-            usage = Workload(
-                cluster=str(cluster),
-                namespace=entry.namespace,
-                workload=entry.workload,
-                source=entry.source,
-                inspector=inspector_words(entry) if entry.source == INSPECTOR_SOURCE else None,
-            )
+        for entry in _ever_in_use(manifest):
+            usage = usage_of(str(cluster), entry)
             reading = read_reference(entry.image, self.registry)
             lookalikes.append(_lookalike_host_warning(cluster, entry, reading))
             if not isinstance(reading, NotAReference):
@@ -290,14 +282,7 @@ class InUseIndex:
         return warnings + _capped_lookalikes(cluster, lookalikes)
 
     def remember(self, image: RememberedImage, note: str) -> None:
-        usage = Workload(
-            cluster=image.cluster,
-            namespace=image.namespace,
-            workload=image.workload,
-            source=image.source,
-            remembered=note,
-            inspector=inspector_words(image) if image.source == INSPECTOR_SOURCE else None,
-        )
+        usage = usage_of(image.cluster, image, remembered=note)
         reading = read_reference(image.image, self.registry)
         if isinstance(reading, NotAReference):  # the manifest's reading warned of it; its digest, if any, protects
             if image.digest:
@@ -452,6 +437,23 @@ def _lookalike_host_warning(
 
 def looks_like_ecr(text: str, registry_id: str | None) -> bool:
     return ".dkr.ecr" in text or ".dkr-ecr" in text or bool(registry_id and registry_id in text)
+
+
+def usage_of(cluster: str, entry: InUseImage, *, remembered: str | None = None) -> Workload:
+    """Where an entry runs, as reasons name it; an Amazon Inspector entry in Inspector's words."""
+    return Workload(
+        cluster=cluster,
+        namespace=entry.namespace,
+        workload=entry.workload,
+        source=entry.source,
+        remembered=remembered,
+        inspector=inspector_words(entry) if entry.source == INSPECTOR_SOURCE else None,
+    )
+
+
+def _ever_in_use(manifest: InUseManifest) -> list[InUseImage]:
+    """The entries that can protect: all, but an Amazon Inspector entry Inspector never saw in use."""
+    return [entry for entry in manifest.images if in_use_since(entry, manifest.generated_at) is not None]
 
 
 def in_use_part(manifest: InUseManifest, now: datetime, grace: timedelta) -> InUseManifest:
