@@ -46,6 +46,7 @@ import aws_cdk as cdk
 
 import ecr_retention
 from ecr_retention.cdk import DeploySettings, EcrRetention, EcrRetentionStack, forwarder_stacks, lambda_asset
+from ecr_retention.cdk import spoke_templates
 from ecr_retention.loading import load_config
 
 flavour, outdir, context = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -78,6 +79,7 @@ package_root = lambda_asset.PACKAGE_ROOT
 print(json.dumps({{
     "package": ecr_retention.__file__,
     "lock": str(lambda_asset.LOCK_FILE),
+    "templates": [str(spoke_templates.template_path(name)) for name in spoke_templates.TEMPLATES],
     "shipped": [path.relative_to(package_root).as_posix() for path in lambda_asset.package_files()],
     "bytecode": sum(1 for _ in package_root.rglob("*.pyc")),
 }}))
@@ -200,40 +202,56 @@ def repository_flags() -> dict[str, Any]:
     return cdk_json_context(REPOSITORY / "cdk.json")
 
 
-@pytest.mark.slow
-def test_the_installed_construct_synthesizes_what_app_py_synthesizes_in_the_repository(
-    installed: dict[str, Any], repository_synthesis: dict[str, dict[str, Any]]
-) -> None:
+@pytest.fixture(scope="module")
+def compiled_synthesis(installed: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """The consumer's own-stack app from the install with bytecode, under this repository's flags: its report and
+    templates."""
     outdir = installed["root"] / "own-stack.out"
     report = synthesize(
         installed["compiled"], installed["app"], "own-stack", outdir, {**repository_flags(), **SKIP_BUNDLING}
     )
+    return report, templates(outdir)
+
+
+@pytest.mark.slow
+def test_the_installed_construct_synthesizes_what_app_py_synthesizes_in_the_repository(
+    installed: dict[str, Any],
+    compiled_synthesis: tuple[dict[str, Any], dict[str, dict[str, Any]]],
+    repository_synthesis: dict[str, dict[str, Any]],
+) -> None:
+    report, synthesized = compiled_synthesis
 
     # The wheel's package, not the repository's editable one, with its lock as package data.
     site_packages = installed["compiled"].parent.parent / "lib"
     assert Path(report["package"]).is_relative_to(site_packages), report["package"]
     assert Path(report["lock"]).is_file()
     assert Path(report["lock"]).is_relative_to(site_packages)
-    # pip compiled the install: the bytecode that must not count is there.
-    assert report["bytecode"] > 0
+    # The templates deployed elsewhere are package data too.
+    assert len(report["templates"]) == 3
+    assert all(Path(path).is_file() and Path(path).is_relative_to(site_packages) for path in report["templates"])
     # Nothing of the constructs (nor the CLI) ships in the functions' asset.
     assert not [path for path in report["shipped"] if path.startswith(("cdk/", "commands/"))]
     assert "handlers/evaluate.py" in report["shipped"]
-    assert templates(outdir) == repository_synthesis
+    assert synthesized == repository_synthesis
 
 
 @pytest.mark.slow
 def test_an_install_without_bytecode_gives_the_same_asset_hash(
-    installed: dict[str, Any], repository_synthesis: dict[str, dict[str, Any]]
+    installed: dict[str, Any], compiled_synthesis: tuple[dict[str, Any], dict[str, dict[str, Any]]]
 ) -> None:
+    """pip compiles bytecode into site-packages unless told --no-compile: the same release must be the same asset
+    either way (distribution-2026-12.md, pitfall 1)."""
+    compiled_report, compiled = compiled_synthesis
     outdir = installed["root"] / "no-bytecode.out"
     report = synthesize(
         installed["no-bytecode"], installed["app"], "own-stack", outdir, {**repository_flags(), **SKIP_BUNDLING}
     )
 
+    assert compiled_report["bytecode"] > 0
     assert report["bytecode"] == 0
     [asset] = asset_keys(templates(outdir)["EcrRetention"])
-    assert {asset} == asset_keys(repository_synthesis["EcrRetention"])
+    assert {asset} == asset_keys(compiled["EcrRetention"])
+    assert templates(outdir) == compiled
 
 
 @pytest.mark.slow
