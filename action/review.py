@@ -229,13 +229,17 @@ def run_cli(inputs: Inputs, arguments: list[str]) -> Review:
         print(installed.stderr, file=sys.stderr, end="")
         return did_not_run(f"pipx could not run {inputs.spec}: {last_line(installed.stderr or installed.stdout)}")
     print(f"ecr-retention {' '.join(arguments)}", flush=True)
-    ran = subprocess.run([*tool, *arguments], capture_output=True, text=True, env=child_environment(aws=True), check=False)
+    ran = subprocess.run(
+        [*tool, *arguments], capture_output=True, text=True, env=child_environment(aws=True), check=False
+    )
     print(ran.stderr, file=sys.stderr, end="", flush=True)
     if ran.returncode in (0, 1) and ran.stdout.strip():
         if ran.returncode == 1:
             command("error", f"ecr-retention {inputs.command} exited 1: {FAILURES[inputs.command]} (the job summary)")
         return Review(code=ran.returncode, markdown=ran.stdout)
-    return did_not_run(f"ecr-retention {inputs.command} exited {ran.returncode}", details=ran.stderr, code=ran.returncode)
+    return did_not_run(
+        f"ecr-retention {inputs.command} exited {ran.returncode}", details=ran.stderr, code=ran.returncode
+    )
 
 
 def child_environment(*, aws: bool) -> dict[str, str]:

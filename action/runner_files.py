@@ -97,4 +97,3 @@ def run_url() -> str:
     """This workflow run's page, where the job summary is."""
     server = os.environ.get("GITHUB_SERVER_URL", "https://github.com")
     return f"{server}/{os.environ.get('GITHUB_REPOSITORY', '')}/actions/runs/{os.environ.get('GITHUB_RUN_ID', '')}"
-
