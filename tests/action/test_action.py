@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ import pytest
 import yaml
 
 import ecr_retention
+from support.github_action import REPOSITORY, ActionRun, install_stub_pipx, pull_request_event, run_action
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
@@ -36,22 +37,12 @@ BIN = Path(sys.executable).parent
 SNAPSHOT = ROOT / "examples" / "snapshot.json"
 IN_USE = ROOT / "examples" / "in-use"
 LIFECYCLE = ROOT / "examples" / "lifecycle"
-REPOSITORY = "acme/platform-config"
 SUMMARY_LIMIT = 1024 * 1024
 COMMENT_LIMIT = 64_000
 # README's example tightened: the version images of `app` beyond the newest 5 (not 20) and older than 30 days are
 # newly deleted, at least 10 of them whatever the day the test runs (the images only grow older).
 TIGHTER = ("keep_newest: 20", "keep_newest: 5")
 DELETES_MORE = re.compile(r"this change deletes 1[0-5] more images")
-STUB_PIPX = """#!/usr/bin/env bash
-# Records each call (whether AWS credentials or the OIDC token request were in its environment, and its arguments),
-# then runs ecr-retention as `pipx run --python PY --spec SPEC ecr-retention ARGS...` would.
-printf '%s\\t%s\\t%s\\n' "${AWS_SECRET_ACCESS_KEY:+aws}" "${ACTIONS_ID_TOKEN_REQUEST_TOKEN:+oidc}" "$*" >> "$PIPX_CALLS"
-[ "$1" = run ] && [ "$2" = --python ] && [ "$4" = --spec ] && [ "$6" = ecr-retention ] || {
-  echo "unexpected pipx call: $*" >&2; exit 64; }
-shift 6
-exec "$ECR_RETENTION_BIN" "$@"
-"""
 # Stands in for a review of a registry far larger than examples/: a markdown of 2 MiB (the CLI keeps its own under
 # 60,000 characters, so only such a stand-in can reach the summary's cap).
 HUGE_REVIEW = """#!{python}
@@ -68,145 +59,6 @@ for repository in range(2000):
     print("\\n</details>\\n")
 sys.exit(1)
 """
-
-
-# ---- a composite action, run as the runner runs it -------------------------------------------------------------
-
-EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-COMPARISON = re.compile(r"^([\w.-]+)\s*(==|!=)\s*'([^']*)'$")
-
-
-@dataclass
-class StepRun:
-    name: str
-    code: int | None  # None: skipped by its `if:`
-    outputs: dict[str, str]
-    summary: str
-    log: str
-
-
-@dataclass
-class ActionRun:
-    steps: list[StepRun]
-    outputs: dict[str, str]
-
-    @property
-    def code(self) -> int:
-        return next((step.code for step in self.steps if step.code), 0)
-
-    @property
-    def summary(self) -> str:
-        return "".join(step.summary for step in self.steps)
-
-    @property
-    def log(self) -> str:
-        return "".join(step.log for step in self.steps)
-
-    def step(self, name: str) -> StepRun:
-        return next(step for step in self.steps if step.name == name)
-
-
-@dataclass
-class Contexts:
-    inputs: dict[str, str]
-    github: dict[str, str]
-    steps: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
-
-    def value(self, path: str) -> str:
-        head, *rest = path.split(".")
-        node: Any = {"inputs": self.inputs, "github": self.github, "steps": self.steps}[head]
-        for part in rest:
-            node = node.get(part, "") if isinstance(node, dict) else ""
-        return str(node)
-
-    def condition(self, expression: str) -> bool:
-        """`a == 'x' && b != 'y'`: what this repository's actions use in `if:`; anything else is refused."""
-        result = True
-        for term in expression.split("&&"):
-            match = COMPARISON.match(term.strip())
-            assert match, f"the test's runner does not evaluate {term!r}"
-            left, operator, right = match.groups()
-            result = result and ((self.value(left) == right) == (operator == "=="))
-        return result
-
-    def substitute(self, text: str) -> str:
-        return EXPRESSION.sub(lambda match: self.value(match.group(1)), text)
-
-
-def parse_outputs(text: str) -> dict[str, str]:
-    outputs: dict[str, str] = {}
-    lines = iter(text.splitlines())
-    for line in lines:
-        if "<<" in line:
-            name, delimiter = line.split("<<", 1)
-            value: list[str] = []
-            for body_line in lines:
-                if body_line == delimiter:
-                    break
-                value.append(body_line)
-            outputs[name] = "\n".join(value)
-        elif "=" in line:
-            name, value_text = line.split("=", 1)
-            outputs[name] = value_text
-    return outputs
-
-
-def run_action(
-    action_file: Path, inputs: Mapping[str, str], *, env: Mapping[str, str], cwd: Path, github: Mapping[str, str]
-) -> ActionRun:
-    action = yaml.safe_load(action_file.read_text())
-    declared: dict[str, dict[str, Any]] = action["inputs"]
-    assert set(inputs) <= set(declared), f"undeclared inputs: {set(inputs) - set(declared)}"
-    contexts = Contexts(inputs={}, github=dict(github))
-    contexts.inputs = {
-        name: inputs.get(name, contexts.substitute(str(spec.get("default", "")))) for name, spec in declared.items()
-    }
-    steps: list[StepRun] = []
-    for index, step in enumerate(action["runs"]["steps"]):
-        failed = any(done.code for done in steps)
-        condition = step.get("if")
-        if failed or (condition is not None and not contexts.condition(condition)):
-            steps.append(StepRun(step.get("name", str(index)), None, {}, "", ""))
-            continue
-        steps.append(run_step(step, index, contexts, env=env, cwd=cwd, action_path=action_file.parent))
-        if "id" in step:
-            contexts.steps[step["id"]] = {"outputs": steps[-1].outputs}
-    outputs = {name: contexts.substitute(spec["value"]) for name, spec in action.get("outputs", {}).items()}
-    return ActionRun(steps, outputs)
-
-
-def run_step(
-    step: Mapping[str, Any], index: int, contexts: Contexts, *, env: Mapping[str, str], cwd: Path, action_path: Path
-) -> StepRun:
-    assert step["shell"] == "bash"
-    assert "${{" not in step["run"], "inputs reach a script through env: only"
-    files = Path(env["RUNNER_TEMP"]) / f"step-{index}-{os.urandom(4).hex()}"
-    files.mkdir()
-    output_file, summary_file = files / "output", files / "summary"
-    output_file.touch()
-    summary_file.touch()
-    step_env = {name: contexts.substitute(str(value)) for name, value in step.get("env", {}).items()}
-    process = subprocess.run(
-        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
-        cwd=cwd,
-        env={
-            **env,
-            "GITHUB_ACTION_PATH": str(action_path),
-            "GITHUB_OUTPUT": str(output_file),
-            "GITHUB_STEP_SUMMARY": str(summary_file),
-            **step_env,
-        },
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return StepRun(
-        step.get("name", str(index)),
-        process.returncode,
-        parse_outputs(output_file.read_text()),
-        summary_file.read_text(),
-        process.stdout + process.stderr,
-    )
 
 
 # ---- GitHub's REST API for issue comments, on loopback -----------------------------------------------------------
@@ -303,25 +155,6 @@ def commit_all(cwd: Path, message: str) -> None:
     git(cwd, "-c", "user.name=test", "-c", "user.email=test@example.com", "commit", "-q", "-m", message)
 
 
-def pull_request_event(head_repository: str | None) -> dict[str, Any]:
-    """The fields of GitHub's pull_request webhook payload the action reads, as GitHub sends them."""
-    base_repo = {"full_name": REPOSITORY, "fork": False, "id": 718293645}
-    head_repo = (
-        None if head_repository is None else {"full_name": head_repository, "fork": head_repository != REPOSITORY}
-    )
-    return {
-        "action": "synchronize",
-        "number": 7,
-        "pull_request": {
-            "number": 7,
-            "state": "open",
-            "head": {"ref": "tighter", "sha": "0" * 40, "repo": head_repo},
-            "base": {"ref": "main", "sha": "1" * 40, "repo": base_repo},
-        },
-        "repository": base_repo,
-    }
-
-
 @dataclass
 class Runner:
     workspace: Path
@@ -355,9 +188,7 @@ def runner(tmp_path: Path) -> Runner:
     assert TIGHTER[0] in rules
     (workspace / "retention.yaml").write_text(rules.replace(*TIGHTER))
     commit_all(workspace, "tighter rules")
-    pipx = stubs / "pipx"
-    pipx.write_text(STUB_PIPX)
-    pipx.chmod(0o755)
+    install_stub_pipx(stubs)
     env = {name: value for name, value in os.environ.items() if not name.startswith(("GITHUB_", "RUNNER_"))}
     env |= {
         "PATH": f"{stubs}{os.pathsep}{os.environ['PATH']}",
