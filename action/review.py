@@ -101,6 +101,8 @@ class Inputs:
             raise InputProblem("base-ref: empty: outside a pull request, name the revision to compare with")
         if self.base_ref.startswith("-"):
             raise InputProblem(f"base-ref: {self.base_ref!r} is not a git revision")
+        if self.repository and self.command != "lifecycle-diff":
+            raise InputProblem("repository: lifecycle-diff's; diff reviews every repository the rules manage")
         if self.fail_on and self.command != "diff":
             raise InputProblem("fail-on: diff's; lifecycle-diff exits 1 when the change expires an image that runs")
         if self.on_fork not in ("pass", "fail"):
@@ -225,7 +227,7 @@ def run_cli(inputs: Inputs, arguments: list[str]) -> Review:
     installed = subprocess.run(
         [*tool, "--version"], capture_output=True, text=True, env=child_environment(aws=False), check=False
     )
-    if installed.returncode != 0 or installed.stdout.split() != ["ecr-retention", inputs.version]:
+    if installed.returncode != 0 or last_line(installed.stdout).split() != ["ecr-retention", inputs.version]:
         print(installed.stderr, file=sys.stderr, end="")
         return did_not_run(f"pipx could not run {inputs.spec}: {last_line(installed.stderr or installed.stdout)}")
     print(f"ecr-retention {' '.join(arguments)}", flush=True)

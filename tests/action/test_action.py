@@ -338,9 +338,10 @@ def test_the_base_branch_is_fetched_from_origin_when_the_checkout_lacks_it(runne
             snapshot_inputs(version="0.1.0 --index-url http://x"),
             "version: '0.1.0 --index-url http://x' is not a release",
         ),
+        (snapshot_inputs(repository="app"), "repository: lifecycle-diff's"),
         (snapshot_inputs(**{"fail-on": "deletions-over many"}), "ecr-retention diff exited 2"),
     ],
-    ids=["bucket-and-snapshot", "unknown-base", "no-base-file", "command", "version", "cli-refuses-fail-on"],
+    ids=["bucket-and-snapshot", "unknown-base", "no-base-file", "command", "version", "repository", "cli-refuses"],
 )
 def test_bad_input_is_one_line_and_exit_code_2_never_a_finding(
     runner: Runner, inputs: dict[str, str], line: str
