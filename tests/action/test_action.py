@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -251,6 +252,8 @@ def test_the_action_and_the_workflow_match_github_schemas(schema: str, checked: 
 def test_the_action_runs_the_release_it_is_by_default() -> None:
     default = yaml.safe_load(ACTION.read_text())["inputs"]["version"]["default"]
     assert default == ecr_retention.__version__ == importlib.metadata.version("ecr-retention")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project.get("version", default) == default  # a static version, where pyproject.toml still has one
 
 
 def test_the_example_workflow_keeps_aws_credentials_to_the_review_step() -> None:
