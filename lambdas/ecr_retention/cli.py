@@ -12,6 +12,7 @@ from typing import NoReturn
 from ecr_retention import __version__
 from ecr_retention.commands.aws_session import AwsFailure
 from ecr_retention.domain.errors import InputError
+from ecr_retention.extras import install_hint, missing_extra
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.tables import printable
 
@@ -73,4 +74,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PROBLEMS
     except BrokenPipeError:  # `ecr-retention plan | head` is not an error
         return EXIT_OK
+    except ModuleNotFoundError as error:
+        return _missing_module(args.command, error)
     return code
+
+
+def _missing_module(command: str, error: ModuleNotFoundError) -> int:
+    """A command's optional dependency is not installed: one line naming the extra that brings it, exit 2, before the
+    command has touched anything (each imports its adapters when it starts to need them). Any other missing module
+    is a broken installation, and its traceback says which."""
+    extra = missing_extra(error)
+    if extra is None:
+        raise error
+    print(
+        f"ecr-retention {command}: error: {error.name} is not installed (the {extra} extra); {install_hint(extra)}",
+        file=sys.stderr,
+    )
+    return EXIT_BAD_INPUT

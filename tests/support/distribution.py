@@ -1,0 +1,143 @@
+"""The ecr-retention distribution as a user gets it: the committed tree exported, built into a wheel (and an sdist),
+installed into a fresh virtual environment. Offline: the build uses this environment's setuptools (no isolated build
+environment to download), and an installation takes its dependencies from this environment's site-packages through
+a view of it, never from the package index."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+DISTRIBUTION = "ecr-retention"
+
+# The repository's own distributions, installed editable here: a view of this environment must not hold them, or
+# they would be imported instead of the wheel under test.
+OWN_DISTRIBUTIONS = ("ecr-retention", "ecr-retention-dev")
+
+# pip without the index, without the version check, with no configuration of this machine's user.
+OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_CONFIG_FILE": os.devnull}
+
+
+def export_tree(repository: Path, out: Path) -> Path:
+    """The files git tracks in `repository`, as the working tree has them, copied to `out`: what a fresh clone holds
+    (with uncommitted edits), without untracked or ignored files (a .venv, build output, caches). Symbolic links stay
+    links (lambdas/ecr_retention/cdk -> ../../infra)."""
+    listed = subprocess.run(
+        ["git", "-C", str(repository), "ls-files", "-z"], check=True, capture_output=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source, target = repository / name, out / name
+        if not source.is_symlink() and not source.exists():  # deleted in the working tree, not yet in the index
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            target.symlink_to(os.readlink(source))
+        else:
+            shutil.copy2(source, target)
+    return out
+
+
+def build_wheel(source: Path, out: Path) -> Path:
+    """The wheel of the project in `source` (a tree from export_tree, or an unpacked sdist), written to `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    _pip("wheel", "--no-deps", "--no-build-isolation", "--check-build-dependencies", "--wheel-dir", str(out), str(source))
+    return _one(out, "*.whl")
+
+
+def build_sdist(source: Path, out: Path) -> Path:
+    """The source distribution of the project in `source`, written to `out`, through the build backend's PEP 517
+    hook (what `python -m build --sdist` calls)."""
+    out.mkdir(parents=True, exist_ok=True)
+    script = "import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])"
+    subprocess.run([sys.executable, "-c", script, str(out)], cwd=source, check=True, capture_output=True)
+    return _one(out, "*.tar.gz")
+
+
+def unpack_sdist(sdist: Path, out: Path) -> Path:
+    """The project directory inside `sdist`, extracted under `out`."""
+    with tarfile.open(sdist) as archive:
+        archive.extractall(out, filter="data")
+    (project,) = out.iterdir()
+    return project
+
+
+@dataclass(frozen=True)
+class Installation:
+    """A virtual environment holding the wheel, its dependencies visible from this environment."""
+
+    root: Path
+
+    @property
+    def python(self) -> Path:
+        return self.root / "bin" / "python"
+
+    @property
+    def script(self) -> Path:
+        return self.root / "bin" / "ecr-retention"
+
+    def run(self, *arguments: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        """`ecr-retention ARGUMENTS` as a user's shell runs it: the installed script, this process's environment
+        (the tests' fake AWS credentials) without the paths that would lead back to the repository."""
+        environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        return subprocess.run(
+            [str(self.script), *arguments], cwd=cwd, env=environment, capture_output=True, text=True, check=False
+        )
+
+
+def install(wheel: Path, root: Path, *, without: tuple[str, ...] = ()) -> Installation:
+    """A fresh virtual environment at `root` with `wheel` installed (no dependencies from the index), and a view of
+    this environment's site-packages for them, less the distributions `without` names and the repository's own."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, capture_output=True)
+    installation = Installation(root)
+    _pip("--python", str(installation.python), "install", "--no-deps", "--no-compile", str(wheel))
+    site_packages = Path(_ask(installation.python, "import sysconfig; print(sysconfig.get_path('purelib'))"))
+    view = site_packages_view(root / "view", without=(*OWN_DISTRIBUTIONS, *without))
+    # A path a .pth file adds is searched after the environment's own site-packages; the view's .pth files (the
+    # repository's editable installations among them) are not run.
+    (site_packages / "dependencies.pth").write_text(f"{view}\n")
+    return installation
+
+
+def site_packages_view(out: Path, *, without: tuple[str, ...]) -> Path:
+    """A directory of links to each entry of this environment's site-packages but the files of `without`'s
+    distributions (their packages and their .dist-info) and the .pth files."""
+    site_packages = Path(sysconfig.get_path("purelib"))
+    hidden = {top for name in without for top in _top_level_entries(name)}
+    out.mkdir(parents=True)
+    for entry in site_packages.iterdir():
+        if entry.name not in hidden and entry.suffix != ".pth":
+            (out / entry.name).symlink_to(entry)
+    return out
+
+
+def _top_level_entries(distribution: str) -> set[str]:
+    """The names directly in site-packages that `distribution` installed (packages, modules, its .dist-info)."""
+    found = importlib.metadata.distribution(distribution)
+    files = found.files or []
+    return {file.parts[0] for file in files if file.parts and file.parts[0] != ".."}
+
+
+def _ask(python: Path, code: str) -> str:
+    return subprocess.run([str(python), "-c", code], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _pip(*arguments: str) -> None:
+    environment = {**os.environ, **OFFLINE_PIP}
+    completed = subprocess.run(
+        [sys.executable, "-m", "pip", *arguments], env=environment, capture_output=True, text=True, check=False
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"pip {' '.join(arguments)} failed:\n{completed.stdout}{completed.stderr}")
+
+
+def _one(directory: Path, pattern: str) -> Path:
+    (found,) = directory.glob(pattern)
+    return found
