@@ -1,26 +1,27 @@
 """The ecr-retention distribution as a user gets it: the committed tree exported, built into a wheel (and an sdist),
 installed into a fresh virtual environment. Offline: the build uses this environment's setuptools (no isolated build
 environment to download), and an installation takes its dependencies from this environment's site-packages through
-a view of it, never from the package index."""
+a view of it that holds only the distributions the wheel requires, never from the package index."""
 
 from __future__ import annotations
 
+import email
 import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 DISTRIBUTION = "ecr-retention"
-
-# The repository's own distributions, installed editable here: a view of this environment must not hold them, or
-# they would be imported instead of the wheel under test.
-OWN_DISTRIBUTIONS = ("ecr-retention", "ecr-retention-dev")
 
 # pip without the index, without the version check, with no configuration of this machine's user.
 OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_CONFIG_FILE": os.devnull}
@@ -48,7 +49,9 @@ def export_tree(repository: Path, out: Path) -> Path:
 def build_wheel(source: Path, out: Path) -> Path:
     """The wheel of the project in `source` (a tree from export_tree, or an unpacked sdist), written to `out`."""
     out.mkdir(parents=True, exist_ok=True)
-    _pip("wheel", "--no-deps", "--no-build-isolation", "--check-build-dependencies", "--wheel-dir", str(out), str(source))
+    _pip(
+        "wheel", "--no-deps", "--no-build-isolation", "--check-build-dependencies", "--wheel-dir", str(out), str(source)
+    )
     return _one(out, "*.whl")
 
 
@@ -92,37 +95,66 @@ class Installation:
         )
 
 
-def install(wheel: Path, root: Path, *, without: tuple[str, ...] = ()) -> Installation:
-    """A fresh virtual environment at `root` with `wheel` installed (no dependencies from the index), and a view of
-    this environment's site-packages for them, less the distributions `without` names and the repository's own."""
+def install(wheel: Path, root: Path, *, extras: tuple[str, ...] = (), without: tuple[str, ...] = ()) -> Installation:
+    """A fresh virtual environment at `root` with `wheel` installed without its dependencies, which come from a view
+    of this environment's site-packages that holds only what the wheel requires (with `extras`), less the
+    distributions `without` names: what `pip install "ecr-retention[EXTRAS]"` would install, offline."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, capture_output=True)
     installation = Installation(root)
     _pip("--python", str(installation.python), "install", "--no-deps", "--no-compile", str(wheel))
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata_name,) = (name for name in archive.namelist() if name.endswith(".dist-info/METADATA"))
+        metadata = email.message_from_bytes(archive.read(metadata_name))
+    needed = dependency_closure(metadata.get_all("Requires-Dist") or [], extras) - {
+        _normalized(name) for name in without
+    }
+    view = site_packages_view(root / "view", needed)
+    # A path that a .pth file adds is searched after the environment's own site-packages, and the .pth files in it
+    # (the repository's editable installation among them) are not run.
     site_packages = Path(_ask(installation.python, "import sysconfig; print(sysconfig.get_path('purelib'))"))
-    view = site_packages_view(root / "view", without=(*OWN_DISTRIBUTIONS, *without))
-    # A path a .pth file adds is searched after the environment's own site-packages; the view's .pth files (the
-    # repository's editable installations among them) are not run.
     (site_packages / "dependencies.pth").write_text(f"{view}\n")
     return installation
 
 
-def site_packages_view(out: Path, *, without: tuple[str, ...]) -> Path:
-    """A directory of links to each entry of this environment's site-packages but the files of `without`'s
-    distributions (their packages and their .dist-info) and the .pth files."""
+def dependency_closure(requirements: list[str], extras: tuple[str, ...] = ()) -> set[str]:
+    """The normalized names of the distributions that `requirements` (Requires-Dist lines, with `extras` selected)
+    bring in, transitively, as this environment has them installed."""
+    found: set[str] = set()
+    pending = [(Requirement(line), frozenset(extras)) for line in requirements]
+    while pending:
+        requirement, selected = pending.pop()
+        if requirement.marker is not None and not any(
+            requirement.marker.evaluate({"extra": extra}) for extra in ("", *selected)
+        ):
+            continue
+        name = _normalized(requirement.name)
+        if name in found:
+            continue
+        found.add(name)
+        wanted = frozenset(requirement.extras)
+        pending.extend((Requirement(line), wanted) for line in importlib.metadata.requires(name) or [])
+    return found
+
+
+def site_packages_view(out: Path, distributions: set[str]) -> Path:
+    """A directory of links to the entries of this environment's site-packages that `distributions` installed
+    (their packages, modules and .dist-info directories)."""
     site_packages = Path(sysconfig.get_path("purelib"))
-    hidden = {top for name in without for top in _top_level_entries(name)}
     out.mkdir(parents=True)
-    for entry in site_packages.iterdir():
-        if entry.name not in hidden and entry.suffix != ".pth":
-            (out / entry.name).symlink_to(entry)
+    for entry in sorted({top for name in distributions for top in _top_level_entries(name)}):
+        if (site_packages / entry).exists() and not entry.endswith(".pth") and entry != "__pycache__":
+            (out / entry).symlink_to(site_packages / entry)
     return out
 
 
 def _top_level_entries(distribution: str) -> set[str]:
     """The names directly in site-packages that `distribution` installed (packages, modules, its .dist-info)."""
-    found = importlib.metadata.distribution(distribution)
-    files = found.files or []
+    files = importlib.metadata.distribution(distribution).files or []
     return {file.parts[0] for file in files if file.parts and file.parts[0] != ".."}
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _ask(python: Path, code: str) -> str:
