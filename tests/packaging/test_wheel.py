@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import email
 import email.message
+import re
 import shutil
 import subprocess
 import sys
@@ -180,6 +181,18 @@ def test_the_metadata_names_the_version_the_readme_and_the_project_urls(built: B
     assert set(urls) == {"Homepage", "Documentation", "Source", "Issues"}
     assert all(url.startswith("https://") for url in urls.values())
     assert {"aws", "ecr", "kubernetes"} <= set((metadata["Keywords"] or "").split(","))
+
+
+def test_the_package_readme_rules_validate_and_its_commands_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = PACKAGE_README.read_text()
+    (rules,) = re.findall(r"```yaml\n(.*?)```", text, flags=re.DOTALL)
+    (tmp_path / "retention.yaml").write_text(rules)
+    assert in_process(capsys, "validate", str(tmp_path / "retention.yaml")).returncode == 0
+    named = set(re.findall(r"ecr-retention ([a-z][a-z-]+)", text))
+    assert {"validate", "snapshot", "plan", "export", "diff"} <= named
+    assert named - set(subcommands()) == set()
 
 
 def test_every_classifier_is_one_the_package_index_accepts(built: Built) -> None:
