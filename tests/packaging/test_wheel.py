@@ -203,7 +203,7 @@ def test_every_classifier_is_one_the_package_index_accepts(built: Built) -> None
 
 def test_boto3_is_a_dependency_and_each_extra_brings_what_its_commands_import(built: Built) -> None:
     metadata = built.metadata()
-    assert requirements_of(metadata, None) == {"pydantic", "pyyaml", "jinja2", "boto3"}
+    assert requirements_of(metadata, None) == {"pydantic", "pyyaml", "jinja2", "boto3", "shtab"}
     assert requirements_of(metadata, "aws") == {"boto3"}
     assert requirements_of(metadata, "kubernetes") == {"kubernetes", "python-dateutil"}
     assert requirements_of(metadata, "cdk") == {"aws-cdk-lib", "constructs"}
@@ -273,6 +273,34 @@ def test_every_help_works_from_the_base_install(base: Installation, command: str
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"usage: ecr-retention {command}".rstrip())
     assert result.stderr == ""
+
+
+BASH_COMPLETION = """
+source "$1"
+complete_line() {
+    COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; read -r -a COMP_WORDS <<< "$COMP_LINE"
+    [[ $COMP_LINE == *" " ]] && COMP_WORDS+=("")
+    COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMPREPLY=()
+    _shtab_ecr_retention
+    echo "${COMPREPLY[*]}"
+}
+complete_line ecr-retention pl
+complete_line ecr-retention diff --fo
+complete_line "ecr-retention diff --format "
+"""
+
+
+def test_bash_completes_the_commands_their_options_and_choices(base: Installation, tmp_path: Path) -> None:
+    script = base.run("--print-completion", "bash")
+    assert (script.returncode, script.stderr) == (0, "")
+    (tmp_path / "ecr-retention.bash").write_text(script.stdout)
+    completed = subprocess.run(
+        ["bash", "-c", BASH_COMPLETION, "bash", str(tmp_path / "ecr-retention.bash")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert completed.stdout.splitlines() == ["plan", "--format", "table json markdown"]
 
 
 def test_plan_of_the_examples_is_the_recorded_table(base: Installation, workspace: Path) -> None:
