@@ -370,6 +370,13 @@ def test_export_with_the_kubernetes_extra_goes_on_to_read_the_kubeconfig(
     )
 
 
+def test_demo_from_the_package_says_it_runs_from_a_clone(base: Installation) -> None:
+    result = base.run("demo")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("ecr-retention demo: the demo is not installed; install ecr-retention-dev")
+
+
 AWS_COMMANDS = {
     "snapshot": ("--out", "snapshot.json"),
     "export-aws": ("--out", "aws.json"),
