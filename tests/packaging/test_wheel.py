@@ -1,4 +1,4 @@
-"""The distribution a user installs (issue 45): the wheel and the sdist built from the committed tree carry the
+"""The distribution a user installs (issue 45): the wheel and the sdist built from the tracked files carry the
 Apache-2.0 license and the metadata the package index shows; installed into a fresh virtual environment with only
 what it declares, the CLI answers --version and every --help, plans, diagnoses and diffs the examples exactly as the
 repository's code does, and a command whose extra is missing says which to install in one line, exit 2.

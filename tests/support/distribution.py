@@ -1,5 +1,5 @@
-"""The ecr-retention distribution as a user gets it: the committed tree exported, built into a wheel (and an sdist),
-installed into a fresh virtual environment. Offline: the build uses this environment's setuptools (no isolated build
+"""The ecr-retention distribution as a user gets it: the files git tracks, built into a wheel (and an sdist) as from
+a fresh clone, installed into a fresh virtual environment. Offline: the build uses this environment's setuptools (no isolated build
 environment to download), and an installation takes its dependencies from this environment's site-packages through
 a view of it that holds only the distributions the wheel requires, never from the package index."""
 
@@ -21,7 +21,6 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-DISTRIBUTION = "ecr-retention"
 
 # pip without the index, without the version check, with no configuration of this machine's user.
 OFFLINE_PIP = {"PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_CONFIG_FILE": os.devnull}
@@ -60,7 +59,7 @@ def build_sdist(source: Path, out: Path) -> Path:
     hook (what `python -m build --sdist` calls)."""
     out.mkdir(parents=True, exist_ok=True)
     script = "import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])"
-    subprocess.run([sys.executable, "-c", script, str(out)], cwd=source, check=True, capture_output=True)
+    _run([sys.executable, "-c", script, str(out)], cwd=source)
     return _one(out, "*.tar.gz")
 
 
@@ -162,12 +161,16 @@ def _ask(python: Path, code: str) -> str:
 
 
 def _pip(*arguments: str) -> None:
-    environment = {**os.environ, **OFFLINE_PIP}
-    completed = subprocess.run(
-        [sys.executable, "-m", "pip", *arguments], env=environment, capture_output=True, text=True, check=False
-    )
+    _run([sys.executable, "-m", "pip", *arguments], environment={**os.environ, **OFFLINE_PIP})
+
+
+def _run(command: list[str], *, cwd: Path | None = None, environment: dict[str, str] | None = None) -> None:
+    """`command`, or an error that carries its output (a build's reason to fail is in it)."""
+    completed = subprocess.run(command, cwd=cwd, env=environment, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
-        raise RuntimeError(f"pip {' '.join(arguments)} failed:\n{completed.stdout}{completed.stderr}")
+        raise RuntimeError(
+            f"{' '.join(command)} failed ({completed.returncode}):\n{completed.stdout}{completed.stderr}"
+        )
 
 
 def _one(directory: Path, pattern: str) -> Path:
