@@ -31,7 +31,6 @@ from support.distribution import (
     Installation,
     build_sdist,
     build_wheel,
-    export_tree,
     install,
     unpack_sdist,
 )
@@ -66,9 +65,8 @@ def dist_info() -> str:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    root = tmp_path_factory.mktemp("distribution")
-    tree = export_tree(REPOSITORY, root / "tree")
-    return Built(wheel=build_wheel(tree, root / "dist"), sdist=build_sdist(tree, root / "dist"))
+    dist = tmp_path_factory.mktemp("dist")
+    return Built(wheel=build_wheel(REPOSITORY, dist), sdist=build_sdist(REPOSITORY, dist))
 
 
 @pytest.fixture(scope="session")
@@ -251,6 +249,22 @@ def test_the_wheel_holds_the_package_its_types_marker_and_templates_and_nothing_
     assert modules
     assert [module for module in modules if module.removeprefix("lambdas/") not in names] == []
     assert [name for name in names if "__pycache__" in name or name.endswith((".pyc", ".pyo"))] == []
+
+
+def test_every_file_of_the_wheel_is_one_git_tracks(built: Built) -> None:
+    tracked = set(
+        subprocess.run(
+            ["git", "-C", str(REPOSITORY), "ls-files"], capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+    )
+    # ecr_retention/cdk/... is infra/... (lambdas/ecr_retention/cdk is a link to it).
+    sources = {
+        name: (REPOSITORY / "lambdas" / name).resolve().relative_to(REPOSITORY).as_posix()
+        for name in built.wheel_names()
+        if not name.startswith(dist_info())
+    }
+    assert sources
+    assert {name: source for name, source in sources.items() if source not in tracked} == {}
 
 
 # --- the installed CLI -------------------------------------------------------------------------------------------

@@ -14,7 +14,10 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import tempfile
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,21 +49,36 @@ def export_tree(repository: Path, out: Path) -> Path:
 
 
 def build_wheel(source: Path, out: Path) -> Path:
-    """The wheel of the project in `source` (a tree from export_tree, or an unpacked sdist), written to `out`."""
+    """The wheel of the project in `source`, written to `out`. `source` is a git work tree (the repository: its
+    tracked files are built, as from a fresh clone) or a plain project directory (an unpacked sdist)."""
     out.mkdir(parents=True, exist_ok=True)
-    _pip(
-        "wheel", "--no-deps", "--no-build-isolation", "--check-build-dependencies", "--wheel-dir", str(out), str(source)
-    )
+    with _project(source) as project:
+        _pip(
+            *("wheel", "--no-deps", "--no-build-isolation", "--check-build-dependencies"),
+            *("--wheel-dir", str(out), str(project)),
+        )
     return _one(out, "*.whl")
 
 
 def build_sdist(source: Path, out: Path) -> Path:
-    """The source distribution of the project in `source`, written to `out`, through the build backend's PEP 517
-    hook (what `python -m build --sdist` calls)."""
+    """The source distribution of the project in `source` (as build_wheel takes it), written to `out`, through the
+    build backend's PEP 517 hook (what `python -m build --sdist` calls)."""
     out.mkdir(parents=True, exist_ok=True)
     script = "import sys; from setuptools import build_meta; build_meta.build_sdist(sys.argv[1])"
-    _run([sys.executable, "-c", script, str(out)], cwd=source)
+    with _project(source) as project:
+        _run([sys.executable, "-c", script, str(out)], cwd=project)
     return _one(out, "*.tar.gz")
+
+
+@contextmanager
+def _project(source: Path) -> Iterator[Path]:
+    """`source` to build from: a git work tree's tracked files exported to a temporary directory (so that neither its
+    untracked files reach the build nor the build's leftovers reach it), any other directory as it is."""
+    if not (source / ".git").exists():  # a worktree's .git is a file
+        yield source
+        return
+    with tempfile.TemporaryDirectory(prefix="ecr-retention-tree-") as directory:
+        yield export_tree(source, Path(directory))
 
 
 def unpack_sdist(sdist: Path, out: Path) -> Path:
