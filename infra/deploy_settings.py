@@ -33,6 +33,7 @@ from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
 from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
+from ecr_retention.domain.inventory.inspector import inspector_name
 from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import known_regions
 
@@ -202,6 +203,12 @@ def refuse_reserved(names: Sequence[str]) -> None:
             f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
             f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
         )
+    reserved = sorted(name for name in names if name.startswith(constants.INSPECTOR_NAME_PREFIX))
+    if reserved:
+        raise ValueError(
+            f"cluster names starting with {constants.INSPECTOR_NAME_PREFIX!r} are reserved for Amazon Inspector's "
+            f"in-use reading (in-use/inspector-<account>-<region>.json): {', '.join(reserved)}"
+        )
 
 
 def refuse_twice(keys: Sequence[str]) -> None:
@@ -269,6 +276,8 @@ class DeploySettings(BaseModel):
         alias=constants.MAP_CONCURRENCY_CONTEXT_KEY,
     )
     aws_inventory: bool = Field(default=True, alias=constants.AWS_INVENTORY_CONTEXT_KEY)
+    # After aws_inventory: its validator checks that the collector runs.
+    inspector_in_use: bool = Field(default=False, alias=constants.INSPECTOR_IN_USE_CONTEXT_KEY)
     collector_schedule: ScheduleExpression = Field(
         default=constants.DEFAULT_COLLECTOR_SCHEDULE, alias=constants.COLLECTOR_SCHEDULE_CONTEXT_KEY
     )
@@ -314,6 +323,15 @@ class DeploySettings(BaseModel):
     repository_tag: Annotated[RepositoryTag | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.REPOSITORY_TAG_CONTEXT_KEY
     )
+
+    @field_validator("inspector_in_use")
+    @classmethod
+    def _inspector_is_read_by_the_collector(cls, enabled: bool, info: ValidationInfo) -> bool:
+        if enabled and info.data.get("aws_inventory") is False:
+            raise ValueError(
+                f"the collector reads Amazon Inspector's coverage: {constants.AWS_INVENTORY_CONTEXT_KEY} is false"
+            )
+        return enabled
 
     @field_validator("exporter_cluster_arns")
     @classmethod
@@ -472,7 +490,19 @@ class DeploySettings(BaseModel):
         ]
         if self.aws_inventory:
             sources.append(self.collector_source(account=account, region=region))
+        if self.inspector_in_use and account is not None:
+            sources.append(self.inspector_source(account=account, region=region))
         return sources
+
+    def inspector_source(self, *, account: str, region: str | None) -> tuple[str, list[ClusterId]]:
+        """Amazon Inspector's inspector-<account>-<region> readings: this account's, in each collected region (or
+        this stack's)."""
+        regions = list(self.collect_regions) or ([region] if region is not None else [])
+        return (
+            f"{constants.INSPECTOR_IN_USE_CONTEXT_KEY} (the collector writes in-use/inspector-<account>-<region>.json "
+            f"for this account, in each of {constants.COLLECT_REGIONS_CONTEXT_KEY})",
+            [ClusterId.here(inspector_name(account, where)) for where in regions],
+        )
 
     def exporter_sources(self) -> list[tuple[str, list[ClusterId]]]:
         """The exporters' clusters: those of this stack's account (and of accounts without a spoke exporter role),
