@@ -130,6 +130,15 @@ GitHubRepositoryId = Annotated[int, Field(strict=True, ge=1)]
 # `repo:<owner>/<name>:repository_id:<id>:<context>`. IAM reads no claim of GitHub's token but aud and sub, so the
 # id is bound through the sub claim.
 SUBJECT_CLAIM_KEYS = ("repo", "repository_id", "context")
+# With `workflow`, the subject ends with the job's workflow too (`job_workflow_ref`, customized last): the reusable
+# workflow, at a branch or tag, that alone may assume the role. No wildcard: the trust matches subjects with StringLike.
+JobWorkflowRef = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}/\.github/workflows/[A-Za-z0-9_.-]{1,100}\.ya?ml"
+        r"@refs/(heads|tags)/[A-Za-z0-9_./-]{1,255}$"
+    ),
+]
 
 
 class Reviewers(BaseModel):
@@ -143,6 +152,10 @@ class Reviewers(BaseModel):
     repository_id: GitHubRepositoryId = Field(alias="repositoryId")
     branches: tuple[GitRef, ...] = ()
     pull_requests: bool = Field(default=False, alias="pullRequests")
+    # The review workflow the role trusts alone, as GitHub's job_workflow_ref claim names it
+    # (owner/repo/.github/workflows/file.yml@refs/heads/main): a reusable workflow the rules repository calls, which a
+    # pull request cannot edit (docs/review.md, "Make it required, and binding").
+    workflow: JobWorkflowRef | None = None
     # The account has GitHub's OIDC provider already (one per issuer): imported, unless this says create it.
     create_oidc_provider: bool = Field(default=False, alias="createOidcProvider")
 
@@ -169,10 +182,13 @@ class Reviewers(BaseModel):
     @property
     def subjects(self) -> list[str]:
         """The token's `sub` claims the role trusts, in the customized form (SUBJECT_CLAIM_KEYS):
-        `repo:<owner>/<name>:repository_id:<id>:pull_request` and `...:ref:refs/heads/<branch>`."""
+        `repo:<owner>/<name>:repository_id:<id>:pull_request` and `...:ref:refs/heads/<branch>`, each followed by
+        `:job_workflow_ref:<workflow>` when `workflow` pins the review workflow."""
         base = f"repo:{self.repository}:repository_id:{self.repository_id}"
-        subjects = [f"{base}:pull_request"] if self.pull_requests else []
-        return subjects + [f"{base}:ref:refs/heads/{branch}" for branch in self.branches]
+        contexts = ["pull_request"] if self.pull_requests else []
+        contexts += [f"ref:refs/heads/{branch}" for branch in self.branches]
+        pinned = f":job_workflow_ref:{self.workflow}" if self.workflow else ""
+        return [f"{base}:{context}{pinned}" for context in contexts]
 
     @model_validator(mode="after")
     def _some_ref_allowed(self) -> Reviewers:

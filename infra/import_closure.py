@@ -11,6 +11,8 @@ from pathlib import Path
 
 ENTRY_PACKAGE = "handlers"  # every Lambda's handler is a module of ecr_retention.handlers
 IGNORED_SUFFIXES = (".pyc", ".pyo")
+# Files of the distribution that nothing imports or reads at run time: the type checkers' marker (PEP 561).
+IGNORED_NAMES = frozenset({"py.typed"})
 
 
 def module_file(root: Path, module: str) -> Path | None:
@@ -81,6 +83,7 @@ def _is_data_file(root: Path, path: Path, packages: set[Path]) -> bool:
         path.is_file()
         and path.suffix != ".py"
         and not path.name.endswith(IGNORED_SUFFIXES)
+        and path.name not in IGNORED_NAMES
         and "__pycache__" not in path.parts
         and _nearest_package(root, path) in packages
     )

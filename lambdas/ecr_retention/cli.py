@@ -6,12 +6,13 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from contextlib import nullcontext
-from typing import NoReturn
+from contextlib import nullcontext, suppress
+from typing import Any, NoReturn
 
 from ecr_retention import __version__
 from ecr_retention.commands.aws_session import AwsFailure
 from ecr_retention.domain.errors import InputError
+from ecr_retention.extras import install_hint, missing_extra
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.tables import printable
 
@@ -48,12 +49,40 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+# What shtab writes completion scripts for, from the parser itself (every command, option and choice).
+COMPLETION_SHELLS = ("bash", "zsh", "tcsh")
+
+
+class PrintCompletion(argparse.Action):
+    """--print-completion SHELL: the script, then exit 0, as --version does."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        import shtab  # only here: no other command needs it
+
+        with suppress(BrokenPipeError):  # `ecr-retention --print-completion bash | head` is not an error
+            print(shtab.complete(parser, shell=str(values)), flush=True)
+        parser.exit(EXIT_OK)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="ecr-retention",
         description="Prune and tag Amazon ECR images beyond lifecycle policies, never deleting what runs.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--print-completion",
+        choices=COMPLETION_SHELLS,
+        metavar="SHELL",
+        action=PrintCompletion,
+        help=f"print the shell completion script for SHELL ({', '.join(COMPLETION_SHELLS)}) and exit",
+    )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=OneLineParser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(subparsers)
@@ -73,4 +102,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_PROBLEMS
     except BrokenPipeError:  # `ecr-retention plan | head` is not an error
         return EXIT_OK
+    except ModuleNotFoundError as error:
+        return _missing_module(args.command, error)
     return code
+
+
+def _missing_module(command: str, error: ModuleNotFoundError) -> int:
+    """A command's optional dependency is not installed: one line naming the extra that brings it, exit 2, before the
+    command has touched anything (each imports its adapters when it starts to need them). Any other missing module
+    is a broken installation, and its traceback says which."""
+    extra = missing_extra(error)
+    if extra is None:
+        raise error
+    print(
+        f"ecr-retention {command}: error: {error.name} is not installed (the {extra} extra); {install_hint(extra)}",
+        file=sys.stderr,
+    )
+    return EXIT_BAD_INPUT

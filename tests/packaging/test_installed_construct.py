@@ -1,14 +1,13 @@
 """The EcrRetention construct from the installed wheel, in a CDK app outside the repository (issue 45, item 3).
 
-The wheel is built from the tracked files (support.distribution) and installed, without its dependencies, into fresh
-virtual environments whose only other path is this repository's .venv site-packages (for aws-cdk-lib, pydantic...),
-where the editable ecr_retention is never activated (its .pth files are not read from a path that a .pth adds). A
-consumer app in a temporary directory synthesizes from that install, with the pip bundling skipped as the infra tests
-skip it (the `aws:cdk:bundling-stacks` context): the asset hash is the package's own (lambda_asset.asset_hash, from
-the installed files), which the bundling does not change. Compared with app.py's synthesis in the repository: the same
-templates, byte for byte; from an install without bytecode (`pip install --no-compile`): the same asset hash; under
-an empty context (none of cdk.json's feature flags) and in a stack of the user's: a synthesis with the same functions
-and the same asset."""
+The wheel is built from the tracked files and installed with its `cdk` extra into fresh virtual environments, offline
+(support.distribution: the dependencies it declares, and only those, come from a view of this repository's .venv,
+where the editable ecr_retention is never activated). A consumer app in a temporary directory synthesizes from that
+install, with the pip bundling skipped as the infra tests skip it (the `aws:cdk:bundling-stacks` context): the asset
+hash is the package's own (lambda_asset.asset_hash, from the installed files), which the bundling does not change.
+Compared with app.py's synthesis in the repository: the same templates, byte for byte; from an install without
+bytecode and one with it (pip's default): the same asset hash; under an empty context (none of cdk.json's feature
+flags) and in a stack of the user's: a synthesis with the same functions and the same forwarder."""
 
 from __future__ import annotations
 
@@ -16,13 +15,12 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support.distribution import build_wheel
+from support.distribution import build_wheel, install
 from support.infra_stacks import DEV_ARN, PROD_ARN, RULES
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -98,22 +96,19 @@ def consumer_app(directory: Path) -> Path:
     return app
 
 
-def fresh_environment(directory: Path, wheel: Path, *, compile_bytecode: bool) -> Path:
-    """A virtual environment with the wheel installed (no dependencies) and the repository's .venv site-packages
-    behind it; its Python."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(directory)], check=True)
-    python = directory / "bin" / "python"
-    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps"]
-    subprocess.run([*install, *([] if compile_bytecode else ["--no-compile"]), str(wheel)], check=True)
-    site_packages = Path(
-        subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+def installed_environment(root: Path, wheel: Path, *, compile_bytecode: bool) -> Path:
+    """The wheel with its `cdk` extra, as support.distribution installs it (without bytecode); with compile_bytecode,
+    then compiled as `pip install` does by default. Its Python."""
+    python = install(wheel, root, extras=("cdk",)).python
+    if compile_bytecode:
+        package = subprocess.run(
+            [str(python), "-c", "import pathlib, ecr_retention; print(pathlib.Path(ecr_retention.__file__).parent)"],
             capture_output=True,
             text=True,
             check=True,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
         ).stdout.strip()
-    )
-    (site_packages / "repository-venv.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        subprocess.run([str(python), "-m", "compileall", "-q", package], check=True)
     return python
 
 
@@ -190,8 +185,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {
         "wheel": wheel,
         "app": consumer_app(root / "platform-app"),
-        "compiled": fresh_environment(root / "compiled", wheel, compile_bytecode=True),
-        "no-bytecode": fresh_environment(root / "no-bytecode", wheel, compile_bytecode=False),
+        "compiled": installed_environment(root / "compiled", wheel, compile_bytecode=True),
+        "no-bytecode": installed_environment(root / "no-bytecode", wheel, compile_bytecode=False),
         "root": root,
     }
 
