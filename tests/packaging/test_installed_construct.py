@@ -260,8 +260,9 @@ def test_the_construct_in_a_users_stack_synthesizes_under_an_empty_context(
 
     synthesized = templates(outdir, ("Platform", f"EcrRetentionEvents-{OTHER}"))
     users, ours = synthesized["Platform"], repository_synthesis["EcrRetention"]
-    for kind in ("AWS::Lambda::Function", "AWS::StepFunctions::StateMachine", "AWS::S3::Bucket", "AWS::SNS::Topic"):
-        assert resource_types(users)[kind] == resource_types(ours)[kind], kind
+    # The same resources, by type and number (the feature flags change some properties, not what exists).
+    assert resource_types(users) == resource_types(ours)
+    assert resource_types(users)["AWS::Lambda::Function"] >= 7
     assert len(asset_keys(users)) == 1
     # The construct's id begins its logical IDs in a user's stack (not "Default": those of app.py's stack).
     # (RetentionInventoryBucketName<hash of the path>).
