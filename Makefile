@@ -53,8 +53,8 @@ fast: lint typecheck
 synth: $(STAMP)
 	$(BIN)/python app.py
 
-# requirements-lambda.txt, the Lambda asset's full lock: every distribution requirements.txt brings in, pinned with its
-# wheel's sha256 for the functions' runtime and architecture (infra/constants.py). Needs the package index; run it after
+# infra/requirements-lambda.txt (package data of ecr_retention.cdk), the Lambda asset's full lock: every distribution
+# requirements.txt brings in, pinned with its wheel's sha256 for the functions' runtime and architecture (infra/constants.py). Needs the package index; run it after
 # changing requirements.txt, the runtime or the architecture (docs/deploy.md).
 lock: $(STAMP)
 	$(BIN)/python tools/lock_lambda.py

@@ -1,5 +1,7 @@
-"""The CDK app: reads the deployment settings and the rules file, then synthesizes the EcrRetention stack
-under cdk-nag.
+"""The CDK app: reads the deployment settings from the CDK context, then synthesizes the EcrRetention stack (the
+package's EcrRetention construct in a stack of its own, ecr_retention.cdk.stack) under cdk-nag. It uses the installed
+package as any other app does (docs/deploy.md, "In your own CDK app"); the context keys are this app's way of filling
+DeploySettings.
 
 `python app.py` writes `cdk.out` without Docker and without calling AWS (bundling the functions fetches the
 pinned wheels from the package index). Settings come from the CDK context (cdk.json, `-c key=value`); the
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
@@ -24,32 +27,28 @@ from ecr_retention.cdk.policy_sizes import check_policy_sizes
 from ecr_retention.cdk.region_forwarder import forwarder_stacks
 from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.errors import InputError
-from ecr_retention.loading import load_config
 
 
 def main() -> int:
     # The CDK CLI sets CDK_OUTDIR; an explicit outdir would override it and hide the assembly from the CLI.
-    app = cdk.App(outdir=os.environ.get("CDK_OUTDIR", "cdk.out"), context=cdk_json_context())
+    app = cdk.App(
+        outdir=os.environ.get("CDK_OUTDIR", "cdk.out"), context=cdk_json_context(Path(__file__).parent / "cdk.json")
+    )
     try:
         settings = DeploySettings.from_context(app.node.try_get_context)
         # The stack has no fixed Region: with `regions`, the CLI must deploy it to the home Region.
         settings.check_cli_region(os.environ.get("CDK_DEFAULT_REGION"))
-        config = load_config(settings.rules_file)
-    except InputError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-
-    try:
+        # The rules file (the context key `config`) is read and validated by the construct; a bad one, or a context
+        # that disagrees with it (DeploySettings.check_against_the_stack), is one line.
         stack = EcrRetentionStack(
             app,
             constants.STACK_NAME,
-            config=config,
             settings=settings,
             description=constants.STACK_DESCRIPTION,
             tags=dict(constants.STACK_TAGS),
         )
-        forwarders = forwarder_stacks(app, stack)
-    except InputError as error:  # the context and the rules file disagree (DeploySettings.check_against_the_stack)
+        forwarders = forwarder_stacks(app, stack.retention)
+    except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))

@@ -190,7 +190,7 @@ def bundle(work: Path, python: str) -> tuple[Path, Path]:
     compiled.mkdir()
     version = constants.LAMBDA_PYTHON_VERSION
     bundler = lambda_asset.PipBundler(
-        Path(constants.DEFAULT_RULES_FILE), constants.LAMBDA_ARCHITECTURE, version, python
+        Path(constants.DEFAULT_RULES_FILE).read_bytes(), constants.LAMBDA_ARCHITECTURE, version, python
     )
     bundler.try_bundle(str(compiled))
     shutil.copytree(compiled, sources, ignore=shutil.ignore_patterns("__pycache__"))

@@ -3,7 +3,7 @@ configured region, and writes `in-use/aws-<account>-<region>.json` (docs/aws-inv
 schedule (infra.schedules), never by a push.
 
 Its role reads with the same List, Describe and Get calls as the spoke role
-(deploy/cloudformation/spoke-reader-role.yaml), in every region of this account; assumes only the listed spoke
+(infra/cloudformation/spoke-reader-role.yaml), in every region of this account; assumes only the listed spoke
 roles; and writes only `in-use/aws-*.json`, which the bucket policy lets no one else write
 (infra.inventory_bucket).
 """
@@ -77,7 +77,7 @@ def assume_spoke_roles_statements(spoke_role_arns: Sequence[str]) -> list[iam.Po
     for sts:AssumeRole the resource is the role assumed, and that page lists the few actions without the key). Should
     a request lack it, StringEquals is false and the statement allows nothing: the collection fails with AccessDenied,
     named in its manifest's problems, and never reaches a role that is not listed. Each spoke role trusts only the
-    collector's role (deploy/cloudformation/spoke-reader-role.yaml), so both sides must agree, as before."""
+    collector's role (infra/cloudformation/spoke-reader-role.yaml), so both sides must agree, as before."""
     accounts_by_role: dict[tuple[str, str], set[str]] = {}
     for arn in spoke_role_arns:
         partition, resource = arn.split(":")[1], arn.split(":", 5)[5]  # resource: role/<path/><name>

@@ -247,7 +247,7 @@ def check_partitions(arns: Sequence[str]) -> None:
 def check_one_account_without_spoke_role(arns: Sequence[str], spoke_role_arns: Sequence[str]) -> None:
     """The collector reads the clusters of this stack's account with its own role, and another account's only
     through that account's spoke role (spokeRoleArns): clusters of two accounts without one cannot both be this
-    account's. Raises ValueError. (EcrRetentionStack also checks them against its account, when it knows it.)"""
+    account's. Raises ValueError. (EcrRetention also checks them against its account, when it knows it.)"""
     spoke_accounts = {account_of_role(arn) for arn in spoke_role_arns}
     own = sorted({account_of_cluster(arn) for arn in arns} - spoke_accounts)
     if len(own) > 1:

@@ -1,6 +1,6 @@
 """The collector's way into the eksClusters of this account: an EKS access entry for its role in each, with
 AmazonEKSViewPolicy on the whole cluster, and eks:DescribeCluster on exactly those clusters. A spoke account's
-clusters get the same from deploy/cloudformation/spoke-eks-access.yaml, for the spoke role the collector assumes.
+clusters get the same from infra/cloudformation/spoke-eks-access.yaml, for the spoke role the collector assumes.
 
 Why AmazonEKSViewPolicy: EKS access policies are AWS-managed and cannot be narrowed. It is the read-only one
 (get, list and watch, as Kubernetes' `view` ClusterRole), it covers every kind the collector lists (pods,

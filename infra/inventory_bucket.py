@@ -17,6 +17,8 @@ from ecr_retention.cdk import constants, state_objects
 from ecr_retention.domain.inventory.aws import account_of_role
 from ecr_retention.domain.inventory.eks_clusters import partitions_and_regions
 
+SERVER_ACCESS_LOGS_USE_BUCKET_POLICY = "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy"
+
 # What changes the inventory bucket's own guards (InventoryBucket.guard_the_bucket_itself), and CloudTrail's names of
 # the calls each authorizes (layout.BUCKET_GUARD_EVENT_NAMES, which the sentinel's guard rule matches): a Put action
 # also authorizes the matching Delete call. Each one weakens the bucket: its policy, lifecycle rules (expire in-use/),
@@ -86,6 +88,9 @@ class InventoryBucket(Construct):
 
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
+        # Access logs are delivered under the logs bucket's policy, never the LogDeliveryWrite ACL, which its ownership
+        # (BucketOwnerEnforced) refuses: whatever the app's feature flags (an app without this repository's cdk.json).
+        self.node.set_context(SERVER_ACCESS_LOGS_USE_BUCKET_POLICY, True)
 
         # Without S3 data events in CloudTrail, its logs are the only evidence of who wrote or deleted a manifest:
         # versioned, and nobody deletes them or changes its guards (guard_the_access_logs).

@@ -32,18 +32,22 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
+import ecr_retention
 from ecr_retention.cdk import constants
 from ecr_retention.cdk.import_closure import shipped_files
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 
-REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
-PACKAGE_SOURCE = REPOSITORY_ROOT / "lambdas"
-PACKAGE_NAME = "ecr_retention"
-REQUIREMENTS_FILE = REPOSITORY_ROOT / "requirements.txt"
+# The installed package, wherever it is: the repository's lambdas/ecr_retention (an editable install) or a
+# site-packages directory (pip install "ecr-retention[cdk]"). The asset ships its files and hashes their paths
+# relative to PACKAGE_SOURCE, so the same code gives the same hash however and wherever it was installed.
+PACKAGE_ROOT = Path(ecr_retention.__file__).parent
+PACKAGE_SOURCE = PACKAGE_ROOT.parent
+PACKAGE_NAME = PACKAGE_ROOT.name
 # The full lock of what the asset installs, with each wheel's sha256 for the functions' platform (tools/lock_lambda.py,
-# `make lock`): installed with --require-hashes --no-deps, and hashed into the asset hash.
-LOCK_FILE = REPOSITORY_ROOT / "requirements-lambda.txt"
+# `make lock`): installed with --require-hashes --no-deps, and hashed into the asset hash. Package data of
+# ecr_retention.cdk (pyproject.toml), beside this module.
+LOCK_FILE = Path(__file__).parent / "requirements-lambda.txt"
 LOCK_PLATFORM_PREFIX = "# platform: "
 # What ships of the package is what the handlers import (infra/import_closure.py): not the CLI (`ecr-retention`,
 # commands/, its tables, the restore command's service, the diff), not the in-cluster exporter (exporter/: it runs in a
@@ -83,7 +87,7 @@ BOTOCORE_SERVICES = frozenset(
 UNUSED_DEPENDENCY_PARTS = ("kubernetes/aio",)
 
 
-def package_files(root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> list[Path]:
+def package_files(root: Path = PACKAGE_ROOT) -> list[Path]:
     """The files of the package that the asset ships (read once per process: every stack of a synthesis hashes
     them)."""
     return list(_package_files(root))
@@ -94,7 +98,7 @@ def _package_files(root: Path) -> tuple[Path, ...]:
     return tuple(shipped_files(root))
 
 
-def copy_package(output_dir: Path, root: Path = PACKAGE_SOURCE / PACKAGE_NAME) -> None:
+def copy_package(output_dir: Path, root: Path = PACKAGE_ROOT) -> None:
     for path in package_files(root):
         target = output_dir / path.relative_to(root.parent)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -229,7 +233,7 @@ def eks_clusters_document(cluster_arns: Sequence[str]) -> bytes:
 
 
 def asset_hash(
-    rules_file: Path,
+    rules_document: bytes,
     architecture: str,
     python_version: str,
     *,
@@ -247,7 +251,7 @@ def asset_hash(
     )
     digest.update(b"bytecode\0" if bytecode else b"sources only\0")
     digest.update((lock_file or LOCK_FILE).read_bytes())  # every distribution's version and wheel hash
-    digest.update(b"\0rules\0" + rules_file.read_bytes())
+    digest.update(b"\0rules\0" + rules_document)
     digest.update(b"\0spoke roles\0" + spoke_roles_document(spoke_role_arns))
     digest.update(b"\0eks clusters\0" + eks_clusters_document(eks_cluster_arns))
     for path in package_files():
@@ -262,14 +266,14 @@ class PipBundler:
 
     def __init__(
         self,
-        rules_file: Path,
+        rules_document: bytes,
         architecture: str,
         python_version: str,
         compiler: str | None,
         spoke_role_arns: Sequence[str] = (),
         eks_cluster_arns: Sequence[str] = (),
     ) -> None:
-        self.rules_file = rules_file
+        self.rules_document = rules_document
         self.spoke_role_arns = tuple(spoke_role_arns)
         self.eks_cluster_arns = tuple(eks_cluster_arns)
         self.architecture = architecture
@@ -284,7 +288,7 @@ class PipBundler:
         for part in UNUSED_DEPENDENCY_PARTS:
             shutil.rmtree(Path(output_dir) / part)
         copy_package(Path(output_dir))
-        shutil.copyfile(self.rules_file, Path(output_dir) / constants.ASSET_RULES_FILE)
+        (Path(output_dir) / constants.ASSET_RULES_FILE).write_bytes(self.rules_document)
         (Path(output_dir) / constants.ASSET_SPOKE_ROLES_FILE).write_bytes(spoke_roles_document(self.spoke_role_arns))
         (Path(output_dir) / constants.ASSET_EKS_CLUSTERS_FILE).write_bytes(eks_clusters_document(self.eks_cluster_arns))
         if self.compiler is not None:
@@ -302,10 +306,11 @@ def architecture() -> lambda_.Architecture:
 
 
 def lambda_code(
-    rules_file: Path, spoke_role_arns: Sequence[str] = (), eks_cluster_arns: Sequence[str] = ()
+    rules_document: bytes, spoke_role_arns: Sequence[str] = (), eks_cluster_arns: Sequence[str] = ()
 ) -> lambda_.Code:
-    """One code object for every function of the stack (the CDK uploads it once); spoke_role_arns and
-    eks_cluster_arns, the collector's (cdk.json spokeRoleArns and eksClusters)."""
+    """One code object for every function of the stack (the CDK uploads it once); rules_document, the rules file's
+    bytes (the asset's retention.yaml); spoke_role_arns and eks_cluster_arns, the collector's (cdk.json spokeRoleArns
+    and eksClusters)."""
     version = constants.LAMBDA_PYTHON_VERSION
     check_lock(constants.LAMBDA_ARCHITECTURE, version)
     compiler = runtime_python(version)
@@ -316,13 +321,14 @@ def lambda_code(
             file=sys.stderr,
         )
     bundler = PipBundler(
-        rules_file, constants.LAMBDA_ARCHITECTURE, version, compiler, spoke_role_arns, eks_cluster_arns
+        rules_document, constants.LAMBDA_ARCHITECTURE, version, compiler, spoke_role_arns, eks_cluster_arns
     )
     return lambda_.Code.from_asset(
-        str(PACKAGE_SOURCE),
+        # Never read (the bundler builds the asset, the hash is ours): the package, not its site-packages.
+        str(PACKAGE_ROOT),
         asset_hash_type=AssetHashType.CUSTOM,
         asset_hash=asset_hash(
-            rules_file,
+            rules_document,
             constants.LAMBDA_ARCHITECTURE,
             version,
             bytecode=compiler is not None,

@@ -27,8 +27,8 @@ from ecr_retention.cdk.deploy_settings import DeploySettings
 from ecr_retention.cdk.event_provenance import from_this_account, with_read_only_events
 from ecr_retention.cdk.pull_time_exclusions import RegionalPullTimeExclusions
 from ecr_retention.cdk.push_trigger import push_event_pattern
+from ecr_retention.cdk.retention import EcrRetention
 from ecr_retention.cdk.sentinel import READ_ONLY_RULES, event_pattern, watched_events
-from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.config import RetentionConfig
 
 PUSHED = "Pushed"
@@ -111,8 +111,9 @@ def forwarder_trust_conditions(stack: Stack) -> dict[str, Any]:
     }
 
 
-def forwarder_stacks(scope: Construct, home: EcrRetentionStack) -> list[RegionForwarderStack]:
-    """A forwarding stack for each pruned Region but the home one (none for a single-Region deployment)."""
+def forwarder_stacks(scope: Construct, home: EcrRetention) -> list[RegionForwarderStack]:
+    """A forwarding stack for each pruned Region but the home one (none for a single-Region deployment), in `scope`
+    (the app), each deployed after `home`'s stack."""
     pruned = home.pruned_regions
     if pruned.home is None or not pruned.several:
         return []
@@ -131,5 +132,5 @@ def forwarder_stacks(scope: Construct, home: EcrRetentionStack) -> list[RegionFo
     ]
     for stack in stacks:
         # Its exclusions name the home stack's roles: deployed after them (cdk deploy --all orders it).
-        stack.add_stack_dependency(home, "its pull-time exclusions name the home stack's roles")
+        stack.add_stack_dependency(Stack.of(home), "its pull-time exclusions name the home stack's roles")
     return stacks

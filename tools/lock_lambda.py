@@ -1,4 +1,5 @@
-"""Writes requirements-lambda.txt: the Lambda asset's full dependency lock (`make lock`; needs the package index).
+"""Writes infra/requirements-lambda.txt (package data of ecr_retention.cdk): the Lambda asset's full dependency lock
+(`make lock`; needs the package index).
 
 pip resolves requirements.txt for the functions' platform (infra.constants: Python version and architecture), as the
 asset's bundling installs it (`--platform manylinux2014_<arch> --only-binary=:all:`), without installing anything
@@ -23,6 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ecr_retention.cdk import constants, lambda_asset  # noqa: E402
+
+# The functions' direct requirements, this repository's; the lock it writes is the package's (lambda_asset.LOCK_FILE).
+REQUIREMENTS_FILE = ROOT / "requirements.txt"
 
 
 def resolved(requirements: Path, platform: str, python_version: str) -> list[dict[str, Any]]:
@@ -69,7 +73,7 @@ def lock_text(installs: list[dict[str, Any]], platform: str, python_version: str
 def main() -> int:
     platform = lambda_asset.PIP_PLATFORMS[constants.LAMBDA_ARCHITECTURE]
     version = constants.LAMBDA_PYTHON_VERSION
-    installs = resolved(lambda_asset.REQUIREMENTS_FILE, platform, version)
+    installs = resolved(REQUIREMENTS_FILE, platform, version)
     lambda_asset.LOCK_FILE.write_text(lock_text(installs, platform, version))
     print(f"{lambda_asset.LOCK_FILE.name}: {len(installs)} distributions for {platform}, Python {version}")
     return 0

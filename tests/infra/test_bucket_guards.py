@@ -16,7 +16,15 @@ from ecr_retention.cdk.inventory_bucket import ACCESS_LOG_GUARD_ACTIONS, BUCKET_
 from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.domain.errors import InputError
 from support.iam_evaluation import Request, decide
-from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, role_statements, rules_file
+from support.infra_stacks import (
+    CONTEXT,
+    REPOSITORY_CDK_JSON,
+    RULES,
+    SharedStack,
+    build_stack,
+    role_statements,
+    rules_file,
+)
 
 ACCOUNT, REGION = "123456789012", "eu-west-1"
 BUCKET_ARN = "arn:aws:s3:::inventory"
@@ -220,15 +228,15 @@ def stack_with_synthesizer(tmp_path: Path, context: dict[str, Any]) -> EcrRetent
 
     from ecr_retention.cdk.app_context import cdk_json_context
     from ecr_retention.cdk.deploy_settings import DeploySettings
-    from ecr_retention.loading import load_config
 
     path = rules_file(tmp_path, RULES)
-    app = cdk.App(context={**cdk_json_context(), "aws:cdk:bundling-stacks": [], **context, "config": str(path)})
+    app = cdk.App(
+        context={**cdk_json_context(REPOSITORY_CDK_JSON), "aws:cdk:bundling-stacks": [], **context, "config": str(path)}
+    )
     settings = DeploySettings.from_context(app.node.try_get_context)
     return EcrRetentionStack(
         app,
         "EcrRetentionTest",
-        config=load_config(settings.rules_file),
         settings=settings,
         synthesizer=cdk.CliCredentialsStackSynthesizer(),
     )

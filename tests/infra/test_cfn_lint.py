@@ -12,6 +12,7 @@ import pytest
 from aws_cdk.assertions import Template
 from cfnlint.api import ManualArgs, lint_file
 
+from ecr_retention.cdk import spoke_templates
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 REGIONS = ["us-east-1", "eu-west-1", "ap-southeast-2"]
@@ -28,7 +29,7 @@ def test_cfn_lint_finds_nothing_in_the_template(tmp_path: Path, shared_stack: Sh
     assert [f"{m.rule.id} {m.message} ({m.path})" for m in findings] == []
 
 
-SPOKE_TEMPLATES = sorted((Path(__file__).resolve().parents[2] / "deploy" / "cloudformation").glob("*.yaml"))
+SPOKE_TEMPLATES = sorted(spoke_templates.DIRECTORY.glob("*.yaml"))
 
 
 @pytest.mark.parametrize("path", SPOKE_TEMPLATES, ids=lambda path: path.name)

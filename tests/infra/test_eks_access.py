@@ -5,7 +5,6 @@ manifests among the collector's writes and no other, and the optional collectorV
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ import yaml
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
+from ecr_retention.cdk.spoke_templates import SPOKE_EKS_ACCESS, template_path
 from ecr_retention.cdk.stack import EcrRetentionStack
 from support.iam_evaluation import Request, decide
 from support.infra_stacks import (
@@ -29,7 +29,7 @@ OWN_CLUSTER_ELSEWHERE = "arn:aws:eks:us-east-1:123456789012:cluster/batch_east"
 SPOKE_ROLE = "arn:aws:iam::210987654321:role/ecr-retention-reader"
 SPOKE_CLUSTER = "arn:aws:eks:eu-west-1:210987654321:cluster/payments"
 VPC = {"vpcId": "vpc-0a1b2c3d4e5f60718", "subnetIds": ["subnet-0a1b2c3d4e5f60718", "subnet-0b1c2d3e4f5a60718"]}
-SPOKE_EKS_TEMPLATE = Path(__file__).resolve().parents[2] / "deploy" / "cloudformation" / "spoke-eks-access.yaml"
+SPOKE_EKS_TEMPLATE = template_path(SPOKE_EKS_ACCESS)
 
 
 @pytest.fixture(scope="module")

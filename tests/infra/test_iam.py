@@ -5,7 +5,6 @@ ECR's mutating actions only on the repository patterns of the rules file."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +12,7 @@ import yaml
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
+from ecr_retention.cdk.spoke_templates import SPOKE_READER_ROLE, template_path
 from ecr_retention.cdk.stack import EcrRetentionStack
 from support.infra_stacks import (
     CONTEXT,
@@ -440,7 +440,7 @@ def test_the_collector_role_reads_workloads_and_writes_only_the_aws_inventory_ma
     )
 
 
-SPOKE_TEMPLATE = Path(__file__).resolve().parents[2] / "deploy" / "cloudformation" / "spoke-reader-role.yaml"
+SPOKE_TEMPLATE = template_path(SPOKE_READER_ROLE)
 
 
 def test_the_collector_reads_its_own_account_exactly_as_a_spoke_role_lets_it_read_a_spoke() -> None:

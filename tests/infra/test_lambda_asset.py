@@ -239,7 +239,7 @@ def test_the_asset_carries_bytecode_of_the_runtime_python_when_this_machine_has_
 
 
 def test_the_hash_changes_with_the_spoke_roles_that_the_asset_ships() -> None:
-    rules = Path(constants.DEFAULT_RULES_FILE)
+    rules = Path(constants.DEFAULT_RULES_FILE).read_bytes()
     hashes = {
         lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=True, spoke_role_arns=roles)
         for roles in ((), ("arn:aws:iam::210987654321:role/reader",), ("arn:aws:iam::210987654321:role/other",))
@@ -252,7 +252,7 @@ def test_the_hash_covers_only_what_ships_and_whether_bytecode_does() -> None:
     files = lambda_asset.package_files()
     assert lambda_asset.PACKAGE_SOURCE / "ecr_retention" / "handlers" / "evaluate.py" in files
     assert not [path for path in files if path.relative_to(lambda_asset.PACKAGE_SOURCE).parts[1] not in SHIPPED]
-    rules = Path(constants.DEFAULT_RULES_FILE)
+    rules = Path(constants.DEFAULT_RULES_FILE).read_bytes()
     hashes = {lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=bytecode) for bytecode in (True, False)}
     assert len(hashes) == 2
     assert lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=True) in hashes
@@ -288,7 +288,7 @@ def test_without_the_runtime_python_synth_says_so_in_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(lambda_asset, "runtime_python", lambda _version: None)
-    lambda_asset.lambda_code(Path(constants.DEFAULT_RULES_FILE))
+    lambda_asset.lambda_code(Path(constants.DEFAULT_RULES_FILE).read_bytes())
     [line] = capsys.readouterr().err.splitlines()
     assert f"no python{constants.LAMBDA_PYTHON_VERSION}" in line
     assert "cold start" in line

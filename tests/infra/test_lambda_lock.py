@@ -13,6 +13,9 @@ import pytest
 from ecr_retention.cdk import constants, lambda_asset
 from ecr_retention.domain.errors import InputError
 
+# What the lock is made from (tools/lock_lambda.py): the repository's, not the package's.
+REQUIREMENTS_FILE = Path(__file__).resolve().parents[2] / "requirements.txt"
+
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[^\]]*\])?==(\S+)")
 LOCKED = re.compile(r"^([a-z0-9-]+)==(\S+) \\\n    --hash=sha256:([0-9a-f]{64})$", re.MULTILINE)
 
@@ -27,7 +30,7 @@ def locked(text: str) -> dict[str, str]:
 
 
 def test_the_lock_pins_every_requirement_at_its_version_with_a_hash() -> None:
-    requirements = pins(lambda_asset.REQUIREMENTS_FILE.read_text())
+    requirements = pins(REQUIREMENTS_FILE.read_text())
     lock_text = lambda_asset.LOCK_FILE.read_text()
     lock = locked(lock_text)
     assert len(requirements) == 12
@@ -56,11 +59,11 @@ def test_bundling_installs_exactly_the_lock_with_hashes_and_resolves_nothing() -
     command = lambda_asset.pip_command("/tmp/out", "x86_64", "3.13")
     assert {"--require-hashes", "--no-deps"} <= set(command)
     assert command[command.index("--requirement") + 1] == str(lambda_asset.LOCK_FILE)
-    assert str(lambda_asset.REQUIREMENTS_FILE) not in command
+    assert str(REQUIREMENTS_FILE) not in command
 
 
 def test_the_asset_hash_changes_when_the_lock_changes(tmp_path: Path) -> None:
-    rules = Path(constants.DEFAULT_RULES_FILE)
+    rules = Path(constants.DEFAULT_RULES_FILE).read_bytes()
     lock = lambda_asset.LOCK_FILE.read_text()
     [first_hash] = re.findall(r"sha256:([0-9a-f]{64})", lock)[:1]
     changed = tmp_path / "requirements-lambda.txt"
@@ -76,7 +79,7 @@ def test_the_asset_hash_changes_when_the_lock_changes(tmp_path: Path) -> None:
 
 
 def test_the_asset_hash_changes_with_the_eks_clusters_the_asset_ships() -> None:
-    rules = Path(constants.DEFAULT_RULES_FILE)
+    rules = Path(constants.DEFAULT_RULES_FILE).read_bytes()
     arns = [(), ("arn:aws:eks:eu-west-1:123456789012:cluster/a",), ("arn:aws:eks:eu-west-1:123456789012:cluster/b",)]
     hashes = {lambda_asset.asset_hash(rules, "x86_64", "3.13", bytecode=True, eks_cluster_arns=each) for each in arns}
     assert len(hashes) == 3

@@ -1,6 +1,6 @@
 """A direct invocation cannot write the sentinel's records or send its alerts (docs/safety.md section 30,
-docs/security.md): deploy/cloudformation/sentinel-invoke-scp.yaml, evaluated with tests/support/iam_evaluation.py
-against the identity policies that would otherwise allow it. Every IAM principal of the account, an administrator
+docs/security.md): infra/cloudformation/sentinel-invoke-scp.yaml (package data, ecr_retention.cdk.spoke_templates),
+evaluated with tests/support/iam_evaluation.py against the identity policies that would otherwise allow it. Every IAM principal of the account, an administrator
 with `*` included, is denied invoking the sentinel (any qualifier) and rewiring it or the stack's rules; the deploying
 role may still update them; nothing else is touched. EventBridge delivers as a service principal, through the
 function's resource policy (tests/infra/test_event_provenance.py), and SCPs do not apply to service principals: that
@@ -9,15 +9,15 @@ the evaluator cannot show, the test of the resource policy does. No synthesis.""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from ecr_retention.cdk.spoke_templates import SENTINEL_INVOKE_SCP, template_path
 from support.iam_evaluation import Request, decide
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "deploy" / "cloudformation" / "sentinel-invoke-scp.yaml"
+TEMPLATE = template_path(SENTINEL_INVOKE_SCP)
 ACCOUNT = "123456789012"
 SENTINEL = f"arn:aws:lambda:eu-west-1:{ACCOUNT}:function:EcrRetention-SentinelSentinelFunction1A2B3C4D-AbCdEf012345"
 OTHER_FUNCTION = f"arn:aws:lambda:eu-west-1:{ACCOUNT}:function:EcrRetention-PushTriggerPushFunction-XyZ"

@@ -17,7 +17,7 @@ from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory import aws as aws_inventory
 from ecr_retention.services import inventory, snapshot
-from support.infra_stacks import RULES
+from support.infra_stacks import REPOSITORY_CDK_JSON, RULES
 
 PROD = "arn:aws:eks:eu-west-1:123456789012:cluster/prod"
 
@@ -44,7 +44,7 @@ def test_defaults_synthesize_a_safe_stack() -> None:
 def test_the_defaults_in_cdk_json_are_the_same_as_the_codes() -> None:
     from ecr_retention.cdk.app_context import cdk_json_context
 
-    assert DeploySettings.from_context(cdk_json_context().get) == settings()
+    assert DeploySettings.from_context(cdk_json_context(REPOSITORY_CDK_JSON).get) == settings()
 
 
 @pytest.mark.parametrize(

@@ -736,11 +736,11 @@ def test_a_stack_that_knows_its_account_checks_its_eks_clusters_and_its_aws_inve
     environment = cdk.Environment(account="123456789012", region="eu-west-1")
     foreign = DeploySettings.from_context({"eksClusters": [SPOKE_CLUSTER_ARN]}.get)
     with pytest.raises(InputError, match=r"^cdk context: eksClusters: .*cluster/payments is of another account"):
-        EcrRetentionStack(app, "Foreign", config=config, settings=foreign, env=environment)
+        EcrRetentionStack(app, "Foreign", rules=config, settings=foreign, env=environment)
     with pytest.raises(
         InputError, match=r"^cdk\.json awsInventory .*: cluster aws-123456789012-eu-west-1 is in neither"
     ):
-        EcrRetentionStack(app, "Collected", config=config, settings=DeploySettings(), env=environment)
+        EcrRetentionStack(app, "Collected", rules=config, settings=DeploySettings(), env=environment)
 
 
 @pytest.mark.slow
@@ -758,7 +758,7 @@ def test_without_listed_clusters_no_exporter_writes_in_use_manifests(tmp_path: P
     collected = put_manifest(AWS_MANIFEST, COLLECTOR_ROLE_ARN, None, None)
     assert in_use_write(template, exporter_id, bucket_id, collected, collector_id) == "allow"
     Annotations.from_stack(stack).has_warning(
-        "/EcrRetentionTest/Exporter",
+        "/EcrRetentionTest/Default/Exporter",
         Match.string_like_regexp("no exporterClusterArns or eksClusters in the CDK context"),
     )
 

@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from ecr_retention.cdk.region_forwarder import RegionForwarderStack
     from ecr_retention.cdk.stack import EcrRetentionStack
 
+# This repository's cdk.json, whose context app.py synthesizes with.
+REPOSITORY_CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
+
 # tests/infra/conftest.py's `shared_stack`: the stack of a rules text and context values, built once per session.
 SharedStack = Callable[[str, dict[str, Any]], "EcrRetentionStack"]
 
@@ -70,15 +73,14 @@ def build_stack(
     from ecr_retention.cdk.app_context import cdk_json_context
     from ecr_retention.cdk.deploy_settings import DeploySettings
     from ecr_retention.cdk.stack import EcrRetentionStack
-    from ecr_retention.loading import load_config
 
     skip: dict[str, object] = {} if bundle else {"aws:cdk:bundling-stacks": []}
     app = cdk.App(
-        context={**cdk_json_context(), **skip, **context, "config": str(rules_file)},
+        context={**cdk_json_context(REPOSITORY_CDK_JSON), **skip, **context, "config": str(rules_file)},
         outdir=str(outdir) if outdir else None,
     )
     settings = DeploySettings.from_context(app.node.try_get_context)
-    return EcrRetentionStack(app, "EcrRetentionTest", config=load_config(settings.rules_file), settings=settings)
+    return EcrRetentionStack(app, "EcrRetentionTest", settings=settings)
 
 
 def build_app(rules_file: Path, context: dict[str, Any]) -> tuple[EcrRetentionStack, dict[str, RegionForwarderStack]]:
@@ -91,7 +93,7 @@ def build_app(rules_file: Path, context: dict[str, Any]) -> tuple[EcrRetentionSt
     stack = build_stack(rules_file, context)
     app = stack.node.root
     assert isinstance(app, cdk.App)
-    return stack, {forwarder.region: forwarder for forwarder in forwarder_stacks(app, stack)}
+    return stack, {forwarder.region: forwarder for forwarder in forwarder_stacks(app, stack.retention)}
 
 
 def rules_file(directory: Path, text: str) -> Path:

@@ -1,7 +1,7 @@
 """Into an EKS cluster's API from outside it (ports.ClusterAccess): eks:DescribeCluster for the endpoint and the CA,
 a token signed with the credentials of the cluster's account (the collector's own, or the spoke role it assumes),
 and the shared lister (kube.client) over the official kubernetes client. The cluster authorizes the role through an EKS
-access entry (infra.eks_access, deploy/cloudformation/spoke-eks-access.yaml); nothing runs in the cluster.
+access entry (infra.eks_access, infra/cloudformation/spoke-eks-access.yaml); nothing runs in the cluster.
 
 Imported only when eksClusters lists a cluster: the kubernetes client adds 70 ms to a cold start (with the asset's
 bytecode; 0.3 s without).

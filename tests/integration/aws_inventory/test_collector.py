@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -17,6 +16,7 @@ from ecr_retention.aws.accounts import AwsAccounts
 from ecr_retention.aws.clients import MAX_ATTEMPTS, ClientFactory
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.aws.s3_bucket import S3Bucket
+from ecr_retention.cdk.spoke_templates import SPOKE_READER_ROLE, template_path
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.inventory.manifest import InUseManifest
 from ecr_retention.domain.planning import plan_registry
@@ -337,7 +337,7 @@ def test_a_manifest_that_cannot_be_stored_is_reported_and_the_others_are_still_w
     assert spoke_collection.location == f"s3://{BUCKET}/in-use/{SPOKE_SOURCE}.json"
 
 
-SPOKE_TEMPLATE = Path(__file__).resolve().parents[3] / "deploy" / "cloudformation" / "spoke-reader-role.yaml"
+SPOKE_TEMPLATE = template_path(SPOKE_READER_ROLE)
 
 
 def test_the_spoke_role_allows_exactly_the_read_calls_the_collector_makes(
