@@ -9,10 +9,11 @@ with its sources), beside the floor: the Lambda compute the evaluations themselv
 How each unit is counted (docs/cost.md says more):
 - state transitions: every state entered, in the parent execution and in each child execution of the Distributed Map
   (read from the execution's history), plus one per child execution started (the Map's own item dispatch);
-- Lambda: each invocation of each function, its duration measured here (perf_counter around the handler) and
-  rounded up to the millisecond, times the function's configured memory (the template's MemorySize); the init of a
+- Lambda: each invocation of each function, its duration measured here (the CPU time of the thread that runs the
+  handler, moto's answers included: the interpreter runs the Map's children in threads of one process, whose wall
+  times share one GIL and mean nothing) rounded up to the millisecond, times the function's configured memory (the template's MemorySize); the init of a
   cold start (billed since 2025-08) at --init-seconds per cold start, one per concurrent worker of the Map at most;
-- the floor: the measured time of each repository's evaluation (services.run.run_work_item) times the evaluate
+- the floor: the measured time (the same CPU time) of each repository's evaluation (services.run.run_work_item) times the evaluate
   function's memory: the compute the work needs whatever the orchestration;
 - requests: every AWS API call the handlers and the interpreter made (botocore's, counted by operation), S3 by
   price class, DynamoDB by read and write, SNS publishes; KMS: one GenerateDataKey per publish to the encrypted topic;
@@ -44,7 +45,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from measuring import ROOT, add_tree_argument, in_tree
+from measuring import add_tree_argument, check_tree, in_tree
 
 PRICES = Path(__file__).resolve().parent / "prices.json"
 REGION = "eu-west-1"
@@ -206,7 +207,7 @@ class Runner:
         handler = self.synthesized.handlers[parameters["FunctionName"]]
         event = json.loads(parameters["Payload"])
         module = import_module(f"ecr_retention.handlers.{handler}")
-        started = time.perf_counter()
+        started = time.thread_time()
         try:
             result = module.lambda_handler(event, FakeContext(function_name=f"ecr-retention-{handler}"))
         except Exception as error:
@@ -214,7 +215,7 @@ class Runner:
             answer = {"StatusCode": 200, "FunctionError": "Unhandled", "Payload": failure}
         else:
             answer = {"StatusCode": 200, "Payload": json.loads(json.dumps(result))}
-        elapsed = time.perf_counter() - started
+        elapsed = time.thread_time() - started
         self.counted.invocations[handler] += 1
         self.counted.milliseconds[handler] += max(1, math.ceil(elapsed * 1000))
         return {**answer, "ExecutedVersion": "$LATEST"}
@@ -227,11 +228,11 @@ class Runner:
         original = service.run_work_item
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
+            started = time.thread_time()
             try:
                 return original(*args, **kwargs)
             finally:
-                self.counted.evaluation_seconds += time.perf_counter() - started
+                self.counted.evaluation_seconds += time.thread_time() - started
                 self.counted.evaluations += 1
 
         patched = [module for module in (handler, service) if getattr(module, "run_work_item", None) is original]
@@ -532,6 +533,7 @@ def main() -> None:
     parser.add_argument("--regions", nargs="+", default=["us-east-1", "eu-west-1"])
     arguments = parser.parse_args()
     in_tree(arguments.tree)
+    check_tree(arguments.tree)
     import tempfile
 
     prices = json.loads(PRICES.read_text())
@@ -591,5 +593,4 @@ if __name__ == "__main__":
     for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):  # moto's; never real credentials
         os.environ[variable] = "testing"
     os.environ.pop("AWS_PROFILE", None)
-    sys.path.insert(0, str(ROOT / "tests"))
     main()

@@ -107,7 +107,6 @@ class FileBucket:
 
     def delete_marker(self, key: str) -> None:
         """Files keep no versions: a missing key was never written (the first run's empty memory)."""
-        return None
 
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         path = self.directory / key
