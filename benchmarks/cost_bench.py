@@ -90,6 +90,8 @@ class Counted:
     invocations: Counter[str] = field(default_factory=Counter)  # function -> invocations
     milliseconds: Counter[str] = field(default_factory=Counter)  # function -> billed milliseconds (rounded up)
     evaluation_seconds: float = 0.0  # the floor's work: run_work_item, summed
+    evaluation_calls: int = 0  # the AWS API calls made inside run_work_item
+    handler_calls: Counter[str] = field(default_factory=Counter)  # function -> AWS API calls its invocations made
     evaluations: int = 0
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # (service, operation) -> calls
     log_bytes_lambda: int = 0
@@ -101,7 +103,9 @@ class Counted:
     event_bytes: int = 0
 
 
-_in_handler = threading.local()
+_where = (
+    threading.local()
+)  # .handler: the function whose handler runs on this thread; .evaluating: inside run_work_item
 
 
 @contextmanager
@@ -115,6 +119,11 @@ def counting_calls(counted: Callable[[], Counted]) -> Iterator[None]:
     def make_api_call(client: BaseClient, operation: str, parameters: dict[str, Any]) -> Any:
         if threading.current_thread() is not threading.main_thread():
             counted().calls[client.meta.service_model.service_name, operation] += 1
+            handler = getattr(_where, "handler", None)
+            if handler is not None:
+                counted().handler_calls[handler] += 1
+            if getattr(_where, "evaluating", False):
+                counted().evaluation_calls += 1
         return original(client, operation, parameters)
 
     BaseClient._make_api_call = make_api_call  # type: ignore[method-assign]
@@ -208,6 +217,7 @@ class Runner:
         event = json.loads(parameters["Payload"])
         module = import_module(f"ecr_retention.handlers.{handler}")
         started = time.thread_time()
+        _where.handler = handler
         try:
             result = module.lambda_handler(event, FakeContext(function_name=f"ecr-retention-{handler}"))
         except Exception as error:
@@ -216,6 +226,7 @@ class Runner:
         else:
             answer = {"StatusCode": 200, "Payload": json.loads(json.dumps(result))}
         elapsed = time.thread_time() - started
+        _where.handler = None
         self.counted.invocations[handler] += 1
         self.counted.milliseconds[handler] += max(1, math.ceil(elapsed * 1000))
         return {**answer, "ExecutedVersion": "$LATEST"}
@@ -229,9 +240,11 @@ class Runner:
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             started = time.thread_time()
+            _where.evaluating = True
             try:
                 return original(*args, **kwargs)
             finally:
+                _where.evaluating = False
                 self.counted.evaluation_seconds += time.thread_time() - started
                 self.counted.evaluations += 1
 
@@ -398,19 +411,26 @@ class Units:
         return Units(**{name: value + slopes[name] * (target - size) for name, value in self.__dict__.items()})
 
 
-def units_of(counted: Counted, memory_mb: dict[str, int], *, trigger: str, cold_starts: float, init: float) -> Units:
+def units_of(
+    counted: Counted, memory_mb: dict[str, int], *, trigger: str, cold_starts: float, init: float, latency: float
+) -> Units:
+    """`latency`: seconds each AWS API call of a handler waits on the network on AWS (none on moto in process), added
+    to its invocation's duration, and to the floor for the calls of the evaluations."""
     calls = counted.calls
     s3 = {operation: n for (service, operation), n in calls.items() if service == "s3"}
     dynamodb = {operation: n for (service, operation), n in calls.items() if service == "dynamodb"}
     gb_seconds = sum(ms / 1000 * memory_mb[function] / 1024 for function, ms in counted.milliseconds.items())
     gb_seconds += cold_starts * init * memory_mb["evaluate"] / 1024
+    gb_seconds += sum(n * latency * memory_mb[function] / 1024 for function, n in counted.handler_calls.items())
     publishes = sum(n for (service, operation), n in calls.items() if (service, operation) == ("sns", "Publish"))
     return Units(
         transitions=counted.transitions,
         child_executions=counted.child_executions,
         lambda_requests=sum(counted.invocations.values()) + (1 if trigger == "push" else 0),  # the push function
         lambda_gb_seconds=gb_seconds + (0.1 * memory_mb.get("push", 512) / 1024 if trigger == "push" else 0),
-        floor_gb_seconds=counted.evaluation_seconds * memory_mb["evaluate"] / 1024,
+        floor_gb_seconds=(counted.evaluation_seconds + counted.evaluation_calls * latency)
+        * memory_mb["evaluate"]
+        / 1024,
         s3_write_class=sum(n for operation, n in s3.items() if operation in S3_WRITE_CLASS),
         s3_read_class=sum(n for operation, n in s3.items() if operation not in S3_WRITE_CLASS),
         logs_bytes=counted.log_bytes_lambda + counted.log_bytes_states,
@@ -423,6 +443,12 @@ def units_of(counted: Counted, memory_mb: dict[str, int], *, trigger: str, cold_
         evaluations=counted.evaluations,
         seconds=counted.seconds,
     )
+
+
+def ratio_of(units: Units, price: dict[str, float]) -> float:
+    """A run's cost over its floor."""
+    floor = units.floor_gb_seconds * price["lambda_gb_second_x86_64"]
+    return sum(costs_of(units, price).values()) / floor if floor else math.inf
 
 
 def costs_of(units: Units, price: dict[str, float]) -> dict[str, float]:
@@ -473,9 +499,23 @@ def print_costs(title: str, units: Units, prices: dict[str, Any], regions: list[
     print(f"    {'total / floor':<32}" + "".join(f"{ratios[region]:>13.2f}x" for region in regions))
 
 
-def measure(
-    repositories: int, images: int, scratch: Path, arguments: argparse.Namespace
-) -> tuple[Units, Units, Counter[tuple[str, str]], Counter[str]]:
+@dataclass(frozen=True)
+class Measured:
+    repositories: int
+    sweep: Counted
+    push: Counted
+    memory_mb: dict[str, int]
+    concurrency: int
+
+    def units(self, init: float, latency: float) -> tuple[Units, Units]:
+        cold = min(self.concurrency, self.sweep.invocations["evaluate"]) + 2  # the workers, targets and report
+        return (
+            units_of(self.sweep, self.memory_mb, trigger="schedule", cold_starts=cold, init=init, latency=latency),
+            units_of(self.push, self.memory_mb, trigger="push", cold_starts=1, init=init, latency=latency),
+        )
+
+
+def measure(repositories: int, images: int, scratch: Path) -> Measured:
     from moto import mock_aws
     from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
@@ -513,14 +553,7 @@ def measure(
     finally:
         sys.stdout = real_stdout
         undo()
-    memory = synthesized.memory_mb
-    cold = min(concurrency, sweep.invocations["evaluate"]) + 2  # the workers, the targets and report functions
-    return (
-        units_of(sweep, memory, trigger="schedule", cold_starts=cold, init=arguments.init_seconds),
-        units_of(push, memory, trigger="push", cold_starts=1, init=arguments.init_seconds),
-        sweep.calls,
-        sweep.events,
-    )
+    return Measured(repositories, sweep, push, synthesized.memory_mb, concurrency)
 
 
 def main() -> None:
@@ -531,6 +564,12 @@ def main() -> None:
     parser.add_argument("--pushes-a-day", type=int, default=20, help="push runs a day, for the month's cost")
     parser.add_argument("--init-seconds", type=float, default=0.35, help="a cold start's init (asset_bench's figure)")
     parser.add_argument("--regions", nargs="+", default=["us-east-1", "eu-west-1"])
+    parser.add_argument(
+        "--call-latency-ms",
+        type=float,
+        default=20.0,
+        help="what each AWS API call of a function waits on AWS, added to its duration (moto answers in process)",
+    )
     arguments = parser.parse_args()
     in_tree(arguments.tree)
     check_tree(arguments.tree)
@@ -538,16 +577,27 @@ def main() -> None:
 
     prices = json.loads(PRICES.read_text())
     print(f"prices: benchmarks/prices.json, as of {prices['asOf']} ({', '.join(sorted(prices['sources']))} pricing)")
+    latency = arguments.call_latency_ms / 1000
     measured: list[tuple[int, Units, Units]] = []
     for repositories in arguments.repositories:
         with tempfile.TemporaryDirectory(prefix="cost-bench-") as scratch:
-            sweep, push, sweep_calls, sweep_events = measure(repositories, arguments.images, Path(scratch), arguments)
+            counted = measure(repositories, arguments.images, Path(scratch))
+        sweep, push = counted.units(arguments.init_seconds, latency)
+        sweep_moto, _ = counted.units(arguments.init_seconds, 0.0)
         measured.append((repositories, sweep, push))
         print(f"counted, {repositories:,} repositories x {arguments.images} images, on moto's interpreter:")
         print_units("scheduled sweep", sweep)
         print_units("push run (1 repository)", push)
-        print(f"  the sweep's API calls: {', '.join(f'{s}:{o} {n:,}' for (s, o), n in sorted(sweep_calls.items()))}")
-        print(f"  the sweep's execution events: {', '.join(f'{k} {n:,}' for k, n in sorted(sweep_events.items()))}")
+        calls = counted.sweep.calls
+        print(f"  the sweep's API calls: {', '.join(f'{s}:{o} {n:,}' for (s, o), n in sorted(calls.items()))}")
+        events = counted.sweep.events
+        print(f"  the sweep's execution events: {', '.join(f'{k} {n:,}' for k, n in sorted(events.items()))}")
+        print(
+            f"  CPU time here: {counted.sweep.evaluation_seconds / max(1, counted.sweep.evaluations) * 1000:,.1f} ms "
+            f"an evaluation, {counted.sweep.evaluation_calls / max(1, counted.sweep.evaluations):,.1f} AWS calls an "
+            f"evaluation; without the calls' latency the sweep costs "
+            f"{ratio_of(sweep_moto, prices['regions']['us-east-1']):,.2f}x its floor"
+        )
     largest, sweep, push = measured[-1]
     smaller_size, smaller, _ = measured[0]
     for repositories, units in [(n, u) for n, u, _ in measured]:
@@ -576,9 +626,7 @@ def main() -> None:
         print(f"month ({MONTH_DAYS} days): a daily sweep of {target:,} repositories + {arguments.pushes_a_day} push "
               f"runs a day, USD: {shown}")  # fmt: skip
     at_10k = sweep.extrapolated(smaller, largest, smaller_size, 10_000)
-    ratio = sum(costs_of(at_10k, prices["regions"]["us-east-1"]).values()) / (
-        at_10k.floor_gb_seconds * prices["regions"]["us-east-1"]["lambda_gb_second_x86_64"] or math.inf
-    )
+    ratio = ratio_of(at_10k, prices["regions"]["us-east-1"])
     push_cost = sum(costs_of(push, prices["regions"]["us-east-1"]).values())
     sweep_cost = sum(costs_of(at_10k, prices["regions"]["us-east-1"]).values())
     print(f"FIGURE sweep_10k_usd {sweep_cost:.4f}")

@@ -3,6 +3,7 @@ repository: a batch's that ended early (BatchMember), or a work item as the work
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -27,19 +28,9 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         return context.get_remaining_time_in_millis() / 1000
 
     if isinstance(event, dict) and "repositories" in event:
-        batch = parse_event(event, WorkBatch, "batch of work items")
-        reports = run_work_batch(wiring.config, wiring.adapters, batch, seconds_left=seconds_left)
-        for report in reports:
-            log_evaluated(report)
-        return BatchEvaluated(repositories=[evaluated(report) for report in reports]).to_wire()
+        return evaluate_batch(event, wiring, seconds_left)
     if isinstance(event, dict) and "afterBatch" in event:
-        member = parse_event(event, BatchMember, "repository of a batch")
-        report = run_batch_member(wiring.config, wiring.adapters, member, seconds_left=seconds_left)
-        if report is None:
-            logger.info("repository reported by its batch", extra={"repository": member.repository})
-            return BatchEvaluated(repositories=[]).to_wire()
-        log_evaluated(report)
-        return evaluated(report).to_wire()
+        return evaluate_member(event, wiring, seconds_left)
     item = parse_event(event, WorkItem, "work item")
     report = run_work_item(
         wiring.config,
@@ -50,6 +41,24 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         key=item.region,
         seconds_left=seconds_left,
     )
+    log_evaluated(report)
+    return evaluated(report).to_wire()
+
+
+def evaluate_batch(event: dict[str, Any], wiring: RunWiring, seconds_left: Callable[[], float]) -> dict[str, Any]:
+    batch = parse_event(event, WorkBatch, "batch of work items")
+    reports = run_work_batch(wiring.config, wiring.adapters, batch, seconds_left=seconds_left)
+    for report in reports:
+        log_evaluated(report)
+    return BatchEvaluated(repositories=[evaluated(report) for report in reports]).to_wire()
+
+
+def evaluate_member(event: dict[str, Any], wiring: RunWiring, seconds_left: Callable[[], float]) -> dict[str, Any]:
+    member = parse_event(event, BatchMember, "repository of a batch")
+    report = run_batch_member(wiring.config, wiring.adapters, member, seconds_left=seconds_left)
+    if report is None:
+        logger.info("repository reported by its batch", extra={"repository": member.repository})
+        return BatchEvaluated(repositories=[]).to_wire()
     log_evaluated(report)
     return evaluated(report).to_wire()
 
