@@ -91,11 +91,12 @@ def run_once(args: argparse.Namespace) -> None:
     from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory
     from ecr_retention.domain.lifecycle.parsing import parse_policy
     from ecr_retention.domain.lifecycle.preview import preview
+    from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 
     check_tree(args.tree)
     rng = random.Random(7)
     policy = parse_policy(policy_text(), "bench policy")
-    details = images(10_000, rng)
+    details = images(args.images, rng)
     in_use = InUseManifest.model_validate(
         {
             "schemaVersion": 1,
@@ -105,7 +106,7 @@ def run_once(args: argparse.Namespace) -> None:
             "images": [
                 {"image": f"{HOST}/app:{tag}", "namespace": "prod", "workload": "Deployment/app", "container": "app",
                  "source": "pod"}
-                for image in rng.sample(details, 1_000)
+                for image in rng.sample(details, min(1_000, len(details) // 10))
                 for tag in image.image_tags[:1]
             ],
         }
@@ -116,8 +117,8 @@ def run_once(args: argparse.Namespace) -> None:
         "references": len(in_use.images),
         "preview": measure(lambda: preview(policy, details, NOW)),
         "doctor": measure(
-            lambda: diagnose(policy, details, now=NOW, repository_name="app", region="eu-west-1",
-                             registry_id="123456789012", inventory=inventory)
+            lambda: diagnose(policy, details, now=NOW, repository_name="app",
+                             registry=RegistryCoordinates("123456789012", "eu-west-1"), inventory=inventory)
         ),
     }  # fmt: skip
     write_result(args.result, figures)
@@ -127,6 +128,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_tree_argument(parser)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--images", type=int, default=10_000, help="images of the repository")
     parser.add_argument("--once", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -134,13 +136,13 @@ def main() -> None:
         run_once(args)
         return
     with tempfile.TemporaryDirectory(prefix="lifecycle-bench-") as scratch:
-        command = [sys.executable, __file__, "--tree", str(args.tree), "--once"]
+        command = [sys.executable, __file__, "--tree", str(args.tree), "--once", "--images", str(args.images)]
         runs = [
             json_child(command, Path(scratch) / "result.json", env=tree_environment(args.tree))
             for _ in range(args.rounds)
         ]
     print(
-        f"10,000 images, {runs[0]['rules']} rules, {runs[0]['references']} in-use references, each run a fresh process"
+        f"{args.images:,} images, {runs[0]['rules']} rules, {runs[0]['references']} in-use references, each run a fresh process"
     )
     for key, label in (("preview", "lifecycle-preview (evaluate and build the preview)"),
                        ("doctor", "doctor (every check, one fixed policy)")):  # fmt: skip

@@ -105,6 +105,9 @@ class FileBucket:
             raise InputError(f"s3://{self.name}/{key}: larger than the {max_bytes} byte limit")
         return path.read_bytes()
 
+    def delete_marker(self, key: str) -> None:
+        """Files keep no versions: a missing key was never written (the first run's empty memory)."""
+
     def write(self, key: str, body: bytes, *, content_type: str = "application/json") -> None:
         path = self.directory / key
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -33,6 +33,7 @@ SCRIPTS = [
     ("Report page: render, size and first paint", "report_page.py"),
     ("Lifecycle simulator and doctor", "lifecycle_bench.py"),
     ("Exporter", "export_bench.py"),
+    ("What a run costs on AWS", "cost_bench.py"),
 ]
 # asset_bench.py takes no --tree: it bundles the asset of the infra/ beside it (see shadow_checkout).
 WITHOUT_TREE_ARGUMENT = {"asset_bench.py"}
@@ -77,6 +78,9 @@ OTHER_FIGURES = {
     "report_step_30k_s": ("report step, 30,000 images: time", " s", 2),
     "report_step_30k_peak_mib": ("report step, 30,000 images: peak RSS", " MiB", 0),
     "cli_import_s": ("cold import of ecr_retention.cli (interpreter start included)", " s", 3),
+    "sweep_10k_usd": ("scheduled sweep of 10,000 repositories, us-east-1 (docs/cost.md)", " USD", 4),
+    "sweep_10k_cost_over_floor": ("that sweep's cost / the Lambda compute of its evaluations", "x", 2),
+    "push_run_usd": ("push run of one repository, us-east-1", " USD", 6),
 }
 DEFINITIONS = """How the figures are measured (the details below each benchmark's output):
 

@@ -1,17 +1,22 @@
-"""The pruning workflow: targets -> Distributed Map (evaluate, one repository per invocation) -> report.
+"""The pruning workflow: targets -> Distributed Map (evaluate a batch of repositories per invocation) -> report.
 
-The targets step writes the run's work items to `runs/<runId>/targets.json` and returns a small record
-(ecr_retention.workflow.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket). The Map reads its items from that object
-(ItemReader), so the number of repositories never meets the 256 KB payload limit; each item goes to the
-evaluate function as it is. The Map's results go to S3 (ResultWriter) and are discarded from the state, so
-the report step receives the targets step's record.
+The targets step writes the run's work items to `runs/<runId>/targets.json`, the same items in batches
+(ecr_retention.workflow.WorkBatch, REPOSITORIES_PER_BATCH each) to `runs/<runId>/batches.json`, and returns a small
+record (ecr_retention.workflow.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket, batchesKey).
+The Map reads its items from batches.json (ItemReader), so the number of repositories never meets the 256 KB payload
+limit; each batch goes to the evaluate function as it is, one child execution and one invocation per batch (a child
+execution per repository made the orchestration cost more than the evaluations: docs/cost.md). The Map's results go
+to S3 (ResultWriter) and are discarded from the state, so the report step receives the targets step's record.
 
-Failures: a repository's evaluation that fails inside the worker is recorded by the worker itself
-(outcome `failed`, stored under runs/<runId>/repositories/). An invocation that crashes (timeout, out of
-memory) stores nothing; the Map tolerates it (ToleratedFailurePercentage 100) so that the other
-repositories are still evaluated, and the report step lists every target without a report as failed. If the
-Map itself fails (its item reader cannot read targets.json, the map run is aborted), a Catch still sends the
-run to the report step, which says what is missing; only a report step that fails fails the execution.
+Failures: a repository's evaluation that fails inside the worker is recorded by the worker itself (outcome `failed`,
+stored under runs/<runId>/repositories/); one that raises leaves no report and the batch goes on
+(services.run.run_work_batch). A batch's invocation that crashes (timeout, out of memory), or stops before its time
+runs out (BatchOutOfTime), is caught in its child execution: an inline Map then evaluates each repository of the batch
+in an invocation of its own, skipping those whose report is stored, each caught too, so one repository that crashes
+again never takes the others of its batch with it. The Map still tolerates a failed child
+(ToleratedFailurePercentage 100), and the report step lists every target without a report as failed. If the Map
+itself fails (its item reader cannot read batches.json, the map run is aborted), a Catch still sends the run to the
+report step, which says what is missing; only a report step that fails fails the execution.
 """
 
 from __future__ import annotations
@@ -133,7 +138,7 @@ class PruningWorkflow(Construct):
             self,
             "Evaluate",
             name="evaluate",
-            description="ecr-retention: evaluate one repository (plan, delete, archive) and store its report",
+            description="ecr-retention: evaluate a batch of repositories (plan, delete, archive), store each report",
             code=code,
             environment={**environment, layout.LEASE_TABLE_VARIABLE: self.lease_table.table_name},
         )
@@ -163,9 +168,10 @@ class PruningWorkflow(Construct):
         every_repository = self._regions.everywhere([access.ALL_REPOSITORIES])
         access.grant_ecr(role, self, ["ecr:DescribeRepositories"], every_repository)
         targets_file = f"{constants.RUNS_PREFIX}*/targets.json"
+        batches_file = f"{constants.RUNS_PREFIX}*/batches.json"
         replication_file = f"{constants.RUNS_PREFIX}*/replication.json"
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:PutObject"], [targets_file, replication_file])
+            access.objects_statement(self._bucket, ["s3:PutObject"], [targets_file, batches_file, replication_file])
         )
         # Every run reads where its deletions replicate to (DescribeRegistry), which describes the registry, not a
         # repository: a policy of its own, so that its acknowledgement names this one action.
@@ -189,6 +195,7 @@ class PruningWorkflow(Construct):
             self._bucket,
             {
                 targets_file: "Each run writes its work items under its own run id.",
+                batches_file: "Each run writes its work items in batches, for the Map, under its own run id.",
                 replication_file: "Each run writes the replication rules it read under its own run id.",
             },
         )
@@ -345,21 +352,15 @@ class PruningWorkflow(Construct):
             payload_response_only=True,
             comment="Writes runs/<runId>/targets.json and returns the run's record",
         )
-        evaluate = tasks.LambdaInvoke(
-            self,
-            "EvaluateRepository",
-            lambda_function=self.evaluate.function,
-            payload_response_only=True,
-            comment="One repository; the worker stores its report itself",
-        )
         each_repository = sfn.DistributedMap(
             self,
             "EvaluateEachRepository",
-            item_reader=sfn.S3JsonItemReader(bucket=self._bucket, key=sfn.JsonPath.string_at("$.targetsKey")),
+            item_reader=sfn.S3JsonItemReader(bucket=self._bucket, key=sfn.JsonPath.string_at("$.batchesKey")),
             max_concurrency=map_concurrency,
             # A failed or crashed evaluation never stops the others; the report step reports it.
             tolerated_failure_percentage=100,
-            # Child executions may run as long as the evaluate function (10 min); Express workflows stop at 5.
+            # Child executions may run as long as the evaluate function (10 min) and its fallback; Express workflows
+            # stop at 5.
             map_execution_type=sfn.StateMachineType.STANDARD,
             result_writer_v2=sfn.ResultWriterV2(
                 bucket=self._bucket,
@@ -369,9 +370,9 @@ class PruningWorkflow(Construct):
                 ),
             ),
             result_path=sfn.JsonPath.DISCARD,
-            comment="Items from runs/<runId>/targets.json; results to runs/map-results/<map run>/",
+            comment="Batches from runs/<runId>/batches.json; results to runs/map-results/<map run>/",
         )
-        each_repository.item_processor(evaluate)
+        each_repository.item_processor(self._evaluate_batch())
         report = tasks.LambdaInvoke(
             self,
             "ReportRun",
@@ -416,6 +417,49 @@ class PruningWorkflow(Construct):
         machine.node.add_dependency(self.state_machine_role)
         return machine
 
+    def _evaluate_batch(self) -> sfn.IChainable:
+        """A child execution: the batch in one invocation; when that invocation fails or stops early, each repository
+        of the batch in one of its own (skipped when its batch stored its report), each failure caught."""
+        evaluate = tasks.LambdaInvoke(
+            self,
+            "EvaluateRepository",
+            lambda_function=self.evaluate.function,
+            payload_response_only=True,
+            comment="A batch of repositories of one registry; the worker stores each report itself",
+        )
+        alone = tasks.LambdaInvoke(
+            self,
+            "EvaluateAlone",
+            lambda_function=self.evaluate.function,
+            payload_response_only=True,
+            comment="One repository of a batch that ended early, unless the batch stored its report",
+        )
+        alone.add_catch(
+            sfn.Pass(self, "LeftWithoutReport", comment="The report step lists it failed (stored no report)"),
+            errors=[sfn.Errors.ALL],
+            result_path=sfn.JsonPath.DISCARD,
+        )
+        member = {
+            "runId": sfn.JsonPath.string_at("$.runId"),
+            "trigger": sfn.JsonPath.string_at("$.trigger"),
+            "dryRun": sfn.JsonPath.string_at("$.dryRun"),
+            "region": sfn.JsonPath.string_at("$.region"),
+            "repository": sfn.JsonPath.string_at("$$.Map.Item.Value"),
+            "afterBatch": True,
+        }
+        each_alone = sfn.Map(
+            self,
+            "EvaluateEachAlone",
+            items_path="$.repositories",
+            item_selector=member,
+            max_concurrency=1,
+            result_path=sfn.JsonPath.DISCARD,
+            comment="The batch's repositories one invocation each, in order",
+        )
+        each_alone.item_processor(alone)
+        evaluate.add_catch(each_alone, errors=[sfn.Errors.ALL], result_path="$.batchError")
+        return evaluate
+
     def _grant_state_machine(self, machine: sfn.StateMachine) -> None:
         role = self.state_machine_role
         stack = Stack.of(self)
@@ -425,9 +469,9 @@ class PruningWorkflow(Construct):
                 resources=[function.function.function_arn for function in self.functions],
             )
         )
-        targets_file = f"{constants.RUNS_PREFIX}*/targets.json"
+        batches_file = f"{constants.RUNS_PREFIX}*/batches.json"
         map_results = f"{constants.MAP_RESULTS_PREFIX}/*"
-        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [targets_file]))
+        role.add_to_principal_policy(access.objects_statement(self._bucket, ["s3:GetObject"], [batches_file]))
         role.add_to_principal_policy(
             access.objects_statement(
                 self._bucket, ["s3:AbortMultipartUpload", "s3:ListMultipartUploadParts", "s3:PutObject"], [map_results]
@@ -439,7 +483,7 @@ class PruningWorkflow(Construct):
             role,
             self._bucket,
             {
-                targets_file: "The Distributed Map reads the run's items from runs/<runId>/targets.json.",
+                batches_file: "The Distributed Map reads the run's batches from runs/<runId>/batches.json.",
                 map_results: "The Distributed Map writes its results under runs/map-results/<map run id>/.",
             },
         )
@@ -478,7 +522,7 @@ class PruningWorkflow(Construct):
         nag.acknowledge(
             map_policy,
             f"AwsSolutions-IAM5[Resource::{nag_executions}:*]",
-            "The child executions the Distributed Map starts, one per repository, named at run time.",
+            "The child executions the Distributed Map starts, one per batch of repositories, named at run time.",
         )
         nag.acknowledge(
             map_policy,

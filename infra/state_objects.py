@@ -55,6 +55,7 @@ _RUNS = constants.RUNS_PREFIX
 # In the order the reviewers' ListBucket names their prefixes.
 STATE_OBJECTS: tuple[StateObject, ...] = (
     StateObject(f"{_RUNS}*/targets.json", "the run's targets", writer="targets"),
+    StateObject(f"{_RUNS}*/batches.json", "the run's batches of targets", writer="targets"),
     # runs/*/replication*.json: the binding still covers the per-Region replication files of older runs.
     StateObject(
         f"{_RUNS}*/replication.json",

@@ -50,8 +50,13 @@ def run_prefix(run_id: str) -> str:
 
 
 def targets_key(run_id: str) -> str:
-    """The run's work items, for the workflow's Map to read."""
+    """The run's work items, for the report step to read back."""
     return f"{run_prefix(run_id)}targets.json"
+
+
+def batches_key(run_id: str) -> str:
+    """The run's work items in batches, for the workflow's Map to read."""
+    return f"{run_prefix(run_id)}batches.json"
 
 
 def replication_key(run_id: str) -> str:

@@ -22,6 +22,7 @@ from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.registry.replication import RegistryReplication, RunReplication, unknown_replication
 from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.layout import (
+    batches_key,
     replicated_deletions_key,
     replication_key,
     repository_report_key,
@@ -30,7 +31,7 @@ from ecr_retention.layout import (
 )
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket
-from ecr_retention.workflow import WorkItem, WorkItems
+from ecr_retention.workflow import WorkBatch, WorkItem, WorkItems
 
 # A run's work items: 10,000 repositories are about 1.5 MB.
 MAX_TARGETS_BYTES = 64 * 1024 * 1024
@@ -73,6 +74,11 @@ class RunFiles:
     def write_targets(self, items: Sequence[WorkItem]) -> str:
         key = targets_key(self.run_id)
         self.bucket.write(key, json.dumps([item.to_wire() for item in items]).encode())
+        return key
+
+    def write_batches(self, batches: Sequence[WorkBatch]) -> str:
+        key = batches_key(self.run_id)
+        self.bucket.write(key, json.dumps([batch.to_wire() for batch in batches]).encode())
         return key
 
     def read_targets(self, key: str) -> tuple[WorkItem, ...]:
@@ -125,6 +131,11 @@ class RunFiles:
         stored = repository_report_key(self.run_id, report.repository_name, key)
         self.bucket.write(stored, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
         return stored
+
+    def has_report(self, repository: str, key: str | None = None) -> bool:
+        """Whether the repository's report is stored (an evaluation of it ended)."""
+        stored = repository_report_key(self.run_id, repository, key)
+        return stored in self.bucket.list_objects(stored)
 
     def load_reports(self) -> list[RepositoryReport]:
         """Every repository report a run's workers stored. A report that cannot be read is an error: the run

@@ -127,6 +127,67 @@ class WorkItem(WireRecord):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+# The Map's items in the workflow: batches of the run's work items, so that one child execution and one invocation
+# serve several repositories (docs/cost.md: the orchestration of a sweep costs less than the evaluations' compute).
+REPOSITORIES_PER_BATCH = 20
+
+
+class WorkBatch(WireRecord):
+    """One item of the workflow's Map: evaluate these repositories (of one registry) for this run, each on its own
+    (services.run.run_work_batch). `region` is always on the wire (null: the home Region) so that the state machine's
+    fallback can pass it on to each repository's own invocation."""
+
+    run_id: RunId
+    trigger: Trigger
+    dry_run: StrictBool
+    region: AwsRegion | None
+    repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=REPOSITORIES_PER_BATCH)]
+
+    @classmethod
+    def of(cls, items: Iterable[WorkItem], size: int = REPOSITORIES_PER_BATCH) -> list[WorkBatch]:
+        """The items in batches of at most `size`, each of one registry, in the items' order."""
+        batches: list[WorkBatch] = []
+        for item in items:
+            last = batches[-1] if batches else None
+            if last is not None and last.region == item.region and len(last.repositories) < size:
+                batches[-1] = last.model_copy(update={"repositories": (*last.repositories, item.repository)})
+            else:
+                batches.append(
+                    cls(run_id=item.run_id, trigger=item.trigger, dry_run=item.dry_run, region=item.region,
+                        repositories=(item.repository,))
+                )  # fmt: skip
+        return batches
+
+    def items(self) -> list[WorkItem]:
+        return [
+            WorkItem(
+                run_id=self.run_id, repository=name, trigger=self.trigger, dry_run=self.dry_run, region=self.region
+            )
+            for name in self.repositories
+        ]
+
+
+class BatchMember(WireRecord):
+    """One repository of a batch whose invocation ended before it reported every repository (it crashed, timed out,
+    or stopped before its time ran out): evaluated in an invocation of its own unless its report is stored already."""
+
+    run_id: RunId
+    repository: RepositoryName
+    trigger: Trigger
+    dry_run: StrictBool
+    region: AwsRegion | None = None
+    after_batch: Literal[True]
+
+    def item(self) -> WorkItem:
+        return WorkItem(
+            run_id=self.run_id,
+            repository=self.repository,
+            trigger=self.trigger,
+            dry_run=self.dry_run,
+            region=self.region,
+        )
+
+
 class WorkItems(RootModel[list[WorkItem]]):
     """A run's work items, as the targets step writes them to `runs/<runId>/targets.json` (each WorkItem.to_wire()) and
     the report step reads them back."""
@@ -143,6 +204,8 @@ class RunRecord(WireRecord):
     targets_key: str
     count: NonNegativeInt
     bucket: str | None = None  # the bucket targets_key is in; absent from a record written before it was added
+    # The Map's items (WorkBatch), beside targets_key in the bucket; None where no state machine reads them (the CLI).
+    batches_key: str | None = None
 
     @field_serializer("started_at")
     def _started_at(self, started_at: datetime) -> str:
@@ -160,6 +223,12 @@ class RepositoryEvaluated(WireRecord):
     outcome: RepositoryOutcome
     deleted: NonNegativeInt
     failed: NonNegativeInt
+
+
+class BatchEvaluated(WireRecord):
+    """What the evaluate step returns for a batch: each repository it evaluated (the others stored no report)."""
+
+    repositories: list[RepositoryEvaluated]
 
 
 class RunReported(WireRecord):

@@ -224,7 +224,15 @@ def test_the_targets_role_lists_repositories_reads_the_replication_and_writes_th
         [
             (("ecr:DescribeRepositories",), (REGISTRY + "*",), "{}"),
             (("ecr:DescribeRegistry",), ("*",), "{}"),
-            (("s3:PutObject",), ("${Bucket.Arn}/runs/*/replication.json", "${Bucket.Arn}/runs/*/targets.json"), "{}"),
+            (
+                ("s3:PutObject",),
+                (
+                    "${Bucket.Arn}/runs/*/batches.json",
+                    "${Bucket.Arn}/runs/*/replication.json",
+                    "${Bucket.Arn}/runs/*/targets.json",
+                ),
+                "{}",
+            ),
             logs_statement("Targets"),
             (XRAY, ("*",), "{}"),
         ]
@@ -379,7 +387,7 @@ def test_the_state_machine_role_invokes_its_functions_and_reads_and_writes_only_
                 ("${EvaluateFunction.Arn}", "${ReportFunction.Arn}", "${TargetsFunction.Arn}"),
                 "{}",
             ),
-            (("s3:GetObject",), ("${Bucket.Arn}/runs/*/targets.json",), "{}"),
+            (("s3:GetObject",), ("${Bucket.Arn}/runs/*/batches.json",), "{}"),
             (
                 ("s3:AbortMultipartUpload", "s3:ListMultipartUploadParts", "s3:PutObject"),
                 ("${Bucket.Arn}/runs/map-results/*",),

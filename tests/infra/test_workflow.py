@@ -70,7 +70,7 @@ def test_a_run_chooses_targets_then_maps_then_reports(definition: dict[str, Any]
     assert definition["TimeoutSeconds"] == 24 * 3600
 
 
-def test_the_map_reads_its_items_from_the_runs_targets_file(
+def test_the_map_reads_its_batches_from_the_runs_batches_file(
     definition: dict[str, Any], stack: EcrRetentionStack
 ) -> None:
     each = definition["States"]["EvaluateEachRepository"]
@@ -79,22 +79,50 @@ def test_the_map_reads_its_items_from_the_runs_targets_file(
     assert each["ItemReader"] == {
         "Resource": "arn:${AWS::Partition}:states:::s3:getObject",
         "ReaderConfig": {"InputType": "JSON"},
-        "Parameters": {"Bucket": "${" + logical_id(stack, stack.inventory.bucket) + "}", "Key.$": "$.targetsKey"},
+        "Parameters": {"Bucket": "${" + logical_id(stack, stack.inventory.bucket) + "}", "Key.$": "$.batchesKey"},
     }
-    assert "ItemSelector" not in each  # each work item reaches the evaluate function as targets.json has it
+    assert "ItemSelector" not in each  # each batch reaches the evaluate function as batches.json has it
 
 
-def test_the_map_evaluates_one_repository_per_invocation_with_bounded_concurrency(
+def test_the_map_evaluates_a_batch_per_invocation_with_bounded_concurrency(
     definition: dict[str, Any], stack: EcrRetentionStack
 ) -> None:
     each = definition["States"]["EvaluateEachRepository"]
     assert each["MaxConcurrency"] == 25  # mapConcurrency from the context
-    assert "ItemBatcher" not in each
-    [(name, state)] = each["ItemProcessor"]["States"].items()
-    assert name == "EvaluateRepository"
+    assert "ItemBatcher" not in each  # the targets step writes the batches (WorkBatch)
+    processor = each["ItemProcessor"]
+    assert processor["StartAt"] == "EvaluateRepository"
+    state = processor["States"]["EvaluateRepository"]
     assert state["Resource"] == "${" + logical_id(stack, stack.workflow.evaluate.function) + ".Arn}"
     assert "Parameters" not in state
     assert state["End"] is True
+
+
+def test_a_batch_that_ends_early_leaves_each_repository_to_an_invocation_of_its_own(
+    definition: dict[str, Any], stack: EcrRetentionStack
+) -> None:
+    states = definition["States"]["EvaluateEachRepository"]["ItemProcessor"]["States"]
+    assert states["EvaluateRepository"]["Catch"] == [
+        {"ErrorEquals": ["States.ALL"], "ResultPath": "$.batchError", "Next": "EvaluateEachAlone"}
+    ]
+    alone = states["EvaluateEachAlone"]
+    assert alone["Type"] == "Map"
+    assert alone["ItemsPath"] == "$.repositories"
+    assert alone["MaxConcurrency"] == 1
+    assert alone["ItemSelector"] == {
+        "runId.$": "$.runId",
+        "trigger.$": "$.trigger",
+        "dryRun.$": "$.dryRun",
+        "region.$": "$.region",
+        "repository.$": "$$.Map.Item.Value",
+        "afterBatch": True,
+    }
+    task = alone["ItemProcessor"]["States"]["EvaluateAlone"]
+    assert task["Resource"] == "${" + logical_id(stack, stack.workflow.evaluate.function) + ".Arn}"
+    # A repository that fails alone too is left without a report (the report step lists it failed); the others go on.
+    [catch] = task["Catch"]
+    assert catch["ErrorEquals"] == ["States.ALL"]
+    assert alone["ItemProcessor"]["States"][catch["Next"]]["Type"] == "Pass"
 
 
 def test_failed_items_never_stop_the_map_and_its_results_stay_out_of_the_state(definition: dict[str, Any]) -> None:
@@ -135,6 +163,9 @@ def test_every_task_retries_lambda_service_errors_only(definition: dict[str, Any
         definition["States"]["ChooseTargets"],
         definition["States"]["ReportRun"],
         definition["States"]["EvaluateEachRepository"]["ItemProcessor"]["States"]["EvaluateRepository"],
+        definition["States"]["EvaluateEachRepository"]["ItemProcessor"]["States"]["EvaluateEachAlone"]["ItemProcessor"][
+            "States"
+        ]["EvaluateAlone"],
     ]
     for task in tasks:
         [retry] = task["Retry"]

@@ -20,6 +20,7 @@ RECORD = RunRecord(
     targets_key="runs/20261130T030000Z-schedule-1a2b3c4d/targets.json",
     count=1,
     bucket="inventory-bucket",
+    batches_key="runs/20261130T030000Z-schedule-1a2b3c4d/batches.json",
 )
 
 
@@ -32,6 +33,7 @@ def test_the_run_record_keeps_its_wire_shape_and_reads_back() -> None:
         "targetsKey": "runs/20261130T030000Z-schedule-1a2b3c4d/targets.json",
         "count": 1,
         "bucket": "inventory-bucket",
+        "batchesKey": "runs/20261130T030000Z-schedule-1a2b3c4d/batches.json",
     }
     assert RunRecord.model_validate(RECORD.to_wire()) == RECORD
     assert tuple(RECORD.to_wire()) == RUN_RECORD_FIELDS
@@ -41,6 +43,12 @@ def test_a_run_record_without_its_bucket_is_still_read() -> None:
     wire = RECORD.to_wire()
     del wire["bucket"]
     assert RunRecord.model_validate(wire).bucket is None
+
+
+def test_a_run_record_written_before_batches_is_still_read() -> None:
+    wire = RECORD.to_wire()
+    del wire["batchesKey"]
+    assert RunRecord.model_validate(wire).batches_key is None
 
 
 @pytest.mark.parametrize(

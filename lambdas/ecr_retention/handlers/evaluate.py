@@ -1,17 +1,20 @@
-"""The Map's worker: evaluate one repository (one invocation each, so any sweep fits Lambda's limits)."""
+"""The Map's worker: evaluate a batch of repositories, each in its own guard (services.run.run_work_batch), or one
+repository: a batch's that ended early (BatchMember), or a work item as the workflow sent them before batches."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
-from ecr_retention.services.run import run_work_item
-from ecr_retention.workflow import RepositoryEvaluated, WorkItem
+from ecr_retention.services.run import run_batch_member, run_work_batch, run_work_item
+from ecr_retention.workflow import BatchEvaluated, BatchMember, RepositoryEvaluated, WorkBatch, WorkItem
 
 
 @logger.inject_lambda_context(correlation_id_path="runId")
@@ -20,6 +23,14 @@ from ecr_retention.workflow import RepositoryEvaluated, WorkItem
 @cyclic_gc_off()
 def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
     wiring = wiring or evaluate_at_cold_start()
+
+    def seconds_left() -> float:
+        return context.get_remaining_time_in_millis() / 1000
+
+    if isinstance(event, dict) and "repositories" in event:
+        return evaluate_batch(event, wiring, seconds_left)
+    if isinstance(event, dict) and "afterBatch" in event:
+        return evaluate_member(event, wiring, seconds_left)
     item = parse_event(event, WorkItem, "work item")
     report = run_work_item(
         wiring.config,
@@ -28,15 +39,41 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         repository=item.repository,
         dry_run=item.dry_run,
         key=item.region,
-        seconds_left=lambda: context.get_remaining_time_in_millis() / 1000,
+        seconds_left=seconds_left,
     )
+    log_evaluated(report)
+    return evaluated(report).to_wire()
+
+
+def evaluate_batch(event: dict[str, Any], wiring: RunWiring, seconds_left: Callable[[], float]) -> dict[str, Any]:
+    batch = parse_event(event, WorkBatch, "batch of work items")
+    reports = run_work_batch(wiring.config, wiring.adapters, batch, seconds_left=seconds_left)
+    for report in reports:
+        log_evaluated(report)
+    return BatchEvaluated(repositories=[evaluated(report) for report in reports]).to_wire()
+
+
+def evaluate_member(event: dict[str, Any], wiring: RunWiring, seconds_left: Callable[[], float]) -> dict[str, Any]:
+    member = parse_event(event, BatchMember, "repository of a batch")
+    report = run_batch_member(wiring.config, wiring.adapters, member, seconds_left=seconds_left)
+    if report is None:
+        logger.info("repository reported by its batch", extra={"repository": member.repository})
+        return BatchEvaluated(repositories=[]).to_wire()
+    log_evaluated(report)
+    return evaluated(report).to_wire()
+
+
+def log_evaluated(report: RepositoryReport) -> None:
     logger.info(
         "repository evaluated",
-        extra={"repository": item.repository, "region": report.region, "outcome": report.outcome},
+        extra={"repository": report.repository_name, "region": report.region, "outcome": report.outcome},
     )
+
+
+def evaluated(report: RepositoryReport) -> RepositoryEvaluated:
     return RepositoryEvaluated(
         repository=report.repository_name,
         outcome=report.outcome,
         deleted=len(report.deleted),
         failed=len(report.failed),
-    ).to_wire()
+    )

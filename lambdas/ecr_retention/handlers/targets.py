@@ -10,7 +10,7 @@ from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, targets_at_cold_start
 from ecr_retention.services.run import start_run
-from ecr_retention.workflow import RunRequest
+from ecr_retention.workflow import REPOSITORIES_PER_BATCH, RunRequest
 
 
 @logger.inject_lambda_context(log_event=True)
@@ -25,6 +25,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         trigger=request.trigger,
         repositories=request.repositories,
         key=request.region,
+        batch_size=REPOSITORIES_PER_BATCH,
     )
     # The run id exists from here on; the other steps take it from their input (correlation_id_path).
     with logger.append_context_keys(correlation_id=record.run_id):

@@ -3,12 +3,14 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
 from ecr_retention.clock import utc_now
+from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
@@ -43,8 +45,9 @@ from ecr_retention.services.report import (
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import each_registry_templates
-from ecr_retention.workflow import RunRecord, WorkItem, new_run_id
+from ecr_retention.workflow import BatchMember, RunRecord, WorkBatch, WorkItem, new_run_id
 
+logger = logging.getLogger(__name__)
 NO_REPORT = (
     "its evaluation stored no report: the invocation crashed or timed out "
     "(the workflow's map run lists the failed item and its error)"
@@ -187,11 +190,12 @@ def start_run(
     repositories: Sequence[str] | None = None,
     key: str | None = None,
     force_dry_run: bool = False,
+    batch_size: int | None = None,
 ) -> RunRecord:
     """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read: every pruned
     registry's repositories a policy matches (a schedule), or the pushed ones of the registry of that key (the
     request's `region`: PrunedRegistry.key). Every pruned registry's replication is stored, for the evaluations and
-    the run's end."""
+    the run's end. With `batch_size` (the workflow's), the work items in batches too, for its Map (WorkBatch)."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
     pushed_to = _pushed_to(adapters, repositories, key)
     items: list[WorkItem] = []
@@ -213,6 +217,7 @@ def start_run(
         targets_key=files.write_targets(items),
         count=len(items),
         bucket=adapters.bucket.name,
+        batches_key=None if batch_size is None else files.write_batches(WorkBatch.of(items, batch_size)),
     )
 
 
@@ -230,11 +235,13 @@ def run_work_item(
     dry_run: bool,
     key: str | None = None,
     seconds_left: Callable[[], float] | None = None,
+    stored: StoredReplication | None = None,
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of the registry of that key: the work item's `region`,
-    PrunedRegistry.key) with the inventory as it is now, and store its report."""
+    PrunedRegistry.key) with the inventory as it is now, and store its report. `stored`: the run's replication
+    record, when the caller read it already (a batch reads it once)."""
     pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
-    stored = files.load_replication()
+    stored = stored if stored is not None else files.load_replication()
     inputs = RunInputs(
         run_id=run_id,
         config=config,
@@ -260,6 +267,67 @@ def run_work_item(
     )
     files.store_report(report, pruned.key)
     return report
+
+
+class BatchOutOfTime(Exception):
+    """A batch's invocation stopped before its time ran out: the workflow evaluates the repositories it left (and any
+    without a report) each in an invocation of its own."""
+
+
+# A batch starts no repository with less than this left of its invocation: a repository's evaluation stops its calls
+# services.act.DEADLINE_MARGIN_SECONDS before the end, which leaves the rest of a slow one to the next run; a batch
+# leaves the repositories it has not started to invocations of their own instead.
+BATCH_RESERVE_SECONDS = 120.0
+
+
+def run_work_batch(
+    config: RetentionConfig,
+    adapters: Adapters,
+    batch: WorkBatch,
+    *,
+    seconds_left: Callable[[], float] | None = None,
+) -> list[RepositoryReport]:
+    """The worker step for a batch: each repository evaluated as run_work_item does, in its own guard: one that fails
+    leaves no report (the report step lists it failed, as an invocation that crashed) and the others go on. Raises
+    BatchOutOfTime, naming the repositories not started, when less than BATCH_RESERVE_SECONDS remain."""
+    reports: list[RepositoryReport] = []
+    # The run's replication record is the run's, whatever the repository: read once. The inventory is read again for
+    # each repository, as close to its deletions as before batches (services.evaluate).
+    stored = RunFiles(adapters.bucket, batch.run_id).load_replication()
+    for index, repository in enumerate(batch.repositories):
+        if seconds_left is not None and seconds_left() < BATCH_RESERVE_SECONDS:
+            rest = ", ".join(batch.repositories[index:])
+            raise BatchOutOfTime(
+                f"{len(batch.repositories) - index} repositories left to their own invocations: {rest}"
+            )
+        evaluated = contain(
+            partial(
+                run_work_item, config, adapters, run_id=batch.run_id, repository=repository,
+                dry_run=batch.dry_run, key=batch.region, seconds_left=seconds_left, stored=stored,
+            ),
+            log=logger,
+            what=f"evaluating {repository} (in a batch)",
+        )  # fmt: skip
+        if not isinstance(evaluated, Defect):
+            reports.append(evaluated)
+    return reports
+
+
+def run_batch_member(
+    config: RetentionConfig,
+    adapters: Adapters,
+    member: BatchMember,
+    *,
+    seconds_left: Callable[[], float] | None = None,
+) -> RepositoryReport | None:
+    """A repository of a batch that ended early, in an invocation of its own: evaluated unless its batch stored its
+    report already (None then: evaluating it twice would act twice)."""
+    if RunFiles(adapters.bucket, member.run_id).has_report(member.repository, member.region):
+        return None
+    return run_work_item(
+        config, adapters, run_id=member.run_id, repository=member.repository, dry_run=member.dry_run,
+        key=member.region, seconds_left=seconds_left,
+    )  # fmt: skip
 
 
 def unreported_targets(

@@ -26,9 +26,10 @@ How it is wired, and what is adapted (nothing else is):
   calls the real handler of that function (found through the function's `Handler` in the template) in this
   process, with a fake Lambda context, and answers as Lambda does: the handler's return value as the payload,
   or, when the handler raises, `FunctionError: Unhandled` with `errorType` and `errorMessage`.
-* "A crashed worker" is the router raising in place of the evaluate handler for one repository (as an
-  invocation that crashed or timed out: it stores no report). The Map tolerates it; the report lists the
-  repository as failed ("stored no report").
+* "A crashed worker" is the router raising in place of the evaluate handler whenever its event names one repository
+  (as an invocation that crashed or timed out: it stores no report): the batch's invocation, then that repository's
+  own. The child execution evaluates the batch's other repositories one invocation each; the report lists the
+  crashed repository as failed ("stored no report"). tests/integration/workflow/test_batches_on_moto.py has more.
 """
 
 from __future__ import annotations
@@ -244,6 +245,11 @@ def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPa
         yield world
 
 
+def names(event: dict[str, Any]) -> list[str]:
+    """The repositories an evaluate invocation was given: a batch's, or one (a batch's member)."""
+    return list(event["repositories"]) if "repositories" in event else [event["repository"]]
+
+
 def outcomes(report: dict[str, Any]) -> list[tuple[str, str]]:
     return [(r["repositoryName"], r["outcome"]) for r in report["repositories"]]
 
@@ -273,7 +279,10 @@ def test_a_scheduled_run_ends_as_its_report_says(world: World) -> None:
     assert world.tags("app") == {"v2", "v4"}
     assert world.tags("team-a/api") == {"v4"}
     assert world.tags("unmanaged") == {"v1", "v2", "v3", "v4"}
-    assert [handler for handler, _ in world.router.invocations] == ["targets", "evaluate", "evaluate", "report"]
+    # One batch: both repositories in one child execution and one invocation.
+    assert [handler for handler, _ in world.router.invocations] == ["targets", "evaluate", "report"]
+    [batch] = [event for handler, event in world.router.invocations if handler == "evaluate"]
+    assert batch["repositories"] == ["app", "team-a/api"]
     [message] = world.messages()
     assert message["Subject"].startswith("ecr-retention run ok: deleted 5 images")
     assert report["runId"] in message["Message"]
@@ -291,14 +300,14 @@ def test_a_push_run_evaluates_only_the_pushed_repositories_a_policy_matches(worl
     assert world.tags("team-a/api") == {"v4"}
     assert world.tags("app") == {"v1", "v2", "v3", "v4"}
     assert world.tags("unmanaged") == {"v1", "v2", "v3", "v4"}
-    evaluated = [event["repository"] for handler, event in world.router.invocations if handler == "evaluate"]
-    assert evaluated == ["team-a/api"]
+    evaluated = [names(event) for handler, event in world.router.invocations if handler == "evaluate"]
+    assert evaluated == [["team-a/api"]]
     [message] = world.messages()
     assert message["Subject"].startswith("ecr-retention run ok: deleted 3 images")
 
 
 def test_a_crashed_worker_is_reported_failed_and_the_others_finish(world: World) -> None:
-    world.router.crash = lambda handler, event: handler == "evaluate" and event["repository"] == "team-a/api"
+    world.router.crash = lambda handler, event: handler == "evaluate" and "team-a/api" in names(event)
 
     execution = world.run({"trigger": "schedule"})
 
@@ -315,6 +324,9 @@ def test_a_crashed_worker_is_reported_failed_and_the_others_finish(world: World)
     [message] = world.messages()
     assert "partial" in message["Subject"]
     assert "team-a/api: failed" in message["Message"]
+    # The batch crashed; its child execution then gave each repository an invocation of its own.
+    evaluated = [names(event) for handler, event in world.router.invocations if handler == "evaluate"]
+    assert evaluated == [["app", "team-a/api"], ["app"], ["team-a/api"]]
     # The Map run itself succeeded (its failed item is within ToleratedFailurePercentage): the Catch was not taken.
     events = world.event_types(execution)
     assert "MapRunSucceeded" in events
@@ -429,7 +441,7 @@ def test_one_run_prunes_both_registries_and_keeps_what_either_runs(two_regions: 
     assert world.tags("team-a/api", REGION) == {"v4"}
     assert report["totals"]["deleted"] == 2 + 3 + 1 + 2
     items = [event for handler, event in world.router.invocations if handler == "evaluate"]
-    assert sorted((item.get("region", REGION), item["repository"]) for item in items) == [
+    assert sorted((item["region"] or REGION, name) for item in items for name in names(item)) == [
         ("eu-west-1", "app"),
         ("eu-west-1", "team-a/api"),
         ("us-east-1", "app"),

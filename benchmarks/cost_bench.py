@@ -1,0 +1,644 @@
+"""What a run costs on AWS, counted: the state machine as the CDK stack synthesizes it, executed by moto's Step
+Functions interpreter (as tests/integration/workflow/test_state_machine_on_moto.py runs it) with the real handlers
+answering its Lambda tasks in this process, over a registry of --repositories repositories of --images images each.
+Every billable unit of a scheduled sweep and of a push run is counted, then priced from benchmarks/prices.json (dated,
+with its sources), beside the floor: the Lambda compute the evaluations themselves need.
+
+    .venv/bin/python benchmarks/cost_bench.py [--repositories 100 1000] [--images 4] [--pushes-a-day 20]
+
+How each unit is counted (docs/cost.md says more):
+- state transitions: every state entered, in the parent execution and in each child execution of the Distributed Map
+  (read from the execution's history), plus one per child execution started (the Map's own item dispatch);
+- Lambda: each invocation of each function, its duration measured here (the CPU time of the thread that runs the
+  handler, moto's answers included: the interpreter runs the Map's children in threads of one process, whose wall
+  times share one GIL and mean nothing) rounded up to the millisecond, times the function's configured memory (the template's MemorySize); the init of a
+  cold start (billed since 2025-08) at --init-seconds per cold start, one per concurrent worker of the Map at most;
+- the floor: the measured time (the same CPU time) of each repository's evaluation (services.run.run_work_item) times the evaluate
+  function's memory: the compute the work needs whatever the orchestration;
+- requests: every AWS API call the handlers and the interpreter made (botocore's, counted by operation), S3 by
+  price class, DynamoDB by read and write, SNS publishes; KMS: one GenerateDataKey per publish to the encrypted topic;
+- logs: the bytes the handlers wrote (Powertools' JSON lines) plus Lambda's START/END/REPORT lines (300 bytes an
+  invocation), and the execution log's events at the state machine's log level (the history's events, without
+  execution data, each with the envelope CloudWatch Logs adds);
+- events: one EventBridge Scheduler invocation per sweep; a push run: the push queue's requests (ECR's events on the
+  default bus are free).
+Durations on moto are this machine's, without the network latency of real AWS calls: the floor measured here is lower
+than on AWS, so the ratios printed are conservative. 10,000 and 100,000 repositories are extrapolated linearly from
+the largest measured registry's units (said so in the output). Asserts nothing about cost or time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import os
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from measuring import add_tree_argument, check_tree, in_tree
+
+PRICES = Path(__file__).resolve().parent / "prices.json"
+REGION = "eu-west-1"
+BUCKET = "inventory-bucket"
+RULES = """\
+version: 1
+dry_run: false
+safety: {min_age: 1d, max_delete_fraction: 0.9, inventory_max_age: 6h, clusters: [prod], optional_clusters: [dev]}
+policies:
+  - repositories: ["repo-*"]
+    rules:
+      - delete: {tags: ["v*"], older_than: 30d, keep_newest: 2}
+"""
+PLATFORM_LOG_BYTES = 300  # START, END and REPORT lines of one invocation
+LOG_ENVELOPE_BYTES = 26  # CloudWatch Logs meters each event's message plus 26 bytes
+MONTH_DAYS = 30
+
+
+# --- counting ---------------------------------------------------------------------------------------------------
+
+
+class CountingStream(io.TextIOBase):
+    """Stands in for sys.stdout while the handlers run: counts what they print (their log lines), keeps nothing."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            self.bytes += len(text.encode())
+        return len(text)
+
+    def writable(self) -> bool:
+        return True
+
+
+@dataclass
+class Counted:
+    """The units of one run, as counted."""
+
+    invocations: Counter[str] = field(default_factory=Counter)  # function -> invocations
+    milliseconds: Counter[str] = field(default_factory=Counter)  # function -> billed milliseconds (rounded up)
+    evaluation_seconds: float = 0.0  # the floor's work: run_work_item, summed
+    evaluation_calls: int = 0  # the AWS API calls made inside run_work_item
+    handler_calls: Counter[str] = field(default_factory=Counter)  # function -> AWS API calls its invocations made
+    evaluations: int = 0
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # (service, operation) -> calls
+    log_bytes_lambda: int = 0
+    log_bytes_states: int = 0
+    transitions: int = 0
+    child_executions: int = 0
+    seconds: float = 0.0  # the run's wall time here
+    events: Counter[str] = field(default_factory=Counter)  # history event type -> events, every execution
+    event_bytes: int = 0
+
+
+_where = (
+    threading.local()
+)  # .handler: the function whose handler runs on this thread; .evaluating: inside run_work_item
+
+
+@contextmanager
+def counting_calls(counted: Callable[[], Counted]) -> Iterator[None]:
+    """Every botocore API call made off the main thread (the interpreter's and the handlers'), by operation; the
+    benchmark's own calls (start, describe, history) run on the main thread and are not the run's."""
+    from botocore.client import BaseClient
+
+    original = BaseClient._make_api_call
+
+    def make_api_call(client: BaseClient, operation: str, parameters: dict[str, Any]) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            counted().calls[client.meta.service_model.service_name, operation] += 1
+            handler = getattr(_where, "handler", None)
+            if handler is not None:
+                counted().handler_calls[handler] += 1
+            if getattr(_where, "evaluating", False):
+                counted().evaluation_calls += 1
+        return original(client, operation, parameters)
+
+    BaseClient._make_api_call = make_api_call  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        BaseClient._make_api_call = original  # type: ignore[method-assign]
+
+
+# --- the synthesized definition ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    definition: dict[str, Any]
+    handlers: dict[str, str]  # function ARN -> handler module
+    memory_mb: dict[str, int]  # handler module -> configured memory
+    log_level: str
+    map_concurrency: int
+
+
+def function_arn(logical_id: str) -> str:
+    from moto.core import DEFAULT_ACCOUNT_ID
+
+    return f"arn:aws:lambda:{REGION}:{DEFAULT_ACCOUNT_ID}:function:{logical_id}"
+
+
+def synthesize(scratch: Path) -> Synthesized:
+    from aws_cdk.assertions import Template
+
+    from support.infra_stacks import CONTEXT, build_stack, rules_file
+
+    stack = build_stack(rules_file(scratch, RULES), CONTEXT)
+    resources = Template.from_stack(stack).to_json()["Resources"]
+    bucket_id = stack.get_logical_id(stack.inventory.bucket.node.default_child)
+
+    def resolve(part: Any) -> str:
+        if isinstance(part, str):
+            return part
+        [(function, argument)] = part.items()
+        if function == "Fn::GetAtt" and resources[argument[0]]["Type"] == "AWS::Lambda::Function":
+            return function_arn(argument[0])
+        if function == "Ref" and argument == bucket_id:
+            return BUCKET
+        if function == "Ref" and argument == "AWS::Partition":
+            return "aws"
+        raise SystemExit(f"a token this benchmark does not resolve: {part!r}")
+
+    [machine] = [r for r in resources.values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
+    separator, parts = machine["Properties"]["DefinitionString"]["Fn::Join"]
+    handlers, memory = {}, {}
+    for logical_id, resource in resources.items():
+        handler = str(resource["Properties"].get("Handler", "")) if resource["Type"] == "AWS::Lambda::Function" else ""
+        if handler.startswith("ecr_retention.handlers."):
+            module = handler.split(".")[2]
+            handlers[function_arn(logical_id)] = module
+            memory[module] = int(resource["Properties"]["MemorySize"])
+    definition = json.loads(separator.join(resolve(part) for part in parts))
+    level = machine["Properties"].get("LoggingConfiguration", {}).get("Level", "OFF")
+    maps = [state for state in definition["States"].values() if state["Type"] == "Map"]
+    return Synthesized(definition, handlers, memory, level, int(maps[0].get("MaxConcurrency", 0)))
+
+
+def adapt_for_moto(definition: dict[str, Any]) -> dict[str, Any]:
+    """The two spellings moto's interpreter does not accept yet (as the workflow tests adapt them), nothing else."""
+    adapted = json.loads(json.dumps(definition))
+    for state in adapted["States"].values():
+        if state["Type"] == "Map" and "ToleratedFailurePercentage" in state:
+            state["ToleratedFailurePercentage"] = float(state["ToleratedFailurePercentage"])
+        if state["Type"] == "Map" and "ResultWriter" in state:
+            state["ResultWriter"].pop("WriterConfig", None)
+    return adapted
+
+
+# --- the run -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Runner:
+    synthesized: Synthesized
+    counted: Counted = field(default_factory=Counted)
+    stream: CountingStream = field(default_factory=CountingStream)
+
+    def invoke(self, parameters: dict[str, Any], region: str, state_credentials: Any) -> dict[str, Any]:
+        """In place of moto's Lambda invoke: the real handler, timed, its log lines counted."""
+        from importlib import import_module
+
+        from support.lambda_stack import FakeContext
+
+        handler = self.synthesized.handlers[parameters["FunctionName"]]
+        event = json.loads(parameters["Payload"])
+        module = import_module(f"ecr_retention.handlers.{handler}")
+        started = time.thread_time()
+        _where.handler = handler
+        try:
+            result = module.lambda_handler(event, FakeContext(function_name=f"ecr-retention-{handler}"))
+        except Exception as error:
+            failure = {"errorMessage": str(error), "errorType": type(error).__name__, "stackTrace": []}
+            answer = {"StatusCode": 200, "FunctionError": "Unhandled", "Payload": failure}
+        else:
+            answer = {"StatusCode": 200, "Payload": json.loads(json.dumps(result))}
+        elapsed = time.thread_time() - started
+        _where.handler = None
+        self.counted.invocations[handler] += 1
+        self.counted.milliseconds[handler] += max(1, math.ceil(elapsed * 1000))
+        return {**answer, "ExecutedVersion": "$LATEST"}
+
+    def timing_evaluations(self) -> Callable[[], None]:
+        """Wraps run_work_item wherever the handlers reach it: the floor's time, one repository's evaluation."""
+        import ecr_retention.handlers.evaluate as handler
+        import ecr_retention.services.run as service
+
+        original = service.run_work_item
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.thread_time()
+            _where.evaluating = True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                _where.evaluating = False
+                self.counted.evaluation_seconds += time.thread_time() - started
+                self.counted.evaluations += 1
+
+        patched = [module for module in (handler, service) if getattr(module, "run_work_item", None) is original]
+        for module in patched:
+            module.run_work_item = timed  # type: ignore[attr-defined]
+
+        def undo() -> None:
+            for module in patched:
+                module.run_work_item = original  # type: ignore[attr-defined]
+
+        return undo
+
+
+def provision(repositories: int, images: int, machine_definition: dict[str, Any]) -> str:
+    """Inside moto: the stack's resources, `repositories` repositories of `images` releases each (the newest two and
+    one in use kept), the environment the stack gives the functions; returns the state machine's ARN."""
+    import boto3
+    from moto.core import DEFAULT_ACCOUNT_ID
+
+    from support.lambda_stack import push
+
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
+    sns = boto3.client("sns", region_name=REGION)
+    topic = sns.create_topic(Name="reports")["TopicArn"]
+    boto3.client("dynamodb", region_name=REGION).create_table(
+        TableName="leases",
+        KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    machine = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
+        name="pruning", definition=json.dumps(machine_definition), roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/sfn"
+    )["stateMachineArn"]
+    ecr = boto3.client("ecr", region_name=REGION)
+    host = f"{DEFAULT_ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com"
+    running = []
+    for index in range(repositories):
+        name = f"repo-{index:05d}"
+        ecr.create_repository(repositoryName=name)
+        digests = [push(ecr, name, f"v{n}", timedelta(days=100 - n), seed=f"{name}:v{n}") for n in range(1, images + 1)]
+        running.append({"image": f"{host}/{name}@{digests[0]}", "digest": digests[0], "namespace": "prod",
+                        "workload": f"Deployment/{name}", "container": "app", "source": "pod"})  # fmt: skip
+    manifest = {"schemaVersion": 1, "cluster": "prod", "generatedAt": datetime.now(UTC).isoformat(),
+                "complete": True, "images": running}  # fmt: skip
+    s3.put_object(Bucket=BUCKET, Key="in-use/prod.json", Body=json.dumps(manifest))
+    environment = {
+        "BUCKET_NAME": BUCKET,
+        "TOPIC_ARN": topic,
+        "LEASE_TABLE": "leases",
+        "STATE_MACHINE_ARN": machine,
+        "SENTINEL_ROLE_ARN": f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/ecr-retention-Sentinel",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "EcrRetention",
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+    }
+    import os
+
+    os.environ.update(environment)
+    return str(machine)
+
+
+@contextmanager
+def counting_events(counted: Callable[[], Counted]) -> Iterator[None]:
+    """Every history event the interpreter adds, in the parent execution and in the Map's child executions (whose
+    events moto keeps out of the parent's history, as AWS keeps them in each child's): the states entered and the
+    execution log's events."""
+    from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
+
+    original = EventManager.add_event
+
+    def add_event(
+        manager: Any, context: Any, event_type: Any, event_details: Any = None, *args: Any, **kwargs: Any
+    ) -> int:
+        counted().events[str(event_type.value)] += 1
+        counted().event_bytes += len(json.dumps(event_details or {}, default=str)) if event_details else 0
+        return int(original(manager, context, event_type, event_details, *args, **kwargs))
+
+    EventManager.add_event = add_event  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        EventManager.add_event = original  # type: ignore[method-assign]
+
+
+def count_execution(sfn: Any, arn: str, counted: Counted, log_level: str) -> None:
+    """The transitions and the execution log of one run, from the events the interpreter added: a transition for
+    each state entered (in the parent and in every child) and for each child execution the Map started (counted by
+    the map run); at log level ALL every event is logged (ERROR: the failures only), without execution data."""
+    entered = sum(n for kind, n in counted.events.items() if kind.endswith("StateEntered"))
+    children = 0
+    for listed in sfn.list_map_runs(executionArn=arn)["mapRuns"]:
+        children += sfn.describe_map_run(mapRunArn=listed["mapRunArn"])["executionCounts"]["total"]
+    counted.transitions += entered + children
+    counted.child_executions += children
+    logged = {kind: n for kind, n in counted.events.items()
+              if log_level == "ALL" or (log_level != "OFF" and ("Failed" in kind or "TimedOut" in kind))}  # fmt: skip
+    # Each logged event: its type, ids, timestamp, the execution's and the state's ARNs (about 400 bytes without
+    # execution data), and CloudWatch Logs' per-event envelope.
+    counted.log_bytes_states += sum(logged.values()) * (400 + LOG_ENVELOPE_BYTES)
+
+
+def run(runner: Runner, machine: str, execution_input: dict[str, Any]) -> Counted:
+    import boto3
+
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    runner.counted = Counted()
+    bytes_before = runner.stream.bytes
+    started = time.perf_counter()
+    name = f"{execution_input['trigger']}-{time.time_ns()}"
+    arn = sfn.start_execution(stateMachineArn=machine, name=name, input=json.dumps(execution_input))["executionArn"]
+    while (described := sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
+        time.sleep(0.05)
+    runner.counted.seconds = time.perf_counter() - started
+    if described["status"] != "SUCCEEDED":
+        raise SystemExit(f"the run ended {described['status']}: {described.get('error')} {described.get('cause')}")
+    count_execution(sfn, arn, runner.counted, runner.synthesized.log_level)
+    invocations = sum(runner.counted.invocations.values())
+    runner.counted.log_bytes_lambda = runner.stream.bytes - bytes_before + invocations * PLATFORM_LOG_BYTES
+    return runner.counted
+
+
+# --- pricing -----------------------------------------------------------------------------------------------------
+
+S3_WRITE_CLASS = {"PutObject", "CopyObject", "PostObject", "ListObjects", "ListObjectsV2", "ListObjectVersions",
+                  "CreateMultipartUpload", "UploadPart", "CompleteMultipartUpload", "ListMultipartUploads"}  # fmt: skip
+DYNAMODB_WRITES = {"PutItem", "DeleteItem", "UpdateItem", "BatchWriteItem"}
+
+
+@dataclass(frozen=True)
+class Units:
+    """A run's billable units (floats: extrapolated units scale)."""
+
+    transitions: float
+    child_executions: float
+    lambda_requests: float
+    lambda_gb_seconds: float
+    floor_gb_seconds: float
+    s3_write_class: float
+    s3_read_class: float
+    logs_bytes: float
+    sns_publishes: float
+    kms_requests: float
+    scheduler_invocations: float
+    sqs_requests: float
+    dynamodb_writes: float
+    dynamodb_reads: float
+    evaluations: float
+    seconds: float
+
+    def scaled(self, factor: float) -> Units:
+        return Units(**{name: value * factor for name, value in self.__dict__.items()})
+
+    def extrapolated(self, smaller: Units | None, size: int, smaller_size: int, target: int) -> Units:
+        """Linear in the repositories: through both counted registries (a run's fixed part and each repository's
+        part), or in proportion to this one alone."""
+        if smaller is None or smaller_size == size:
+            return self.scaled(target / size)
+        slopes = {
+            name: (value - smaller.__dict__[name]) / (size - smaller_size) for name, value in self.__dict__.items()
+        }
+        return Units(**{name: value + slopes[name] * (target - size) for name, value in self.__dict__.items()})
+
+
+def units_of(
+    counted: Counted, memory_mb: dict[str, int], *, trigger: str, cold_starts: float, init: float, latency: float
+) -> Units:
+    """`latency`: seconds each AWS API call of a handler waits on the network on AWS (none on moto in process), added
+    to its invocation's duration, and to the floor for the calls of the evaluations."""
+    calls = counted.calls
+    s3 = {operation: n for (service, operation), n in calls.items() if service == "s3"}
+    dynamodb = {operation: n for (service, operation), n in calls.items() if service == "dynamodb"}
+    gb_seconds = sum(ms / 1000 * memory_mb[function] / 1024 for function, ms in counted.milliseconds.items())
+    gb_seconds += cold_starts * init * memory_mb["evaluate"] / 1024
+    gb_seconds += sum(n * latency * memory_mb[function] / 1024 for function, n in counted.handler_calls.items())
+    publishes = sum(n for (service, operation), n in calls.items() if (service, operation) == ("sns", "Publish"))
+    return Units(
+        transitions=counted.transitions,
+        child_executions=counted.child_executions,
+        lambda_requests=sum(counted.invocations.values()) + (1 if trigger == "push" else 0),  # the push function
+        lambda_gb_seconds=gb_seconds + (0.1 * memory_mb.get("push", 512) / 1024 if trigger == "push" else 0),
+        floor_gb_seconds=(counted.evaluation_seconds + counted.evaluation_calls * latency)
+        * memory_mb["evaluate"]
+        / 1024,
+        s3_write_class=sum(n for operation, n in s3.items() if operation in S3_WRITE_CLASS),
+        s3_read_class=sum(n for operation, n in s3.items() if operation not in S3_WRITE_CLASS),
+        logs_bytes=counted.log_bytes_lambda + counted.log_bytes_states,
+        sns_publishes=publishes,
+        kms_requests=publishes,
+        scheduler_invocations=1 if trigger == "schedule" else 0,
+        sqs_requests=3 if trigger == "push" else 0,  # send (EventBridge), receive, delete (the push function)
+        dynamodb_writes=sum(n for operation, n in dynamodb.items() if operation in DYNAMODB_WRITES),
+        dynamodb_reads=sum(n for operation, n in dynamodb.items() if operation not in DYNAMODB_WRITES),
+        evaluations=counted.evaluations,
+        seconds=counted.seconds,
+    )
+
+
+def ratio_of(units: Units, price: dict[str, float]) -> float:
+    """A run's cost over its floor."""
+    floor = units.floor_gb_seconds * price["lambda_gb_second_x86_64"]
+    return sum(costs_of(units, price).values()) / floor if floor else math.inf
+
+
+def costs_of(units: Units, price: dict[str, float]) -> dict[str, float]:
+    return {
+        "Lambda compute (GB-s)": units.lambda_gb_seconds * price["lambda_gb_second_x86_64"],
+        "Lambda requests": units.lambda_requests * price["lambda_request"],
+        "state transitions": units.transitions * price["standard_transition"],
+        "S3 requests": units.s3_write_class * price["s3_put_copy_post_list"]
+        + units.s3_read_class * price["s3_get_and_other"],
+        "CloudWatch Logs": units.logs_bytes / 1e9 * price["logs_ingested_gb"],
+        "SNS, KMS, events, queue, leases": units.sns_publishes * price["sns_publish"]
+        + units.kms_requests * price["kms_request"]
+        + units.scheduler_invocations * price["scheduler_invocation"]
+        + units.sqs_requests * price["sqs_request"]
+        + units.dynamodb_writes * price["dynamodb_write_request"]
+        + units.dynamodb_reads * price["dynamodb_read_request"],
+    }
+
+
+# --- output ------------------------------------------------------------------------------------------------------
+
+
+def print_units(label: str, units: Units) -> None:
+    print(
+        f"  {label}: {units.evaluations:,.0f} evaluations, {units.transitions:,.0f} state transitions "
+        f"({units.child_executions:,.0f} child executions), {units.lambda_requests:,.0f} Lambda invocations, "
+        f"{units.lambda_gb_seconds:,.2f} GB-s (floor {units.floor_gb_seconds:,.2f}), S3 {units.s3_write_class:,.0f} "
+        f"PUT/LIST + {units.s3_read_class:,.0f} GET, logs {units.logs_bytes / 1e6:,.2f} MB, "
+        f"DynamoDB {units.dynamodb_writes:,.0f} writes, {units.sns_publishes:,.0f} SNS, "
+        f"wall {units.seconds:,.1f} s here"
+    )
+
+
+def print_costs(title: str, units: Units, prices: dict[str, Any], regions: list[str]) -> None:
+    print(title)
+    header = f"    {'':<32}" + "".join(f"{region:>14}" for region in regions)
+    print(header)
+    per_region = {region: costs_of(units, prices["regions"][region]) for region in regions}
+    for item in next(iter(per_region.values())):
+        print(f"    {item:<32}" + "".join(f"{per_region[region][item]:>14.6f}" for region in regions))
+    totals = {region: sum(costs.values()) for region, costs in per_region.items()}
+    floors = {
+        region: units.floor_gb_seconds * prices["regions"][region]["lambda_gb_second_x86_64"] for region in regions
+    }
+    print(f"    {'total':<32}" + "".join(f"{totals[region]:>14.6f}" for region in regions))
+    print(f"    {'floor (evaluations compute)':<32}" + "".join(f"{floors[region]:>14.6f}" for region in regions))
+    ratios = {region: totals[region] / floors[region] if floors[region] else math.inf for region in regions}
+    print(f"    {'total / floor':<32}" + "".join(f"{ratios[region]:>13.2f}x" for region in regions))
+
+
+@dataclass(frozen=True)
+class Measured:
+    repositories: int
+    sweep: Counted
+    push: Counted
+    memory_mb: dict[str, int]
+    concurrency: int
+
+    def units(self, init: float, latency: float) -> tuple[Units, Units]:
+        cold = min(self.concurrency, self.sweep.invocations["evaluate"]) + 2  # the workers, targets and report
+        return (
+            units_of(self.sweep, self.memory_mb, trigger="schedule", cold_starts=cold, init=init, latency=latency),
+            units_of(self.push, self.memory_mb, trigger="push", cold_starts=1, init=init, latency=latency),
+        )
+
+
+def measure(repositories: int, images: int, scratch: Path) -> Measured:
+    from moto import mock_aws
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+
+    from ecr_retention.aws.clients import set_default_factory
+    from ecr_retention.handlers.wiring import forget_cold_start
+
+    synthesized = synthesize(scratch)
+    runner = Runner(synthesized)
+    (scratch / "retention.yaml").write_text(RULES)
+    import os
+
+    os.environ["RULES_FILE"] = str(scratch / "retention.yaml")
+    lambda_eval_utils._invoke_lambda_function = runner.invoke
+    real_stdout, sys.stdout = sys.stdout, runner.stream
+    undo = runner.timing_evaluations()
+    concurrency = synthesized.map_concurrency or 1000
+    try:
+        with (
+            mock_aws(config={"stepfunctions": {"execute_state_machine": True}}),
+            counting_calls(lambda: runner.counted),
+            counting_events(lambda: runner.counted),
+        ):
+            machine = provision(repositories, images, adapt_for_moto(synthesized.definition))
+            set_default_factory(None)
+            forget_cold_start()
+            # A run first, uncounted: the imports and the wiring of each handler are the cold start's, counted apart
+            # (--init-seconds), not the work's.
+            run(
+                runner,
+                machine,
+                {"trigger": "push", "repositories": ["repo-00001" if repositories > 1 else "repo-00000"]},
+            )
+            sweep = run(runner, machine, {"trigger": "schedule"})
+            push = run(runner, machine, {"trigger": "push", "repositories": ["repo-00000"]})
+    finally:
+        sys.stdout = real_stdout
+        undo()
+    return Measured(repositories, sweep, push, synthesized.memory_mb, concurrency)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_tree_argument(parser)
+    parser.add_argument("--repositories", type=int, nargs="+", default=[100, 1_000])
+    parser.add_argument("--images", type=int, default=4, help="images of each repository")
+    parser.add_argument("--pushes-a-day", type=int, default=20, help="push runs a day, for the month's cost")
+    parser.add_argument("--init-seconds", type=float, default=0.35, help="a cold start's init (asset_bench's figure)")
+    parser.add_argument("--regions", nargs="+", default=["us-east-1", "eu-west-1"])
+    parser.add_argument(
+        "--call-latency-ms",
+        type=float,
+        default=20.0,
+        help="what each AWS API call of a function waits on AWS, added to its duration (moto answers in process)",
+    )
+    arguments = parser.parse_args()
+    in_tree(arguments.tree)
+    check_tree(arguments.tree)
+    import tempfile
+
+    prices = json.loads(PRICES.read_text())
+    print(f"prices: benchmarks/prices.json, as of {prices['asOf']} ({', '.join(sorted(prices['sources']))} pricing)")
+    latency = arguments.call_latency_ms / 1000
+    measured: list[tuple[int, Units, Units]] = []
+    for repositories in arguments.repositories:
+        with tempfile.TemporaryDirectory(prefix="cost-bench-") as scratch:
+            counted = measure(repositories, arguments.images, Path(scratch))
+        sweep, push = counted.units(arguments.init_seconds, latency)
+        sweep_moto, _ = counted.units(arguments.init_seconds, 0.0)
+        measured.append((repositories, sweep, push))
+        print(f"counted, {repositories:,} repositories x {arguments.images} images, on moto's interpreter:")
+        print_units("scheduled sweep", sweep)
+        print_units("push run (1 repository)", push)
+        calls = counted.sweep.calls
+        print(f"  the sweep's API calls: {', '.join(f'{s}:{o} {n:,}' for (s, o), n in sorted(calls.items()))}")
+        events = counted.sweep.events
+        print(f"  the sweep's execution events: {', '.join(f'{k} {n:,}' for k, n in sorted(events.items()))}")
+        print(
+            f"  CPU time here: {counted.sweep.evaluation_seconds / max(1, counted.sweep.evaluations) * 1000:,.1f} ms "
+            f"an evaluation, {counted.sweep.evaluation_calls / max(1, counted.sweep.evaluations):,.1f} AWS calls an "
+            f"evaluation; without the calls' latency the sweep costs "
+            f"{ratio_of(sweep_moto, prices['regions']['us-east-1']):,.2f}x its floor"
+        )
+    largest, sweep, push = measured[-1]
+    smaller_size, smaller, _ = measured[0]
+    for repositories, units in [(n, u) for n, u, _ in measured]:
+        print_costs(f"scheduled sweep of {repositories:,} repositories (counted), USD:", units, prices,
+                    arguments.regions)  # fmt: skip
+    for target in (10_000, 100_000):
+        how = f"{smaller_size:,} and {largest:,}" if smaller_size != largest else f"{largest:,}"
+        print_costs(
+            f"scheduled sweep of {target:,} repositories (extrapolated linearly from {how} counted), USD:",
+            sweep.extrapolated(smaller, largest, smaller_size, target),
+            prices,
+            arguments.regions,
+        )
+    print_costs("push run of 1 repository (counted), USD:", push, prices, arguments.regions)
+    for target in (10_000,):
+        scaled = sweep.extrapolated(smaller, largest, smaller_size, target)
+        month = {
+            region: MONTH_DAYS
+            * (
+                sum(costs_of(scaled, prices["regions"][region]).values())
+                + arguments.pushes_a_day * sum(costs_of(push, prices["regions"][region]).values())
+            )
+            for region in arguments.regions
+        }
+        shown = ", ".join(f"{region} {value:.4f}" for region, value in month.items())
+        print(f"month ({MONTH_DAYS} days): a daily sweep of {target:,} repositories + {arguments.pushes_a_day} push "
+              f"runs a day, USD: {shown}")  # fmt: skip
+    at_10k = sweep.extrapolated(smaller, largest, smaller_size, 10_000)
+    ratio = ratio_of(at_10k, prices["regions"]["us-east-1"])
+    push_cost = sum(costs_of(push, prices["regions"]["us-east-1"]).values())
+    sweep_cost = sum(costs_of(at_10k, prices["regions"]["us-east-1"]).values())
+    print(f"FIGURE sweep_10k_usd {sweep_cost:.4f}")
+    print(f"FIGURE sweep_10k_cost_over_floor {ratio:.3f}")
+    print(f"FIGURE push_run_usd {push_cost:.6f}")
+
+
+if __name__ == "__main__":
+    import os
+
+    os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+    for variable in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):  # moto's; never real credentials
+        os.environ[variable] = "testing"
+    os.environ.pop("AWS_PROFILE", None)
+    main()
