@@ -236,16 +236,18 @@ def run_work_item(
     key: str | None = None,
     seconds_left: Callable[[], float] | None = None,
     stored: StoredReplication | None = None,
+    inventory: Callable[[], Inventory] | None = None,
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of the registry of that key: the work item's `region`,
     PrunedRegistry.key) with the inventory as it is now, and store its report. `stored`: the run's replication
-    record, when the caller read it already (a batch reads it once)."""
+    record, when the caller read it already (a batch reads it once); `inventory`: the batch's reading of the
+    inventory (BatchInventory), read now otherwise."""
     pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
     stored = stored if stored is not None else files.load_replication()
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=read_run_inventory(adapters.bucket),
+        inventory=inventory() if inventory is not None else read_run_inventory(adapters.bucket),
         dry_run=effective_dry_run(config, dry_run),
         replication=stored.of(pruned.region),
         snapshots=adapters.bucket,
@@ -280,6 +282,24 @@ class BatchOutOfTime(Exception):
 BATCH_RESERVE_SECONDS = 120.0
 
 
+class BatchInventory:
+    """The in-use inventory (manifests, memory) as one batch's invocation reads it: once, on its first repository's
+    evaluation, and shared by the others of the batch, as `ecr-retention run` shares one reading among all of a
+    run's repositories. A batch runs within minutes (BATCH_RESERVE_SECONDS before the function's timeout at most), and
+    the inventory's own freshness checks (safety.inventory_max_age, a manifest's generatedAt) judge the reading as
+    they judge one made a second earlier. A read that fails is not kept: that repository fails alone (its guard) and
+    the next one reads again. Never shared across invocations or runs."""
+
+    def __init__(self, bucket: VersionedBucket) -> None:
+        self._bucket = bucket
+        self._read: Inventory | None = None
+
+    def __call__(self) -> Inventory:
+        if self._read is None:
+            self._read = read_run_inventory(self._bucket)
+        return self._read
+
+
 def run_work_batch(
     config: RetentionConfig,
     adapters: Adapters,
@@ -291,9 +311,10 @@ def run_work_batch(
     leaves no report (the report step lists it failed, as an invocation that crashed) and the others go on. Raises
     BatchOutOfTime, naming the repositories not started, when less than BATCH_RESERVE_SECONDS remain."""
     reports: list[RepositoryReport] = []
-    # The run's replication record is the run's, whatever the repository: read once. The inventory is read again for
-    # each repository, as close to its deletions as before batches (services.evaluate).
+    # The run's replication record is the run's, whatever the repository: read once, and so is the inventory
+    # (BatchInventory: its first repository reads it).
     stored = RunFiles(adapters.bucket, batch.run_id).load_replication()
+    inventory = BatchInventory(adapters.bucket)
     for index, repository in enumerate(batch.repositories):
         if seconds_left is not None and seconds_left() < BATCH_RESERVE_SECONDS:
             rest = ", ".join(batch.repositories[index:])
@@ -304,6 +325,7 @@ def run_work_batch(
             partial(
                 run_work_item, config, adapters, run_id=batch.run_id, repository=repository,
                 dry_run=batch.dry_run, key=batch.region, seconds_left=seconds_left, stored=stored,
+                inventory=inventory,
             ),
             log=logger,
             what=f"evaluating {repository} (in a batch)",
