@@ -237,11 +237,13 @@ def run_work_item(
     seconds_left: Callable[[], float] | None = None,
     stored: StoredReplication | None = None,
     inventory: Callable[[], Inventory] | None = None,
+    held: list[RepositoryReport] | None = None,
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of the registry of that key: the work item's `region`,
     PrunedRegistry.key) with the inventory as it is now, and store its report. `stored`: the run's replication
     record, when the caller read it already (a batch reads it once); `inventory`: the batch's reading of the
-    inventory (BatchInventory), read now otherwise."""
+    inventory (BatchInventory), read now otherwise; `held`: a batch's reports to store together at its end, where a
+    report of an evaluation that changed nothing goes instead of an object of its own (changed_nothing)."""
     pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
     stored = stored if stored is not None else files.load_replication()
     inputs = RunInputs(
@@ -267,8 +269,27 @@ def run_work_item(
         clock=adapters.clock,
         seconds_left=seconds_left,
     )
-    files.store_report(report, pruned.key)
+    if held is not None and (inputs.dry_run or changed_nothing(report)):
+        held.append(report)
+    else:
+        files.store_report(report, pruned.key)
     return report
+
+
+def changed_nothing(report: RepositoryReport) -> bool:
+    """Whether an evaluation left its registry as it found it: nothing deleted, archived, restored, cancelled or
+    failed on the way. Its report may wait for its batch's end (one object for the batch): were the batch's invocation
+    to crash first, the workflow evaluates the repository again, which acts no more than this evaluation did. A report
+    of an evaluation that changed something is stored before the next repository starts, as before batches: an
+    evaluation never acts twice, and the run's report never leaves out what one did."""
+    return report.outcome != "failed" and not (
+        report.deleted
+        or report.archived
+        or report.cancelled
+        or report.failed
+        or report.restored
+        or report.restore_failed
+    )
 
 
 class BatchOutOfTime(Exception):
@@ -308,15 +329,22 @@ def run_work_batch(
     seconds_left: Callable[[], float] | None = None,
 ) -> list[RepositoryReport]:
     """The worker step for a batch: each repository evaluated as run_work_item does, in its own guard: one that fails
-    leaves no report (the report step lists it failed, as an invocation that crashed) and the others go on. Raises
-    BatchOutOfTime, naming the repositories not started, when less than BATCH_RESERVE_SECONDS remain."""
+    leaves no report (the report step lists it failed, as an invocation that crashed) and the others go on. The
+    reports of those that changed nothing are stored together, in one object, at the batch's end (changed_nothing).
+    Raises BatchOutOfTime, naming the repositories not started, when less than BATCH_RESERVE_SECONDS remain, after
+    storing the held reports each in its own object, where the evaluations of the rest in invocations of their own
+    look (run_batch_member)."""
     reports: list[RepositoryReport] = []
+    held: list[RepositoryReport] = []
+    files = RunFiles(adapters.bucket, batch.run_id)
     # The run's replication record is the run's, whatever the repository: read once, and so is the inventory
     # (BatchInventory: its first repository reads it).
-    stored = RunFiles(adapters.bucket, batch.run_id).load_replication()
+    stored = files.load_replication()
     inventory = BatchInventory(adapters.bucket)
     for index, repository in enumerate(batch.repositories):
         if seconds_left is not None and seconds_left() < BATCH_RESERVE_SECONDS:
+            for report in held:
+                files.store_report(report, batch.region)
             rest = ", ".join(batch.repositories[index:])
             raise BatchOutOfTime(
                 f"{len(batch.repositories) - index} repositories left to their own invocations: {rest}"
@@ -325,13 +353,14 @@ def run_work_batch(
             partial(
                 run_work_item, config, adapters, run_id=batch.run_id, repository=repository,
                 dry_run=batch.dry_run, key=batch.region, seconds_left=seconds_left, stored=stored,
-                inventory=inventory,
+                inventory=inventory, held=held,
             ),
             log=logger,
             what=f"evaluating {repository} (in a batch)",
         )  # fmt: skip
         if not isinstance(evaluated, Defect):
             reports.append(evaluated)
+    files.store_batch_reports(held, batch.region)
     return reports
 
 
