@@ -34,6 +34,9 @@ REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.h
 # per event that alerted (<time>-<event>-alert.json, services/removals.py AlertClaim): one alert per event however
 # often it is delivered.
 REMOVALS_PREFIX = "removals/"
+# Holds (domain/holds/): holds/<region>/<repository>/<digest>.json, one object per held image, written (with a
+# conditional write) and deleted only by the roles the stack names as holders (and deleted by the break-glass role).
+HOLDS_PREFIX = "holds/"
 ALERT_CLAIM_SUFFIX = "-alert.json"
 
 
@@ -229,3 +232,10 @@ EKS_CLUSTERS_VARIABLE = "EKS_CLUSTERS"
 # 500 ARNs are about 35 KB, over Lambda's 4 KB for a function's environment (EKS_CLUSTERS, still read, holds none then).
 EKS_CLUSTERS_FILE_VARIABLE = "EKS_CLUSTERS_FILE"
 EKS_CLUSTERS_FILE = "eks-clusters.json"
+
+
+def hold_key(region: str, repository: str, digest: str) -> str:
+    """Where the hold of one image lives: one object per (Region, repository, digest); a repository's slashes stay, so
+    that `holds/<region>/<repository>/` lists that repository's holds (and its sub-repositories', which the reader
+    tells apart by the digest being the last part)."""
+    return f"{HOLDS_PREFIX}{region}/{repository}/{digest}.json"
