@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.holds.model import Holds, read_holds
 from ecr_retention.domain.inventory.manifest import (
     Inventory,
     ManifestDocument,
@@ -15,9 +16,22 @@ from ecr_retention.domain.inventory.manifest import (
     spoke_account_of_source,
     with_memory,
 )
-from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, SPOKE_FOLDER, SPOKE_FOLDER_FILES, format_limit
+from ecr_retention.domain.limits import (
+    HOLD_OBJECT,
+    IN_USE_MANIFEST,
+    IN_USE_MEMORY,
+    SPOKE_FOLDER,
+    SPOKE_FOLDER_FILES,
+    format_limit,
+)
 from ecr_retention.domain.timestamps import format_timestamp
-from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE, memory_deletion_acknowledgement_key
+from ecr_retention.layout import (
+    HOLDS_PREFIX,
+    IN_USE_MEMORY_KEY,
+    IN_USE_PREFIX,
+    MEMORY_FILE,
+    memory_deletion_acknowledgement_key,
+)
 from ecr_retention.ports import Bucket, StorageUnavailable, VersionedBucket
 
 MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under; rename or remove it"
@@ -43,7 +57,27 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
         read = _read_manifest(bucket, key) if account is None else folders[account].read(bucket, key, account)
         if read is not None:  # replaced between the listing and the read: the next run sees it
             documents.append((key, read))
-    return with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
+    inventory = with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
+    return replace(inventory, holds=read_holds_from_bucket(bucket))
+
+
+def read_holds_from_bucket(bucket: Bucket) -> Holds:
+    """Every object under holds/, size-capped, read as domain/holds/model.py reads them (fail closed: an object that
+    is no valid hold keeps the image its key names, or blocks the run when it names none)."""
+    return read_holds(
+        (f"s3://{bucket.name}/{key}", key, _read_hold(bucket, key))
+        for key in sorted(bucket.list_objects(HOLDS_PREFIX))
+        if not key.endswith("/")
+    )
+
+
+def _read_hold(bucket: Bucket, key: str) -> bytes | InputError:
+    try:
+        body = bucket.read(key, max_bytes=HOLD_OBJECT.max_bytes)
+    except InputError as error:
+        return error
+    # removed between the listing and the read: read as what it was, an object whose key names the image
+    return InputError(f"s3://{bucket.name}/{key}: removed while it was read") if body is None else body
 
 
 def read_run_inventory(bucket: VersionedBucket) -> Inventory:

@@ -10,11 +10,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import PurePosixPath
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, StrictInt, StringConstraints, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    StrictInt,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
-from typing import Self
 
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
 from ecr_retention.domain.inventory.clusters import ACCOUNT_PATTERN
@@ -31,7 +38,6 @@ AccountId = Annotated[str, StringConstraints(pattern=f"^{ACCOUNT_PATTERN}$")]
 TagName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
 Owner = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
 HoldReason = Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=r"^[^\x00-\x1f\x7f]+$")]
-
 
 
 def _supported_schema_version(version: int) -> int:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.holds.model import ENDING_SOON, Hold, HeldImage, Holds
+from ecr_retention.domain.holds.model import ENDING_SOON, HeldImage, Hold, Holds
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import format_timestamp
 
@@ -90,7 +90,10 @@ def _bounded(hold: Hold, max_hold: timedelta) -> tuple[datetime, str | None]:
     longest = hold.created_at + max_hold
     if hold.until <= longest:
         return hold.until, None
-    return longest, f"asked until {format_timestamp(hold.until)}, bounded by safety.max_hold {format_duration(max_hold)}"
+    return (
+        longest,
+        f"asked until {format_timestamp(hold.until)}, bounded by safety.max_hold {format_duration(max_hold)}",
+    )
 
 
 def expired_warning(hold: Hold, until: datetime) -> str:
