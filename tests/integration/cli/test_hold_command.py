@@ -5,14 +5,17 @@ reason and end in the report; a lifted hold lets it go; bad holds are one line a
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ecr_retention.domain.config import RetentionConfig
-from support.pipeline_harness import CliResult, Pipeline, run_cli, write_rules
-from support.realistic_registry import BUCKET
+from ecr_retention.domain.holds.model import Hold, hold_json
+from ecr_retention_dev.scenario import REGION
+from support.pipeline_harness import NOW, CliResult, Pipeline, run_cli, write_rules
+from support.realistic_registry import ACCOUNT, BUCKET
 
 
 def one_line(result: CliResult) -> str:
@@ -177,3 +180,32 @@ def test_a_run_with_an_unreadable_hold_deletes_nothing(
 
     assert pipeline.state() == before
     assert any("holds/notes.json: unreadable hold" in line for line in report["blocked"])
+
+
+def test_an_ended_hold_lets_the_run_delete_the_image_and_is_listed_once(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repository, digest, _ = a_deleted_image(pipeline, pipeline.config(dry_run=False))
+    ended = Hold(
+        schema_version=1,
+        registry_id=ACCOUNT,
+        region=REGION,
+        repository=repository,
+        digest=digest,
+        owner="alice@example.com",
+        reason="incident INC-7",
+        created_at=NOW - timedelta(days=10),
+        until=NOW - timedelta(days=1),
+    )
+    pipeline.s3.put_object(Bucket=BUCKET, Key=ended.image.key, Body=hold_json(ended))
+
+    report = run_report(pipeline, tmp_path, capsys)
+    listed = hold(pipeline, capsys, "list")
+
+    assert entry_of(report, repository, digest)[0] == "deleted"
+    assert digest not in pipeline.state()[repository]
+    warning = f"hold on {repository}@{digest} in {REGION} by alice@example.com ended at "
+    assert len([line for line in report["warnings"] if line.startswith(warning)]) == 1
+    told = [line for repo in report["repositories"] for line in repo["warnings"] if line.startswith(warning)]
+    assert len(told) == 1  # in the report of the repository it holds in, and no other
+    assert "ended" in listed.stdout.splitlines()[1]

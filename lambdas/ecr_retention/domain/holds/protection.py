@@ -39,10 +39,14 @@ class HoldCheck:
 
     live: dict[tuple[str, str], list[LiveHold]] = field(default_factory=dict)  # (repository, digest) -> holds
     blocked: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    # By repository: an ended or malformed hold is told once, in the plan of the repository it is of.
+    warnings: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def of(self, repository: str, digest: str) -> list[LiveHold]:
         return self.live.get((repository, digest), [])
+
+    def warnings_of(self, repository: str) -> tuple[str, ...]:
+        return self.warnings.get(repository, ())
 
 
 NO_HOLD_CHECK = HoldCheck()
@@ -60,20 +64,20 @@ def check_holds(holds: Holds, registry: RegistryCoordinates, now: datetime, max_
     if not holds:
         return NO_HOLD_CHECK
     live: defaultdict[tuple[str, str], list[LiveHold]] = defaultdict(list)
-    warnings: list[str] = []
+    warnings: defaultdict[str, list[str]] = defaultdict(list)
     for hold in holds.held:
         if not in_registry(hold.image, hold.registry_id, registry):
             continue
         until, note = _bounded(hold, max_hold)
         if until <= now:
-            warnings.append(expired_warning(hold, until))
+            warnings[hold.repository].append(expired_warning(hold, until))
             continue
         live[(hold.repository, hold.digest)].append(LiveHold(hold.image, hold, until, note))
     for malformed in holds.malformed:
         for image in malformed.images:
             if in_registry(image, None, registry):
                 live[(image.repository, image.digest)].append(LiveHold(image, None, None, malformed.problem))
-                warnings.append(
+                warnings[image.repository].append(
                     f"{malformed.source}: malformed hold: {malformed.problem}; it keeps {image} until it is fixed "
                     "or removed (docs/holds.md)"
                 )
@@ -82,7 +86,9 @@ def check_holds(holds: Holds, registry: RegistryCoordinates, now: datetime, max_
         "removed (docs/holds.md)"
         for source, problem in sorted(holds.unreadable.items())
     )
-    return HoldCheck(dict(live), blocked, tuple(dict.fromkeys(warnings)))
+    return HoldCheck(
+        dict(live), blocked, {repository: tuple(dict.fromkeys(told)) for repository, told in warnings.items()}
+    )
 
 
 def _bounded(hold: Hold, max_hold: timedelta) -> tuple[datetime, str | None]:

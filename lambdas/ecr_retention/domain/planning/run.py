@@ -136,7 +136,7 @@ def build_run_context(
         warnings=reading_warnings(inventory.memory, inventory, now, grace)
     )
     holds = check_holds(inventory.holds, registry, now, config.safety.max_hold)
-    check += InventoryCheck(blocked=holds.blocked, warnings=holds.warnings)
+    check += InventoryCheck(blocked=holds.blocked)
     if replication_problem is not None:
         check += InventoryCheck(blocked=(replication_problem,))
     return RunContext(
@@ -189,6 +189,7 @@ def _plan_with_policy(
     """Rules, then guards, then one action per image; the repository's warnings come with its plan."""
     images = RepositoryImages.of(repository, run.now)
     findings = Findings()
+    findings.warnings.extend(run.holds.warnings_of(images.name))
     apply_rules(run.rules[policy_index], images, findings, other_tags=run.other_tags, now=run.now)
     apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age, holds=run.holds, now=run.now)
     defer_to_sources(images, findings, replicated)
