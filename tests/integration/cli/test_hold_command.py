@@ -209,3 +209,26 @@ def test_an_ended_hold_lets_the_run_delete_the_image_and_is_listed_once(
     told = [line for repo in report["repositories"] for line in repo["warnings"] if line.startswith(warning)]
     assert len(told) == 1  # in the report of the repository it holds in, and no other
     assert "ended" in listed.stdout.splitlines()[1]
+
+
+def test_a_hold_ending_within_seven_days_is_named_in_the_summary_and_the_page(
+    pipeline: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repository, digest, _ = a_deleted_image(pipeline, pipeline.config(dry_run=False))
+    hold(pipeline, capsys, "add", f"{repository}@{digest}", "--until", "3d", "--reason", "audit", "--owner", "bob")
+    rules = str(write_rules(tmp_path, dry_run=True))
+    page = tmp_path / "run.html"
+
+    ran = run_cli(pipeline.recorder, capsys, "run", "--config", rules, "--bucket", BUCKET)
+    paged = run_cli(
+        pipeline.recorder, capsys, "run", "--config", rules, "--bucket", BUCKET, "--format", "html", "--out", str(page)
+    )
+
+    lines = ran.stdout.splitlines()
+    heading = lines.index("Holds ending within 7 days (1):")
+    assert lines[heading + 1].startswith(f"  - {repository}@{digest} in {REGION}, held by bob until ")
+    assert lines[heading + 1].endswith(": audit")
+    assert paged.code == 0, paged.stderr
+    text = page.read_text()
+    assert "held by bob until " in text
+    assert "Holds ending within 7 days" in text
