@@ -278,13 +278,14 @@ class PruningWorkflow(Construct):
         # s3:prefix condition key is absent from a GetObject request, so a narrowed ListBucket does not count).
         role.add_to_principal_policy(access.list_statement(self._bucket, None))
         role.add_to_principal_policy(memory_versions_statement(self._bucket))
-        # The sentinel's record of removals, read when an in-use reference is missing, to say when and by what it went.
+        # The sentinel's record of removals, read when an in-use reference is missing, to say when and by what it went;
+        # the holds, read with the inventory (the holds that end soon are named in the summary).
         removals = f"{layout.REMOVALS_PREFIX}*"
         role.add_to_principal_policy(
             access.objects_statement(
                 self._bucket,
                 ["s3:GetObject"],
-                [runs, in_use, layout.IN_USE_MEMORY_KEY, removals],
+                [runs, in_use, layout.IN_USE_MEMORY_KEY, removals, f"{constants.HOLDS_PREFIX}*"],
             )
         )
         # The run's in-use check (services.in_use_check): every in-use reference into the registry against what

@@ -219,7 +219,11 @@ class Sentinel(Construct):
         # ListBucket unconditioned, as the evaluation's (the s3:prefix condition key is absent from a GetObject).
         role.add_to_principal_policy(access.list_statement(bucket, None))
         role.add_to_principal_policy(
-            access.objects_statement(bucket, ["s3:GetObject"], [in_use, cache, removals, layout.IN_USE_MEMORY_KEY])
+            access.objects_statement(
+                bucket,
+                ["s3:GetObject"],
+                [in_use, cache, removals, layout.IN_USE_MEMORY_KEY, f"{constants.HOLDS_PREFIX}*"],
+            )
         )
         written = [removals, cache] if doctor else [removals]
         role.add_to_principal_policy(access.objects_statement(bucket, ["s3:PutObject"], written))

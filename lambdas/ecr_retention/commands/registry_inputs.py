@@ -102,7 +102,7 @@ def _regions(registries: Sequence[Snapshot]) -> str:
 
 def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = False) -> RegistryInputs:
     """`several` without `region`: every Region's kept snapshots, each Region's a registry of its own."""
-    from ecr_retention.services.inventory import read_inventory_from_bucket
+    from ecr_retention.services.inventory import read_inventory_with_holds
     from ecr_retention.services.swept import ListedFirst, load_swept_registries, load_swept_registry
 
     region = _region_option(region)
@@ -111,7 +111,7 @@ def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = 
         registries = (
             load_swept_registries(bucket) if several and region is None else (load_swept_registry(bucket, region),)
         )
-        inventory = read_inventory_from_bucket(bucket)
+        inventory = read_inventory_with_holds(bucket)
     first, *others = registries
     return RegistryInputs(
         snapshot=first.snapshot,

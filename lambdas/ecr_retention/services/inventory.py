@@ -57,8 +57,13 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
         read = _read_manifest(bucket, key) if account is None else folders[account].read(bucket, key, account)
         if read is not None:  # replaced between the listing and the read: the next run sees it
             documents.append((key, read))
-    inventory = with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
-    return replace(inventory, holds=read_holds_from_bucket(bucket))
+    return with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
+
+
+def read_inventory_with_holds(bucket: Bucket) -> Inventory:
+    """As read_inventory_from_bucket, with the holds (holds/) beside the manifests: what decides a plan, and what the
+    sentinel matches a removal against. The tagger reads no holds (it tags what runs)."""
+    return replace(read_inventory_from_bucket(bucket), holds=read_holds_from_bucket(bucket))
 
 
 def read_holds_from_bucket(bucket: Bucket) -> Holds:
@@ -82,10 +87,10 @@ def _read_hold(bucket: Bucket, key: str) -> bytes | InputError:
 
 def read_run_inventory(bucket: VersionedBucket) -> Inventory:
     """The inventory a run decides on (the evaluations, the report step, `ecr-retention run`): as
-    read_inventory_from_bucket, and a memory that is missing because it was deleted blocks like an unreadable one,
+    read_inventory_with_holds, and a memory that is missing because it was deleted blocks like an unreadable one,
     until that deletion is acknowledged; otherwise every image it alone protected would be deleted as on a first run.
     The report step then leaves it unwritten (services/memory.py), so the block holds until someone acts."""
-    inventory = read_inventory_from_bucket(bucket)
+    inventory = read_inventory_with_holds(bucket)
     if inventory.memory is not None or inventory.memory_problem is not None:
         return inventory
     deleted = deleted_memory(bucket)

@@ -78,7 +78,7 @@ from ecr_retention.ports import (
 )
 from ecr_retention.registries import PrunedRegistry, Registries, deciding_sources
 from ecr_retention.services.act import restore
-from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.inventory import read_inventory_from_bucket, read_inventory_with_holds
 from ecr_retention.services.removals import (
     AlertClaim,
     AlertClaims,
@@ -189,7 +189,7 @@ def watch_removals(
     recorded = tuple(record_removals(ports.bucket, removals))
     replication = read_replication(here.port)  # once: what runs here, and who decides the replicas here
     here = here.reading(replication.replication_configuration)
-    inventory = read_inventory_from_bucket(ports.bucket)
+    inventory = read_inventory_with_holds(ports.bucket)
     held = untold_held(inventory, removals, told.removals, config, here, now)
     references, notes = running_references(config, inventory, now, here, replication.problem)
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
