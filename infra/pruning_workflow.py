@@ -315,6 +315,7 @@ class PruningWorkflow(Construct):
             {
                 runs: "The run's targets and repository reports, listed and read by run id.",
                 in_use: "The in-use manifests, read to publish each expected cluster's manifest age.",
+                f"{constants.HOLDS_PREFIX}*": "Every hold, read with the inventory: those that end soon are named.",
                 removals: "The sentinel's record of removals, one object per removal, read for the repositories "
                 "where an in-use image is missing.",
                 reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json, and the "

@@ -235,6 +235,7 @@ class Sentinel(Construct):
                 cache: "In-use index manifests are read by digest to know their children"
                 + (" (and the doctor caches those it reads)." if doctor else "."),
                 removals: "Each removal is recorded under its repository, and the recent ones are read to alert once.",
+                f"{constants.HOLDS_PREFIX}*": "Every hold is read: a removal of a held image is alerted.",
             },
         )
 
