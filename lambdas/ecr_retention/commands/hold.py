@@ -13,7 +13,7 @@ from ecr_retention.clock import utc_now
 from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, region_options
 from ecr_retention.domain.durations import parse_duration
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.holds.model import DEFAULT_MAX_HOLD, Holds, hold_json
+from ecr_retention.domain.holds.model import DEFAULT_MAX_HOLD, Hold, Holds, hold_json
 from ecr_retention.domain.holds.protection import ending_soon
 from ecr_retention.domain.timestamps import format_timestamp, parse_timestamp
 from ecr_retention.loading import load_config
@@ -150,20 +150,8 @@ def holds_document(holds: Holds, region: str | None, now: datetime) -> dict[str,
 
 
 def holds_table(holds: Holds, region: str | None, now: datetime) -> list[str]:
-    soon = {hold.image for hold, _ in ending_soon(holds, now, DEFAULT_MAX_HOLD)}
     rows: list[tuple[str, ...]] = [("REGION", "IMAGE", "OWNER", "UNTIL", "STATE", "REASON")]
-    rows += [
-        (
-            hold.region,
-            hold.placed_on,
-            hold.owner,
-            format_timestamp(hold.until),
-            "ended" if hold.until <= now else ("ends soon" if hold.image in soon else "in force"),
-            hold.reason,
-        )
-        for hold in holds.held
-        if region in (None, hold.region)
-    ]
+    rows += _held_rows(holds, region, now)
     rows += [
         (image.region, f"{image.repository}@{image.digest}", "?", "-", "malformed", malformed.problem)
         for malformed in holds.malformed
@@ -171,3 +159,18 @@ def holds_table(holds: Holds, region: str | None, now: datetime) -> list[str]:
     ]
     rows += [("?", source, "?", "-", "unreadable", problem) for source, problem in sorted(holds.unreadable.items())]
     return format_rows(rows) if len(rows) > 1 else ["no holds"]
+
+
+def _held_rows(holds: Holds, region: str | None, now: datetime) -> list[tuple[str, ...]]:
+    soon = {hold.image for hold, _ in ending_soon(holds, now, DEFAULT_MAX_HOLD)}
+
+    def state(hold: Hold) -> str:
+        if hold.until <= now:
+            return "ended"
+        return "ends soon" if hold.image in soon else "in force"
+
+    return [
+        (hold.region, hold.placed_on, hold.owner, format_timestamp(hold.until), state(hold), hold.reason)
+        for hold in holds.held
+        if region in (None, hold.region)
+    ]

@@ -193,10 +193,7 @@ def watch_removals(
     held = untold_held(inventory, removals, told.removals, config, here, now)
     references, notes = running_references(config, inventory, now, here, replication.problem)
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
-    broken: tuple[Broken, ...] = ()
-    if candidates:
-        broken = left_to_sources(config, ports.registries, here, repository, confirm(here.port, repository, candidates))
-        broken = tuple(heal(item, config, here) for item in broken)
+    broken = confirmed_and_healed(config, ports, here, repository, candidates)
     if not broken and not held:
         return Watched(repository, recorded, region=here.named)
     notes = (*notes, *ignored_notes(ports.bucket, told.ignored))
@@ -214,6 +211,20 @@ def watch_removals(
         region=here.named,
         held=tuple(item.held.image.key for item in held),
     )
+
+
+def confirmed_and_healed(
+    config: RetentionConfig,
+    ports: SentinelPorts,
+    here: PrunedRegistry,
+    repository: str,
+    candidates: Sequence[tuple[PulledReference, Removal]],
+) -> tuple[Broken, ...]:
+    """What the registry confirms broken (and this Region is to alert), each healed where it can be."""
+    if not candidates:
+        return ()
+    broken = left_to_sources(config, ports.registries, here, repository, confirm(here.port, repository, candidates))
+    return tuple(heal(item, config, here) for item in broken)
 
 
 def untold_held(

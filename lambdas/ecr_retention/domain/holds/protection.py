@@ -65,22 +65,8 @@ def check_holds(holds: Holds, registry: RegistryCoordinates, now: datetime, max_
         return NO_HOLD_CHECK
     live: defaultdict[tuple[str, str], list[LiveHold]] = defaultdict(list)
     warnings: defaultdict[str, list[str]] = defaultdict(list)
-    for hold in holds.held:
-        if not in_registry(hold.image, hold.registry_id, registry):
-            continue
-        until, note = _bounded(hold, max_hold)
-        if until <= now:
-            warnings[hold.repository].append(expired_warning(hold, until))
-            continue
-        live[(hold.repository, hold.digest)].append(LiveHold(hold.image, hold, until, note))
-    for malformed in holds.malformed:
-        for image in malformed.images:
-            if in_registry(image, None, registry):
-                live[(image.repository, image.digest)].append(LiveHold(image, None, None, malformed.problem))
-                warnings[image.repository].append(
-                    f"{malformed.source}: malformed hold: {malformed.problem}; it keeps {image} until it is fixed "
-                    "or removed (docs/holds.md)"
-                )
+    _add_valid(holds, registry, now, max_hold, live, warnings)
+    _add_malformed(holds, registry, live, warnings)
     blocked = tuple(
         f"{source}: unreadable hold: {problem}; it may hold any image, so nothing is deleted until it is fixed or "
         "removed (docs/holds.md)"
@@ -89,6 +75,41 @@ def check_holds(holds: Holds, registry: RegistryCoordinates, now: datetime, max_
     return HoldCheck(
         dict(live), blocked, {repository: tuple(dict.fromkeys(told)) for repository, told in warnings.items()}
     )
+
+
+def _add_valid(
+    holds: Holds,
+    registry: RegistryCoordinates,
+    now: datetime,
+    max_hold: timedelta,
+    live: defaultdict[tuple[str, str], list[LiveHold]],
+    warnings: defaultdict[str, list[str]],
+) -> None:
+    for hold in holds.held:
+        if not in_registry(hold.image, hold.registry_id, registry):
+            continue
+        until, note = _bounded(hold, max_hold)
+        if until <= now:
+            warnings[hold.repository].append(expired_warning(hold, until))
+        else:
+            live[(hold.repository, hold.digest)].append(LiveHold(hold.image, hold, until, note))
+
+
+def _add_malformed(
+    holds: Holds,
+    registry: RegistryCoordinates,
+    live: defaultdict[tuple[str, str], list[LiveHold]],
+    warnings: defaultdict[str, list[str]],
+) -> None:
+    for malformed in holds.malformed:
+        for image in malformed.images:
+            if not in_registry(image, None, registry):
+                continue
+            live[(image.repository, image.digest)].append(LiveHold(image, None, None, malformed.problem))
+            warnings[image.repository].append(
+                f"{malformed.source}: malformed hold: {malformed.problem}; it keeps {image} until it is fixed or "
+                "removed (docs/holds.md)"
+            )
 
 
 def _bounded(hold: Hold, max_hold: timedelta) -> tuple[datetime, str | None]:
