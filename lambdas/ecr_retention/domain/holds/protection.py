@@ -52,7 +52,7 @@ class HoldCheck:
 NO_HOLD_CHECK = HoldCheck()
 
 
-def in_registry(image: HeldImage, registry_id: str | None, registry: RegistryCoordinates) -> bool:
+def held_here(image: HeldImage, registry_id: str | None, registry: RegistryCoordinates) -> bool:
     """Whether a hold's image is of this registry (an unknown account or Region, offline, matches)."""
     same_region = registry.region is None or registry.region == image.region
     return same_region and (registry.registry_id is None or registry_id is None or registry_id == registry.registry_id)
@@ -86,7 +86,7 @@ def _add_valid(
     warnings: defaultdict[str, list[str]],
 ) -> None:
     for hold in holds.held:
-        if not in_registry(hold.image, hold.registry_id, registry):
+        if not held_here(hold.image, hold.registry_id, registry):
             continue
         until, note = _bounded(hold, max_hold)
         if until <= now:
@@ -103,7 +103,7 @@ def _add_malformed(
 ) -> None:
     for malformed in holds.malformed:
         for image in malformed.images:
-            if not in_registry(image, None, registry):
+            if not held_here(image, None, registry):
                 continue
             live[(image.repository, image.digest)].append(LiveHold(image, None, None, malformed.problem))
             warnings[image.repository].append(
