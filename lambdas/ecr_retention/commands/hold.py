@@ -21,7 +21,7 @@ from ecr_retention.tables import format_rows, printable
 
 REFERENCE = re.compile(
     r"^(?P<repository>(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*)"
-    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})|@(?P<digest>sha256:[0-9a-f]{64}))$"
+    r"(?::(?P<tag>[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})|@(?P<digest>sha256:[0-9a-f]{64}))?$"
 )
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
         "(docs/holds.md). Exit 0 ok, 2 bad input.",
     )
     actions = parser.add_subparsers(dest="hold_action", required=True, metavar="ACTION", parser_class=type(parser))
-    add = actions.add_parser("add", help="place a hold: REPOSITORY:TAG or REPOSITORY@DIGEST")
+    add = actions.add_parser("add", help="place a hold: REPOSITORY[:TAG|@DIGEST] (a repository alone: its latest)")
     add.add_argument("image", metavar="REPOSITORY[:TAG|@DIGEST]")
     add.add_argument(
         "--until", required=True, help="when the hold ends: a date (UTC midnight), an ISO 8601 time, or 30d"
@@ -64,11 +64,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def parse_image(text: str) -> tuple[str, str | None, str | None]:
+    """REPOSITORY[:TAG|@DIGEST]; a repository alone is its `latest`, as `docker pull` reads it."""
     match = REFERENCE.fullmatch(text)
     if match is None:
         raise InputError(
-            f"{text!r} is not REPOSITORY:TAG or REPOSITORY@sha256:<64 hex> (a hold names one image of one repository)"
+            f"{text!r} is not REPOSITORY[:TAG|@sha256:<64 hex>] (a hold names one image of one repository)"
         )
+    if match["digest"] is None and match["tag"] is None:
+        return match["repository"], "latest", None
     return match["repository"], match["tag"], match["digest"]
 
 

@@ -150,7 +150,7 @@ def test_a_hold_on_no_such_image_or_a_second_hold_is_refused_in_one_line(
     no_repository = hold(pipeline, capsys, "add", "nothing-here:v1", "--until", "1d", "--reason", "x")
     first = hold(pipeline, capsys, "add", f"{repository}@{digest}", "--until", "1d", "--reason", "x")
     second = hold(pipeline, capsys, "add", f"{repository}@{digest}", "--until", "2d", "--reason", "y")
-    malformed = hold(pipeline, capsys, "add", "app", "--until", "1d", "--reason", "x")
+    malformed = hold(pipeline, capsys, "add", "App:v1", "--until", "1d", "--reason", "x")
 
     assert (missing.code, no_repository.code, first.code, second.code, malformed.code) == (2, 2, 0, 2, 2)
     assert one_line(missing) == (f"ecr-retention hold: error: {repository}:no-such-tag: no such image in eu-west-1")
@@ -158,7 +158,7 @@ def test_a_hold_on_no_such_image_or_a_second_hold_is_refused_in_one_line(
         one_line(no_repository) == "ecr-retention hold: error: nothing-here:v1: no repository nothing-here in eu-west-1"
     )
     assert "is held already" in one_line(second)
-    assert "is not REPOSITORY:TAG or REPOSITORY@sha256:" in one_line(malformed)
+    assert "'App:v1' is not REPOSITORY[:TAG|@sha256:<64 hex>]" in one_line(malformed)
     assert len(pipeline.keys("holds/")) == 1
 
 
@@ -232,3 +232,15 @@ def test_a_hold_ending_within_seven_days_is_named_in_the_summary_and_the_page(
     text = page.read_text()
     assert "held by bob until " in text
     assert "Holds ending within 7 days" in text
+
+
+def test_a_repository_alone_holds_its_latest_as_docker_reads_it(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    latest = pipeline.seeded.digest("app v1.0.11")
+
+    placed = hold(pipeline, capsys, "add", "app", "--until", "1d", "--reason", "release freeze")
+
+    assert placed.code == 0, placed.stderr
+    assert one_line(placed).startswith(f"held app:latest ({latest}) in eu-west-1 for ")
+    assert pipeline.keys("holds/") == [f"holds/eu-west-1/app/{latest}.json"]
