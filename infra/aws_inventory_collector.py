@@ -44,6 +44,8 @@ ACCOUNT_WIDE_READ_ACTIONS = (
     "lambda:ListFunctions",
     "scheduler:ListSchedules",
 )
+# Amazon Inspector's reading (inspectorInUse): its one call, which IAM authorizes on "*" only.
+INSPECTOR_COVERAGE_ACTION = "inspector2:ListCoverage"
 # The calls that name a resource, each on every resource of its type in this account, in any region (the
 # collector reads every region that collectRegions names).
 SCOPED_READS = {
@@ -106,6 +108,7 @@ class AwsInventoryCollector(Construct):
         own_eks_clusters: Sequence[EksCluster] = (),
         other_cluster_names: Sequence[str] = (),
         vpc: CollectorVpc | None = None,
+        inspector_in_use: bool = False,
     ) -> None:
         """other_cluster_names: every cluster the stack knows of that the collector does not read (exporters',
         safety's): its grouped keys (infra.name_groups) never take in their manifests."""
@@ -185,6 +188,7 @@ class AwsInventoryCollector(Construct):
                 "of that role: exactly the spokeRoleArns, in a size that fits 200 accounts.",
             )
         self.reads = self._workload_reads(role)
+        self.inspector_reads = self._read_inspector(bucket, enabled=inspector_in_use)
         self.eks_access = EksClusterAccess(self, "EksAccess", role=role, clusters=own_eks_clusters)
 
     def _network(self, settings: CollectorVpc) -> FunctionNetwork:
@@ -227,6 +231,40 @@ class AwsInventoryCollector(Construct):
                     f"AwsSolutions-IAM5[Resource::{NAG_ACCOUNT_ARN.format(service=service, resource=resource)}]",
                     SCOPED_READ_REASONS[resource],
                 )
+        return policy
+
+    def _read_inspector(self, bucket: s3.IBucket, *, enabled: bool) -> iam.Policy | None:
+        """Amazon Inspector's reading (inspectorInUse): the function told so, its manifests in-use/inspector-*.json
+        (read back for the carry-over, and only the collector's: the bucket policy reserves what manifest_keys
+        lists), and inspector2:ListCoverage, the one call of aws/inspector_coverage.py, and nothing else of
+        Inspector: not its findings, not GetClustersForImage. Nothing of it without inspectorInUse."""
+        if not enabled:
+            return None
+        role = self.collector.role
+        self.function.add_environment(layout.INSPECTOR_IN_USE_VARIABLE, "true")
+        self.manifest_keys.append(constants.INSPECTOR_MANIFESTS)
+        role.add_to_principal_policy(
+            access.objects_statement(bucket, ["s3:GetObject", "s3:PutObject"], [constants.INSPECTOR_MANIFESTS])
+        )
+        access.acknowledge_key_patterns(
+            role,
+            bucket,
+            {
+                constants.INSPECTOR_MANIFESTS: "Amazon Inspector's reading, one manifest per region, "
+                "in-use/inspector-<account>-<region>.json; regions are the deployment's, named at run time."
+            },
+        )
+        policy = iam.Policy(
+            self,
+            "InspectorCoverageReads",
+            roles=[role],
+            statements=[iam.PolicyStatement(actions=[INSPECTOR_COVERAGE_ACTION], resources=["*"])],
+        )
+        nag.acknowledge(
+            policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "inspector2:ListCoverage supports no resource-level permissions; it only reads Inspector's coverage.",
+        )
         return policy
 
     @property

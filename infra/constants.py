@@ -40,6 +40,9 @@ COLLECTOR_SCHEDULE_CONTEXT_KEY = "collectorSchedule"
 # safety.inventory_max_age (6 h unless configured) and its age alarm (three quarters of it).
 DEFAULT_COLLECTOR_SCHEDULE = "rate(1 hour)"
 COLLECT_REGIONS_CONTEXT_KEY = "collectRegions"
+# Amazon Inspector's coverage as one more in-use reading (docs/aws-inventory.md, "Amazon Inspector"): off unless
+# `inspectorInUse` is true, because it needs Inspector's enhanced scanning, which is paid for.
+INSPECTOR_IN_USE_CONTEXT_KEY = "inspectorInUse"
 # The Regions whose registries the deployment prunes (docs/regions.md): the stack's own (the home Region, where the
 # bucket and the functions are) and the others, each with a small stack that forwards its ECR events to the home
 # Region's default event bus (infra.region_forwarder). Empty: the stack's own Region only.
@@ -104,6 +107,9 @@ HOLDS_PREFIX = layout.HOLDS_PREFIX  # holds/<region>/<repository>/<digest>.json:
 # it writes nothing else (infra.inventory_bucket); an EKS cluster may therefore not be named aws-*.
 AWS_INVENTORY_MANIFESTS = IN_USE_PREFIX + "aws-*.json"
 AWS_INVENTORY_NAME_PREFIX = layout.AWS_INVENTORY_NAME_PREFIX
+# Amazon Inspector's in-use reading (inspectorInUse): in-use/inspector-<account>-<region>.json, the collector's too.
+INSPECTOR_NAME_PREFIX = layout.INSPECTOR_NAME_PREFIX
+INSPECTOR_MANIFESTS = IN_USE_PREFIX + INSPECTOR_NAME_PREFIX + "*.json"
 MANIFEST_CACHE_PREFIX = layout.MANIFEST_CACHE_PREFIX
 RUNS_PREFIX = layout.RUNS_PREFIX
 REPORTS_PREFIX = layout.REPORTS_PREFIX

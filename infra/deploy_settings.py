@@ -33,6 +33,7 @@ from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
 from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
+from ecr_retention.domain.inventory.inspector import inspector_name
 from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import known_regions
 
@@ -129,6 +130,15 @@ GitHubRepositoryId = Annotated[int, Field(strict=True, ge=1)]
 # `repo:<owner>/<name>:repository_id:<id>:<context>`. IAM reads no claim of GitHub's token but aud and sub, so the
 # id is bound through the sub claim.
 SUBJECT_CLAIM_KEYS = ("repo", "repository_id", "context")
+# With `workflow`, the subject ends with the job's workflow too (`job_workflow_ref`, customized last): the reusable
+# workflow, at a branch or tag, that alone may assume the role. No wildcard: the trust matches subjects with StringLike.
+JobWorkflowRef = Annotated[
+    str,
+    StringConstraints(
+        pattern=r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}/\.github/workflows/[A-Za-z0-9_.-]{1,100}\.ya?ml"
+        r"@refs/(heads|tags)/[A-Za-z0-9_./-]{1,255}$"
+    ),
+]
 
 
 class Reviewers(BaseModel):
@@ -142,6 +152,10 @@ class Reviewers(BaseModel):
     repository_id: GitHubRepositoryId = Field(alias="repositoryId")
     branches: tuple[GitRef, ...] = ()
     pull_requests: bool = Field(default=False, alias="pullRequests")
+    # The review workflow the role trusts alone, as GitHub's job_workflow_ref claim names it
+    # (owner/repo/.github/workflows/file.yml@refs/heads/main): a reusable workflow the rules repository calls, which a
+    # pull request cannot edit (docs/review.md, "Make it required, and binding").
+    workflow: JobWorkflowRef | None = None
     # The account has GitHub's OIDC provider already (one per issuer): imported, unless this says create it.
     create_oidc_provider: bool = Field(default=False, alias="createOidcProvider")
 
@@ -168,10 +182,13 @@ class Reviewers(BaseModel):
     @property
     def subjects(self) -> list[str]:
         """The token's `sub` claims the role trusts, in the customized form (SUBJECT_CLAIM_KEYS):
-        `repo:<owner>/<name>:repository_id:<id>:pull_request` and `...:ref:refs/heads/<branch>`."""
+        `repo:<owner>/<name>:repository_id:<id>:pull_request` and `...:ref:refs/heads/<branch>`, each followed by
+        `:job_workflow_ref:<workflow>` when `workflow` pins the review workflow."""
         base = f"repo:{self.repository}:repository_id:{self.repository_id}"
-        subjects = [f"{base}:pull_request"] if self.pull_requests else []
-        return subjects + [f"{base}:ref:refs/heads/{branch}" for branch in self.branches]
+        contexts = ["pull_request"] if self.pull_requests else []
+        contexts += [f"ref:refs/heads/{branch}" for branch in self.branches]
+        pinned = f":job_workflow_ref:{self.workflow}" if self.workflow else ""
+        return [f"{base}:{context}{pinned}" for context in contexts]
 
     @model_validator(mode="after")
     def _some_ref_allowed(self) -> Reviewers:
@@ -201,6 +218,12 @@ def refuse_reserved(names: Sequence[str]) -> None:
         raise ValueError(
             f"cluster names starting with {constants.AWS_INVENTORY_NAME_PREFIX!r} are reserved for the AWS "
             f"inventory's manifests (in-use/aws-<account>-<region>.json): {', '.join(reserved)}"
+        )
+    reserved = sorted(name for name in names if name.startswith(constants.INSPECTOR_NAME_PREFIX))
+    if reserved:
+        raise ValueError(
+            f"cluster names starting with {constants.INSPECTOR_NAME_PREFIX!r} are reserved for Amazon Inspector's "
+            f"in-use reading (in-use/inspector-<account>-<region>.json): {', '.join(reserved)}"
         )
 
 
@@ -269,6 +292,8 @@ class DeploySettings(BaseModel):
         alias=constants.MAP_CONCURRENCY_CONTEXT_KEY,
     )
     aws_inventory: bool = Field(default=True, alias=constants.AWS_INVENTORY_CONTEXT_KEY)
+    # After aws_inventory: its validator checks that the collector runs.
+    inspector_in_use: bool = Field(default=False, alias=constants.INSPECTOR_IN_USE_CONTEXT_KEY)
     collector_schedule: ScheduleExpression = Field(
         default=constants.DEFAULT_COLLECTOR_SCHEDULE, alias=constants.COLLECTOR_SCHEDULE_CONTEXT_KEY
     )
@@ -320,6 +345,15 @@ class DeploySettings(BaseModel):
     repository_tag: Annotated[RepositoryTag | None, BeforeValidator(_object_from_text)] = Field(
         default=None, alias=constants.REPOSITORY_TAG_CONTEXT_KEY
     )
+
+    @field_validator("inspector_in_use")
+    @classmethod
+    def _inspector_is_read_by_the_collector(cls, enabled: bool, info: ValidationInfo) -> bool:
+        if enabled and info.data.get("aws_inventory") is False:
+            raise ValueError(
+                f"the collector reads Amazon Inspector's coverage: {constants.AWS_INVENTORY_CONTEXT_KEY} is false"
+            )
+        return enabled
 
     @field_validator("exporter_cluster_arns")
     @classmethod
@@ -478,7 +512,19 @@ class DeploySettings(BaseModel):
         ]
         if self.aws_inventory:
             sources.append(self.collector_source(account=account, region=region))
+        if self.inspector_in_use and account is not None:
+            sources.append(self.inspector_source(account=account, region=region))
         return sources
+
+    def inspector_source(self, *, account: str, region: str | None) -> tuple[str, list[ClusterId]]:
+        """Amazon Inspector's inspector-<account>-<region> readings: this account's, in each collected region (or
+        this stack's)."""
+        regions = list(self.collect_regions) or ([region] if region is not None else [])
+        return (
+            f"{constants.INSPECTOR_IN_USE_CONTEXT_KEY} (the collector writes in-use/inspector-<account>-<region>.json "
+            f"for this account, in each of {constants.COLLECT_REGIONS_CONTEXT_KEY})",
+            [ClusterId.here(inspector_name(account, where)) for where in regions],
+        )
 
     def exporter_sources(self) -> list[tuple[str, list[ClusterId]]]:
         """The exporters' clusters: those of this stack's account (and of accounts without a spoke exporter role),

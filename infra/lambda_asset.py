@@ -54,12 +54,27 @@ LOCK_PLATFORM_PREFIX = "# platform: "
 LAMBDA_TASK_ROOT = "/var/task"
 PIP_PLATFORMS = {"x86_64": "manylinux2014_x86_64", "arm64": "manylinux2014_aarch64"}
 # The AWS services the package's functions create clients for (ecr_retention.handlers.wiring; ecs, events,
-# lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts, and eks for its eksClusters), and xray, whose client the
+# lambda and scheduler for the AWS inventory collector, ecr_retention.aws.accounts, eks for its eksClusters, and
+# inspector2 for Amazon Inspector's reading, inspectorInUse), and xray, whose client the
 # X-Ray SDK's sampler creates outside a Lambda context; botocore's models of the other ~440 services are tens of
 # MB of the asset that no function reads. tests/infra/test_lambda_asset.py checks that the package asks for no
 # other service, and creates a client of each kept one from the asset.
 BOTOCORE_SERVICES = frozenset(
-    {"dynamodb", "ecr", "ecs", "eks", "events", "lambda", "s3", "scheduler", "sns", "stepfunctions", "sts", "xray"}
+    {
+        "dynamodb",
+        "ecr",
+        "ecs",
+        "eks",
+        "events",
+        "inspector2",
+        "lambda",
+        "s3",
+        "scheduler",
+        "sns",
+        "stepfunctions",
+        "sts",
+        "xray",
+    }
 )
 
 

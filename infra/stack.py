@@ -187,6 +187,7 @@ class EcrRetentionStack(Stack):
                 *(EksCluster(arn).name for arn in settings.exporter_cluster_arns),
             ],
             vpc=settings.collector_vpc,
+            inspector_in_use=settings.inspector_in_use,
         )
 
     def _protect_in_use_manifests(self, settings: DeploySettings) -> None:

@@ -12,6 +12,8 @@ from urllib.parse import quote
 IN_USE_PREFIX = "in-use/"  # in-use/<cluster>.json, one manifest per cluster
 # The AWS inventory collector's manifests, in-use/aws-<account>-<region>.json: an EKS cluster may not be named aws-*.
 AWS_INVENTORY_NAME_PREFIX = "aws-"
+# Amazon Inspector's in-use reading (inspectorInUse), in-use/inspector-<account>-<region>.json, also the collector's.
+INSPECTOR_NAME_PREFIX = "inspector-"
 MANIFEST_CACHE_PREFIX = "manifests/"  # manifests/<digest>.json: index manifests, immutable
 RUNS_PREFIX = "runs/"  # runs/<runId>/: targets.json, replication.json, repositories/*.json
 # The in-use memory (domain/in_use/memory.py): the pipeline's own state, written by the report step only.
@@ -231,6 +233,8 @@ EKS_CLUSTERS_VARIABLE = "EKS_CLUSTERS"
 # The file of the eksClusters ({"eksClusters": [<arn>, ...]}), which the stack ships in the Lambda asset and names here:
 # 500 ARNs are about 35 KB, over Lambda's 4 KB for a function's environment (EKS_CLUSTERS, still read, holds none then).
 EKS_CLUSTERS_FILE_VARIABLE = "EKS_CLUSTERS_FILE"
+# "true": the collector also reads Amazon Inspector's coverage (inspectorInUse) into in-use/inspector-<account>-<region>.json.
+INSPECTOR_IN_USE_VARIABLE = "INSPECTOR_IN_USE"
 EKS_CLUSTERS_FILE = "eks-clusters.json"
 
 

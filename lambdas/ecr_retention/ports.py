@@ -17,6 +17,7 @@ from ecr_retention.domain.inventory.aws import (
     TaskDefinition,
 )
 from ecr_retention.domain.inventory.eks_clusters import EksCluster
+from ecr_retention.domain.inventory.inspector import Coverage
 from ecr_retention.domain.inventory.kubernetes import Resource
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.registry.images import ImageDetail
@@ -354,6 +355,14 @@ class AccountReaders:
     ecs: EcsReader
     scheduled: ScheduledTaskReader
     functions: FunctionReader
+
+
+class CoverageReader(Protocol):
+    """Amazon Inspector's coverage of ECR in one account and region (aws/inspector_coverage.py)."""
+
+    def coverage(self, account: str) -> Coverage:
+        """Every ECR repository and image of the account Inspector covers; raises ReadFailed."""
+        ...
 
 
 class AccountAccess(Protocol):

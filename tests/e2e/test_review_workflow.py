@@ -1,7 +1,7 @@
-"""The pull-request check of examples/github/retention-review.yml, run for real (issue 28): the workflow's own
-steps, read from the file (the base branch's rules from git, then the same `diff` invocation on the same files), as
-bash runs them on a runner, against the bucket of the demo's emulator after its sweeps (moto in server mode). The
-rules change widens a delete rule's glob; what the check posts is the markdown `diff --bucket` prints."""
+"""The pull-request check of examples/github/retention-review.yml, run for real (issues 28 and 45): the workflow's
+review step, the composite action it uses (action.yml) executed as a runner executes it, with the step's `with:` and
+`env:` read from the file, against the bucket of the demo's emulator after its sweeps (moto in server mode). The rules
+change widens a delete rule's glob; what the check posts is the markdown `diff --bucket` prints."""
 
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ import yaml
 
 from ecr_retention_dev.demo.registry import BUCKET
 from ecr_retention_dev.demo.runner import run_demo
+from support.github_action import Contexts, evaluated_step, install_stub_pipx, pull_request_event, run_action
 
 pytestmark = pytest.mark.slow
-WORKFLOW = Path(__file__).resolve().parents[2] / "examples" / "github" / "retention-review.yml"
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / "examples" / "github" / "retention-review.yml"
 WIDENED = ('tags: ["v*"], older_than: 45d', 'tags: ["*"], older_than: 45d')  # platform/*: every tag, not only v*
 
 
@@ -32,14 +34,14 @@ class Check:
     stderr: str
 
 
-def steps() -> dict[str, dict[str, Any]]:
-    document = yaml.safe_load(WORKFLOW.read_text())
-    return {step["id"]: step for step in document["jobs"]["review"]["steps"] if "id" in step}
+def workflow() -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load(WORKFLOW.read_text())
+    return document
 
 
-def workflow_env() -> dict[str, str]:
-    document = yaml.safe_load(WORKFLOW.read_text())
-    return {name: str(value) for name, value in document["env"].items()}
+def review_step() -> dict[str, Any]:
+    step: dict[str, Any] = next(step for step in workflow()["jobs"]["review"]["steps"] if step.get("id") == "review")
+    return step
 
 
 def git(directory: Path, *argv: str) -> None:
@@ -62,35 +64,44 @@ def pull_request(tmp_path: Path, rules: str) -> Path:
 
 
 def run_check(checkout: Path, runner_temp: Path, **overrides: str) -> Check:
-    """The `base` and `diff` steps, as a runner runs them: bash -e, the workflow's and the step's environment."""
+    """The example's review step as a runner runs it: its `with:` and `env:` evaluated (the repository's variables,
+    the credentials step's outputs), the action's composite steps run; a stub pipx runs the installed CLI."""
     runner_temp.mkdir(exist_ok=True)
-    output, summary = runner_temp / "output", runner_temp / "summary"
-    environment = {
-        **os.environ,  # the demo's emulator: AWS_ENDPOINT_URL, fake credentials, the region
-        **workflow_env(),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "RUNNER_TEMP": str(runner_temp),
-        "GITHUB_OUTPUT": str(output),
-        "GITHUB_STEP_SUMMARY": str(summary),
-        "BASE_REF": "main",  # ${{ github.base_ref }}
-        "BUCKET": BUCKET,  # ${{ vars.ECR_RETENTION_BUCKET }}
-        "REVIEW_REGION": "eu-west-1",  # ${{ vars.ECR_RETENTION_REVIEW_REGION }}: the demo prunes two Regions
-        **overrides,
+    install_stub_pipx(runner_temp)
+    (runner_temp / "event.json").write_text(json.dumps(pull_request_event()))
+    credentials = {  # the demo's emulator takes any: these stand for the reviewer role's session
+        "aws-access-key-id": os.environ["AWS_ACCESS_KEY_ID"],
+        "aws-secret-access-key": os.environ["AWS_SECRET_ACCESS_KEY"],
+        "aws-session-token": os.environ.get("AWS_SESSION_TOKEN", ""),
     }
-    stderr = ""
-    for step in ("base", "diff"):
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", steps()[step]["run"]],
-            cwd=checkout,
-            env=environment,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, done.stderr
-        stderr += done.stderr
-    code = dict(line.split("=", 1) for line in output.read_text().splitlines())["code"]
-    comment = (runner_temp / "retention-diff.md").read_text()
-    return Check(code=code, comment=comment, summary=summary.read_text(), stderr=stderr)
+    github = {"base_ref": "main", "token": "ghs_runner_token"}
+    contexts = Contexts(inputs={}, github=github, steps={"aws": {"outputs": credentials}})
+    # The demo prunes two Regions: ECR_RETENTION_REVIEW_REGION names the one the check plans.
+    contexts.vars = {
+        "ECR_RETENTION_BUCKET": BUCKET,
+        "ECR_RETENTION_REVIEW_REGION": "eu-west-1",
+        "AWS_REGION": "eu-west-1",
+    }
+    inputs, step_env = evaluated_step(review_step(), contexts)
+    environment = {
+        **{
+            name: value
+            for name, value in os.environ.items()
+            if not name.startswith(("GITHUB_", "AWS_ACCESS", "AWS_SECRET", "AWS_SESSION"))
+        },
+        **step_env,
+        "PATH": f"{runner_temp}{os.pathsep}{os.environ['PATH']}",
+        "RUNNER_TEMP": str(runner_temp),
+        "GITHUB_EVENT_PATH": str(runner_temp / "event.json"),
+        "GITHUB_REPOSITORY": "acme/platform-config",
+        "PIPX_CALLS": str(runner_temp / "pipx-calls"),
+        "ECR_RETENTION_BIN": str(Path(sys.executable).parent / "ecr-retention"),
+    }
+    run = run_action(ROOT / "action.yml", inputs | overrides, env=environment, cwd=checkout, github=github)
+    assert run.outputs["exit-code"] == str(run.code), run.log
+    comment = Path(run.outputs["markdown-file"]).read_text()
+    assert run.outputs["comment-body"].strip() == comment.strip()
+    return Check(code=str(run.code), comment=comment, summary=run.summary, stderr=run.log)
 
 
 def cli(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -128,7 +139,7 @@ def checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Check]:
         checkout = pull_request(tmp_path_factory.mktemp("git"), (out / "retention.yaml").read_text())
         temp = tmp_path_factory.mktemp("runner")
         results["default"] = run_check(checkout, temp / "default")
-        results["strict"] = run_check(checkout, temp / "strict", FAIL_ON="--fail-on deletions-increase")
+        results["strict"] = run_check(checkout, temp / "strict", **{"fail-on": "deletions-increase"})
         results["plans"] = plans_both_ways(out / "retention.yaml", temp / "plans")
 
     code = run_demo(out=out, keep_running=True, write=lambda _line: None, wait=review)
@@ -161,15 +172,19 @@ def test_the_markdown_the_check_posts(checks: dict[str, Check], capsys: pytest.C
         sys.stdout.write("\n" + checks["default"].comment)
 
 
-def test_the_workflow_assumes_the_reviewer_role_and_posts_a_sticky_comment() -> None:
-    document = yaml.safe_load(WORKFLOW.read_text())
-    assert document["permissions"] == {"id-token": "write", "contents": "read", "pull-requests": "write"}
-    job_steps = document["jobs"]["review"]["steps"]
-    uses = {step["uses"].split("@")[0]: step.get("with", {}) for step in job_steps if "uses" in step}
+def test_the_workflow_assumes_the_reviewer_role_and_posts_the_comment_from_a_job_without_it() -> None:
+    document = workflow()
+    review, comment = document["jobs"]["review"], document["jobs"]["comment"]
+    assert review["permissions"] == {"id-token": "write", "contents": "read"}
+    assert comment["permissions"] == {"pull-requests": "write"}
+    uses = {step["uses"].split("@")[0]: step.get("with", {}) for step in review["steps"] if "uses" in step}
     assert (
         uses["aws-actions/configure-aws-credentials"]["role-to-assume"] == "${{ vars.ECR_RETENTION_REVIEW_ROLE_ARN }}"
     )
-    assert uses["marocchino/sticky-pull-request-comment"]["path"] == "${{ runner.temp }}/retention-diff.md"
+    assert review["outputs"]["comment-body"] == "${{ steps.review.outputs.comment-body }}"
+    (post,) = comment["steps"]
+    assert post["uses"].split("@")[0] == "OWNER/ecr-retention/action/comment"
+    assert post["with"]["body"] == "${{ needs.review.outputs.comment-body }}"
 
 
 def test_plan_bucket_plans_the_registry_the_last_sweep_left(checks: dict[str, Check]) -> None:

@@ -32,6 +32,7 @@ STEPS = {
     "evaluate": {"act", "replicas", "snapshot", "swept"},
     "in_use_check": {"removals"},
     "eks_inventory": {"aws_inventory"},
+    "inspector_inventory": {"aws_inventory"},
 }
 ALLOWED = {**ENTRY_POINTS, **STEPS}
 

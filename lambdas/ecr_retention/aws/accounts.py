@@ -10,11 +10,12 @@ import boto3
 
 from ecr_retention.aws.clients import ClientFactory
 from ecr_retention.aws.ecs_workloads import EcsWorkloads
+from ecr_retention.aws.inspector_coverage import InspectorCoverage
 from ecr_retention.aws.lambda_functions import LambdaFunctions
 from ecr_retention.aws.reading import read
 from ecr_retention.aws.scheduled_tasks import ScheduledTasks
 from ecr_retention.domain.inventory.aws import account_of_role
-from ecr_retention.ports import AccountAccess, AccountReaders
+from ecr_retention.ports import AccountAccess, AccountReaders, CoverageReader
 
 ROLE_SESSION_NAME = "ecr-retention-collector"
 # A collection of one account takes minutes; the role's default maximum session is one hour.
@@ -25,7 +26,11 @@ class CollectorAccounts(AccountAccess, Protocol):
     """The collector's accounts: what it reads in each (ports.AccountAccess), and each one's client factory, with
     which the EKS adapter (aws.eks_clusters) signs the tokens of the account's clusters."""
 
+    def own_account(self) -> str: ...
+
     def factory_for(self, account: str) -> ClientFactory: ...
+
+    def coverage(self, account: str, region: str) -> CoverageReader: ...
 
 
 class AwsAccounts:
@@ -64,6 +69,10 @@ class AwsAccounts:
             scheduled=ScheduledTasks(factory.client("events", region), factory.client("scheduler", region)),
             functions=LambdaFunctions(factory.client("lambda", region)),
         )
+
+    def coverage(self, account: str, region: str) -> CoverageReader:
+        """Amazon Inspector's coverage of ECR in the account and region (inspectorInUse)."""
+        return InspectorCoverage(self.factory_for(account).client("inspector2", region), region)
 
     def factory_for(self, account: str) -> ClientFactory:
         """The own account's factory, or one over the account's assumed role (a role listed for the own account

@@ -1,6 +1,7 @@
 """The AWS inventory collector: on its schedule, before the sweep, what ECS and Lambda use in each configured
 account and region, written to `in-use/aws-<account>-<region>.json` in the inventory bucket, and what runs in each
-EKS cluster it reads through the cluster's API (eksClusters), written to `in-use/<cluster name>.json`."""
+EKS cluster it reads through the cluster's API (eksClusters), written to `in-use/<cluster name>.json`, and, with
+inspectorInUse, Amazon Inspector's coverage of this account's ECR, written to `in-use/inspector-<account>-<region>.json`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import CollectorWiring, collector_at_cold_start
 from ecr_retention.services.aws_inventory import ManifestCollection, export_aws_inventory
 from ecr_retention.services.eks_inventory import export_eks_inventory
+from ecr_retention.services.inspector_inventory import export_inspector_coverage
 from ecr_retention.workflow import RunRequest
 
 
@@ -57,6 +59,10 @@ def collect(wiring: CollectorWiring) -> list[ManifestCollection]:
     collections = export_aws_inventory(accounts, settings.collect_regions, wiring.store, revisions=settings.revisions)
     if settings.eks_clusters:
         collections += export_eks_inventory(settings.eks_clusters, wiring.clusters(accounts), wiring.store)
+    if settings.inspector_in_use:
+        collections += export_inspector_coverage(
+            accounts.coverage, accounts.own_account(), settings.collect_regions, wiring.store
+        )
     return collections
 
 

@@ -148,6 +148,8 @@ class CollectorSettings(BucketSettings):
     # environment, or from the file the stack ships in the asset (the list outgrows the environment's 4 KB).
     eks_cluster_arns: tuple[EksClusterArn, ...] = Field(default=(), alias=layout.EKS_CLUSTERS_VARIABLE)
     eks_clusters_file: Path | None = Field(default=None, alias=layout.EKS_CLUSTERS_FILE_VARIABLE)
+    # Amazon Inspector's coverage of this account's ECR, in each collected region (services.inspector_inventory).
+    inspector_in_use: bool = Field(default=False, alias=layout.INSPECTOR_IN_USE_VARIABLE)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Self:

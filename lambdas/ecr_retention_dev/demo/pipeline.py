@@ -71,6 +71,8 @@ class Deployment:
             "COLLECT_REGIONS": json.dumps([self.region]),
             "TASK_DEFINITION_REVISIONS": "5",
             "EKS_CLUSTERS": json.dumps(list(self.eks_clusters)),
+            # inspectorInUse: the emulator serves Inspector's coverage of the ECS service's image.
+            "INSPECTOR_IN_USE": "true",
             # The stack sets it only when it prunes more than its own Region.
             **({"PRUNED_REGIONS": json.dumps(list(self.regions))} if len(self.regions) > 1 else {}),
             "POWERTOOLS_SERVICE_NAME": "ecr-retention",

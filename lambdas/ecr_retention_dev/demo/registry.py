@@ -44,6 +44,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecr_retention.domain.inventory.aws import inventory_name
+from ecr_retention.domain.inventory.inspector import inspector_name
 from ecr_retention_dev.emulator.manifests import DOCKER_MANIFEST, PushedImage, PushedIndex
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from ecr_retention_dev.emulator.workloads import MotoWorkloads
@@ -75,6 +76,8 @@ safety:
   # prod and dev, of us-prod in us-east-1 (app's deletions replicate there), and the AWS inventory collector of this
   # account and region (ECS and Lambda, docs/aws-inventory.md)
   clusters: [prod, dev, us-prod, {aws_source}]
+  # Amazon Inspector's reading of this account and region (inspectorInUse): it protects, never blocks
+  optional_clusters: [{inspector_source}]
 
 tagging:
   - clusters: [prod]
@@ -151,9 +154,15 @@ policies:
 INCIDENT_POLICY = incident_policy(description="keep 3 version images", untagged_after_days=1)
 
 
-def rules_text(*, dry_run: bool, aws_source: str) -> str:
-    """`aws_source`: the collector's manifest, `aws-<account>-<region>`, expected like a cluster's."""
-    return RULES.format(dry_run=str(dry_run).lower(), deployed_kept=DEPLOYED_KEPT, aws_source=aws_source)
+def rules_text(*, dry_run: bool, aws_source: str, inspector_source: str) -> str:
+    """`aws_source`: the collector's manifest, `aws-<account>-<region>`, expected like a cluster's;
+    `inspector_source`: Amazon Inspector's reading, `inspector-<account>-<region>`, optional."""
+    return RULES.format(
+        dry_run=str(dry_run).lower(),
+        deployed_kept=DEPLOYED_KEPT,
+        aws_source=aws_source,
+        inspector_source=inspector_source,
+    )
 
 
 def settle(age: timedelta) -> timedelta:
@@ -234,6 +243,11 @@ class DemoRegistry:
     def aws_source(self) -> str:
         """The name of the collector's manifest of this account and region: `aws-<account>-<region>`."""
         return inventory_name(self.ecr.account_id, self.ecr.region)
+
+    @property
+    def inspector_source(self) -> str:
+        """The name of Amazon Inspector's reading of this account and region: `inspector-<account>-<region>`."""
+        return inspector_name(self.ecr.account_id, self.ecr.region)
 
     def create(self, name: str, *, lifecycle_policy: str | None = None) -> str:
         self.ecr.create_repository(name, lifecycle_policy=lifecycle_policy)

@@ -40,7 +40,8 @@ import boto3
 from ecr_retention.aws.ecr_registry import EcrRegistry
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json, manifest_key
+from ecr_retention.domain.inventory.inspector import inspector_words
+from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json, manifest_key, parse_manifest
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
 from ecr_retention.domain.reporting.report import ImageEntry, RegionTotals, RunReport
@@ -193,12 +194,26 @@ class Demo:
         """The registry, and what the CDK stack would have created around it."""
         workloads = MotoWorkloads(boto3.session.Session(), self.account, REGION, endpoint_url=self.emulator.endpoint)
         registry = seed_registry(MotoEcr(self.ecr), datetime.now(UTC).replace(microsecond=0), workloads)
+        self.cover_with_inspector(registry)
         self.other = seed_other_region(registry, MotoEcr(self.other_ecr))
         self.create_stack_resources(registry)
         for name, dry_run in ((DRY_RULES, True), (LIVE_RULES, False)):
-            (self.directory / name).write_text(rules_text(dry_run=dry_run, aws_source=registry.aws_source))
+            (self.directory / name).write_text(
+                rules_text(dry_run=dry_run, aws_source=registry.aws_source, inspector_source=registry.inspector_source)
+            )
         self.show_seeded(registry)
         return registry
+
+    def cover_with_inspector(self, registry: DemoRegistry) -> None:
+        """Amazon Inspector's enhanced scanning covers the repositories of the ECS service's image, and counts the
+        service's two tasks running it (what ListCoverage answers; the emulator serves it: moto has no ListCoverage)."""
+        for workload in registry.aws_workloads:
+            if workload.kind != "ECS service":
+                continue
+            self.emulator.inspector.cover_repository(self.account, REGION, workload.repository)
+            self.emulator.inspector.cover_image(
+                self.account, REGION, workload.repository, workload.digest, in_use_count=2, last_in_use_at=registry.now
+            )
 
     def create_stack_resources(self, registry: DemoRegistry) -> None:
         """The inventory bucket with the exporters' manifests (copied here too), dev's API, the topic and its queue,
@@ -313,7 +328,11 @@ class Demo:
     def copy_collected(self, registry: DemoRegistry) -> None:
         """The manifests the collector wrote (ECS and Lambda's, dev's), next to the clusters' (for the plan, and to
         replay it offline)."""
-        for key in (manifest_key(registry.aws_source), manifest_key(AGENTLESS_CLUSTER)):
+        for key in (
+            manifest_key(registry.aws_source),
+            manifest_key(registry.inspector_source),
+            manifest_key(AGENTLESS_CLUSTER),
+        ):
             (self.directory / key).write_bytes(self.read_object(BUCKET, key))
 
     def plan(self, registry: DemoRegistry) -> tuple[Plan, Plan]:
@@ -328,7 +347,8 @@ class Demo:
         plan = plan_registry(config, snapshot, inventory, now)
         (self.directory / "plan.json").write_text(json.dumps(plan.to_json_dict(), indent=1) + "\n")
         (self.directory / "plan.txt").write_text(render_plan_table(plan) + "\n")
-        return plan, plan_without_source(config, snapshot, inventory, registry.aws_source, now)
+        collected = (registry.aws_source, registry.inspector_source)
+        return plan, plan_without_source(config, snapshot, inventory, collected, now)
 
     def show_plan(self, plan: Plan, announced: RunReport, total: int) -> None:
         rows = [COLUMNS, *abridged_rows(plan)]
@@ -366,9 +386,24 @@ class Demo:
             # The row's reason is clipped; here every use, without the source's name before each.
             uses = decision.main_reason.detail.replace(f"{source}: ", "")
             self.write(f"     {printable(registry.labelled(name, decision.image_digest))} in use by {printable(uses)}")
+        self.show_inspector(registry, plan)
         self.write(f"   The same snapshot and rules without that manifest (and without {source} in safety.clusters):")
         for line in lines[1 + len(kept) :]:
             self.write(f"   {line}")
+
+    def show_inspector(self, registry: DemoRegistry, plan: Plan) -> None:
+        """Amazon Inspector's reading (inspectorInUse), a second witness of the same images, with nothing installed."""
+        inspector = registry.inspector_source
+        self.write(
+            f"   Amazon Inspector agrees (inspectorInUse: the collector's s3://{BUCKET}/{manifest_key(inspector)}):"
+        )
+        key = manifest_key(inspector)
+        manifest = parse_manifest(key, (self.directory / key).read_bytes())
+        for entry in manifest.images:
+            image = (entry.workload.removeprefix("Repository/"), entry.digest or "")
+            for name, decision in decisions_of(plan, [image]):
+                label = printable(registry.labelled(name, decision.image_digest))
+                self.write(f"     {label}: {inspector_words(entry)}; {decision.action} in this plan")
 
     def show_replication(self, registry: DemoRegistry, plan: Plan) -> None:
         """The release the replica's cluster runs, as this plan decides it: kept, the destination named."""

@@ -19,6 +19,7 @@ import boto3
 from moto.server import ThreadedMotoServer
 
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
+from ecr_retention_dev.emulator.inspector import InspectorCoverage
 
 FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
 
@@ -28,6 +29,7 @@ class Emulator:
     endpoint: str
     region: str
     fidelity: EcrFidelity
+    inspector: InspectorCoverage  # Amazon Inspector's ListCoverage, which moto lacks
 
     def client(self, service: str, region: str | None = None) -> Any:
         """A client of its own (not the pipeline's), for seeding and for reading the result back; of its Region, or of
@@ -99,7 +101,8 @@ def running_emulator(region: str) -> Iterator[Emulator]:
             )
         )
         fidelity = stack.enter_context(EcrFidelity())
-        yield Emulator(endpoint=endpoint, region=region, fidelity=fidelity)
+        inspector = stack.enter_context(InspectorCoverage())
+        yield Emulator(endpoint=endpoint, region=region, fidelity=fidelity, inspector=inspector)
 
 
 def reset(endpoint: str) -> None:

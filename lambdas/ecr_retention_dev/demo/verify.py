@@ -11,13 +11,12 @@ collector's protection mattered: what the same snapshot and rules would give wit
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import plan_registry
@@ -84,15 +83,16 @@ class Verification:
 
 
 def plan_without_source(
-    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, source: str, now: datetime
+    config: RetentionConfig, snapshot: Snapshot, inventory: Inventory, sources: Collection[str], now: datetime
 ) -> Plan:
-    """The plan of a team without the collector, on the same snapshot: the inventory without the manifest of
-    `source`, and the rules without `source` in safety.clusters (else its missing manifest would block the run)."""
-    clusters = tuple(cluster for cluster in config.safety.clusters if cluster != ClusterId.here(source))
+    """The plan of a team without the collector, on the same snapshot: the inventory without the manifests of
+    `sources` (the collector's: ECS and Lambda's, and Amazon Inspector's reading), and the rules without them in
+    safety.clusters (else a missing manifest would block the run)."""
+    clusters = tuple(cluster for cluster in config.safety.clusters if str(cluster) not in sources)
     rules = config.model_copy(update={"safety": config.safety.model_copy(update={"clusters": clusters})})
     rest = Inventory(
-        manifests=tuple(manifest for manifest in inventory.manifests if manifest.cluster != source),
-        misfiled={name: manifest for name, manifest in inventory.misfiled.items() if manifest.cluster != source},
+        manifests=tuple(manifest for manifest in inventory.manifests if manifest.cluster not in sources),
+        misfiled={name: manifest for name, manifest in inventory.misfiled.items() if manifest.cluster not in sources},
         problems=dict(inventory.problems),
     )
     return plan_registry(rules, snapshot, rest, now)

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.inventory.clusters import ClusterId
+from ecr_retention.domain.inventory.inspector import INSPECTOR_SOURCE, in_use_at, in_use_since, inspector_words
 from ecr_retention.domain.inventory.manifest import (
     ClusterManifest,
     InUseImage,
@@ -36,11 +37,13 @@ from ecr_retention.domain.registry.coordinates import (
 )
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import Replica
-from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
+from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX, INSPECTOR_NAME_PREFIX
 
 # A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
 CLOCK_SKEW = timedelta(minutes=5)
 MAX_WARNINGS_PER_CLUSTER = 20
+# How the report names what Amazon Inspector's reading cannot see (docs/aws-inventory.md).
+COVERAGE_GAP_PREFIX = "Inspector coverage gap: "
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,22 @@ def check_inventory(
         + InventoryCheck(warnings=in_use.warnings)
         + in_use.unresolved_blockers(safety.clusters)
         + InventoryCheck(warnings=in_use.foreign_registry_warnings(safety.clusters, other_registries))
+        + InventoryCheck(warnings=inspector_gap_warnings(inventory))
     )
+
+
+def inspector_gap_warnings(inventory: Inventory) -> tuple[str, ...]:
+    """Why Amazon Inspector's reading may miss what runs (domain/inventory/inspector.py): each gap its collection
+    wrote, and a reading that is incomplete. Inspector only adds protection, so a gap blocks nothing unless the rules
+    file expects the reading (safety.clusters); it is named so that nobody takes Inspector's silence for "unused"."""
+    warnings: list[str] = []
+    for cluster, manifest in sorted(inventory.standing.items()):
+        if not cluster.name.startswith(INSPECTOR_NAME_PREFIX):
+            continue
+        warnings.extend(f"{COVERAGE_GAP_PREFIX}{gap}" for gap in manifest.coverage_gaps or ())
+        if not manifest.complete and not manifest.coverage_gaps:
+            warnings.append(f"{COVERAGE_GAP_PREFIX}cluster {cluster}: Inspector's reading is incomplete")
+    return tuple(warnings)
 
 
 def _misfiled_warnings(inventory: Inventory) -> tuple[str, ...]:
@@ -148,7 +166,8 @@ def unlisted_cluster_warnings(safety: Safety, inventory: Inventory) -> tuple[str
         " its images still protect, but nothing expects it (docs/security.md)"
         + _same_name_note(cluster, {*standing, *safety.listed})
         for cluster in sorted(standing)
-        if cluster not in safety.listed and not cluster.name.startswith(AWS_INVENTORY_NAME_PREFIX)
+        if cluster not in safety.listed
+        and not cluster.name.startswith((AWS_INVENTORY_NAME_PREFIX, INSPECTOR_NAME_PREFIX))
     )
 
 
@@ -220,14 +239,18 @@ class InUseIndex:
         manifests: Iterable[ClusterManifest],
         registry: RegistryCoordinates,
         remembered: Iterable[tuple[RememberedImage, str]] = (),
+        at: tuple[datetime, timedelta] | None = None,
     ) -> InUseIndex:
         """`manifests`: every readable manifest with the cluster it is of (Inventory.protecting). `remembered`: the
         in-use memory's references that protect now, each with how its reason says when it was seen
-        (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning."""
+        (domain/in_use/memory.py); they protect as the manifests' own do, and inform no warning. `at`: the run's clock
+        and safety.in_use_grace, by which an Inspector entry is in use (domain/inventory/inspector.py); without it
+        (a review without a clock) every Inspector entry that was ever in use protects, the safe side."""
         index = cls(registry=registry)
         warnings: list[str] = []
         for read in sorted(manifests, key=lambda read: read.cluster):
-            warnings.extend(index._add_manifest(read.cluster, read.manifest))
+            manifest = read.manifest if at is None else in_use_part(read.manifest, *at)
+            warnings.extend(index._add_manifest(read.cluster, manifest))
         index.warnings = tuple(warnings)
         for image, note in remembered:
             index.remember(image, note)
@@ -238,10 +261,8 @@ class InUseIndex:
         warnings: list[str] = []
         lookalikes: list[str | None] = []
         invalid = 0
-        for entry in manifest.images:
-            usage = Workload(
-                cluster=str(cluster), namespace=entry.namespace, workload=entry.workload, source=entry.source
-            )
+        for entry in _ever_in_use(manifest):
+            usage = usage_of(str(cluster), entry)
             reading = read_reference(entry.image, self.registry)
             lookalikes.append(_lookalike_host_warning(cluster, entry, reading))
             if not isinstance(reading, NotAReference):
@@ -261,13 +282,7 @@ class InUseIndex:
         return warnings + _capped_lookalikes(cluster, lookalikes)
 
     def remember(self, image: RememberedImage, note: str) -> None:
-        usage = Workload(
-            cluster=image.cluster,
-            namespace=image.namespace,
-            workload=image.workload,
-            source=image.source,
-            remembered=note,
-        )
+        usage = usage_of(image.cluster, image, remembered=note)
         reading = read_reference(image.image, self.registry)
         if isinstance(reading, NotAReference):  # the manifest's reading warned of it; its digest, if any, protects
             if image.digest:
@@ -422,3 +437,29 @@ def _lookalike_host_warning(
 
 def looks_like_ecr(text: str, registry_id: str | None) -> bool:
     return ".dkr.ecr" in text or ".dkr-ecr" in text or bool(registry_id and registry_id in text)
+
+
+def usage_of(cluster: str, entry: InUseImage, *, remembered: str | None = None) -> Workload:
+    """Where an entry runs, as reasons name it; an Amazon Inspector entry in Inspector's words."""
+    return Workload(
+        cluster=cluster,
+        namespace=entry.namespace,
+        workload=entry.workload,
+        source=entry.source,
+        remembered=remembered,
+        inspector=inspector_words(entry) if entry.source == INSPECTOR_SOURCE else None,
+    )
+
+
+def _ever_in_use(manifest: InUseManifest) -> list[InUseImage]:
+    """The entries that can protect: all, but an Amazon Inspector entry Inspector never saw in use."""
+    return [entry for entry in manifest.images if in_use_since(entry, manifest.generated_at) is not None]
+
+
+def in_use_part(manifest: InUseManifest, now: datetime, grace: timedelta) -> InUseManifest:
+    """The manifest without the Inspector entries that are not in use at `now` (inUseCount 0 and lastInUseAt more
+    than the grace ago); the manifest itself when it has none."""
+    kept = tuple(entry for entry in manifest.images if in_use_at(entry, manifest.generated_at, now, grace))
+    if len(kept) == len(manifest.images):
+        return manifest
+    return manifest.model_copy(update={"images": kept})

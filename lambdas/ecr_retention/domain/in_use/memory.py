@@ -17,7 +17,9 @@ from datetime import UTC, datetime, timedelta
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.in_use.index import CLOCK_SKEW
 from ecr_retention.domain.inventory.clusters import ClusterId
+from ecr_retention.domain.inventory.inspector import in_use_at, in_use_since
 from ecr_retention.domain.inventory.manifest import (
+    ClusterManifest,
     ClusterReadings,
     InUseImage,
     InUseManifest,
@@ -96,15 +98,10 @@ def remember(
         clamped = seen_at(image.last_seen_at, now)  # a memory dated in the future ages from this run, not from then
         images[remembered_key(image)] = image.model_copy(update={"last_seen_at": clamped})
     for read in sorted(inventory.protecting, key=lambda read: read.cluster):
-        seen = seen_at(read.manifest.generated_at, now)
-        for entry in read.manifest.images:
-            digest = entry.digest or resolved_digest(entry, resolved, registries)
-            image = RememberedImage(
-                **entry.model_dump(exclude={"digest"}), digest=digest, cluster=str(read.cluster), last_seen_at=seen
-            )
+        for image in _seen_in(read, now, grace, resolved, registries):
             key = remembered_key(image)
             known = images.get(key)
-            if known is None or known.last_seen_at < seen:
+            if known is None or known.last_seen_at < image.last_seen_at:
                 images[key] = image
     return InUseMemory(
         schema_version=1,
@@ -112,6 +109,32 @@ def remember(
         clusters=recorded_readings(memory, inventory.standing, now, grace),
         images=tuple(sorted(images.values(), key=_in_order)),
     )
+
+
+def _seen_in(
+    read: ClusterManifest,
+    now: datetime,
+    grace: timedelta,
+    resolved: ResolvedTags,
+    registries: Sequence[RegistryCoordinates],
+) -> list[RememberedImage]:
+    """The references of one manifest as the memory records them: seen at the manifest's reading, or an Inspector
+    entry from when Inspector last saw it in use, and one not in use now not at all."""
+    seen: list[RememberedImage] = []
+    for entry in read.manifest.images:
+        since = in_use_since(entry, read.manifest.generated_at)
+        if since is None or not in_use_at(entry, read.manifest.generated_at, now, grace):
+            continue  # an Inspector entry not in use now: nothing to remember
+        digest = entry.digest or resolved_digest(entry, resolved, registries)
+        seen.append(
+            RememberedImage(
+                **entry.model_dump(exclude={"digest"}),
+                digest=digest,
+                cluster=str(read.cluster),
+                last_seen_at=seen_at(since, now),
+            )
+        )
+    return seen
 
 
 def remembered_key(image: RememberedImage) -> RememberedKey:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Literal
 
@@ -28,7 +28,8 @@ from ecr_retention.domain.in_use.index import replica_note
 from ecr_retention.domain.in_use.memory import still_protecting
 from ecr_retention.domain.in_use.suspect_readings import suspect_readings
 from ecr_retention.domain.inventory.clusters import ClusterId
-from ecr_retention.domain.inventory.manifest import InUseImage, Inventory, RememberedImage, Workload
+from ecr_retention.domain.inventory.inspector import INSPECTOR_SOURCE, in_use_at, inspector_words
+from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest, Inventory, RememberedImage, Workload
 from ecr_retention.domain.planning.plan import PlanModel
 from ecr_retention.domain.registry.coordinates import InReachedReplica, RegistryCoordinates, reference_into
 from ecr_retention.domain.registry.digests import short_digest
@@ -97,7 +98,7 @@ def pulled_references(
     workloads: dict[tuple[str, str | None, str | None], dict[tuple[object, ...], Workload]] = defaultdict(dict)
     resolved: dict[tuple[str, str | None, str | None], set[str]] = defaultdict(set)
     for read in inventory.protecting:
-        for entry in read.manifest.images:
+        for entry in _running(read.manifest, now, safety.in_use_grace):
             _collect(entry, str(read.cluster), None, here, workloads, resolved)
     remembered = still_protecting(inventory.memory, now, safety.in_use_grace)
     suspect = suspect_readings(inventory, _clusters_of(remembered), now, safety.inventory_max_age)
@@ -116,6 +117,11 @@ def pulled_references(
         )
         for key, usages in sorted(workloads.items(), key=lambda item: (item[0][0], item[0][2] or "", item[0][1] or ""))
     )
+
+
+def _running(manifest: InUseManifest, now: datetime, grace: timedelta) -> list[InUseImage]:
+    """A manifest's entries that run now: all of them, but an Amazon Inspector entry only by Inspector's rule."""
+    return [entry for entry in manifest.images if in_use_at(entry, manifest.generated_at, now, grace)]
 
 
 def _collect(
@@ -138,6 +144,7 @@ def _collect(
         source=entry.source,
         replica=replica,
         remembered=remembered,
+        inspector=inspector_words(entry) if entry.source == INSPECTOR_SOURCE else None,
     )
     workloads[key].setdefault(usage.runs_where, usage)
     if entry.digest:

@@ -36,9 +36,10 @@ from ecr_retention.domain.timestamps import UtcDatetime
 from ecr_retention.layout import IN_USE_PREFIX
 
 # Kubernetes (the exporter): pod, template, replicaset, controllerrevision, cronjob.
-# AWS (the inventory collector, docs/aws-inventory.md): ecs-service, ecs-task, lambda.
+# AWS (the inventory collector, docs/aws-inventory.md): ecs-service, ecs-task, lambda; and Amazon Inspector's coverage
+# (inspectorInUse): inspector, whose entries carry Inspector's own inUseCount and lastInUseAt.
 InUseSource = Literal[
-    "pod", "template", "replicaset", "controllerrevision", "cronjob", "ecs-service", "ecs-task", "lambda"
+    "pod", "template", "replicaset", "controllerrevision", "cronjob", "ecs-service", "ecs-task", "lambda", "inspector"
 ]
 
 
@@ -54,7 +55,7 @@ SchemaVersion = Annotated[StrictInt, AfterValidator(_supported_schema_version)]
 
 
 class InUseImage(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True, populate_by_name=True)
 
     image: Annotated[str, StringConstraints(min_length=1)]
     digest: Digest | None = None
@@ -62,6 +63,11 @@ class InUseImage(BaseModel):
     workload: str
     container: str
     source: InUseSource
+    # Amazon Inspector's reading of the image (source `inspector` only, domain/inventory/inspector.py): how many ECS
+    # tasks or EKS pods run it, and when one last did. Absent from every other source's entries, so that a manifest
+    # written before them reads as it did.
+    in_use_count: NonNegativeInt | None = Field(default=None, alias="inUseCount")
+    last_in_use_at: UtcDatetime | None = Field(default=None, alias="lastInUseAt")
 
 
 class Workload(BaseModel):
@@ -81,17 +87,23 @@ class Workload(BaseModel):
     # Serialized only when set, so that a finding keeps its words past the workflow's steps and every other workload
     # (inUseBy) keeps its shape.
     remembered: str | None = None
+    # Set for Amazon Inspector's reading (source `inspector`): its words, `Inspector: in use by 2 (last 2026-12-04
+    # 10:12 UTC)` (domain/inventory/inspector.py). Serialized only when set, as `remembered`.
+    inspector: str | None = None
 
     @model_serializer(mode="wrap")
     def _remembered_only_when_set(self, serialize: SerializerFunctionWrapHandler) -> dict[str, object]:
         data: dict[str, object] = serialize(self)
-        if self.remembered is None:
-            data.pop("remembered", None)
+        for optional in ("remembered", "inspector"):
+            if getattr(self, optional) is None:
+                data.pop(optional, None)
         return data
 
     def __str__(self) -> str:
         where = f" ({self.replica})" if self.replica else ""
         when = f", {self.remembered}" if self.remembered else ""
+        if self.inspector is not None:
+            return f"{self.inspector}{where}{when}"
         return f"{self.cluster}{where}: {self.namespace}/{self.workload} ({self.source}){when}"
 
     @property
@@ -110,6 +122,9 @@ class InUseManifest(BaseModel):
     # Required: a manifest without its list is not "nothing runs". Lax only to take a JSON list as a
     # tuple; the entries are strict InUseImage models.
     images: tuple[InUseImage, ...] = Field(strict=False)
+    # Amazon Inspector's reading only (inspector-<account>-<region>): why Inspector may not see everything that runs
+    # (Inspector or its enhanced scanning off, repositories it does not monitor), for the run's report to name.
+    coverage_gaps: tuple[str, ...] | None = Field(default=None, strict=False)
 
 
 class RememberedImage(InUseImage):

@@ -131,7 +131,8 @@ def _only_remembered(usage: Workload, running: set[tuple[str, str, str, str, str
 
 
 def in_use_reason(usages: Sequence[Workload], *, rule: str | None = None, separator: str = ", ") -> Reason:
-    unique = sorted(set(usages), key=str)
+    # Amazon Inspector's reading last: the workloads a cluster names say more, and come first when the detail is cut.
+    unique = sorted(set(usages), key=lambda usage: (usage.inspector is not None, str(usage)))
     shown = separator.join(str(u) for u in unique[:MAX_USAGES_IN_DETAIL])
     more = len(unique) - MAX_USAGES_IN_DETAIL
     return Reason(kind="in-use", rule=rule, detail=shown + (f" and {more} more" if more > 0 else ""))

@@ -25,6 +25,8 @@ from ecr_retention.domain.planning.explain import (
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages
 from ecr_retention.domain.registry.images import ImageDetail, is_index
 
+# How the report names the drift check's findings (docs/aws-inventory.md).
+DRIFT_PREFIX = "drift: "
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 
 
@@ -45,6 +47,7 @@ def apply_guards(
         usages = in_use.usages(name, image)
         if usages:
             _guard_in_use(image, usages, findings)
+            findings.warnings.extend(drift_warnings(name, image, usages))
     if holds.live:
         for image in images.ordered:
             held = holds.of(name, image.image_digest)
@@ -73,6 +76,18 @@ def _guard_in_use(image: ImageDetail, usages: list[Workload], findings: Findings
     findings.in_use.add(image.image_digest)
     if image.image_status == "ARCHIVED":
         findings.archived_in_use.add(image.image_digest)
+
+
+def drift_warnings(repository: str, image: ImageDetail, usages: list[Workload]) -> list[str]:
+    """The drift check of Inspector's reading: an image Inspector sees in use that no cluster's manifest (nor the
+    in-use memory of one) names runs somewhere nothing connected to ecr-retention reads. It stays protected."""
+    if any(usage.inspector is None for usage in usages):
+        return []
+    words = "; ".join(sorted({str(usage) for usage in usages}))
+    return [
+        f"{DRIFT_PREFIX}{repository}@{image.image_digest}: {words}, but no cluster's in-use manifest names it; it "
+        "runs where nothing connected to ecr-retention reads (a cluster nobody connected?); kept (docs/aws-inventory.md)"
+    ]
 
 
 def link_dependents(images: RepositoryImages, findings: Findings) -> None:

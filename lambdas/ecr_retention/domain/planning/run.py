@@ -131,7 +131,7 @@ def build_run_context(
     remembered = [
         (image, remembered_note(image, now, grace)) for image in still_protecting(inventory.memory, now, grace)
     ]
-    in_use = InUseIndex.build(inventory.protecting, registry, remembered=remembered)
+    in_use = InUseIndex.build(inventory.protecting, registry, remembered=remembered, at=(now, grace))
     check = check_inventory(config.safety, inventory, in_use, now, other_registries) + InventoryCheck(
         warnings=reading_warnings(inventory.memory, inventory, now, grace)
     )
