@@ -239,7 +239,7 @@ def run_work_item(
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=read_run_inventory(adapters.bucket),
+        inventory=read_run_inventory(adapters.bucket, of=(pruned.region, repository)),
         dry_run=effective_dry_run(config, dry_run),
         replication=stored.of(pruned.region),
         snapshots=adapters.bucket,

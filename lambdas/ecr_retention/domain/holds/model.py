@@ -189,7 +189,8 @@ def parse_hold(source: str, raw: bytes | InputError) -> Hold:
 def read_holds(documents: Iterable[HoldDocument]) -> Holds:
     """Every hold object, whatever the door (the bucket's holds/, a folder offline). Fail closed: an object that is
     no valid hold protects the image its key names (malformed); one whose key names none either blocks (unreadable).
-    A valid hold stored under another image's key protects both, and is malformed too."""
+    The key names what a hold holds (an evaluation reads its own repository's keys only): a valid hold stored under
+    another image's key is malformed and keeps the key's image; one under a key that names no image keeps its own."""
     held: list[Hold] = []
     malformed: list[MalformedHold] = []
     unreadable: dict[str, str] = {}
@@ -210,7 +211,7 @@ def read_holds(documents: Iterable[HoldDocument]) -> Holds:
         if keyed == hold.image:
             held.append(hold)
             continue
-        images = (hold.image,) if keyed is None else (keyed, hold.image)
+        images = (hold.image,) if keyed is None else (keyed,)
         problem = f"stored at {key}, not at {hold.image.key}, the key of the image it names"
         malformed.append(MalformedHold(source, images, problem))
     return Holds(tuple(held), tuple(malformed), unreadable, sources)
