@@ -13,13 +13,14 @@ from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.holds.protection import ending_soon
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import managed_in
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
+from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.ports import (
     Bucket,
@@ -245,7 +246,7 @@ def run_work_item(
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=read_run_inventory(adapters.bucket),
+        inventory=read_run_inventory(adapters.bucket, of=(pruned.region, repository)),
         dry_run=effective_dry_run(config, dry_run),
         replication=stored.of(pruned.region),
         snapshots=adapters.bucket,
@@ -410,9 +411,22 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         template_findings=templates.findings,
         manifests=reading.manifests,
         other_in_use_missing=checked.others,
+        holds_ending=holds_ending(config, reading, finished_at),
     )
     with cyclic_gc_off():  # as the report step runs (its handler's), and the CLI's run alike
         return report_run(facts, report_outputs(config, adapters))
+
+
+def holds_ending(config: RetentionConfig, reading: InventoryReading, now: datetime) -> tuple[HoldEnding, ...]:
+    """The holds of the pruned registries that end within 7 days, for the summary and the page."""
+    if reading.inventory is None:
+        return ()
+    regions = {pruned.region for pruned in reading.registries}
+    return tuple(
+        HoldEnding.of(hold, until)
+        for hold, until in ending_soon(reading.inventory.holds, now, config.safety.max_hold)
+        if hold.region in regions
+    )
 
 
 def check_each_registry(
