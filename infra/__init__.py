@@ -10,6 +10,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ecr_retention.extras import install_hint, missing_extra
+
 if TYPE_CHECKING:
     from ecr_retention.cdk.deploy_settings import DeploySettings
     from ecr_retention.cdk.region_forwarder import forwarder_stacks
@@ -30,4 +32,11 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:  # a submodule (`from ecr_retention.cdk import constants`) is imported by the import system
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+    try:
+        module = import_module(f"{__name__}.{home}")
+    except ModuleNotFoundError as error:
+        if missing_extra(error) != "cdk":
+            raise
+        # The construct needs aws-cdk-lib and constructs, which only the cdk extra installs: said so, not just "No module".
+        raise ModuleNotFoundError(f"{name} needs the cdk extra: {install_hint('cdk')}", name=error.name) from error
+    return getattr(module, name)

@@ -64,6 +64,9 @@ EKS_PARTITIONS = ("aws", "aws-cn", "aws-us-gov")
 # The one role that may delete the objects protection depends on (in-use/, the in-use memory, each run's targets
 # and replication rules; infra.inventory_bucket): none when absent, administrators included.
 BREAK_GLASS_ROLE_ARN_CONTEXT_KEY = "breakGlassRoleArn"
+# Who may place and lift holds (docs/holds.md): these role ARNs, and the stack's own holders role when holdersRole.
+HOLDER_ROLE_ARNS_CONTEXT_KEY = "holderRoleArns"
+HOLDERS_ROLE_CONTEXT_KEY = "holdersRole"
 # The role CloudFormation deploys the stack with, when the synthesizer names none (CliCredentialsStackSynthesizer) or
 # `cdk deploy --role-arn` names another: besides it and the break-glass role nobody changes the inventory bucket's
 # policy, lifecycle rules, versioning or ownership (infra.inventory_bucket, infra.deployment_role).
@@ -99,6 +102,7 @@ MAX_MAP_CONCURRENCY = 1000
 
 # --- Object key layout of the inventory bucket: the functions' own names (ecr_retention.layout).
 IN_USE_PREFIX = layout.IN_USE_PREFIX
+HOLDS_PREFIX = layout.HOLDS_PREFIX  # holds/<region>/<repository>/<digest>.json: written only by the holders
 # The AWS inventory collector's manifests, in-use/aws-<account>-<region>.json: only the collector writes them, and
 # it writes nothing else (infra.inventory_bucket); an EKS cluster may therefore not be named aws-*.
 AWS_INVENTORY_MANIFESTS = IN_USE_PREFIX + "aws-*.json"

@@ -320,6 +320,12 @@ class DeploySettings(BaseModel):
         default=None, alias=constants.COLLECTOR_VPC_CONTEXT_KEY
     )
     break_glass_role_arn: RoleArn | None = Field(default=None, alias=constants.BREAK_GLASS_ROLE_ARN_CONTEXT_KEY)
+    # Who may place and lift holds (docs/holds.md): the bucket policy lets only these roles, and the stack's holders
+    # role when holders_role is true, write holds/ (and them and the break-glass role delete there). Neither: nobody.
+    holder_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(
+        default=(), alias=constants.HOLDER_ROLE_ARNS_CONTEXT_KEY
+    )
+    holders_role: bool = Field(default=False, alias=constants.HOLDERS_ROLE_CONTEXT_KEY)
     # Neither: the synthesizer's CloudFormation execution role (infra.deployment_role); both: every role of both.
     deployment_role_arn: RoleArn | None = Field(default=None, alias=constants.DEPLOYMENT_ROLE_ARN_CONTEXT_KEY)
     deployment_role_arns: Annotated[tuple[RoleArn, ...], TextList] = Field(

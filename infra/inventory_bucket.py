@@ -352,6 +352,28 @@ class InventoryBucket(Construct):
             break_glass_role_arn,
         )
 
+    def bind_holds_to_holders(self, holder_arns: Sequence[str], break_glass_role_arn: str | None) -> None:
+        """A hold keeps an image (docs/holds.md): whoever writes holds/ keeps any image, and whoever deletes there lets
+        one go. Whatever identity policies say (administrators included), only the holders (cdk.json holderRoleArns,
+        and the stack's holders role) write holds/, and only they and the break-glass role delete there; with no
+        holders named, nobody writes a hold through this policy."""
+        self._deny_puts(
+            "HoldsWrittenOnlyByTheHolders",
+            [self.bucket.arn_for_objects(constants.HOLDS_PREFIX + "*")],
+            {"ArnNotEquals": {"aws:PrincipalArn": list(holder_arns)}} if holder_arns else None,
+        )
+        deleters = [*holder_arns, *([] if break_glass_role_arn is None else [break_glass_role_arn])]
+        self.bucket.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="HoldsDeletedOnlyByTheHoldersAndBreakGlass",
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=list(OBJECT_DELETE_ACTIONS),
+                resources=[self.bucket.arn_for_objects(constants.HOLDS_PREFIX + "*")],
+                conditions={"ArnNotEquals": {"aws:PrincipalArn": deleters}} if deleters else None,
+            )
+        )
+
     def keep_records_to_their_writers(
         self, *, sentinel_role: iam.IRole, cache_writers: Sequence[iam.IRole], break_glass_role_arn: str | None
     ) -> None:

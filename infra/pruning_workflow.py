@@ -285,13 +285,14 @@ class PruningWorkflow(Construct):
         # s3:prefix condition key is absent from a GetObject request, so a narrowed ListBucket does not count).
         role.add_to_principal_policy(access.list_statement(self._bucket, None))
         role.add_to_principal_policy(memory_versions_statement(self._bucket))
-        # The sentinel's record of removals, read when an in-use reference is missing, to say when and by what it went.
+        # The sentinel's record of removals, read when an in-use reference is missing, to say when and by what it went;
+        # the holds, read with the inventory (the holds that end soon are named in the summary).
         removals = f"{layout.REMOVALS_PREFIX}*"
         role.add_to_principal_policy(
             access.objects_statement(
                 self._bucket,
                 ["s3:GetObject"],
-                [runs, in_use, layout.IN_USE_MEMORY_KEY, removals],
+                [runs, in_use, layout.IN_USE_MEMORY_KEY, removals, f"{constants.HOLDS_PREFIX}*"],
             )
         )
         # The run's in-use check (services.in_use_check): every in-use reference into the registry against what
@@ -321,6 +322,7 @@ class PruningWorkflow(Construct):
             {
                 runs: "The run's targets and repository reports, listed and read by run id.",
                 in_use: "The in-use manifests, read to publish each expected cluster's manifest age.",
+                f"{constants.HOLDS_PREFIX}*": "Every hold, read with the inventory: those that end soon are named.",
                 removals: "The sentinel's record of removals, one object per removal, read for the repositories "
                 "where an in-use image is missing.",
                 reports: "Run reports are written under their date and run id (reports/YYYY/MM/DD/<runId>.json, and the "

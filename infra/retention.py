@@ -23,6 +23,7 @@ from ecr_retention.cdk.aws_inventory_collector import AwsInventoryCollector
 from ecr_retention.cdk.deploy_settings import DeploySettings
 from ecr_retention.cdk.deployment_role import deployment_role_arns
 from ecr_retention.cdk.exporter_role import ExporterRole
+from ecr_retention.cdk.holders import Holders
 from ecr_retention.cdk.inventory_bucket import InventoryBucket, SpokeOrganization
 from ecr_retention.cdk.pruning_workflow import PruningWorkflow
 from ecr_retention.cdk.pull_time_exclusions import PullTimeExclusions
@@ -169,6 +170,15 @@ class EcrRetention(Construct):
             if settings.reviewers is None
             else ReviewerRole(self, "Reviewers", reviewers=settings.reviewers, bucket=bucket)
         )
+        self.holders = Holders(
+            self,
+            "Holders",
+            bucket=bucket,
+            regions=self.pruned_regions,
+            role_arns=settings.holder_role_arns,
+            create_role=settings.holders_role,
+        )
+        self.inventory.bind_holds_to_holders(self.holders.arns, settings.break_glass_role_arn)
         self._outputs()
 
     def _manifest_readers(self, settings: DeploySettings) -> dict[str, iam.IRole]:
@@ -296,6 +306,13 @@ class EcrRetention(Construct):
         )
 
     def _outputs(self) -> None:
+        if self.holders.role is not None:
+            CfnOutput(
+                self,
+                "HoldersRoleArn",
+                value=self.holders.role.role_arn,
+                description="IAM role for `ecr-retention hold add | list | remove` (docs/holds.md)",
+            )
         CfnOutput(
             self,
             "InventoryBucketName",

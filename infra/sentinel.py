@@ -219,7 +219,11 @@ class Sentinel(Construct):
         # ListBucket unconditioned, as the evaluation's (the s3:prefix condition key is absent from a GetObject).
         role.add_to_principal_policy(access.list_statement(bucket, None))
         role.add_to_principal_policy(
-            access.objects_statement(bucket, ["s3:GetObject"], [in_use, cache, removals, layout.IN_USE_MEMORY_KEY])
+            access.objects_statement(
+                bucket,
+                ["s3:GetObject"],
+                [in_use, cache, removals, layout.IN_USE_MEMORY_KEY, f"{constants.HOLDS_PREFIX}*"],
+            )
         )
         written = [removals, cache] if doctor else [removals]
         role.add_to_principal_policy(access.objects_statement(bucket, ["s3:PutObject"], written))
@@ -231,6 +235,7 @@ class Sentinel(Construct):
                 cache: "In-use index manifests are read by digest to know their children"
                 + (" (and the doctor caches those it reads)." if doctor else "."),
                 removals: "Each removal is recorded under its repository, and the recent ones are read to alert once.",
+                f"{constants.HOLDS_PREFIX}*": "Every hold is read: a removal of a held image is alerted.",
             },
         )
 

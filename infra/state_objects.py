@@ -90,6 +90,16 @@ STATE_OBJECTS: tuple[StateObject, ...] = (
         },
         deleted_only_by_break_glass=True,
     ),
+    # The holds (docs/holds.md) keep images for a time: read by every evaluation and review, written only by the
+    # holders and deleted only by them and the break-glass role (infra/inventory_bucket.py bind_holds_to_holders).
+    StateObject(
+        f"{constants.HOLDS_PREFIX}*",
+        "the holds",
+        reads={
+            "evaluate": "Every hold is read: each one keeps its image.",
+            "reviewers": "Every hold: each one keeps its image in the review's plans.",
+        },
+    ),
     # The in-use memory protects what the manifests named in the last safety.in_use_grace: read, and written only by
     # the report step.
     StateObject(

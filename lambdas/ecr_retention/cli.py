@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "ecr_retention.commands.run",
     "ecr_retention.commands.tag",
     "ecr_retention.commands.restore",
+    "ecr_retention.commands.hold",
     "ecr_retention.commands.demo",
 )
 

@@ -36,6 +36,9 @@ REPORTS_PREFIX = "reports/"  # reports/YYYY/MM/DD/<runId>.json, and its page (.h
 # per event that alerted (<time>-<event>-alert.json, services/removals.py AlertClaim): one alert per event however
 # often it is delivered.
 REMOVALS_PREFIX = "removals/"
+# Holds (domain/holds/): holds/<region>/<repository>/<digest>.json, one object per held image, written (with a
+# conditional write) and deleted only by the roles the stack names as holders (and deleted by the break-glass role).
+HOLDS_PREFIX = "holds/"
 ALERT_CLAIM_SUFFIX = "-alert.json"
 
 
@@ -249,3 +252,10 @@ EKS_CLUSTERS_FILE_VARIABLE = "EKS_CLUSTERS_FILE"
 # "true": the collector also reads Amazon Inspector's coverage (inspectorInUse) into in-use/inspector-<account>-<region>.json.
 INSPECTOR_IN_USE_VARIABLE = "INSPECTOR_IN_USE"
 EKS_CLUSTERS_FILE = "eks-clusters.json"
+
+
+def hold_key(region: str, repository: str, digest: str) -> str:
+    """Where the hold of one image lives: one object per (Region, repository, digest); a repository's slashes stay, so
+    that `holds/<region>/<repository>/` lists that repository's holds (and its sub-repositories', which the reader
+    tells apart by the digest being the last part)."""
+    return f"{HOLDS_PREFIX}{region}/{repository}/{digest}.json"

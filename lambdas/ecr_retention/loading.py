@@ -14,13 +14,22 @@ from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.holds.model import Holds, read_holds
 from ecr_retention.domain.inventory.manifest import SPOKE_ACCOUNT, Inventory, read_inventory, with_memory
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
-from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, RULES_FILE, SNAPSHOT, SPOKE_ROLES, SizeLimit
+from ecr_retention.domain.limits import (
+    HOLD_OBJECT,
+    IN_USE_MANIFEST,
+    IN_USE_MEMORY,
+    RULES_FILE,
+    SNAPSHOT,
+    SPOKE_ROLES,
+    SizeLimit,
+)
 from ecr_retention.domain.registry.images import RegistrySnapshots, Snapshot
 from ecr_retention.domain.registry.regions import KnownRegions, policy_regions_problem
 from ecr_retention.domain.timestamps import parse_timestamp
-from ecr_retention.layout import MEMORY_FILE
+from ecr_retention.layout import HOLDS_PREFIX, MEMORY_FILE
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -158,6 +167,21 @@ def load_manifests(directory: str | Path | None) -> Inventory:
     if not memory.exists() and not memory.is_symlink():
         return inventory
     return with_memory(inventory, str(memory), read_manifest_file(memory, IN_USE_MEMORY))
+
+
+def load_holds(directory: str | Path | None) -> Holds:
+    """Every `*.json` below the directory is a hold, laid out as under the bucket's holds/ (`ecr-retention hold list
+    --bucket B --out DIR` writes it so): `<region>/<repository>/<digest>.json`. A file that is no valid hold is not bad
+    input here: it is a problem of the holds, which keeps what its path names or blocks the plan (domain/holds/)."""
+    if directory is None:
+        return Holds()
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise InputError(f"{directory}: not a directory of holds")
+    return read_holds(
+        (str(path), HOLDS_PREFIX + path.relative_to(folder).as_posix(), read_manifest_file(path, HOLD_OBJECT))
+        for path in sorted(folder.rglob("*.json"))
+    )
 
 
 def _manifest_paths(folder: Path) -> dict[str, str | None]:

@@ -237,6 +237,15 @@ class ClaimingBucket(Bucket, Protocol):
         ...
 
 
+class HoldingBucket(ClaimingBucket, Protocol):
+    """The bucket, as `ecr-retention hold` uses it: holds are created once (a conditional write, so that two people
+    placing a hold on one image at once never overwrite each other) and deleted by their key."""
+
+    def delete(self, key: str) -> None:
+        """DeleteObject (a versioned bucket keeps what it was)."""
+        ...
+
+
 class ManifestCache(Protocol):
     """Index manifests by digest (services/snapshot.py): a digest's manifest never changes, so a cached one saves a
     BatchGetImage, which counts as a pull."""

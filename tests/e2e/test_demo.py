@@ -118,6 +118,14 @@ def test_demo_runs_the_handlers_in_the_state_machines_order(demo: DemoRun) -> No
                     "location": "s3://ecr-retention-demo/in-use/dev.json",
                     "problems": 0,
                 },
+                {
+                    # Amazon Inspector's reading (inspectorInUse): the emulator covers the ECS service's image.
+                    "name": "inspector-123456789012-eu-west-1",
+                    "complete": True,
+                    "images": 1,
+                    "location": "s3://ecr-retention-demo/in-use/inspector-123456789012-eu-west-1.json",
+                    "problems": 0,
+                },
             ],
             "incomplete": 0,
         }
@@ -162,7 +170,7 @@ def test_demo_shows_the_images_ecs_and_lambda_use_kept_and_what_the_rules_alone_
     assert kept[1][4].startswith(f"in-use: {AWS_SOURCE}: lambda/Function/backend-reports:$LATEST (lambda), ")
     assert (
         "\n     app 1.12.313 in use by backoffice/Service/app-admin (ecs-service), backoffice/Service/app-admin "
-        "(ecs-task), ecs/TaskDefinition/app-admin:1 (ecs-task)\n" in section
+        "(ecs-task), ecs/TaskDefinition/app-admin:1 (ecs-task) and 1 more\n" in section
     )
     assert (
         "\n     backend v2.2.8 in use by lambda/Function/backend-reports:$LATEST (lambda), "
@@ -279,7 +287,8 @@ def test_a_native_policy_deletes_the_image_dev_runs_and_the_sentinel_and_the_swe
         re.M,
     )
     assert "\n- app:dev no longer exists: the next pull fails.\n  Runs in: dev: dev/Deployment/app (pod), " in alert
-    missing = step.split("\nIn-use images MISSING from the registry (6): the next pull fails\n", 1)[1]
+    # Seven: the six images, and the digest Amazon Inspector still counts in use by the ECS service's tasks.
+    missing = step.split("\nIn-use images MISSING from the registry (7): the next pull fails\n", 1)[1]
     assert re.search(
         r"^  the next pull of dev: dev/Deployment/app \(pod\), .* fails: app:dev no longer exists in eu-west-1 \(deleted \S+ \S+ UTC "
         r"by lifecycle rule 1 of app's policy\)$",

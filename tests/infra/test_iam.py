@@ -187,6 +187,7 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
             (
                 ("s3:GetObject",),
                 (
+                    "${Bucket.Arn}/holds/*",  # the holds: each keeps its image
                     "${Bucket.Arn}/in-use/*",
                     "${Bucket.Arn}/manifests/*",
                     "${Bucket.Arn}/runs/*/replication.json",
@@ -250,6 +251,7 @@ def test_the_report_role_reads_run_state_writes_reports_and_the_in_use_memory_an
             (
                 ("s3:GetObject",),
                 (
+                    "${Bucket.Arn}/holds/*",  # the holds that end soon are named in the summary
                     "${Bucket.Arn}/in-use/*",
                     "${Bucket.Arn}/removals/*",
                     "${Bucket.Arn}/runs/*",
@@ -311,6 +313,7 @@ def sentinel_statements(removals_and_cache_written: bool = False) -> list[Statem
             (
                 ("s3:GetObject",),
                 (
+                    "${Bucket.Arn}/holds/*",  # a removal of a held image is alerted
                     "${Bucket.Arn}/in-use/*",
                     "${Bucket.Arn}/manifests/*",
                     "${Bucket.Arn}/removals/*",

@@ -64,7 +64,9 @@ def test_github_actions_of_the_repository_assume_it_through_oidc(template: dict[
     assert provider["ClientIdList"] == ["sts.amazonaws.com"]
 
 
-def test_it_reads_the_snapshots_the_manifests_and_the_memory_and_nothing_else(template: dict[str, Any]) -> None:
+def test_it_reads_the_snapshots_the_manifests_the_holds_and_the_memory_and_nothing_else(
+    template: dict[str, Any],
+) -> None:
     role_id, _ = reviewer_role(template)
     statements = role_statements(template, role_id)
     actions = sorted(
@@ -73,11 +75,11 @@ def test_it_reads_the_snapshots_the_manifests_and_the_memory_and_nothing_else(te
     assert actions == ["s3:GetObject", "s3:ListBucket"]
     [listing] = [s for s in statements if s["Action"] == "s3:ListBucket"]
     assert listing["Condition"] == {
-        "StringLike": {"s3:prefix": ["snapshots/*", "in-use/*", "state/in-use-memory.json*"]}
+        "StringLike": {"s3:prefix": ["snapshots/*", "in-use/*", "holds/*", "state/in-use-memory.json*"]}
     }
     [reading] = [s for s in statements if s["Action"] == "s3:GetObject"]
     keys = sorted(resource["Fn::Join"][1][1] for resource in reading["Resource"])
-    assert keys == ["/in-use/*", "/snapshots/*", "/state/in-use-memory.json"]
+    assert keys == ["/holds/*", "/in-use/*", "/snapshots/*", "/state/in-use-memory.json"]
 
 
 def test_its_arn_is_a_stack_output(template: dict[str, Any]) -> None:

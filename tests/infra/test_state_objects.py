@@ -8,19 +8,20 @@ from ecr_retention.cdk import state_objects
 from ecr_retention.cdk.state_objects import STATE_OBJECTS
 
 
-def test_the_evaluations_read_the_cache_the_manifests_the_replication_record_and_the_memory() -> None:
+def test_the_evaluations_read_the_cache_the_manifests_the_holds_the_replication_record_and_the_memory() -> None:
     assert state_objects.read_keys("evaluate") == [
         "runs/*/replication.json",
         "manifests/*",
         "in-use/*",
+        "holds/*",
         "state/in-use-memory.json",
     ]
 
 
-def test_the_reviewers_read_the_snapshots_the_manifests_and_the_memory_in_that_order() -> None:
-    assert state_objects.read_keys("reviewers") == ["snapshots/*", "in-use/*", "state/in-use-memory.json"]
+def test_the_reviewers_read_the_snapshots_the_manifests_the_holds_and_the_memory_in_that_order() -> None:
+    assert state_objects.read_keys("reviewers") == ["snapshots/*", "in-use/*", "holds/*", "state/in-use-memory.json"]
     assert state_objects.read_names("reviewers") == (
-        "the registry's snapshots, the in-use manifests and the in-use memory"
+        "the registry's snapshots, the in-use manifests, the holds and the in-use memory"
     )
 
 

@@ -26,6 +26,7 @@ def test_the_ranked_rows_are_the_protection_order() -> None:
         "blocked",
         "skipped",
         "in-use",
+        "hold",
         "restoring",
         "replica",
         "keep-rule",

@@ -25,6 +25,7 @@ ENTRY_POINTS = {
     "sentinel": {"act", "inventory", "removals", "replication", "snapshot"},
     "tagger": {"act"},
     "restore": {"act", "snapshot"},
+    "holds": {"inventory"},
 }
 # Steps: a use case of one entry point's that composes building blocks, and nothing above them.
 STEPS = {

@@ -95,6 +95,12 @@ class S3Bucket:
         except AWS_CALL_ERRORS as error:
             raise self._failure("PutObject", key, error) from None
 
+    def delete(self, key: str) -> None:
+        try:
+            self._client.delete_object(Bucket=self._name, Key=key)
+        except AWS_CALL_ERRORS as error:
+            raise self._failure("DeleteObject", key, error) from None
+
     def create(self, key: str, body: bytes, *, content_type: str = "application/json") -> bool:
         try:
             self._client.put_object(Bucket=self._name, Key=key, Body=body, ContentType=content_type, IfNoneMatch="*")

@@ -62,6 +62,7 @@ class AwsSession:
 
     region: str
     registry_id: str
+    caller: str = ""  # the caller's ARN (GetCallerIdentity): who places a hold, unless --owner says
 
     @classmethod
     def from_environment(cls) -> AwsSession:
@@ -71,8 +72,8 @@ class AwsSession:
         if not region:
             raise InputError("no AWS region: set AWS_REGION (or AWS_DEFAULT_REGION, or a profile's region)")
         with aws_errors():
-            account = client("sts", region=region).get_caller_identity()["Account"]
-        return cls(region=region, registry_id=account)
+            identity = client("sts", region=region).get_caller_identity()
+        return cls(region=region, registry_id=identity["Account"], caller=identity.get("Arn", ""))
 
     def registry(self, region: str | None = None) -> Any:
         """The account's registry in this session's Region, or in `region` (through a client of that Region)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from ecr_retention.commands.aws_session import aws_errors, bucket_name, region_options, s3_bucket
@@ -17,7 +17,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.registry.swept import SweptRegistry
-from ecr_retention.loading import load_manifests, load_snapshots
+from ecr_retention.loading import load_holds, load_manifests, load_snapshots
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,11 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--manifests", help="directory of in-use manifests (<cluster>.json), with --snapshot")
     parser.add_argument(
+        "--holds",
+        help="directory of holds laid out as the bucket's holds/ (<region>/<repository>/<digest>.json), with "
+        "--snapshot; with --bucket, the bucket's holds are read",
+    )
+    parser.add_argument(
         "--region",
         help="the Region whose registry is planned: with --bucket, when the deployment prunes several Regions; with "
         "--snapshot, one registry of a snapshot of several",
@@ -64,9 +69,11 @@ def load_inputs(args: argparse.Namespace, *, several: bool = False) -> RegistryI
         return RegistryInputs(
             snapshot=registries[0],
             others=registries[1:],
-            inventory=load_manifests(args.manifests),
+            inventory=replace(load_manifests(args.manifests), holds=load_holds(args.holds)),
             sources=every if len(every) > 1 else (),
         )
+    if args.holds is not None:
+        raise InputError("--holds goes with --snapshot: with --bucket, the bucket's holds are read")
     if args.manifests is not None:
         raise InputError("--manifests goes with --snapshot: with --bucket, the bucket's in-use manifests are read")
     return inputs_from_bucket(bucket_name(args.bucket), args.region, several=several)
@@ -95,7 +102,7 @@ def _regions(registries: Sequence[Snapshot]) -> str:
 
 def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = False) -> RegistryInputs:
     """`several` without `region`: every Region's kept snapshots, each Region's a registry of its own."""
-    from ecr_retention.services.inventory import read_inventory_from_bucket
+    from ecr_retention.services.inventory import read_inventory_with_holds
     from ecr_retention.services.swept import ListedFirst, load_swept_registries, load_swept_registry
 
     region = _region_option(region)
@@ -104,7 +111,7 @@ def inputs_from_bucket(name: str, region: str | None = None, *, several: bool = 
         registries = (
             load_swept_registries(bucket) if several and region is None else (load_swept_registry(bucket, region),)
         )
-        inventory = read_inventory_from_bucket(bucket)
+        inventory = read_inventory_with_holds(bucket)
     first, *others = registries
     return RegistryInputs(
         snapshot=first.snapshot,

@@ -25,6 +25,7 @@ from pydantic_core import PydanticCustomError
 
 from ecr_retention.domain.durations import Duration, GraceDuration, format_duration, parse_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, quoted
+from ecr_retention.domain.holds.model import DEFAULT_MAX_HOLD
 from ecr_retention.domain.inventory.clusters import ClusterId, ClusterRef
 from ecr_retention.domain.registry.replication import AwsRegion
 
@@ -236,6 +237,9 @@ class Safety(StrictModel):
     # What a delete rule would delete is archived instead, and deleted once archived longer than this (the
     # quarantine); None deletes at once. ECR bills an archived image at least 90 days however soon it goes.
     quarantine: Duration | None = None
+    # The longest a hold (`ecr-retention hold add`, domain/holds/) protects after it was placed: a longer one is
+    # refused when placed, and bounded when read.
+    max_hold: Duration = DEFAULT_MAX_HOLD
 
     when_left_out: ClassVar[dict[str, str]] = {
         "clusters": (

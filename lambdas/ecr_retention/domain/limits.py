@@ -82,3 +82,5 @@ KUBECONFIG = SizeLimit("kubeconfig", 1 * MiB)
 
 # The collector's spoke roles: about 60 bytes a role, so 1 MiB is thousands of accounts.
 SPOKE_ROLES = SizeLimit("spoke roles file", 1 * MiB)
+# A hold is a few hundred bytes (domain/holds/model.py); 64 KiB leaves room for a long reason and nothing more.
+HOLD_OBJECT = SizeLimit("hold", 64 * 1024)

@@ -33,6 +33,7 @@ from ecr_retention.domain.reporting.report import (
     run_in_use_archived,
 )
 from ecr_retention.domain.reporting.summary import repository_name
+from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.report_page.text import Line, Part, data, line, plural
 
 Status = Literal["pass", "warn", "fail"]
@@ -464,5 +465,35 @@ def checks_of(report: RunReport) -> tuple[Check, ...]:
         failure_check(report),
         replication_check(report),
         findings_check(report),
+        *holds_ending_checks(report),
         warnings_check(report),
+    )
+
+
+def holds_ending_checks(report: RunReport) -> tuple[Check, ...]:
+    """The holds that end within 7 days (none: no check, and the page is as it was before holds)."""
+    if not report.holds_ending:
+        return ()
+    evidence = (
+        line(
+            data(held.image),
+            " in ",
+            data(held.region),
+            ", held by ",
+            data(held.owner),
+            " until ",
+            data(format_timestamp(held.until)),
+            ": ",
+            data(held.reason),
+        )
+        for held in report.holds_ending
+    )
+    return (
+        Check(
+            "holds-ending",
+            "warn",
+            "Holds ending within 7 days",
+            line(f"{plural(len(report.holds_ending), 'hold')} end within 7 days: extend them or let them end"),
+            capped(evidence),
+        ),
     )

@@ -5,9 +5,11 @@ in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.holds.model import Holds, held_image_of_key, read_holds
 from ecr_retention.domain.inventory.manifest import (
     Inventory,
     ManifestDocument,
@@ -15,9 +17,22 @@ from ecr_retention.domain.inventory.manifest import (
     spoke_account_of_source,
     with_memory,
 )
-from ecr_retention.domain.limits import IN_USE_MANIFEST, IN_USE_MEMORY, SPOKE_FOLDER, SPOKE_FOLDER_FILES, format_limit
+from ecr_retention.domain.limits import (
+    HOLD_OBJECT,
+    IN_USE_MANIFEST,
+    IN_USE_MEMORY,
+    SPOKE_FOLDER,
+    SPOKE_FOLDER_FILES,
+    format_limit,
+)
 from ecr_retention.domain.timestamps import format_timestamp
-from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX, MEMORY_FILE, memory_deletion_acknowledgement_key
+from ecr_retention.layout import (
+    HOLDS_PREFIX,
+    IN_USE_MEMORY_KEY,
+    IN_USE_PREFIX,
+    MEMORY_FILE,
+    memory_deletion_acknowledgement_key,
+)
 from ecr_retention.ports import Bucket, StorageUnavailable, VersionedBucket
 
 MISNAMED = "not stored as <cluster>.json, the only name a manifest is read under; rename or remove it"
@@ -46,16 +61,51 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
     return with_memory(read_inventory(documents), f"s3://{bucket.name}/{IN_USE_MEMORY_KEY}", read_memory(bucket))
 
 
-def read_run_inventory(bucket: VersionedBucket) -> Inventory:
+# (Region, repository): the holds one evaluation reads.
+HeldRepository = tuple[str, str]
+
+
+def read_inventory_with_holds(bucket: Bucket, of: Collection[HeldRepository] | None = None) -> Inventory:
+    """As read_inventory_from_bucket, with the holds (holds/) beside the manifests: what decides a plan, and what the
+    sentinel matches a removal against. The tagger reads no holds (it tags what runs). `of`: see read_holds_from_bucket."""
+    return replace(read_inventory_from_bucket(bucket), holds=read_holds_from_bucket(bucket, of))
+
+
+def read_run_inventory(bucket: VersionedBucket, of: Collection[HeldRepository] | None = None) -> Inventory:
     """The inventory a run decides on (the evaluations, the report step, `ecr-retention run`): as
-    read_inventory_from_bucket, and a memory that is missing because it was deleted blocks like an unreadable one,
+    read_inventory_with_holds, and a memory that is missing because it was deleted blocks like an unreadable one,
     until that deletion is acknowledged; otherwise every image it alone protected would be deleted as on a first run.
-    The report step then leaves it unwritten (services/memory.py), so the block holds until someone acts."""
-    inventory = read_inventory_from_bucket(bucket)
+    The report step then leaves it unwritten (services/memory.py), so the block holds until someone acts. `of`: the
+    repositories of one evaluation (or of one batch's: services.run.BatchInventory), whose holds alone it reads."""
+    inventory = read_inventory_with_holds(bucket, of)
     if inventory.memory is not None or inventory.memory_problem is not None:
         return inventory
     deleted = deleted_memory(bucket)
     return inventory if deleted is None else replace(inventory, memory_problem=deleted)
+
+
+def read_holds_from_bucket(bucket: Bucket, of: Collection[HeldRepository] | None = None) -> Holds:
+    """Every object under holds/, size-capped, read as domain/holds/model.py reads them (fail closed: an object that
+    is no valid hold keeps the image its key names, or blocks the run when its key names none). `of` (each a Region and
+    a repository): an evaluation of those repositories (one, or a batch's) reads their holds only, and every object
+    whose key names no image (it may hold any): one listing, and no read of the other repositories' holds, however
+    many there are."""
+    keys = (key for key in sorted(bucket.list_objects(HOLDS_PREFIX)) if not key.endswith("/"))
+    return read_holds((f"s3://{bucket.name}/{key}", key, _read_hold(bucket, key)) for key in keys if _wanted(key, of))
+
+
+def _wanted(key: str, of: Collection[HeldRepository] | None) -> bool:
+    image = held_image_of_key(key)
+    return of is None or image is None or (image.region, image.repository) in of
+
+
+def _read_hold(bucket: Bucket, key: str) -> bytes | InputError:
+    try:
+        body = bucket.read(key, max_bytes=HOLD_OBJECT.max_bytes)
+    except InputError as error:
+        return error
+    # removed between the listing and the read: read as what it was, an object whose key names the image
+    return InputError(f"s3://{bucket.name}/{key}: removed while it was read") if body is None else body
 
 
 def deleted_memory(bucket: VersionedBucket) -> str | None:

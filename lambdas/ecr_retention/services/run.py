@@ -4,7 +4,7 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -13,13 +13,14 @@ from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.holds.protection import ending_soon
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import managed_in
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, RunReport, Trigger
+from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.ports import (
     Bucket,
@@ -34,7 +35,7 @@ from ecr_retention.registries import PrunedRegistry, Registries
 from ecr_retention.run_files import RunFiles, StoredReplication
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
-from ecr_retention.services.inventory import read_run_inventory
+from ecr_retention.services.inventory import HeldRepository, read_run_inventory
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import read_replication
 from ecr_retention.services.report import (
@@ -246,10 +247,11 @@ def run_work_item(
     report of an evaluation that changed nothing goes instead of an object of its own (changed_nothing)."""
     pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
     stored = stored if stored is not None else files.load_replication()
+    key_of = (pruned.region, repository)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=inventory() if inventory is not None else read_run_inventory(adapters.bucket),
+        inventory=inventory() if inventory is not None else read_run_inventory(adapters.bucket, of={key_of}),
         dry_run=effective_dry_run(config, dry_run),
         replication=stored.of(pruned.region),
         snapshots=adapters.bucket,
@@ -304,20 +306,22 @@ BATCH_RESERVE_SECONDS = 120.0
 
 
 class BatchInventory:
-    """The in-use inventory (manifests, memory) as one batch's invocation reads it: once, on its first repository's
-    evaluation, and shared by the others of the batch, as `ecr-retention run` shares one reading among all of a
-    run's repositories. A batch runs within minutes (BATCH_RESERVE_SECONDS before the function's timeout at most), and
+    """The in-use inventory (manifests, memory, and the holds of the batch's repositories and every hold whose key
+    names no image) as one batch's invocation reads it: once, on its first repository's evaluation, and shared by the
+    others of the batch, as `ecr-retention run` shares one reading (of every hold) among all of a run's repositories:
+    a hold protects its own repository's image only (domain/holds/protection.py). A batch runs within minutes (BATCH_RESERVE_SECONDS before the function's timeout at most), and
     the inventory's own freshness checks (safety.inventory_max_age, a manifest's generatedAt) judge the reading as
     they judge one made a second earlier. A read that fails is not kept: that repository fails alone (its guard) and
     the next one reads again. Never shared across invocations or runs."""
 
-    def __init__(self, bucket: VersionedBucket) -> None:
+    def __init__(self, bucket: VersionedBucket, of: Collection[HeldRepository]) -> None:
         self._bucket = bucket
+        self._of = of
         self._read: Inventory | None = None
 
     def __call__(self) -> Inventory:
         if self._read is None:
-            self._read = read_run_inventory(self._bucket)
+            self._read = read_run_inventory(self._bucket, of=self._of)
         return self._read
 
 
@@ -340,7 +344,8 @@ def run_work_batch(
     # The run's replication record is the run's, whatever the repository: read once, and so is the inventory
     # (BatchInventory: its first repository reads it).
     stored = files.load_replication()
-    inventory = BatchInventory(adapters.bucket)
+    region = adapters.keyed(batch.region).region
+    inventory = BatchInventory(adapters.bucket, {(region, repository) for repository in batch.repositories})
     for index, repository in enumerate(batch.repositories):
         if seconds_left is not None and seconds_left() < BATCH_RESERVE_SECONDS:
             for report in held:
@@ -461,9 +466,22 @@ def end_run(config: RetentionConfig, adapters: Adapters, evaluated: Evaluated) -
         template_findings=templates.findings,
         manifests=reading.manifests,
         other_in_use_missing=checked.others,
+        holds_ending=holds_ending(config, reading, finished_at),
     )
     with cyclic_gc_off():  # as the report step runs (its handler's), and the CLI's run alike
         return report_run(facts, report_outputs(config, adapters))
+
+
+def holds_ending(config: RetentionConfig, reading: InventoryReading, now: datetime) -> tuple[HoldEnding, ...]:
+    """The holds of the pruned registries that end within 7 days, for the summary and the page."""
+    if reading.inventory is None:
+        return ()
+    regions = {pruned.region for pruned in reading.registries}
+    return tuple(
+        HoldEnding.of(hold, until)
+        for hold, until in ending_soon(reading.inventory.holds, now, config.safety.max_hold)
+        if hold.region in regions
+    )
 
 
 def check_each_registry(

@@ -50,6 +50,7 @@ from ecr_retention.domain.in_use.references import (
     in_repository,
     pulled_references,
 )
+from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.managed import managed_in
 from ecr_retention.domain.provenance import foreign_event
@@ -64,6 +65,7 @@ from ecr_retention.domain.sentinel.alert import (
     policy_alert,
 )
 from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.held import HeldRemoval, held_body, held_lines, held_removals, held_subject
 from ecr_retention.layout import alert_claim_key
 from ecr_retention.ports import (
     Bucket,
@@ -76,7 +78,7 @@ from ecr_retention.ports import (
 )
 from ecr_retention.registries import PrunedRegistry, Registries, deciding_sources
 from ecr_retention.services.act import restore
-from ecr_retention.services.inventory import read_inventory_from_bucket
+from ecr_retention.services.inventory import read_inventory_from_bucket, read_inventory_with_holds
 from ecr_retention.services.removals import (
     AlertClaim,
     AlertClaims,
@@ -124,6 +126,7 @@ class Watched:
     notes: tuple[str, ...] = field(default=())
     region: str | None = None  # the Region named when the deployment prunes several
     ignored: str | None = None  # why nothing was done: an event of a Region not pruned, or of another account
+    held: tuple[str, ...] = ()  # the holds (their keys) of the held images the event removed, which it alerted on
 
     @property
     def restored(self) -> int:
@@ -141,6 +144,7 @@ class Watched:
             "restored": self.restored,
             "policyFindings": self.policy_findings,
             **ignored,
+            **({"held": list(self.held)} if self.held else {}),
         }
 
 
@@ -185,20 +189,83 @@ def watch_removals(
     recorded = tuple(record_removals(ports.bucket, removals))
     replication = read_replication(here.port)  # once: what runs here, and who decides the replicas here
     here = here.reading(replication.replication_configuration)
-    references, notes = running_references(config, ports, now, here, replication.problem)
+    inventory = read_inventory_with_holds(ports.bucket)
+    held = untold_held(inventory, removals, told.removals, config, here, now)
+    references, notes = running_references(config, inventory, now, here, replication.problem)
     candidates = candidates_of(removals, in_repository(references, repository), told.removals, ports.cache)
-    if not candidates:
-        return Watched(repository, recorded, region=here.named)
-    broken = left_to_sources(config, ports.registries, here, repository, confirm(here.port, repository, candidates))
-    broken = tuple(heal(item, config, here) for item in broken)
-    if not broken:
+    broken = confirmed_and_healed(config, ports, here, repository, candidates)
+    if not broken and not held:
         return Watched(repository, recorded, region=here.named)
     notes = (*notes, *ignored_notes(ports.bucket, told.ignored))
     claim_key = alert_claim_key(repository, removals[0].removed_at, observed.event_id, here.key)
     claims = AlertClaims(ports.bucket, claim_key, ports.sentinel_role, sleep)
-    already = publish_once(claims, removals, broken, notes, ports=ports, now=now, region=here.named)
+    alert = Alert(removals, broken, held, notes)
+    already = publish_once(claims, alert, ports=ports, now=now, region=here.named)
     notes = notes if already is None else (already,)
-    return Watched(repository, recorded, broken, alerted=already is None, notes=notes, region=here.named)
+    return Watched(
+        repository,
+        recorded,
+        broken,
+        alerted=already is None,
+        notes=notes,
+        region=here.named,
+        held=tuple(item.held.image.key for item in held),
+    )
+
+
+def confirmed_and_healed(
+    config: RetentionConfig,
+    ports: SentinelPorts,
+    here: PrunedRegistry,
+    repository: str,
+    candidates: Sequence[tuple[PulledReference, Removal]],
+) -> tuple[Broken, ...]:
+    """What the registry confirms broken (and this Region is to alert), each healed where it can be."""
+    if not candidates:
+        return ()
+    broken = left_to_sources(config, ports.registries, here, repository, confirm(here.port, repository, candidates))
+    return tuple(heal(item, config, here) for item in broken)
+
+
+def untold_held(
+    inventory: Inventory,
+    removals: Sequence[Removal],
+    told: Sequence[Removal],
+    config: RetentionConfig,
+    here: PrunedRegistry,
+    now: datetime,
+) -> tuple[HeldRemoval, ...]:
+    """The removals of held images, except those another event's alert already named for the same action and
+    cause (an ECR Image Action and a PolicyExecutionEvent tell one lifecycle expiry)."""
+    held = held_removals(inventory.holds, removals, here.coordinates, now, config.safety.max_hold)
+    return tuple(
+        item
+        for item in held
+        if not any(
+            earlier.action == item.removal.action
+            and item.mark in earlier.alerted
+            and _same_cause(earlier, item.removal)
+            for earlier in told
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Alert:
+    """What one event's alert tells: the in-use references it broke, and the held images it removed."""
+
+    removals: Sequence[Removal]
+    broken: Sequence[Broken]
+    held: Sequence[HeldRemoval]
+    notes: Sequence[str]
+
+    def subject(self, region: str | None) -> str:
+        return alert_subject(self.broken, region) if self.broken else held_subject(self.held, region)
+
+    def body(self, now: datetime, region: str | None) -> str:
+        if not self.broken:
+            return held_body(self.held, self.notes, now, region)
+        return alert_body(self.broken, (*held_lines(self.held, now)[1:], *self.notes), region)
 
 
 def left_to_sources(
@@ -262,9 +329,7 @@ def ignored(observed: Observed, note: str) -> Watched:
 
 def publish_once(
     claims: AlertClaims,
-    removals: Sequence[Removal],
-    broken: Sequence[Broken],
-    notes: Sequence[str],
+    alert: Alert,
     *,
     ports: SentinelPorts,
     now: datetime,
@@ -272,7 +337,7 @@ def publish_once(
 ) -> str | None:
     """The event's one alert, unless another delivery of the event published it (then: the note that says so).
     `region`: the Region the alert names (a deployment of several Regions)."""
-    event_id = removals[0].event_id
+    event_id = alert.removals[0].event_id
     claim = AlertClaim(event_id=event_id, writer=ports.sentinel_role, state="claimed", at=now)
     held = claims.claim(claim)
     if held is not None:
@@ -280,11 +345,11 @@ def publish_once(
         return f"another delivery of event {event_id} published its alert ({held.at:%Y-%m-%d %H:%M:%S} UTC)"
     published = False
     try:
-        ports.notifier.publish(alert_subject(broken, region), alert_body(broken, notes, region), ALERT_ATTRIBUTES)
+        ports.notifier.publish(alert.subject(region), alert.body(now, region), ALERT_ATTRIBUTES)
         published = True
     finally:  # a failed publish releases the claim: the retry alerts
         claims.mark(claim.model_copy(update={"state": "published" if published else "released"}))
-    record_alerted(ports.bucket, removals, broken)
+    record_alerted(ports.bucket, alert)
     return None
 
 
@@ -309,11 +374,13 @@ def record_removals(bucket: ClaimingBucket, removals: Sequence[Removal]) -> list
     return [create_removal(bucket, removal, position) for position, removal in enumerate(removals)]
 
 
-def record_alerted(bucket: Bucket, removals: Sequence[Removal], broken: Sequence[Broken]) -> None:
-    """Once the alert is out: each removal's record says which images it named, so that another event telling the same
-    removal does not alert them again (and one that breaks something else still does)."""
-    for position, removal in enumerate(removals):
-        alerted = tuple(dict.fromkeys(item.reference.image for item in broken if item.removal == removal))
+def record_alerted(bucket: Bucket, alert: Alert) -> None:
+    """Once the alert is out: each removal's record says which images it named (and which holds), so that another
+    event telling the same removal does not alert them again (and one that breaks something else still does)."""
+    for position, removal in enumerate(alert.removals):
+        named = [item.reference.image for item in alert.broken if item.removal == removal]
+        named += [item.mark for item in alert.held if item.removal == removal]
+        alerted = tuple(dict.fromkeys(named))
         if alerted:
             write_removal(bucket, removal.model_copy(update={"alerted": alerted}), position)
 
@@ -341,13 +408,12 @@ def recorded_nearby(
 
 
 def running_references(
-    config: RetentionConfig, ports: SentinelPorts, now: datetime, here: PrunedRegistry, replication_problem: str | None
+    config: RetentionConfig, inventory: Inventory, now: datetime, here: PrunedRegistry, replication_problem: str | None
 ) -> tuple[tuple[PulledReference, ...], tuple[str, ...]]:
     """What counts as running in `here` (the event's registry, with the replication rules read of it, or none with
     `replication_problem`; the readable manifests, and the memory for clusters whose reading is suspect:
     domain/in_use/references.py `pulled_references`; a reference protects in the registry its host names), and what
     the alert must say about how well that is known."""
-    inventory = read_inventory_from_bucket(ports.bucket)
     notes = [
         f"Unreadable in-use manifest {source}: only what the in-use memory remembers of its cluster is matched."
         for source in inventory.problems

@@ -173,7 +173,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
         call.params["maxResults"] == 1000 and call.params["filter"] == {"imageStatus": "ANY"} for call in listing
     )
     assert all(len(call.params["imageIds"]) <= 100 for call in rechecks + pipeline.recorder.of("BatchDeleteImage"))
-    # The other services: the inventory (manifests and in-use memory) listed and read once, each index manifest looked
+    # The other services: the inventory (manifests, in-use memory and holds) listed and read once, each index manifest looked
     # up in the cache and stored once, one report (JSON, page, sheet), the memory written once, one summary, one lease
     # taken and released per evaluated repository.
     indexes = sum(
@@ -185,7 +185,7 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     assert indexes == 3
     assert other == Counter(
         {
-            "ListObjectsV2": 1,
+            "ListObjectsV2": 2,  # in-use/, and holds/ (none here: nothing to read)
             "ListObjectVersions": 1,  # no memory yet: never written, or deleted? (services/inventory.read_run_inventory)
             # the two in-use manifests, the memory (none yet), the cache misses, each repository's kept snapshot
             # (none yet: read to compare before it is written, services/swept.py)

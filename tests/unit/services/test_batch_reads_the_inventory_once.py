@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecr_retention.layout import IN_USE_MEMORY_KEY, IN_USE_PREFIX
+from ecr_retention.domain.holds.model import hold_json
+from ecr_retention.layout import HOLDS_PREFIX, IN_USE_MEMORY_KEY, IN_USE_PREFIX
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.run import finish_run, run_work_batch
+from tests.support.holds import a_hold
 from tests.unit.services.test_run_and_report import rules, run_workflow, seeded
 from tests.unit.services.test_work_batches_run import adapters_of, batches_of
 
@@ -20,6 +22,7 @@ class CountingListings:
     def __init__(self, bucket: Any, failures: int = 0) -> None:
         self.bucket = bucket
         self.in_use_listings = 0
+        self.holds_listings = 0
         self.memory_reads = 0
         self.failures = failures
 
@@ -27,6 +30,7 @@ class CountingListings:
         return getattr(self.bucket, name)
 
     def list_objects(self, prefix: str) -> dict[str, int]:
+        self.holds_listings += prefix == HOLDS_PREFIX
         if prefix == IN_USE_PREFIX:
             self.in_use_listings += 1
             if self.failures:
@@ -53,7 +57,7 @@ def test_a_batch_lists_the_in_use_manifests_once_and_decides_as_one_reading_per_
     run_work_batch(rules(False), adapters, batch)
 
     assert len(batch.repositories) == 2
-    assert (counting.in_use_listings, counting.memory_reads) == (1, 1)
+    assert (counting.in_use_listings, counting.holds_listings, counting.memory_reads) == (1, 1, 1)
     assert {name: registry.digests(name) for name in registry.repositories} == {
         name: one_by_one_registry.digests(name) for name in one_by_one_registry.repositories
     }
@@ -85,3 +89,29 @@ def test_each_batch_reads_the_inventory_anew() -> None:
     run_work_batch(rules(False), adapters, second)
 
     assert counting.in_use_listings == 2
+
+
+def held_release(registry: Any, repository: str, tag: str) -> Any:
+    """A hold on the image `tag` names in `repository` (the seeded registry's releases are images of their own)."""
+    [found] = [d for d, stored in registry.repositories[repository].items() if tag in stored.detail.image_tags]
+    return a_hold(repository, tag).model_copy(update={"digest": found})
+
+
+def test_a_batch_reads_the_holds_of_its_repositories_and_each_protects_its_own_image() -> None:
+    one_by_one_registry, one_by_one_bucket = seeded()
+    held = held_release(one_by_one_registry, "team-a/api", "v2")  # the rules delete it otherwise
+    one_by_one_bucket.objects[held.image.key] = hold_json(held)
+    run_workflow(rules(False), adapters_of(one_by_one_registry, one_by_one_bucket))
+    registry, bucket = seeded()
+    bucket.objects[held.image.key] = hold_json(held)
+    counting = CountingListings(bucket)
+    adapters = adapters_of(registry, counting)
+    _, [batch] = batches_of(adapters)
+
+    run_work_batch(rules(False), adapters, batch)
+
+    assert counting.holds_listings == 1
+    assert held.digest in registry.digests("team-a/api")
+    assert {name: registry.digests(name) for name in registry.repositories} == {
+        name: one_by_one_registry.digests(name) for name in one_by_one_registry.repositories
+    }

@@ -23,6 +23,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.holds.model import NO_HOLDS, Holds
 from ecr_retention.domain.inventory.clusters import (
     ACCOUNT_PATTERN,
     THIS_ACCOUNT,
@@ -214,6 +215,8 @@ class Inventory:
     memory: InUseMemory | None = None
     # Why the memory could not be read ("<source>: <problem>"): it may protect images, so the run is blocked.
     memory_problem: str | None = None
+    # The holds (domain/holds/): images people pinned for a time, read with the manifests, once per run.
+    holds: Holds = NO_HOLDS
 
     @property
     def standing(self) -> dict[ClusterId, InUseManifest]:

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Selector
 from ecr_retention.domain.durations import format_duration, humanize_age
+from ecr_retention.domain.holds.protection import LiveHold
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision, Reason, ReplicaRegistry
 from ecr_retention.domain.planning.reasons import words_of
@@ -314,3 +315,16 @@ def _lost_slots(slots: DisplacedSlots, removed: Sequence[ImageDetail], actions: 
     losers = ", ".join(image_label(image) for image in removed)
     lost = f"{losers} is {verb} in its place" if len(removed) == 1 else f"{losers} are {verb} in their place"
     return f"{taken} of its {slots.keep_newest} keep_newest slots, so {lost}"
+
+
+def hold_reasons(holds: Sequence[LiveHold], image_tags: Sequence[str], now: datetime) -> list[Reason]:
+    """One reason per hold in force on the image (owner, until, reason); a hold placed by a tag the image no longer
+    carries says that the tag has moved (the hold stays on the digest it was placed on)."""
+    reasons = []
+    for held in holds:
+        detail = held.words(now)
+        tag = held.hold.tag if held.hold is not None else None
+        if tag is not None and tag not in image_tags:
+            detail += f" (placed by tag {tag}, which has moved since: the hold stays on this digest)"
+        reasons.append(Reason(kind="hold", detail=detail))
+    return reasons

@@ -9,12 +9,14 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from ecr_retention.domain.holds.protection import HoldCheck
 from ecr_retention.domain.in_use.index import InUseIndex
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.planning.explain import (
     RESTORING_REASON,
+    hold_reasons,
     in_use_reasons,
     min_age_reason,
     replica_reason,
@@ -28,15 +30,29 @@ DRIFT_PREFIX = "drift: "
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 
 
-def apply_guards(images: RepositoryImages, findings: Findings, *, in_use: InUseIndex, min_age: timedelta) -> None:
-    """In-use images, images being restored and images younger than min_age are protected, in that order; the in-use
-    images found ARCHIVED are noted, for the decisions to restore them."""
+def apply_guards(
+    images: RepositoryImages,
+    findings: Findings,
+    *,
+    in_use: InUseIndex,
+    min_age: timedelta,
+    holds: HoldCheck,
+    now: datetime,
+) -> None:
+    """In-use images, held images, images being restored and images younger than min_age are protected, in that
+    order; the in-use images found ARCHIVED are noted, for the decisions to restore them (a held one is kept as it is:
+    a hold keeps an image, it does not run it). `now`: when the holds are read (required with holds)."""
     name = images.name
     for image in images.ordered:
         usages = in_use.usages(name, image)
         if usages:
             _guard_in_use(image, usages, findings)
             findings.warnings.extend(drift_warnings(name, image, usages))
+    if holds.live:
+        for image in images.ordered:
+            held = holds.of(name, image.image_digest)
+            if held:
+                findings.protections[image.image_digest].extend(hold_reasons(held, image.image_tags, now))
     for rank in sorted(images.activating):
         findings.protections[images.digests[rank]].append(RESTORING_REASON)
     # Newest first, the images not older than min_age are the first ranks (a future image is younger than any).

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ecr_retention.domain.config import Policy, RetentionConfig
+from ecr_retention.domain.holds.protection import NO_HOLD_CHECK, HoldCheck, check_holds
 from ecr_retention.domain.in_use.index import InUseIndex, InventoryCheck, check_inventory
 from ecr_retention.domain.in_use.memory import reading_warnings, remembered_note, still_protecting
 from ecr_retention.domain.inventory.manifest import Inventory
@@ -110,6 +111,8 @@ class RunContext:
     rules: tuple[PolicyRules, ...]
     # plan_registry(brakes_off=True): a repository over max_delete_fraction is named skipped, its removals kept
     brakes_off: bool = False
+    # The holds in force in this registry (domain/holds/protection.py), read from the inventory's holds.
+    holds: HoldCheck = NO_HOLD_CHECK
 
 
 def build_run_context(
@@ -132,6 +135,8 @@ def build_run_context(
     check = check_inventory(config.safety, inventory, in_use, now, other_registries) + InventoryCheck(
         warnings=reading_warnings(inventory.memory, inventory, now, grace)
     )
+    holds = check_holds(inventory.holds, registry, now, config.safety.max_hold)
+    check += InventoryCheck(blocked=holds.blocked)
     if replication_problem is not None:
         check += InventoryCheck(blocked=(replication_problem,))
     return RunContext(
@@ -144,6 +149,7 @@ def build_run_context(
         warnings=check.warnings,
         other_tags=OtherRepositoryTags(tags_by_repository),
         rules=tuple(policy_rules(index, policy) for index, policy in enumerate(config.policies)),
+        holds=holds,
     )
 
 
@@ -183,8 +189,9 @@ def _plan_with_policy(
     """Rules, then guards, then one action per image; the repository's warnings come with its plan."""
     images = RepositoryImages.of(repository, run.now)
     findings = Findings()
+    findings.warnings.extend(run.holds.warnings_of(images.name))
     apply_rules(run.rules[policy_index], images, findings, other_tags=run.other_tags, now=run.now)
-    apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age)
+    apply_guards(images, findings, in_use=run.in_use, min_age=run.config.safety.min_age, holds=run.holds, now=run.now)
     defer_to_sources(images, findings, replicated)
     link_dependents(images, findings)
     safety = run.config.safety

@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from ecr_retention.domain.doctor import Finding, TemplateFinding
+from ecr_retention.domain.holds.model import Hold
 from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.planning.ledger import Ledger
@@ -159,6 +160,40 @@ def _single_region(regions: tuple[RegionTotals, ...]) -> bool:
     return len(regions) < SEVERAL_REGIONS
 
 
+class HoldEnding(PlanModel):
+    """A hold in force that ends within 7 days (domain/holds/protection.py ending_soon): its owner may want to extend
+    it. Named in the summary and on the page."""
+
+    region: str
+    repository: str
+    image_digest: str
+    tag: str | None = None
+    owner: str
+    reason: str
+    until: UtcDatetime
+
+    @classmethod
+    def of(cls, hold: Hold, until: datetime) -> HoldEnding:
+        return cls(
+            region=hold.region,
+            repository=hold.repository,
+            image_digest=hold.digest,
+            tag=hold.tag,
+            owner=hold.owner,
+            reason=hold.reason,
+            until=until,
+        )
+
+    @property
+    def image(self) -> str:
+        where = f":{self.tag} ({self.image_digest})" if self.tag else f"@{self.image_digest}"
+        return f"{self.repository}{where}"
+
+
+def _none(holds: tuple[HoldEnding, ...]) -> bool:
+    return not holds
+
+
 class RunReport(PlanModel):
     schema_version: Literal[1] = 1
     run_id: str
@@ -186,6 +221,8 @@ class RunReport(PlanModel):
     # Every in-use reference of the run that the next pull cannot get: those the evaluations found in their
     # repositories (also under each repository) and those the report step found in the others (services/in_use_check.py).
     in_use_missing: tuple[MissingReference, ...] = ()
+    # The holds that end within 7 days, soonest first; left out of a report without any, which keeps its shape.
+    holds_ending: tuple[HoldEnding, ...] = Field(default=(), exclude_if=_none)
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
@@ -334,6 +371,7 @@ class RunFacts:
     template_findings: Sequence[TemplateFinding] = ()
     manifests: Sequence[ManifestEvidence] = ()
     other_in_use_missing: Sequence[MissingReference] = ()
+    holds_ending: Sequence[HoldEnding] = ()
 
 
 def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
@@ -365,6 +403,7 @@ def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
                 key=lambda found: (found.repository_name, found.image),
             )
         ),
+        holds_ending=tuple(facts.holds_ending),
     )
 
 

@@ -24,6 +24,7 @@ from ecr_retention.domain.reporting.report import (
     run_in_use_archived,
 )
 from ecr_retention.domain.reporting.sizes import human_bytes
+from ecr_retention.domain.timestamps import format_timestamp
 
 SUBJECT_LIMIT = 99
 LARGEST_SHOWN = 10
@@ -139,6 +140,7 @@ def summary_lines(report: RunReport, files: ReportFiles | None = None) -> list[s
     lines += quarantine_lines(report)
     lines += largest_lines(report)
     lines += finding_lines(report)
+    lines += holds_ending_lines(report)
     lines += warning_lines(report)
     lines += ["", f"Full report: {report.report_url or '(not written)'}"]
     if files is not None:
@@ -276,6 +278,16 @@ def finding_lines(report: RunReport) -> list[str]:
 
 
 WARNINGS_SHOWN = 10
+
+
+def holds_ending_lines(report: RunReport) -> list[str]:
+    """The holds that end within 7 days, so that their owners can extend them in time."""
+    if not report.holds_ending:
+        return []
+    return ["", f"Holds ending within 7 days ({len(report.holds_ending)}):"] + [
+        f"  - {held.image} in {held.region}, held by {held.owner} until {format_timestamp(held.until)}: {held.reason}"
+        for held in report.holds_ending
+    ]
 
 
 def warning_lines(report: RunReport) -> list[str]:
