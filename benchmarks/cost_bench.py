@@ -402,11 +402,14 @@ class Units:
 
     def extrapolated(self, smaller: Units | None, size: int, smaller_size: int, target: int) -> Units:
         """Linear in the repositories: through both counted registries (a run's fixed part and each repository's
-        part), or in proportion to this one alone."""
+        part), or in proportion to this one alone. A unit that the larger registry counted less of (the functions'
+        log lines, whose warnings are the same few per run) is held at the larger count, never extrapolated below
+        it."""
         if smaller is None or smaller_size == size:
             return self.scaled(target / size)
         slopes = {
-            name: (value - smaller.__dict__[name]) / (size - smaller_size) for name, value in self.__dict__.items()
+            name: max(0.0, (value - smaller.__dict__[name]) / (size - smaller_size))
+            for name, value in self.__dict__.items()
         }
         return Units(**{name: value + slopes[name] * (target - size) for name, value in self.__dict__.items()})
 
