@@ -8,6 +8,7 @@ import dataclasses
 from datetime import timedelta
 from typing import Any
 
+from ecr_retention.cdk.constants import SNAPSHOT_RETENTION_DAYS
 from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
 from ecr_retention.services.run import run_work_batch
 from ecr_retention.services.swept import SNAPSHOT_REWRITTEN_AFTER, load_swept_registry
@@ -95,3 +96,7 @@ def test_a_stored_snapshot_that_cannot_be_read_is_rewritten() -> None:
 
     assert counting.snapshot_writes == 3
     assert [repo.repository_name for repo in load_swept_registry(bucket).snapshot.repositories] == ["app", "team-a/api"]
+
+
+def test_an_unchanged_snapshot_is_rewritten_well_before_the_bucket_expires_it() -> None:
+    assert timedelta(days=SNAPSHOT_RETENTION_DAYS) >= 2 * SNAPSHOT_REWRITTEN_AFTER
