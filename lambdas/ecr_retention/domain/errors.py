@@ -6,7 +6,7 @@ import difflib
 import json
 import types
 import typing
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
@@ -201,3 +201,24 @@ def _one_problem_line(where: str, message: str, *, more: int) -> str:
     if where == "(top level)":
         return f"{message}{suffix}"
     return f"{where}: {message}{suffix}"
+
+
+Document = TypeVar("Document", bound=BaseModel)
+
+
+def parse_strictly(source: str, raw: bytes | InputError, model: type[Document], shape: str) -> Document:
+    """One JSON document of the bucket, strictly: UTF-8, an object of `shape`, valid as `model`; InputError("<source>:
+    <problem>") otherwise (a manifest, the memory, a hold)."""
+    if isinstance(raw, InputError):
+        raise raw
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InputError(f"{source}: not UTF-8 text (byte {error.start})") from None
+    data = parse_json(text, source)
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: {shape}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as error:
+        raise InputError(f"{source}: {describe_validation_error(error, model)}") from None

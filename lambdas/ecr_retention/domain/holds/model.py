@@ -23,7 +23,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.errors import InputError, parse_strictly
 from ecr_retention.domain.inventory.clusters import ACCOUNT_PATTERN
 from ecr_retention.domain.registry.images import Digest
 from ecr_retention.domain.registry.replication import REGION_PATTERN, AwsRegion
@@ -171,19 +171,7 @@ class _HeldImageShape(BaseModel):
 
 def parse_hold(source: str, raw: bytes | InputError) -> Hold:
     """One hold, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
-    if isinstance(raw, InputError):
-        raise raw
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{source}: not UTF-8 text (byte {error.start})") from None
-    data = parse_json(text, source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source}: a hold is a JSON object with repository, digest, owner, reason and until")
-    try:
-        return Hold.model_validate(data)
-    except ValidationError as error:
-        raise InputError(f"{source}: {describe_validation_error(error, Hold)}") from None
+    return parse_strictly(source, raw, Hold, "a hold is a JSON object with repository, digest, owner, reason and until")
 
 
 def read_holds(documents: Iterable[HoldDocument]) -> Holds:

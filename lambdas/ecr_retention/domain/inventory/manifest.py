@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -17,12 +17,11 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     StrictInt,
     StringConstraints,
-    ValidationError,
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
 
-from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
+from ecr_retention.domain.errors import InputError, parse_strictly
 from ecr_retention.domain.holds.model import NO_HOLDS, Holds
 from ecr_retention.domain.inventory.clusters import (
     ACCOUNT_PATTERN,
@@ -313,14 +312,14 @@ def spoke_account_of_source(source: str) -> str | None:
 
 def parse_manifest(source: str, raw: bytes | InputError) -> InUseManifest:
     """One manifest, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
-    return _parse_strictly(
+    return parse_strictly(
         source, raw, InUseManifest, "an in-use manifest is a JSON object with schemaVersion, cluster and images"
     )
 
 
 def parse_memory(source: str, raw: bytes | InputError) -> InUseMemory:
     """The in-use memory, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
-    return _parse_strictly(source, raw, InUseMemory, "the in-use memory is a JSON object with schemaVersion and images")
+    return parse_strictly(source, raw, InUseMemory, "the in-use memory is a JSON object with schemaVersion and images")
 
 
 def with_memory(inventory: Inventory, source: str, raw: bytes | InputError | None) -> Inventory:
@@ -337,22 +336,3 @@ def with_memory(inventory: Inventory, source: str, raw: bytes | InputError | Non
 
 def memory_json(memory: InUseMemory) -> bytes:
     return memory.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
-
-
-Document = TypeVar("Document", bound=BaseModel)
-
-
-def _parse_strictly(source: str, raw: bytes | InputError, model: type[Document], shape: str) -> Document:
-    if isinstance(raw, InputError):
-        raise raw
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise InputError(f"{source}: not UTF-8 text (byte {error.start})") from None
-    data = parse_json(text, source)
-    if not isinstance(data, dict):
-        raise InputError(f"{source}: {shape}")
-    try:
-        return model.model_validate(data)
-    except ValidationError as error:
-        raise InputError(f"{source}: {describe_validation_error(error, model)}") from None
