@@ -6,12 +6,19 @@ and one that runs out of time stores its held reports each in its own object, wh
 
 from __future__ import annotations
 
+from fnmatch import fnmatch
 from typing import Any
 
 import pytest
 
 import ecr_retention.services.run as run_service
-from ecr_retention.layout import BATCH_REPORTS_PREFIX, repository_report_key, repository_reports_prefix
+from ecr_retention.cdk import state_objects
+from ecr_retention.layout import (
+    BATCH_REPORTS_PREFIX,
+    batch_reports_key,
+    repository_report_key,
+    repository_reports_prefix,
+)
 from ecr_retention.run_files import RunFiles
 from ecr_retention.services.run import (
     BATCH_RESERVE_SECONDS,
@@ -164,3 +171,17 @@ def test_a_repository_evaluated_alone_after_its_batch_stored_its_object_is_repor
     reports = RunFiles(bucket, start.run_id).load_reports()
     assert [report.repository_name for report in reports].count("app") == 1
     assert next(report for report in reports if report.repository_name == "app") == again
+
+
+def test_a_batchs_reports_object_is_a_key_the_bucket_policy_lets_only_the_evaluations_write() -> None:
+    key = batch_reports_key("20261205T030000Z-schedule-0a1b2c3d", "team-a/api", "us-east-1")
+
+    assert [pattern for pattern in state_objects.bound_keys("evaluate") if fnmatch(key, pattern)] == [
+        "runs/*/repositories/*"
+    ]
+    assert not any(
+        fnmatch(key, pattern)
+        for writer in state_objects.WRITER_BINDINGS
+        if writer != "evaluate"
+        for pattern in state_objects.bound_keys(writer)
+    )
