@@ -402,11 +402,14 @@ class Units:
 
     def extrapolated(self, smaller: Units | None, size: int, smaller_size: int, target: int) -> Units:
         """Linear in the repositories: through both counted registries (a run's fixed part and each repository's
-        part), or in proportion to this one alone."""
+        part), or in proportion to this one alone. A unit that the larger registry counted less of (the functions'
+        log lines, whose warnings are the same few per run) is held at the larger count, never extrapolated below
+        it."""
         if smaller is None or smaller_size == size:
             return self.scaled(target / size)
         slopes = {
-            name: (value - smaller.__dict__[name]) / (size - smaller_size) for name, value in self.__dict__.items()
+            name: max(0.0, (value - smaller.__dict__[name]) / (size - smaller_size))
+            for name, value in self.__dict__.items()
         }
         return Units(**{name: value + slopes[name] * (target - size) for name, value in self.__dict__.items()})
 
@@ -506,16 +509,37 @@ class Measured:
     push: Counted
     memory_mb: dict[str, int]
     concurrency: int
+    # The next sweep, after --churn of the repositories received a push: the daily sweep of a steady registry.
+    steady: Counted
 
-    def units(self, init: float, latency: float) -> tuple[Units, Units]:
+    def units(self, init: float, latency: float) -> tuple[Units, Units, Units]:
         cold = min(self.concurrency, self.sweep.invocations["evaluate"]) + 2  # the workers, targets and report
         return (
             units_of(self.sweep, self.memory_mb, trigger="schedule", cold_starts=cold, init=init, latency=latency),
             units_of(self.push, self.memory_mb, trigger="push", cold_starts=1, init=init, latency=latency),
+            units_of(self.steady, self.memory_mb, trigger="schedule", cold_starts=cold, init=init, latency=latency),
         )
 
 
-def measure(repositories: int, images: int, scratch: Path) -> Measured:
+def churn(repositories: int, images: int, fraction: float) -> int:
+    """A push of a new release to `fraction` of the repositories (evenly spread), as between two daily sweeps: each
+    such repository's next evaluation deletes one more release (its third newest is no longer among the newest two)
+    and its snapshot changes; the others' evaluations find nothing to do. Returns how many were pushed to."""
+    import boto3
+
+    from support.lambda_stack import push
+
+    ecr = boto3.client("ecr", region_name=REGION)
+    every = round(1 / fraction) if fraction > 0 else 0
+    pushed = 0
+    for index in range(0, repositories, every or repositories + 1):
+        name = f"repo-{index:05d}"
+        push(ecr, name, f"v{images + 1}", timedelta(days=2), seed=f"{name}:v{images + 1}")
+        pushed += 1
+    return pushed
+
+
+def measure(repositories: int, images: int, scratch: Path, churned: float = 0.1) -> Measured:
     from moto import mock_aws
     from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
@@ -550,10 +574,12 @@ def measure(repositories: int, images: int, scratch: Path) -> Measured:
             )
             sweep = run(runner, machine, {"trigger": "schedule"})
             push = run(runner, machine, {"trigger": "push", "repositories": ["repo-00000"]})
+            churn(repositories, images, churned)
+            steady = run(runner, machine, {"trigger": "schedule"})
     finally:
         sys.stdout = real_stdout
         undo()
-    return Measured(repositories, sweep, push, synthesized.memory_mb, concurrency)
+    return Measured(repositories, sweep, push, synthesized.memory_mb, concurrency, steady)
 
 
 def main() -> None:
@@ -570,6 +596,12 @@ def main() -> None:
         default=20.0,
         help="what each AWS API call of a function waits on AWS, added to its duration (moto answers in process)",
     )
+    parser.add_argument(
+        "--churn",
+        type=float,
+        default=0.1,
+        help="the share of repositories pushed to between the first sweep and the next (the daily sweep counted too)",
+    )
     arguments = parser.parse_args()
     in_tree(arguments.tree)
     check_tree(arguments.tree)
@@ -578,18 +610,21 @@ def main() -> None:
     prices = json.loads(PRICES.read_text())
     print(f"prices: benchmarks/prices.json, as of {prices['asOf']} ({', '.join(sorted(prices['sources']))} pricing)")
     latency = arguments.call_latency_ms / 1000
-    measured: list[tuple[int, Units, Units]] = []
+    measured: list[tuple[int, Units, Units, Units]] = []
     for repositories in arguments.repositories:
         with tempfile.TemporaryDirectory(prefix="cost-bench-") as scratch:
-            counted = measure(repositories, arguments.images, Path(scratch))
-        sweep, push = counted.units(arguments.init_seconds, latency)
-        sweep_moto, _ = counted.units(arguments.init_seconds, 0.0)
-        measured.append((repositories, sweep, push))
+            counted = measure(repositories, arguments.images, Path(scratch), arguments.churn)
+        sweep, push, steady = counted.units(arguments.init_seconds, latency)
+        sweep_moto, _, _ = counted.units(arguments.init_seconds, 0.0)
+        measured.append((repositories, sweep, push, steady))
         print(f"counted, {repositories:,} repositories x {arguments.images} images, on moto's interpreter:")
-        print_units("scheduled sweep", sweep)
+        print_units("scheduled sweep (every repository changed)", sweep)
+        print_units(f"next scheduled sweep ({arguments.churn:.0%} of repositories pushed to)", steady)
         print_units("push run (1 repository)", push)
         calls = counted.sweep.calls
         print(f"  the sweep's API calls: {', '.join(f'{s}:{o} {n:,}' for (s, o), n in sorted(calls.items()))}")
+        calls = counted.steady.calls
+        print(f"  the next sweep's API calls: {', '.join(f'{s}:{o} {n:,}' for (s, o), n in sorted(calls.items()))}")
         events = counted.sweep.events
         print(f"  the sweep's execution events: {', '.join(f'{k} {n:,}' for k, n in sorted(events.items()))}")
         print(
@@ -598,19 +633,25 @@ def main() -> None:
             f"evaluation; without the calls' latency the sweep costs "
             f"{ratio_of(sweep_moto, prices['regions']['us-east-1']):,.2f}x its floor"
         )
-    largest, sweep, push = measured[-1]
-    smaller_size, smaller, _ = measured[0]
-    for repositories, units in [(n, u) for n, u, _ in measured]:
+    largest, sweep, push, steady = measured[-1]
+    smaller_size, smaller, _, smaller_steady = measured[0]
+    for repositories, units in [(n, u) for n, u, _, _ in measured]:
         print_costs(f"scheduled sweep of {repositories:,} repositories (counted), USD:", units, prices,
                     arguments.regions)  # fmt: skip
+    how = f"{smaller_size:,} and {largest:,}" if smaller_size != largest else f"{largest:,}"
     for target in (10_000, 100_000):
-        how = f"{smaller_size:,} and {largest:,}" if smaller_size != largest else f"{largest:,}"
         print_costs(
             f"scheduled sweep of {target:,} repositories (extrapolated linearly from {how} counted), USD:",
             sweep.extrapolated(smaller, largest, smaller_size, target),
             prices,
             arguments.regions,
         )
+    print_costs(
+        f"next scheduled sweep of 10,000 repositories, {arguments.churn:.0%} pushed to (extrapolated from {how}), USD:",
+        steady.extrapolated(smaller_steady, largest, smaller_size, 10_000),
+        prices,
+        arguments.regions,
+    )
     print_costs("push run of 1 repository (counted), USD:", push, prices, arguments.regions)
     for target in (10_000,):
         scaled = sweep.extrapolated(smaller, largest, smaller_size, target)
@@ -631,6 +672,9 @@ def main() -> None:
     sweep_cost = sum(costs_of(at_10k, prices["regions"]["us-east-1"]).values())
     print(f"FIGURE sweep_10k_usd {sweep_cost:.4f}")
     print(f"FIGURE sweep_10k_cost_over_floor {ratio:.3f}")
+    steady_10k = steady.extrapolated(smaller_steady, largest, smaller_size, 10_000)
+    print(f"FIGURE next_sweep_10k_usd {sum(costs_of(steady_10k, prices['regions']['us-east-1']).values()):.4f}")
+    print(f"FIGURE next_sweep_10k_cost_over_floor {ratio_of(steady_10k, prices['regions']['us-east-1']):.3f}")
     print(f"FIGURE push_run_usd {push_cost:.6f}")
 
 

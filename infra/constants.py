@@ -135,7 +135,8 @@ MANIFEST_CACHE_RETENTION_DAYS = 90
 # The sentinel's record of removals: long enough that a sweep's in-use-missing finding can say what removed an image
 # a workload last pulled more than a year ago (ECR's own CloudTrail event history keeps 90 days).
 REMOVAL_RECORD_RETENTION_DAYS = 400
-# The repositories' snapshots kept for reviews (snapshots/): every sweep rewrites those it evaluates.
+# The repositories' snapshots kept for reviews (snapshots/): every sweep rewrites those it evaluates that changed, and
+# the unchanged ones once they are a week old (services/swept.SNAPSHOT_REWRITTEN_AFTER, well inside this expiry).
 SNAPSHOT_RETENTION_DAYS = 30
 ACCESS_LOG_RETENTION_DAYS = 90
 INCOMPLETE_UPLOAD_RETENTION_DAYS = 1

@@ -69,7 +69,10 @@ STATE_OBJECTS: tuple[StateObject, ...] = (
     StateObject(
         f"{layout.SNAPSHOTS_PREFIX}*",
         "the registry's snapshots",
-        reads={"reviewers": "Every repository's snapshot as the last sweep read it: a review plans them all."},
+        reads={
+            "evaluate": "Each evaluation reads its repository's kept snapshot, to write it only when it changed.",
+            "reviewers": "Every repository's snapshot as the last sweep read it: a review plans them all.",
+        },
         writer="evaluate",
         deleted_only_by_break_glass=True,
     ),

@@ -91,6 +91,17 @@ def repository_report_key(run_id: str, repository: str, key: str | None = None) 
     return f"{repository_reports_prefix(run_id)}{name}.json"
 
 
+def batch_reports_key(run_id: str, first_repository: str, key: str | None = None) -> str:
+    """Where a batch stores the reports of its repositories that changed nothing (services.run.run_work_batch), beside
+    the repositories' own reports, named by the batch's first repository: each repository is in one batch of a run."""
+    name = hashlib.sha256(regional_name(first_repository, key).encode()).hexdigest()[:32]
+    return f"{repository_reports_prefix(run_id)}{BATCH_REPORTS_PREFIX}{name}.json"
+
+
+# The name a batch's reports object starts with under runs/<runId>/repositories/ (a repository's own is a bare hash).
+BATCH_REPORTS_PREFIX = "batch-"
+
+
 def repository_snapshot_key(repository: str, key: str | None = None) -> str:
     """Where the last evaluation of a repository keeps its snapshot: one flat object per repository, as its reports."""
     name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]

@@ -7,7 +7,9 @@ step, and what they write for each other (keys: layout.py). One model each:
 - `deletions/<hash>.json`: what a source's evaluation deletes, told before it acts to the evaluations of the pruned
   destinations its deletions replicate to (services/replicas.py);
 - `repositories/<hash>.json`: each repository's report (`RepositoryReport`), keyed by its name and its registry's key
-  (registries.PrunedRegistry.key: none for the home Region's, so a deployment of one Region keeps its keys)."""
+  (registries.PrunedRegistry.key: none for the home Region's, so a deployment of one Region keeps its keys);
+- `repositories/batch-<hash>.json`: a batch's reports of the repositories that changed nothing (`BatchReports`: each
+  by the key its own object would have), one object for the batch (services.run.run_work_batch)."""
 
 from __future__ import annotations
 
@@ -16,12 +18,14 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from pydantic import ValidationError
+from pydantic import RootModel, ValidationError
 
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.registry.replication import RegistryReplication, RunReplication, unknown_replication
 from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.layout import (
+    BATCH_REPORTS_PREFIX,
+    batch_reports_key,
     batches_key,
     replicated_deletions_key,
     replication_key,
@@ -39,6 +43,11 @@ MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations an
 MAX_DELETIONS_BYTES = 16 * 1024 * 1024  # 100,000 digests of 71 characters, quoted
 MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
 READ_THREADS = 16
+
+
+class BatchReports(RootModel[dict[str, RepositoryReport]]):
+    """A batch's reports object: each report by the key of the repository's own report object (layout.py), so that
+    the run's reports read back as they would from one object each, in the same order."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,20 @@ class RunFiles:
         self.bucket.write(stored, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
         return stored
 
+    def store_batch_reports(self, reports: Sequence[RepositoryReport], key: str | None = None) -> str | None:
+        """The reports of one batch's repositories (of the registry of `key`) in one object; None when there is none."""
+        if not reports:
+            return None
+        stored = batch_reports_key(self.run_id, reports[0].repository_name, key)
+        each = {
+            repository_report_key(self.run_id, report.repository_name, key): report.model_dump(
+                mode="json", by_alias=True
+            )
+            for report in reports
+        }
+        self.bucket.write(stored, json.dumps(each).encode())
+        return stored
+
     def has_report(self, repository: str, key: str | None = None) -> bool:
         """Whether the repository's report is stored (an evaluation of it ended)."""
         stored = repository_report_key(self.run_id, repository, key)
@@ -142,7 +165,8 @@ class RunFiles:
         report must not leave out what a worker did. Read by many threads, parsed by this one as they arrive: parsing
         holds the interpreter, and parsers in many threads each keep memory of their own (+70 MiB, and twice the
         time, for 100,000 images)."""
-        keys = sorted(self.bucket.list_objects(repository_reports_prefix(self.run_id)))
+        prefix = repository_reports_prefix(self.run_id)
+        keys = sorted(self.bucket.list_objects(prefix))
 
         def read(key: str) -> bytes:
             body = self.bucket.read(key, max_bytes=MAX_REPOSITORY_REPORT_BYTES)
@@ -150,17 +174,33 @@ class RunFiles:
                 raise InputError(f"{self._where(key)}: listed but missing")
             return body
 
+        reports: dict[str, RepositoryReport] = {}
+        own: dict[str, RepositoryReport] = {}
         with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-            return [
-                repository_report_of(body, self._where(key))
-                for key, body in zip(keys, pool.map(read, keys), strict=True)
-            ]
+            for key, body in zip(keys, pool.map(read, keys), strict=True):
+                if key.startswith(f"{prefix}{BATCH_REPORTS_PREFIX}"):
+                    reports.update(batch_reports_of(body, self._where(key)))
+                else:
+                    own[key] = repository_report_of(body, self._where(key))
+        # A repository's own object is the later word: its batch's invocation ended after storing the batch's object
+        # and the workflow evaluated it again alone (services.run.run_batch_member).
+        reports.update(own)
+        return [reports[key] for key in sorted(reports)]
 
 
 def _digests(data: object, source: str) -> list[str]:
     if isinstance(data, list) and all(isinstance(digest, str) for digest in data):
         return data
     raise InputError(f"{source}: not a list of image digests")
+
+
+def batch_reports_of(body: bytes, where: str) -> dict[str, RepositoryReport]:
+    try:
+        return BatchReports.model_validate_json(body).root
+    except ValidationError:
+        pass
+    data = parse_json(body.decode("utf-8", errors="replace"), where)
+    return validate_as(BatchReports, data, f"{where}: unreadable batch of repository reports").root
 
 
 def repository_report_of(body: bytes, where: str) -> RepositoryReport:

@@ -8,9 +8,12 @@ from ecr_retention.cdk import state_objects
 from ecr_retention.cdk.state_objects import STATE_OBJECTS
 
 
-def test_the_evaluations_read_the_cache_the_manifests_the_holds_the_replication_record_and_the_memory() -> None:
+def test_the_evaluations_read_the_cache_the_manifests_the_holds_the_replication_record_the_snapshots_and_the_memory() -> (
+    None
+):
     assert state_objects.read_keys("evaluate") == [
         "runs/*/replication.json",
+        "snapshots/*",  # its repository's, compared before it is written again
         "manifests/*",
         "in-use/*",
         "holds/*",

@@ -16,7 +16,7 @@ def item(name: str, region: str | None = None) -> WorkItem:
 
 
 def test_the_items_are_batched_in_order_by_count() -> None:
-    items = [item(f"repo-{n:03d}") for n in range(45)]
+    items = [item(f"repo-{n:03d}") for n in range(2 * REPOSITORIES_PER_BATCH + 5)]
 
     batches = WorkBatch.of(items)
 

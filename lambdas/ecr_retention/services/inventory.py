@@ -5,6 +5,7 @@ in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from ecr_retention.domain.errors import InputError
@@ -64,18 +65,18 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
 HeldRepository = tuple[str, str]
 
 
-def read_inventory_with_holds(bucket: Bucket, of: HeldRepository | None = None) -> Inventory:
+def read_inventory_with_holds(bucket: Bucket, of: Collection[HeldRepository] | None = None) -> Inventory:
     """As read_inventory_from_bucket, with the holds (holds/) beside the manifests: what decides a plan, and what the
     sentinel matches a removal against. The tagger reads no holds (it tags what runs). `of`: see read_holds_from_bucket."""
     return replace(read_inventory_from_bucket(bucket), holds=read_holds_from_bucket(bucket, of))
 
 
-def read_run_inventory(bucket: VersionedBucket, of: HeldRepository | None = None) -> Inventory:
+def read_run_inventory(bucket: VersionedBucket, of: Collection[HeldRepository] | None = None) -> Inventory:
     """The inventory a run decides on (the evaluations, the report step, `ecr-retention run`): as
     read_inventory_with_holds, and a memory that is missing because it was deleted blocks like an unreadable one,
     until that deletion is acknowledged; otherwise every image it alone protected would be deleted as on a first run.
-    The report step then leaves it unwritten (services/memory.py), so the block holds until someone acts. `of`: one
-    evaluation's repository, whose holds alone it reads."""
+    The report step then leaves it unwritten (services/memory.py), so the block holds until someone acts. `of`: the
+    repositories of one evaluation (or of one batch's: services.run.BatchInventory), whose holds alone it reads."""
     inventory = read_inventory_with_holds(bucket, of)
     if inventory.memory is not None or inventory.memory_problem is not None:
         return inventory
@@ -83,18 +84,19 @@ def read_run_inventory(bucket: VersionedBucket, of: HeldRepository | None = None
     return inventory if deleted is None else replace(inventory, memory_problem=deleted)
 
 
-def read_holds_from_bucket(bucket: Bucket, of: HeldRepository | None = None) -> Holds:
+def read_holds_from_bucket(bucket: Bucket, of: Collection[HeldRepository] | None = None) -> Holds:
     """Every object under holds/, size-capped, read as domain/holds/model.py reads them (fail closed: an object that
-    is no valid hold keeps the image its key names, or blocks the run when its key names none). `of` (Region,
-    repository): an evaluation of that repository reads its holds only, and every object whose key names no image (it
-    may hold any): one listing, and no read of the other repositories' holds, however many there are."""
+    is no valid hold keeps the image its key names, or blocks the run when its key names none). `of` (each a Region and
+    a repository): an evaluation of those repositories (one, or a batch's) reads their holds only, and every object
+    whose key names no image (it may hold any): one listing, and no read of the other repositories' holds, however
+    many there are."""
     keys = (key for key in sorted(bucket.list_objects(HOLDS_PREFIX)) if not key.endswith("/"))
     return read_holds((f"s3://{bucket.name}/{key}", key, _read_hold(bucket, key)) for key in keys if _wanted(key, of))
 
 
-def _wanted(key: str, of: HeldRepository | None) -> bool:
+def _wanted(key: str, of: Collection[HeldRepository] | None) -> bool:
     image = held_image_of_key(key)
-    return of is None or image is None or (image.region, image.repository) == of
+    return of is None or image is None or (image.region, image.repository) in of
 
 
 def _read_hold(bucket: Bucket, key: str) -> bytes | InputError:

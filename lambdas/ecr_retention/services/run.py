@@ -4,7 +4,7 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -35,7 +35,7 @@ from ecr_retention.registries import PrunedRegistry, Registries
 from ecr_retention.run_files import RunFiles, StoredReplication
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
-from ecr_retention.services.inventory import read_run_inventory
+from ecr_retention.services.inventory import HeldRepository, read_run_inventory
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import read_replication
 from ecr_retention.services.report import (
@@ -237,16 +237,21 @@ def run_work_item(
     key: str | None = None,
     seconds_left: Callable[[], float] | None = None,
     stored: StoredReplication | None = None,
+    inventory: Callable[[], Inventory] | None = None,
+    held: list[RepositoryReport] | None = None,
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of the registry of that key: the work item's `region`,
     PrunedRegistry.key) with the inventory as it is now, and store its report. `stored`: the run's replication
-    record, when the caller read it already (a batch reads it once)."""
+    record, when the caller read it already (a batch reads it once); `inventory`: the batch's reading of the
+    inventory (BatchInventory), read now otherwise; `held`: a batch's reports to store together at its end, where a
+    report of an evaluation that changed nothing goes instead of an object of its own (changed_nothing)."""
     pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
     stored = stored if stored is not None else files.load_replication()
+    key_of = (pruned.region, repository)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=read_run_inventory(adapters.bucket, of=(pruned.region, repository)),
+        inventory=inventory() if inventory is not None else read_run_inventory(adapters.bucket, of={key_of}),
         dry_run=effective_dry_run(config, dry_run),
         replication=stored.of(pruned.region),
         snapshots=adapters.bucket,
@@ -266,8 +271,27 @@ def run_work_item(
         clock=adapters.clock,
         seconds_left=seconds_left,
     )
-    files.store_report(report, pruned.key)
+    if held is not None and (inputs.dry_run or changed_nothing(report)):
+        held.append(report)
+    else:
+        files.store_report(report, pruned.key)
     return report
+
+
+def changed_nothing(report: RepositoryReport) -> bool:
+    """Whether an evaluation left its registry as it found it: nothing deleted, archived, restored, cancelled or
+    failed on the way. Its report may wait for its batch's end (one object for the batch): were the batch's invocation
+    to crash first, the workflow evaluates the repository again, which acts no more than this evaluation did. A report
+    of an evaluation that changed something is stored before the next repository starts, as before batches: an
+    evaluation never acts twice, and the run's report never leaves out what one did."""
+    return report.outcome != "failed" and not (
+        report.deleted
+        or report.archived
+        or report.cancelled
+        or report.failed
+        or report.restored
+        or report.restore_failed
+    )
 
 
 class BatchOutOfTime(Exception):
@@ -281,6 +305,26 @@ class BatchOutOfTime(Exception):
 BATCH_RESERVE_SECONDS = 120.0
 
 
+class BatchInventory:
+    """The in-use inventory (manifests, memory, and the holds of the batch's repositories and every hold whose key
+    names no image) as one batch's invocation reads it: once, on its first repository's evaluation, and shared by the
+    others of the batch, as `ecr-retention run` shares one reading (of every hold) among all of a run's repositories:
+    a hold protects its own repository's image only (domain/holds/protection.py). A batch runs within minutes (BATCH_RESERVE_SECONDS before the function's timeout at most), and
+    the inventory's own freshness checks (safety.inventory_max_age, a manifest's generatedAt) judge the reading as
+    they judge one made a second earlier. A read that fails is not kept: that repository fails alone (its guard) and
+    the next one reads again. Never shared across invocations or runs."""
+
+    def __init__(self, bucket: VersionedBucket, of: Collection[HeldRepository]) -> None:
+        self._bucket = bucket
+        self._of = of
+        self._read: Inventory | None = None
+
+    def __call__(self) -> Inventory:
+        if self._read is None:
+            self._read = read_run_inventory(self._bucket, of=self._of)
+        return self._read
+
+
 def run_work_batch(
     config: RetentionConfig,
     adapters: Adapters,
@@ -289,14 +333,23 @@ def run_work_batch(
     seconds_left: Callable[[], float] | None = None,
 ) -> list[RepositoryReport]:
     """The worker step for a batch: each repository evaluated as run_work_item does, in its own guard: one that fails
-    leaves no report (the report step lists it failed, as an invocation that crashed) and the others go on. Raises
-    BatchOutOfTime, naming the repositories not started, when less than BATCH_RESERVE_SECONDS remain."""
+    leaves no report (the report step lists it failed, as an invocation that crashed) and the others go on. The
+    reports of those that changed nothing are stored together, in one object, at the batch's end (changed_nothing).
+    Raises BatchOutOfTime, naming the repositories not started, when less than BATCH_RESERVE_SECONDS remain, after
+    storing the held reports each in its own object, where the evaluations of the rest in invocations of their own
+    look (run_batch_member)."""
     reports: list[RepositoryReport] = []
-    # The run's replication record is the run's, whatever the repository: read once. The inventory is read again for
-    # each repository, as close to its deletions as before batches (services.evaluate).
-    stored = RunFiles(adapters.bucket, batch.run_id).load_replication()
+    held: list[RepositoryReport] = []
+    files = RunFiles(adapters.bucket, batch.run_id)
+    # The run's replication record is the run's, whatever the repository: read once, and so is the inventory
+    # (BatchInventory: its first repository reads it).
+    stored = files.load_replication()
+    region = adapters.keyed(batch.region).region
+    inventory = BatchInventory(adapters.bucket, {(region, repository) for repository in batch.repositories})
     for index, repository in enumerate(batch.repositories):
         if seconds_left is not None and seconds_left() < BATCH_RESERVE_SECONDS:
+            for report in held:
+                files.store_report(report, batch.region)
             rest = ", ".join(batch.repositories[index:])
             raise BatchOutOfTime(
                 f"{len(batch.repositories) - index} repositories left to their own invocations: {rest}"
@@ -305,12 +358,14 @@ def run_work_batch(
             partial(
                 run_work_item, config, adapters, run_id=batch.run_id, repository=repository,
                 dry_run=batch.dry_run, key=batch.region, seconds_left=seconds_left, stored=stored,
+                inventory=inventory, held=held,
             ),
             log=logger,
             what=f"evaluating {repository} (in a batch)",
         )  # fmt: skip
         if not isinstance(evaluated, Defect):
             reports.append(evaluated)
+    files.store_batch_reports(held, batch.region)
     return reports
 
 

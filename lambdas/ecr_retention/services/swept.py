@@ -4,7 +4,7 @@ a review that has S3 read access only (`plan --bucket`, `diff --bucket`). domain
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pydantic import ValidationError
 
@@ -16,6 +16,11 @@ from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.domain.registry.swept import SweptRegistry, SweptRepository, registry_of
 from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
 from ecr_retention.ports import Bucket, StorageUnavailable
+
+# A kept snapshot that the evaluation finds as it is stored (the same images, replication and registry: only when and by
+# which run it was read differ) is not written again until it is this old: a GET to compare costs a twelfth of the PUT
+# it saves (docs/cost.md), and its read_at, which a review prints ("read ... to ..."), lags by at most this much.
+SNAPSHOT_REWRITTEN_AFTER = timedelta(days=7)
 
 
 def keep_snapshot(
@@ -41,12 +46,32 @@ def keep_snapshot(
         run_id=run_id,
         repositories=(snapshot,),
     )
-    body = json.dumps(swept.model_dump(mode="json", by_alias=True, exclude_none=True)).encode()
+    body = _body(swept)
+    stored = repository_snapshot_key(snapshot.repository_name, key)
     try:
-        bucket.write(repository_snapshot_key(snapshot.repository_name, key), body)
+        if not _kept_as_it_is(bucket, stored, swept, body):
+            bucket.write(stored, body)
     except StorageUnavailable as error:
         return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {error}",)
     return ()
+
+
+def _body(swept: SweptRepository) -> bytes:
+    return json.dumps(swept.model_dump(mode="json", by_alias=True, exclude_none=True)).encode()
+
+
+def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, body: bytes) -> bool:
+    """Whether the object at `key` holds this snapshot already, read by an earlier run less than
+    SNAPSHOT_REWRITTEN_AFTER before: then a review reads the same repository from it. An object that is missing or
+    cannot be read is rewritten."""
+    try:
+        found = bucket.read(key, max_bytes=SNAPSHOT.max_bytes)
+        kept = read_swept(f"s3://{bucket.name}/{key}", found) if found is not None else None
+    except InputError:
+        return False
+    if kept is None or swept.read_at - kept.read_at >= SNAPSHOT_REWRITTEN_AFTER:
+        return False
+    return _body(kept.model_copy(update={"read_at": swept.read_at, "run_id": swept.run_id})) == body
 
 
 def as_left(snapshot: RepositorySnapshot, ledger: Ledger | None, now: datetime) -> RepositorySnapshot:

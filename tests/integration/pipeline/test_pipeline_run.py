@@ -187,7 +187,9 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
         {
             "ListObjectsV2": 2,  # in-use/, and holds/ (none here: nothing to read)
             "ListObjectVersions": 1,  # no memory yet: never written, or deleted? (services/inventory.read_run_inventory)
-            "GetObject": 2 + 1 + indexes,  # the two in-use manifests, the memory (none yet), the cache misses
+            # the two in-use manifests, the memory (none yet), the cache misses, each repository's kept snapshot
+            # (none yet: read to compare before it is written, services/swept.py)
+            "GetObject": 2 + 1 + indexes + len(managed(plan)),
             # the cache misses, the report, its page and its sheet, the memory, each repository's kept snapshot
             "PutObject": indexes + 3 + 1 + len(managed(plan)),
             "Publish": 1,

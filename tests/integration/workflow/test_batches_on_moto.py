@@ -16,6 +16,9 @@ from typing import Any
 
 import pytest
 
+# Imported before any test patches run_service.run_work_item: the handler binds the name when first imported, and a
+# patch in force then would stay in it for every later test of the process (the demo's, say).
+import ecr_retention.handlers.evaluate  # noqa: F401
 import ecr_retention.services.run as run_service
 from support.lambda_stack import FakeContext
 from tests.integration.workflow.test_state_machine_on_moto import (

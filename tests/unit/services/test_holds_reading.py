@@ -34,7 +34,7 @@ def bucket_with_holds() -> CountingBucket:
 def test_an_evaluation_reads_its_repositorys_holds_and_every_key_that_names_no_image() -> None:
     bucket = bucket_with_holds()
 
-    holds = read_holds_from_bucket(bucket, ("eu-west-1", "app"))
+    holds = read_holds_from_bucket(bucket, {("eu-west-1", "app")})
 
     assert [hold.digest for hold in holds.held] == [digest("a")]
     assert list(holds.unreadable) == ["s3://inventory/holds/notes.json"]
