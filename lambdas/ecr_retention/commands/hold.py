@@ -11,7 +11,7 @@ from typing import Any
 
 from ecr_retention.clock import utc_now
 from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_name, region_options
-from ecr_retention.domain.durations import parse_duration
+from ecr_retention.domain.durations import format_duration, parse_duration
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.holds.model import DEFAULT_MAX_HOLD, Hold, Holds, hold_json
 from ecr_retention.domain.holds.protection import ending_soon
@@ -105,6 +105,12 @@ def _add(args: argparse.Namespace, bucket_arg: str, region: str | None) -> int:
         printable(f"held {hold.placed_on} in {hold.region} for {hold.owner} until {format_timestamp(hold.until)}"),
         file=sys.stderr,
     )
+    if not args.config:  # a run bounds every hold by its rules' max_hold, which may be shorter than the default
+        print(
+            f"note: --until was checked against the default safety.max_hold ({format_duration(DEFAULT_MAX_HOLD)}); "
+            "a run protects a hold no longer than its rules' safety.max_hold: pass --config to check against them",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from pydantic import ValidationError
+
 from ecr_retention.domain.durations import format_duration
-from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.holds.model import MAX_HOLDS_PER_REPOSITORY, HeldImage, Hold, Holds, hold_json
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.timestamps import format_timestamp
@@ -35,18 +37,21 @@ def place_hold(
     """Check the request, resolve the image in ECR (a tag to the digest it points to now), and write the hold once."""
     _check_until(request.until, now, max_hold)
     image = _resolve(registry, request)
-    hold = Hold(
-        schema_version=1,
-        registry_id=registry.registry_id,
-        region=registry.region,
-        repository=request.repository,
-        digest=image.image_digest,
-        tag=request.tag,
-        owner=request.owner,
-        reason=request.reason,
-        created_at=now,
-        until=request.until,
-    )
+    try:
+        hold = Hold(
+            schema_version=1,
+            registry_id=registry.registry_id,
+            region=registry.region,
+            repository=request.repository,
+            digest=image.image_digest,
+            tag=request.tag,
+            owner=request.owner,
+            reason=request.reason,
+            created_at=now,
+            until=request.until,
+        )
+    except ValidationError as error:  # --reason or --owner out of the hold's bounds: one line, nothing written
+        raise InputError(f"hold add: {describe_validation_error(error, Hold)}") from None
     _check_cap(bucket, hold.image)
     if not bucket.create(hold.image.key, hold_json(hold)):
         raise InputError(
@@ -108,6 +113,12 @@ def remove_hold(bucket: HoldingBucket, region: str, repository: str, *, tag: str
         ]
         if not placed:
             raise InputError(f"{repository}:{tag} in {region}: no hold was placed by this tag; name it by digest")
+        if len(placed) > 1:  # the tag moved between two holds: which one is meant is the person's call, not ours
+            digests = ", ".join(sorted(image.digest for image in placed))
+            raise InputError(
+                f"{repository}:{tag} in {region}: {len(placed)} holds were placed by this tag ({digests}); name one "
+                "by digest"
+            )
         image = placed[0]
     if image.key not in bucket.list_objects(image.key):
         raise InputError(f"{image} has no hold (s3://{bucket.name}/{image.key})")
