@@ -9,7 +9,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.holds.model import Holds, held_image_of_key, read_holds
+from ecr_retention.domain.holds.model import HeldImage, Holds, held_image_of_key, read_holds
 from ecr_retention.domain.inventory.manifest import (
     Inventory,
     ManifestDocument,
@@ -25,6 +25,7 @@ from ecr_retention.domain.limits import (
     SPOKE_FOLDER_FILES,
     format_limit,
 )
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import (
     HOLDS_PREFIX,
@@ -63,6 +64,35 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
 
 # (Region, repository): the holds one evaluation reads.
 HeldRepository = tuple[str, str]
+
+
+def holds_read_by(region: str, repository: str, replication: ReplicationConfiguration) -> set[HeldRepository]:
+    """The holds one repository's evaluation reads: its own, and those of the same repository in each Region its
+    deletions reach (the replication rules' deletion_reach): a hold there keeps the image here
+    (domain/holds/protection.py held_in_reach)."""
+    return {(region, repository), *((replica.region, repository) for replica in replication.deletion_reach(repository))}
+
+
+def holds_of(holds: Holds, of: Collection[HeldRepository]) -> Holds:
+    """What a reading of `of` alone (read_holds_from_bucket) holds of a wider reading: its holds and malformed
+    objects of those repositories, and every object whose key names no image."""
+
+    def wanted(image: HeldImage) -> bool:
+        return (image.region, image.repository) in of
+
+    return Holds(
+        held=tuple(hold for hold in holds.held if wanted(hold.image)),
+        malformed=tuple(malformed for malformed in holds.malformed if any(map(wanted, malformed.images))),
+        unreadable=dict(holds.unreadable),
+        sources={image: source for image, source in holds.sources.items() if wanted(image)},
+    )
+
+
+def holds_changed_since(bucket: Bucket, of: Collection[HeldRepository], read: Holds) -> Holds | None:
+    """The holds of `of` read again now, when they differ from those of an earlier reading (a batch's, minutes
+    old); None when they agree. Raises what the reading raises (StorageUnavailable): the caller acts on nothing."""
+    fresh = read_holds_from_bucket(bucket, of)
+    return None if holds_of(fresh, of) == holds_of(read, of) else fresh
 
 
 def read_inventory_with_holds(bucket: Bucket, of: Collection[HeldRepository] | None = None) -> Inventory:
