@@ -90,8 +90,14 @@ def holds_of(holds: Holds, of: Collection[HeldRepository]) -> Holds:
 
 def holds_changed_since(bucket: Bucket, of: Collection[HeldRepository], read: Holds) -> Holds | None:
     """The holds of `of` read again now, when they differ from those of an earlier reading (a batch's, minutes
-    old); None when they agree. Raises what the reading raises (StorageUnavailable): the caller acts on nothing."""
-    fresh = read_holds_from_bucket(bucket, of)
+    old); None when they agree. A reading that fails raises StorageUnavailable, saying so: the caller acts on nothing
+    (the repository fails alone)."""
+    try:
+        fresh = read_holds_from_bucket(bucket, of)
+    except StorageUnavailable as error:
+        raise StorageUnavailable(
+            f"its holds could not be read again before acting, so nothing was done: {error}"
+        ) from error
     return None if holds_of(fresh, of) == holds_of(read, of) else fresh
 
 

@@ -59,7 +59,8 @@ def test_a_hold_in_a_replica_the_deletions_reach_keeps_the_image_an_evaluation_d
 
     assert held.digest in registry.digests("team-a/api")
     [api] = [repo for repo in report.repositories if repo.repository_name == "team-a/api"]
-    assert api.deleted and held.digest not in {image.image_digest for image in api.deleted}
+    assert api.deleted
+    assert held.digest not in {image.image_digest for image in api.deleted}
     [kept] = [image for image in api.kept_images if image.image_digest == held.digest]
     assert (kept.kind, kept.detail.split(" by ")[0]) == ("hold", "held in us-east-1 (a deletion here reaches it)")
 
@@ -130,7 +131,15 @@ def test_holds_that_cannot_be_read_again_fail_that_repository_alone_and_it_delet
     assert registry.digests("team-a/api") == before
     assert len(registry.digests("app")) == 2  # the first repository acted on the batch's fresh reading
     report = finish_run(adapters, start, rules(False))
-    assert [(r.repository_name, r.outcome) for r in report.repositories] == [("app", "ok"), ("team-a/api", "failed")]
+    assert [(r.repository_name, r.outcome, r.error) for r in report.repositories] == [
+        ("app", "ok", None),
+        (
+            "team-a/api",
+            "failed",
+            "StorageUnavailable: its holds could not be read again before acting, so nothing was done: "
+            "s3://inventory/holds/: SlowDown",
+        ),
+    ]
 
 
 def test_the_first_repository_of_a_batch_and_a_dry_run_read_the_holds_once() -> None:
