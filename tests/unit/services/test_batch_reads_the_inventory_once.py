@@ -57,8 +57,7 @@ def test_a_batch_lists_the_in_use_manifests_once_and_decides_as_one_reading_per_
     run_work_batch(rules(False), adapters, batch)
 
     assert len(batch.repositories) == 2
-    # The second repository's plan deletes: its holds are listed again right before it acts (RunInputs.recheck_holds).
-    assert (counting.in_use_listings, counting.holds_listings, counting.memory_reads) == (1, 2, 1)
+    assert (counting.in_use_listings, counting.holds_listings, counting.memory_reads) == (1, 1, 1)
     assert {name: registry.digests(name) for name in registry.repositories} == {
         name: one_by_one_registry.digests(name) for name in one_by_one_registry.repositories
     }
@@ -111,7 +110,7 @@ def test_a_batch_reads_the_holds_of_its_repositories_and_each_protects_its_own_i
 
     run_work_batch(rules(False), adapters, batch)
 
-    assert counting.holds_listings == 2  # the batch's reading, and team-a/api's again before it deletes
+    assert counting.holds_listings == 1
     assert held.digest in registry.digests("team-a/api")
     assert {name: registry.digests(name) for name in registry.repositories} == {
         name: one_by_one_registry.digests(name) for name in one_by_one_registry.repositories

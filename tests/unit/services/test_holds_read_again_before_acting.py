@@ -29,19 +29,25 @@ class HoldPlacedAfterListing:
         self.after = after
         self.fail = fail
         self.holds_listings = 0
+        self.listed: list[str] = []  # the prefixes under holds/ listed, in order
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.bucket, name)
 
+    def place(self) -> None:
+        assert self.hold is not None
+        self.bucket.objects[self.hold.image.key] = hold_json(self.hold)
+
     def list_objects(self, prefix: str) -> dict[str, int]:
-        if prefix != HOLDS_PREFIX:
+        if not prefix.startswith(HOLDS_PREFIX):
             return dict(self.bucket.list_objects(prefix))
         self.holds_listings += 1
+        self.listed.append(prefix)
         if self.holds_listings == self.fail:
             raise StorageUnavailable(f"s3://inventory/{prefix}: SlowDown")
         listed = dict(self.bucket.list_objects(prefix))
         if self.hold is not None and self.holds_listings == self.after:
-            self.bucket.objects[self.hold.image.key] = hold_json(self.hold)
+            self.place()
         return listed
 
 
@@ -99,7 +105,7 @@ def test_a_hold_placed_after_the_batchs_reading_keeps_the_image_a_later_reposito
     run_work_batch(rules(False), adapters, batch)
 
     assert batch.repositories == ("app", "team-a/api")
-    assert placing.holds_listings == 2  # the batch's reading, and team-a/api's again before it deletes
+    assert placing.listed == ["holds/", "holds/eu-west-1/team-a/api/"]  # the batch's, then team-a/api's own
     assert held.digest in registry.digests("team-a/api")
     assert len(registry.digests("team-a/api")) == 2  # v5 (newest) and the held v2; the rest deleted as planned
     [api] = [r for r in finish_run(adapters, start, rules(False)).repositories if r.repository_name == "team-a/api"]
@@ -111,12 +117,38 @@ def test_a_hold_placed_in_a_reached_replica_after_the_batchs_reading_keeps_the_s
     registry, bucket = seeded()
     registry.replication = replicating(delete=True)
     held = held_release(registry, "team-a/api", "v2").model_copy(update={"region": "us-east-1"})
-    adapters = adapters_of(registry, HoldPlacedAfterListing(bucket, held))
+    placing = HoldPlacedAfterListing(bucket, held)
+    adapters = adapters_of(registry, placing)
     _, [batch] = batches_of(adapters)
 
     run_work_batch(rules(False), adapters, batch)
 
     assert held.digest in registry.digests("team-a/api")
+    assert placing.listed[1:] == ["holds/eu-west-1/team-a/api/", "holds/us-east-1/team-a/api/"]
+
+
+class ObjectPlacedAfterListing(HoldPlacedAfterListing):
+    """As HoldPlacedAfterListing, placing an object that is no hold, at a key that names no image."""
+
+    def __init__(self, bucket: Any, key: str) -> None:
+        super().__init__(bucket, a_hold("any", "x"))
+        self.key = key
+
+    def place(self) -> None:
+        self.bucket.objects[self.key] = b"{"
+
+
+def test_an_unreadable_object_placed_under_a_later_repositorys_prefix_blocks_its_removals() -> None:
+    registry, bucket = seeded()
+    before = registry.digests("team-a/api")
+    adapters = adapters_of(registry, ObjectPlacedAfterListing(bucket, "holds/eu-west-1/team-a/api/notes.json"))
+    start, [batch] = batches_of(adapters)
+
+    run_work_batch(rules(False), adapters, batch)
+
+    assert registry.digests("team-a/api") == before
+    [api] = [r for r in finish_run(adapters, start, rules(False)).repositories if r.repository_name == "team-a/api"]
+    assert any("notes.json: unreadable hold" in blocked for blocked in api.blocked)
 
 
 def test_holds_that_cannot_be_read_again_fail_that_repository_alone_and_it_deletes_nothing() -> None:
@@ -137,7 +169,7 @@ def test_holds_that_cannot_be_read_again_fail_that_repository_alone_and_it_delet
             "team-a/api",
             "failed",
             "StorageUnavailable: its holds could not be read again before acting, so nothing was done: "
-            "s3://inventory/holds/: SlowDown",
+            "s3://inventory/holds/eu-west-1/team-a/api/: SlowDown",
         ),
     ]
 
