@@ -5,7 +5,7 @@ in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -118,9 +118,13 @@ def _part(holds: Holds, bucket: Bucket, keep: Callable[[str], bool]) -> Holds:
     return Holds(
         held=tuple(hold for hold in holds.held if keep(hold.image.key)),  # a valid hold is read at its image's key
         malformed=tuple(malformed for malformed in holds.malformed if kept(malformed.source)),
-        unreadable={source: problem for source, problem in holds.unreadable.items() if kept(source)},
+        unreadable=_by_source(holds.unreadable, kept),
         sources={image: source for image, source in holds.sources.items() if kept(source)},
     )
+
+
+def _by_source(problems: Mapping[str, str], kept: Callable[[str], bool]) -> dict[str, str]:
+    return {source: problem for source, problem in problems.items() if kept(source)}
 
 
 def _source(bucket: Bucket, key: str) -> str:

@@ -13,6 +13,7 @@ from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.holds.protection import ending_soon
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
@@ -249,8 +250,7 @@ def run_work_item(
     stored = stored if stored is not None else files.load_replication()
     replication = stored.of(pruned.region)
     held_of = holds_read_by(pruned.region, repository, replication.replication_configuration)
-    reading = read_run_inventory(adapters.bucket, of=held_of) if inventory is None else inventory()
-    earlier = inventory is not None and inventory.earlier  # made for an earlier repository of the batch
+    reading, recheck_holds = _inventory_of(adapters.bucket, inventory, held_of)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
@@ -264,8 +264,7 @@ def run_work_item(
             for other in adapters.registries.elsewhere(pruned)
         ),
         run_files=files,
-        # A batch's reading is minutes old by a later repository: its holds are read again before it removes.
-        recheck_holds=partial(holds_changed_since, adapters.bucket, held_of) if earlier else None,
+        recheck_holds=recheck_holds,
     )
     report = evaluate_repository(
         repository,
@@ -281,6 +280,17 @@ def run_work_item(
     else:
         files.store_report(report, pruned.key)
     return report
+
+
+def _inventory_of(
+    bucket: VersionedBucket, batch: BatchInventory | None, held_of: Collection[HeldRepository]
+) -> tuple[Inventory, Callable[[Holds], Holds | None] | None]:
+    """The inventory one evaluation decides on (read now, or its batch's reading), and how its holds are read again
+    before it removes: a batch's reading made for an earlier repository is minutes old by then."""
+    if batch is None:
+        return read_run_inventory(bucket, of=held_of), None
+    reading = batch()
+    return reading, partial(holds_changed_since, bucket, held_of) if batch.earlier else None
 
 
 def changed_nothing(report: RepositoryReport) -> bool:
