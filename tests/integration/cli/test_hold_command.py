@@ -82,7 +82,7 @@ def test_a_hold_keeps_an_image_the_rules_delete_through_a_real_run(
     report = run_report(pipeline, tmp_path, capsys)
 
     assert placed.code == 0, placed.stderr
-    assert one_line(placed).startswith(f"held {repository}@{digest} in eu-west-1 for alice@example.com until ")
+    assert placed.stderr.startswith(f"held {repository}@{digest} in eu-west-1 for alice@example.com until ")
     assert digest in pipeline.state()[repository]
     field, entry = entry_of(report, repository, digest)
     assert field == "keptImages"
@@ -242,5 +242,5 @@ def test_a_repository_alone_holds_its_latest_as_docker_reads_it(
     placed = hold(pipeline, capsys, "add", "app", "--until", "1d", "--reason", "release freeze")
 
     assert placed.code == 0, placed.stderr
-    assert one_line(placed).startswith(f"held app:latest ({latest}) in eu-west-1 for ")
+    assert placed.stderr.startswith(f"held app:latest ({latest}) in eu-west-1 for ")
     assert pipeline.keys("holds/") == [f"holds/eu-west-1/app/{latest}.json"]
