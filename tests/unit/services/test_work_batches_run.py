@@ -87,10 +87,11 @@ def test_a_repository_that_raises_fails_alone_and_the_batch_goes_on(monkeypatch:
 
     reports = run_work_batch(rules(False), adapters, batch)
 
-    assert [report.repository_name for report in reports] == ["team-a/api"]
+    assert [report.repository_name for report in reports] == ["app", "team-a/api"]
     report = finish_run(adapters, start, rules(False))
     assert [(r.repository_name, r.outcome) for r in report.repositories] == [("app", "failed"), ("team-a/api", "ok")]
-    assert "stored no report" in (report.repositories[0].error or "")
+    # Its failed report is stored, naming the error (so the fallback does not evaluate it again).
+    assert "raised RuntimeError: a defect" in (report.repositories[0].error or "")
 
 
 def test_a_batch_starts_no_repository_without_the_time_to_finish_it(monkeypatch: pytest.MonkeyPatch) -> None:
