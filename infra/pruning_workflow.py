@@ -226,7 +226,9 @@ class PruningWorkflow(Construct):
             )
         role.add_to_principal_policy(
             iam.PolicyStatement(
-                actions=["dynamodb:DeleteItem", "dynamodb:PutItem"], resources=[self.lease_table.table_arn]
+                # GetItem: a batch member's invocation reads whether its batch's invocation began its evaluation.
+                actions=["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"],
+                resources=[self.lease_table.table_arn],
             )
         )
         # The manifest cache is read by digest and a miss is normal: without ListBucket, S3 answers a missing
@@ -428,6 +430,9 @@ class PruningWorkflow(Construct):
             lambda_function=self.evaluate.function,
             payload_response_only=True,
             comment="A batch of repositories of one registry; the worker stores each report itself",
+            # No Retry of the whole batch on a Lambda service error: the Catch's fallback (each repository in an
+            # invocation of its own, skipping those reported or begun) is the retry, and it never re-runs a begun one.
+            retry_on_service_exceptions=False,
         )
         alone = tasks.LambdaInvoke(
             self,
