@@ -44,24 +44,28 @@ def test_the_fallback_does_not_evaluate_again_a_repository_whose_batch_ended_dur
 
     report = run_batch_member(rules(False), adapters, member(start.run_id, "app"))
 
-    assert report is not None and report.outcome == "failed"
+    assert report is not None
+    assert report.outcome == "failed"
     assert registry.digests("app") == before  # nothing acted a second time
     run = finish_run(adapters, start, rules(False))
     app = next(repository for repository in run.repositories if repository.repository_name == "app")
     assert app.outcome == "failed"
-    assert "ended" in (app.error or "") and "BatchDeleteImage" in (app.error or "")
-    assert "UpdateImageStorageClass" in (app.error or "") and "next run" in (app.error or "")
+    assert "ended" in (app.error or "")
+    assert "BatchDeleteImage" in (app.error or "")
+    assert "UpdateImageStorageClass" in (app.error or "")
+    assert "next run" in (app.error or "")
 
 
 def test_the_fallback_evaluates_a_repository_whose_lease_another_run_holds_as_before() -> None:
     leases = MemoryLeases()
-    registry, adapters = adapters_with(leases)
+    _registry, adapters = adapters_with(leases)
     start, _ = batches_of(adapters)
     leases.held["app"] = "another-run"
 
     report = run_batch_member(rules(False), adapters, member(start.run_id, "app"))
 
-    assert report is not None and report.outcome == "busy"
+    assert report is not None
+    assert report.outcome == "busy"
 
 
 def test_a_lease_table_that_cannot_be_read_leaves_the_repository_unevaluated_and_says_so() -> None:
@@ -71,7 +75,8 @@ def test_a_lease_table_that_cannot_be_read_leaves_the_repository_unevaluated_and
 
     report = run_batch_member(rules(False), adapters, member(start.run_id, "app"))
 
-    assert report is not None and report.outcome == "failed"
+    assert report is not None
+    assert report.outcome == "failed"
     assert "GetItem failed" in (report.error or "")
     assert registry.digests("app") == before
     assert RunFiles(adapters.bucket, start.run_id).has_report("app")
@@ -125,4 +130,5 @@ def test_a_repository_that_raises_in_a_batch_is_not_evaluated_again_by_the_fallb
     assert run_batch_member(rules(False), adapters, member(start.run_id, "app")) is None
     assert registry.digests("app") == before
     [stored] = [r for r in RunFiles(adapters.bucket, start.run_id).load_reports() if r.repository_name == "app"]
-    assert stored.outcome == "failed" and "RuntimeError: a defect" in (stored.error or "")
+    assert stored.outcome == "failed"
+    assert "RuntimeError: a defect" in (stored.error or "")

@@ -23,9 +23,7 @@ def test_a_failed_comparison_read_still_writes_the_snapshot() -> None:
     bucket = UnreadableBucket(name="inventory")
     snapshot = RepositorySnapshot(repository_name="app", image_details=())
 
-    warnings = keep_snapshot(
-        bucket, "run-1", snapshot, NOW, registry=RegistryCoordinates("123456789012", "eu-west-1")
-    )
+    warnings = keep_snapshot(bucket, "run-1", snapshot, NOW, registry=RegistryCoordinates("123456789012", "eu-west-1"))
 
     assert warnings == ()
     assert repository_snapshot_key("app") in bucket.list_objects(repository_snapshot_key("app"))
