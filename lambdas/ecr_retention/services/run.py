@@ -380,7 +380,7 @@ def run_work_batch(
     is not evaluated again. The reports of those that changed nothing are stored together, in parts of about
     `part_bytes` (HeldReports; changed_nothing). Raises BatchOutOfTime, naming the repositories not started, when less
     than its BatchReserve remains, after storing the held reports each in its own object, where the evaluations of the
-    rest in invocations of their own look (run_batch_member)."""
+    rest in invocations of their own look (run_batch_member). Returns the reports without their kept images."""
     reports: list[RepositoryReport] = []
     files = RunFiles(adapters.bucket, batch.run_id)
     held = HeldReports(files, batch.repositories[0], batch.region, max_bytes=part_bytes)
@@ -401,7 +401,9 @@ def run_work_batch(
                 f"{len(batch.repositories) - index} repositories left to their own invocations: {rest}"
             )
         if repository not in reported:
-            reports.extend(reserve.timed(seconds_left, partial(evaluate, repository)))
+            # Returned without the kept images (the stored report has them): a batch's memory stays bounded.
+            evaluated = reserve.timed(seconds_left, partial(evaluate, repository))
+            reports.extend(report.model_copy(update={"kept_images": ()}) for report in evaluated)
             held.take()
     held.store()
     return reports
