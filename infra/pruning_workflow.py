@@ -424,7 +424,8 @@ class PruningWorkflow(Construct):
 
     def _evaluate_batch(self) -> sfn.IChainable:
         """A child execution: the batch in one invocation; when that invocation fails or stops early, each repository
-        of the batch in one of its own (skipped when its batch stored its report), each failure caught."""
+        of the batch in one of its own (skipped when its batch stored its report, or began its evaluation: it then stores
+        a failed report), each failure caught."""
         evaluate = tasks.LambdaInvoke(
             self,
             "EvaluateRepository",
