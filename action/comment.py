@@ -2,8 +2,12 @@
 place. The comment is found again by a hidden marker in its first line, `<!-- ecr-retention-review:KEY -->`, so
 two reviews of one pull request (say diff and lifecycle-diff) each keep their own with distinct keys.
 
-Inputs arrive as COMMENT_* environment variables: COMMENT_BODY_FILE or COMMENT_BODY, COMMENT_KEY, COMMENT_GITHUB_TOKEN
-and COMMENT_PULL_REQUEST (default: the event's). The REST API is GITHUB_API_URL's (GitHub Enterprise Server too)."""
+Only a comment of COMMENT_AUTHOR (the login the token posts as: `github-actions[bot]` for the workflow's token) is
+taken for the review's: anyone may write the marker in a comment of their own, and editing theirs would put the
+review in a comment its author can rewrite.
+
+Inputs arrive as COMMENT_* environment variables: COMMENT_BODY_FILE or COMMENT_BODY, COMMENT_KEY, COMMENT_GITHUB_TOKEN,
+COMMENT_AUTHOR and COMMENT_PULL_REQUEST (default: the event's). The REST API is GITHUB_API_URL's (GitHub Enterprise Server too)."""
 
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from runner_files import COMMENT_LIMIT, PullRequest, command, cut, pull_request_
 
 KEY = re.compile(r"[A-Za-z0-9._:/ -]{1,100}")
 PAGE_SIZE = 100
+# The login the workflow's own token (GITHUB_TOKEN) posts as.
+DEFAULT_AUTHOR = "github-actions[bot]"
 
 
 class CommentProblem(Exception):
@@ -81,14 +87,17 @@ def post_or_update(number: int, comment_marker: str, review: str) -> str:
 
 
 def find(repository: str, number: int, comment_marker: str) -> int | None:
-    """The first comment of the pull request that starts with the marker, page by page."""
+    """The first comment of the pull request that the review's author wrote and that starts with the marker, page by
+    page."""
+    author = os.environ.get("COMMENT_AUTHOR", "").strip() or DEFAULT_AUTHOR
     page = 1
     while True:
         comments = call("GET", f"/repos/{repository}/issues/{number}/comments?per_page={PAGE_SIZE}&page={page}")
         if not isinstance(comments, list):
             raise CommentProblem("the comments of the pull request: not a list")
         for comment in comments:
-            if str(comment.get("body", "")).startswith(comment_marker):
+            written_by = (comment.get("user") or {}).get("login")
+            if written_by == author and str(comment.get("body", "")).startswith(comment_marker):
                 return int(comment["id"])
         if len(comments) < PAGE_SIZE:
             return None

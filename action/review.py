@@ -17,6 +17,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +134,10 @@ def main() -> int:
         review = run_review(Inputs.from_env(os.environ), workspace)
     except InputProblem as problem:
         review = did_not_run(f"the action's input: {problem}")
+    except Exception as error:
+        # Whatever else stops the review is exit code 2 ("did not run") with its outputs set, never a bare traceback
+        # and exit 1, which a caller would read as a finding.
+        review = did_not_run(f"the action failed: {type(error).__name__}: {error}", details=traceback.format_exc())
     publish(review, workspace)
     return 0
 
@@ -178,7 +184,7 @@ def resolve_revision(inputs: Inputs) -> str | None:
     refspec = f"+refs/heads/{inputs.base_ref}:refs/remotes/origin/{inputs.base_ref}"
     fetched = git("fetch", "--no-tags", "--depth=1", "origin", refspec, env=token_config(inputs.github_token))
     if fetched.returncode != 0:
-        print(fetched.stderr, file=sys.stderr, end="")
+        echo_untrusted(fetched.stderr)
         return None
     return f"refs/remotes/origin/{inputs.base_ref}"
 
@@ -228,13 +234,13 @@ def run_cli(inputs: Inputs, arguments: list[str]) -> Review:
         [*tool, "--version"], capture_output=True, text=True, env=child_environment(aws=False), check=False
     )
     if installed.returncode != 0 or last_line(installed.stdout).split() != ["ecr-retention", inputs.version]:
-        print(installed.stderr, file=sys.stderr, end="")
+        echo_untrusted(installed.stderr)
         return did_not_run(f"pipx could not run {inputs.spec}: {last_line(installed.stderr or installed.stdout)}")
     print(f"ecr-retention {' '.join(arguments)}", flush=True)
     ran = subprocess.run(
         [*tool, *arguments], capture_output=True, text=True, env=child_environment(aws=True), check=False
     )
-    print(ran.stderr, file=sys.stderr, end="", flush=True)
+    echo_untrusted(ran.stderr)
     if ran.returncode in (0, 1) and ran.stdout.strip():
         if ran.returncode == 1:
             command("error", f"ecr-retention {inputs.command} exited 1: {FAILURES[inputs.command]} (the job summary)")
@@ -249,6 +255,18 @@ def child_environment(*, aws: bool) -> dict[str, str]:
         return name in SECRET_NAMES or name.startswith(SECRET_PREFIXES) or (not aws and name.startswith("AWS_"))
 
     return {name: value for name, value in os.environ.items() if not secret(name)}
+
+
+def echo_untrusted(text: str) -> None:
+    """Print tool output that may quote the pull request's own files to the log, with the runner's workflow commands
+    (`::add-mask::`, `::error::`, ...) off while it shows: a line of the rules file must not command the runner."""
+    if not text:
+        return
+    token = uuid.uuid4().hex
+    print(f"::stop-commands::{token}", flush=True)
+    # one stream for the text and the markers around it: the runner orders lines within a stream, not across two
+    print(text, end="" if text.endswith("\n") else "\n", flush=True)
+    print(f"::{token}::", flush=True)
 
 
 def did_not_run(reason: str, *, details: str = "", code: int = 2) -> Review:

@@ -400,8 +400,12 @@ def _settings(settings: DeploySettings | None, properties: dict[str, Any]) -> De
     if not properties:
         return settings or DeploySettings()
     given = {} if settings is None else settings.model_dump(exclude_unset=True)
+    # A property may be named as its context key (`reportEmails`) or as its field (`report_emails`): by field name both,
+    # so that one given either way replaces the one of `settings`.
+    field_of = {info.alias: name for name, info in DeploySettings.model_fields.items() if info.alias}
+    named = {field_of.get(key, key): value for key, value in properties.items()}
     try:
-        return DeploySettings.model_validate({**given, **properties})
+        return DeploySettings.model_validate({**given, **named})
     except ValidationError as error:
         raise InputError(f"EcrRetention: {describe_validation_error(error, DeploySettings)}") from None
 

@@ -259,4 +259,9 @@ def hold_key(region: str, repository: str, digest: str) -> str:
     """Where the hold of one image lives: one object per (Region, repository, digest); a repository's slashes stay, so
     that `holds/<region>/<repository>/` lists that repository's holds (and its sub-repositories', which the reader
     tells apart by the digest being the last part)."""
-    return f"{HOLDS_PREFIX}{region}/{repository}/{digest}.json"
+    return f"{hold_prefix(region, repository)}{digest}.json"
+
+
+def hold_prefix(region: str, repository: str) -> str:
+    """Where one repository's holds live (hold_key): one listing names them all (and its sub-repositories')."""
+    return f"{HOLDS_PREFIX}{region}/{repository}/"

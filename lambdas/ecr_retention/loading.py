@@ -170,8 +170,8 @@ def load_manifests(directory: str | Path | None) -> Inventory:
 
 
 def load_holds(directory: str | Path | None) -> Holds:
-    """Every `*.json` below the directory is a hold, laid out as under the bucket's holds/ (`ecr-retention hold list
-    --bucket B --out DIR` writes it so): `<region>/<repository>/<digest>.json`. A file that is no valid hold is not bad
+    """Every `*.json` below the directory is a hold, laid out as under the bucket's holds/ (`aws s3 sync
+    s3://B/holds/ DIR` copies it so): `<region>/<repository>/<digest>.json`. A file that is no valid hold is not bad
     input here: it is a problem of the holds, which keeps what its path names or blocks the plan (domain/holds/)."""
     if directory is None:
         return Holds()

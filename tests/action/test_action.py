@@ -70,7 +70,11 @@ class FakeGitHub(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), CommentsHandler)
         # 120 comments of others first: the review's comment is found on the second page of 100.
         self.comments: dict[int, dict[str, Any]] = {
-            number: {"id": number, "body": f"LGTM {number} <!-- ecr-retention-review:default -->"}
+            number: {
+                "id": number,
+                "body": f"LGTM {number} <!-- ecr-retention-review:default -->",
+                "user": {"login": f"reviewer-{number}"},
+            }
             for number in range(1, 121)
         }
         self.requests: list[tuple[str, str, str]] = []  # method, path, Authorization
@@ -121,7 +125,12 @@ class CommentsHandler(BaseHTTPRequestHandler):
         if not self.LIST.match(path):
             return self.answer(404, {"message": "Not Found"})
         number = max(self.server.comments) + 1
-        self.server.comments[number] = {"id": number, "body": self.body()["body"], "html_url": f"/c/{number}"}
+        self.server.comments[number] = {
+            "id": number,
+            "body": self.body()["body"],
+            "html_url": f"/c/{number}",
+            "user": {"login": "github-actions[bot]"},
+        }
         return self.answer(201, self.server.comments[number])
 
     def do_PATCH(self) -> None:
@@ -468,6 +477,41 @@ def test_a_comment_the_api_refuses_is_one_error_line(runner: Runner, github_api:
     assert "Traceback" not in run.log
 
 
+def test_a_comment_of_someone_else_carrying_the_marker_is_never_taken_for_the_reviews(
+    runner: Runner, github_api: FakeGitHub
+) -> None:
+    # Given a commenter who wrote the review's marker at the top of a comment of their own
+    forged = {"id": 500, "body": "<!-- ecr-retention-review:default -->\nno change", "user": {"login": "mallory"}}
+    github_api.comments[500] = dict(forged)
+    runner.env["GITHUB_API_URL"] = github_api.url
+
+    # When the review comments
+    run = runner.run(snapshot_inputs(comment="true"))
+
+    # Then their comment is untouched and the review posts its own
+    assert run.code == 0, run.log
+    assert github_api.comments[500] == forged
+    [posted] = [c for c in github_api.of_review() if c["user"]["login"] == "github-actions[bot]"]
+    assert DELETES_MORE.search(posted["body"])
+    assert [method for method, _, _ in github_api.requests][-1] == "POST"
+
+
+def test_a_comment_that_cannot_be_posted_leaves_the_check_to_the_reviews_exit_code(
+    runner: Runner, github_api: FakeGitHub
+) -> None:
+    # Given an API that refuses the comment, and a change no condition fails
+    runner.env["GITHUB_API_URL"] = f"{github_api.url}/elsewhere"
+    (runner.workspace / "retention.yaml").write_text((ROOT / "retention.yaml").read_text())
+    commit_all(runner.workspace, "the base's rules")
+
+    run = runner.run(snapshot_inputs(comment="true"))
+
+    # Then the comment's error is said, and the check passes as the review does
+    assert "::error title=ecr-retention review::the review's comment: " in run.log
+    assert run.outputs["exit-code"] == "0"
+    assert run.code == 0, run.log
+
+
 # ---- pull requests from forks ------------------------------------------------------------------------------------
 
 
@@ -516,3 +560,29 @@ def test_a_fork_reviewed_on_a_snapshot_is_reviewed_but_not_commented(runner: Run
         in run.log
     )
     assert github_api.requests == []
+
+
+def test_a_failure_of_the_action_itself_is_exit_code_2_with_its_outputs_never_a_finding(runner: Runner) -> None:
+    # Given a base rules file that is not text (git show cannot decode it)
+    (runner.workspace / "retention.yaml").write_bytes(b"\xff\xfe not utf-8")
+    commit_all(runner.workspace, "a binary rules file on the base")
+    git(runner.workspace, "branch", "-f", "main")
+
+    run = runner.run(snapshot_inputs())
+
+    assert run.outputs["exit-code"] == "2"
+    assert run.code == 2
+    assert "::error title=ecr-retention review::the action failed: UnicodeDecodeError: " in run.log
+    assert "The review did not run: the action failed: UnicodeDecodeError" in run.summary
+
+
+def test_the_tools_output_is_shown_with_the_runners_commands_stopped(runner: Runner) -> None:
+    # Given a rules file whose invalid line reads as a workflow command when echoed
+    (runner.workspace / "retention.yaml").write_text("::add-mask::secret\n")
+    commit_all(runner.workspace, "a rules file that is no YAML mapping")
+
+    run = runner.run(snapshot_inputs())
+
+    stopped = re.search(r"::stop-commands::([0-9a-f]{32})\n(.*?)::\1::", run.log, re.S)
+    assert run.code == 2, run.log
+    assert stopped is not None, run.log

@@ -56,6 +56,26 @@ def test_properties_are_the_settings_fields_and_override_the_settings_given(tmp_
     assert retention.settings.rules_file == tmp_path / "retention.yaml"
 
 
+def test_a_property_named_as_its_context_key_overrides_the_settings_given(tmp_path: Path) -> None:
+    import aws_cdk as cdk
+
+    from ecr_retention.cdk.deploy_settings import DeploySettings
+    from ecr_retention.cdk.retention import EcrRetention
+
+    stack = cdk.Stack(cdk.App(context={"aws:cdk:bundling-stacks": []}), "Platform")
+    base = DeploySettings(report_emails=("platform@example.com",), map_concurrency=5)
+    retention = EcrRetention(
+        stack,
+        "Retention",
+        rules=rules_file(tmp_path, MINIMAL_RULES),
+        settings=base,
+        reportEmails=["oncall@example.com"],
+        mapConcurrency=7,
+    )
+    assert retention.settings.report_emails == ("oncall@example.com",)
+    assert retention.settings.map_concurrency == 7
+
+
 def test_a_loaded_config_ships_as_a_document_the_functions_read_back_as_the_same_rules(tmp_path: Path) -> None:
     from ecr_retention.cdk.deploy_settings import DeploySettings
     from ecr_retention.cdk.retention import _rules

@@ -39,6 +39,13 @@ class StepRun:
     outputs: dict[str, str]
     summary: str
     log: str
+    # `continue-on-error: true`: a failure of this step fails neither the steps after it nor the action (its outcome
+    # is failure, its conclusion success).
+    continued: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.code) and not self.continued
 
 
 @dataclass
@@ -48,7 +55,7 @@ class ActionRun:
 
     @property
     def code(self) -> int:
-        return next((step.code for step in self.steps if step.code), 0)
+        return next((step.code or 0 for step in self.steps if step.failed), 0)
 
     @property
     def summary(self) -> str:
@@ -120,12 +127,14 @@ def run_action(
     }
     steps: list[StepRun] = []
     for index, step in enumerate(action["runs"]["steps"]):
-        failed = any(done.code for done in steps)
+        failed = any(done.failed for done in steps)
         condition = step.get("if")
         if failed or (condition is not None and not contexts.condition(condition)):
             steps.append(StepRun(step.get("name", str(index)), None, {}, "", ""))
             continue
-        steps.append(run_step(step, index, contexts, env=env, cwd=cwd, action_path=action_file.parent))
+        ran = run_step(step, index, contexts, env=env, cwd=cwd, action_path=action_file.parent)
+        ran.continued = step.get("continue-on-error") is True
+        steps.append(ran)
         if "id" in step:
             contexts.steps[step["id"]] = {"outputs": steps[-1].outputs}
     outputs = {name: contexts.substitute(spec["value"]) for name, spec in action.get("outputs", {}).items()}

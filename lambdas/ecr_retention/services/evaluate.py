@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 
@@ -17,6 +17,7 @@ from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor import Finding, diagnose_repository
+from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.in_use.references import (
     MissingReference,
     PulledReference,
@@ -33,7 +34,7 @@ from ecr_retention.domain.planning import (
     plan_repository,
 )
 from ecr_retention.domain.planning.ledger import Ledger
-from ecr_retention.domain.planning.plan import RepositoryPlan
+from ecr_retention.domain.planning.plan import REMOVALS, RepositoryPlan
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
 from ecr_retention.domain.registry.replication import RegistryReplication
@@ -82,6 +83,11 @@ class RunInputs:
     others: tuple[PrunedRegistry, ...] = ()
     # The run's own files (runs/<runId>/), where a source tells the destinations it replicates to what it deletes.
     run_files: RunFiles | None = None
+    # A batch's inventory is minutes old when a later repository of it acts: given the holds it read, the holds of
+    # this repository (and of the replicas its deletions reach) read again right before a plan that removes acts, or
+    # None when they agree (services/inventory.py holds_changed_since). None: the inventory was read for this
+    # evaluation.
+    recheck_holds: Callable[[Holds], Holds | None] | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -164,7 +170,7 @@ def _plan_and_act(
     replicated, cycle = decided_by_sources(config, inputs.others, coordinates, repository, inputs.run_files)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
+        run, planned = _plan_before_acting(registry, coordinates, snapshot, inputs, clock, replicated)
         plan, now = planned.plan, run.now
         findings, diagnosis_warnings = lifecycle_findings(registry, coordinates, snapshot, inputs.inventory, plan, now)
         # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
@@ -245,6 +251,32 @@ def _plan(
         other_registries=inputs.checked_elsewhere,
     )
     return run, plan_repository(snapshot, run, replicated)
+
+
+def _plan_before_acting(
+    registry: Registry,
+    coordinates: RegistryCoordinates,
+    snapshot: RepositorySnapshot,
+    inputs: RunInputs,
+    clock: Callable[[], datetime],
+    replicated: Mapping[str, str],
+) -> tuple[RunContext, PlannedRepository]:
+    """The plan, and (when it removes and the run acts) the plan again with the holds read again now, if they changed
+    since the inventory was read (SPEC "Re-check before delete", for holds): a hold placed meanwhile keeps its image.
+    A reading that fails raises: the repository fails alone, nothing acted on."""
+    run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
+    if inputs.recheck_holds is None or inputs.dry_run or not removes(run, planned.plan):
+        return run, planned
+    fresh = inputs.recheck_holds(inputs.inventory.holds)
+    if fresh is None:
+        return run, planned
+    again = replace(inputs, inventory=replace(inputs.inventory, holds=fresh))
+    return _plan(registry, coordinates, snapshot, again, clock, replicated)
+
+
+def removes(run: RunContext, plan: RepositoryPlan) -> bool:
+    """Whether acting on the plan deletes or archives an image."""
+    return not run.blocked and plan.skipped is None and any(image.action in REMOVALS for image in plan.images)
 
 
 @dataclass(frozen=True)

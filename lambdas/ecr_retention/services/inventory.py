@@ -5,8 +5,9 @@ in-use memory beside it (`state/in-use-memory.json`, the pipeline's own state)."
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.holds.model import Holds, held_image_of_key, read_holds
@@ -25,12 +26,14 @@ from ecr_retention.domain.limits import (
     SPOKE_FOLDER_FILES,
     format_limit,
 )
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import (
     HOLDS_PREFIX,
     IN_USE_MEMORY_KEY,
     IN_USE_PREFIX,
     MEMORY_FILE,
+    hold_prefix,
     memory_deletion_acknowledgement_key,
 )
 from ecr_retention.ports import Bucket, StorageUnavailable, VersionedBucket
@@ -65,6 +68,69 @@ def read_inventory_from_bucket(bucket: Bucket, prefix: str = IN_USE_PREFIX) -> I
 HeldRepository = tuple[str, str]
 
 
+def holds_read_by(region: str, repository: str, replication: ReplicationConfiguration) -> set[HeldRepository]:
+    """The holds one repository's evaluation reads: its own, and those of the same repository in each Region its
+    deletions reach (the replication rules' deletion_reach): a hold there keeps the image here
+    (domain/holds/protection.py held_in_reach)."""
+    return {(region, repository), *((replica.region, repository) for replica in replication.deletion_reach(repository))}
+
+
+def holds_changed_since(bucket: Bucket, of: Collection[HeldRepository], read: Holds) -> Holds | None:
+    """The holds of `of` read again now (one listing of each repository's own prefix, holds/<region>/<repository>/,
+    and a read of each of its holds), when they differ from those an earlier reading (a batch's, minutes old) had under
+    those prefixes: that reading with its part under them replaced by this one. None when they agree. A reading that
+    fails raises StorageUnavailable, saying so: the caller acts on nothing (the repository fails alone)."""
+    try:
+        listed = {key for region, name in sorted(of) for key in bucket.list_objects(hold_prefix(region, name))}
+        documents = [(_source(bucket, key), key, _read_hold(bucket, key)) for key in sorted(listed) if _mine(key, of)]
+    except StorageUnavailable as error:
+        raise StorageUnavailable(
+            f"its holds could not be read again before acting, so nothing was done: {error}"
+        ) from error
+    fresh = read_holds(documents)
+    mine = partial(_mine, of=of)
+    if _part(fresh, bucket, mine) == _part(read, bucket, mine):
+        return None
+    rest = _part(read, bucket, lambda key: not mine(key))
+    return Holds(
+        held=(*rest.held, *fresh.held),
+        malformed=(*rest.malformed, *fresh.malformed),
+        unreadable={**rest.unreadable, **fresh.unreadable},
+        sources={**rest.sources, **fresh.sources},
+    )
+
+
+def _mine(key: str, of: Collection[HeldRepository]) -> bool:
+    """Whether a key is one that a listing of the prefixes of `of` reads: a hold of one of those repositories, or an
+    object under one of their prefixes whose key names no image."""
+    image = held_image_of_key(key)
+    if image is not None:
+        return (image.region, image.repository) in of
+    return not key.endswith("/") and any(key.startswith(hold_prefix(region, name)) for region, name in of)
+
+
+def _part(holds: Holds, bucket: Bucket, keep: Callable[[str], bool]) -> Holds:
+    """The part of a reading of the bucket's holds/ whose keys `keep` keeps."""
+
+    def kept(source: str) -> bool:
+        return keep(source.removeprefix(f"s3://{bucket.name}/"))
+
+    return Holds(
+        held=tuple(hold for hold in holds.held if keep(hold.image.key)),  # a valid hold is read at its image's key
+        malformed=tuple(malformed for malformed in holds.malformed if kept(malformed.source)),
+        unreadable=_by_source(holds.unreadable, kept),
+        sources={image: source for image, source in holds.sources.items() if kept(source)},
+    )
+
+
+def _by_source(problems: Mapping[str, str], kept: Callable[[str], bool]) -> dict[str, str]:
+    return {source: problem for source, problem in problems.items() if kept(source)}
+
+
+def _source(bucket: Bucket, key: str) -> str:
+    return f"s3://{bucket.name}/{key}"
+
+
 def read_inventory_with_holds(bucket: Bucket, of: Collection[HeldRepository] | None = None) -> Inventory:
     """As read_inventory_from_bucket, with the holds (holds/) beside the manifests: what decides a plan, and what the
     sentinel matches a removal against. The tagger reads no holds (it tags what runs). `of`: see read_holds_from_bucket."""
@@ -91,7 +157,7 @@ def read_holds_from_bucket(bucket: Bucket, of: Collection[HeldRepository] | None
     whose key names no image (it may hold any): one listing, and no read of the other repositories' holds, however
     many there are."""
     keys = (key for key in sorted(bucket.list_objects(HOLDS_PREFIX)) if not key.endswith("/"))
-    return read_holds((f"s3://{bucket.name}/{key}", key, _read_hold(bucket, key)) for key in keys if _wanted(key, of))
+    return read_holds((_source(bucket, key), key, _read_hold(bucket, key)) for key in keys if _wanted(key, of))
 
 
 def _wanted(key: str, of: Collection[HeldRepository] | None) -> bool:

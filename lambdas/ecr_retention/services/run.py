@@ -14,6 +14,7 @@ from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
+from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.holds.protection import ending_soon
 from ecr_retention.domain.inventory.evidence import ManifestEvidence, manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
@@ -39,7 +40,7 @@ from ecr_retention.run_files import MAX_BATCH_REPORTS_PART_BYTES, HeldReports, R
 from ecr_retention.services.act import DEADLINE_MARGIN_SECONDS
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
-from ecr_retention.services.inventory import HeldRepository, read_run_inventory
+from ecr_retention.services.inventory import HeldRepository, holds_changed_since, holds_read_by, read_run_inventory
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.replication import read_replication
 from ecr_retention.services.report import (
@@ -251,7 +252,7 @@ def run_work_item(
     key: str | None = None,
     seconds_left: Callable[[], float] | None = None,
     stored: StoredReplication | None = None,
-    inventory: Callable[[], Inventory] | None = None,
+    inventory: BatchInventory | None = None,
     held: list[RepositoryReport] | None = None,
 ) -> RepositoryReport:
     """The worker step: evaluate one repository (of the registry of that key: the work item's `region`,
@@ -261,13 +262,15 @@ def run_work_item(
     report of an evaluation that changed nothing goes instead of an object of its own (changed_nothing)."""
     pruned, files = adapters.keyed(key), RunFiles(adapters.bucket, run_id)
     stored = stored if stored is not None else files.load_replication()
-    key_of = (pruned.region, repository)
+    replication = stored.of(pruned.region)
+    held_of = holds_read_by(pruned.region, repository, replication.replication_configuration)
+    reading, recheck_holds = _inventory_of(adapters.bucket, inventory, held_of)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
-        inventory=inventory() if inventory is not None else read_run_inventory(adapters.bucket, of={key_of}),
+        inventory=reading,
         dry_run=effective_dry_run(config, dry_run),
-        replication=stored.of(pruned.region),
+        replication=replication,
         snapshots=adapters.bucket,
         key=pruned.key,
         others=tuple(
@@ -275,6 +278,7 @@ def run_work_item(
             for other in adapters.registries.elsewhere(pruned)
         ),
         run_files=files,
+        recheck_holds=recheck_holds,
     )
     report = evaluate_repository(
         repository,
@@ -290,6 +294,17 @@ def run_work_item(
     else:
         files.store_report(report, pruned.key)
     return report
+
+
+def _inventory_of(
+    bucket: VersionedBucket, batch: BatchInventory | None, held_of: Collection[HeldRepository]
+) -> tuple[Inventory, Callable[[Holds], Holds | None] | None]:
+    """The inventory one evaluation decides on (read now, or its batch's reading), and how its holds are read again
+    before it removes: a batch's reading made for an earlier repository is minutes old by then."""
+    if batch is None:
+        return read_run_inventory(bucket, of=held_of), None
+    reading = batch()
+    return reading, partial(holds_changed_since, bucket, held_of) if batch.earlier else None
 
 
 def changed_nothing(report: RepositoryReport) -> bool:
@@ -347,20 +362,26 @@ class BatchReserve:
 
 
 class BatchInventory:
-    """The in-use inventory (manifests, memory, and the holds of the batch's repositories and every hold whose key
-    names no image) as one batch's invocation reads it: once, on its first repository's evaluation, and shared by the
-    others of the batch, as `ecr-retention run` shares one reading (of every hold) among all of a run's repositories:
-    a hold protects its own repository's image only (domain/holds/protection.py). A batch runs within minutes (BatchReserve before the function's
-    timeout at most), and the inventory's own freshness checks (safety.inventory_max_age, a manifest's generatedAt) judge the reading as
-    they judge one made a second earlier. A read that fails is not kept: that repository fails alone (its guard) and
-    the next one reads again. Never shared across invocations or runs."""
+    """The in-use inventory (manifests, memory, and the holds of the batch's repositories, of the replicas their
+    deletions reach, and every hold whose key names no image) as one batch's invocation reads it: once, on its first
+    repository's evaluation, and shared by the others of the batch, as `ecr-retention run` shares one reading (of
+    every hold) among all of a run's repositories: a hold protects its own repository's image, and the image of the
+    source whose deletions reach it, only (domain/holds/protection.py). A batch runs within minutes
+    (its BatchReserve before the function's timeout at most), and the inventory's own freshness checks
+    (safety.inventory_max_age, a manifest's generatedAt) judge the reading as they judge one made a second earlier;
+    a hold placed meanwhile is not missed: a repository whose plan removes reads its holds again before it acts
+    (RunInputs.recheck_holds). A read that fails is not kept: that repository fails alone (its guard) and the next
+    one reads again. Never shared across invocations or runs."""
 
     def __init__(self, bucket: VersionedBucket, of: Collection[HeldRepository]) -> None:
         self._bucket = bucket
         self._of = of
         self._read: Inventory | None = None
+        # Whether the last call returned a reading made for an earlier repository of the batch.
+        self.earlier = False
 
     def __call__(self) -> Inventory:
+        self.earlier = self._read is not None
         if self._read is None:
             self._read = read_run_inventory(self._bucket, of=self._of)
         return self._read
@@ -387,10 +408,15 @@ def run_work_batch(
     # The run's replication record is the run's, whatever the repository: read once, and so is the inventory
     # (BatchInventory: its first repository reads it).
     region = adapters.keyed(batch.region).region
+    stored = files.load_replication()
+    reach = stored.of(region).replication_configuration
+    inventory = BatchInventory(
+        adapters.bucket,
+        set[HeldRepository]().union(*(holds_read_by(region, name, reach) for name in batch.repositories)),
+    )
     evaluate = partial(
         _evaluate_in_batch, config, adapters, batch, files=files, seconds_left=seconds_left, held=held.pending,
-        stored=files.load_replication(),
-        inventory=BatchInventory(adapters.bucket, {(region, repository) for repository in batch.repositories}),
+        stored=stored, inventory=inventory,
     )  # fmt: skip
     reported, reserve = files.reported(batch.repositories, batch.region), BatchReserve()
     for index, repository in enumerate(batch.repositories):

@@ -1,6 +1,9 @@
 """What the holds protect in one registry at one time: each held image, by repository and digest, with the hold's
 owner, reason and end; the holds that ended (listed once per run, protecting nothing); and why unreadable hold
-objects block the run. Pure: the planner (domain/planning/guards.py), the sentinel and the reports read it."""
+objects block the run. A hold in a replica this registry's deletions of the repository reach (delete replication)
+protects the image here too: deleting it here would delete the held replica (SPEC "Replicated deletions", as for an
+in-use reference, domain/registry/coordinates.py InReachedReplica). Pure: the planner (domain/planning/guards.py), the
+sentinel and the reports read it."""
 
 from __future__ import annotations
 
@@ -23,14 +26,18 @@ class LiveHold:
     hold: Hold | None
     until: datetime | None
     note: str | None = None
+    # Held in a replica this registry's deletions reach, not here: a deletion here would remove it there.
+    reached: bool = False
 
     def words(self, now: datetime) -> str:
-        """`held by alice until 2027-01-05T00:00:00Z (in 31d): audit INC-42`."""
+        """`held by alice until 2027-01-05T00:00:00Z (in 31d): audit INC-42`; a hold in a reached replica says where:
+        `held in us-east-1 (a deletion here reaches it) by alice until ...`."""
+        held = f"held in {self.image.region} (a deletion here reaches it)" if self.reached else "held"
         if self.hold is None:
-            return f"held by a malformed hold object ({self.note}); it protects until it is fixed or removed"
+            return f"{held} by a malformed hold object ({self.note}); it protects until it is fixed or removed"
         when = f"until {format_timestamp(self.until or self.hold.until)} (in {humanize_age((self.until or now) - now)})"
         note = f"; {self.note}" if self.note else ""
-        return f"held by {self.hold.owner} {when}: {self.hold.reason}{note}"
+        return f"{held} by {self.hold.owner} {when}: {self.hold.reason}{note}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,16 @@ def held_here(image: HeldImage, registry_id: str | None, registry: RegistryCoord
     """Whether a hold's image is of this registry (an unknown account or Region, offline, matches)."""
     same_region = registry.region is None or registry.region == image.region
     return same_region and (registry.registry_id is None or registry_id is None or registry_id == registry.registry_id)
+
+
+def held_in_reach(image: HeldImage, registry_id: str | None, registry: RegistryCoordinates) -> bool:
+    """Whether a hold's image is of a replica that this registry's deletions of its repository reach (the replication
+    rules' deletion_reach, as an in-use reference's InReachedReplica): deleting the image here deletes the held copy.
+    A hold's account unknown (a malformed object names only its Region) matches any reached replica of that Region."""
+    return any(
+        replica.region == image.region and (registry_id is None or registry_id == replica.registry_id)
+        for replica in registry.replication.deletion_reach(image.repository)
+    )
 
 
 def check_holds(holds: Holds, registry: RegistryCoordinates, now: datetime, max_hold: timedelta) -> HoldCheck:
@@ -86,13 +103,14 @@ def _add_valid(
     warnings: defaultdict[str, list[str]],
 ) -> None:
     for hold in holds.held:
-        if not held_here(hold.image, hold.registry_id, registry):
+        here = held_here(hold.image, hold.registry_id, registry)
+        if not here and not held_in_reach(hold.image, hold.registry_id, registry):
             continue
         until, note = _bounded(hold, max_hold)
-        if until <= now:
+        if until > now:
+            live[(hold.repository, hold.digest)].append(LiveHold(hold.image, hold, until, note, reached=not here))
+        elif here:  # an ended hold of a replica is told by the replica's own plan
             warnings[hold.repository].append(expired_warning(hold, until))
-        else:
-            live[(hold.repository, hold.digest)].append(LiveHold(hold.image, hold, until, note))
 
 
 def _add_malformed(
@@ -103,9 +121,12 @@ def _add_malformed(
 ) -> None:
     for malformed in holds.malformed:
         for image in malformed.images:
-            if not held_here(image, None, registry):
+            here = held_here(image, None, registry)
+            if not here and not held_in_reach(image, None, registry):
                 continue
-            live[(image.repository, image.digest)].append(LiveHold(image, None, None, malformed.problem))
+            live[(image.repository, image.digest)].append(
+                LiveHold(image, None, None, malformed.problem, reached=not here)
+            )
             warnings[image.repository].append(
                 f"{malformed.source}: malformed hold: {malformed.problem}; it keeps {image} until it is fixed or "
                 "removed (docs/holds.md)"
