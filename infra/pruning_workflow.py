@@ -9,10 +9,11 @@ execution per repository made the orchestration cost more than the evaluations: 
 to S3 (ResultWriter) and are discarded from the state, so the report step receives the targets step's record.
 
 Failures: a repository's evaluation that fails inside the worker is recorded by the worker itself (outcome `failed`,
-stored under runs/<runId>/repositories/); one that raises leaves no report and the batch goes on
-(services.run.run_work_batch). A batch's invocation that crashes (timeout, out of memory), or stops before its time
-runs out (BatchOutOfTime), is caught in its child execution: an inline Map then evaluates each repository of the batch
-in an invocation of its own, skipping those whose report is stored, each caught too, so one repository that crashes
+stored under runs/<runId>/repositories/); one that raises gets a failed report naming the error and the batch goes
+on (services.run.run_work_batch). A batch's invocation is never retried whole. One that crashes (timeout, out of
+memory), or stops before its time runs out (BatchOutOfTime), is caught in its child execution: an inline Map then
+evaluates each repository of the batch in an invocation of its own, skipping those whose report is stored and those
+whose evaluation this run began (services.run.run_batch_member: they get a failed report), each caught too, so one repository that crashes
 again never takes the others of its batch with it. The Map still tolerates a failed child
 (ToleratedFailurePercentage 100), and the report step lists every target without a report as failed. If the Map
 itself fails (its item reader cannot read batches.json, the map run is aborted), a Catch still sends the run to the
@@ -226,7 +227,9 @@ class PruningWorkflow(Construct):
             )
         role.add_to_principal_policy(
             iam.PolicyStatement(
-                actions=["dynamodb:DeleteItem", "dynamodb:PutItem"], resources=[self.lease_table.table_arn]
+                # GetItem: a batch member's invocation reads whether its batch's invocation began its evaluation.
+                actions=["dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"],
+                resources=[self.lease_table.table_arn],
             )
         )
         # The manifest cache is read by digest and a miss is normal: without ListBucket, S3 answers a missing
@@ -421,13 +424,17 @@ class PruningWorkflow(Construct):
 
     def _evaluate_batch(self) -> sfn.IChainable:
         """A child execution: the batch in one invocation; when that invocation fails or stops early, each repository
-        of the batch in one of its own (skipped when its batch stored its report), each failure caught."""
+        of the batch in one of its own (skipped when its batch stored its report, or began its evaluation: it then stores
+        a failed report), each failure caught."""
         evaluate = tasks.LambdaInvoke(
             self,
             "EvaluateRepository",
             lambda_function=self.evaluate.function,
             payload_response_only=True,
             comment="A batch of repositories of one registry; the worker stores each report itself",
+            # No Retry of the whole batch on a Lambda service error: the Catch's fallback (each repository in an
+            # invocation of its own, skipping those reported or begun) is the retry, and it never re-runs a begun one.
+            retry_on_service_exceptions=False,
         )
         alone = tasks.LambdaInvoke(
             self,

@@ -91,11 +91,12 @@ def repository_report_key(run_id: str, repository: str, key: str | None = None) 
     return f"{repository_reports_prefix(run_id)}{name}.json"
 
 
-def batch_reports_key(run_id: str, first_repository: str, key: str | None = None) -> str:
+def batch_reports_key(run_id: str, first_repository: str, key: str | None = None, part: int = 0) -> str:
     """Where a batch stores the reports of its repositories that changed nothing (services.run.run_work_batch), beside
-    the repositories' own reports, named by the batch's first repository: each repository is in one batch of a run."""
+    the repositories' own reports, named by the batch's first repository (each repository is in one batch of a run)
+    and the part's number: a batch stores them in parts of a bounded size (run_files.MAX_BATCH_REPORTS_PART_BYTES)."""
     name = hashlib.sha256(regional_name(first_repository, key).encode()).hexdigest()[:32]
-    return f"{repository_reports_prefix(run_id)}{BATCH_REPORTS_PREFIX}{name}.json"
+    return f"{repository_reports_prefix(run_id)}{BATCH_REPORTS_PREFIX}{name}-{part}.json"
 
 
 # The name a batch's reports object starts with under runs/<runId>/repositories/ (a repository's own is a bare hash).

@@ -280,13 +280,18 @@ class Notifier(Protocol):
 
 
 class LeaseStore(Protocol):
-    """One evaluation per repository at a time, across Lambdas and CLI runs. Both methods raise LeaseUnavailable."""
+    """One evaluation per repository at a time, across Lambdas and CLI runs. Every method raises LeaseUnavailable."""
 
     def acquire(self, repository: str, holder: str, seconds: int) -> bool:
         """True when this holder now has the lease; False when another holder's lease has not expired."""
         ...
 
     def release(self, repository: str, holder: str) -> None: ...
+
+    def holder(self, repository: str) -> str | None:
+        """Who the repository's lease names (read only), expired or not; None when there is no lease. A lease naming a
+        run that released nothing is an evaluation of that run that never ended (services.run.run_batch_member)."""
+        ...
 
 
 # The AWS inventory collector (services/aws_inventory.py): what it reads in one account and region. Every method

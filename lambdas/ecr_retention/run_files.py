@@ -8,8 +8,9 @@ step, and what they write for each other (keys: layout.py). One model each:
   destinations its deletions replicate to (services/replicas.py);
 - `repositories/<hash>.json`: each repository's report (`RepositoryReport`), keyed by its name and its registry's key
   (registries.PrunedRegistry.key: none for the home Region's, so a deployment of one Region keeps its keys);
-- `repositories/batch-<hash>.json`: a batch's reports of the repositories that changed nothing (`BatchReports`: each
-  by the key its own object would have), one object for the batch (services.run.run_work_batch)."""
+- `repositories/batch-<hash>-<n>.json`: a batch's reports of the repositories that changed nothing (`BatchReports`:
+  each by the key its own object would have), in parts of at most about MAX_BATCH_REPORTS_PART_BYTES each
+  (`HeldReports`; services.run.run_work_batch)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ MAX_TARGETS_BYTES = 64 * 1024 * 1024
 MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations and 100 filters: a few KiB
 MAX_DELETIONS_BYTES = 16 * 1024 * 1024  # 100,000 digests of 71 characters, quoted
 MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
+# A batch's part of held reports is written once it passes this (so it stays far under the read cap above, whatever
+# the batch's repositories hold: keptImages lists every image), and the invocation holds no more than this of them.
+MAX_BATCH_REPORTS_PART_BYTES = 8 * 1024 * 1024
 READ_THREADS = 16
 
 
@@ -141,24 +145,15 @@ class RunFiles:
         self.bucket.write(stored, json.dumps(report.model_dump(mode="json", by_alias=True)).encode())
         return stored
 
-    def store_batch_reports(self, reports: Sequence[RepositoryReport], key: str | None = None) -> str | None:
-        """The reports of one batch's repositories (of the registry of `key`) in one object; None when there is none."""
-        if not reports:
-            return None
-        stored = batch_reports_key(self.run_id, reports[0].repository_name, key)
-        each = {
-            repository_report_key(self.run_id, report.repository_name, key): report.model_dump(
-                mode="json", by_alias=True
-            )
-            for report in reports
-        }
-        self.bucket.write(stored, json.dumps(each).encode())
-        return stored
-
     def has_report(self, repository: str, key: str | None = None) -> bool:
-        """Whether the repository's report is stored (an evaluation of it ended)."""
+        """Whether the repository's own report object is stored (an evaluation of it ended)."""
         stored = repository_report_key(self.run_id, repository, key)
         return stored in self.bucket.list_objects(stored)
+
+    def reported(self, repositories: Sequence[str], key: str | None = None) -> frozenset[str]:
+        """Those of `repositories` (of the registry of `key`) whose own report object is stored: one listing."""
+        stored = self.bucket.list_objects(repository_reports_prefix(self.run_id))
+        return frozenset(name for name in repositories if repository_report_key(self.run_id, name, key) in stored)
 
     def load_reports(self) -> list[RepositoryReport]:
         """Every repository report a run's workers stored. A report that cannot be read is an error: the run
@@ -186,6 +181,52 @@ class RunFiles:
         # and the workflow evaluated it again alone (services.run.run_batch_member).
         reports.update(own)
         return [reports[key] for key in sorted(reports)]
+
+
+class HeldReports:
+    """A batch's reports of the repositories that changed nothing, on their way to the bucket: `pending` (where an
+    evaluation appends its report) is serialized after each repository (`take`), and once the serialized reports pass
+    `max_bytes` they are written as one part, `batch-<hash>-<n>.json`: the invocation holds at most about `max_bytes`
+    of them, and no part outgrows what load_reports reads."""
+
+    def __init__(
+        self, files: RunFiles, first_repository: str, key: str | None, *, max_bytes: int = MAX_BATCH_REPORTS_PART_BYTES
+    ) -> None:
+        self.pending: list[RepositoryReport] = []
+        self._files, self._first, self._key, self._max_bytes = files, first_repository, key, max_bytes
+        self._serialized: dict[str, bytes] = {}
+        self._size = 0
+        self._parts = 0
+
+    def take(self) -> None:
+        """Serialize the pending reports; write them as a part once the held ones pass the bound."""
+        self._serialize_pending()
+        if self._size > self._max_bytes:
+            self.store()
+
+    def store(self) -> None:
+        """Write the held reports as the batch's next part (nothing when none is held)."""
+        self._serialize_pending()
+        if not self._serialized:
+            return
+        part = batch_reports_key(self._files.run_id, self._first, self._key, self._parts)
+        body = b"{" + b", ".join(json.dumps(key).encode() + b": " + each for key, each in self._serialized.items())
+        self._files.bucket.write(part, body + b"}")
+        self._serialized, self._size, self._parts = {}, 0, self._parts + 1
+
+    def store_each(self) -> None:
+        """Write each held report in its own object, where an invocation of the repository's own looks (has_report)."""
+        self._serialize_pending()
+        for key, body in self._serialized.items():
+            self._files.bucket.write(key, body)
+        self._serialized, self._size = {}, 0
+
+    def _serialize_pending(self) -> None:
+        for report in self.pending:
+            body = json.dumps(report.model_dump(mode="json", by_alias=True)).encode()  # as store_report writes it
+            self._serialized[repository_report_key(self._files.run_id, report.repository_name, self._key)] = body
+            self._size += len(body)
+        self.pending.clear()
 
 
 def _digests(data: object, source: str) -> list[str]:

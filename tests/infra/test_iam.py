@@ -181,7 +181,7 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
                 "{}",
             ),
             (("ecr:DescribeImages",), (REGISTRY + "frontend",), "{}"),  # tag_in_repositories: [frontend]
-            (("dynamodb:DeleteItem", "dynamodb:PutItem"), ("${LeaseTable.Arn}",), "{}"),
+            (("dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem"), ("${LeaseTable.Arn}",), "{}"),
             (("s3:ListBucket",), ("${Bucket.Arn}",), "{}"),
             MEMORY_VERSIONS,  # a missing memory: deleted, or never written?
             (

@@ -158,11 +158,10 @@ def parameters_fields(parameters: dict[str, str]) -> set[str]:
     return {key.removesuffix(".$") for key in parameters}
 
 
-def test_every_task_retries_lambda_service_errors_only(definition: dict[str, Any]) -> None:
+def test_every_task_but_the_batch_retries_lambda_service_errors_only(definition: dict[str, Any]) -> None:
     tasks = [
         definition["States"]["ChooseTargets"],
         definition["States"]["ReportRun"],
-        definition["States"]["EvaluateEachRepository"]["ItemProcessor"]["States"]["EvaluateRepository"],
         definition["States"]["EvaluateEachRepository"]["ItemProcessor"]["States"]["EvaluateEachAlone"]["ItemProcessor"][
             "States"
         ]["EvaluateAlone"],
@@ -170,6 +169,11 @@ def test_every_task_retries_lambda_service_errors_only(definition: dict[str, Any
     for task in tasks:
         [retry] = task["Retry"]
         assert all(error.startswith("Lambda.") for error in retry["ErrorEquals"])
+    # The batch's invocation is never retried whole: a retry would start again repositories its first invocation
+    # began (and may have acted on). Its Catch's fallback, one invocation per repository that skips those reported
+    # or begun in this run (services.run.run_batch_member), is its retry.
+    batch = definition["States"]["EvaluateEachRepository"]["ItemProcessor"]["States"]["EvaluateRepository"]
+    assert "Retry" not in batch
 
 
 def test_the_state_machine_is_traced_and_logs_every_event_without_payloads(template: Template) -> None:

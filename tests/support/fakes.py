@@ -362,3 +362,6 @@ class MemoryLeases:
     def release(self, repository: str, holder: str) -> None:
         if self.held.get(repository) == holder:
             del self.held[repository]
+
+    def holder(self, repository: str) -> str | None:
+        return self.held.get(repository)

@@ -13,6 +13,7 @@ PACKAGE = "ecr_retention.services"
 # Orchestration: the handlers and the CLI call these, no service does.
 ENTRY_POINTS = {
     "run": {
+        "act",  # DEADLINE_MARGIN_SECONDS: a batch's reserve starts from it (services.run.BatchReserve)
         "evaluate",
         "in_use_check",
         "inventory",

@@ -83,6 +83,21 @@ class DynamoDbLeases:
         except AWS_CALL_ERRORS as error:
             raise self._failure("DeleteItem", repository, error) from None
 
+    def holder(self, repository: str) -> str | None:
+        """A strongly consistent GetItem: a lease this run took a moment ago in another invocation is seen."""
+        try:
+            found = self._client.get_item(
+                TableName=self._table_name,
+                Key={LEASE_TABLE_KEY: {"S": repository}},
+                ConsistentRead=True,
+                ProjectionExpression="#holder",
+                ExpressionAttributeNames={"#holder": HOLDER_ATTRIBUTE},
+            )
+        except AWS_CALL_ERRORS as error:
+            raise self._failure("GetItem", repository, error) from None
+        holder = found.get("Item", {}).get(HOLDER_ATTRIBUTE, {}).get("S")
+        return holder if isinstance(holder, str) else None
+
     def _failure(self, operation: str, repository: str, error: AwsCallError) -> LeaseError:
         code, description = describe_failure(operation, error)
         return LeaseError(f"lease table {self._table_name}, repository {repository}: {description}", code=code)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from typing import TypeVar
 
 from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
@@ -23,9 +24,11 @@ from ecr_retention.domain.registry.replication import RegistryReplication, Repli
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
+from ecr_retention.layout import regional_name
 from ecr_retention.ports import (
     Bucket,
     LeaseStore,
+    LeaseUnavailable,
     Notifier,
     Registry,
     RepositoriesUnlistable,
@@ -33,7 +36,8 @@ from ecr_retention.ports import (
     VersionedBucket,
 )
 from ecr_retention.registries import PrunedRegistry, Registries
-from ecr_retention.run_files import RunFiles, StoredReplication
+from ecr_retention.run_files import MAX_BATCH_REPORTS_PART_BYTES, HeldReports, RunFiles, StoredReplication
+from ecr_retention.services.act import DEADLINE_MARGIN_SECONDS
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import HeldRepository, holds_changed_since, holds_read_by, read_run_inventory
@@ -50,9 +54,19 @@ from ecr_retention.services.templates import each_registry_templates
 from ecr_retention.workflow import BatchMember, RunRecord, WorkBatch, WorkItem, new_run_id
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 NO_REPORT = (
-    "its evaluation stored no report: the invocation crashed or timed out "
-    "(the workflow's map run lists the failed item and its error)"
+    "its evaluation stored no report: its invocation crashed or timed out (the evaluate function's log has no "
+    '"repository evaluated" line for it in this run; the child execution of its batch in the map run, at its '
+    "EvaluateAlone step for this repository, has the invocation's error)"
+)
+# A repository whose lease this run holds and whose report is not stored: an evaluation of this run took the lease and
+# its invocation ended before it released the lease and stored the report. It may have removed images already.
+UNFINISHED = (
+    "its batch's invocation ended (a timeout, or out of memory) after its evaluation took the repository's lease and "
+    "before that evaluation stored its report, so this run did not evaluate it again: what that evaluation deleted or "
+    "archived is not in this report (CloudTrail's BatchDeleteImage and UpdateImageStorageClass events of this run's "
+    "time tell); the next run takes it up"
 )
 
 
@@ -295,10 +309,11 @@ def _inventory_of(
 
 def changed_nothing(report: RepositoryReport) -> bool:
     """Whether an evaluation left its registry as it found it: nothing deleted, archived, restored, cancelled or
-    failed on the way. Its report may wait for its batch's end (one object for the batch): were the batch's invocation
-    to crash first, the workflow evaluates the repository again, which acts no more than this evaluation did. A report
-    of an evaluation that changed something is stored before the next repository starts, as before batches: an
-    evaluation never acts twice, and the run's report never leaves out what one did."""
+    failed on the way. Its report may wait for its batch's end (HeldReports: a part object for many): were the batch's
+    invocation to crash first, the workflow evaluates the repository again, as a new evaluation of the registry as it
+    is then. A report of an evaluation that changed something is stored before the next repository starts, as before
+    batches. An evaluation whose invocation ended before it stored its report is not evaluated again in the run (its
+    lease names the run: unfinished), and the run's report says so of it."""
     return report.outcome != "failed" and not (
         report.deleted
         or report.archived
@@ -314,10 +329,36 @@ class BatchOutOfTime(Exception):
     without a report) each in an invocation of its own."""
 
 
-# A batch starts no repository with less than this left of its invocation: a repository's evaluation stops its calls
-# services.act.DEADLINE_MARGIN_SECONDS before the end, which leaves the rest of a slow one to the next run; a batch
-# leaves the repositories it has not started to invocations of their own instead.
-BATCH_RESERVE_SECONDS = 120.0
+# A batch starts a repository only while more than DEADLINE_MARGIN_SECONDS (when a repository's evaluation stops its
+# calls: services.act) plus a margin is left of its invocation, the margin being this, or BATCH_MARGIN_FACTOR times the
+# longest evaluation of the batch so far when that is more. A repository slower than the margin still stops its calls at
+# DEADLINE_MARGIN_SECONDS and leaves the rest to the next run; the batch leaves the repositories it has not started to
+# invocations of their own.
+MIN_BATCH_MARGIN_SECONDS = 180.0
+BATCH_MARGIN_FACTOR = 3.0
+BATCH_RESERVE_SECONDS = DEADLINE_MARGIN_SECONDS + MIN_BATCH_MARGIN_SECONDS  # the least reserve: 270 s
+
+
+@dataclass
+class BatchReserve:
+    """What a batch keeps of its invocation: DEADLINE_MARGIN_SECONDS plus a margin learned from its evaluations, each
+    measured by the invocation's own remaining time (no clock of its own)."""
+
+    longest: float = 0.0
+
+    def seconds(self) -> float:
+        return DEADLINE_MARGIN_SECONDS + max(MIN_BATCH_MARGIN_SECONDS, BATCH_MARGIN_FACTOR * self.longest)
+
+    def spent(self, seconds_left: Callable[[], float] | None) -> bool:
+        return seconds_left is not None and seconds_left() < self.seconds()
+
+    def timed(self, seconds_left: Callable[[], float] | None, evaluate: Callable[[], T]) -> T:
+        before = None if seconds_left is None else seconds_left()
+        try:
+            return evaluate()
+        finally:
+            if seconds_left is not None and before is not None:
+                self.longest = max(self.longest, before - seconds_left())
 
 
 class BatchInventory:
@@ -326,7 +367,7 @@ class BatchInventory:
     repository's evaluation, and shared by the others of the batch, as `ecr-retention run` shares one reading (of
     every hold) among all of a run's repositories: a hold protects its own repository's image, and the image of the
     source whose deletions reach it, only (domain/holds/protection.py). A batch runs within minutes
-    (BATCH_RESERVE_SECONDS before the function's timeout at most), and the inventory's own freshness checks
+    (its BatchReserve before the function's timeout at most), and the inventory's own freshness checks
     (safety.inventory_max_age, a manifest's generatedAt) judge the reading as they judge one made a second earlier;
     a hold placed meanwhile is not missed: a repository whose plan removes reads its holds again before it acts
     (RunInputs.recheck_holds). A read that fails is not kept: that repository fails alone (its guard) and the next
@@ -352,46 +393,121 @@ def run_work_batch(
     batch: WorkBatch,
     *,
     seconds_left: Callable[[], float] | None = None,
+    part_bytes: int = MAX_BATCH_REPORTS_PART_BYTES,
 ) -> list[RepositoryReport]:
-    """The worker step for a batch: each repository evaluated as run_work_item does, in its own guard: one that fails
-    leaves no report (the report step lists it failed, as an invocation that crashed) and the others go on. The
-    reports of those that changed nothing are stored together, in one object, at the batch's end (changed_nothing).
-    Raises BatchOutOfTime, naming the repositories not started, when less than BATCH_RESERVE_SECONDS remain, after
-    storing the held reports each in its own object, where the evaluations of the rest in invocations of their own
-    look (run_batch_member)."""
+    """The worker step for a batch: each repository evaluated as run_work_item does, in its own guard: one that raises
+    gets a failed report naming the error (when it can be stored) and the others go on. A repository whose own report
+    is stored already (one listing at the batch's start), or whose lease this run holds without a report (unfinished),
+    is not evaluated again. The reports of those that changed nothing are stored together, in parts of about
+    `part_bytes` (HeldReports; changed_nothing). Raises BatchOutOfTime, naming the repositories not started, when less
+    than its BatchReserve remains, after storing the held reports each in its own object, where the evaluations of the
+    rest in invocations of their own look (run_batch_member). Returns the reports without their kept images."""
     reports: list[RepositoryReport] = []
-    held: list[RepositoryReport] = []
     files = RunFiles(adapters.bucket, batch.run_id)
+    held = HeldReports(files, batch.repositories[0], batch.region, max_bytes=part_bytes)
     # The run's replication record is the run's, whatever the repository: read once, and so is the inventory
     # (BatchInventory: its first repository reads it).
-    stored = files.load_replication()
     region = adapters.keyed(batch.region).region
+    stored = files.load_replication()
     reach = stored.of(region).replication_configuration
     inventory = BatchInventory(
         adapters.bucket,
         set[HeldRepository]().union(*(holds_read_by(region, name, reach) for name in batch.repositories)),
     )
+    evaluate = partial(
+        _evaluate_in_batch, config, adapters, batch, files=files, seconds_left=seconds_left, held=held.pending,
+        stored=stored, inventory=inventory,
+    )  # fmt: skip
+    reported, reserve = files.reported(batch.repositories, batch.region), BatchReserve()
     for index, repository in enumerate(batch.repositories):
-        if seconds_left is not None and seconds_left() < BATCH_RESERVE_SECONDS:
-            for report in held:
-                files.store_report(report, batch.region)
+        if reserve.spent(seconds_left):
+            held.store_each()
             rest = ", ".join(batch.repositories[index:])
             raise BatchOutOfTime(
                 f"{len(batch.repositories) - index} repositories left to their own invocations: {rest}"
             )
-        evaluated = contain(
-            partial(
-                run_work_item, config, adapters, run_id=batch.run_id, repository=repository,
-                dry_run=batch.dry_run, key=batch.region, seconds_left=seconds_left, stored=stored,
-                inventory=inventory, held=held,
-            ),
-            log=logger,
-            what=f"evaluating {repository} (in a batch)",
-        )  # fmt: skip
-        if not isinstance(evaluated, Defect):
-            reports.append(evaluated)
-    files.store_batch_reports(held, batch.region)
+        if repository not in reported:
+            # Returned without the kept images (the stored report has them): a batch's memory stays bounded.
+            evaluated = reserve.timed(seconds_left, partial(evaluate, repository))
+            reports.extend(report.model_copy(update={"kept_images": ()}) for report in evaluated)
+            held.take()
+    held.store()
     return reports
+
+
+def _evaluate_in_batch(
+    config: RetentionConfig,
+    adapters: Adapters,
+    batch: WorkBatch,
+    repository: str,
+    *,
+    files: RunFiles,
+    seconds_left: Callable[[], float] | None,
+    stored: StoredReplication,
+    inventory: BatchInventory,
+    held: list[RepositoryReport],
+) -> list[RepositoryReport]:
+    """One repository of a batch: its report, or its failed report when its evaluation in this run began before
+    (unfinished) or raised (none when that cannot be stored)."""
+    left = unfinished(adapters, files, repository, batch.region)
+    if left is not None:
+        return [left]
+    evaluated = contain(
+        partial(
+            run_work_item, config, adapters, run_id=batch.run_id, repository=repository, dry_run=batch.dry_run,
+            key=batch.region, seconds_left=seconds_left, stored=stored, inventory=inventory, held=held,
+        ),
+        log=logger,
+        what=f"evaluating {repository} (in a batch)",
+    )  # fmt: skip
+    if not isinstance(evaluated, Defect):
+        return [evaluated]
+    return _raised_in_batch(adapters, files, repository, batch.region, evaluated)
+
+
+def _raised_in_batch(
+    adapters: Adapters, files: RunFiles, repository: str, key: str | None, defect: Defect
+) -> list[RepositoryReport]:
+    """The failed report of a repository whose evaluation raised, stored so that the run's report names the error
+    and the fallback does not evaluate it again; none when it cannot be stored (the report step lists it NO_REPORT)."""
+    report = RepositoryReport(
+        repository_name=repository,
+        region=adapters.keyed(key).region,
+        outcome="failed",
+        error=f"its evaluation raised {defect} before its report was stored, so this report lists nothing it did: "
+        "what it deleted or archived, if anything, is not in it (CloudTrail's BatchDeleteImage and "
+        "UpdateImageStorageClass events of this run's time tell); the next run takes it up",
+    )
+    stored = contain(
+        partial(files.store_report, report, key), log=logger, what=f"storing the failed report of {repository}"
+    )
+    return [] if isinstance(stored, Defect) else [report]
+
+
+def unfinished(adapters: Adapters, files: RunFiles, repository: str, key: str | None) -> RepositoryReport | None:
+    """The stored failed report of a repository this run began evaluating in an invocation that ended before the
+    evaluation stored its report: the repository's lease names this run (an evaluation releases it as it ends).
+    Evaluating it again could act again, and what the first evaluation did would still be missing from the run's
+    report. A lease table that cannot be read leaves it unevaluated too (whether it was begun cannot be told). None
+    when the lease does not name this run, or there is no lease table (the CLI, which runs no batches)."""
+    if adapters.leases is None:
+        return None
+    pruned = adapters.keyed(key)
+    try:
+        holder = adapters.leases.holder(regional_name(repository, pruned.key))
+    except LeaseUnavailable as error:
+        logger.exception("reading the lease of %s failed", repository)
+        why = (
+            "its lease could not be read, so whether an earlier invocation of this run began evaluating it cannot be "
+            f"told and it was not evaluated; the next run takes it up: {type(error).__name__}: {error}"
+        )
+    else:
+        if holder != files.run_id:
+            return None
+        why = UNFINISHED
+    report = RepositoryReport(repository_name=repository, region=pruned.region, outcome="failed", error=why)
+    files.store_report(report, pruned.key)
+    return report
 
 
 def run_batch_member(
@@ -402,9 +518,14 @@ def run_batch_member(
     seconds_left: Callable[[], float] | None = None,
 ) -> RepositoryReport | None:
     """A repository of a batch that ended early, in an invocation of its own: evaluated unless its batch stored its
-    report already (None then: evaluating it twice would act twice)."""
-    if RunFiles(adapters.bucket, member.run_id).has_report(member.repository, member.region):
+    report already (None then), or its batch's invocation ended during its evaluation (the failed report that says so
+    then: unfinished): an evaluation of this run that may have acted is never followed by another."""
+    files = RunFiles(adapters.bucket, member.run_id)
+    if files.has_report(member.repository, member.region):
         return None
+    left = unfinished(adapters, files, member.repository, member.region)
+    if left is not None:
+        return left
     return run_work_item(
         config, adapters, run_id=member.run_id, repository=member.repository, dry_run=member.dry_run,
         key=member.region, seconds_left=seconds_left,

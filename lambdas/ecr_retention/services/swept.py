@@ -51,7 +51,7 @@ def keep_snapshot(
     try:
         if not _kept_as_it_is(bucket, stored, swept, body):
             bucket.write(stored, body)
-    except StorageUnavailable as error:
+    except StorageUnavailable as error:  # the write's (the comparison's read failing is a reason to write)
         return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {error}",)
     return ()
 
@@ -63,11 +63,11 @@ def _body(swept: SweptRepository) -> bytes:
 def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, body: bytes) -> bool:
     """Whether the object at `key` holds this snapshot already, read by an earlier run less than
     SNAPSHOT_REWRITTEN_AFTER before: then a review reads the same repository from it. An object that is missing or
-    cannot be read is rewritten."""
+    cannot be read (unreadable, or its GET failed) is rewritten."""
     try:
         found = bucket.read(key, max_bytes=SNAPSHOT.max_bytes)
         kept = read_swept(f"s3://{bucket.name}/{key}", found) if found is not None else None
-    except InputError:
+    except (InputError, StorageUnavailable):
         return False
     if kept is None or swept.read_at - kept.read_at >= SNAPSHOT_REWRITTEN_AFTER:
         return False

@@ -72,7 +72,9 @@ def test_an_inventory_that_cannot_be_read_fails_one_repository_and_the_next_read
 
     reports = run_work_batch(rules(False), adapters, batch)
 
-    assert [report.repository_name for report in reports] == ["team-a/api"]
+    # app's failed report names the error (services.run._raised_in_batch).
+    assert [(report.repository_name, report.outcome) for report in reports] == [("app", "failed"), ("team-a/api", "ok")]
+    assert "StorageUnavailable" in (reports[0].error or "")
     assert counting.in_use_listings == 2
     report = finish_run(adapters, start, rules(False))
     assert [(r.repository_name, r.outcome) for r in report.repositories] == [("app", "failed"), ("team-a/api", "ok")]

@@ -1,6 +1,6 @@
 """A batch of repositories in one invocation (services.run.run_work_batch, run_batch_member), on the fakes: the same
 result as one invocation per repository, the run's replication record read once, each repository in its own guard,
-no repository started without the time to finish it, and a batch's repository never evaluated twice."""
+no repository started with less than its reserve left, and a batch's repository never evaluated twice."""
 
 from __future__ import annotations
 
@@ -87,13 +87,14 @@ def test_a_repository_that_raises_fails_alone_and_the_batch_goes_on(monkeypatch:
 
     reports = run_work_batch(rules(False), adapters, batch)
 
-    assert [report.repository_name for report in reports] == ["team-a/api"]
+    assert [report.repository_name for report in reports] == ["app", "team-a/api"]
     report = finish_run(adapters, start, rules(False))
     assert [(r.repository_name, r.outcome) for r in report.repositories] == [("app", "failed"), ("team-a/api", "ok")]
-    assert "stored no report" in (report.repositories[0].error or "")
+    # Its failed report is stored, naming the error (so the fallback does not evaluate it again).
+    assert "raised RuntimeError: a defect" in (report.repositories[0].error or "")
 
 
-def test_a_batch_starts_no_repository_without_the_time_to_finish_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batch_starts_no_repository_with_less_than_its_reserve_left(monkeypatch: pytest.MonkeyPatch) -> None:
     registry, bucket = seeded()
     adapters = adapters_of(registry, bucket)
     start, [batch] = batches_of(adapters)
