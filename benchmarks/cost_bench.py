@@ -43,9 +43,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from measuring import add_tree_argument, check_tree, in_tree
+
+if TYPE_CHECKING:
+    from support.state_machine import SynthesizedMachine
 
 PRICES = Path(__file__).resolve().parent / "prices.json"
 REGION = "eu-west-1"
@@ -136,55 +139,17 @@ def counting_calls(counted: Callable[[], Counted]) -> Iterator[None]:
 # --- the synthesized definition ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Synthesized:
-    definition: dict[str, Any]
-    handlers: dict[str, str]  # function ARN -> handler module
-    memory_mb: dict[str, int]  # handler module -> configured memory
-    log_level: str
-    map_concurrency: int
-
-
-def function_arn(logical_id: str) -> str:
-    from moto.core import DEFAULT_ACCOUNT_ID
-
-    return f"arn:aws:lambda:{REGION}:{DEFAULT_ACCOUNT_ID}:function:{logical_id}"
-
-
-def synthesize(scratch: Path) -> Synthesized:
-    from aws_cdk.assertions import Template
-
+def synthesize(scratch: Path) -> SynthesizedMachine:
     from support.infra_stacks import CONTEXT, build_stack, rules_file
+    from support.state_machine import synthesized_machine
 
-    stack = build_stack(rules_file(scratch, RULES), CONTEXT)
-    resources = Template.from_stack(stack).to_json()["Resources"]
-    bucket_id = stack.get_logical_id(stack.inventory.bucket.node.default_child)
+    return synthesized_machine(build_stack(rules_file(scratch, RULES), CONTEXT), bucket=BUCKET, region=REGION)
 
-    def resolve(part: Any) -> str:
-        if isinstance(part, str):
-            return part
-        [(function, argument)] = part.items()
-        if function == "Fn::GetAtt" and resources[argument[0]]["Type"] == "AWS::Lambda::Function":
-            return function_arn(argument[0])
-        if function == "Ref" and argument == bucket_id:
-            return BUCKET
-        if function == "Ref" and argument == "AWS::Partition":
-            return "aws"
-        raise SystemExit(f"a token this benchmark does not resolve: {part!r}")
 
-    [machine] = [r for r in resources.values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
-    separator, parts = machine["Properties"]["DefinitionString"]["Fn::Join"]
-    handlers, memory = {}, {}
-    for logical_id, resource in resources.items():
-        handler = str(resource["Properties"].get("Handler", "")) if resource["Type"] == "AWS::Lambda::Function" else ""
-        if handler.startswith("ecr_retention.handlers."):
-            module = handler.split(".")[2]
-            handlers[function_arn(logical_id)] = module
-            memory[module] = int(resource["Properties"]["MemorySize"])
-    definition = json.loads(separator.join(resolve(part) for part in parts))
-    level = machine["Properties"].get("LoggingConfiguration", {}).get("Level", "OFF")
+def map_concurrency(definition: dict[str, Any]) -> int:
+    """The Map's MaxConcurrency (0: as many as Step Functions allows)."""
     maps = [state for state in definition["States"].values() if state["Type"] == "Map"]
-    return Synthesized(definition, handlers, memory, level, int(maps[0].get("MaxConcurrency", 0)))
+    return int(maps[0].get("MaxConcurrency", 0))
 
 
 def adapt_for_moto(definition: dict[str, Any]) -> dict[str, Any]:
@@ -203,7 +168,7 @@ def adapt_for_moto(definition: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Runner:
-    synthesized: Synthesized
+    synthesized: SynthesizedMachine
     counted: Counted = field(default_factory=Counted)
     stream: CountingStream = field(default_factory=CountingStream)
 
@@ -555,7 +520,7 @@ def measure(repositories: int, images: int, scratch: Path, churned: float = 0.1)
     lambda_eval_utils._invoke_lambda_function = runner.invoke
     real_stdout, sys.stdout = sys.stdout, runner.stream
     undo = runner.timing_evaluations()
-    concurrency = synthesized.map_concurrency or 1000
+    concurrency = map_concurrency(synthesized.definition) or 1000
     try:
         with (
             mock_aws(config={"stepfunctions": {"execute_state_machine": True}}),

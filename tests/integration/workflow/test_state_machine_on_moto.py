@@ -55,6 +55,7 @@ from ecr_retention.handlers.wiring import forget_cold_start
 from support import lambda_stack
 from support.infra_stacks import CONTEXT, build_stack, rules_file
 from support.lambda_stack import FakeContext
+from support.state_machine import SynthesizedMachine, synthesized_machine
 
 pytestmark = pytest.mark.slow
 
@@ -77,50 +78,10 @@ WORKFLOW_HANDLERS = ("targets", "evaluate", "report")
 # --- the definition, from the synthesized template ---------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Synthesized:
-    definition: dict[str, Any]  # as the template has it, tokens resolved
-    handlers: dict[str, str]  # function ARN -> handler module (targets, evaluate, report)
-
-
-def function_arn(logical_id: str) -> str:
-    return f"arn:aws:lambda:{REGION}:{DEFAULT_ACCOUNT_ID}:function:{logical_id}"
-
-
 @pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
-    from aws_cdk.assertions import Template
-
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> SynthesizedMachine:
     stack = build_stack(rules_file(tmp_path_factory.mktemp("rules"), RULES), CONTEXT)
-    template = Template.from_stack(stack).to_json()
-    resources = template["Resources"]
-    bucket_id = stack.get_logical_id(stack.inventory.bucket.node.default_child)
-
-    def resolve(part: Any) -> str:
-        if isinstance(part, str):
-            return part
-        [(function, argument)] = part.items()
-        if (
-            function == "Fn::GetAtt"
-            and argument[1] == "Arn"
-            and resources[argument[0]]["Type"] == "AWS::Lambda::Function"
-        ):
-            return function_arn(argument[0])
-        if function == "Ref" and argument == bucket_id:
-            return BUCKET
-        if function == "Ref" and argument == "AWS::Partition":
-            return "aws"
-        raise AssertionError(f"a token this test does not resolve: {part!r}")
-
-    [machine] = [r for r in resources.values() if r["Type"] == "AWS::StepFunctions::StateMachine"]
-    separator, parts = machine["Properties"]["DefinitionString"]["Fn::Join"]
-    handlers = {
-        function_arn(logical_id): resource["Properties"]["Handler"].split(".")[2]
-        for logical_id, resource in resources.items()
-        if resource["Type"] == "AWS::Lambda::Function"
-        and str(resource["Properties"].get("Handler", "")).startswith("ecr_retention.handlers.")
-    }
-    return Synthesized(json.loads(separator.join(resolve(part) for part in parts)), handlers)
+    return synthesized_machine(stack, bucket=BUCKET, region=REGION)
 
 
 def adapt_for_moto(definition: dict[str, Any]) -> dict[str, Any]:
@@ -210,7 +171,7 @@ class World:
 
 @contextmanager
 def world_of(
-    synthesized: Synthesized,
+    synthesized: SynthesizedMachine,
     rules_text: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -240,7 +201,7 @@ def world_of(
 
 
 @pytest.fixture
-def world(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+def world(synthesized: SynthesizedMachine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     with world_of(synthesized, RULES, tmp_path, monkeypatch) as world:
         yield world
 
@@ -361,7 +322,9 @@ class TwoRegions:
 
 
 @pytest.fixture
-def two_regions(synthesized: Synthesized, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TwoRegions]:
+def two_regions(
+    synthesized: SynthesizedMachine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[TwoRegions]:
     """eu-west-1 as the scheduled world has it, app replicating to us-east-1 with its deletions; us-east-1 holds app's
     replicas v1-v4 and a v0 of its own, and `edge` (v1-v4), whose v2 prod runs from there, across Regions."""
     from ecr_retention_dev.emulator.fidelity import EcrFidelity
