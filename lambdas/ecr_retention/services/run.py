@@ -25,6 +25,7 @@ from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport, Trigger
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import regional_name
+from ecr_retention.listed_ahead import listed_ahead
 from ecr_retention.ports import (
     Bucket,
     LeaseStore,
@@ -773,11 +774,14 @@ def _evaluate_registry(
     if listing.names is None:
         return [listing.failed()]
     reports = []
-    for name in sweep_targets(config, listing.registry, patterns=patterns, repositories=listing.names):
-        with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
-            reports.append(
-                evaluate_repository(
-                    name, inputs, registry=listing.registry, cache=cache, leases=adapters.leases, clock=adapters.clock
+    names = sweep_targets(config, listing.registry, patterns=patterns, repositories=listing.names)
+    leased = adapters.leases is not None
+    with listed_ahead(listing.registry, names, dry_run=inputs.dry_run, leased=leased) as registry:
+        for name in names:
+            with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
+                reports.append(
+                    evaluate_repository(
+                        name, inputs, registry=registry, cache=cache, leases=adapters.leases, clock=adapters.clock
+                    )
                 )
-            )
     return reports
