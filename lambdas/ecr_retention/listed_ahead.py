@@ -27,7 +27,7 @@ from ecr_retention.ports import BatchOutcome, ImageId, ImageManifest, Registry, 
 
 # Repositories listed at once, ahead of the one being planned: two keep ECR answering one page while this process
 # reads the other (a bare listing alternates the two), and hold at most two listings nobody has asked for yet.
-LISTINGS_AHEAD = int(__import__("os").environ.get("AHEAD", "2"))
+LISTINGS_AHEAD = 2
 
 
 class ListedAhead:
