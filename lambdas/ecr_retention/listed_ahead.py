@@ -35,7 +35,9 @@ class ListedAhead:
     most `ahead` repositories ahead; every other call, and DescribeImages of any other repository (or of one asked a
     second time), is the port's, made when asked; what would change the registry is refused (DryRunOnly). Its methods
     are called by one thread (the sweep's); an error of a listing made ahead is raised to the caller that asks for
-    it, as the port would have raised it."""
+    it, as the port would have raised it. A listing made ahead that nobody asks for (its repository's evaluation
+    failed before it listed) holds one of the `ahead` places until the sweep ends: with every place held, the
+    repositories after are listed when asked, as without this class."""
 
     def __init__(self, port: Registry, order: Sequence[str], workers: ThreadPoolExecutor, ahead: int) -> None:
         self._port = port
