@@ -81,3 +81,10 @@ def _canonical_first(checked: CoreSchema) -> CoreSchema:
 
 LeanUtcDatetime = Annotated[UtcDatetime, Lean(_canonical_first)]
 """UtcDatetime for the images of a snapshot: the same values and refusals, the common form parsed without Python."""
+
+
+PushedAt = Annotated[datetime, BeforeValidator(parse_timestamp)]
+"""UtcDatetime as pydantic writes a datetime itself: for an aware datetime in UTC (what parse_timestamp returns) its
+text is format_timestamp's (`2026-11-30T06:00:00Z`, microseconds when there are any), written without a Python call.
+For a report's per-image timestamp (domain/reporting/report.py ImageEntry), of which a large run report writes
+100,000."""
