@@ -92,7 +92,8 @@ def _canonical_first_in_json(checked: CoreSchema) -> CoreSchema:
 
 PushedAt = Annotated[datetime, BeforeValidator(parse_timestamp)]
 """UtcDatetime as pydantic writes a datetime itself: for an aware datetime in UTC (what parse_timestamp returns) its
-text is format_timestamp's (`2026-11-30T06:00:00Z`, microseconds when there are any), written without a Python call.
-Read from JSON as LeanUtcDatetime reads it, without a Python call either. For a report's per-image timestamp
-(domain/reporting/report.py ImageEntry): a large run report reads and writes 100,000."""
+text is format_timestamp's (`2026-11-30T06:00:00Z`, microseconds when there are any), written without a Python call."""
 LeanPushedAt = Annotated[PushedAt, Lean(_canonical_first_in_json)]
+"""PushedAt, read from JSON as LeanUtcDatetime reads it (without a Python call either), from Python objects as
+UtcDatetime is: a report's per-image push time (domain/reporting/report.py ImageEntry), of which a large run report
+reads and writes 100,000."""
