@@ -23,7 +23,7 @@ from ecr_retention.domain.planning.explain import (
     too_many_removals,
 )
 from ecr_retention.domain.planning.plan import Action, Decision, Reason
-from ecr_retention.domain.planning.repository import Findings, RepositoryImages
+from ecr_retention.domain.planning.repository import DependentKind, Findings, RepositoryImages
 from ecr_retention.domain.registry.images import ImageDetail
 
 
@@ -31,12 +31,12 @@ def decision(image: ImageDetail, action: Action, reasons: Sequence[Reason]) -> D
     """The image's decision, its tags sorted (an image has one or none, mostly: nothing to sort)."""
     tags = image.image_tags
     return Decision.planned(
-        image_digest=image.image_digest,
-        image_tags=tags if len(tags) < 2 else tuple(sorted(tags)),
-        image_pushed_at=image.image_pushed_at,
-        image_size_in_bytes=image.image_size_in_bytes,
-        action=action,
-        reasons=tuple(reasons),
+        image.image_digest,
+        tags if len(tags) < 2 else tuple(sorted(tags)),
+        image.image_pushed_at,
+        image.image_size_in_bytes,
+        action,
+        tuple(reasons),
     )
 
 
@@ -91,6 +91,9 @@ class _Resolver:
         self.entering_quarantine: set[str] = set()  # archived instead of deleted
         self.decided: dict[str, Decision] = {}
         self.visiting: set[str] = set()
+        # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents).
+        self.followers = findings.parents.keys() | findings.orphans.keys()
+        self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
     def decide(self, image: ImageDetail) -> Decision:
         """The image's decision, after its parents' (memoised in `decided`)."""
@@ -98,12 +101,18 @@ class _Resolver:
         decided = self.decided.get(digest)
         if decided is not None:
             return decided
-        if digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so
+        findings = self.findings
+        if digest not in self.followers:  # most images: their protections are the findings' own
+            protections: Sequence[Reason] = findings.protections.get(digest, ())
+            followed: Sequence[Reason] = ()
+            removed_with: Sequence[Action] = ()
+        elif digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so
             self.decided[digest] = cycle = decision(image, "keep", [REFERENCE_CYCLE])
             return cycle
-        protections, followed, removed_with = self.follow_parents(digest)
-        marks = self.findings.marks.get(digest, ())
-        action = _action(protections, marks, removed_with, deletes=digest in self.findings.deleting)
+        else:
+            protections, followed, removed_with = self.follow_parents(digest)
+        marks = findings.marks.get(digest, ())
+        action = _action(protections, marks, removed_with, deletes=digest in findings.deleting)
         if action == "delete" and self.quarantine is not None:
             action, quarantine_reason = self.quarantine_action(digest, self.quarantine, marks)
             reasons = [quarantine_reason, *marks, *followed]
@@ -142,12 +151,11 @@ class _Resolver:
         removed_with: list[Action] = []
         self.visiting.add(digest)
         for parent, kind in parents:
-            parent_image = self.images.by_digest[parent]
-            parent_action = self.decide(parent_image).action
+            parent_action = self.decide(self.images.by_digest[parent]).action
             if parent_action == "keep":
-                protections.append(parent_kept_reason(kind, parent_image))
+                protections.append(self.parent_reason(parent, kind, parent_action))
             else:
-                followed.append(goes_with_parent_reason(kind, parent_image, parent_action))
+                followed.append(self.parent_reason(parent, kind, parent_action))
                 # a parent the quarantine archives was deleted in truth: its dependents enter quarantine with it
                 removed_with.append("delete" if parent in self.entering_quarantine else parent_action)
         self.visiting.discard(digest)
@@ -155,6 +163,20 @@ class _Resolver:
             followed.append(subject_gone_reason(gone_subject))
             removed_with.append("delete")
         return protections, followed, removed_with
+
+    def parent_reason(self, parent: str, kind: DependentKind, parent_action: Action) -> Reason:
+        """Why a dependent follows its parent: worded once per parent, shared by its children (an index has several)."""
+        key = (parent, kind, parent_action)
+        reason = self.parent_reasons.get(key)
+        if reason is None:
+            parent_image = self.images.by_digest[parent]
+            reason = (
+                parent_kept_reason(kind, parent_image)
+                if parent_action == "keep"
+                else goes_with_parent_reason(kind, parent_image, parent_action)
+            )
+            self.parent_reasons[key] = reason
+        return reason
 
     def reasons(
         self,
