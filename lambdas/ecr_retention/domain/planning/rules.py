@@ -6,10 +6,12 @@ in every repository its policy matches: they are worded once per run (`policy_ru
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import chain
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Policy, Selector, rule_name
 from ecr_retention.domain.patterns import compile_globs
@@ -26,25 +28,39 @@ from ecr_retention.domain.planning.repository import DisplacedSlots, Findings, R
 
 @dataclass(frozen=True)
 class TagPatterns:
-    """A selector's tag patterns, compiled once per run: what matches a tag whole, and the first characters that a
-    tag it matches can start with (None when a pattern starts with a wildcard: any). Most patterns start with a
-    literal character, and most of a repository's tags with another one: they are not matched at all."""
+    """A selector's tag patterns, compiled once per run. A pattern without a wildcard names one tag: it is looked up,
+    not matched. The others are matched whole by one regex, against the tags that start with a pattern's first
+    character only (None when a pattern starts with a wildcard: any). Most patterns start with a literal character,
+    and most of a repository's tags with another one: they are not matched at all."""
 
-    fullmatch: Callable[[str], object]
+    literals: tuple[str, ...]
+    fullmatch: Callable[[str], object] | None  # the patterns with a wildcard, None when there are none
     first_characters: tuple[str, ...] | None
 
     def matching(self, images: RepositoryImages) -> Iterable[str]:
-        """The repository's tags that the patterns match, read lazily."""
+        """The repository's tags that the patterns match, read lazily (a tag that two patterns match, perhaps
+        twice)."""
+        named = filter(images.rank_by_tag.__contains__, self.literals)
+        if self.fullmatch is None:
+            return named
         first = self.first_characters
-        return filter(self.fullmatch, images.rank_by_tag if first is None else images.tags_starting_with(first))
+        candidates = images.rank_by_tag if first is None else images.tags_starting_with(first)
+        return chain(named, filter(self.fullmatch, candidates))
 
     @classmethod
     def of(cls, patterns: tuple[str, ...] | None) -> TagPatterns | None:
         if patterns is None:
             return None
-        firsts = tuple(dict.fromkeys(pattern[:1] for pattern in patterns))
-        starts_with_a_wildcard = any(first in ("*", "?", "") for first in firsts)
-        return cls(compile_globs(patterns).fullmatch, None if starts_with_a_wildcard else firsts)
+        literals = tuple(pattern for pattern in patterns if not _WILDCARD.search(pattern))
+        wild = tuple(pattern for pattern in patterns if _WILDCARD.search(pattern))
+        if not wild:
+            return cls(literals, None, ())
+        firsts = tuple(dict.fromkeys(pattern[:1] for pattern in wild))
+        starts_with_a_wildcard = any(first in ("*", "?") for first in firsts)
+        return cls(literals, compile_globs(wild).fullmatch, None if starts_with_a_wildcard else firsts)
+
+
+_WILDCARD = re.compile(r"[*?]")
 
 
 @dataclass(frozen=True)
@@ -176,8 +192,9 @@ class _RuleApplier:
         return self.other_tags.present_elsewhere(name, patterns)
 
     def apply_keep(self, keep: NamedKeep) -> None:
+        protections, reason = self.findings.protections, keep.reason
         for digest in self.images.digests_of(self._kept_by(keep.rule, keep.tags)):
-            self.findings.protections[digest].append(keep.reason)
+            protections[digest].append(reason)
 
     def _kept_by(self, keep: KeepRule, patterns: TagPatterns | None) -> list[int]:
         """What a keep rule selects, within its pulled_within window, up to its newest."""
@@ -207,12 +224,14 @@ class _RuleApplier:
         """The selected images whose conditions hold: spared among the keep_newest newest of the selection (an
         image whose conditions fail holds a slot all the same), marked beyond."""
         keep_newest, digests, findings = delete.rule.keep_newest, self.images.digests, self.findings
+        notes, spared = findings.notes, delete.spared
         for rank in selected[:keep_newest]:
             if rank not in unmet:
-                findings.notes[digests[rank]].append(delete.spared)
+                notes[digests[rank]].append(spared)
         marked = [digests[rank] for rank in selected[keep_newest:] if rank not in unmet]
+        marks, mark = findings.marks, delete.mark
         for digest in marked:
-            findings.marks[digest].append(delete.mark)
+            marks[digest].append(mark)
         if not delete.rule.archive:
             findings.deleting.update(marked)
 
