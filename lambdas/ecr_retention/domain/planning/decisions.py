@@ -93,15 +93,17 @@ class _Resolver:
         self.now = now
         self.quarantine = quarantine
         self.entering_quarantine: set[str] = set()  # archived instead of deleted
-        self.decided: dict[str, Decision] = {}
+        self.decided: dict[str, Decision] = {}  # the parents': their dependents read them, the list of all once
         self.visiting: set[str] = set()
-        # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents).
+        # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents),
+        # and the parents they follow.
         self.followers = findings.parents.keys() | findings.orphans.keys()
+        self.parents = {parent for links in findings.parents.values() for parent, _ in links}
         self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
     def decide(self, image: ImageDetail) -> Decision:
-        """The image's decision, after its parents' (memoised in `decided`). Called once per image: the common path
-        (an image that follows no parent) calls follow_parents and decision() not (0.26 s -> 0.12 s at 100,000)."""
+        """The image's decision, after its parents' (a parent's memoised in `decided`). Called for every image, most
+        of which follow no parent and are no parent: their path is kept short."""
         digest = image.image_digest
         decided = self.decided.get(digest)
         if decided is not None:
@@ -122,7 +124,7 @@ class _Resolver:
             action, quarantine_reason = self.quarantine_action(digest, self.quarantine, marks)
             reasons = (quarantine_reason, *reasons)
         tags = image.image_tags
-        self.decided[digest] = decided = _planned(
+        decided = _planned(
             digest,
             tags if len(tags) < 2 else tuple(sorted(tags)),
             image.image_pushed_at,
@@ -130,6 +132,8 @@ class _Resolver:
             action,
             reasons,
         )
+        if digest in self.parents:
+            self.decided[digest] = decided
         return decided
 
     def quarantine_action(self, digest: str, quarantine: timedelta, marks: Sequence[Reason]) -> tuple[Action, Reason]:

@@ -84,6 +84,11 @@ class RepositoryImages:
         return chain.from_iterable(by_first.get(first, ()) for first in first_characters)
 
     @cached_property
+    def last_activities(self) -> list[datetime]:
+        """Each image's last recorded pull, or push time when never pulled (ImageDetail.last_activity), by rank."""
+        return [image.last_recorded_pull_time or image.image_pushed_at for image in self.ordered]
+
+    @cached_property
     def _tags_by_first_character(self) -> dict[str, list[str]]:
         by_first: defaultdict[str, list[str]] = defaultdict(list)
         for tag in self.rank_by_tag:
