@@ -93,7 +93,7 @@ class _Resolver:
         self.now = now
         self.quarantine = quarantine
         self.entering_quarantine: set[str] = set()  # archived instead of deleted
-        self.decided: dict[str, Decision] = {}  # the parents': their dependents read them, the list of all once
+        self.decided: dict[str, Decision] = {}  # the parents': their dependents read them; any other is decided once
         self.visiting: set[str] = set()
         # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents),
         # and the parents they follow.
