@@ -72,11 +72,16 @@ def _maybe_in_use(images: RepositoryImages, in_use: InUseIndex) -> Iterable[Imag
     than the repository images (one large repository), only those its digests and this repository's tags name."""
     if len(in_use.by_digest) + len(in_use.by_tag) >= len(images.ordered) or not images.one_image_per_tag:
         return images.ordered
+    return newest_first(map(images.by_digest.__getitem__, _named_in_use(images, in_use)))
+
+
+def _named_in_use(images: RepositoryImages, in_use: InUseIndex) -> set[str]:
+    """The digests of the images that the index's digests and this repository's tags name (each tag on one image)."""
     by_digest, rank_by_tag, name = images.by_digest, images.rank_by_tag, images.name
     named = {digest for digest in in_use.by_digest if digest in by_digest}
     tagged = (rank_by_tag.get(tag) for repository, tag in in_use.by_tag if repository == name)
     named.update(images.digests[rank] for rank in tagged if rank is not None)
-    return newest_first(map(by_digest.__getitem__, named))
+    return named
 
 
 def defer_to_sources(images: RepositoryImages, findings: Findings, replicated: Mapping[str, str]) -> None:

@@ -56,12 +56,17 @@ class TagPatterns:
         wild = tuple(pattern for pattern in patterns if _WILDCARD.search(pattern))
         if not wild:
             return cls(literals, None, ())
-        firsts = tuple(dict.fromkeys(pattern[:1] for pattern in wild))
-        starts_with_a_wildcard = any(first in ("*", "?") for first in firsts)
-        return cls(literals, compile_globs(wild).fullmatch, None if starts_with_a_wildcard else firsts)
+        return cls(literals, compile_globs(wild).fullmatch, _first_characters(wild))
 
 
 _WILDCARD = re.compile(r"[*?]")
+
+
+def _first_characters(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The characters a tag that one of the patterns matches can start with; None when a pattern starts with a
+    wildcard (any)."""
+    firsts = tuple(dict.fromkeys(pattern[:1] for pattern in patterns))
+    return None if any(first in ("*", "?") for first in firsts) else firsts
 
 
 @dataclass(frozen=True)
