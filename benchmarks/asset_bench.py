@@ -161,10 +161,12 @@ def interpreter_start(python: str, asset: Path) -> float:
 @dataclass(frozen=True)
 class Rounds:
     """Every measurement of the interleaved rounds: each handler (and floor) from each asset, in seconds; each
-    handler's ratio to the floor imported beside it, per round and asset; the interpreter's bare starts."""
+    handler's ratio to the floor imported beside it, per round and asset, of the wall times and of the CPU times (less
+    sensitive to the other processes of a shared machine); the interpreter's bare starts."""
 
     measured: dict[tuple[str, Path], Runs]
     ratios: dict[tuple[str, Path], tuple[float, ...]]
+    cpu_ratios: dict[tuple[str, Path], tuple[float, ...]]
     starts: list[float]
 
 
@@ -174,23 +176,30 @@ def interleaved_cold_imports(python: str, assets: Sequence[Path], runs: int) -> 
     bare interpreter starts."""
     samples: dict[tuple[str, Path], list[tuple[float, float, int]]] = defaultdict(list)
     ratios: dict[tuple[str, Path], list[float]] = defaultdict(list)
+    cpu_ratios: dict[tuple[str, Path], list[float]] = defaultdict(list)
     starts = []
     for round_number in range(runs):
         starts.append(interpreter_start(python, assets[0]))
         samples[FLOOR_WITH_CLIENT, assets[0]].append(cold_import(python, assets[0], FLOOR_WITH_CLIENT))
         for modules in MEASURED:
             group = [(FLOOR, assets[0]), *((modules, asset) for asset in assets)]
-            walls = {}
+            walls, cpus = {}, {}
             for measured_name, asset in group if round_number % 2 == 0 else reversed(group):
                 samples[measured_name, asset].append(cold_import(python, asset, measured_name))
-                walls[measured_name, asset] = samples[measured_name, asset][-1][0]
+                walls[measured_name, asset], cpus[measured_name, asset], _ = samples[measured_name, asset][-1]
             for asset in assets:
                 ratios[modules, asset].append(walls[modules, asset] / walls[FLOOR, assets[0]])
+                cpu_ratios[modules, asset].append(cpus[modules, asset] / cpus[FLOOR, assets[0]])
     measured = {
         key: Runs(tuple(s[0] for s in runs_), tuple(s[1] for s in runs_), max(s[2] for s in runs_))
         for key, runs_ in samples.items()
     }
-    return Rounds(measured, {key: tuple(values) for key, values in ratios.items()}, starts)
+    return Rounds(
+        measured,
+        {key: tuple(values) for key, values in ratios.items()},
+        {key: tuple(values) for key, values in cpu_ratios.items()},
+        starts,
+    )
 
 
 def self_times_by_package(python: str, asset: Path, measured: str, profiles: int) -> dict[str, float]:
@@ -284,31 +293,33 @@ def print_cold_imports(measured: dict[tuple[str, Path], Runs], compiled: Path, s
     print("  (compiled: the most modules one import compiled from source, with bytecode / sources only)")
 
 
-def ratio_line(ratios: Sequence[float], runs: Runs) -> str:
-    return f"{statistics.median(ratios):4.2f}x ({min(ratios):4.2f}-{max(ratios):4.2f}) {runs.median * 1000:5.0f} ms"
+def ratio_line(rounds: Rounds, modules: str, asset: Path) -> str:
+    """A handler's median wall-time ratio (min-max), its median CPU-time ratio, and its median import."""
+    walls, cpus = rounds.ratios[modules, asset], rounds.cpu_ratios[modules, asset]
+    shown = (
+        f"{statistics.median(walls):4.2f}x ({min(walls):4.2f}-{max(walls):4.2f}), cpu {statistics.median(cpus):4.2f}x"
+    )
+    return f"{shown} {rounds.measured[modules, asset].median * 1000:4.0f} ms"
 
 
 def print_ratios(rounds: Rounds, compiled: Path, against: tuple[Path, str] | None) -> tuple[float, float, float]:
     """Each handler's import over the floor imported beside it, with bytecode (and the other checkout's, beside);
-    returns the goal's figure: the largest median ratio, with its spread."""
+    returns the goal's figure: the largest median ratio of the wall times, with its spread."""
     floor, with_client = rounds.measured[FLOOR, compiled], rounds.measured[FLOOR_WITH_CLIENT, compiled]
     print(
         "each handler's cold import over its floor (boto3 with botocore's Config, pydantic's BaseModel, PyYAML, "
         "Powertools' Logger, Metrics and Tracer as handlers/observability.py builds them; no client, as no handler "
         "creates one at import), with bytecode, the floor imported beside each handler in every round; the median of "
-        "the per-round ratios (min-max), and the handler's median import:"
+        "the per-round ratios of the wall times (min-max), of the CPU times, and the handler's median import:"
     )
     print(f"  {'floor':<24} {floor.line()}")
     print(
         f"  {'floor + an S3 client':<24} {with_client.line()}  (for reference: no handler creates a client at import)"
     )
-    header = f"  {'handler':<24} {'this checkout':<32}"
-    print(header + (f" {against[1]}" if against else ""))
+    print(f"  {'handler':<24} {'this checkout':<40}" + (f" {against[1]}" if against else ""))
     for modules in MEASURED:
-        line = f"  {label_of(modules):<24} {ratio_line(rounds.ratios[modules, compiled], rounds.measured[modules, compiled]):<32}"
-        if against:
-            line += f" {ratio_line(rounds.ratios[modules, against[0]], rounds.measured[modules, against[0]])}"
-        print(line)
+        line = f"  {label_of(modules):<24} {ratio_line(rounds, modules, compiled):<40}"
+        print(line + (f" {ratio_line(rounds, modules, against[0])}" if against else ""))
     print(f"  ({label_of(NOT_IN_THE_GOAL)}: not in the goal, its kubernetes client is no part of the floor)")
     goal = [rounds.ratios[modules, compiled] for modules in MEASURED if modules != NOT_IN_THE_GOAL]
     largest = max(goal, key=statistics.median)
