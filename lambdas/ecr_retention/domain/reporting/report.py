@@ -33,7 +33,7 @@ from ecr_retention.domain.planning.plan import (
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.reporting.outcomes import RepositoryOutcome, RunOutcome, Trigger
-from ecr_retention.domain.timestamps import UtcDatetime
+from ecr_retention.domain.timestamps import LeanPushedAt, UtcDatetime
 
 
 @pydantic_dataclass(
@@ -46,7 +46,7 @@ class ImageEntry:
 
     image_digest: str
     image_tags: tuple[str, ...]
-    image_pushed_at: UtcDatetime
+    image_pushed_at: LeanPushedAt  # UtcDatetime without a Python call: one per image of a JSON report
     image_size_in_bytes: int | None = None
     kind: ReasonKind
     rule: str | None = None
