@@ -30,7 +30,7 @@ from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.replication import AwsRegion
-from ecr_retention.domain.reporting.report import RepositoryOutcome, RunOutcome, Trigger
+from ecr_retention.domain.reporting.outcomes import RepositoryOutcome, RunOutcome, Trigger
 
 RepositoryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]{1,255}$")]
 # Loose: the ids below, and whatever an operator gives a hand-started execution.

@@ -11,7 +11,7 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
 
 from ecr_retention import layout
-from ecr_retention.domain.inventory.aws import DEFAULT_REVISIONS, RoleArn
+from ecr_retention.domain.inventory.collection import DEFAULT_REVISIONS, RoleArn
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.limits import MiB, SizeLimit
 from ecr_retention.domain.registry.replication import AwsRegion

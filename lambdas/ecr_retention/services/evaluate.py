@@ -16,7 +16,7 @@ from functools import partial
 from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.doctor import Finding, diagnose_repository
+from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.in_use.references import (
     MissingReference,
@@ -38,7 +38,8 @@ from ecr_retention.domain.planning.plan import REMOVALS, RepositoryPlan
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
 from ecr_retention.domain.registry.replication import RegistryReplication
-from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
+from ecr_retention.domain.reporting.outcomes import RepositoryOutcome
+from ecr_retention.domain.reporting.report import RepositoryReport, repository_report
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.registries import PrunedRegistry
@@ -380,6 +381,10 @@ def lifecycle_findings(
     policy_text = registry.lifecycle_policy(repository)
     if policy_text is None:
         return (), ()
+    # Imported here, when a repository has a native policy: the doctor's checks are a fifth of the evaluate function's
+    # own import, which every cold start would pay for repositories that have none.
+    from ecr_retention.domain.doctor.diagnosis import diagnose_repository
+
     diagnosis = contain(  # a doctor defect must not stop pruning: it is logged and reported
         lambda: diagnose_repository(
             policy_text,

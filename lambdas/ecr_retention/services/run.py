@@ -22,7 +22,8 @@ from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import managed_in
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport, Trigger
+from ecr_retention.domain.reporting.outcomes import Trigger
+from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import (

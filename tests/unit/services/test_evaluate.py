@@ -525,7 +525,8 @@ class BrokenDoctorRegistry(FakeRegistry):
 
 
 def test_a_lifecycle_diagnosis_that_fails_does_not_stop_pruning(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ecr_retention.services import evaluate as module
+    # services.evaluate imports the doctor when a repository has a native policy: the doctor's own function is broken.
+    from ecr_retention.domain.doctor import diagnosis as module
 
     def broken(*args: object, **kwargs: object) -> None:
         raise KeyError("doctor defect")
