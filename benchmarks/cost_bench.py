@@ -224,7 +224,7 @@ class Runner:
         return undo
 
 
-def provision(repositories: int, images: int, machine_definition: dict[str, Any]) -> str:
+def provision(repositories: int, images: int, machine_definition: dict[str, Any], concurrency: int) -> str:
     """Inside moto: the stack's resources, `repositories` repositories of `images` releases each (the newest two and
     one in use kept), the environment the stack gives the functions; returns the state machine's ARN."""
     import boto3
@@ -261,6 +261,7 @@ def provision(repositories: int, images: int, machine_definition: dict[str, Any]
         "BUCKET_NAME": BUCKET,
         "TOPIC_ARN": topic,
         "LEASE_TABLE": "leases",
+        "MAP_CONCURRENCY": str(concurrency),
         "STATE_MACHINE_ARN": machine,
         "SENTINEL_ROLE_ARN": f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/ecr-retention-Sentinel",
         "POWERTOOLS_TRACE_DISABLED": "true",
@@ -527,7 +528,7 @@ def measure(repositories: int, images: int, scratch: Path, churned: float = 0.1)
             counting_calls(lambda: runner.counted),
             counting_events(lambda: runner.counted),
         ):
-            machine = provision(repositories, images, adapt_for_moto(synthesized.definition))
+            machine = provision(repositories, images, adapt_for_moto(synthesized.definition), concurrency)
             set_default_factory(None)
             forget_cold_start()
             # A run first, uncounted: the imports and the wiring of each handler are the cold start's, counted apart

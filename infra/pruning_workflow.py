@@ -1,7 +1,7 @@
 """The pruning workflow: targets -> Distributed Map (evaluate a batch of repositories per invocation) -> report.
 
 The targets step writes the run's work items to `runs/<runId>/targets.json`, the same items in batches
-(ecr_retention.workflow.WorkBatch, REPOSITORIES_PER_BATCH each) to `runs/<runId>/batches.json`, and returns a small
+(ecr_retention.workflow.WorkBatch, of workflow.repositories_per_batch) to `runs/<runId>/batches.json`, and returns a small
 record (ecr_retention.workflow.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket, batchesKey).
 The Map reads its items from batches.json (ItemReader), so the number of repositories never meets the 256 KB payload
 limit; each batch goes to the evaluate function as it is, one child execution and one invocation per batch (a child
@@ -133,7 +133,7 @@ class PruningWorkflow(Construct):
             name="targets",
             description="ecr-retention: choose the repositories of a run and write them for the Map",
             code=code,
-            environment=environment,
+            environment={**environment, layout.MAP_CONCURRENCY_VARIABLE: str(map_concurrency)},
         )
         self.evaluate = PipelineFunction(
             self,

@@ -232,6 +232,8 @@ REGISTRY_ID_VARIABLE = "REGISTRY_ID"
 LEASE_TABLE_VARIABLE = "LEASE_TABLE"
 TOPIC_ARN_VARIABLE = "TOPIC_ARN"
 STATE_MACHINE_ARN_VARIABLE = "STATE_MACHINE_ARN"
+# The workflow's Map concurrency (the stack's context `mapConcurrency`), for the targets step's batch size.
+MAP_CONCURRENCY_VARIABLE = "MAP_CONCURRENCY"
 RULES_FILE_VARIABLE = "RULES_FILE"
 # The Regions whose registries the deployment prunes (a JSON array, the stack's context `regions`): unset, the
 # function's own Region only. The first is the home Region, where the stack, its bucket and its functions are.

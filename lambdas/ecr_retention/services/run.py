@@ -51,7 +51,7 @@ from ecr_retention.services.report import (
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import each_registry_templates
-from ecr_retention.workflow import BatchMember, RunRecord, WorkBatch, WorkItem, new_run_id
+from ecr_retention.workflow import BatchMember, RunRecord, WorkBatch, WorkItem, new_run_id, repositories_per_batch
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -206,12 +206,13 @@ def start_run(
     repositories: Sequence[str] | None = None,
     key: str | None = None,
     force_dry_run: bool = False,
-    batch_size: int | None = None,
+    workers: int | None = None,
 ) -> RunRecord:
     """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read: every pruned
     registry's repositories a policy matches (a schedule), or the pushed ones of the registry of that key (the
     request's `region`: PrunedRegistry.key). Every pruned registry's replication is stored, for the evaluations and
-    the run's end. With `batch_size` (the workflow's), the work items in batches too, for its Map (WorkBatch)."""
+    the run's end. With `workers` (the workflow's Map concurrency), the work items in batches too, for its Map
+    (WorkBatch, of workflow.repositories_per_batch)."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
     pushed_to = _pushed_to(adapters, repositories, key)
     items: list[WorkItem] = []
@@ -233,7 +234,9 @@ def start_run(
         targets_key=files.write_targets(items),
         count=len(items),
         bucket=adapters.bucket.name,
-        batches_key=None if batch_size is None else files.write_batches(WorkBatch.of(items, batch_size)),
+        batches_key=None
+        if workers is None
+        else files.write_batches(WorkBatch.of(items, repositories_per_batch(len(items), workers))),
     )
 
 
