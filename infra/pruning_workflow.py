@@ -245,9 +245,12 @@ class PruningWorkflow(Construct):
         )
         cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
         repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
+        batches_begun = f"{constants.RUNS_PREFIX}*/batches/*"
         snapshots = f"{layout.SNAPSHOTS_PREFIX}*"
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports, snapshots])
+            access.objects_statement(
+                self._bucket, ["s3:PutObject"], [cache, repository_reports, batches_begun, snapshots]
+            )
         )
         access.acknowledge_key_patterns(role, self._bucket, state_objects.read_reasons("evaluate"))
         access.acknowledge_key_patterns(
@@ -256,6 +259,7 @@ class PruningWorkflow(Construct):
             {
                 snapshots: "Each evaluation keeps its repository's snapshot for reviews (snapshots/<hash>.json).",
                 repository_reports: "Each evaluation stores its repository report under its run id.",
+                batches_begun: "Each batch's first invocation marks its batch begun under its run id.",
             },
         )
 
