@@ -240,6 +240,11 @@ class ClaimingBucket(Bucket, Protocol):
         ...
 
 
+class RunBucket(VersionedBucket, ClaimingBucket, Protocol):
+    """The bucket, as a run uses it: versions (the in-use memory), and writes that happen at most once per key (a
+    batch's first invocation: services.run.run_work_batch)."""
+
+
 class HoldingBucket(ClaimingBucket, Protocol):
     """The bucket, as `ecr-retention hold` uses it: holds are created once (a conditional write, so that two people
     placing a hold on one image at once never overwrite each other) and deleted by their key."""

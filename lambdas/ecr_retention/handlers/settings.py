@@ -76,7 +76,9 @@ class RulesSettings(BucketSettings):
 
 
 class TargetsSettings(RulesSettings):
-    """handlers/targets.py"""
+    """handlers/targets.py: the Map's concurrency sizes the run's batches (workflow.repositories_per_batch)."""
+
+    map_concurrency: int = Field(alias=layout.MAP_CONCURRENCY_VARIABLE, ge=1)
 
 
 class EvaluateSettings(RulesSettings):

@@ -250,7 +250,8 @@ def test_held_lease_reports_busy_and_touches_nothing(registry: FakeRegistry) -> 
     report = evaluate(registry, inventory(manifest()), leases=leases)
 
     assert report.outcome == "busy"
-    assert registry.calls == []
+    # It read the repository (no lease is needed to read), found that its plan deletes, and was refused the lease.
+    assert registry.calls == [("describe_images", "app")]
     assert leases.held == {"app": "another-run"}
 
 
@@ -288,7 +289,7 @@ def test_a_lease_that_cannot_be_taken_fails_the_repository_alone_and_touches_not
 
     assert report.outcome == "failed"
     assert "PutItem failed: ThrottlingException" in (report.error or "")
-    assert registry.calls == []
+    assert registry.mutating_calls == []
     assert registry.digests("app") == set(images.values())
 
 
