@@ -35,6 +35,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -224,7 +225,7 @@ class Runner:
         return undo
 
 
-def provision(repositories: int, images: int, machine_definition: dict[str, Any]) -> str:
+def provision(repositories: int, images: int, machine_definition: dict[str, Any], concurrency: int) -> str:
     """Inside moto: the stack's resources, `repositories` repositories of `images` releases each (the newest two and
     one in use kept), the environment the stack gives the functions; returns the state machine's ARN."""
     import boto3
@@ -261,6 +262,7 @@ def provision(repositories: int, images: int, machine_definition: dict[str, Any]
         "BUCKET_NAME": BUCKET,
         "TOPIC_ARN": topic,
         "LEASE_TABLE": "leases",
+        "MAP_CONCURRENCY": str(concurrency),
         "STATE_MACHINE_ARN": machine,
         "SENTINEL_ROLE_ARN": f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/ecr-retention-Sentinel",
         "POWERTOOLS_TRACE_DISABLED": "true",
@@ -377,6 +379,37 @@ class Units:
             for name, value in self.__dict__.items()
         }
         return Units(**{name: value + slopes[name] * (target - size) for name, value in self.__dict__.items()})
+
+    def extrapolated_in_batches(self, smaller: Counting, rebatched: Counting, repositories: int, batches: int) -> Units:
+        """This sweep's units (counted over `rebatched.repositories` repositories in `self.child_executions` batches)
+        at a registry of `repositories` in `batches` batches: each unit a run's fixed part, plus a part
+        per repository, plus a part per batch (a child execution: its transitions and invocation, its reading of the
+        inventory, its reports object), fitted through three counted sweeps: a smaller registry, and this one's
+        registry counted again in batches of another size (`rebatched`), which tells the batch's part from the
+        repository's. A part that comes out negative (noise of one or two calls) counts as none."""
+        per_batch, per_repository = {}, {}
+        for name, value in self.__dict__.items():
+            batch_part = (value - rebatched.units.__dict__[name]) / (self.child_executions - rebatched.batches)
+            per_batch[name] = max(0.0, batch_part)
+            grown = value - smaller.units.__dict__[name] - per_batch[name] * (self.child_executions - smaller.batches)
+            per_repository[name] = max(0.0, grown / (rebatched.repositories - smaller.repositories))
+        return Units(
+            **{
+                name: value
+                + per_repository[name] * (repositories - rebatched.repositories)
+                + per_batch[name] * (batches - self.child_executions)
+                for name, value in self.__dict__.items()
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Counting:
+    """A sweep's units with the registry it counted: its repositories and its batches (child executions)."""
+
+    repositories: int
+    batches: float
+    units: Units
 
 
 def units_of(
@@ -504,7 +537,11 @@ def churn(repositories: int, images: int, fraction: float) -> int:
     return pushed
 
 
-def measure(repositories: int, images: int, scratch: Path, churned: float = 0.1) -> Measured:
+def measure(
+    repositories: int, images: int, scratch: Path, churned: float = 0.1, workers: int | None = None
+) -> Measured:
+    """`workers`: the Map concurrency the targets step sizes the batches by (MAP_CONCURRENCY), when not the
+    template's: 1 gives the largest batches, as a registry of 10,000 gets them."""
     from moto import mock_aws
     from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
@@ -527,7 +564,7 @@ def measure(repositories: int, images: int, scratch: Path, churned: float = 0.1)
             counting_calls(lambda: runner.counted),
             counting_events(lambda: runner.counted),
         ):
-            machine = provision(repositories, images, adapt_for_moto(synthesized.definition))
+            machine = provision(repositories, images, adapt_for_moto(synthesized.definition), workers or concurrency)
             set_default_factory(None)
             forget_cold_start()
             # A run first, uncounted: the imports and the wiring of each handler are the cold start's, counted apart
@@ -545,6 +582,34 @@ def measure(repositories: int, images: int, scratch: Path, churned: float = 0.1)
         sys.stdout = real_stdout
         undo()
     return Measured(repositories, sweep, push, synthesized.memory_mb, concurrency, steady)
+
+
+def batches_at(repositories: int, workers: int) -> int:
+    """The child executions of a sweep of that many repositories, as the measured tree's targets step batches them."""
+    try:
+        from ecr_retention.workflow import repositories_per_batch
+    except ImportError:  # a tree of fixed batches, or of none
+        from ecr_retention import workflow
+
+        size = getattr(workflow, "REPOSITORIES_PER_BATCH", 1)
+    else:
+        size = repositories_per_batch(repositories, workers)
+    return math.ceil(repositories / size)
+
+
+def rebatch(largest: int, smaller_size: int, sweep: Units, arguments: argparse.Namespace) -> tuple[Units, Units] | None:
+    """The largest registry's sweep and next sweep counted again in batches of the largest size (the targets step
+    given one worker), when the measured tree sizes its batches by the Map's workers and that changes them: what a
+    batch costs apart from its repositories, for the extrapolation. None otherwise."""
+    if largest == smaller_size or batches_at(largest, 1) == sweep.child_executions:
+        return None
+    with tempfile.TemporaryDirectory(prefix="cost-bench-") as scratch:
+        counted = measure(largest, arguments.images, Path(scratch), arguments.churn, workers=1)
+    again, _, steady = counted.units(arguments.init_seconds, arguments.call_latency_ms / 1000)
+    print(f"counted again, {largest:,} repositories in {again.child_executions:,.0f} batches (the Map's workers 1):")
+    print_units("scheduled sweep (every repository changed)", again)
+    print_units(f"next scheduled sweep ({arguments.churn:.0%} of repositories pushed to)", steady)
+    return again, steady
 
 
 def main() -> None:
@@ -570,15 +635,16 @@ def main() -> None:
     arguments = parser.parse_args()
     in_tree(arguments.tree)
     check_tree(arguments.tree)
-    import tempfile
 
     prices = json.loads(PRICES.read_text())
     print(f"prices: benchmarks/prices.json, as of {prices['asOf']} ({', '.join(sorted(prices['sources']))} pricing)")
     latency = arguments.call_latency_ms / 1000
     measured: list[tuple[int, Units, Units, Units]] = []
+    concurrency, memory_mb = 0, {"evaluate": 1024}
     for repositories in arguments.repositories:
         with tempfile.TemporaryDirectory(prefix="cost-bench-") as scratch:
             counted = measure(repositories, arguments.images, Path(scratch), arguments.churn)
+        concurrency, memory_mb = counted.concurrency, counted.memory_mb
         sweep, push, steady = counted.units(arguments.init_seconds, latency)
         sweep_moto, _, _ = counted.units(arguments.init_seconds, 0.0)
         measured.append((repositories, sweep, push, steady))
@@ -600,26 +666,39 @@ def main() -> None:
         )
     largest, sweep, push, steady = measured[-1]
     smaller_size, smaller, _, smaller_steady = measured[0]
+    rebatched = rebatch(largest, smaller_size, sweep, arguments)
     for repositories, units in [(n, u) for n, u, _, _ in measured]:
         print_costs(f"scheduled sweep of {repositories:,} repositories (counted), USD:", units, prices,
                     arguments.regions)  # fmt: skip
     how = f"{smaller_size:,} and {largest:,}" if smaller_size != largest else f"{largest:,}"
+    how += "" if rebatched is None else f" (and {largest:,} in batches of another size)"
+
+    def at(target: int, units: Units, smaller_units: Units, index: int) -> Units:
+        if rebatched is None:
+            return units.extrapolated(smaller_units, largest, smaller_size, target)
+        return units.extrapolated_in_batches(
+            Counting(smaller_size, smaller_units.child_executions, smaller_units),
+            Counting(largest, rebatched[index].child_executions, rebatched[index]),
+            target,
+            batches_at(target, concurrency),
+        )
+
     for target in (10_000, 100_000):
         print_costs(
-            f"scheduled sweep of {target:,} repositories (extrapolated linearly from {how} counted), USD:",
-            sweep.extrapolated(smaller, largest, smaller_size, target),
+            f"scheduled sweep of {target:,} repositories (extrapolated from {how} counted), USD:",
+            at(target, sweep, smaller, 0),
             prices,
             arguments.regions,
         )
     print_costs(
         f"next scheduled sweep of 10,000 repositories, {arguments.churn:.0%} pushed to (extrapolated from {how}), USD:",
-        steady.extrapolated(smaller_steady, largest, smaller_size, 10_000),
+        at(10_000, steady, smaller_steady, 1),
         prices,
         arguments.regions,
     )
     print_costs("push run of 1 repository (counted), USD:", push, prices, arguments.regions)
     for target in (10_000,):
-        scaled = sweep.extrapolated(smaller, largest, smaller_size, target)
+        scaled = at(target, sweep, smaller, 0)
         month = {
             region: MONTH_DAYS
             * (
@@ -631,16 +710,27 @@ def main() -> None:
         shown = ", ".join(f"{region} {value:.4f}" for region, value in month.items())
         print(f"month ({MONTH_DAYS} days): a daily sweep of {target:,} repositories + {arguments.pushes_a_day} push "
               f"runs a day, USD: {shown}")  # fmt: skip
-    at_10k = sweep.extrapolated(smaller, largest, smaller_size, 10_000)
+    at_10k = at(10_000, sweep, smaller, 0)
     ratio = ratio_of(at_10k, prices["regions"]["us-east-1"])
     push_cost = sum(costs_of(push, prices["regions"]["us-east-1"]).values())
     sweep_cost = sum(costs_of(at_10k, prices["regions"]["us-east-1"]).values())
     print(f"FIGURE sweep_10k_usd {sweep_cost:.4f}")
     print(f"FIGURE sweep_10k_cost_over_floor {ratio:.3f}")
-    steady_10k = steady.extrapolated(smaller_steady, largest, smaller_size, 10_000)
+    steady_10k = at(10_000, steady, smaller_steady, 1)
     print(f"FIGURE next_sweep_10k_usd {sum(costs_of(steady_10k, prices['regions']['us-east-1']).values()):.4f}")
     print(f"FIGURE next_sweep_10k_cost_over_floor {ratio_of(steady_10k, prices['regions']['us-east-1']):.3f}")
     print(f"FIGURE push_run_usd {push_cost:.6f}")
+    # The Map's wall time: its evaluations' time (CPU here and the calls' latency, as the floor counts it) spread over
+    # its workers; the targets and report steps add seconds.
+    minutes = [
+        units.floor_gb_seconds / (memory_mb["evaluate"] / 1024) / concurrency / 60 for units in (at_10k, steady_10k)
+    ]
+    print(
+        f"the Map's time for 10,000 repositories on AWS, estimated (its evaluations' time over {concurrency} workers): "
+        f"sweep {minutes[0]:.1f} min, next sweep {minutes[1]:.1f} min"
+    )
+    print(f"FIGURE sweep_10k_map_minutes {minutes[0]:.1f}")
+    print(f"FIGURE next_sweep_10k_map_minutes {minutes[1]:.1f}")
 
 
 if __name__ == "__main__":

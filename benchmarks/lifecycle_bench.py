@@ -87,7 +87,7 @@ def measure(action: Callable[[], object]) -> dict[str, float]:
 
 def run_once(args: argparse.Namespace) -> None:
     """In a fresh process: the inputs, then each of the two measured once."""
-    from ecr_retention.domain.doctor import diagnose
+    from ecr_retention.domain.doctor.diagnosis import diagnose
     from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory
     from ecr_retention.domain.lifecycle.parsing import parse_policy
     from ecr_retention.domain.lifecycle.preview import preview

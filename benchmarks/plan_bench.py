@@ -189,7 +189,8 @@ def write_inputs(directory: Path, shapes: list[tuple[int, int]]) -> None:
 
 WATCHED = (
     ("ecr_retention.loading", "load_config"),
-    ("ecr_retention.loading", "load_snapshot"),
+    ("ecr_retention.loading", "load_snapshot"),  # a tree from before the snapshot of several registries
+    ("ecr_retention.loading", "load_snapshots"),
     ("ecr_retention.loading", "load_manifests"),
     ("ecr_retention.domain.planning", "plan_registry"),
 )
@@ -234,7 +235,7 @@ def phases_child(args: argparse.Namespace) -> None:
             "main": ended - started,
             "load_plan": planned.ended - begun,
             "load_plan_cpu": planned.cpu_ended - first.cpu_started,
-            "load": phases.seconds("load_snapshot"),
+            "load": phases.seconds("load_snapshots") or phases.seconds("load_snapshot"),
             "plan": phases.seconds("plan_registry"),
             "output": ended - planned.ended,
             "gc_load_plan": collector.within(begun, planned.ended),

@@ -1,7 +1,7 @@
 """The pruning workflow: targets -> Distributed Map (evaluate a batch of repositories per invocation) -> report.
 
 The targets step writes the run's work items to `runs/<runId>/targets.json`, the same items in batches
-(ecr_retention.workflow.WorkBatch, REPOSITORIES_PER_BATCH each) to `runs/<runId>/batches.json`, and returns a small
+(ecr_retention.workflow.WorkBatch, of workflow.repositories_per_batch) to `runs/<runId>/batches.json`, and returns a small
 record (ecr_retention.workflow.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket, batchesKey).
 The Map reads its items from batches.json (ItemReader), so the number of repositories never meets the 256 KB payload
 limit; each batch goes to the evaluate function as it is, one child execution and one invocation per batch (a child
@@ -133,7 +133,7 @@ class PruningWorkflow(Construct):
             name="targets",
             description="ecr-retention: choose the repositories of a run and write them for the Map",
             code=code,
-            environment=environment,
+            environment={**environment, layout.MAP_CONCURRENCY_VARIABLE: str(map_concurrency)},
         )
         self.evaluate = PipelineFunction(
             self,
@@ -245,9 +245,12 @@ class PruningWorkflow(Construct):
         )
         cache = f"{constants.MANIFEST_CACHE_PREFIX}*"
         repository_reports = f"{constants.RUNS_PREFIX}*/repositories/*"
+        batches_begun = f"{constants.RUNS_PREFIX}*/batches/*"
         snapshots = f"{layout.SNAPSHOTS_PREFIX}*"
         role.add_to_principal_policy(
-            access.objects_statement(self._bucket, ["s3:PutObject"], [cache, repository_reports, snapshots])
+            access.objects_statement(
+                self._bucket, ["s3:PutObject"], [cache, repository_reports, batches_begun, snapshots]
+            )
         )
         access.acknowledge_key_patterns(role, self._bucket, state_objects.read_reasons("evaluate"))
         access.acknowledge_key_patterns(
@@ -256,6 +259,7 @@ class PruningWorkflow(Construct):
             {
                 snapshots: "Each evaluation keeps its repository's snapshot for reviews (snapshots/<hash>.json).",
                 repository_reports: "Each evaluation stores its repository report under its run id.",
+                batches_begun: "Each batch's first invocation marks its batch begun under its run id.",
             },
         )
 

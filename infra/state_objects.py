@@ -65,6 +65,7 @@ STATE_OBJECTS: tuple[StateObject, ...] = (
         bound_as=f"{_RUNS}*/replication*.json",
     ),
     StateObject(f"{_RUNS}*/repositories/*", "the repository reports", writer="evaluate"),
+    StateObject(f"{_RUNS}*/batches/*", "the batches begun", writer="evaluate"),
     StateObject(f"{_RUNS}*/deletions/*", "the told deletions", writer="evaluate"),
     StateObject(
         f"{layout.SNAPSHOTS_PREFIX}*",

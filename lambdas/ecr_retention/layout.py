@@ -103,6 +103,13 @@ def batch_reports_key(run_id: str, first_repository: str, key: str | None = None
 BATCH_REPORTS_PREFIX = "batch-"
 
 
+def batch_begun_key(run_id: str, first_repository: str, key: str | None = None) -> str:
+    """Written once, by the first invocation of a batch (a conditional write), named as the batch's reports are: an
+    invocation that finds it there is not the batch's first (services.run.run_work_batch)."""
+    name = hashlib.sha256(regional_name(first_repository, key).encode()).hexdigest()[:32]
+    return f"{run_prefix(run_id)}batches/{name}.json"
+
+
 def repository_snapshot_key(repository: str, key: str | None = None) -> str:
     """Where the last evaluation of a repository keeps its snapshot: one flat object per repository, as its reports."""
     name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
@@ -232,6 +239,8 @@ REGISTRY_ID_VARIABLE = "REGISTRY_ID"
 LEASE_TABLE_VARIABLE = "LEASE_TABLE"
 TOPIC_ARN_VARIABLE = "TOPIC_ARN"
 STATE_MACHINE_ARN_VARIABLE = "STATE_MACHINE_ARN"
+# The workflow's Map concurrency (the stack's context `mapConcurrency`), for the targets step's batch size.
+MAP_CONCURRENCY_VARIABLE = "MAP_CONCURRENCY"
 RULES_FILE_VARIABLE = "RULES_FILE"
 # The Regions whose registries the deployment prunes (a JSON array, the stack's context `regions`): unset, the
 # function's own Region only. The first is the home Region, where the stack, its bucket and its functions are.

@@ -8,9 +8,9 @@ through: worker threads list the next repositories of the sweep's order, each on
 current one, and the caller's own DescribeImages of a repository is answered by that listing. The calls are the same
 ones, each made once: only when they are made changes.
 
-Only a dry run reads ahead, and only without a lease table: nothing is removed between a listing and its plan, and no
-repository is read before its lease is taken. A run that acts reads each repository right before it plans it, as
-before (docs/safety.md).
+Only a dry run reads ahead: nothing is removed between a listing and its plan, and a dry run takes no lease (a reading
+without one changes nothing: docs/safety.md, 12). A run that acts reads each repository right before it plans it, as
+before (docs/safety.md, 6).
 """
 
 from __future__ import annotations
@@ -108,12 +108,12 @@ class DryRunOnly(RuntimeError):
 
 @contextmanager
 def listed_ahead(
-    port: Registry, order: Sequence[str], *, dry_run: bool, leased: bool, ahead: int = LISTINGS_AHEAD
+    port: Registry, order: Sequence[str], *, dry_run: bool, ahead: int = LISTINGS_AHEAD
 ) -> Iterator[Registry]:
     """The registry to evaluate the repositories of `order` through, in that order: their listings made ahead in a dry
-    run without leases, the port itself otherwise (`leased`: each evaluation takes its repository's lease first, and
-    one refused reads nothing). On the way out, a listing not yet begun is not begun (one under way ends, dropped)."""
-    if not dry_run or leased or ahead < 1 or len(order) < 2:
+    run, the port itself in a run that acts. On the way out, a listing not yet begun is not begun (one under way ends,
+    dropped)."""
+    if not dry_run or ahead < 1 or len(order) < 2:
         yield port
         return
     workers = ThreadPoolExecutor(max_workers=ahead, thread_name_prefix="listed-ahead")

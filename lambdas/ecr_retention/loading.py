@@ -8,14 +8,12 @@ import stat
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.holds.model import Holds, read_holds
-from ecr_retention.domain.inventory.manifest import SPOKE_ACCOUNT, Inventory, read_inventory, with_memory
 from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from ecr_retention.domain.limits import (
     HOLD_OBJECT,
@@ -26,10 +24,16 @@ from ecr_retention.domain.limits import (
     SPOKE_ROLES,
     SizeLimit,
 )
-from ecr_retention.domain.registry.images import RegistrySnapshots, Snapshot
 from ecr_retention.domain.registry.regions import KnownRegions, policy_regions_problem
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import HOLDS_PREFIX, MEMORY_FILE
+
+# The CLI's inputs (a snapshot, manifests, holds) load their models when they are read: the functions' cold start reads
+# only the rules file and their settings with this module (handlers/wiring.py, handlers/settings.py).
+if TYPE_CHECKING:
+    from ecr_retention.domain.holds.model import Holds
+    from ecr_retention.domain.inventory.manifest import Inventory
+    from ecr_retention.domain.registry.images import Snapshot
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -127,6 +131,8 @@ def load_spoke_roles(path: str | Path) -> SpokeRoles:
 def load_snapshots(path: str | Path) -> tuple[Snapshot, ...]:
     """Every registry of a snapshot file: the one-registry object (`{"registryId", "region", "repositories"}`), or
     several as `{"registries": [<that object>, ...]}`, one per Region, in the file's order."""
+    from ecr_retention.domain.registry.images import RegistrySnapshots, Snapshot  # the CLI's: see TYPE_CHECKING above
+
     data = read_json(path, SNAPSHOT)
     if isinstance(data, dict) and "registries" in data and "repositories" not in data:
         return _known_regions_only(validate_as(RegistrySnapshots, data, path).registries, path, several=True)
@@ -154,6 +160,8 @@ def load_manifests(directory: str | Path | None) -> Inventory:
     the in-use memory (MEMORY_FILE, which `snapshot --bucket` records beside them; no cluster name starts with `_`);
     every `<account>/*.json` (a 12-digit subfolder, as in the bucket) is a spoke account's cluster's. A manifest or a
     memory that cannot be read is not bad input here: it is a problem of the inventory, which blocks the plan."""
+    from ecr_retention.domain.inventory.manifest import Inventory, read_inventory, with_memory  # the CLI's: see above
+
     if directory is None:
         return Inventory()
     folder = Path(directory)
@@ -173,6 +181,8 @@ def load_holds(directory: str | Path | None) -> Holds:
     """Every `*.json` below the directory is a hold, laid out as under the bucket's holds/ (`aws s3 sync
     s3://B/holds/ DIR` copies it so): `<region>/<repository>/<digest>.json`. A file that is no valid hold is not bad
     input here: it is a problem of the holds, which keeps what its path names or blocks the plan (domain/holds/)."""
+    from ecr_retention.domain.holds.model import Holds, read_holds  # the CLI's: see TYPE_CHECKING above
+
     if directory is None:
         return Holds()
     folder = Path(directory)
@@ -186,6 +196,8 @@ def load_holds(directory: str | Path | None) -> Holds:
 
 def _manifest_paths(folder: Path) -> dict[str, str | None]:
     """Each manifest file of the directory, with its spoke account (None for this account's)."""
+    from ecr_retention.domain.inventory.manifest import SPOKE_ACCOUNT  # the CLI's: see TYPE_CHECKING above
+
     own: dict[str, str | None] = {str(path): None for path in folder.glob("*.json") if path.name != MEMORY_FILE}
     spokes = (path for path in folder.glob("*/*.json") if SPOKE_ACCOUNT.fullmatch(path.parent.name))
     return own | {str(path): path.parent.name for path in spokes}

@@ -6,22 +6,25 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
-from ecr_retention.domain.inventory.aws import (
-    EcsService,
-    EcsTask,
-    FunctionAlias,
-    FunctionCode,
-    ScheduledTask,
-    TaskDefinition,
-)
-from ecr_retention.domain.inventory.eks_clusters import EksCluster
-from ecr_retention.domain.inventory.inspector import Coverage
-from ecr_retention.domain.inventory.kubernetes import Resource
-from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
-from ecr_retention.domain.registry.images import ImageDetail
-from ecr_retention.domain.registry.replication import ReplicationConfiguration
+# The domain's types name what the ports answer; no port builds one here, so none is imported at run time (the
+# functions' cold start loads only the models of what they read).
+if TYPE_CHECKING:
+    from ecr_retention.domain.inventory.aws import (
+        EcsService,
+        EcsTask,
+        FunctionAlias,
+        FunctionCode,
+        ScheduledTask,
+        TaskDefinition,
+    )
+    from ecr_retention.domain.inventory.eks_clusters import EksCluster
+    from ecr_retention.domain.inventory.inspector import Coverage
+    from ecr_retention.domain.inventory.kubernetes import Resource
+    from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+    from ecr_retention.domain.registry.images import ImageDetail
+    from ecr_retention.domain.registry.replication import ReplicationConfiguration
 
 
 class RepositoryGone(Exception):
@@ -235,6 +238,11 @@ class ClaimingBucket(Bucket, Protocol):
         """Write only when no object has the key (S3's conditional write, If-None-Match: *): True when written,
         False when an object has it already, or another conditional write of the key is under way."""
         ...
+
+
+class RunBucket(VersionedBucket, ClaimingBucket, Protocol):
+    """The bucket, as a run uses it: versions (the in-use memory), and writes that happen at most once per key (a
+    batch's first invocation: services.run.run_work_batch)."""
 
 
 class HoldingBucket(ClaimingBucket, Protocol):

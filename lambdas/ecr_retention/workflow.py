@@ -30,7 +30,7 @@ from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.replication import AwsRegion
-from ecr_retention.domain.reporting.report import RepositoryOutcome, RunOutcome, Trigger
+from ecr_retention.domain.reporting.outcomes import RepositoryOutcome, RunOutcome, Trigger
 
 RepositoryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]{1,255}$")]
 # Loose: the ids below, and whatever an operator gives a hand-started execution.
@@ -129,12 +129,22 @@ class WorkItem(WireRecord):
 
 # The Map's items in the workflow: batches of the run's work items, so that one child execution and one invocation
 # serve several repositories (docs/cost.md: the orchestration of a sweep costs less than the evaluations' compute).
-# 50: a batch's two state transitions and its reading of the inventory come to a fifth of a repository's compute; a
-# repository takes a fraction of a second at 20 ms an AWS call, so 50 take seconds of the evaluate function's 600 (a
-# batch of large repositories stops at services.run.BATCH_RESERVE_SECONDS and leaves the rest to invocations of their
-# own). Larger batches save less than a cent per 10,000 repositories and give a Map of fewer than 500 repositories
-# fewer workers than mapConcurrency.
-REPOSITORIES_PER_BATCH = 50
+# A batch's two state transitions and its reading of the inventory are shared by its repositories: at 200 they come to
+# a twentieth of a repository's compute. A repository takes a fraction of a second at 20 ms an AWS call, so 200 take
+# about a minute of the evaluate function's 600 s (a batch of large repositories stops at
+# services.run.BATCH_RESERVE_SECONDS and leaves the rest to invocations of their own). Batches are made smaller, down
+# to 50, while the run has fewer than two batches for each of the Map's workers, so that a small sweep still spreads
+# over every worker (repositories_per_batch).
+MIN_REPOSITORIES_PER_BATCH = 50
+MAX_REPOSITORIES_PER_BATCH = 200
+BATCHES_PER_WORKER = 2
+
+
+def repositories_per_batch(repositories: int, workers: int) -> int:
+    """The batch size of a run of this many repositories on a Map of this many workers: two batches a worker, each of
+    MIN_REPOSITORIES_PER_BATCH to MAX_REPOSITORIES_PER_BATCH repositories."""
+    wanted = -(-repositories // (BATCHES_PER_WORKER * max(workers, 1)))
+    return max(MIN_REPOSITORIES_PER_BATCH, min(MAX_REPOSITORIES_PER_BATCH, wanted))
 
 
 class WorkBatch(WireRecord):
@@ -146,10 +156,10 @@ class WorkBatch(WireRecord):
     trigger: Trigger
     dry_run: StrictBool
     region: AwsRegion | None
-    repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=REPOSITORIES_PER_BATCH)]
+    repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=MAX_REPOSITORIES_PER_BATCH)]
 
     @classmethod
-    def of(cls, items: Iterable[WorkItem], size: int = REPOSITORIES_PER_BATCH) -> list[WorkBatch]:
+    def of(cls, items: Iterable[WorkItem], size: int = MIN_REPOSITORIES_PER_BATCH) -> list[WorkBatch]:
         """The items in batches of at most `size`, each of one registry, in the items' order."""
         batches: list[WorkBatch] = []
         for item in items:

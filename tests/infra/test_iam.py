@@ -200,6 +200,7 @@ def test_the_deleting_role_holds_exactly_what_an_evaluation_needs(
                 ("s3:PutObject",),
                 (
                     "${Bucket.Arn}/manifests/*",
+                    "${Bucket.Arn}/runs/*/batches/*",
                     "${Bucket.Arn}/runs/*/repositories/*",
                     "${Bucket.Arn}/snapshots/*",  # each repository as it was read, for reviews
                 ),

@@ -40,7 +40,7 @@ def test_each_writer_binds_its_keys() -> None:
     assert bound == {
         "report": ["state/in-use-memory.json"],
         "targets": ["runs/*/targets.json", "runs/*/batches.json", "runs/*/replication*.json"],
-        "evaluate": ["runs/*/repositories/*", "runs/*/deletions/*", "snapshots/*"],
+        "evaluate": ["runs/*/repositories/*", "runs/*/batches/*", "runs/*/deletions/*", "snapshots/*"],
         "workflow": ["runs/map-results/*"],
     }
 

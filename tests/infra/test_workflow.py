@@ -245,7 +245,7 @@ def test_the_evaluation_ends_before_its_repository_lease(template: Template) -> 
 
 
 ENVIRONMENTS = {
-    "targets": {"REGISTRY_ID"},
+    "targets": {"REGISTRY_ID", "MAP_CONCURRENCY"},
     "evaluate": {"REGISTRY_ID", "LEASE_TABLE"},
     "report": {"REGISTRY_ID", "TOPIC_ARN", "SENTINEL_ROLE_ARN"},
     "push": {"REGISTRY_ID", "STATE_MACHINE_ARN"},
@@ -277,6 +277,7 @@ def test_each_function_gets_the_bucket_and_only_its_own_settings(
         "TASK_DEFINITION_REVISIONS": "5",
         "EKS_CLUSTERS": "[]",
         "LEASE_TABLE": {"Ref": logical_id(stack, stack.workflow.lease_table)},
+        "MAP_CONCURRENCY": "25",  # mapConcurrency from the context: the targets step sizes the run's batches by it
         "TOPIC_ARN": {"Ref": logical_id(stack, stack.reports.topic)},
         "STATE_MACHINE_ARN": {"Ref": logical_id(stack, stack.workflow.state_machine)},
         # The sentinel's own role, to the sentinel and the report step: the one writer whose records of removals/ count.

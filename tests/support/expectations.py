@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ecr_retention.domain.planning.plan import Plan
+from ecr_retention.domain.planning.plan import Plan, RepositoryPlan
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, RepositorySnapshot, Snapshot
 
 State = dict[str, dict[str, dict[str, Any]]]  # repository -> digest -> describe-images detail
@@ -125,7 +125,9 @@ def minimum_calls(
     cached_indexes: Iterable[str] = (),
     dry_run: bool = False,
 ) -> Counter[str]:
-    """The fewest ECR calls a sweep of every repository a policy matches can make, by operation."""
+    """The fewest ECR calls a sweep of every repository a policy matches can make, by operation. A repository whose plan
+    changes the registry is read twice in a run that acts: once without its lease, and again under the lease before
+    acting (services/evaluate.py; docs/safety.md 12)."""
     cached = set(cached_indexes)
     by_name = {repository.repository_name: repository for repository in snapshot.repositories}
     managed = [repository for repository in plan.repositories if repository.policy is not None]
@@ -138,8 +140,9 @@ def minimum_calls(
         name = repository_plan.repository_name
         repository = by_name[name]
         calls["GetLifecyclePolicy"] += 1
-        calls["DescribeImages"] += pages(repository)
-        calls["DescribeImages"] += sum(pages(by_name[source]) for source in tag_sources.get(name, ()))
+        times = readings(repository_plan, dry_run=dry_run)
+        calls["DescribeImages"] += times * pages(repository)
+        calls["DescribeImages"] += times * sum(pages(by_name[source]) for source in tag_sources.get(name, ()))
         indexes = [
             image.image_digest
             for image in repository.image_details
@@ -154,6 +157,13 @@ def minimum_calls(
             calls["BatchDeleteImage"] += math.ceil(sum(1 for a in wave.values() if a == "delete") / BATCH)
         calls["UpdateImageStorageClass"] += sum(1 for action in removed.values() if action == "archive")
     return +calls
+
+
+def readings(repository_plan: RepositoryPlan, *, dry_run: bool = False) -> int:
+    """How many times a run reads a managed repository: twice when its plan changes the registry and the run acts
+    (once without the lease, once under it), once otherwise."""
+    acts = not dry_run and any(d.removes or d.action == "restore" for d in repository_plan.images)
+    return 2 if acts else 1
 
 
 def pages(repository: RepositorySnapshot) -> int:

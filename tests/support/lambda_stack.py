@@ -186,6 +186,7 @@ def provision(
         "BUCKET_NAME": bucket,
         "TOPIC_ARN": topic,
         "LEASE_TABLE": "leases",
+        "MAP_CONCURRENCY": "10",
         "STATE_MACHINE_ARN": machine,
         "SENTINEL_ROLE_ARN": SENTINEL_ROLE_ARN,
         "RULES_FILE": str(rules_file),

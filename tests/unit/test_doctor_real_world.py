@@ -11,14 +11,10 @@ from typing import Any
 import pytest
 
 from ecr_retention.cli import main
-from ecr_retention.domain.doctor import (
-    RepositoryDiagnosis,
-    SplitRule,
-    TagKinds,
-    diagnose,
-    diagnose_template,
-    is_mutable_tag,
-)
+from ecr_retention.domain.doctor.diagnosis import diagnose
+from ecr_retention.domain.doctor.models import RepositoryDiagnosis, SplitRule
+from ecr_retention.domain.doctor.tag_kinds import TagKinds, is_mutable_tag
+from ecr_retention.domain.doctor.templates import diagnose_template
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.evaluation import evaluate
 from ecr_retention.domain.lifecycle.parsing import parse_policy

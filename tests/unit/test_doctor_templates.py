@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecr_retention.domain.doctor import KeepTags, TemplateFinding, diagnose_template, diagnose_templates
+from ecr_retention.domain.doctor.models import KeepTags, TemplateFinding
+from ecr_retention.domain.doctor.templates import diagnose_template, diagnose_templates
 from ecr_retention.domain.registry.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "lifecycle"

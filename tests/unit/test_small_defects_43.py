@@ -12,7 +12,7 @@ import pytest
 
 from ecr_retention.cli import main
 from ecr_retention.domain.config import parse_config
-from ecr_retention.domain.doctor import diagnose
+from ecr_retention.domain.doctor.diagnosis import diagnose
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.parsing import parse_policy

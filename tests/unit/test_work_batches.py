@@ -1,12 +1,20 @@
-"""The Map's batches (ecr_retention.workflow.WorkBatch): the run's work items in order, at most
-REPOSITORIES_PER_BATCH each, never two registries in one; and what the evaluate step accepts on the wire."""
+"""The Map's batches (ecr_retention.workflow.WorkBatch): the run's work items in order, of the size
+repositories_per_batch gives a run and its Map's workers, never two registries in one; and what the evaluate step
+accepts on the wire."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from ecr_retention.workflow import REPOSITORIES_PER_BATCH, BatchMember, WorkBatch, WorkItem
+from ecr_retention.workflow import (
+    MAX_REPOSITORIES_PER_BATCH,
+    MIN_REPOSITORIES_PER_BATCH,
+    BatchMember,
+    WorkBatch,
+    WorkItem,
+    repositories_per_batch,
+)
 
 RUN = "20261130T030000Z-schedule-1a2b3c4d"
 
@@ -16,11 +24,11 @@ def item(name: str, region: str | None = None) -> WorkItem:
 
 
 def test_the_items_are_batched_in_order_by_count() -> None:
-    items = [item(f"repo-{n:03d}") for n in range(2 * REPOSITORIES_PER_BATCH + 5)]
+    items = [item(f"repo-{n:03d}") for n in range(2 * MIN_REPOSITORIES_PER_BATCH + 5)]
 
     batches = WorkBatch.of(items)
 
-    assert [len(batch.repositories) for batch in batches] == [REPOSITORIES_PER_BATCH, REPOSITORIES_PER_BATCH, 5]
+    assert [len(batch.repositories) for batch in batches] == [MIN_REPOSITORIES_PER_BATCH, MIN_REPOSITORIES_PER_BATCH, 5]
     assert [item for batch in batches for item in batch.items()] == items
 
 
@@ -61,8 +69,26 @@ def test_a_batch_larger_than_the_workflows_is_refused() -> None:
             trigger="schedule",
             dry_run=False,
             region=None,
-            repositories=tuple(f"r{n:03d}" for n in range(REPOSITORIES_PER_BATCH + 1)),
+            repositories=tuple(f"r{n:03d}" for n in range(MAX_REPOSITORIES_PER_BATCH + 1)),
         )
+
+
+@pytest.mark.parametrize(
+    ("repositories", "workers", "size"),
+    [
+        (10, 10, 50),  # a small run: batches of the least size
+        (1_000, 10, 50),  # 20 batches: two for each worker
+        (4_000, 10, 200),
+        (10_000, 10, 200),  # 50 batches of the largest size; more workers would not finish it sooner
+        (10_000, 100, 50),  # 200 batches: two for each of 100 workers
+        (10_000, 40, 125),
+        (0, 10, 50),
+    ],
+)
+def test_a_runs_batches_are_two_a_worker_within_the_least_and_largest_size(
+    repositories: int, workers: int, size: int
+) -> None:
+    assert repositories_per_batch(repositories, workers) == size
 
 
 def test_a_batch_member_is_its_repositorys_work_item() -> None:

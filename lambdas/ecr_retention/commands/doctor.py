@@ -18,17 +18,10 @@ from ecr_retention.commands.lifecycle_preview import (
     lookalike_host_warnings,
     warn,
 )
-from ecr_retention.domain.doctor import (
-    DEFAULT_TAG_KINDS,
-    RepositoryDiagnosis,
-    TagKinds,
-    TemplateFinding,
-    comparable_config,
-    diagnose,
-    diagnose_template,
-    template_policy,
-)
-from ecr_retention.domain.doctor.models import SEVERITY_ORDER
+from ecr_retention.domain.doctor.diagnosis import comparable_config, diagnose
+from ecr_retention.domain.doctor.models import SEVERITY_ORDER, RepositoryDiagnosis, TemplateFinding
+from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
+from ecr_retention.domain.doctor.templates import diagnose_template, template_policy
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import index_children

@@ -25,9 +25,11 @@ from pydantic_core import PydanticCustomError
 
 from ecr_retention.domain.durations import Duration, GraceDuration, format_duration, parse_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error, quoted
-from ecr_retention.domain.holds.model import DEFAULT_MAX_HOLD
 from ecr_retention.domain.inventory.clusters import ClusterId, ClusterRef
 from ecr_retention.domain.registry.replication import AwsRegion
+
+# The longest hold when the rules file says nothing (safety.max_hold; domain/holds/).
+DEFAULT_MAX_HOLD = timedelta(days=90)
 
 _TAG_PATTERN = re.compile(r"[A-Za-z0-9_.*?-]{1,300}")
 _REPOSITORY_PATTERN = re.compile(r"[a-z0-9._/*?-]{1,256}")

@@ -88,7 +88,11 @@ GraceDuration = Annotated[timedelta, BeforeValidator(_validate_grace), PlainSeri
 
 def humanize_age(age: timedelta) -> str:
     """A short age for tables: 45s, 12m, 5h, 3d, 14mo, 2y."""
-    seconds = max(0, int(age.total_seconds()))
+    return humanize_seconds(max(0, int(age.total_seconds())))
+
+
+def humanize_seconds(seconds: int) -> str:
+    """humanize_age of an age in whole seconds (none below 0), for a caller that has them already."""
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:

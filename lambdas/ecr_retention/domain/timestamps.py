@@ -81,3 +81,19 @@ def _canonical_first(checked: CoreSchema) -> CoreSchema:
 
 LeanUtcDatetime = Annotated[UtcDatetime, Lean(_canonical_first)]
 """UtcDatetime for the images of a snapshot: the same values and refusals, the common form parsed without Python."""
+
+
+def _canonical_first_in_json(checked: CoreSchema) -> CoreSchema:
+    """JSON read as _canonical_first reads it; Python objects by `checked` itself: the datetimes a report is built
+    from go straight to it, and a refusal of the JSON, read again from its parsed objects (loading.validate_as), is
+    worded by it alone (a lean refusal names both ways of reading)."""
+    return core_schema.json_or_python_schema(json_schema=_canonical_first(checked), python_schema=checked)
+
+
+PushedAt = Annotated[datetime, BeforeValidator(parse_timestamp)]
+"""UtcDatetime as pydantic writes a datetime itself: for an aware datetime in UTC (what parse_timestamp returns) its
+text is format_timestamp's (`2026-11-30T06:00:00Z`, microseconds when there are any), written without a Python call."""
+LeanPushedAt = Annotated[PushedAt, Lean(_canonical_first_in_json)]
+"""PushedAt, read from JSON as LeanUtcDatetime reads it (without a Python call either), from Python objects as
+UtcDatetime is: a report's per-image push time (domain/reporting/report.py ImageEntry), of which a large run report
+reads and writes 100,000."""

@@ -11,7 +11,7 @@ from typing import Any, Self, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, field_validator
 
 from ecr_retention import layout
-from ecr_retention.domain.inventory.aws import DEFAULT_REVISIONS, RoleArn
+from ecr_retention.domain.inventory.collection import DEFAULT_REVISIONS, RoleArn
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
 from ecr_retention.domain.limits import MiB, SizeLimit
 from ecr_retention.domain.registry.replication import AwsRegion
@@ -76,7 +76,9 @@ class RulesSettings(BucketSettings):
 
 
 class TargetsSettings(RulesSettings):
-    """handlers/targets.py"""
+    """handlers/targets.py: the Map's concurrency sizes the run's batches (workflow.repositories_per_batch)."""
+
+    map_concurrency: int = Field(alias=layout.MAP_CONCURRENCY_VARIABLE, ge=1)
 
 
 class EvaluateSettings(RulesSettings):

@@ -8,15 +8,17 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
-from ecr_retention.handlers.wiring import RunWiring, targets_at_cold_start
+from ecr_retention.handlers.wiring import TargetsWiring, targets_at_cold_start
 from ecr_retention.services.run import start_run
-from ecr_retention.workflow import REPOSITORIES_PER_BATCH, RunRequest
+from ecr_retention.workflow import RunRequest
 
 
 @logger.inject_lambda_context(log_event=True)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
-def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: RunWiring | None = None) -> dict[str, Any]:
+def lambda_handler(
+    event: dict[str, Any], context: LambdaContext, *, wiring: TargetsWiring | None = None
+) -> dict[str, Any]:
     wiring = wiring or targets_at_cold_start()
     request = parse_event(event, RunRequest, "targets input")
     record = start_run(
@@ -25,7 +27,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext, *, wiring: Run
         trigger=request.trigger,
         repositories=request.repositories,
         key=request.region,
-        batch_size=REPOSITORIES_PER_BATCH,
+        workers=wiring.workers,
     )
     # The run id exists from here on; the other steps take it from their input (correlation_id_path).
     with logger.append_context_keys(correlation_id=record.run_id):

@@ -165,8 +165,16 @@ def _run_wiring(
     return RunWiring(config, adapters)
 
 
-def targets_wiring(settings: TargetsSettings) -> RunWiring:
-    return _run_wiring(settings)
+@dataclass(frozen=True)
+class TargetsWiring(RunWiring):
+    """The targets step: a run's wiring, and how many batches the workflow's Map runs at once."""
+
+    workers: int
+
+
+def targets_wiring(settings: TargetsSettings) -> TargetsWiring:
+    run = _run_wiring(settings)
+    return TargetsWiring(run.config, run.adapters, workers=settings.map_concurrency)
 
 
 def evaluate_wiring(settings: EvaluateSettings) -> RunWiring:
@@ -230,7 +238,7 @@ def collector_wiring(settings: CollectorSettings) -> CollectorWiring:
 
 
 @lru_cache(maxsize=1)
-def targets_at_cold_start() -> RunWiring:
+def targets_at_cold_start() -> TargetsWiring:
     return targets_wiring(TargetsSettings.from_environ())
 
 

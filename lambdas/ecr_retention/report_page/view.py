@@ -11,7 +11,7 @@ from itertools import starmap
 from operator import attrgetter
 from typing import NamedTuple
 
-from ecr_retention.domain.durations import humanize_age
+from ecr_retention.domain.durations import humanize_age, humanize_seconds
 from ecr_retention.domain.reporting.cost import (
     ARCHIVE_DISCOUNT_ABOVE_TB,
     ARCHIVE_MINIMUM_DAYS,
@@ -313,8 +313,8 @@ def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
 
 def image_age(at: datetime, entry: ImageEntry) -> tuple[int, str]:
     """The image's age when its repository was evaluated, in whole seconds (none below 0) and in words."""
-    age = at - entry.image_pushed_at
-    return max(0, int(age.total_seconds())), humanize_age(age)
+    seconds = max(0, int((at - entry.image_pushed_at).total_seconds()))
+    return seconds, humanize_seconds(seconds)
 
 
 def table_entries(repo: RepositoryReport) -> Iterator[tuple[str, tuple[ImageEntry, ...]]]:

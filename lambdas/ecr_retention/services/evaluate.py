@@ -16,7 +16,7 @@ from functools import partial
 from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.doctor import Finding, diagnose_repository
+from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.in_use.references import (
     MissingReference,
@@ -38,7 +38,8 @@ from ecr_retention.domain.planning.plan import REMOVALS, RepositoryPlan
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import RepositorySnapshot
 from ecr_retention.domain.registry.replication import RegistryReplication
-from ecr_retention.domain.reporting.report import RepositoryOutcome, RepositoryReport, repository_report
+from ecr_retention.domain.reporting.outcomes import RepositoryOutcome
+from ecr_retention.domain.reporting.report import RepositoryReport, repository_report
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, LeaseStore, LeaseUnavailable, ManifestCache, Registry, RepositoryGone
 from ecr_retention.registries import PrunedRegistry
@@ -136,20 +137,39 @@ def evaluate_repository(
     A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
     lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (defects.py): a sweep goes on."""
+    evaluate = partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left)
+    first = _contained(repository, partial(evaluate, unleased=leases is not None))
+    if not isinstance(first, LeaseNeeded) or leases is None:
+        return first.report().model_copy(update={"region": registry.region})
+    # The plan changes the registry: the lease first, then a new reading and plan under it, which sees what another
+    # run did meanwhile, and acts (safety.md 12).
     leased = regional_name(repository, inputs.key)
-    if leases is not None:
-        refused = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
-        if refused is not None:
-            return refused.model_copy(update={"region": registry.region})
-    outcome = contain(
-        partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left),
-        log=logger,
-        what=f"evaluating {repository}",
-    )
-    # A defect is this repository's outcome, never the sweep's (defects.py).
-    acted = Unplanned(repository, "failed", str(outcome)) if isinstance(outcome, Defect) else outcome
-    released = () if leases is None else _release_lease(leases, leased, inputs.run_id, lease_seconds)
+    refused = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
+    if refused is not None:
+        return refused.model_copy(update={"region": registry.region})
+    acted = _contained(repository, evaluate)
+    released = _release_lease(leases, leased, inputs.run_id, lease_seconds)
     return acted.report(*released).model_copy(update={"region": registry.region})
+
+
+@dataclass(frozen=True)
+class LeaseNeeded:
+    """A reading without the repository's lease whose plan changes the registry: it stops before acting, and the
+    evaluation starts again under the lease (evaluate_repository)."""
+
+    repository: str
+
+    def report(self, *more_warnings: str) -> RepositoryReport:
+        # Never reported by evaluate_repository, which takes the lease instead: were it, nothing was done.
+        return Unplanned(self.repository, "failed", "its plan acts and it held no lease: nothing was done").report(
+            *more_warnings
+        )
+
+
+def _contained(repository: str, evaluate: Callable[[], Evaluation]) -> Evaluation:
+    """A defect is this repository's outcome, never the sweep's (defects.py)."""
+    outcome = contain(evaluate, log=logger, what=f"evaluating {repository}")
+    return Unplanned(repository, "failed", str(outcome)) if isinstance(outcome, Defect) else outcome
 
 
 def _plan_and_act(
@@ -159,8 +179,11 @@ def _plan_and_act(
     cache: ManifestCache,
     clock: Callable[[], datetime],
     seconds_left: SecondsLeft,
-) -> Acted | Unplanned:
-    """Managed? Snapshot, plan, findings, act unless a dry run (removing unless blocked or skipped)."""
+    *,
+    unleased: bool = False,
+) -> Evaluation:
+    """Managed? Snapshot, plan, findings, act unless a dry run (removing unless blocked or skipped). `unleased`: read
+    without the repository's lease, so LeaseNeeded, before anything is written, when the plan changes the registry."""
     config = inputs.config
     if not managed_in(config, repository, registry.region):
         return Unplanned(repository, "unmanaged")
@@ -170,7 +193,12 @@ def _plan_and_act(
     replicated, cycle = decided_by_sources(config, inputs.others, coordinates, repository, inputs.run_files)
     try:
         snapshot = snapshot_repository(registry, repository, cache)
-        run, planned = _plan_before_acting(registry, coordinates, snapshot, inputs, clock, replicated)
+        if unleased:
+            run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
+            if changes_registry(inputs, run, planned.plan):
+                return LeaseNeeded(repository)
+        else:
+            run, planned = _plan_before_acting(registry, coordinates, snapshot, inputs, clock, replicated)
         plan, now = planned.plan, run.now
         findings, diagnosis_warnings = lifecycle_findings(registry, coordinates, snapshot, inputs.inventory, plan, now)
         # Read before acting: what the pulls cannot get now, not what this run's own actions leave (the planner never
@@ -274,6 +302,12 @@ def _plan_before_acting(
     return _plan(registry, coordinates, snapshot, again, clock, replicated)
 
 
+def changes_registry(inputs: RunInputs, run: RunContext, plan: RepositoryPlan) -> bool:
+    """Whether acting on the plan (_act) calls anything that changes the registry: a restore (in a blocked run and a
+    skipped repository too), a deletion or an archive. Nothing in a dry run."""
+    return not inputs.dry_run and (any(image.action == "restore" for image in plan.images) or removes(run, plan))
+
+
 def removes(run: RunContext, plan: RepositoryPlan) -> bool:
     """Whether acting on the plan deletes or archives an image."""
     return not run.blocked and plan.skipped is None and any(image.action in REMOVALS for image in plan.images)
@@ -317,6 +351,10 @@ class Unplanned:
         return RepositoryReport(
             repository_name=self.repository, outcome=self.outcome, error=self.error, warnings=more_warnings
         )
+
+
+# What an evaluation comes to: acted on (or planned), not planned, or stopped to take the lease.
+Evaluation = Acted | Unplanned | LeaseNeeded
 
 
 def _take_lease(
@@ -380,6 +418,10 @@ def lifecycle_findings(
     policy_text = registry.lifecycle_policy(repository)
     if policy_text is None:
         return (), ()
+    # Imported here, when a repository has a native policy: the doctor's checks are a fifth of the evaluate function's
+    # own import, which every cold start would pay for repositories that have none.
+    from ecr_retention.domain.doctor.diagnosis import diagnose_repository
+
     diagnosis = contain(  # a doctor defect must not stop pruning: it is logged and reported
         lambda: diagnose_repository(
             policy_text,

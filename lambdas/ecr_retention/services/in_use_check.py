@@ -29,7 +29,8 @@ from ecr_retention.domain.in_use.references import (
     pulled_references,
 )
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.reporting.report import RepositoryReport, Trigger
+from ecr_retention.domain.reporting.outcomes import Trigger
+from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
 from ecr_retention.registries import PrunedRegistry

@@ -3,6 +3,7 @@ the Lambdas run the same steps as a Step Functions workflow (targets -> Map(eval
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,9 +23,10 @@ from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import managed_in
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport, Trigger
+from ecr_retention.domain.reporting.outcomes import Trigger
+from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport
 from ecr_retention.gc_guard import cyclic_gc_off
-from ecr_retention.layout import regional_name
+from ecr_retention.layout import batch_begun_key, regional_name
 from ecr_retention.listed_ahead import listed_ahead
 from ecr_retention.ports import (
     Bucket,
@@ -33,6 +35,7 @@ from ecr_retention.ports import (
     Notifier,
     Registry,
     RepositoriesUnlistable,
+    RunBucket,
     StorageUnavailable,
     VersionedBucket,
 )
@@ -52,7 +55,7 @@ from ecr_retention.services.report import (
 )
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.services.templates import each_registry_templates
-from ecr_retention.workflow import BatchMember, RunRecord, WorkBatch, WorkItem, new_run_id
+from ecr_retention.workflow import BatchMember, RunRecord, WorkBatch, WorkItem, new_run_id, repositories_per_batch
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -76,7 +79,7 @@ class Adapters:
     """What a run works through (ports.py); the wiring builds each function's own (handlers/wiring.py)."""
 
     registry: Registry  # the home Region's: the functions' own (the CLI's: the standard AWS configuration's)
-    bucket: VersionedBucket
+    bucket: RunBucket
     notifier: Notifier | None = None
     leases: LeaseStore | None = None
     clock: Callable[[], datetime] = utc_now
@@ -207,12 +210,13 @@ def start_run(
     repositories: Sequence[str] | None = None,
     key: str | None = None,
     force_dry_run: bool = False,
-    batch_size: int | None = None,
+    workers: int | None = None,
 ) -> RunRecord:
     """The targets step: one JSON list of work items in the bucket, for the workflow's Map to read: every pruned
     registry's repositories a policy matches (a schedule), or the pushed ones of the registry of that key (the
     request's `region`: PrunedRegistry.key). Every pruned registry's replication is stored, for the evaluations and
-    the run's end. With `batch_size` (the workflow's), the work items in batches too, for its Map (WorkBatch)."""
+    the run's end. With `workers` (the workflow's Map concurrency), the work items in batches too, for its Map
+    (WorkBatch, of workflow.repositories_per_batch)."""
     run_id, started_at, dry_run = begin_run(config, adapters, trigger, force_dry_run)
     pushed_to = _pushed_to(adapters, repositories, key)
     items: list[WorkItem] = []
@@ -234,7 +238,9 @@ def start_run(
         targets_key=files.write_targets(items),
         count=len(items),
         bucket=adapters.bucket.name,
-        batches_key=None if batch_size is None else files.write_batches(WorkBatch.of(items, batch_size)),
+        batches_key=None
+        if workers is None
+        else files.write_batches(WorkBatch.of(items, repositories_per_batch(len(items), workers))),
     )
 
 
@@ -399,7 +405,8 @@ def run_work_batch(
     """The worker step for a batch: each repository evaluated as run_work_item does, in its own guard: one that raises
     gets a failed report naming the error (when it can be stored) and the others go on. A repository whose own report
     is stored already (one listing at the batch's start), or whose lease this run holds without a report (unfinished),
-    is not evaluated again. The reports of those that changed nothing are stored together, in parts of about
+    is not evaluated again: the leases are read only when this is not the batch's first invocation (first_invocation;
+    Step Functions runs a task once unless it retries it, and this one does not, so that is a guard). The reports of those that changed nothing are stored together, in parts of about
     `part_bytes` (HeldReports; changed_nothing). Raises BatchOutOfTime, naming the repositories not started, when less
     than its BatchReserve remains, after storing the held reports each in its own object, where the evaluations of the
     rest in invocations of their own look (run_batch_member). Returns the reports without their kept images."""
@@ -417,7 +424,7 @@ def run_work_batch(
     )
     evaluate = partial(
         _evaluate_in_batch, config, adapters, batch, files=files, seconds_left=seconds_left, held=held.pending,
-        stored=stored, inventory=inventory,
+        stored=stored, inventory=inventory, begun_before=not first_invocation(adapters.bucket, batch),
     )  # fmt: skip
     reported, reserve = files.reported(batch.repositories, batch.region), BatchReserve()
     for index, repository in enumerate(batch.repositories):
@@ -447,10 +454,12 @@ def _evaluate_in_batch(
     stored: StoredReplication,
     inventory: BatchInventory,
     held: list[RepositoryReport],
+    begun_before: bool,
 ) -> list[RepositoryReport]:
     """One repository of a batch: its report, or its failed report when its evaluation in this run began before
-    (unfinished) or raised (none when that cannot be stored)."""
-    left = unfinished(adapters, files, repository, batch.region)
+    (unfinished: asked only when an invocation of the batch `begun_before`) or raised (none when that cannot be
+    stored)."""
+    left = unfinished(adapters, files, repository, batch.region) if begun_before else None
     if left is not None:
         return [left]
     evaluated = contain(
@@ -483,6 +492,17 @@ def _raised_in_batch(
         partial(files.store_report, report, key), log=logger, what=f"storing the failed report of {repository}"
     )
     return [] if isinstance(stored, Defect) else [report]
+
+
+def first_invocation(bucket: RunBucket, batch: WorkBatch) -> bool:
+    """Whether this is the batch's first invocation: a conditional write of its marker (layout.batch_begun_key), which
+    only the first one makes. A later one (were the task ever run again) reads each repository's lease before
+    evaluating it (unfinished). A write that fails raises: the batch's invocation fails, and the workflow evaluates
+    each of its repositories in an invocation of its own, each reading its lease."""
+    marker = {"runId": batch.run_id, "region": batch.region, "repositories": len(batch.repositories)}
+    return bucket.create(
+        batch_begun_key(batch.run_id, batch.repositories[0], batch.region), json.dumps(marker).encode()
+    )
 
 
 def unfinished(adapters: Adapters, files: RunFiles, repository: str, key: str | None) -> RepositoryReport | None:
@@ -775,8 +795,7 @@ def _evaluate_registry(
         return [listing.failed()]
     reports = []
     names = sweep_targets(config, listing.registry, patterns=patterns, repositories=listing.names)
-    leased = adapters.leases is not None
-    with listed_ahead(listing.registry, names, dry_run=inputs.dry_run, leased=leased) as registry:
+    with listed_ahead(listing.registry, names, dry_run=inputs.dry_run) as registry:
         for name in names:
             with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
                 reports.append(

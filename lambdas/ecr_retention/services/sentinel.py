@@ -42,7 +42,6 @@ from logging import ERROR, WARNING
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.doctor.diagnosis import diagnose_repository
 from ecr_retention.domain.in_use.references import (
     PulledReference,
     Removal,
@@ -616,6 +615,10 @@ def check_new_policy(
     except RepositoryGone:
         return Watched(repository, notes=("the repository no longer exists",), region=here.named)
     replication = read_replication(registry)
+    # Imported here, for a PutLifecyclePolicy event only: the doctor's checks are not what the sentinel's other
+    # events (removals, archives) need, and every cold start of the function would load them.
+    from ecr_retention.domain.doctor.diagnosis import diagnose_repository
+
     diagnosis = diagnose_repository(
         policy,
         snapshot,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ecr_retention.defects import Defect, contain
-from ecr_retention.domain.doctor import TemplateFinding, diagnose_templates
+from ecr_retention.domain.doctor.models import TemplateFinding
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.ports import Registry, TemplatesUnreadable
 from ecr_retention.registries import Registries
@@ -56,6 +56,10 @@ def creation_template_findings(registry: Registry) -> TemplateCheck:
     if isinstance(read, TemplateCheck):
         return read
     templates = read
+    # Imported here, when the report step diagnoses the templates it read (once per run): the doctor's checks are no
+    # part of the targets and evaluate steps, which import this module with services.run.
+    from ecr_retention.domain.doctor.templates import diagnose_templates
+
     findings = contain(
         lambda: diagnose_templates(templates), log=logger, what="diagnosing the repository creation templates"
     )

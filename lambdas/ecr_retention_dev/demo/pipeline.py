@@ -63,6 +63,8 @@ class Deployment:
             "BUCKET_NAME": self.bucket,
             "TOPIC_ARN": self.topic_arn,
             "LEASE_TABLE": self.lease_table,
+            # The stack's default mapConcurrency: the targets step sizes the run's batches by it.
+            "MAP_CONCURRENCY": "10",
             "RULES_FILE": str(self.rules_file),
             # The sentinel's role, as the stack names it to the sentinel and the report step: the one writer whose
             # records of removals/ count (the emulator, like every caller here, acts as one principal).

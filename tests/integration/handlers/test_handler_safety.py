@@ -257,9 +257,10 @@ def test_logs_reports_and_summaries_carry_no_credentials_or_environment(
     logs = io.StringIO()  # the Powertools handler keeps the stream it was created with: hand it ours
     monkeypatch.setattr(logger.registered_handler, "stream", logs)
     caplog.set_level(logging.INFO)
-    # A failure on the way, logged with its traceback and reported: app's lease cannot be taken in the second run.
-    run_workflow(FakeContext)
+    # A failure on the way, logged with its traceback and reported: app's lease, which its plan's deletions need,
+    # cannot be taken in the first run; the second one finds it so again.
     boto3.client("dynamodb", region_name=REGION).delete_table(TableName="leases")
+    run_workflow(FakeContext)
     run_workflow(FakeContext)
     tagger.lambda_handler(scheduler_event(), FakeContext())
     push_handler.lambda_handler(sqs_event(sqs_record(json.dumps(ecr_push_event("app", "v9")), "m1")), FakeContext())

@@ -116,14 +116,15 @@ def test_the_evaluation_and_the_report_run_with_the_cyclic_collector_off_and_lea
 
 
 def test_a_services_failure_line_carries_the_run_id(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ecr_retention.handlers import evaluate
+    from ecr_retention.handlers import evaluate, targets
     from ecr_retention.handlers.observability import logger
 
-    # GIVEN a run whose worker cannot take its repository's lease (the lease table is gone)
+    # GIVEN a run whose worker cannot take the lease of a repository its plan deletes in (the lease table is gone)
     logs = io.StringIO()  # the Powertools handler keeps the stream it was created with: hand it ours
     monkeypatch.setattr(logger.registered_handler, "stream", logs)
     boto3.client("dynamodb", region_name=REGION).delete_table(TableName="leases")
-    item = {"runId": "20261130T030000Z-schedule-1a2b3c4d", "repository": "app", "trigger": "schedule", "dryRun": True}
+    started = targets.lambda_handler({"trigger": "schedule"}, FakeContext())
+    [item] = json.loads(stack.s3().get_object(Bucket=stack.bucket, Key=started["targetsKey"])["Body"].read())
 
     # WHEN the worker evaluates it
     result = evaluate.lambda_handler(item, FakeContext())

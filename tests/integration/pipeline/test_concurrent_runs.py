@@ -98,7 +98,8 @@ def test_a_push_run_during_a_scheduled_run_finds_the_repository_busy_and_touches
     first.join(timeout=60)
 
     assert reports["pushed"].outcome == "busy"
-    assert pushed_calls.counts("ecr") == {}
+    # It read the repository (no lease is needed to read), found that its plan acts, and was refused the lease.
+    assert pushed_calls.counts("ecr") == {"DescribeImages": 1}
     assert pushed_calls.counts("dynamodb") == {"PutItem": 1}  # the refused lease; nothing to release
     assert reports["scheduled"].outcome == "ok"
     assert set(deleted(reports["scheduled"])) == planned(plan, "delete")[REPOSITORY]

@@ -48,8 +48,9 @@ def test_throttling_bursts_are_ridden_out_and_the_run_ends_as_without_them(
     pipeline: Pipeline, fault_free: tuple[State, RunReport], retry_delays: list[float]
 ) -> None:
     clean_state, clean_report = fault_free
-    # The backend listing page, then app's second BatchDeleteImage: each throttled on all but its last attempt.
-    pipeline.fidelity.throttle("DescribeImages", times=MAX_ATTEMPTS - 1, after=2)
+    # The backend listing page (after app's reading, its reading under the lease and its re-check), then app's second
+    # BatchDeleteImage: each throttled on all but its last attempt.
+    pipeline.fidelity.throttle("DescribeImages", times=MAX_ATTEMPTS - 1, after=3)
     pipeline.fidelity.throttle("BatchDeleteImage", times=MAX_ATTEMPTS - 1, after=1)
 
     report = run_pipeline(pipeline.config(dry_run=False), pipeline.adapters())

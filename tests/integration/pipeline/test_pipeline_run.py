@@ -23,7 +23,15 @@ from ecr_retention.services.run import finish_run, run_pipeline, run_work_item, 
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.scenario import LEASE_TABLE
 from support.api_calls import ApiCallRecorder
-from support.expectations import assert_registry_is, candidates, expected_after, minimum_calls, pages, planned
+from support.expectations import (
+    assert_registry_is,
+    candidates,
+    expected_after,
+    minimum_calls,
+    pages,
+    planned,
+    readings,
+)
 from support.pipeline_harness import NOW, Pipeline, build_pipeline, run_cli, write_rules
 from support.realistic_registry import BUCKET, BULK_REPOSITORY, EMPTY_REPOSITORY, REGION, UNMANAGED_REPOSITORY
 
@@ -167,15 +175,18 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
     print_api_calls(title, actual, minimum, len(listing), len(rechecks), other)
     assert actual == minimum
     by_name = {repository.repository_name: repository for repository in snapshot.repositories}
-    assert len(listing) == sum(pages(by_name[name]) for name in managed(plan)) + pages(by_name["frontend"])
-    assert Counter(call.params["repositoryName"] for call in listing)[BULK_REPOSITORY] == 2  # 1,050 images
+    read = {repository.repository_name: readings(repository) for repository in plan.repositories}
+    assert len(listing) == sum(read[name] * pages(by_name[name]) for name in managed(plan)) + read["backend"] * pages(
+        by_name["frontend"]
+    )
+    # 1,050 images: two pages a reading
+    assert Counter(call.params["repositoryName"] for call in listing)[BULK_REPOSITORY] == 2 * read[BULK_REPOSITORY]
     assert all(
         call.params["maxResults"] == 1000 and call.params["filter"] == {"imageStatus": "ANY"} for call in listing
     )
     assert all(len(call.params["imageIds"]) <= 100 for call in rechecks + pipeline.recorder.of("BatchDeleteImage"))
     # The other services: the inventory (manifests, in-use memory and holds) listed and read once, each index manifest looked
-    # up in the cache and stored once, one report (JSON, page, sheet), the memory written once, one summary, one lease
-    # taken and released per evaluated repository.
+    # up in the cache and stored once, one report (JSON, page, sheet), the memory written once, one summary.
     indexes = sum(
         1
         for repository in snapshot.repositories
@@ -193,8 +204,9 @@ def test_a_sweep_makes_the_minimum_api_calls_and_reads_each_index_manifest_once(
             # the cache misses, the report, its page and its sheet, the memory, each repository's kept snapshot
             "PutObject": indexes + 3 + 1 + len(managed(plan)),
             "Publish": 1,
-            "PutItem": len(managed(plan)),
-            "DeleteItem": len(managed(plan)),
+            # a lease taken and released for each repository whose plan acts, none for one that changes nothing
+            "PutItem": sum(1 for repository in plan.repositories if readings(repository) == 2),
+            "DeleteItem": sum(1 for repository in plan.repositories if readings(repository) == 2),
         }
     )
 
@@ -295,7 +307,10 @@ def test_the_workflow_steps_change_the_registry_as_planned_and_leave_a_busy_repo
     assert outcomes == {name: ("busy" if name == busy else "ok") for name in managed(plan)}
     assert report.outcome == "partial"
     assert report.trigger == "schedule"
-    assert not [c for c in pipeline.recorder.calls if c.params.get("repositoryName") == busy]
+    # The busy repository was read (no lease is needed to read) and, its plan acting, refused the lease: nothing changed.
+    touched = [c for c in pipeline.recorder.calls if c.params.get("repositoryName") == busy]
+    assert touched
+    assert {c.operation for c in touched} == {"DescribeImages"}
 
 
 def test_a_stale_manifest_of_an_expected_cluster_blocks_every_deletion(

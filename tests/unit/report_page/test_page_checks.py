@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from ecr_retention.domain.doctor import Finding
+from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.planning.plan import ReplicaRegistry
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.report_page import render_page

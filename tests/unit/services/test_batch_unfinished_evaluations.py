@@ -1,7 +1,8 @@
 """A repository of a batch whose evaluation began in this run and never stored its report (its invocation ended: a
 timeout, out of memory) is not evaluated again in the run, neither by the fallback (run_batch_member) nor by a batch
 run again: its lease names the run, and its failed report says what is missing. A repository whose own report is
-stored is skipped by a batch; one that raises gets a failed report naming the error."""
+stored is skipped by a batch; one that raises gets a failed report naming the error. A batch's first invocation (its
+marker written: services.run.first_invocation) reads no lease: Step Functions runs the batch's task once."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.ports import LeaseUnavailable
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_files import RunFiles
-from ecr_retention.services.run import Adapters, finish_run, run_batch_member, run_work_batch
+from ecr_retention.services.run import Adapters, finish_run, first_invocation, run_batch_member, run_work_batch
 from ecr_retention.workflow import BatchMember
 from support.builders import NOW
 from support.fakes import MemoryLeases
@@ -94,11 +95,23 @@ def test_a_batch_run_again_skips_a_repository_whose_report_is_stored() -> None:
     assert registry.digests("app") == before
 
 
+class CountingLeases(MemoryLeases):
+    def __init__(self) -> None:
+        super().__init__()
+        self.read: list[str] = []
+
+    def holder(self, repository: str) -> str | None:
+        self.read.append(repository)
+        return super().holder(repository)
+
+
 def test_a_batch_run_again_does_not_evaluate_a_repository_whose_evaluation_this_run_began() -> None:
     leases = MemoryLeases()
     registry, adapters = adapters_with(leases)
     start, [batch] = batches_of(adapters)
     before = registry.digests("app")
+    # An earlier invocation of the batch began (its marker), took app's lease and died before it stored a report.
+    assert first_invocation(adapters.bucket, batch)
     leases.held["app"] = start.run_id
 
     reports = run_work_batch(rules(False), adapters, batch)
@@ -132,3 +145,43 @@ def test_a_repository_that_raises_in_a_batch_is_not_evaluated_again_by_the_fallb
     [stored] = [r for r in RunFiles(adapters.bucket, start.run_id).load_reports() if r.repository_name == "app"]
     assert stored.outcome == "failed"
     assert "RuntimeError: a defect" in (stored.error or "")
+
+
+def test_a_batchs_first_invocation_reads_no_lease() -> None:
+    leases = CountingLeases()
+    _registry, adapters = adapters_with(leases)
+    _start, [batch] = batches_of(adapters)
+
+    first = run_work_batch(rules(False), adapters, batch)
+
+    assert [report.outcome for report in first] == ["ok", "ok"]
+    assert leases.read == []
+    assert not first_invocation(adapters.bucket, batch)  # its marker is written, once
+
+
+def test_a_later_invocation_of_a_batch_reads_the_lease_of_each_repository_without_a_report() -> None:
+    leases = CountingLeases()
+    _registry, adapters = adapters_with(leases)
+    _start, [batch] = batches_of(adapters)
+    assert first_invocation(adapters.bucket, batch)  # an earlier invocation began, and stored no report
+
+    run_work_batch(rules(False), adapters, batch)
+
+    assert leases.read == list(batch.repositories)
+
+
+def test_a_batch_whose_marker_cannot_be_written_fails_its_invocation_before_evaluating_anything() -> None:
+    from ecr_retention.ports import StorageUnavailable
+
+    registry, adapters = adapters_with(MemoryLeases())
+    _start, [batch] = batches_of(adapters)
+    before = {name: registry.digests(name) for name in batch.repositories}
+
+    def unwritable(key: str, body: bytes, *, content_type: str = "application/json") -> bool:
+        raise StorageUnavailable(f"s3://bucket/{key}: PutObject failed: SlowDown")
+
+    adapters.bucket.create = unwritable  # type: ignore[method-assign]
+
+    with pytest.raises(StorageUnavailable):
+        run_work_batch(rules(False), adapters, batch)
+    assert {name: registry.digests(name) for name in batch.repositories} == before

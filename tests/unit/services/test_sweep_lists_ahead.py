@@ -1,6 +1,6 @@
 """A dry run's sweep (`ecr-retention run --dry-run`, run_pipeline) lists each repository's images on a worker thread
-while it plans the one before (listed_ahead.py): the same calls, each once, the same report. A run that acts, or one
-with a lease table, reads each repository right before it plans it, as before."""
+while it plans the one before (listed_ahead.py): the same calls, each once, the same report. A run that acts reads
+each repository right before it plans it, as before."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def sweep(registry: FakeRegistry, bucket: MemoryBucket, *, dry_run: bool = True,
 
 
 @contextmanager
-def port_itself(port: Registry, order: Sequence[str], *, dry_run: bool, leased: bool) -> Iterator[Registry]:
+def port_itself(port: Registry, order: Sequence[str], *, dry_run: bool) -> Iterator[Registry]:
     yield port
 
 
@@ -123,20 +123,32 @@ def test_a_run_that_acts_lists_each_repository_right_before_it_plans_it() -> Non
     )  # one repository listed, then deleted from, before the next is listed
 
 
-def test_a_dry_run_with_a_lease_table_lists_each_repository_under_its_lease() -> None:
+def test_a_dry_run_with_a_lease_table_lists_ahead_and_takes_no_lease() -> None:
     registry, bucket = registry_of()
+    leases = RecordedLeases()
 
-    sweep(registry, bucket, leases=MemoryLeases())
+    sweep(registry, bucket, leases=leases)
 
     assert registry.listed_by
-    assert all(thread == threading.main_thread().name for _, thread in registry.listed_by)
+    assert all(thread.startswith("listed-ahead") for _, thread in registry.listed_by)
+    assert leases.taken == []
+
+
+class RecordedLeases(MemoryLeases):
+    def __init__(self) -> None:
+        super().__init__()
+        self.taken: list[str] = []
+
+    def acquire(self, repository: str, holder: str, seconds: int) -> bool:
+        self.taken.append(repository)
+        return super().acquire(repository, holder, seconds)
 
 
 def test_a_registry_listed_ahead_refuses_every_change_before_it_reaches_the_registry() -> None:
     registry, _ = registry_of()
     manifest = ImageManifest("sha256:" + "0" * 64, "application/vnd.oci.image.manifest.v1+json", "{}")
 
-    with listed_ahead(registry, ["app", "team-a/api"], dry_run=True, leased=False) as ahead:
+    with listed_ahead(registry, ["app", "team-a/api"], dry_run=True) as ahead:
         assert isinstance(ahead, ListedAhead)
         for change in (
             lambda: ahead.delete_images("app", ["sha256:" + "0" * 64]),
@@ -168,7 +180,7 @@ def test_a_sweep_that_ends_early_begins_no_listing_beyond_those_already_asked_fo
     for repository in REPOSITORIES:
         registry.add_image(repository, tags=["v1"], pushed_at=NOW - timedelta(days=40))
 
-    with listed_ahead(registry, REPOSITORIES, dry_run=True, leased=False, ahead=1) as ahead:
+    with listed_ahead(registry, REPOSITORIES, dry_run=True, ahead=1) as ahead:
         assert isinstance(ahead, ListedAhead)
         assert started.wait(timeout=10)
     release.set()
@@ -180,7 +192,7 @@ def test_a_sweep_that_ends_early_begins_no_listing_beyond_those_already_asked_fo
 def test_a_repository_asked_for_out_of_order_or_again_is_read_when_asked() -> None:
     registry, _ = registry_of()
 
-    with listed_ahead(registry, ["app", "team-a/api", "team-a/web"], dry_run=True, leased=False, ahead=1) as ahead:
+    with listed_ahead(registry, ["app", "team-a/api", "team-a/web"], dry_run=True, ahead=1) as ahead:
         first = ahead.describe_images("app")
         elsewhere = ahead.describe_images("team-b/cron")  # not in the order: read now, by the caller
         again = ahead.describe_images("app")  # asked a second time: read again, now

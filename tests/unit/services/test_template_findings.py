@@ -118,7 +118,8 @@ def test_a_run_without_template_findings_has_no_summary_line() -> None:
 
 
 def test_a_doctor_defect_on_templates_is_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ecr_retention.services import templates as module
+    # services.templates imports the doctor when it diagnoses: the doctor's own function is broken.
+    from ecr_retention.domain.doctor import templates as module
 
     def broken(*args: object) -> None:
         raise KeyError("doctor defect")

@@ -21,7 +21,7 @@ from ecr_retention.services.run import (
     run_work_batch,
     start_run,
 )
-from ecr_retention.workflow import REPOSITORIES_PER_BATCH, BatchMember, WorkBatch
+from ecr_retention.workflow import BatchMember, WorkBatch
 from support.builders import NOW
 from tests.unit.services.test_run_and_report import rules, run_workflow, seeded
 
@@ -47,7 +47,7 @@ def adapters_of(registry: Any, bucket: Any) -> Adapters:
 
 
 def batches_of(adapters: Adapters) -> tuple[Any, list[WorkBatch]]:
-    start = start_run(rules(False), adapters, trigger="schedule", batch_size=REPOSITORIES_PER_BATCH)
+    start = start_run(rules(False), adapters, trigger="schedule", workers=10)
     assert start.batches_key is not None
     body = adapters.bucket.read(start.batches_key, max_bytes=1 << 20) or b"[]"
     return start, [WorkBatch.model_validate(batch) for batch in json.loads(body)]

@@ -5,14 +5,11 @@ the pipeline's report step (services/templates.py)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
-
-from pydantic import Field
 
 from ecr_retention.domain.doctor.checks.and_lists import check_and_lists_in_text
 from ecr_retention.domain.doctor.checks.self_naming import check_rules_naming_mutable_tags_in_text
 from ecr_retention.domain.doctor.checks.structural import check_count_over_shared_tags, check_mutable_tags_unprotected
-from ecr_retention.domain.doctor.models import SEVERITY_ORDER, Finding
+from ecr_retention.domain.doctor.models import SEVERITY_ORDER, Finding, TemplateFinding
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
@@ -23,31 +20,6 @@ INVALID_FIX = (
     "check the policy with `ecr-retention lifecycle-preview`; ECR may accept what this simulator rejects. "
     "Repositories created from this template get the policy as it is"
 )
-
-
-def _unnamed(region: str | None) -> bool:
-    return region is None
-
-
-class TemplateFinding(Finding):
-    """A finding on a template's lifecycle policy: `prefix` names the template; `region` the Region of its registry
-    when the run prunes several (each Region's registry has its own templates), left out of one Region's report."""
-
-    prefix: str
-    applied_for: tuple[str, ...] = ()
-    region: str | None = Field(default=None, exclude_if=_unnamed)
-
-    @property
-    def template(self) -> str:
-        """How people name the template: `ROOT`, or with its Region when the run prunes several (`us-east-1:ROOT`)."""
-        return f"{self.region}:{self.prefix}" if self.region is not None else self.prefix
-
-    def to_json_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        for key in ("imageTags", "inUseBy"):
-            if not data[key]:
-                del data[key]
-        return data
 
 
 def template_policy(template: RepositoryCreationTemplate, source: str = "") -> LifecyclePolicy | None:

@@ -48,8 +48,7 @@ def _supported_schema_version(version: int) -> int:
 
 SchemaVersion = Annotated[StrictInt, AfterValidator(_supported_schema_version)]
 
-# The longest hold when the rules file says nothing (safety.max_hold), and how many holds one repository may have.
-DEFAULT_MAX_HOLD = timedelta(days=90)
+# How many holds one repository may have (the longest a hold lasts is the rules file's: config.DEFAULT_MAX_HOLD).
 MAX_HOLDS_PER_REPOSITORY = 50
 # Holds that end within this are named in the run's summary, so that their owners can extend them in time.
 ENDING_SOON = timedelta(days=7)

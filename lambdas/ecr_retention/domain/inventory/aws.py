@@ -11,24 +11,20 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
 
-from pydantic import StringConstraints
-
+# The collector's settings, named here too for the modules that read them with the entries (collection.py).
+from ecr_retention.domain.inventory.collection import DEFAULT_REVISIONS as DEFAULT_REVISIONS
+from ecr_retention.domain.inventory.collection import RoleArn as RoleArn
+from ecr_retention.domain.inventory.collection import account_of_role as account_of_role
+from ecr_retention.domain.inventory.collection import one_role_per_account as one_role_per_account
 from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest, InUseSource
 from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX
-
-# arn:<partition>:iam::<account>:role/<path/><name>; IAM allows `+=,.@_-` in names and `/` in paths.
-RoleArn = Annotated[
-    str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/[A-Za-z0-9+=,.@_/-]{1,512}$", max_length=2048)
-]
 
 # The namespace of entries that belong to no ECS cluster: task-definition revisions kept for rollback, and
 # Lambda functions. ECS cluster names cannot contain '.', but tagging namespaces can, so these stay plain words.
 REVISIONS_NAMESPACE = "ecs"
 LAMBDA_NAMESPACE = "lambda"
 LAMBDA_CONTAINER = "function"
-DEFAULT_REVISIONS = 5
 
 _TASK_DEFINITION_ARN = re.compile(
     r"^arn:aws[a-z-]*:ecs:[a-z0-9-]+:\d{12}:task-definition/(?P<family>[^:/]+):(?P<rev>\d+)$"
@@ -41,21 +37,6 @@ def inventory_name(account: str, region: str) -> str:
     """The manifest's `cluster` and file name: `aws-123456789012-eu-west-1` (a valid ClusterName, so
     `safety.clusters` can name it)."""
     return f"{AWS_INVENTORY_NAME_PREFIX}{account}-{region}"
-
-
-def account_of_role(role_arn: str) -> str:
-    """arn:aws:iam::210987654321:role/ecr-retention-reader -> 210987654321."""
-    return role_arn.split(":")[4]
-
-
-def one_role_per_account(role_arns: tuple[str, ...]) -> tuple[str, ...]:
-    """The spoke roles, refused (ValueError, for a settings validator) when two name one account: the collector
-    writes one manifest per account and region, aws-<account>-<region>."""
-    accounts = [account_of_role(arn) for arn in role_arns]
-    repeated = sorted({account for account in accounts if accounts.count(account) > 1})
-    if repeated:
-        raise ValueError(f"one role per account; {', '.join(repeated)} has more than one")
-    return role_arns
 
 
 @dataclass(frozen=True)

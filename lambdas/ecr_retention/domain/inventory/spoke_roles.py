@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ecr_retention.domain.inventory.aws import RoleArn, one_role_per_account
+from ecr_retention.domain.inventory.collection import RoleArn, one_role_per_account
 
 
 class SpokeRoles(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from operator import attrgetter
 
 from ecr_retention.domain.planning.explain import (
     REFERENCE_CYCLE,
@@ -22,21 +23,24 @@ from ecr_retention.domain.planning.explain import (
     subject_gone_reason,
     too_many_removals,
 )
-from ecr_retention.domain.planning.plan import Action, Decision, Reason
-from ecr_retention.domain.planning.repository import Findings, RepositoryImages
+from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision, Reason
+from ecr_retention.domain.planning.repository import DependentKind, Findings, RepositoryImages
 from ecr_retention.domain.registry.images import ImageDetail
+
+_ACTION = attrgetter("action")
+_planned = Decision.planned
 
 
 def decision(image: ImageDetail, action: Action, reasons: Sequence[Reason]) -> Decision:
     """The image's decision, its tags sorted (an image has one or none, mostly: nothing to sort)."""
     tags = image.image_tags
-    return Decision.planned(
-        image_digest=image.image_digest,
-        image_tags=tags if len(tags) < 2 else tuple(sorted(tags)),
-        image_pushed_at=image.image_pushed_at,
-        image_size_in_bytes=image.image_size_in_bytes,
-        action=action,
-        reasons=tuple(reasons),
+    return _planned(
+        image.image_digest,
+        tags if len(tags) < 2 else tuple(sorted(tags)),
+        image.image_pushed_at,
+        image.image_size_in_bytes,
+        action,
+        tuple(reasons),
     )
 
 
@@ -51,7 +55,7 @@ def decide(
 def limit_removals(decisions: list[Decision], max_delete_fraction: float) -> tuple[list[Decision], str | None]:
     """A plan that removes more than max_delete_fraction of the repository keeps everything, and says why. A restore
     is no removal: it is not counted and stays a restore."""
-    removed = sum(1 for d in decisions if d.removes)
+    removed = sum(map(REMOVALS.__contains__, map(_ACTION, decisions)))  # Decision.removes, no Python call per image
     skipped = None
     if decisions and removed / len(decisions) > max_delete_fraction:
         skipped = too_many_removals(removed, len(decisions), max_delete_fraction)
@@ -89,27 +93,47 @@ class _Resolver:
         self.now = now
         self.quarantine = quarantine
         self.entering_quarantine: set[str] = set()  # archived instead of deleted
-        self.decided: dict[str, Decision] = {}
+        self.decided: dict[str, Decision] = {}  # the parents': their dependents read them; any other is decided once
         self.visiting: set[str] = set()
+        # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents),
+        # and the parents they follow.
+        self.followers = findings.parents.keys() | findings.orphans.keys()
+        self.parents = {parent for links in findings.parents.values() for parent, _ in links}
+        self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
     def decide(self, image: ImageDetail) -> Decision:
-        """The image's decision, after its parents' (memoised in `decided`)."""
+        """The image's decision, after its parents' (a parent's memoised in `decided`). Called for every image, most
+        of which follow no parent and are no parent: their path is kept short."""
         digest = image.image_digest
         decided = self.decided.get(digest)
         if decided is not None:
             return decided
-        if digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so
+        findings = self.findings
+        if digest not in self.followers:  # most images: their protections are the findings' own
+            protections: Sequence[Reason] = findings.protections.get(digest, ())
+            followed: Sequence[Reason] = ()
+            removed_with: Sequence[Action] = ()
+        elif digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so
             self.decided[digest] = cycle = decision(image, "keep", [REFERENCE_CYCLE])
             return cycle
-        protections, followed, removed_with = self.follow_parents(digest)
-        marks = self.findings.marks.get(digest, ())
-        action = _action(protections, marks, removed_with, deletes=digest in self.findings.deleting)
+        else:
+            protections, followed, removed_with = self.follow_parents(digest)
+        marks = findings.marks.get(digest, ())
+        action, reasons = self.outcome(digest, protections, marks, followed, removed_with)
         if action == "delete" and self.quarantine is not None:
             action, quarantine_reason = self.quarantine_action(digest, self.quarantine, marks)
-            reasons = [quarantine_reason, *marks, *followed]
-        else:
-            reasons = self.reasons(digest, action, protections, marks, followed)
-        self.decided[digest] = decided = decision(image, action, reasons)
+            reasons = (quarantine_reason, *reasons)
+        tags = image.image_tags
+        decided = _planned(
+            digest,
+            tags if len(tags) < 2 else tuple(sorted(tags)),
+            image.image_pushed_at,
+            image.image_size_in_bytes,
+            action,
+            reasons,
+        )
+        if digest in self.parents:
+            self.decided[digest] = decided
         return decided
 
     def quarantine_action(self, digest: str, quarantine: timedelta, marks: Sequence[Reason]) -> tuple[Action, Reason]:
@@ -142,12 +166,11 @@ class _Resolver:
         removed_with: list[Action] = []
         self.visiting.add(digest)
         for parent, kind in parents:
-            parent_image = self.images.by_digest[parent]
-            parent_action = self.decide(parent_image).action
+            parent_action = self.decide(self.images.by_digest[parent]).action
             if parent_action == "keep":
-                protections.append(parent_kept_reason(kind, parent_image))
+                protections.append(self.parent_reason(parent, kind, parent_action))
             else:
-                followed.append(goes_with_parent_reason(kind, parent_image, parent_action))
+                followed.append(self.parent_reason(parent, kind, parent_action))
                 # a parent the quarantine archives was deleted in truth: its dependents enter quarantine with it
                 removed_with.append("delete" if parent in self.entering_quarantine else parent_action)
         self.visiting.discard(digest)
@@ -156,34 +179,41 @@ class _Resolver:
             removed_with.append("delete")
         return protections, followed, removed_with
 
-    def reasons(
+    def parent_reason(self, parent: str, kind: DependentKind, parent_action: Action) -> Reason:
+        """Why a dependent follows its parent: worded once per parent, shared by its children (an index has several)."""
+        key = (parent, kind, parent_action)
+        reason = self.parent_reasons.get(key)
+        if reason is None:
+            parent_image = self.images.by_digest[parent]
+            reason = (
+                parent_kept_reason(kind, parent_image)
+                if parent_action == "keep"
+                else goes_with_parent_reason(kind, parent_image, parent_action)
+            )
+            self.parent_reasons[key] = reason
+        return reason
+
+    def outcome(
         self,
         digest: str,
-        action: Action,
         protections: Sequence[Reason],
         marks: Sequence[Reason],
         followed: Sequence[Reason],
-    ) -> list[Reason]:
-        """A removal names its marks and the parents it goes with; a kept image its protections, the marks they
-        overrule and the keep_newest notes, or why nothing marks it."""
-        if action != "keep":
-            return [*marks, *followed]
-        reasons = [*protections, *marks, *self.findings.notes.get(digest, ())]
-        if reasons:
-            return reasons
-        return [no_delete_rule_reason(self.findings.misses(digest), self.images.by_digest[digest], self.now)]
-
-
-def _action(
-    protections: Sequence[Reason], marks: Sequence[Reason], removed_with: Sequence[Action], *, deletes: bool
-) -> Action:
-    """A protection keeps. Otherwise a dependent goes as its parents went (archived when one of them is), whatever
-    its own marks say; an image that follows no parent goes as its marks say (archived only when every mark
-    archives: deleted when a rule that deletes marks it)."""
-    if protections:
-        return "keep"
-    if removed_with:
-        return "archive" if "archive" in removed_with else "delete"
-    if marks:
-        return "delete" if deletes else "archive"
-    return "keep"
+        removed_with: Sequence[Action],
+    ) -> tuple[Action, tuple[Reason, ...]]:
+        """A protection keeps: the image names its protections, the marks they overrule and the keep_newest notes.
+        Otherwise a dependent goes as its parents went (archived when one of them is), whatever its own marks say; an
+        image that follows no parent goes as its marks say (archived only when every mark archives: deleted when a
+        rule that deletes marks it). A removal names its marks and the parents it goes with; a kept image that nothing
+        protects or marks its keep_newest notes, or why nothing marks it."""
+        findings = self.findings
+        if protections:
+            return "keep", (*protections, *marks, *findings.notes.get(digest, ()))
+        if removed_with:
+            return "archive" if "archive" in removed_with else "delete", (*marks, *followed)
+        if marks:
+            return "delete" if digest in findings.deleting else "archive", (*marks, *followed)
+        notes = findings.notes.get(digest)
+        if notes:
+            return "keep", tuple(notes)
+        return "keep", (no_delete_rule_reason(findings.misses(digest), self.images.by_digest[digest], self.now),)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
+from itertools import compress
+from operator import attrgetter
 
 from ecr_retention.domain.holds.protection import HoldCheck
 from ecr_retention.domain.in_use.index import InUseIndex
@@ -22,12 +24,16 @@ from ecr_retention.domain.planning.explain import (
     replica_reason,
     unknown_index_reason,
 )
-from ecr_retention.domain.planning.repository import Findings, RepositoryImages
-from ecr_retention.domain.registry.images import ImageDetail, is_index
+from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
+from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail, is_index
 
 # How the report names the drift check's findings (docs/aws-inventory.md).
 DRIFT_PREFIX = "drift: "
 COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
+_COSIGN_FIRST_CHARACTERS = ("s",)  # COSIGN_TAG's first: the tags that start with another are not matched at all
+_DIGEST = attrgetter("image_digest")
+_SUBJECT = attrgetter("subject_manifest_digest")
+_MEDIA_TYPE = attrgetter("image_manifest_media_type")
 
 
 def apply_guards(
@@ -43,7 +49,7 @@ def apply_guards(
     order; the in-use images found ARCHIVED are noted, for the decisions to restore them (a held one is kept as it is:
     a hold keeps an image, it does not run it). `now`: when the holds are read (required with holds)."""
     name = images.name
-    for image in images.ordered:
+    for image in _maybe_in_use(images, in_use):
         usages = in_use.usages(name, image)
         if usages:
             _guard_in_use(image, usages, findings)
@@ -61,10 +67,29 @@ def apply_guards(
         findings.protections[digest].append(min_age_reason(age, min_age))
 
 
+def _maybe_in_use(images: RepositoryImages, in_use: InUseIndex) -> Iterable[ImageDetail]:
+    """The images an in-use reference may name, newest first: every image, or, when the index holds fewer references
+    than the repository images (one large repository), only those its digests and this repository's tags name."""
+    if len(in_use.by_digest) + len(in_use.by_tag) >= len(images.ordered) or not images.one_image_per_tag:
+        return images.ordered
+    return newest_first(map(images.by_digest.__getitem__, _named_in_use(images, in_use)))
+
+
+def _named_in_use(images: RepositoryImages, in_use: InUseIndex) -> set[str]:
+    """The digests of the images that the index's digests and this repository's tags name (each tag on one image)."""
+    by_digest, rank_by_tag, name = images.by_digest, images.rank_by_tag, images.name
+    named = {digest for digest in in_use.by_digest if digest in by_digest}
+    tagged = (rank_by_tag.get(tag) for repository, tag in in_use.by_tag if repository == name)
+    named.update(images.digests[rank] for rank in tagged if rank is not None)
+    return named
+
+
 def defer_to_sources(images: RepositoryImages, findings: Findings, replicated: Mapping[str, str]) -> None:
     """The images replicated here (digest -> the source's Region) from a registry this deployment also prunes, whose
     deletions replicate here: the source's rules decide them (SPEC "Several Regions"), so this registry's rules
     neither delete nor count them, and a deletion there is planned once, with this registry's in-use protection."""
+    if not replicated:  # a registry planned alone, or one that no source replicates to
+        return
     for digest in images.digests:
         source = replicated.get(digest)
         if source is not None:
@@ -128,7 +153,7 @@ def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
     could be its child."""
     repository, by_digest = images.repository, images.by_digest
     unknown_indexes = []
-    for image in images.ordered:
+    for image in _maybe_indexes(images):
         if not is_index(image, repository):
             continue
         children = repository.children_of(image.image_digest)
@@ -140,6 +165,15 @@ def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
                 findings.parents[child].append((image.image_digest, "index-child"))
     if unknown_indexes:
         _protect_possible_children(images, findings, unknown_indexes)
+
+
+def _maybe_indexes(images: RepositoryImages) -> Iterator[ImageDetail]:
+    """The images that may be indexes (is_index says which are), newest first: those of an index media type and those
+    the snapshot has a manifest of; found without a Python call per image."""
+    media_types = map(_MEDIA_TYPE, images.ordered)
+    indexes = set(compress(images.digests, map(INDEX_MEDIA_TYPES.__contains__, media_types)))
+    indexes.update(digest for digest in images.repository.manifests if digest in images.by_digest)
+    return compress(images.ordered, map(indexes.__contains__, images.digests))
 
 
 def _protect_possible_children(images: RepositoryImages, findings: Findings, unknown_indexes: list[str]) -> None:
@@ -158,13 +192,32 @@ def _link_referrers(images: RepositoryImages, findings: Findings) -> None:
     by_digest = images.by_digest
     # The repository's tags in cosign's scheme, in one pass over them: an image that carries none is no cosign
     # signature, and its tags need no second look (most repositories have none).
-    cosign_tags = frozenset(filter(COSIGN_TAG.match, images.rank_by_tag))
-    for image in images.ordered:
+    cosign_tags = frozenset(filter(COSIGN_TAG.match, images.tags_starting_with(_COSIGN_FIRST_CHARACTERS)))
+    for image in _maybe_referrers(images, cosign_tags):
         digest, oci_subject = image.image_digest, image.subject_manifest_digest
         if oci_subject is not None and oci_subject not in by_digest:
             findings.orphans[digest] = oci_subject
         elif oci_subject or not cosign_tags.isdisjoint(image.image_tags):
             _follow_subject(digest, oci_subject or cosign_subject(image.image_tags), images, findings)
+
+
+def _maybe_referrers(images: RepositoryImages, cosign_tags: frozenset[str]) -> Iterable[ImageDetail]:
+    """The images that may be referrers, newest first: those that name an OCI subject, and those that carry a tag in
+    cosign's scheme; found without a Python call per image (a subject is a digest: never empty)."""
+    ordered = images.ordered
+    if not cosign_tags:
+        return filter(_SUBJECT, ordered)
+    referrers = {images.digests[rank] for rank in _ranks_carrying(images, cosign_tags)}
+    referrers.update(map(_DIGEST, filter(_SUBJECT, ordered)))
+    return compress(ordered, map(referrers.__contains__, images.digests))
+
+
+def _ranks_carrying(images: RepositoryImages, tags: Iterable[str]) -> Iterable[int]:
+    """The ranks of the images that carry one of the tags (of every image that carries it, when a tag is on several)."""
+    if images.one_image_per_tag:
+        return map(images.rank_by_tag.__getitem__, tags)
+    wanted = frozenset(tags)
+    return (rank for rank, image in enumerate(images.ordered) if not wanted.isdisjoint(image.image_tags))
 
 
 def _follow_subject(digest: str, subject: str | None, images: RepositoryImages, findings: Findings) -> None:

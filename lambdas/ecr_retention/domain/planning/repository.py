@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from itertools import chain
+from operator import attrgetter
 from typing import Literal
 
 from ecr_retention.domain.config import DeleteRule
@@ -23,6 +24,7 @@ from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 DependentKind = Literal["index-child", "referrer"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_TAGS = attrgetter("image_tags")
 
 
 def newest_first(images: Iterable[ImageDetail]) -> list[ImageDetail]:
@@ -41,7 +43,10 @@ class RepositoryImages:
     # now - push time, by rank: ascending, so the images younger than any age are the first ranks.
     ages: list[timedelta]
     by_digest: dict[str, ImageDetail]
-    rank_by_tag: dict[str, int]  # tag -> position in `ordered`
+    rank_by_tag: dict[str, int]  # tag -> position in `ordered` (the oldest image's, of a tag on several)
+    # No tag is on two images (as in ECR; a snapshot written by hand may say otherwise): rank_by_tag finds every
+    # image that carries a tag.
+    one_image_per_tag: bool
     # Pushed after `now` (beyond clock skew): the newest by rank, 0 s old by age. Such an image takes
     # keep_newest slots; Findings.displaced records, per delete rule, which older images lose theirs to it.
     future: list[ImageDetail]
@@ -55,13 +60,15 @@ class RepositoryImages:
         digests = [image.image_digest for image in ordered]
         ages = [now - image.image_pushed_at for image in ordered]
         activating, archived = _ranks_not_active(ordered)
+        rank_by_tag = {tag: rank for rank, image in enumerate(ordered) for tag in image.image_tags}
         return cls(
             repository=repository,
             ordered=ordered,
             digests=digests,
             ages=ages,
             by_digest=dict(zip(digests, ordered, strict=True)),
-            rank_by_tag={tag: rank for rank, image in enumerate(ordered) for tag in image.image_tags},
+            rank_by_tag=rank_by_tag,
+            one_image_per_tag=len(rank_by_tag) == sum(map(len, map(_TAGS, ordered))),
             future=ordered[: bisect_left(ages, -CLOCK_SKEW)],  # pushed more than CLOCK_SKEW after now
             activating=activating,
             archived=archived,
@@ -75,6 +82,11 @@ class RepositoryImages:
         """The repository's tags that start with one of the characters (rules.TagPatterns says why)."""
         by_first = self._tags_by_first_character
         return chain.from_iterable(by_first.get(first, ()) for first in first_characters)
+
+    @cached_property
+    def last_activities(self) -> list[datetime]:
+        """Each image's last recorded pull, or push time when never pulled (ImageDetail.last_activity), by rank."""
+        return [image.last_recorded_pull_time or image.image_pushed_at for image in self.ordered]
 
     @cached_property
     def _tags_by_first_character(self) -> dict[str, list[str]]:

@@ -6,10 +6,13 @@ in every repository its policy matches: they are worded once per run (`policy_ru
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from itertools import chain, compress
+from operator import attrgetter, not_
 
 from ecr_retention.domain.config import DeleteRule, KeepRule, Policy, Selector, rule_name
 from ecr_retention.domain.patterns import compile_globs
@@ -26,25 +29,44 @@ from ecr_retention.domain.planning.repository import DisplacedSlots, Findings, R
 
 @dataclass(frozen=True)
 class TagPatterns:
-    """A selector's tag patterns, compiled once per run: what matches a tag whole, and the first characters that a
-    tag it matches can start with (None when a pattern starts with a wildcard: any). Most patterns start with a
-    literal character, and most of a repository's tags with another one: they are not matched at all."""
+    """A selector's tag patterns, compiled once per run. A pattern without a wildcard names one tag: it is looked up,
+    not matched. The others are matched whole by one regex, against the tags that start with a pattern's first
+    character only (None when a pattern starts with a wildcard: any). Most patterns start with a literal character,
+    and most of a repository's tags with another one: they are not matched at all."""
 
-    fullmatch: Callable[[str], object]
+    literals: tuple[str, ...]
+    fullmatch: Callable[[str], object] | None  # the patterns with a wildcard, None when there are none
     first_characters: tuple[str, ...] | None
 
     def matching(self, images: RepositoryImages) -> Iterable[str]:
-        """The repository's tags that the patterns match, read lazily."""
+        """The repository's tags that the patterns match, read lazily (a tag that two patterns match, perhaps
+        twice)."""
+        named = filter(images.rank_by_tag.__contains__, self.literals)
+        if self.fullmatch is None:
+            return named
         first = self.first_characters
-        return filter(self.fullmatch, images.rank_by_tag if first is None else images.tags_starting_with(first))
+        candidates = images.rank_by_tag if first is None else images.tags_starting_with(first)
+        return chain(named, filter(self.fullmatch, candidates))
 
     @classmethod
     def of(cls, patterns: tuple[str, ...] | None) -> TagPatterns | None:
         if patterns is None:
             return None
-        firsts = tuple(dict.fromkeys(pattern[:1] for pattern in patterns))
-        starts_with_a_wildcard = any(first in ("*", "?", "") for first in firsts)
-        return cls(compile_globs(patterns).fullmatch, None if starts_with_a_wildcard else firsts)
+        literals = tuple(pattern for pattern in patterns if not _WILDCARD.search(pattern))
+        wild = tuple(pattern for pattern in patterns if _WILDCARD.search(pattern))
+        if not wild:
+            return cls(literals, None, ())
+        return cls(literals, compile_globs(wild).fullmatch, _first_characters(wild))
+
+
+_WILDCARD = re.compile(r"[*?]")
+
+
+def _first_characters(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The characters a tag that one of the patterns matches can start with; None when a pattern starts with a
+    wildcard (any)."""
+    firsts = tuple(dict.fromkeys(pattern[:1] for pattern in patterns))
+    return None if any(first in ("*", "?") for first in firsts) else firsts
 
 
 @dataclass(frozen=True)
@@ -123,14 +145,25 @@ def unmet_conditions(rule: DeleteRule, images: RepositoryImages, selected: list[
     return unmet
 
 
-def _active_within(images: RepositoryImages, selected: list[int], window: timedelta, now: datetime) -> list[int]:
-    """The selected ranks pulled (or pushed) within the window."""
-    ordered = images.ordered
-    return [rank for rank in selected if not now - ordered[rank].last_activity > window]
+def _active_within(
+    images: RepositoryImages, selected: list[int], window: timedelta, now: datetime, *, inclusive: bool = True
+) -> list[int]:
+    """The selected ranks pulled (or pushed) within the window: `now - last activity` at most the window (below it,
+    not `inclusive`). Compared as `last activity >= now - window`, without a Python call per image: the same answer,
+    datetime arithmetic being exact."""
+    try:
+        since = now - window
+    except OverflowError:  # a window longer than the calendar before now: every image is within it
+        return list(selected)
+    within = since.__le__ if inclusive else since.__lt__
+    return list(compress(selected, map(within, map(images.last_activities.__getitem__, selected))))
 
 
 def _untagged(images: RepositoryImages) -> list[int]:
-    return [rank for rank, image in enumerate(images.ordered) if not image.image_tags]
+    return list(compress(range(len(images.ordered)), map(not_, map(_TAGS, images.ordered))))
+
+
+_TAGS = attrgetter("image_tags")
 
 
 class _RuleApplier:
@@ -176,15 +209,15 @@ class _RuleApplier:
         return self.other_tags.present_elsewhere(name, patterns)
 
     def apply_keep(self, keep: NamedKeep) -> None:
+        protections, reason = self.findings.protections, keep.reason
         for digest in self.images.digests_of(self._kept_by(keep.rule, keep.tags)):
-            self.findings.protections[digest].append(keep.reason)
+            protections[digest].append(reason)
 
     def _kept_by(self, keep: KeepRule, patterns: TagPatterns | None) -> list[int]:
         """What a keep rule selects, within its pulled_within window, up to its newest."""
         selected = self.select(keep, patterns, unknown_means=True)
         if keep.pulled_within is not None:
-            ordered, now, window = self.images.ordered, self.now, keep.pulled_within
-            selected = [rank for rank in selected if now - ordered[rank].last_activity < window]
+            selected = _active_within(self.images, selected, keep.pulled_within, self.now, inclusive=False)
         if keep.newest is not None:
             selected = selected[: keep.newest]
         return selected
@@ -207,12 +240,14 @@ class _RuleApplier:
         """The selected images whose conditions hold: spared among the keep_newest newest of the selection (an
         image whose conditions fail holds a slot all the same), marked beyond."""
         keep_newest, digests, findings = delete.rule.keep_newest, self.images.digests, self.findings
+        notes, spared = findings.notes, delete.spared
         for rank in selected[:keep_newest]:
             if rank not in unmet:
-                findings.notes[digests[rank]].append(delete.spared)
+                notes[digests[rank]].append(spared)
         marked = [digests[rank] for rank in selected[keep_newest:] if rank not in unmet]
+        marks, mark = findings.marks, delete.mark
         for digest in marked:
-            findings.marks[digest].append(delete.mark)
+            marks[digest].append(mark)
         if not delete.rule.archive:
             findings.deleting.update(marked)
 

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import cache
-from itertools import chain
+from itertools import chain, compress
 from operator import attrgetter
 from typing import Annotated, Any, Literal, Self
 
@@ -39,6 +39,9 @@ from ecr_retention.domain.registry.replication import NO_REPLICATION, REGION_PAT
 from ecr_retention.domain.timestamps import LeanUtcDatetime, UtcDatetime
 
 Digest = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")]
+
+_DIGEST = attrgetter("image_digest")
+_TAGS = attrgetter("image_tags")
 
 INDEX_MEDIA_TYPES = frozenset(
     {
@@ -138,7 +141,7 @@ class _LeanDocument(AwsShape):
 def first_repeated_digest(images: Sequence[ImageDetail]) -> tuple[int, str] | None:
     """The first image whose digest an earlier one of the list already has (its index and digest), or None: each image
     is listed once (one set when none repeats, the common case)."""
-    if len({image.image_digest for image in images}) == len(images):
+    if len(set(map(_DIGEST, images))) == len(images):  # no Python frame per image
         return None
     seen: set[str] = set()
     for index, image in enumerate(images):
@@ -167,10 +170,11 @@ class ImagesDocument(_LeanDocument):
     def _no_tag_is_empty_or_twice(self) -> Self:
         """Lean images leave these checks to their document: one loop, not a Python validator per image. (A refusal
         is worded by the checked twin, which says where.)"""
-        several_tags = [tags for image in self.image_details if len(tags := image.image_tags) > 1]
+        every_tags = list(map(_TAGS, self.image_details))
+        several_tags = compress(every_tags, map((1).__lt__, map(len, every_tags)))  # no Python frame per image
         if any(len(set(tags)) != len(tags) for tags in several_tags):
             raise ValueError("a tag appears twice on one image")
-        if "" in chain.from_iterable(map(attrgetter("image_tags"), self.image_details)):  # no Python frame per image
+        if "" in chain.from_iterable(every_tags):
             raise ValueError("an image tag is empty")
         return self
 

@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field, TypeAdapter
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from ecr_retention.domain.doctor import Finding, TemplateFinding
+from ecr_retention.domain.doctor.models import Finding, TemplateFinding
 from ecr_retention.domain.holds.model import Hold
 from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
@@ -32,15 +32,8 @@ from ecr_retention.domain.planning.plan import (
 )
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
-from ecr_retention.domain.timestamps import UtcDatetime
-
-Trigger = Literal["schedule", "push", "cli"]
-RunOutcome = Literal["ok", "blocked", "partial", "failed"]
-# ok: evaluated, every planned action done or not needed; blocked: the inventory stopped every deletion;
-# skipped: over max_delete_fraction; partial: some actions failed or were cancelled for a reason other than
-# a tag change; busy: another evaluation holds the repository; gone: the repository no longer exists;
-# failed: the evaluation itself failed (error names why); unmanaged: no policy matches it.
-RepositoryOutcome = Literal["ok", "blocked", "skipped", "partial", "busy", "gone", "failed", "unmanaged"]
+from ecr_retention.domain.reporting.outcomes import RepositoryOutcome, RunOutcome, Trigger
+from ecr_retention.domain.timestamps import LeanPushedAt, UtcDatetime
 
 
 @pydantic_dataclass(
@@ -53,7 +46,7 @@ class ImageEntry:
 
     image_digest: str
     image_tags: tuple[str, ...]
-    image_pushed_at: UtcDatetime
+    image_pushed_at: LeanPushedAt  # UtcDatetime without a Python call: one per image of a JSON report
     image_size_in_bytes: int | None = None
     kind: ReasonKind
     rule: str | None = None
