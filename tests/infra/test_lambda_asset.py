@@ -37,8 +37,9 @@ LAMBDA_ENVIRONMENT = {
     "AWS_LAMBDA_LOG_FORMAT": "JSON",
 }
 # What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
-# import (ports.py; registries.py, the pruned registries; run_files.py, a run's files; loading.py from
-# handlers.dependencies; the report step's page, with its templates, and sheet).
+# import (ports.py; registries.py, the pruned registries; run_files.py, a run's files; listed_ahead.py, which
+# services/run.py imports for the CLI's dry-run sweep; loading.py from handlers.dependencies; the report step's page,
+# with its templates, and sheet).
 # The shared Kubernetes code (kube/), whose lister the collector uses for eksClusters. Not the CLI, the in-cluster
 # exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
 SHIPPED = {
@@ -52,6 +53,7 @@ SHIPPED = {
     "defects.py",
     "gc_guard.py",
     "layout.py",
+    "listed_ahead.py",
     "loading.py",
     "ports.py",
     "registries.py",

@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.config import Config
+from botocore.utils import parse_timestamp
 
 from ecr_retention import __version__
 
@@ -64,7 +67,7 @@ class ClientFactory:
             if existing is not None:
                 return existing
             if self._session is None:
-                self._session = boto3.session.Session()
+                self._session = utc_session()
             where = region or configured_region(self._session)
             created = self._session.client(service, region_name=where, config=self._config)
             if self._on_create is not None:
@@ -75,6 +78,29 @@ class ClientFactory:
     def for_session(self, session: boto3.session.Session) -> ClientFactory:
         """A factory over other credentials (an assumed role's), with this factory's Config and on_create."""
         return ClientFactory(session, config=self._config, on_create=self._on_create)
+
+
+def utc_timestamp(value: Any) -> datetime:
+    """A timestamp of an AWS answer, as botocore reads it, but epoch seconds (every timestamp of ECR's JSON answers:
+    two per image of a DescribeImages page) read straight into an aware UTC datetime: botocore's own reading gives
+    them the local time zone (dateutil's tzlocal, whose every conversion runs Python), which the domain converts to
+    UTC again; the instant is the same. Anything else (the ISO 8601 text of XML answers, a value out of range) is
+    botocore's reading."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value, UTC)
+        except (OverflowError, OSError, ValueError):
+            pass
+    parsed: datetime = parse_timestamp(value)
+    return parsed
+
+
+def utc_session() -> boto3.session.Session:
+    """A boto3 session as boto3.session.Session() makes it, whose clients read timestamps with utc_timestamp (through
+    botocore's documented hook, the response parser factory's defaults)."""
+    core = botocore.session.get_session()
+    core.get_component("response_parser_factory").set_parser_defaults(timestamp_parser=utc_timestamp)
+    return boto3.session.Session(botocore_session=core)
 
 
 _default_factory: ClientFactory | None = None

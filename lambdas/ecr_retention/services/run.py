@@ -27,6 +27,7 @@ from ecr_retention.domain.reporting.outcomes import Trigger
 from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.layout import batch_begun_key, regional_name
+from ecr_retention.listed_ahead import listed_ahead
 from ecr_retention.ports import (
     Bucket,
     LeaseStore,
@@ -793,11 +794,13 @@ def _evaluate_registry(
     if listing.names is None:
         return [listing.failed()]
     reports = []
-    for name in sweep_targets(config, listing.registry, patterns=patterns, repositories=listing.names):
-        with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
-            reports.append(
-                evaluate_repository(
-                    name, inputs, registry=listing.registry, cache=cache, leases=adapters.leases, clock=adapters.clock
+    names = sweep_targets(config, listing.registry, patterns=patterns, repositories=listing.names)
+    with listed_ahead(listing.registry, names, dry_run=inputs.dry_run) as registry:
+        for name in names:
+            with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
+                reports.append(
+                    evaluate_repository(
+                        name, inputs, registry=registry, cache=cache, leases=adapters.leases, clock=adapters.clock
+                    )
                 )
-            )
     return reports

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -14,6 +15,7 @@ from ecr_retention.domain.planning.ledger import Ledger
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.domain.registry.swept import SweptRegistry, SweptRepository, registry_of
+from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
 from ecr_retention.ports import Bucket, StorageUnavailable
 
@@ -46,32 +48,75 @@ def keep_snapshot(
         run_id=run_id,
         repositories=(snapshot,),
     )
-    body = _body(swept)
+    fields = _fields(swept)
     stored = repository_snapshot_key(snapshot.repository_name, key)
     try:
-        if not _kept_as_it_is(bucket, stored, swept, body):
-            bucket.write(stored, body)
+        if not _kept_as_it_is(bucket, stored, swept, fields):
+            bucket.write(stored, _body(fields))
     except StorageUnavailable as error:  # the write's (the comparison's read failing is a reason to write)
         return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {error}",)
     return ()
 
 
-def _body(swept: SweptRepository) -> bytes:
-    return json.dumps(swept.model_dump(mode="json", by_alias=True, exclude_none=True)).encode()
+def _fields(swept: SweptRepository) -> dict[str, Any]:
+    """The kept object's JSON fields, as the object holds them."""
+    fields: dict[str, Any] = swept.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return fields
 
 
-def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, body: bytes) -> bool:
+def _body(fields: dict[str, Any]) -> bytes:
+    return json.dumps(fields).encode()
+
+
+def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, fields: dict[str, Any]) -> bool:
     """Whether the object at `key` holds this snapshot already, read by an earlier run less than
     SNAPSHOT_REWRITTEN_AFTER before: then a review reads the same repository from it. An object that is missing or
-    cannot be read (unreadable, or its GET failed) is rewritten."""
+    cannot be read (unreadable, or its GET failed) is rewritten.
+
+    The common case, the very bytes this snapshot is written as but for when and by which run it was read, is told
+    without reading the object as a snapshot; any other object is read as one (read_swept) and compared as this
+    snapshot would be written (an older writer's may differ in form only)."""
+    source = f"s3://{bucket.name}/{key}"
     try:
         found = bucket.read(key, max_bytes=SNAPSHOT.max_bytes)
-        kept = read_swept(f"s3://{bucket.name}/{key}", found) if found is not None else None
-    except (InputError, StorageUnavailable):
+    except StorageUnavailable:
         return False
-    if kept is None or swept.read_at - kept.read_at >= SNAPSHOT_REWRITTEN_AFTER:
+    if found is None:
         return False
-    return _body(kept.model_copy(update={"read_at": swept.read_at, "run_id": swept.run_id})) == body
+    read_at = _written_as(found, fields)
+    if read_at is not None:
+        return _read_recently(read_at, swept.read_at)
+    try:
+        kept = read_swept(source, found)
+    except InputError:
+        return False
+    if swept.read_at - kept.read_at >= SNAPSHOT_REWRITTEN_AFTER:
+        return False
+    return _fields(kept.model_copy(update={"read_at": swept.read_at, "run_id": swept.run_id})) == fields
+
+
+def _written_as(found: bytes, fields: dict[str, Any]) -> object | None:
+    """When the stored object was read, if it is, byte for byte, these fields as keep_snapshot writes them but for
+    when and by which run (a string) it was read; None otherwise. (Bytes that json.dumps wrote hold no key twice: the
+    strict reading, parse_json, is for the others.)"""
+    try:
+        data = json.loads(found)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("runId"), str) or "readAt" not in data:
+        return None
+    read_at: object = data["readAt"]
+    return read_at if _body({**fields, "readAt": read_at, "runId": data["runId"]}) == found else None
+
+
+def _read_recently(stored_read_at: Any, read_at: datetime) -> bool:
+    """Whether the stored snapshot was read less than SNAPSHOT_REWRITTEN_AFTER before `read_at` (one it cannot tell
+    when was read is not)."""
+    try:
+        kept_at = parse_timestamp(stored_read_at)
+    except ValueError:
+        return False
+    return read_at - kept_at < SNAPSHOT_REWRITTEN_AFTER
 
 
 def as_left(snapshot: RepositorySnapshot, ledger: Ledger | None, now: datetime) -> RepositorySnapshot:

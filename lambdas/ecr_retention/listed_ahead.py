@@ -1,0 +1,123 @@
+"""A dry run's sweep lists each repository's images while the one before it is planned (`ecr-retention run`,
+services/run.py run_pipeline).
+
+A sweep's time is its listing: DescribeImages, page after page, waits on ECR far longer than the planning of what it
+returns takes. Planned one after the other, a repository's listing waited for the planning, the findings and the kept
+snapshot of the repository before it, and ECR waited for them too. `ListedAhead` is the registry a sweep evaluates
+through: worker threads list the next repositories of the sweep's order, each once, while the caller plans the
+current one, and the caller's own DescribeImages of a repository is answered by that listing. The calls are the same
+ones, each made once: only when they are made changes.
+
+Only a dry run reads ahead: nothing is removed between a listing and its plan, and a dry run takes no lease (a reading
+without one changes nothing: docs/safety.md, 12). A run that acts reads each repository right before it plans it, as
+before (docs/safety.md, 6).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+
+from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+from ecr_retention.domain.registry.images import ImageDetail
+from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.ports import BatchOutcome, ImageId, ImageManifest, Registry, TagOutcome
+
+# Repositories listed at once, ahead of the one being planned: two keep ECR answering one page while this process
+# reads the other (a bare listing alternates the two), and hold at most two listings nobody has asked for yet.
+LISTINGS_AHEAD = 2
+
+
+class ListedAhead:
+    """A Registry whose DescribeImages of each repository of `order` is made by a worker thread ahead of the ask, at
+    most `ahead` repositories ahead; every other call, and DescribeImages of any other repository (or of one asked a
+    second time), is the port's, made when asked; what would change the registry is refused (DryRunOnly). Its methods
+    are called by one thread (the sweep's); an error of a listing made ahead is raised to the caller that asks for
+    it, as the port would have raised it. A listing made ahead that nobody asks for (its repository's evaluation
+    failed before it listed) holds one of the `ahead` places until the sweep ends: with every place held, the
+    repositories after are listed when asked, as without this class."""
+
+    def __init__(self, port: Registry, order: Sequence[str], workers: ThreadPoolExecutor, ahead: int) -> None:
+        self._port = port
+        self._waiting = deque(dict.fromkeys(order))
+        self._listing: dict[str, Future[list[ImageDetail]]] = {}
+        self._workers = workers
+        self._ahead = ahead
+        self._list_more()
+
+    def _list_more(self) -> None:
+        while self._waiting and len(self._listing) < self._ahead:
+            repository = self._waiting.popleft()
+            self._listing[repository] = self._workers.submit(self._port.describe_images, repository)
+
+    @property
+    def registry_id(self) -> str:
+        return self._port.registry_id
+
+    @property
+    def region(self) -> str:
+        return self._port.region
+
+    def describe_images(self, repository: str) -> list[ImageDetail]:
+        listed = self._listing.pop(repository, None)
+        self._list_more()
+        return self._port.describe_images(repository) if listed is None else listed.result()
+
+    def repository_names(self) -> list[str]:
+        return self._port.repository_names()
+
+    def describe_image_ids(self, repository: str, digests: Sequence[str]) -> dict[str, ImageDetail]:
+        return self._port.describe_image_ids(repository, digests)
+
+    def describe_images_by_id(self, repository: str, image_ids: Sequence[ImageId]) -> list[ImageDetail]:
+        return self._port.describe_images_by_id(repository, image_ids)
+
+    def get_manifests(
+        self, repository: str, digests: Sequence[str], media_types: Sequence[str]
+    ) -> dict[str, ImageManifest]:
+        return self._port.get_manifests(repository, digests, media_types)
+
+    def lifecycle_policy(self, repository: str) -> str | None:
+        return self._port.lifecycle_policy(repository)
+
+    def replication_configuration(self) -> ReplicationConfiguration:
+        return self._port.replication_configuration()
+
+    def creation_templates(self) -> list[RepositoryCreationTemplate]:
+        return self._port.creation_templates()
+
+    # A dry run removes and tags nothing: a call that would is a defect of the caller, refused before it reaches ECR.
+    def delete_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        raise DryRunOnly(f"a dry run deleted images of {repository}")
+
+    def archive_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        raise DryRunOnly(f"a dry run archived images of {repository}")
+
+    def restore_images(self, repository: str, digests: Sequence[str]) -> BatchOutcome:
+        raise DryRunOnly(f"a dry run restored images of {repository}")
+
+    def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:
+        raise DryRunOnly(f"a dry run tagged an image of {repository}")
+
+
+class DryRunOnly(RuntimeError):
+    """A registry read ahead was asked to change the registry: only a dry run reads ahead."""
+
+
+@contextmanager
+def listed_ahead(
+    port: Registry, order: Sequence[str], *, dry_run: bool, ahead: int = LISTINGS_AHEAD
+) -> Iterator[Registry]:
+    """The registry to evaluate the repositories of `order` through, in that order: their listings made ahead in a dry
+    run, the port itself in a run that acts. On the way out, a listing not yet begun is not begun (one under way ends,
+    dropped)."""
+    if not dry_run or ahead < 1 or len(order) < 2:
+        yield port
+        return
+    workers = ThreadPoolExecutor(max_workers=ahead, thread_name_prefix="listed-ahead")
+    try:
+        yield ListedAhead(port, order, workers, ahead)
+    finally:
+        workers.shutdown(wait=False, cancel_futures=True)
