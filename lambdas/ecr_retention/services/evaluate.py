@@ -1,6 +1,7 @@
-"""Evaluate one repository: take its lease, snapshot it, plan it, have services/act.py act on the plan (nothing in
-dry run; restores only in a blocked run or a skipped repository, since restoring deletes nothing), and report what
-happened (domain/reporting/report.py `repository_report`, from the plan and the act's ledger).
+"""Evaluate one repository: snapshot it and plan it; when the plan changes the registry, take its lease, snapshot and
+plan it again under the lease; have services/act.py act on the plan (nothing in dry run; restores only in a blocked
+run or a skipped repository, since restoring deletes nothing), and report what happened
+(domain/reporting/report.py `repository_report`, from the plan and the act's ledger).
 
 The one code path that deletes: the evaluate Lambda and `ecr-retention run` both call `evaluate_repository`.
 """
@@ -134,8 +135,11 @@ def evaluate_repository(
     services.act.DEADLINE_MARGIN_SECONDS remain; what was not attempted is reported failed (DeadlineReached)
     and the next run takes it up.
 
-    A lease table that cannot be reached fails this repository alone, untouched; one that cannot release the
-    lease after the evaluation leaves the report of what was done intact, with a warning (the lease expires).
+    With `leases`, the repository is read and planned without its lease; a plan that changes the registry (LeaseNeeded)
+    takes the lease and is read and planned again under it before acting, and one whose lease another run holds is
+    reported busy, changed in nothing (docs/safety.md 12). A lease table that cannot be reached fails this repository
+    alone, unchanged; one that cannot release the lease after the evaluation leaves the report of what was done
+    intact, with a warning (the lease expires).
     Any other failure fails this repository alone too (defects.py): a sweep goes on."""
     evaluate = partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left)
     first = _contained(repository, partial(evaluate, unleased=leases is not None))
