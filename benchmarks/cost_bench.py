@@ -698,7 +698,7 @@ def main() -> None:
     )
     print_costs("push run of 1 repository (counted), USD:", push, prices, arguments.regions)
     for target in (10_000,):
-        scaled = at(target, sweep, smaller, 0)
+        scaled = at(target, steady, smaller_steady, 1)
         month = {
             region: MONTH_DAYS
             * (
@@ -708,8 +708,8 @@ def main() -> None:
             for region in arguments.regions
         }
         shown = ", ".join(f"{region} {value:.4f}" for region, value in month.items())
-        print(f"month ({MONTH_DAYS} days): a daily sweep of {target:,} repositories + {arguments.pushes_a_day} push "
-              f"runs a day, USD: {shown}")  # fmt: skip
+        print(f"month ({MONTH_DAYS} days): a daily sweep of {target:,} repositories ({arguments.churn:.0%} pushed to) "
+              f"+ {arguments.pushes_a_day} push runs a day, USD: {shown}")  # fmt: skip
     at_10k = at(10_000, sweep, smaller, 0)
     ratio = ratio_of(at_10k, prices["regions"]["us-east-1"])
     push_cost = sum(costs_of(push, prices["regions"]["us-east-1"]).values())
