@@ -23,8 +23,10 @@ How each unit is counted (docs/cost.md says more):
 - events: one EventBridge Scheduler invocation per sweep; a push run: the push queue's requests (ECR's events on the
   default bus are free).
 Durations on moto are this machine's, without the network latency of real AWS calls: the floor measured here is lower
-than on AWS, so the ratios printed are conservative. 10,000 and 100,000 repositories are extrapolated linearly from
-the largest measured registry's units (said so in the output). Asserts nothing about cost or time.
+than on AWS, so the ratios printed are conservative. 10,000 and 100,000 repositories are extrapolated from the
+counted registries, by repositories and by batches: the largest is counted again in batches of the largest size (the
+targets step given one worker) when the measured tree sizes its batches by the Map's workers (said so in the output).
+Asserts nothing about cost or time.
 """
 
 from __future__ import annotations
