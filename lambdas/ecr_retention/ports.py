@@ -291,7 +291,8 @@ class LeaseStore(Protocol):
     """One evaluation per repository at a time, across Lambdas and CLI runs. Every method raises LeaseUnavailable."""
 
     def acquire(self, repository: str, holder: str, seconds: int) -> bool:
-        """True when this holder now has the lease; False when another holder's lease has not expired."""
+        """True when this holder now has the lease; False when a lease that has not expired is held, by another holder
+        or by this one (another evaluation of the same run: aws/dynamodb_lease.py)."""
         ...
 
     def release(self, repository: str, holder: str) -> None: ...

@@ -354,7 +354,7 @@ class MemoryLeases:
     held: dict[str, str] = field(default_factory=dict)
 
     def acquire(self, repository: str, holder: str, seconds: int) -> bool:
-        if self.held.get(repository, holder) != holder:
+        if repository in self.held:  # held, by another run or another evaluation of this one (aws/dynamodb_lease.py)
             return False
         self.held[repository] = holder
         return True

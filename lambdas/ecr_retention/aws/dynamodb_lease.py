@@ -19,9 +19,11 @@ HOLDER_ATTRIBUTE = "holder"
 CONDITION_FAILED = "ConditionalCheckFailedException"
 
 # Placeholders for every attribute name, so that no name can collide with a DynamoDB reserved word.
-NAMES = {"#key": LEASE_TABLE_KEY, "#holder": HOLDER_ATTRIBUTE, "#expires": LEASE_TABLE_TTL_ATTRIBUTE}
-# Free, expired, or already ours (a retried invocation of the same holder keeps its lease and extends it).
-ACQUIRE_CONDITION = "attribute_not_exists(#key) OR #expires < :now OR #holder = :holder"
+NAMES = {"#key": LEASE_TABLE_KEY, "#expires": LEASE_TABLE_TTL_ATTRIBUTE}
+# Free or expired. Not "already ours": two evaluations of one run (a batch's invocation that Step Functions gave up on
+# while it still ran, and the fallback that evaluates its repositories each alone) must keep out of each other as two
+# runs do; an evaluation of this run that ended without releasing it is found by services.run.unfinished.
+ACQUIRE_CONDITION = "attribute_not_exists(#key) OR #expires < :now"
 
 
 class LeaseError(AwsCallFailed, LeaseUnavailable):
@@ -56,7 +58,7 @@ class DynamoDbLeases:
                 },
                 ConditionExpression=ACQUIRE_CONDITION,
                 ExpressionAttributeNames=NAMES,
-                ExpressionAttributeValues={":now": {"N": str(now)}, ":holder": {"S": holder}},
+                ExpressionAttributeValues={":now": {"N": str(now)}},
             )
         except ClientError as error:
             if error_code(error) == CONDITION_FAILED:

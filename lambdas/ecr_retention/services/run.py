@@ -319,8 +319,8 @@ def changed_nothing(report: RepositoryReport) -> bool:
     failed on the way. Its report may wait for its batch's end (HeldReports: a part object for many): were the batch's
     invocation to crash first, the workflow evaluates the repository again, as a new evaluation of the registry as it
     is then. A report of an evaluation that changed something is stored before the next repository starts, as before
-    batches. An evaluation whose invocation ended before it stored its report is not evaluated again in the run (its
-    lease names the run: unfinished), and the run's report says so of it."""
+    batches. An evaluation that acted (it took the lease to) and whose invocation ended before it released the lease is
+    not evaluated again in the run (its lease names the run: unfinished), and the run's report says so of it."""
     return report.outcome != "failed" and not (
         report.deleted
         or report.archived

@@ -19,7 +19,7 @@ from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.snapshot import MemoryManifestCache
 from support.builders import ACCOUNT, NOW, REGION
-from support.fakes import FakeRegistry, MemoryLeases
+from support.fakes import MUTATING, FakeRegistry, MemoryLeases
 
 
 @dataclass
@@ -34,6 +34,20 @@ class RecordingLeases(MemoryLeases):
         for work in self.meanwhile:
             work()  # type: ignore[operator]
         return super().acquire(repository, holder, seconds)
+
+
+def changes_under_the_lease(registry: FakeRegistry, leases: MemoryLeases) -> list[tuple[str, str | None]]:
+    """Each change the evaluation asks of the registry, with who held app's lease as it asked."""
+    asked: list[tuple[str, str | None]] = []
+    for name in MUTATING:
+        change = getattr(registry, name)
+
+        def recorded(*args: object, _name: str = name, _change: object = change, **kwargs: object) -> object:
+            asked.append((_name, leases.held.get("app")))
+            return _change(*args, **kwargs)  # type: ignore[operator]
+
+        setattr(registry, name, recorded)
+    return asked
 
 
 def evaluate(
@@ -94,10 +108,13 @@ def test_a_plan_that_deletes_takes_the_lease_once_and_releases_it() -> None:
     registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
     images = seed_app(registry)
     leases = RecordingLeases()
+    asked = changes_under_the_lease(registry, leases)
 
     report = evaluate(registry, inventory(manifest(f"{HOST}/app:v2")), leases)
 
     assert leases.acquired == ["app"]
+    assert asked  # the deletions, every one asked while this run held the lease
+    assert all(holder == "run-1" for _, holder in asked)
     assert leases.held == {}
     assert {entry.image_digest for entry in report.deleted} == {images["v1"], images["v3"], images["old-untagged"]}
 
@@ -112,6 +129,8 @@ def test_a_plan_that_only_restores_takes_the_lease() -> None:
         ), dry_run=False,
     )  # fmt: skip
 
+    asked = changes_under_the_lease(registry, leases)
+
     report = evaluate_repository(
         "app", inputs, registry=registry, cache=MemoryManifestCache(), leases=leases, clock=lambda: NOW
     )
@@ -119,6 +138,8 @@ def test_a_plan_that_only_restores_takes_the_lease() -> None:
     assert report.deleted == ()
     assert [entry.image_digest for entry in report.restored] == [images["v2"]]
     assert leases.acquired == ["app"]
+    assert asked == [("restore_images", "run-1")]
+    assert leases.held == {}
 
 
 def test_what_another_run_changed_before_the_lease_was_taken_is_read_again_and_decides() -> None:
@@ -128,7 +149,7 @@ def test_what_another_run_changed_before_the_lease_was_taken_is_read_again_and_d
     images = seed_app(registry)
     leases = RecordingLeases()
     pushed: dict[str, str] = {}
-    leases.meanwhile.append(lambda: registry.repositories["app"].pop(images["v3"]))
+    leases.meanwhile.append(lambda: registry.repositories["app"].pop(images["v3"], None))
     leases.meanwhile.append(
         lambda: pushed.update(v5=registry.add_image("app", tags=["v5"], pushed_at=NOW - timedelta(days=40), seed="v5"))
     )
@@ -139,3 +160,18 @@ def test_what_another_run_changed_before_the_lease_was_taken_is_read_again_and_d
     assert pushed["v5"] in registry.digests("app")
     assert images["v2"] in registry.digests("app")
     assert leases.held == {}
+
+
+def test_another_evaluation_of_the_same_run_holding_the_lease_keeps_this_one_out() -> None:
+    """A batch's invocation that Step Functions gave up on while it still ran, and the fallback evaluating the same
+    repository in an invocation of its own: one run, two evaluations; the second is refused as another run would be."""
+    registry = FakeRegistry(registry_id=ACCOUNT, region=REGION)
+    images = seed_app(registry)
+    leases = RecordingLeases(held={"app": "run-1"})
+
+    report = evaluate(registry, inventory(manifest(f"{HOST}/app:v2")), leases)
+
+    assert report.outcome == "busy"
+    assert registry.mutating_calls == []
+    assert registry.digests("app") == set(images.values())
+    assert leases.held == {"app": "run-1"}

@@ -95,14 +95,17 @@ class TestAcquire:
             "expiresAt": str(int(START.timestamp()) + 901 + 600),
         }
 
-    def test_the_holder_may_acquire_again_and_extends_its_lease(self, leases: DynamoDbLeases, clock: Clock) -> None:
-        # A retried invocation of the same evaluation must not find itself "busy".
+    def test_a_second_evaluation_of_the_same_run_is_refused_while_the_lease_lasts(
+        self, leases: DynamoDbLeases, clock: Clock
+    ) -> None:
+        # A batch's invocation that Step Functions gave up on while it still ran, and the fallback evaluating the same
+        # repository: one run, two evaluations, one lease.
         assert leases.acquire("app/api", "run-1", 900)
         clock.advance(600)
 
+        assert not leases.acquire("app/api", "run-1", 900)
+        clock.advance(301)  # past the lease's end
         assert leases.acquire("app/api", "run-1", 900)
-        clock.advance(600)  # past the first lease's end, inside the extended one
-        assert not leases.acquire("app/api", "run-2", 900)
 
     def test_repositories_are_leased_independently(self, leases: DynamoDbLeases) -> None:
         assert leases.acquire("app/api", "run-1", 900)
