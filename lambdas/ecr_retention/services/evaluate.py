@@ -130,6 +130,7 @@ def evaluate_repository(
     clock: Callable[[], datetime] = utc_now,
     lease_seconds: int = DEFAULT_LEASE_SECONDS,
     seconds_left: SecondsLeft = None,
+    store_before_release: Callable[[RepositoryReport], object] | None = None,
 ) -> RepositoryReport:
     """`seconds_left` (a Lambda's remaining time): no call starts when less than
     services.act.DEADLINE_MARGIN_SECONDS remain; what was not attempted is reported failed (DeadlineReached)
@@ -139,7 +140,8 @@ def evaluate_repository(
     takes the lease and is read and planned again under it before acting, and one whose lease another run holds is
     reported busy, changed in nothing (docs/safety.md 12). A lease table that cannot be reached fails this repository
     alone, unchanged; one that cannot release the lease after the evaluation leaves the report of what was done
-    intact, with a warning (the lease expires).
+    intact, with a warning (the lease expires). `store_before_release`: where the report of an evaluation that took
+    the lease is stored before the lease is released (and again with the warning when it cannot be).
     Any other failure fails this repository alone too (defects.py): a sweep goes on."""
     evaluate = partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left)
     first = _contained(repository, partial(evaluate, unleased=leases is not None))
@@ -152,8 +154,18 @@ def evaluate_repository(
     if refused is not None:
         return refused.model_copy(update={"region": registry.region})
     acted = _contained(repository, evaluate)
+    report = acted.report().model_copy(update={"region": registry.region})
+    if store_before_release is not None:
+        # Stored while the lease is held: an invocation that ends after this leaves the report of what was done, one
+        # that ends before leaves the lease naming the run (services.run.unfinished); none leaves neither.
+        store_before_release(report)
     released = _release_lease(leases, leased, inputs.run_id, lease_seconds)
-    return acted.report(*released).model_copy(update={"region": registry.region})
+    if not released:
+        return report
+    report = acted.report(*released).model_copy(update={"region": registry.region})
+    if store_before_release is not None:
+        store_before_release(report)  # with the warning that the lease expires instead
+    return report
 
 
 @dataclass(frozen=True)

@@ -287,6 +287,12 @@ def run_work_item(
         run_files=files,
         recheck_holds=recheck_holds,
     )
+    stored_under_lease: list[RepositoryReport] = []
+
+    def store_under_lease(report: RepositoryReport) -> None:
+        files.store_report(report, pruned.key)
+        stored_under_lease.append(report)
+
     report = evaluate_repository(
         repository,
         inputs,
@@ -295,7 +301,10 @@ def run_work_item(
         leases=adapters.leases,
         clock=adapters.clock,
         seconds_left=seconds_left,
+        store_before_release=store_under_lease,
     )
+    if stored_under_lease and stored_under_lease[-1] is report:
+        return report
     if held is not None and (inputs.dry_run or changed_nothing(report)):
         held.append(report)
     else:

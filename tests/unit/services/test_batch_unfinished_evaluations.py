@@ -185,3 +185,35 @@ def test_a_batch_whose_marker_cannot_be_written_fails_its_invocation_before_eval
     with pytest.raises(StorageUnavailable):
         run_work_batch(rules(False), adapters, batch)
     assert {name: registry.digests(name) for name in batch.repositories} == before
+
+
+class ReportBeforeRelease(MemoryLeases):
+    """A lease table that records, at each release, whether the repository's own report was stored already."""
+
+    def __init__(self, files: list[RunFiles]) -> None:
+        super().__init__()
+        self.files = files
+        self.stored_at_release: list[bool] = []
+
+    def release(self, repository: str, holder: str) -> None:
+        self.stored_at_release.append(self.files[0].has_report(repository))
+        super().release(repository, holder)
+
+
+def test_a_repository_that_acted_has_its_report_stored_before_its_lease_is_released() -> None:
+    """An invocation that ends between the two leaves either the report of what was done, or the lease that tells the
+    fallback the evaluation began: never neither."""
+    files: list[RunFiles] = []
+    leases = ReportBeforeRelease(files)
+    registry, adapters = adapters_with(leases)
+    start, [batch] = batches_of(adapters)
+    files.append(RunFiles(adapters.bucket, start.run_id))
+    before = {name: registry.digests(name) for name in batch.repositories}
+
+    reports = run_work_batch(rules(False), adapters, batch)
+
+    assert [report.deleted != () for report in reports] == [True, True]  # both acted, each under its lease
+    assert leases.stored_at_release == [True, True]
+    assert all(registry.digests(name) != before[name] for name in batch.repositories)
+    run = finish_run(adapters, start, rules(False))
+    assert [repository.outcome for repository in run.repositories] == ["ok", "ok"]
