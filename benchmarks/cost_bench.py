@@ -233,18 +233,14 @@ def provision(repositories: int, images: int, machine_definition: dict[str, Any]
     import boto3
     from moto.core import DEFAULT_ACCOUNT_ID
 
+    from ecr_retention_dev.scenario import create_lease_table
     from support.lambda_stack import push
 
     s3 = boto3.client("s3", region_name=REGION)
     s3.create_bucket(Bucket=BUCKET, CreateBucketConfiguration={"LocationConstraint": REGION})
     sns = boto3.client("sns", region_name=REGION)
     topic = sns.create_topic(Name="reports")["TopicArn"]
-    boto3.client("dynamodb", region_name=REGION).create_table(
-        TableName="leases",
-        KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_lease_table(boto3.client("dynamodb", region_name=REGION), "leases")
     machine = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
         name="pruning", definition=json.dumps(machine_definition), roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/sfn"
     )["stateMachineArn"]

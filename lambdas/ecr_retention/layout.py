@@ -74,10 +74,16 @@ def regional_name(repository: str, key: str | None) -> str:
     return repository if key is None else f"{key}:{repository}"
 
 
+def hashed_name(repository: str, key: str | None) -> str:
+    """A repository's name across the pruned Regions as one flat, collision-free object name: repository names hold
+    slashes."""
+    return hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
+
+
 def replicated_deletions_key(run_id: str, repository: str, key: str | None = None) -> str:
     """What a repository's evaluation deletes, told before it acts to the evaluations of the destinations its
     deletions replicate to, when the run prunes those too (services/replicas.py)."""
-    name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
+    name = hashed_name(repository, key)
     return f"{run_prefix(run_id)}deletions/{name}.json"
 
 
@@ -86,8 +92,7 @@ def repository_reports_prefix(run_id: str) -> str:
 
 
 def repository_report_key(run_id: str, repository: str, key: str | None = None) -> str:
-    # Repository names hold slashes; a hash keeps one flat, collision-free object per repository.
-    name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
+    name = hashed_name(repository, key)
     return f"{repository_reports_prefix(run_id)}{name}.json"
 
 
@@ -95,7 +100,7 @@ def batch_reports_key(run_id: str, first_repository: str, key: str | None = None
     """Where a batch stores the reports of its repositories that changed nothing (services.run.run_work_batch), beside
     the repositories' own reports, named by the batch's first repository (each repository is in one batch of a run)
     and the part's number: a batch stores them in parts of a bounded size (run_files.MAX_BATCH_REPORTS_PART_BYTES)."""
-    name = hashlib.sha256(regional_name(first_repository, key).encode()).hexdigest()[:32]
+    name = hashed_name(first_repository, key)
     return f"{repository_reports_prefix(run_id)}{BATCH_REPORTS_PREFIX}{name}-{part}.json"
 
 
@@ -106,13 +111,13 @@ BATCH_REPORTS_PREFIX = "batch-"
 def batch_begun_key(run_id: str, first_repository: str, key: str | None = None) -> str:
     """Written once, by the first invocation of a batch (a conditional write), named as the batch's reports are: an
     invocation that finds it there is not the batch's first (services.run.run_work_batch)."""
-    name = hashlib.sha256(regional_name(first_repository, key).encode()).hexdigest()[:32]
+    name = hashed_name(first_repository, key)
     return f"{run_prefix(run_id)}batches/{name}.json"
 
 
 def repository_snapshot_key(repository: str, key: str | None = None) -> str:
     """Where the last evaluation of a repository keeps its snapshot: one flat object per repository, as its reports."""
-    name = hashlib.sha256(regional_name(repository, key).encode()).hexdigest()[:32]
+    name = hashed_name(repository, key)
     return f"{SNAPSHOTS_PREFIX}{name}.json"
 
 

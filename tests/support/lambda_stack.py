@@ -22,7 +22,9 @@ from moto import mock_aws
 from moto.core.models import DEFAULT_ACCOUNT_ID
 
 from ecr_retention.aws.clients import set_default_factory
+from ecr_retention.cdk.constants import DEFAULT_MAP_CONCURRENCY
 from ecr_retention.handlers.wiring import forget_cold_start
+from ecr_retention_dev.scenario import create_lease_table
 
 REGION = "eu-west-1"
 HOST = f"{DEFAULT_ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com"
@@ -136,12 +138,7 @@ def provision(
     queue_url = sqs.create_queue(QueueName="subscriber")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
-    boto3.client("dynamodb", region_name=REGION).create_table(
-        TableName="leases",
-        KeySchema=[{"AttributeName": "repository", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "repository", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_lease_table(boto3.client("dynamodb", region_name=REGION), "leases")
     machine = boto3.client("stepfunctions", region_name=REGION).create_state_machine(
         name="pruning", definition=json.dumps(definition), roleArn=f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/sfn"
     )["stateMachineArn"]
@@ -186,7 +183,7 @@ def provision(
         "BUCKET_NAME": bucket,
         "TOPIC_ARN": topic,
         "LEASE_TABLE": "leases",
-        "MAP_CONCURRENCY": "10",
+        "MAP_CONCURRENCY": str(DEFAULT_MAP_CONCURRENCY),
         "STATE_MACHINE_ARN": machine,
         "SENTINEL_ROLE_ARN": SENTINEL_ROLE_ARN,
         "RULES_FILE": str(rules_file),

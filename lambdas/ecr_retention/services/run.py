@@ -303,7 +303,7 @@ def run_work_item(
         seconds_left=seconds_left,
         store_before_release=store_under_lease,
     )
-    if stored_under_lease and stored_under_lease[-1] is report:
+    if stored_under_lease:  # the report it returns is the last it stored
         return report
     if held is not None and (inputs.dry_run or changed_nothing(report)):
         held.append(report)

@@ -24,6 +24,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ecr_retention.aws.clients import set_default_factory
+from ecr_retention.cdk.constants import DEFAULT_MAP_CONCURRENCY
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, object]]
 
@@ -64,7 +65,7 @@ class Deployment:
             "TOPIC_ARN": self.topic_arn,
             "LEASE_TABLE": self.lease_table,
             # The stack's default mapConcurrency: the targets step sizes the run's batches by it.
-            "MAP_CONCURRENCY": "10",
+            "MAP_CONCURRENCY": str(DEFAULT_MAP_CONCURRENCY),
             "RULES_FILE": str(self.rules_file),
             # The sentinel's role, as the stack names it to the sentinel and the report step: the one writer whose
             # records of removals/ count (the emulator, like every caller here, acts as one principal).
