@@ -13,7 +13,7 @@ How each unit is counted (docs/cost.md says more):
   handler, moto's answers included: the interpreter runs the Map's children in threads of one process, whose wall
   times share one GIL and mean nothing) rounded up to the millisecond, times the function's configured memory (the template's MemorySize); the init of a
   cold start (billed since 2025-08) at --init-seconds per cold start, one per concurrent worker of the Map at most;
-- the floor: the measured time (the same CPU time) of each repository's evaluation (services.run.run_work_item) times the evaluate
+- the floor: the measured time (the same CPU time) of each repository's evaluation (services.evaluate_step.run_work_item) times the evaluate
   function's memory: the compute the work needs whatever the orchestration;
 - requests: every AWS API call the handlers and the interpreter made (botocore's, counted by operation), S3 by
   price class, DynamoDB by read and write, SNS publishes; KMS: one GenerateDataKey per publish to the encrypted topic;
@@ -202,7 +202,11 @@ class Runner:
     def timing_evaluations(self) -> Callable[[], None]:
         """Wraps run_work_item wherever the handlers reach it: the floor's time, one repository's evaluation."""
         import ecr_retention.handlers.evaluate as handler
-        import ecr_retention.services.run as service
+
+        try:
+            import ecr_retention.services.evaluate_step as service
+        except ModuleNotFoundError:  # a checkout from before the workflow's steps had a service each (--tree)
+            import ecr_retention.services.run as service  # type: ignore[no-redef]
 
         original = service.run_work_item
 

@@ -149,7 +149,7 @@ def report_step(args: argparse.Namespace) -> None:
     from ecr_retention.domain.config import parse_config
     from ecr_retention.handlers import report
     from ecr_retention.handlers.wiring import RunWiring
-    from ecr_retention.services.run import Adapters
+    from ecr_retention.run_adapters import Adapters
     from support.fakes import FakeRegistry, RecordingNotifier
 
     check_tree(args.tree)

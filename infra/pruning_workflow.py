@@ -10,10 +10,10 @@ to S3 (ResultWriter) and are discarded from the state, so the report step receiv
 
 Failures: a repository's evaluation that fails inside the worker is recorded by the worker itself (outcome `failed`,
 stored under runs/<runId>/repositories/); one that raises gets a failed report naming the error and the batch goes
-on (services.run.run_work_batch). A batch's invocation is never retried whole. One that crashes (timeout, out of
+on (services.evaluate_step.run_work_batch). A batch's invocation is never retried whole. One that crashes (timeout, out of
 memory), or stops before its time runs out (BatchOutOfTime), is caught in its child execution: an inline Map then
 evaluates each repository of the batch in an invocation of its own, skipping those whose report is stored and those
-whose evaluation this run began (services.run.run_batch_member: they get a failed report), each caught too, so one repository that crashes
+whose evaluation this run began (services.evaluate_step.run_batch_member: they get a failed report), each caught too, so one repository that crashes
 again never takes the others of its batch with it. The Map still tolerates a failed child
 (ToleratedFailurePercentage 100), and the report step lists every target without a report as failed. If the Map
 itself fails (its item reader cannot read batches.json, the map run is aborted), a Catch still sends the run to the

@@ -164,7 +164,7 @@ def coarsened_matchers(
     patterns' literal prefixes as they are when they fit; else each exact name shortened to its first n characters
     (a prefix matcher), n from the longest name down to 1, the first n that fits; None (every repository) when even
     one character does not. A coarser matcher lets through pushes to repositories no policy manages: the push
-    function drops those (handlers.push) and the targets step would too (services.run.sweep_targets)."""
+    function drops those (handlers.push) and the targets step would too (services.targets_step.sweep_targets)."""
     names, literal = sorted(set(exact)), set(prefixes)
     matchers = _exact_and_prefixes(names, uncovered(literal))
     if matchers_size(matchers) <= budget:

@@ -97,7 +97,7 @@ def repository_report_key(run_id: str, repository: str, key: str | None = None) 
 
 
 def batch_reports_key(run_id: str, first_repository: str, key: str | None = None, part: int = 0) -> str:
-    """Where a batch stores the reports of its repositories that changed nothing (services.run.run_work_batch), beside
+    """Where a batch stores the reports of its repositories that changed nothing (services.evaluate_step.run_work_batch), beside
     the repositories' own reports, named by the batch's first repository (each repository is in one batch of a run)
     and the part's number: a batch stores them in parts of a bounded size (run_files.MAX_BATCH_REPORTS_PART_BYTES)."""
     name = hashed_name(first_repository, key)
@@ -110,7 +110,7 @@ BATCH_REPORTS_PREFIX = "batch-"
 
 def batch_begun_key(run_id: str, first_repository: str, key: str | None = None) -> str:
     """Written once, by the first invocation of a batch (a conditional write), named as the batch's reports are: an
-    invocation that finds it there is not the batch's first (services.run.run_work_batch)."""
+    invocation that finds it there is not the batch's first (services.evaluate_step.run_work_batch)."""
     name = hashed_name(first_repository, key)
     return f"{run_prefix(run_id)}batches/{name}.json"
 

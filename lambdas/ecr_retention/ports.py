@@ -63,7 +63,7 @@ class ReplicationUnreadable(Exception):
 class RepositoriesUnlistable(Exception):
     """The registry's repositories could not be listed (DescribeRepositories denied, an outage of the Region's
     endpoint, throttled past the retries): the message names the call and AWS's error. A run of several Regions
-    reports that Region as failed and prunes the others (services/run.py list_registries)."""
+    reports that Region as failed and prunes the others (services/targets_step.py list_registries)."""
 
 
 class ImagesUnreadable(Exception):
@@ -242,7 +242,7 @@ class ClaimingBucket(Bucket, Protocol):
 
 class RunBucket(VersionedBucket, ClaimingBucket, Protocol):
     """The bucket, as a run uses it: versions (the in-use memory), and writes that happen at most once per key (a
-    batch's first invocation: services.run.run_work_batch)."""
+    batch's first invocation: services.evaluate_step.run_work_batch)."""
 
 
 class HoldingBucket(ClaimingBucket, Protocol):
@@ -299,7 +299,7 @@ class LeaseStore(Protocol):
 
     def holder(self, repository: str) -> str | None:
         """Who the repository's lease names (read only), expired or not; None when there is no lease. A lease naming a
-        run that released nothing is an evaluation of that run that never ended (services.run.run_batch_member)."""
+        run that released nothing is an evaluation of that run that never ended (services.evaluate_step.run_batch_member)."""
         ...
 
 

@@ -1,5 +1,5 @@
 """The report step's renderers: the page (HTML), the sheet (CSV) and the SNS texts, handed to services/report.py by
-the wiring and the CLI (services/run.py's Adapters), so the service that writes a report does not render one."""
+the report step's wiring and the CLI (run_adapters.py's Adapters), so the service that writes a report does not render one."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ step, and what they write for each other (keys: layout.py). One model each:
   (registries.PrunedRegistry.key: none for the home Region's, so a deployment of one Region keeps its keys);
 - `repositories/batch-<hash>-<n>.json`: a batch's reports of the repositories that changed nothing (`BatchReports`:
   each by the key its own object would have), in parts of at most about MAX_BATCH_REPORTS_PART_BYTES each
-  (`HeldReports`; services.run.run_work_batch)."""
+  (`HeldReports`; services.evaluate_step.run_work_batch)."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ import json
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pydantic import RootModel, ValidationError
+from pydantic import ValidationError
 
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.registry.replication import RegistryReplication, RunReplication, unknown_replication
-from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.layout import (
     BATCH_REPORTS_PREFIX,
     batch_reports_key,
@@ -38,6 +38,11 @@ from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket
 from ecr_retention.workflow import WorkBatch, WorkItem, WorkItems
 
+if TYPE_CHECKING:
+    # The reports' models load where a report is read (repository_report_of, batch_reports_of): the targets step,
+    # which writes the run's files and reads none, loads none of them (issue 46: its cold start).
+    from ecr_retention.domain.reporting.report import RepositoryReport
+
 # A run's work items: 10,000 repositories are about 1.5 MB.
 MAX_TARGETS_BYTES = 64 * 1024 * 1024
 MAX_REPLICATION_BYTES = 1024 * 1024  # ECR allows 10 rules of 25 destinations and 100 filters: a few KiB
@@ -47,11 +52,6 @@ MAX_REPOSITORY_REPORT_BYTES = 64 * 1024 * 1024
 # the batch's repositories hold: keptImages lists every image), and the invocation holds no more than this of them.
 MAX_BATCH_REPORTS_PART_BYTES = 8 * 1024 * 1024
 READ_THREADS = 16
-
-
-class BatchReports(RootModel[dict[str, RepositoryReport]]):
-    """A batch's reports object: each report by the key of the repository's own report object (layout.py), so that
-    the run's reports read back as they would from one object each, in the same order."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class RunFiles:
                 else:
                     own[key] = repository_report_of(body, self._where(key))
         # A repository's own object is the later word: its batch's invocation ended after storing the batch's object
-        # and the workflow evaluated it again alone (services.run.run_batch_member).
+        # and the workflow evaluated it again alone (services.evaluate_step.run_batch_member).
         reports.update(own)
         return [reports[key] for key in sorted(reports)]
 
@@ -236,6 +236,8 @@ def _digests(data: object, source: str) -> list[str]:
 
 
 def batch_reports_of(body: bytes, where: str) -> dict[str, RepositoryReport]:
+    from ecr_retention.domain.reporting.report import BatchReports
+
     try:
         return BatchReports.model_validate_json(body).root
     except ValidationError:
@@ -245,6 +247,8 @@ def batch_reports_of(body: bytes, where: str) -> dict[str, RepositoryReport]:
 
 
 def repository_report_of(body: bytes, where: str) -> RepositoryReport:
+    from ecr_retention.domain.reporting.report import RepositoryReport
+
     try:
         # pydantic's own JSON reader: no dict per image on the way, and the many equal strings (kinds, rules,
         # details) held once.

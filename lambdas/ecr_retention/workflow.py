@@ -132,7 +132,7 @@ class WorkItem(WireRecord):
 # A batch's two state transitions and its reading of the inventory are shared by its repositories: at 200 they come to
 # a twentieth of a repository's compute. A repository takes a fraction of a second at 20 ms an AWS call, so 200 take
 # about a minute of the evaluate function's 600 s (a batch of large repositories stops at
-# services.run.BATCH_RESERVE_SECONDS and leaves the rest to invocations of their own). Batches are made smaller, down
+# services.evaluate_step.BATCH_RESERVE_SECONDS and leaves the rest to invocations of their own). Batches are made smaller, down
 # to 50, while the run has fewer than two batches for each of the Map's workers, so that a small sweep still spreads
 # over every worker (repositories_per_batch).
 MIN_REPOSITORIES_PER_BATCH = 50
@@ -149,7 +149,7 @@ def repositories_per_batch(repositories: int, workers: int) -> int:
 
 class WorkBatch(WireRecord):
     """One item of the workflow's Map: evaluate these repositories (of one registry) for this run, each on its own
-    (services.run.run_work_batch). `region` is always on the wire (null: the home Region) so that the state machine's
+    (services.evaluate_step.run_work_batch). `region` is always on the wire (null: the home Region) so that the state machine's
     fallback can pass it on to each repository's own invocation."""
 
     run_id: RunId

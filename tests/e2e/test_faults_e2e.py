@@ -53,9 +53,10 @@ from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.report_renderers import RENDERERS
+from ecr_retention.run_adapters import Adapters
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
 from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.run import Adapters, run_pipeline
+from ecr_retention.services.run import run_pipeline
 from ecr_retention.services.snapshot import MemoryManifestCache, snapshot_registry
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr

@@ -32,7 +32,11 @@ from ecr_retention.cli import main
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.evaluate_step import run_work_item
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.run import run_pipeline
+from ecr_retention.services.targets_step import start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 from support.golden import GOLDEN_DATA, check_golden, digest_summary, normalize_run_ids

@@ -37,9 +37,9 @@ LAMBDA_ENVIRONMENT = {
     "AWS_LAMBDA_LOG_FORMAT": "JSON",
 }
 # What the package ships: the handlers, the services, the adapters, the domain, and the top-level modules they
-# import (ports.py; registries.py, the pruned registries; run_files.py, a run's files; listed_ahead.py, which
-# services/run.py imports for the CLI's dry-run sweep; loading.py from handlers.dependencies; the report step's page,
-# with its templates, and sheet).
+# import (ports.py; registries.py, the pruned registries; run_files.py, a run's files; run_adapters.py, what the
+# workflow's steps work through; loading.py from handlers.dependencies; the report step's page, with its templates, and
+# sheet).
 # The shared Kubernetes code (kube/), whose lister the collector uses for eksClusters. Not the CLI, the in-cluster
 # exporter or the demo. A new top-level entry must be added here on purpose, or left out of the asset.
 SHIPPED = {
@@ -53,10 +53,10 @@ SHIPPED = {
     "defects.py",
     "gc_guard.py",
     "layout.py",
-    "listed_ahead.py",
     "loading.py",
     "ports.py",
     "registries.py",
+    "run_adapters.py",
     "run_files.py",
     "workflow.py",
     "report_page",
@@ -72,19 +72,26 @@ CLI_ONLY = (
     "ecr_retention.tables",
     "ecr_retention.exporter",
     "ecr_retention.services.restore",
+    "ecr_retention.services.run",  # the whole run in one process; each Lambda runs its step's service alone
+    "ecr_retention.listed_ahead",  # the CLI's dry-run sweep lists ahead
     "ecr_retention.domain.review",
 )
 # The flags word of a hash-based .pyc that the runtime does not check against its source (PEP 552).
 UNCHECKED_HASH = (1).to_bytes(4, "little")
 # Of what only some functions use, what each handler loads at import: asyncio only with Powertools' batch processor
-# (the push function's; the X-Ray SDK's wrapt is pinned below the releases that import it), the run's services only
-# in the run's three steps, the collector's only in the collector, kubernetes in none (only when eksClusters lists a
-# cluster, handlers.wiring.eks_clusters).
-PROBED = ("asyncio", "kubernetes", "ecr_retention.services.run", "ecr_retention.services.aws_inventory")
+# (the push function's; the X-Ray SDK's wrapt is pinned below the releases that import it), each of the run's steps'
+# services only in its own step, the collector's only in the collector, kubernetes in none (only when eksClusters lists
+# a cluster, handlers.wiring.eks_clusters).
+STEPS = (
+    "ecr_retention.services.targets_step",
+    "ecr_retention.services.evaluate_step",
+    "ecr_retention.services.report_step",
+)
+PROBED = ("asyncio", "kubernetes", *STEPS, "ecr_retention.services.aws_inventory")
 LOADED = {
-    "targets": {"ecr_retention.services.run"},
-    "evaluate": {"ecr_retention.services.run"},
-    "report": {"ecr_retention.services.run"},
+    "targets": {"ecr_retention.services.targets_step"},
+    "evaluate": {"ecr_retention.services.evaluate_step"},
+    "report": {"ecr_retention.services.report_step"},
     "push": {"asyncio"},
     "tagger": set(),
     "collector": {"ecr_retention.services.aws_inventory"},

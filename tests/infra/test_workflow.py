@@ -171,7 +171,7 @@ def test_every_task_but_the_batch_retries_lambda_service_errors_only(definition:
         assert all(error.startswith("Lambda.") for error in retry["ErrorEquals"])
     # The batch's invocation is never retried whole: a retry would start again repositories its first invocation
     # began (and may have acted on). Its Catch's fallback, one invocation per repository that skips those reported
-    # or begun in this run (services.run.run_batch_member), is its retry.
+    # or begun in this run (services.evaluate_step.run_batch_member), is its retry.
     batch = definition["States"]["EvaluateEachRepository"]["ItemProcessor"]["States"]["EvaluateRepository"]
     assert "Retry" not in batch
 

@@ -15,7 +15,8 @@ from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.reporting.report import RunReport, report_of_plan
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import Adapters, run_pipeline
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.run import run_pipeline
 from support.builders import (
     ACCOUNT,
     HOST,

@@ -12,21 +12,30 @@ PACKAGE = "ecr_retention.services"
 
 # Orchestration: the handlers and the CLI call these, no service does.
 ENTRY_POINTS = {
-    "run": {
-        "act",  # DEADLINE_MARGIN_SECONDS: a batch's reserve starts from it (services.run.BatchReserve)
+    "run": {  # the CLI's whole run: the workflow's steps in one process
         "evaluate",
-        "in_use_check",
         "inventory",
-        "memory",
-        "replication",
         "report",
+        "report_step",
         "snapshot",
-        "templates",
+        "targets_step",
     },
     "sentinel": {"act", "inventory", "removals", "replication", "snapshot"},
     "tagger": {"act"},
     "restore": {"act", "snapshot"},
     "holds": {"inventory"},
+}
+# The workflow's steps: each its Lambda's one service (a handler calls it), which only `run` composes; each imports
+# only steps and building blocks, so that a function loads none of the other steps' modules at its cold start.
+WORKFLOW_STEPS = {
+    "targets_step": {"replication"},
+    "evaluate_step": {
+        "act",  # DEADLINE_MARGIN_SECONDS: a batch's reserve starts from it (services.evaluate_step.BatchReserve)
+        "evaluate",
+        "inventory",
+        "snapshot",
+    },
+    "report_step": {"in_use_check", "inventory", "memory", "report", "templates"},
 }
 # Steps: a use case of one entry point's that composes building blocks, and nothing above them.
 STEPS = {
@@ -35,7 +44,7 @@ STEPS = {
     "eks_inventory": {"aws_inventory"},
     "inspector_inventory": {"aws_inventory"},
 }
-ALLOWED = {**ENTRY_POINTS, **STEPS}
+ALLOWED = {**ENTRY_POINTS, **WORKFLOW_STEPS, **STEPS}
 
 
 def sibling_imports(module: Path) -> set[str]:
@@ -69,6 +78,14 @@ def test_building_blocks_import_no_service_and_steps_only_building_blocks() -> N
 
 def test_no_service_imports_an_entry_point() -> None:
     assert not {entry for imports in service_graph().values() for entry in imports} & ENTRY_POINTS.keys()
+
+
+def test_only_the_clis_run_composes_the_workflows_steps_and_each_imports_only_steps_and_building_blocks() -> None:
+    graph = service_graph()
+    blocks = graph.keys() - ALLOWED.keys()
+    composing = {name for name, imports in graph.items() if imports & WORKFLOW_STEPS.keys()}
+    assert composing == {"run"}
+    assert all(graph[step] <= blocks | STEPS.keys() for step in WORKFLOW_STEPS)
 
 
 RENDERING = ("ecr_retention.report_renderers", "ecr_retention.report_page", "ecr_retention.report_sheet")

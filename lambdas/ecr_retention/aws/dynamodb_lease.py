@@ -22,7 +22,7 @@ CONDITION_FAILED = "ConditionalCheckFailedException"
 NAMES = {"#key": LEASE_TABLE_KEY, "#expires": LEASE_TABLE_TTL_ATTRIBUTE}
 # Free or expired. Not "already ours": two evaluations of one run (a batch's invocation that Step Functions gave up on
 # while it still ran, and the fallback that evaluates its repositories each alone) must keep out of each other as two
-# runs do; an evaluation of this run that ended without releasing it is found by services.run.unfinished.
+# runs do; an evaluation of this run that ended without releasing it is found by services.evaluate_step.unfinished.
 ACQUIRE_CONDITION = "attribute_not_exists(#key) OR #expires < :now"
 
 

@@ -20,7 +20,8 @@ from ecr_retention.domain.config import check_pruned_regions
 from ecr_retention.domain.errors import InputError
 from ecr_retention.loading import load_config
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import Adapters, run_pipeline
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.run import run_pipeline
 from ecr_retention.tables import printable, render_run_report
 
 

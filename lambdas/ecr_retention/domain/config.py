@@ -303,6 +303,11 @@ class RetentionConfig(StrictModel):
         return data
 
 
+def effective_dry_run(config: RetentionConfig, force_dry_run: bool) -> bool:
+    """Whether a run only reports: nothing can force deletion past the rules file's dry_run."""
+    return config.dry_run or force_dry_run
+
+
 def check_pruned_regions(config: RetentionConfig, pruned: Sequence[str], source: str) -> None:
     """Every Region a policy names is one the deployment prunes; raises InputError with one line naming the first
     that is not (its rules would silently never apply)."""

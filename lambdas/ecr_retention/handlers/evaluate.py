@@ -1,4 +1,4 @@
-"""The Map's worker: evaluate a batch of repositories, each in its own guard (services.run.run_work_batch), or one
+"""The Map's worker: evaluate a batch of repositories, each in its own guard (services.evaluate_step.run_work_batch), or one
 repository: a batch's that ended early (BatchMember), or a work item as the workflow sent them before batches."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
-from ecr_retention.services.run import run_batch_member, run_work_batch, run_work_item
+from ecr_retention.services.evaluate_step import run_batch_member, run_work_batch, run_work_item
 from ecr_retention.workflow import BatchEvaluated, BatchMember, RepositoryEvaluated, WorkBatch, WorkItem
 
 

@@ -11,7 +11,7 @@ from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
 from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
-from ecr_retention.services.run import finish_run
+from ecr_retention.services.report_step import finish_run
 from ecr_retention.workflow import RunRecord, RunReported
 
 

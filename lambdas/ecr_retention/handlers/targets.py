@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics, tracer
 from ecr_retention.handlers.wiring import TargetsWiring, targets_at_cold_start
-from ecr_retention.services.run import start_run
+from ecr_retention.services.targets_step import start_run
 from ecr_retention.workflow import RunRequest
 
 

@@ -27,8 +27,8 @@ from ecr_retention.handlers.settings import (
 from ecr_retention.loading import load_config
 
 # Each builder imports the adapters it builds, so that a function loads only its own at its cold start: the
-# collector's accounts (ECS, Lambda, Scheduler) and manifest store, the run's adapters (services.run, which the
-# collector, the push function and the tagger never use, 12 ms of a cold start), the push function's starter.
+# collector's accounts (ECS, Lambda, Scheduler) and manifest store, the run's adapters (run_adapters, which the
+# collector, the push function and the tagger never use), the report step's renderers, the push function's starter.
 if TYPE_CHECKING:
     from ecr_retention.aws.accounts import CollectorAccounts
     from ecr_retention.aws.ecr_registry import EcrRegistry
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
         Registry,
     )
     from ecr_retention.registries import Registries
-    from ecr_retention.services.run import Adapters
+    from ecr_retention.run_adapters import Adapters
+    from ecr_retention.services.report import Renderers
     from ecr_retention.services.sentinel import SentinelPorts
 
 
@@ -145,11 +146,11 @@ def _run_wiring(
     notifier: Notifier | None = None,
     leases: LeaseStore | None = None,
     sentinel_role: str | None = None,
+    renderers: Renderers | None = None,
 ) -> RunWiring:
-    """The rules file, the registry and the bucket, and the function's own adapters (a notifier, leases), and the
-    sentinel whose records the in-use check counts."""
-    from ecr_retention.report_renderers import RENDERERS
-    from ecr_retention.services.run import Adapters
+    """The rules file, the registry and the bucket, and the function's own adapters (a notifier, leases, the report
+    step's renderers), and the sentinel whose records the in-use check counts."""
+    from ecr_retention.run_adapters import Adapters
 
     config = _rules(settings)
     registry = _registry(settings)
@@ -159,7 +160,7 @@ def _run_wiring(
         notifier=notifier,
         leases=leases,
         sentinel_role=sentinel_role,
-        renderers=RENDERERS,
+        renderers=renderers,
         other_registries=_other_registries(settings, registry),
     )
     return RunWiring(config, adapters)
@@ -184,10 +185,12 @@ def evaluate_wiring(settings: EvaluateSettings) -> RunWiring:
 
 
 def report_wiring(settings: ReportSettings) -> RunWiring:
+    # Only the report step renders: the other functions load neither the renderers nor the report's models.
     from ecr_retention.aws.sns_notifier import SnsNotifier
+    from ecr_retention.report_renderers import RENDERERS
 
     notifier = SnsNotifier(settings.topic_arn, client("sns"))
-    return _run_wiring(settings, notifier=notifier, sentinel_role=settings.sentinel_role_arn)
+    return _run_wiring(settings, notifier=notifier, sentinel_role=settings.sentinel_role_arn, renderers=RENDERERS)
 
 
 def tagger_wiring(settings: TaggerSettings) -> TaggerWiring:

@@ -157,7 +157,7 @@ def evaluate_repository(
     report = acted.report().model_copy(update={"region": registry.region})
     if store_before_release is not None:
         # Stored while the lease is held: an invocation that ends after this leaves the report of what was done, one
-        # that ends before leaves the lease naming the run (services.run.unfinished); none leaves neither.
+        # that ends before leaves the lease naming the run (services.evaluate_step.unfinished); none leaves neither.
         store_before_release(report)
     released = _release_lease(leases, leased, inputs.run_id, lease_seconds)
     if not released:

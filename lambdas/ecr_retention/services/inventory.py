@@ -142,7 +142,7 @@ def read_run_inventory(bucket: VersionedBucket, of: Collection[HeldRepository] |
     read_inventory_with_holds, and a memory that is missing because it was deleted blocks like an unreadable one,
     until that deletion is acknowledged; otherwise every image it alone protected would be deleted as on a first run.
     The report step then leaves it unwritten (services/memory.py), so the block holds until someone acts. `of`: the
-    repositories of one evaluation (or of one batch's: services.run.BatchInventory), whose holds alone it reads."""
+    repositories of one evaluation (or of one batch's: services.evaluate_step.BatchInventory), whose holds alone it reads."""
     inventory = read_inventory_with_holds(bucket, of)
     if inventory.memory is not None or inventory.memory_problem is not None:
         return inventory

@@ -57,7 +57,7 @@ def creation_template_findings(registry: Registry) -> TemplateCheck:
         return read
     templates = read
     # Imported here, when the report step diagnoses the templates it read (once per run): the doctor's checks are no
-    # part of the targets and evaluate steps, which import this module with services.run.
+    # part of the other functions' cold starts.
     from ecr_retention.domain.doctor.templates import diagnose_templates
 
     findings = contain(

@@ -98,7 +98,8 @@ def test_the_evaluation_and_the_report_run_with_the_cyclic_collector_off_and_lea
     stack: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ecr_retention.handlers import evaluate, report, targets
-    from ecr_retention.services.run import finish_run, run_work_item
+    from ecr_retention.services.evaluate_step import run_work_item
+    from ecr_retention.services.report_step import finish_run
 
     seen: list[tuple[str, bool]] = []
     monkeypatch.setattr(evaluate, "run_work_item", watched(seen, "evaluate", run_work_item))

@@ -19,7 +19,10 @@ from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
 from ecr_retention.domain.planning.plan import Decision, Plan
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES
 from ecr_retention.domain.reporting.report import RunReport
-from ecr_retention.services.run import finish_run, run_pipeline, run_work_item, start_run
+from ecr_retention.services.evaluate_step import run_work_item
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.run import run_pipeline
+from ecr_retention.services.targets_step import start_run
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.scenario import LEASE_TABLE
 from support.api_calls import ApiCallRecorder

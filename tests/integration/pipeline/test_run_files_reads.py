@@ -13,7 +13,9 @@ from moto import mock_aws
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import parse_config
 from ecr_retention.layout import replication_key
-from ecr_retention.services.run import finish_run, run_work_item, start_run
+from ecr_retention.services.evaluate_step import run_work_item
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.targets_step import start_run
 from ecr_retention.workflow import WorkItem
 from tests.unit.services.test_several_regions import EXPECTED, RULES, adapters_of, deleted, two_regions
 

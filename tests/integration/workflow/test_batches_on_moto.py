@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-# Imported before any test patches run_service.run_work_item: the handler binds the name when first imported, and a
+# Imported before any test patches evaluate_step.run_work_item: the handler binds the name when first imported, and a
 # patch in force then would stay in it for every later test of the process (the demo's, say).
 import ecr_retention.handlers.evaluate  # noqa: F401
-import ecr_retention.services.run as run_service
+from ecr_retention.services import evaluate_step
 from support.lambda_stack import FakeContext
 from tests.integration.workflow.test_state_machine_on_moto import (
     World,
@@ -38,14 +38,14 @@ def evaluated_names(world: World) -> list[list[str]]:
 
 
 def test_a_repository_that_raises_inside_a_batch_fails_alone(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def raising_for_app(*args: Any, **kwargs: Any) -> Any:
         if kwargs["repository"] == "app":
             raise RuntimeError("a defect in app's evaluation")
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(run_service, "run_work_item", raising_for_app)
+    monkeypatch.setattr(evaluate_step, "run_work_item", raising_for_app)
 
     execution = world.run({"trigger": "schedule"})
 
@@ -65,7 +65,7 @@ def test_a_batch_short_of_time_leaves_the_rest_to_invocations_of_their_own(
 ) -> None:
     remaining = {"ms": 600_000}
     monkeypatch.setattr(FakeContext, "get_remaining_time_in_millis", lambda self: remaining["ms"])
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def slow_app(*args: Any, **kwargs: Any) -> Any:
         report = evaluate(*args, **kwargs)
@@ -73,7 +73,7 @@ def test_a_batch_short_of_time_leaves_the_rest_to_invocations_of_their_own(
             remaining["ms"] = 60_000
         return report
 
-    monkeypatch.setattr(run_service, "run_work_item", slow_app)
+    monkeypatch.setattr(evaluate_step, "run_work_item", slow_app)
 
     def every_invocation_starts_afresh(handler: str, event: dict[str, Any]) -> bool:
         remaining["ms"] = 600_000

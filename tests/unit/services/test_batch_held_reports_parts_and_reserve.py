@@ -1,5 +1,5 @@
 """A batch's held reports go out in parts of a bounded size (run_files.HeldReports), all read back by load_reports;
-a batch keeps a reserve of its invocation learned from its slowest repository (services.run.BatchReserve)."""
+a batch keeps a reserve of its invocation learned from its slowest repository (services.evaluate_step.BatchReserve)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-import ecr_retention.services.run as run_service
 from ecr_retention.layout import BATCH_REPORTS_PREFIX, repository_reports_prefix
 from ecr_retention.run_files import MAX_BATCH_REPORTS_PART_BYTES, MAX_REPOSITORY_REPORT_BYTES, RunFiles
+from ecr_retention.services import evaluate_step
 from ecr_retention.services.act import DEADLINE_MARGIN_SECONDS
-from ecr_retention.services.run import BATCH_RESERVE_SECONDS, BatchOutOfTime, run_work_batch
+from ecr_retention.services.evaluate_step import BATCH_RESERVE_SECONDS, BatchOutOfTime, run_work_batch
 from tests.unit.services.test_run_and_report import rules, seeded
 from tests.unit.services.test_work_batches_run import adapters_of, batches_of
 
@@ -53,13 +53,13 @@ def test_a_batch_keeps_three_times_its_slowest_repository_in_reserve(monkeypatch
     adapters = adapters_of(registry, bucket)
     _, [batch] = batches_of(adapters)
     remaining = {"seconds": 500.0}
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def slow(*args: Any, **kwargs: Any) -> Any:
         remaining["seconds"] -= 120  # app takes two minutes: 380 s left, under 90 + 3 x 120
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(run_service, "run_work_item", slow)
+    monkeypatch.setattr(evaluate_step, "run_work_item", slow)
 
     with pytest.raises(BatchOutOfTime, match="team-a/api"):
         run_work_batch(rules(False), adapters, batch, seconds_left=lambda: remaining["seconds"])

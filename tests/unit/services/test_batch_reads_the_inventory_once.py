@@ -1,5 +1,5 @@
 """A batch's invocation reads the in-use inventory once, on its first repository's evaluation, and shares it with
-the others of the batch (services.run.BatchInventory): what they decide is what one reading per repository decided;
+the others of the batch (services.evaluate_step.BatchInventory): what they decide is what one reading per repository decided;
 a reading that fails fails one repository alone and the next reads again; nothing is kept across batches."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from typing import Any
 from ecr_retention.domain.holds.model import hold_json
 from ecr_retention.layout import HOLDS_PREFIX, IN_USE_MEMORY_KEY, IN_USE_PREFIX
 from ecr_retention.ports import StorageUnavailable
-from ecr_retention.services.run import finish_run, run_work_batch
+from ecr_retention.services.evaluate_step import run_work_batch
+from ecr_retention.services.report_step import finish_run
 from tests.support.holds import a_hold
 from tests.unit.services.test_run_and_report import rules, run_workflow, seeded
 from tests.unit.services.test_work_batches_run import adapters_of, batches_of
@@ -72,7 +73,7 @@ def test_an_inventory_that_cannot_be_read_fails_one_repository_and_the_next_read
 
     reports = run_work_batch(rules(False), adapters, batch)
 
-    # app's failed report names the error (services.run._raised_in_batch).
+    # app's failed report names the error (services.evaluate_step._raised_in_batch).
     assert [(report.repository_name, report.outcome) for report in reports] == [("app", "failed"), ("team-a/api", "ok")]
     assert "StorageUnavailable" in (reports[0].error or "")
     assert counting.in_use_listings == 2

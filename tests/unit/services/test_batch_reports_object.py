@@ -1,6 +1,6 @@
 """A batch stores the reports of its repositories that changed nothing in one object at its end
 (runs/<runId>/repositories/batch-<hash>.json), and the report of one that changed something at once, in its own
-object, before the next repository starts (services.run.changed_nothing): the run's report reads both as it read one
+object, before the next repository starts (services.evaluate_step.changed_nothing): the run's report reads both as it read one
 object per repository; a batch whose invocation crashes leaves its unchanged repositories to invocations of their own,
 and one that runs out of time stores its held reports each in its own object, where those invocations look."""
 
@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-import ecr_retention.services.run as run_service
 from ecr_retention.cdk import state_objects
 from ecr_retention.layout import (
     BATCH_REPORTS_PREFIX,
@@ -20,13 +19,9 @@ from ecr_retention.layout import (
     repository_reports_prefix,
 )
 from ecr_retention.run_files import RunFiles
-from ecr_retention.services.run import (
-    BATCH_RESERVE_SECONDS,
-    BatchOutOfTime,
-    finish_run,
-    run_batch_member,
-    run_work_batch,
-)
+from ecr_retention.services import evaluate_step
+from ecr_retention.services.evaluate_step import BATCH_RESERVE_SECONDS, BatchOutOfTime, run_batch_member, run_work_batch
+from ecr_retention.services.report_step import finish_run
 from ecr_retention.workflow import BatchMember
 from tests.unit.services.test_run_and_report import rules, run_workflow, seeded
 from tests.unit.services.test_work_batches_run import adapters_of, batches_of
@@ -76,7 +71,7 @@ def test_a_repository_that_deleted_has_its_report_stored_before_the_next_reposit
     registry, bucket = seeded()
     adapters = adapters_of(registry, bucket)
     start, [batch] = batches_of(adapters)
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
     stored_when_next_started: list[bool] = []
 
     def watching(*args: Any, **kwargs: Any) -> Any:
@@ -84,7 +79,7 @@ def test_a_repository_that_deleted_has_its_report_stored_before_the_next_reposit
             stored_when_next_started.append(repository_report_key(start.run_id, "app") in bucket.objects)
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(run_service, "run_work_item", watching)
+    monkeypatch.setattr(evaluate_step, "run_work_item", watching)
 
     [app, api] = run_work_batch(rules(False), adapters, batch)
 
@@ -113,17 +108,17 @@ def test_a_crashed_batch_leaves_its_unchanged_repositories_to_their_own_invocati
 ) -> None:
     _registry, bucket, adapters = swept_once()
     start, [batch] = batches_of(adapters)
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def crashing_on_api(*args: Any, **kwargs: Any) -> Any:
         if kwargs["repository"] == "team-a/api":
             raise Crash
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(run_service, "run_work_item", crashing_on_api)
+    monkeypatch.setattr(evaluate_step, "run_work_item", crashing_on_api)
     with pytest.raises(Crash):
         run_work_batch(rules(False), adapters, batch)
-    monkeypatch.setattr(run_service, "run_work_item", evaluate)
+    monkeypatch.setattr(evaluate_step, "run_work_item", evaluate)
 
     assert stored_reports(bucket, start.run_id) == []  # app's report was held, and lost with the invocation
     members = [
@@ -143,14 +138,14 @@ def test_a_batch_out_of_time_stores_its_held_reports_where_the_invocations_of_th
     _registry, bucket, adapters = swept_once()
     start, [batch] = batches_of(adapters)
     remaining = {"seconds": 600.0}
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def slow_app(*args: Any, **kwargs: Any) -> Any:
         report = evaluate(*args, **kwargs)
         remaining["seconds"] = BATCH_RESERVE_SECONDS - 1
         return report
 
-    monkeypatch.setattr(run_service, "run_work_item", slow_app)
+    monkeypatch.setattr(evaluate_step, "run_work_item", slow_app)
     with pytest.raises(BatchOutOfTime):
         run_work_batch(rules(False), adapters, batch, seconds_left=lambda: remaining["seconds"])
 

@@ -2,7 +2,7 @@
 timeout, out of memory) is not evaluated again in the run, neither by the fallback (run_batch_member) nor by a batch
 run again: its lease names the run, and its failed report says what is missing. A repository whose own report is
 stored is skipped by a batch; one that raises gets a failed report naming the error. A batch's first invocation (its
-marker written: services.run.first_invocation) reads no lease: Step Functions runs the batch's task once."""
+marker written: services.evaluate_step.first_invocation) reads no lease: Step Functions runs the batch's task once."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.ports import LeaseUnavailable
 from ecr_retention.report_renderers import RENDERERS
+from ecr_retention.run_adapters import Adapters
 from ecr_retention.run_files import RunFiles
-from ecr_retention.services.run import Adapters, finish_run, first_invocation, run_batch_member, run_work_batch
+from ecr_retention.services.evaluate_step import first_invocation, run_batch_member, run_work_batch
+from ecr_retention.services.report_step import finish_run
 from ecr_retention.workflow import BatchMember
 from support.builders import NOW
 from support.fakes import MemoryLeases
@@ -124,20 +126,20 @@ def test_a_batch_run_again_does_not_evaluate_a_repository_whose_evaluation_this_
 def test_a_repository_that_raises_in_a_batch_is_not_evaluated_again_by_the_fallback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import ecr_retention.services.run as run_service
+    from ecr_retention.services import evaluate_step
 
     registry, adapters = adapters_with(MemoryLeases())
     start, [batch] = batches_of(adapters)
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def raising_for_app(*args: Any, **kwargs: Any) -> Any:
         if kwargs["repository"] == "app":
             raise RuntimeError("a defect")
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(run_service, "run_work_item", raising_for_app)
+    monkeypatch.setattr(evaluate_step, "run_work_item", raising_for_app)
     run_work_batch(rules(False), adapters, batch)
-    monkeypatch.setattr(run_service, "run_work_item", evaluate)
+    monkeypatch.setattr(evaluate_step, "run_work_item", evaluate)
     before = registry.digests("app")
 
     assert run_batch_member(rules(False), adapters, member(start.run_id, "app")) is None

@@ -1,4 +1,4 @@
-"""What an evaluation reads of holds/ (services/run.py, services/inventory.py): its own repository's holds and those
+"""What an evaluation reads of holds/ (services/evaluate_step.py, services/inventory.py): its own repository's holds and those
 of the same repository in each replica its deletions reach (a hold there keeps the image here, docs/holds.md); and a
 batch, which reads the inventory once for up to 50 repositories, reads the holds of a later repository again right
 before it removes anything, so that a hold placed meanwhile keeps its image (docs/safety.md invariants 36 and 37)."""
@@ -11,7 +11,8 @@ from ecr_retention.domain.holds.model import Hold, hold_json
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.layout import HOLDS_PREFIX
 from ecr_retention.ports import StorageUnavailable
-from ecr_retention.services.run import finish_run, run_work_batch
+from ecr_retention.services.evaluate_step import run_work_batch
+from ecr_retention.services.report_step import finish_run
 from support.builders import ACCOUNT, replication_rule
 from tests.support.holds import a_hold
 from tests.unit.services.test_batch_reads_the_inventory_once import held_release

@@ -14,9 +14,13 @@ from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY, removal_key
 from ecr_retention.report_renderers import RENDERERS
+from ecr_retention.run_adapters import Adapters
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
-from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
+from ecr_retention.services.evaluate_step import run_work_item
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.run import run_pipeline
 from ecr_retention.services.snapshot import MemoryManifestCache
+from ecr_retention.services.targets_step import start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import MUTATING, FakeRegistry, MemoryBucket, RecordingNotifier
 

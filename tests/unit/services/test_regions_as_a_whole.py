@@ -21,7 +21,11 @@ from ecr_retention.ports import RepositoriesUnlistable
 from ecr_retention.report_page.checks import blocked_check
 from ecr_retention.report_page.view import page_view_of
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import UNLISTED, Adapters, finish_run, run_pipeline, run_work_item, start_run
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.evaluate_step import run_work_item
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.run import run_pipeline
+from ecr_retention.services.targets_step import UNLISTED, start_run
 from ecr_retention.workflow import WorkItem
 from support.builders import NOW
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier

@@ -19,7 +19,8 @@ from ecr_retention.layout import run_report_key
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.report_sheet import COLUMNS
-from ecr_retention.services.run import Adapters, run_pipeline
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.run import run_pipeline
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier
 

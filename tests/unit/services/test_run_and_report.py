@@ -14,13 +14,11 @@ from ecr_retention.domain.registry.replication import RegistryReplication, Repli
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import (
-    Adapters,
-    finish_run,
-    run_pipeline,
-    run_work_item,
-    start_run,
-)
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.evaluate_step import run_work_item
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.run import run_pipeline
+from ecr_retention.services.targets_step import start_run
 from ecr_retention.workflow import RunRecord
 from support.builders import ACCOUNT, NOW, REGION
 from support.collector_watch import watched
@@ -119,8 +117,8 @@ def test_a_cli_run_evaluates_and_reports_with_the_cyclic_collector_off_as_its_la
     monkeypatch.setattr(
         "ecr_retention.services.run.evaluate_repository", watched(seen, "evaluate", evaluate_repository)
     )
-    monkeypatch.setattr("ecr_retention.services.run.report_run", watched(seen, "report", report_run))
-    monkeypatch.setattr("ecr_retention.services.run.update_memory", watched(seen, "memory", update_memory))
+    monkeypatch.setattr("ecr_retention.services.report_step.report_run", watched(seen, "report", report_run))
+    monkeypatch.setattr("ecr_retention.services.report_step.update_memory", watched(seen, "memory", update_memory))
     gc.enable()
 
     run_pipeline(rules(dry_run=True), adapters)

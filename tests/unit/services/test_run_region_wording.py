@@ -20,7 +20,8 @@ from ecr_retention.layout import removal_key
 from ecr_retention.report_page.view import page_view_of
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.report_sheet import render_sheet
-from ecr_retention.services.run import Adapters, run_pipeline
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.run import run_pipeline
 from support.builders import NOW
 from support.fakes import FakeRegistry, MemoryBucket
 from tests.unit.services.test_several_regions import (

@@ -16,7 +16,11 @@ from ecr_retention.domain.registry.replication import ReplicationConfiguration, 
 from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
 from ecr_retention.layout import regional_name, replication_key, repository_report_key, repository_snapshot_key
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import Adapters, finish_run, run_pipeline, run_work_item, start_run
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.evaluate_step import run_work_item
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.run import run_pipeline
+from ecr_retention.services.targets_step import start_run
 from ecr_retention.workflow import WorkItem
 from support.builders import ACCOUNT, NOW, replication_rule
 from support.fakes import FakeRegistry, MemoryBucket, MemoryLeases

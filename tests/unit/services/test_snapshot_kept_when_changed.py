@@ -10,7 +10,7 @@ from typing import Any
 
 from ecr_retention.cdk.constants import SNAPSHOT_RETENTION_DAYS
 from ecr_retention.layout import SNAPSHOTS_PREFIX, repository_snapshot_key
-from ecr_retention.services.run import run_work_batch
+from ecr_retention.services.evaluate_step import run_work_batch
 from ecr_retention.services.swept import SNAPSHOT_REWRITTEN_AFTER, load_swept_registry
 from support.builders import NOW
 from tests.unit.services.test_run_and_report import rules, seeded

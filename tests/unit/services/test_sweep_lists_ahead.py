@@ -17,7 +17,8 @@ from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.listed_ahead import DryRunOnly, ListedAhead, listed_ahead
 from ecr_retention.ports import ImageManifest, Registry, RepositoryGone
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import Adapters, run_pipeline
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.run import run_pipeline
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket, MemoryLeases, RecordingNotifier
 from tests.unit.services.test_run_and_report import rules, seeded

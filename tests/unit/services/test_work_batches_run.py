@@ -1,4 +1,4 @@
-"""A batch of repositories in one invocation (services.run.run_work_batch, run_batch_member), on the fakes: the same
+"""A batch of repositories in one invocation (services.evaluate_step.run_work_batch, run_batch_member), on the fakes: the same
 result as one invocation per repository, the run's replication record read once, each repository in its own guard,
 no repository started with less than its reserve left, and a batch's repository never evaluated twice."""
 
@@ -9,18 +9,13 @@ from typing import Any
 
 import pytest
 
-import ecr_retention.services.run as run_service
 from ecr_retention.layout import replication_key
 from ecr_retention.report_renderers import RENDERERS
-from ecr_retention.services.run import (
-    BATCH_RESERVE_SECONDS,
-    Adapters,
-    BatchOutOfTime,
-    finish_run,
-    run_batch_member,
-    run_work_batch,
-    start_run,
-)
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services import evaluate_step
+from ecr_retention.services.evaluate_step import BATCH_RESERVE_SECONDS, BatchOutOfTime, run_batch_member, run_work_batch
+from ecr_retention.services.report_step import finish_run
+from ecr_retention.services.targets_step import start_run
 from ecr_retention.workflow import BatchMember, WorkBatch
 from support.builders import NOW
 from tests.unit.services.test_run_and_report import rules, run_workflow, seeded
@@ -76,14 +71,14 @@ def test_a_repository_that_raises_fails_alone_and_the_batch_goes_on(monkeypatch:
     registry, bucket = seeded()
     adapters = adapters_of(registry, bucket)
     start, [batch] = batches_of(adapters)
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def raising_for_app(*args: Any, **kwargs: Any) -> Any:
         if kwargs["repository"] == "app":
             raise RuntimeError("a defect")
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(run_service, "run_work_item", raising_for_app)
+    monkeypatch.setattr(evaluate_step, "run_work_item", raising_for_app)
 
     reports = run_work_batch(rules(False), adapters, batch)
 
@@ -100,7 +95,7 @@ def test_a_batch_starts_no_repository_with_less_than_its_reserve_left(monkeypatc
     start, [batch] = batches_of(adapters)
     remaining = {"seconds": 600.0}
     evaluated: list[str] = []
-    evaluate = run_service.run_work_item
+    evaluate = evaluate_step.run_work_item
 
     def slow_app(*args: Any, **kwargs: Any) -> Any:
         evaluated.append(kwargs["repository"])
@@ -108,7 +103,7 @@ def test_a_batch_starts_no_repository_with_less_than_its_reserve_left(monkeypatc
         remaining["seconds"] = BATCH_RESERVE_SECONDS - 1  # app took all but the reserve
         return report
 
-    monkeypatch.setattr(run_service, "run_work_item", slow_app)
+    monkeypatch.setattr(evaluate_step, "run_work_item", slow_app)
 
     with pytest.raises(BatchOutOfTime, match="1 repositories left to their own invocations: team-a/api"):
         run_work_batch(rules(False), adapters, batch, seconds_left=lambda: remaining["seconds"])

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.planning.managed import managed_in
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.images import Snapshot
+
+if TYPE_CHECKING:
+    from ecr_retention.domain.registry.images import Snapshot
 
 Located = tuple[str, str]  # (account, Region)
 

@@ -13,7 +13,7 @@ from functools import cache
 from itertools import chain
 from typing import Any, Literal, NamedTuple, TypedDict
 
-from pydantic import ConfigDict, Field, TypeAdapter
+from pydantic import ConfigDict, Field, RootModel, TypeAdapter
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
@@ -112,6 +112,11 @@ class RepositoryReport(PlanModel):
     in_use_missing: tuple[MissingReference, ...] = ()
     warnings: tuple[str, ...] = ()
     error: str | None = None
+
+
+class BatchReports(RootModel[dict[str, RepositoryReport]]):
+    """A batch's reports object (run_files.py): each report by the key of the repository's own report object
+    (layout.py), so that the run's reports read back as they would from one object each, in the same order."""
 
 
 class RunTotals(PlanModel):

@@ -18,8 +18,11 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.reporting.report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY, memory_deletion_acknowledgement_key
 from ecr_retention.report_renderers import RENDERERS
+from ecr_retention.run_adapters import Adapters
+from ecr_retention.services.evaluate_step import run_work_item
 from ecr_retention.services.inventory import read_run_inventory
-from ecr_retention.services.run import Adapters, run_pipeline, run_work_item, start_run
+from ecr_retention.services.run import run_pipeline
+from ecr_retention.services.targets_step import start_run
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry
 from tests.integration.aws.storage.conftest import REGION as S3_REGION
