@@ -6,15 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from ecr_retention.gc_guard import cyclic_gc_off, imports_without_cyclic_gc
 
-from ecr_retention.domain.reporting.report import RepositoryReport
-from ecr_retention.gc_guard import cyclic_gc_off
-from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.observability import logger, metrics, tracer
-from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
-from ecr_retention.services.evaluate_step import run_batch_member, run_work_batch, run_work_item
-from ecr_retention.workflow import BatchEvaluated, BatchMember, RepositoryEvaluated, WorkBatch, WorkItem
+with imports_without_cyclic_gc():
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ecr_retention.domain.reporting.report import RepositoryReport
+    from ecr_retention.handlers.events import parse_event
+    from ecr_retention.handlers.observability import logger, metrics, tracer
+    from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
+    from ecr_retention.services.evaluate_step import run_batch_member, run_work_batch, run_work_item
+    from ecr_retention.workflow import BatchEvaluated, BatchMember, RepositoryEvaluated, WorkBatch, WorkItem
 
 
 @logger.inject_lambda_context(correlation_id_path="runId")

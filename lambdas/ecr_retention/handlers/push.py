@@ -6,18 +6,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsModel, SqsRecordModel
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, Json
+from ecr_retention.gc_guard import imports_without_cyclic_gc
 
-from ecr_retention.domain.planning.managed import managed_in
-from ecr_retention.domain.provenance import account_of_arn, foreign_event
-from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.observability import logger, metrics, tracer
-from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
-from ecr_retention.workflow import RepositoryName, RunRequest, batch_execution_name
+with imports_without_cyclic_gc():
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
+    from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+    from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsModel, SqsRecordModel
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from pydantic import BaseModel, ConfigDict, Field, Json
+
+    from ecr_retention.domain.planning.managed import managed_in
+    from ecr_retention.domain.provenance import account_of_arn, foreign_event
+    from ecr_retention.handlers.events import parse_event
+    from ecr_retention.handlers.observability import logger, metrics, tracer
+    from ecr_retention.handlers.wiring import PushWiring, push_at_cold_start
+    from ecr_retention.workflow import RepositoryName, RunRequest, batch_execution_name
 
 
 class EcrPushDetail(BaseModel):

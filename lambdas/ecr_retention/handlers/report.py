@@ -5,14 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from ecr_retention.gc_guard import cyclic_gc_off, imports_without_cyclic_gc
 
-from ecr_retention.gc_guard import cyclic_gc_off
-from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
-from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
-from ecr_retention.services.report_step import finish_run
-from ecr_retention.workflow import RunRecord, RunReported
+with imports_without_cyclic_gc():
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ecr_retention.handlers.events import parse_event
+    from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
+    from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
+    from ecr_retention.services.report_step import finish_run
+    from ecr_retention.workflow import RunRecord, RunReported
 
 
 @logger.inject_lambda_context(correlation_id_path="runId")

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import Field, RootModel
+from ecr_retention.gc_guard import imports_without_cyclic_gc
 
-from ecr_retention.domain.sentinel.events import ApiCallDetail, ImageAction, Observed, PolicyExecution
-from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.guard import alert_guard_delivery, is_guard_delivery
-from ecr_retention.handlers.observability import logger, metrics, tracer
-from ecr_retention.handlers.wiring import SentinelWiring, sentinel_at_cold_start
-from ecr_retention.services.sentinel import watch
+with imports_without_cyclic_gc():
+    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from pydantic import Field, RootModel
+
+    from ecr_retention.domain.sentinel.events import ApiCallDetail, ImageAction, Observed, PolicyExecution
+    from ecr_retention.handlers.events import parse_event
+    from ecr_retention.handlers.guard import alert_guard_delivery, is_guard_delivery
+    from ecr_retention.handlers.observability import logger, metrics, tracer
+    from ecr_retention.handlers.wiring import SentinelWiring, sentinel_at_cold_start
+    from ecr_retention.services.sentinel import watch
 
 
 class ImageActionEvent(EventBridgeModel):

@@ -6,16 +6,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from ecr_retention.gc_guard import imports_without_cyclic_gc
 
-from ecr_retention.handlers.events import TaggingDone, parse_event
-from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
-from ecr_retention.handlers.wiring import TaggerWiring, tagger_at_cold_start
-from ecr_retention.services.inventory import read_inventory_from_bucket
-from ecr_retention.services.tagger import tag_deployed_everywhere
-from ecr_retention.workflow import new_tag_run_id
+with imports_without_cyclic_gc():
+    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ecr_retention.handlers.events import TaggingDone, parse_event
+    from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
+    from ecr_retention.handlers.wiring import TaggerWiring, tagger_at_cold_start
+    from ecr_retention.services.inventory import read_inventory_from_bucket
+    from ecr_retention.services.tagger import tag_deployed_everywhere
+    from ecr_retention.workflow import new_tag_run_id
 
 
 @logger.inject_lambda_context(log_event=True)

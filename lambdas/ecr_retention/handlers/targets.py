@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from ecr_retention.gc_guard import imports_without_cyclic_gc
 
-from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.observability import logger, metrics, tracer
-from ecr_retention.handlers.wiring import TargetsWiring, targets_at_cold_start
-from ecr_retention.services.targets_step import start_run
-from ecr_retention.workflow import RunRequest
+with imports_without_cyclic_gc():
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from ecr_retention.handlers.events import parse_event
+    from ecr_retention.handlers.observability import logger, metrics, tracer
+    from ecr_retention.handlers.wiring import TargetsWiring, targets_at_cold_start
+    from ecr_retention.services.targets_step import start_run
+    from ecr_retention.workflow import RunRequest
 
 
 @logger.inject_lambda_context(log_event=True)
