@@ -17,7 +17,6 @@ from typing import Any
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.planning import tag_sources
 from ecr_retention.domain.registry.images import (
     INDEX_MEDIA_TYPES,
     ImageDetail,
@@ -225,6 +224,10 @@ def referenced_tags(
 ) -> dict[str, frozenset[str]]:
     """The tags of the other repositories that the policy's tag_in_repositories name. A name that does not
     exist stays out of the mapping, which the planner reads as "unknown" (keep rules keep, deletes select none)."""
+    # The planner's names load here (the evaluations plan, so it is loaded already): the sentinel's snapshots never
+    # read other repositories' tags, and its cold start loads no planner.
+    from ecr_retention.domain.planning import tag_sources
+
     patterns = tag_sources(config, repository, registry.region)
     if not patterns:
         return {}

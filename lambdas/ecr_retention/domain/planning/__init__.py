@@ -18,7 +18,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ecr_retention.domain.planning.guards import cosign_subject
     from ecr_retention.domain.planning.managed import first_matching_policy, managed_in
     from ecr_retention.domain.planning.repository import newest_first
     from ecr_retention.domain.planning.run import (
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 
 # Each name, with the module of the package that defines it.
 _MODULES = {
-    "cosign_subject": "guards",
     "first_matching_policy": "managed",
     "managed_in": "managed",
     "newest_first": "repository",
@@ -48,7 +46,6 @@ __all__ = [
     "PlannedRepository",
     "RunContext",
     "build_run_context",
-    "cosign_subject",
     "first_matching_policy",
     "managed_in",
     "newest_first",

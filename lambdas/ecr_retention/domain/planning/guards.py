@@ -5,7 +5,6 @@ the OCI referrers whose subject is gone, which go as it went."""
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,11 +24,11 @@ from ecr_retention.domain.planning.explain import (
     unknown_index_reason,
 )
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
+from ecr_retention.domain.registry.digests import COSIGN_TAG, cosign_subject
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail, is_index
 
 # How the report names the drift check's findings (docs/aws-inventory.md).
 DRIFT_PREFIX = "drift: "
-COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
 _COSIGN_FIRST_CHARACTERS = ("s",)  # COSIGN_TAG's first: the tags that start with another are not matched at all
 _DIGEST = attrgetter("image_digest")
 _SUBJECT = attrgetter("subject_manifest_digest")
@@ -223,12 +222,3 @@ def _ranks_carrying(images: RepositoryImages, tags: Iterable[str]) -> Iterable[i
 def _follow_subject(digest: str, subject: str | None, images: RepositoryImages, findings: Findings) -> None:
     if subject and subject in images.by_digest and subject != digest:
         findings.parents[digest].append((subject, "referrer"))
-
-
-def cosign_subject(tags: Iterable[str]) -> str | None:
-    """cosign's tag scheme names the subject: sha256-<hex>.sig / .att / .sbom -> sha256:<hex>."""
-    for tag in tags:
-        match = COSIGN_TAG.match(tag)
-        if match:
-            return f"{match.group(1)}:{match.group(2)}"
-    return None

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Collection, Container, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
-from ecr_retention.domain.planning import cosign_subject
+from ecr_retention.domain.registry.digests import cosign_subject
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 
 

@@ -1,6 +1,9 @@
-"""How people read a digest: by its first 12 hex digits."""
+"""How people read a digest: by its first 12 hex digits; and the digest cosign's tags name."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Iterable
 
 SHORT_DIGEST_HEX = 12
 DIGEST_ALGORITHM = "sha256:"
@@ -14,3 +17,16 @@ def short_digest(digest: str, *, with_algorithm: bool = False) -> str:
     if with_algorithm:
         return digest[: len(DIGEST_ALGORITHM) + SHORT_DIGEST_HEX]
     return digest.split(":", 1)[-1][:SHORT_DIGEST_HEX]
+
+
+# cosign's tag scheme: the tag of a signature, an attestation or an SBOM names its subject's digest.
+COSIGN_TAG = re.compile(r"^(sha256)-([0-9a-f]{64})\.(sig|att|sbom)$")
+
+
+def cosign_subject(tags: Iterable[str]) -> str | None:
+    """cosign's tag scheme names the subject: sha256-<hex>.sig / .att / .sbom -> sha256:<hex>."""
+    for tag in tags:
+        match = COSIGN_TAG.match(tag)
+        if match:
+            return f"{match.group(1)}:{match.group(2)}"
+    return None
