@@ -8,12 +8,18 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 - the workflow's records (workflow.py) without the run report's models and what they hold (the planner's, the
   doctor's), so that the functions that only start or name runs (push, collector, tagger) build none of them;
 - the planner's models only in the functions that plan or report (the push function asks only which policy manages a
-  repository, the tagger and the collector plan nothing).
+  repository, the tagger and the collector plan nothing);
+- each step of the workflow its own step's service only (services/targets_step.py, evaluate_step.py, report_step.py),
+  never the CLI's whole run (services/run.py, listed_ahead.py); the targets step none of the report's, the holds', the
+  manifests' or the images' models, at its import or when its wiring is built; the renderers only in the report step's
+  wiring;
+- the sentinel none of the planner (it restores and alerts, it plans nothing).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -31,12 +37,57 @@ NEVER_AT_IMPORT = (
 REPORT_MODELS = "ecr_retention.domain.reporting.report"
 PLANNER = "ecr_retention.domain.planning.run"
 PLANS_NOTHING = ("push", "tagger", "collector")
+STEP_SERVICES = {
+    "targets": "ecr_retention.services.targets_step",
+    "evaluate": "ecr_retention.services.evaluate_step",
+    "report": "ecr_retention.services.report_step",
+}
+THE_CLIS_RUN = ("ecr_retention.services.run", "ecr_retention.listed_ahead")
+# What the targets step never uses: it lists repositories and writes work items (a failed listing's report loads the
+# report's models on that path only, services/targets_step.Listing.failed).
+NOT_IN_THE_TARGETS_STEP = (
+    REPORT_MODELS,
+    "ecr_retention.domain.planning.plan",
+    "ecr_retention.domain.holds.model",
+    "ecr_retention.domain.inventory.manifest",
+    "ecr_retention.domain.registry.images",
+    "ecr_retention.domain.doctor.models",
+)
+THE_PLANNER = (
+    PLANNER,
+    "ecr_retention.domain.planning.guards",
+    "ecr_retention.domain.planning.decisions",
+    "ecr_retention.domain.planning.rules",
+    "ecr_retention.domain.planning.explain",
+)
+RENDERERS = "ecr_retention.report_renderers"
+CREATION_TEMPLATES = "ecr_retention.domain.registry.creation_templates"
+# What the workflow's functions are given (infra/pipeline_function.py), so that their wiring builds offline: a registry
+# id (no STS call), a bucket, a lease table, a topic; the rules file is the package's default.
+STEP_ENVIRONMENT = {
+    "AWS_REGION": "eu-west-1",
+    "AWS_DEFAULT_REGION": "eu-west-1",
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "BUCKET_NAME": "inventory-bucket",
+    "REGISTRY_ID": "123456789012",
+    "MAP_CONCURRENCY": "10",
+    "LEASE_TABLE": "leases",
+    "TOPIC_ARN": "arn:aws:sns:eu-west-1:123456789012:report",
+}
 
 
-def loaded_by(module: str) -> set[str]:
-    """Every module in sys.modules after `import <module>` in a fresh interpreter."""
-    code = f"import json, sys\nimport {module}\nprint(json.dumps(sorted(sys.modules)))"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+def loaded_by(module: str, *then: str) -> set[str]:
+    """Every module in sys.modules after `import <module>` (and the statements `then`) in a fresh interpreter."""
+    code = "\n".join(("import json, sys", f"import {module}", *then, "print(json.dumps(sorted(sys.modules)))"))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, **STEP_ENVIRONMENT},
+    )
     return set(json.loads(done.stdout))
 
 
@@ -62,3 +113,47 @@ def test_a_function_that_plans_nothing_loads_neither_the_planner_nor_the_report(
 
     assert PLANNER not in loaded
     assert REPORT_MODELS not in loaded
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_a_workflow_step_loads_its_own_steps_service_and_no_function_loads_the_clis_run(handler: str) -> None:
+    loaded = loaded_by(f"ecr_retention.handlers.{handler}")
+
+    own = STEP_SERVICES.get(handler)
+    assert [name for name in STEP_SERVICES.values() if name in loaded and name != own] == []
+    assert own is None or own in loaded
+    assert [name for name in THE_CLIS_RUN if name in loaded] == []
+
+
+def test_the_targets_step_loads_no_report_hold_manifest_or_image_model_at_import_or_with_its_wiring() -> None:
+    loaded = loaded_by(
+        "ecr_retention.handlers.targets", "from ecr_retention.handlers.wiring import targets_at_cold_start",
+        "targets_at_cold_start()",
+    )  # fmt: skip
+
+    assert "ecr_retention.run_adapters" in loaded  # the wiring was built
+    assert [name for name in NOT_IN_THE_TARGETS_STEP if name in loaded] == []
+    assert RENDERERS not in loaded
+
+
+@pytest.mark.parametrize(
+    ("handler", "wiring"), [("evaluate", "evaluate_at_cold_start"), ("report", "report_at_cold_start")]
+)
+def test_only_the_report_steps_wiring_loads_the_renderers_and_the_creation_templates_model(
+    handler: str, wiring: str
+) -> None:
+    loaded = loaded_by(
+        f"ecr_retention.handlers.{handler}", f"from ecr_retention.handlers.wiring import {wiring}", f"{wiring}()"
+    )
+
+    assert "ecr_retention.run_adapters" in loaded
+    assert (RENDERERS in loaded) == (handler == "report")
+    # Only the report step reads the creation templates (aws/ecr_registry.py loads their model where it reads them).
+    assert (CREATION_TEMPLATES in loaded) == (handler == "report")
+
+
+def test_the_sentinel_loads_none_of_the_planner() -> None:
+    loaded = loaded_by("ecr_retention.handlers.sentinel")
+
+    assert "ecr_retention.services.sentinel" in loaded
+    assert [name for name in THE_PLANNER if name in loaded] == []

@@ -16,7 +16,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 from botocore.parsers import ResponseParserError
@@ -24,8 +24,6 @@ from pydantic import ValidationError
 
 from ecr_retention.aws.errors import AWS_CALL_ERRORS, AwsCallFailed, describe_failure, error_code, error_message
 from ecr_retention.domain.errors import describe_validation_error
-from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
-from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.ports import (
     BatchOutcome,
@@ -39,6 +37,12 @@ from ecr_retention.ports import (
     TagOutcome,
     TemplatesUnreadable,
 )
+
+if TYPE_CHECKING:
+    # The models load where the calls that answer them are made: the targets step lists repositories and reads the
+    # replication rules, and only the report step reads creation templates.
+    from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+    from ecr_retention.domain.registry.images import ImageDetail
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +97,8 @@ class EcrRegistry:
             raise ListingFailed(message, code=code) from None
 
     def describe_images(self, repository: str) -> list[ImageDetail]:
+        from ecr_retention.domain.registry.images import ImageDetail
+
         pages = self._ecr.get_paginator("describe_images").paginate(
             registryId=self._registry_id,
             repositoryName=repository,
@@ -150,6 +156,8 @@ class EcrRegistry:
             return self._describe_existing(repository, image_ids[:middle]) + self._describe_existing(
                 repository, image_ids[middle:]
             )
+        from ecr_retention.domain.registry.images import ImageDetail
+
         details = [ImageDetail.model_validate(detail) for detail in response.get("imageDetails", [])]
         return [detail for detail in details if any(_answers(detail, image_id) for image_id in image_ids)]
 
@@ -223,6 +231,8 @@ class EcrRegistry:
         than this adapter's (the configured registry is not the credentials' account) is refused rather than read
         as this registry's templates. Every failure (AccessDenied, throttling after the retries, an answer this
         model cannot read) raises TemplatesUnreadable: the templates only inform the doctor."""
+        from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+
         pages = self._ecr.get_paginator("describe_repository_creation_templates").paginate(
             PaginationConfig={"PageSize": PAGE_SIZE}
         )
