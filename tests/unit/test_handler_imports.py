@@ -13,7 +13,8 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
   never the CLI's whole run (services/run.py, listed_ahead.py); the targets step none of the report's, the holds', the
   manifests' or the images' models, at its import or when its wiring is built; the renderers only in the report step's
   wiring;
-- the sentinel none of the planner (it restores and alerts, it plans nothing).
+- the sentinel none of the planner (it restores and alerts, it plans nothing) nor the doctor's models (it diagnoses only
+  a policy just put); the tagger none of the plan's models.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ THE_PLANNER = (
 )
 RENDERERS = "ecr_retention.report_renderers"
 CREATION_TEMPLATES = "ecr_retention.domain.registry.creation_templates"
+DOCTOR_MODELS = "ecr_retention.domain.doctor.models"
 # What the workflow's functions are given (infra/pipeline_function.py), so that their wiring builds offline: a registry
 # id (no STS call), a bucket, a lease table, a topic; the rules file is the package's default.
 STEP_ENVIRONMENT = {
@@ -152,8 +154,17 @@ def test_only_the_report_steps_wiring_loads_the_renderers_and_the_creation_templ
     assert (CREATION_TEMPLATES in loaded) == (handler == "report")
 
 
-def test_the_sentinel_loads_none_of_the_planner() -> None:
+def test_the_sentinel_loads_none_of_the_planner_nor_the_doctors_models() -> None:
+    """It diagnoses a policy only on a PutLifecyclePolicy event (services/sentinel.py loads the doctor there)."""
     loaded = loaded_by("ecr_retention.handlers.sentinel")
 
     assert "ecr_retention.services.sentinel" in loaded
-    assert [name for name in THE_PLANNER if name in loaded] == []
+    assert [name for name in (*THE_PLANNER, DOCTOR_MODELS) if name in loaded] == []
+
+
+def test_the_tagger_loads_none_of_the_plans_models() -> None:
+    """It tags what runs (services/act.py tag): no plan."""
+    loaded = loaded_by("ecr_retention.handlers.tagger")
+
+    assert "ecr_retention.services.act" in loaded
+    assert "ecr_retention.domain.planning.plan" not in loaded

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.planning.ledger import (
@@ -25,11 +26,15 @@ from ecr_retention.domain.planning.ledger import (
     Failure,
     Ledger,
 )
-from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
 from ecr_retention.domain.planning.removal_order import next_wave, removal_parents
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.ports import BatchOutcome, ImageManifest, Registry, TagOutcome
+
+if TYPE_CHECKING:
+    # The plan's models for type checking only: the sentinel's restores and the tagger's tags act on no plan, and
+    # their functions load none of the planner's models.
+    from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
 
 logger = logging.getLogger(__name__)
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.in_use.references import PulledReference, Removal, memory_notes, workload_names
 from ecr_retention.domain.registry.digests import short_digest
+
+if TYPE_CHECKING:
+    # The doctor's models load where a policy is diagnosed (services/sentinel.py, a PutLifecyclePolicy event only).
+    from ecr_retention.domain.doctor.models import Finding
 
 # gone: the next pull cannot get it; archived: it is ARCHIVED (pulls fail until it is restored); child-gone and
 # child-archived: the index is there, but the platform image a removal took is not pullable; unconfirmed: the
