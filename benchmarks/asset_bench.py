@@ -19,7 +19,10 @@ minimal handler on this stack cannot avoid, imported by the same interpreter fro
 boto3 (with botocore's Config, as ecr_retention.aws.clients imports it), pydantic's BaseModel, PyYAML, and
 Powertools' Logger, Metrics and Tracer, built as handlers/observability.py builds them. No client is created,
 because no handler creates one at import (handlers/wiring.py does, at the first invocation); the floor creating
-one S3 client too is printed beside it, for reference. In every round the floor is imported beside each handler,
+one S3 client too is printed beside it, for reference, and so is the floor imported with the cyclic collector off and
+what it built frozen, as every handler imports (gc_guard.imports_without_cyclic_gc), with each handler's median import
+over it in brackets: what the handler's own modules cost, without what the collector's absence saves the floor's part
+of its import. In every round the floor is imported beside each handler,
 in the same group of fresh processes (the order alternating from round to round), and each handler's ratio is the
 median of its per-round ratios, with their spread: `FIGURE cold_import_over_floor <largest median ratio> <its min>
 <its max> <runs>`. `--against CHECKOUT` bundles that checkout's ecr_retention into a copy of this asset (the same
@@ -78,8 +81,15 @@ Tracer(service="ecr-retention", patch_modules=("botocore",))
 Metrics(namespace="EcrRetention", service="ecr-retention")"""
 # For reference only, not the floor: the same, creating one client as the issue's example does (no handler does).
 FLOOR_WITH_CLIENT = FLOOR + "\nboto3.client('s3', region_name='us-east-1')"
+# For reference only, not the floor: the same with the cyclic collector off and what it built frozen, as each handler
+# imports (gc_guard.imports_without_cyclic_gc), so that a handler's ratio can be read without what that alone gives.
+FLOOR_COLLECTOR_OFF = "import gc\ngc.disable()\n" + FLOOR + "\ngc.freeze()\ngc.enable()"
 # What a floor is printed as.
-FLOOR_LABELS = {FLOOR: "floor", FLOOR_WITH_CLIENT: "floor + an S3 client"}
+FLOOR_LABELS = {
+    FLOOR: "floor",
+    FLOOR_WITH_CLIENT: "floor + an S3 client",
+    FLOOR_COLLECTOR_OFF: "floor, collector off",
+}
 # The handler left out of the goal: a collector that reads eksClusters imports the kubernetes client, which the
 # issue's floor does not hold (its ratio is printed all the same).
 NOT_IN_THE_GOAL = f"ecr_retention.handlers.collector, {EKS_ADAPTER}"
@@ -181,6 +191,7 @@ def interleaved_cold_imports(python: str, assets: Sequence[Path], runs: int) -> 
     for round_number in range(runs):
         starts.append(interpreter_start(python, assets[0]))
         samples[FLOOR_WITH_CLIENT, assets[0]].append(cold_import(python, assets[0], FLOOR_WITH_CLIENT))
+        samples[FLOOR_COLLECTOR_OFF, assets[0]].append(cold_import(python, assets[0], FLOOR_COLLECTOR_OFF))
         for modules in MEASURED:
             group = [(FLOOR, assets[0]), *((modules, asset) for asset in assets)]
             walls, cpus = {}, {}
@@ -294,12 +305,15 @@ def print_cold_imports(measured: dict[tuple[str, Path], Runs], compiled: Path, s
 
 
 def ratio_line(rounds: Rounds, modules: str, asset: Path) -> str:
-    """A handler's median wall-time ratio (min-max), its median CPU-time ratio, and its median import."""
+    """A handler's median wall-time ratio (min-max), its median CPU-time ratio, its median import, and that over the
+    median of the floor imported with the collector off."""
     walls, cpus = rounds.ratios[modules, asset], rounds.cpu_ratios[modules, asset]
     shown = (
         f"{statistics.median(walls):4.2f}x ({min(walls):4.2f}-{max(walls):4.2f}), cpu {statistics.median(cpus):4.2f}x"
     )
-    return f"{shown} {rounds.measured[modules, asset].median * 1000:4.0f} ms"
+    median = rounds.measured[modules, asset].median
+    collector_off = next(runs.median for (name, _), runs in rounds.measured.items() if name == FLOOR_COLLECTOR_OFF)
+    return f"{shown} {median * 1000:4.0f} ms [{median / collector_off:4.2f}x]"
 
 
 def print_ratios(rounds: Rounds, compiled: Path, against: tuple[Path, str] | None) -> tuple[float, float, float]:
@@ -315,6 +329,11 @@ def print_ratios(rounds: Rounds, compiled: Path, against: tuple[Path, str] | Non
     print(f"  {'floor':<24} {floor.line()}")
     print(
         f"  {'floor + an S3 client':<24} {with_client.line()}  (for reference: no handler creates a client at import)"
+    )
+    collector_off = rounds.measured[FLOOR_COLLECTOR_OFF, compiled]
+    print(
+        f"  {'floor, collector off':<24} {collector_off.line()}  (for reference: the floor imported as the handlers "
+        "import, the cyclic collector off; each handler's median import over its median below, in brackets)"
     )
     print(f"  {'handler':<24} {'this checkout':<40}" + (f" {against[1]}" if against else ""))
     for modules in MEASURED:
