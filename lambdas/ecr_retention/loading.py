@@ -14,7 +14,6 @@ from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.errors import InputError, describe_validation_error, parse_json
-from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
 from ecr_retention.domain.limits import (
     HOLD_OBJECT,
     IN_USE_MANIFEST,
@@ -28,11 +27,13 @@ from ecr_retention.domain.registry.regions import KnownRegions, policy_regions_p
 from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import HOLDS_PREFIX, MEMORY_FILE
 
-# The CLI's inputs (a snapshot, manifests, holds) load their models when they are read: the functions' cold start reads
-# only the rules file and their settings with this module (handlers/wiring.py, handlers/settings.py).
+# The CLI's inputs (a snapshot, manifests, holds) and the collector's spoke roles load their models when they are read:
+# the functions' cold start reads only the rules file and their settings with this module (handlers/wiring.py,
+# handlers/settings.py).
 if TYPE_CHECKING:
     from ecr_retention.domain.holds.model import Holds
     from ecr_retention.domain.inventory.manifest import Inventory
+    from ecr_retention.domain.inventory.spoke_roles import SpokeRoles
     from ecr_retention.domain.registry.images import Snapshot
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -125,6 +126,8 @@ def known_regions() -> KnownRegions | None:
 
 def load_spoke_roles(path: str | Path) -> SpokeRoles:
     """The collector's spoke roles file, {"spokeRoleArns": [...]}; any problem is one InputError naming it."""
+    from ecr_retention.domain.inventory.spoke_roles import SpokeRoles  # the collector's and the CLI's: see above
+
     return validate_as(SpokeRoles, read_json(path, SPOKE_ROLES), path)
 
 

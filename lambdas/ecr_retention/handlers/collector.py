@@ -14,14 +14,30 @@ with imports_without_cyclic_gc():
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from pydantic import NonNegativeInt
 
-    from ecr_retention.handlers.events import CollectionDone, ManifestCollected, parse_event
+    from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, tracer
     from ecr_retention.handlers.wiring import CollectorWiring, collector_at_cold_start
     from ecr_retention.services.aws_inventory import ManifestCollection, export_aws_inventory
     from ecr_retention.services.eks_inventory import export_eks_inventory
     from ecr_retention.services.inspector_inventory import export_inspector_coverage
-    from ecr_retention.workflow import RunRequest
+    from ecr_retention.workflow import RunRequest, WireRecord
+
+
+class ManifestCollected(WireRecord):
+    name: str
+    complete: bool
+    images: NonNegativeInt
+    location: str | None
+    problems: NonNegativeInt
+
+
+class CollectionDone(WireRecord):
+    """What the collector returns: one entry per account and region."""
+
+    manifests: tuple[ManifestCollected, ...]
+    incomplete: NonNegativeInt
 
 
 class ManifestsNotStored(RuntimeError):

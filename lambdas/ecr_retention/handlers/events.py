@@ -1,45 +1,20 @@
 """How the functions read their events (Powertools' parser: an event of any other shape is refused with one line
-naming the field, and nothing is done), and what the tagger and the collector return. The workflow's own records
-(its input, work items, run record, step outputs) are in ecr_retention.workflow; the scheduled and S3 events are
-Powertools' EventBridge model; the push function's own models are in handlers/push.py, so that no other function
-builds them, nor loads Powertools' SQS model, at its cold start."""
+naming the field, and nothing is done). The workflow's own records (its input, work items, run record, step outputs)
+are in ecr_retention.workflow; the scheduled and S3 events are Powertools' EventBridge model; the push function's own
+models are in handlers/push.py, so that no other function builds them, nor loads Powertools' SQS model, at its cold
+start, and what the tagger and the collector return in handlers/tagger.py and handlers/collector.py, for the same
+reason."""
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.utilities.parser import parse
-from pydantic import BaseModel, NonNegativeInt, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ecr_retention.domain.errors import InputError, describe_validation_error
-from ecr_retention.workflow import WireRecord
 
 Model = TypeVar("Model", bound=BaseModel)
-
-
-class TaggingDone(WireRecord):
-    """What the tagger returns."""
-
-    run_id: str
-    tagged: NonNegativeInt
-    already_tagged: NonNegativeInt
-    would_tag: NonNegativeInt
-    problems: NonNegativeInt
-
-
-class ManifestCollected(WireRecord):
-    name: str
-    complete: bool
-    images: NonNegativeInt
-    location: str | None
-    problems: NonNegativeInt
-
-
-class CollectionDone(WireRecord):
-    """What the collector returns: one entry per account and region."""
-
-    manifests: tuple[ManifestCollected, ...]
-    incomplete: NonNegativeInt
 
 
 def parse_event(event: Any, model: type[Model], what: str) -> Model:

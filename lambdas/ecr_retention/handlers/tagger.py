@@ -12,13 +12,24 @@ with imports_without_cyclic_gc():
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from pydantic import NonNegativeInt
 
-    from ecr_retention.handlers.events import TaggingDone, parse_event
+    from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
     from ecr_retention.handlers.wiring import TaggerWiring, tagger_at_cold_start
     from ecr_retention.services.inventory import read_inventory_from_bucket
     from ecr_retention.services.tagger import tag_deployed_everywhere
-    from ecr_retention.workflow import new_tag_run_id
+    from ecr_retention.workflow import WireRecord, new_tag_run_id
+
+
+class TaggingDone(WireRecord):
+    """What the tagger returns."""
+
+    run_id: str
+    tagged: NonNegativeInt
+    already_tagged: NonNegativeInt
+    would_tag: NonNegativeInt
+    problems: NonNegativeInt
 
 
 @logger.inject_lambda_context(log_event=True)
