@@ -149,7 +149,10 @@ def report_step(args: argparse.Namespace) -> None:
     from ecr_retention.domain.config import parse_config
     from ecr_retention.handlers import report
     from ecr_retention.handlers.wiring import RunWiring
-    from ecr_retention.run_adapters import Adapters
+    try:
+        from ecr_retention.run_adapters import Adapters
+    except ModuleNotFoundError:  # a checkout from before the workflow's steps had a service each (--tree)
+        from ecr_retention.services.run import Adapters  # type: ignore[attr-defined,no-redef]
     from support.fakes import FakeRegistry, RecordingNotifier
 
     check_tree(args.tree)
