@@ -149,6 +149,7 @@ def report_step(args: argparse.Namespace) -> None:
     from ecr_retention.domain.config import parse_config
     from ecr_retention.handlers import report
     from ecr_retention.handlers.wiring import RunWiring
+
     try:
         from ecr_retention.run_adapters import Adapters
     except ModuleNotFoundError:  # a checkout from before the workflow's steps had a service each (--tree)
