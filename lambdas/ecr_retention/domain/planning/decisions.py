@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from itertools import compress, count
 from operator import attrgetter
 
 from ecr_retention.domain.planning.explain import (
@@ -49,7 +50,7 @@ def decide(
 ) -> list[Decision]:
     """Every image's action and reasons, newest first."""
     resolver = _Resolver(images, findings, now, quarantine)
-    return [resolver.decide(image) for image in images.ordered]
+    return list(map(resolver.decide, range(len(images.ordered))))
 
 
 def limit_removals(decisions: list[Decision], max_delete_fraction: float) -> tuple[list[Decision], str | None]:
@@ -99,11 +100,15 @@ class _Resolver:
         # and the parents they follow.
         self.followers = findings.parents.keys() | findings.orphans.keys()
         self.parents = {parent for links in findings.parents.values() for parent, _ in links}
+        # The parents' ranks, where the rules' findings about them are (found without a Python call per image).
+        digests = images.digests
+        self.parent_ranks = dict(compress(zip(digests, count()), map(self.parents.__contains__, digests)))
         self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
-    def decide(self, image: ImageDetail) -> Decision:
-        """The image's decision, after its parents' (a parent's memoised in `decided`). Called for every image, most
-        of which follow no parent and are no parent: their path is kept short."""
+    def decide(self, rank: int) -> Decision:
+        """The decision of the image of that rank, after its parents' (a parent's memoised in `decided`). Called for
+        every image, most of which follow no parent and are no parent: their path is kept short."""
+        image = self.images.ordered[rank]
         digest = image.image_digest
         decided = self.decided.get(digest)
         if decided is not None:
@@ -118,10 +123,10 @@ class _Resolver:
             return cycle
         else:
             protections, followed, removed_with = self.follow_parents(digest)
-        marks = findings.marks.get(digest, ())
-        action, reasons = self.outcome(digest, protections, marks, followed, removed_with)
+        marks = findings.marks.get(rank, ())
+        action, reasons = self.outcome(rank, protections, marks, followed, removed_with)
         if action == "delete" and self.quarantine is not None:
-            action, quarantine_reason = self.quarantine_action(digest, self.quarantine, marks)
+            action, quarantine_reason = self.quarantine_action(image, self.quarantine, marks)
             reasons = (quarantine_reason, *reasons)
         tags = image.image_tags
         decided = _planned(
@@ -136,14 +141,15 @@ class _Resolver:
             self.decided[digest] = decided
         return decided
 
-    def quarantine_action(self, digest: str, quarantine: timedelta, marks: Sequence[Reason]) -> tuple[Action, Reason]:
+    def quarantine_action(
+        self, image: ImageDetail, quarantine: timedelta, marks: Sequence[Reason]
+    ) -> tuple[Action, Reason]:
         """A deletion under quarantine: an image not yet archived is archived instead; an archived one is deleted
         once archived longer than the quarantine, kept until then (and kept when ECR does not say since when).
         Dependents pass through it too: nothing is deleted that was not archived longer than the quarantine."""
-        image = self.images.by_digest[digest]
         marked_by = marks[0].rule if marks else None
         if image.image_status != "ARCHIVED":
-            self.entering_quarantine.add(digest)
+            self.entering_quarantine.add(image.image_digest)
             return "archive", quarantine_entry_reason(quarantine, marked_by)
         if image.last_archived_at is None:
             return "keep", quarantine_unknown_reason(marked_by)
@@ -166,7 +172,7 @@ class _Resolver:
         removed_with: list[Action] = []
         self.visiting.add(digest)
         for parent, kind in parents:
-            parent_action = self.decide(self.images.by_digest[parent]).action
+            parent_action = self.decide(self.parent_ranks[parent]).action
             if parent_action == "keep":
                 protections.append(self.parent_reason(parent, kind, parent_action))
             else:
@@ -195,7 +201,7 @@ class _Resolver:
 
     def outcome(
         self,
-        digest: str,
+        rank: int,
         protections: Sequence[Reason],
         marks: Sequence[Reason],
         followed: Sequence[Reason],
@@ -208,12 +214,12 @@ class _Resolver:
         protects or marks its keep_newest notes, or why nothing marks it."""
         findings = self.findings
         if protections:
-            return "keep", (*protections, *marks, *findings.notes.get(digest, ()))
+            return "keep", (*protections, *marks, *findings.notes.get(rank, ()))
         if removed_with:
             return "archive" if "archive" in removed_with else "delete", (*marks, *followed)
         if marks:
-            return "delete" if digest in findings.deleting else "archive", (*marks, *followed)
-        notes = findings.notes.get(digest)
+            return "delete" if rank in findings.deleting else "archive", (*marks, *followed)
+        notes = findings.notes.get(rank)
         if notes:
             return "keep", tuple(notes)
-        return "keep", (no_delete_rule_reason(findings.misses(digest), self.images.by_digest[digest], self.now),)
+        return "keep", (no_delete_rule_reason(findings.misses(rank), self.images.ordered[rank], self.now),)

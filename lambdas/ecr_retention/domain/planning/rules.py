@@ -231,7 +231,7 @@ class _RuleApplier:
             return
         unmet = unmet_conditions(rule, images, selected, self.now)
         if unmet:
-            self.findings.unmet.append((delete.name, rule, frozenset(map(images.digests.__getitem__, unmet))))
+            self.findings.unmet.append((delete.name, rule, unmet))
         self._spare_and_mark(delete, selected, unmet)
         if rule.keep_newest and images.future:
             self.record_displaced(delete.name, rule.keep_newest, selected)
@@ -239,15 +239,15 @@ class _RuleApplier:
     def _spare_and_mark(self, delete: NamedDelete, selected: list[int], unmet: set[int]) -> None:
         """The selected images whose conditions hold: spared among the keep_newest newest of the selection (an
         image whose conditions fail holds a slot all the same), marked beyond."""
-        keep_newest, digests, findings = delete.rule.keep_newest, self.images.digests, self.findings
+        keep_newest, findings = delete.rule.keep_newest, self.findings
         notes, spared = findings.notes, delete.spared
         for rank in selected[:keep_newest]:
             if rank not in unmet:
-                notes[digests[rank]].append(spared)
-        marked = [digests[rank] for rank in selected[keep_newest:] if rank not in unmet]
+                notes[rank].append(spared)
+        marked = [rank for rank in selected[keep_newest:] if rank not in unmet]
         marks, mark = findings.marks, delete.mark
-        for digest in marked:
-            marks[digest].append(mark)
+        for rank in marked:
+            marks[rank].append(mark)
         if not delete.rule.archive:
             findings.deleting.update(marked)
 
