@@ -102,7 +102,9 @@ class _Resolver:
         self.parents = {parent for links in findings.parents.values() for parent, _ in links}
         # The parents' ranks, where the rules' findings about them are (found without a Python call per image).
         digests = images.digests
-        self.parent_ranks = dict(compress(zip(digests, count()), map(self.parents.__contains__, digests)))
+        self.parent_ranks = (
+            dict(compress(zip(digests, count()), map(self.parents.__contains__, digests))) if self.parents else {}
+        )
         self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
     def decide(self, rank: int) -> Decision:

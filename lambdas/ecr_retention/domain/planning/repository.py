@@ -81,8 +81,14 @@ class RepositoryImages:
 
     def tags_starting_with(self, first_characters: Iterable[str]) -> Iterable[str]:
         """The repository's tags that start with one of the characters (rules.TagPatterns says why)."""
+        return self.tags_and_ranks_starting_with(first_characters)[0]
+
+    def tags_and_ranks_starting_with(self, first_characters: Iterable[str]) -> tuple[Iterable[str], Iterable[int]]:
+        """The repository's tags that start with one of the characters, and the rank of each (as rank_by_tag has
+        it), in the same order: a tag's rank read without looking the tag up."""
         by_first = self._tags_by_first_character
-        return chain.from_iterable(by_first.get(first, ()) for first in first_characters)
+        entries = [by_first[first] for first in first_characters if first in by_first]
+        return chain.from_iterable(tags for tags, _ in entries), chain.from_iterable(ranks for _, ranks in entries)
 
     @cached_property
     def last_activities(self) -> list[datetime]:
@@ -90,10 +96,15 @@ class RepositoryImages:
         return [image.last_recorded_pull_time or image.image_pushed_at for image in self.ordered]
 
     @cached_property
-    def _tags_by_first_character(self) -> dict[str, list[str]]:
-        by_first: defaultdict[str, list[str]] = defaultdict(list)
-        for tag in self.rank_by_tag:
-            by_first[tag[:1]].append(tag)
+    def _tags_by_first_character(self) -> dict[str, tuple[list[str], list[int]]]:
+        """First character -> the tags that start with it and their ranks, in rank_by_tag's order."""
+        by_first: dict[str, tuple[list[str], list[int]]] = {}
+        for tag, rank in self.rank_by_tag.items():
+            entry = by_first.get(tag[:1])
+            if entry is None:
+                entry = by_first[tag[:1]] = ([], [])
+            entry[0].append(tag)
+            entry[1].append(rank)
         return by_first
 
     def images_of(self, ranks: Iterable[int]) -> list[ImageDetail]:

@@ -48,6 +48,18 @@ class TagPatterns:
         candidates = images.rank_by_tag if first is None else images.tags_starting_with(first)
         return chain(named, filter(self.fullmatch, candidates))
 
+    def matching_ranks(self, images: RepositoryImages) -> Iterable[int]:
+        """The ranks of the tags that `matching` reads, in its order, each read beside its tag (rank_by_tag's
+        values) rather than looked up: at 100,000 images a lookup per tag is a cache miss."""
+        rank_by_tag = images.rank_by_tag
+        named = (rank for rank in map(rank_by_tag.get, self.literals) if rank is not None)
+        if self.fullmatch is None:
+            return named
+        if self.first_characters is None:
+            return chain(named, compress(rank_by_tag.values(), map(self.fullmatch, rank_by_tag)))
+        tags, ranks = images.tags_and_ranks_starting_with(self.first_characters)
+        return chain(named, compress(ranks, map(self.fullmatch, tags)))
+
     @classmethod
     def of(cls, patterns: tuple[str, ...] | None) -> TagPatterns | None:
         if patterns is None:
@@ -188,15 +200,18 @@ class _RuleApplier:
             return _untagged(images)
         if patterns is None and selector.tag_in_repositories is None:
             return list(range(len(images.ordered)))
-        tags = images.rank_by_tag if patterns is None else patterns.matching(images)  # read lazily
+        present_elsewhere = None
         if selector.tag_in_repositories is not None:
             present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
-            if present_elsewhere is not None:
-                tags = filter(present_elsewhere, tags)
-            elif not unknown_means:
+            if present_elsewhere is None and not unknown_means:
                 return []
+        if present_elsewhere is None:  # the tags' ranks as they are read
+            ranks = images.rank_by_tag.values() if patterns is None else patterns.matching_ranks(images)
+        else:
+            tags = images.rank_by_tag if patterns is None else patterns.matching(images)  # read lazily
+            ranks = map(images.rank_by_tag.__getitem__, filter(present_elsewhere, tags))
         # the images that carry any of the tags (an image with two of them once)
-        return sorted(set(map(images.rank_by_tag.__getitem__, tags)))
+        return sorted(set(ranks))
 
     def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> Callable[[str], bool] | None:
         """Whether a tag is present in the other repositories the patterns name, or None when a pattern names none
