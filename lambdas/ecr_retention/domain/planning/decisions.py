@@ -6,6 +6,7 @@ every deletion passes through the archive first (`_Resolver.quarantine_action`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta
 from itertools import compress, count
 from operator import attrgetter
@@ -85,6 +86,11 @@ def restore_in_use(decisions: list[Decision], archived_in_use: set[str], *, rest
     ]
 
 
+def _ranks_of(digests: list[str], wanted: AbstractSet[str]) -> dict[str, int]:
+    """The rank of each wanted digest (of the digests by rank), found without a Python call per image."""
+    return dict(compress(zip(digests, count()), map(wanted.__contains__, digests))) if wanted else {}
+
+
 class _Resolver:
     def __init__(
         self, images: RepositoryImages, findings: Findings, now: datetime, quarantine: timedelta | None
@@ -94,38 +100,39 @@ class _Resolver:
         self.now = now
         self.quarantine = quarantine
         self.entering_quarantine: set[str] = set()  # archived instead of deleted
-        self.decided: dict[str, Decision] = {}  # the parents': their dependents read them; any other is decided once
+        self.decided: dict[int, Decision] = {}  # the parents': their dependents read them; any other is decided once
         self.visiting: set[str] = set()
         # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents),
-        # and the parents they follow.
-        self.followers = findings.parents.keys() | findings.orphans.keys()
-        self.parents = {parent for links in findings.parents.values() for parent, _ in links}
-        # The parents' ranks, where the rules' findings about them are (found without a Python call per image).
-        digests = images.digests
-        self.parent_ranks = (
-            dict(compress(zip(digests, count()), map(self.parents.__contains__, digests))) if self.parents else {}
-        )
+        # the parents they follow, and the protected images, by rank: `decide` reads every image by rank, and finds
+        # what applies to it without hashing its digest (at 100,000 images, a cache miss per table read so).
+        followers = findings.parents.keys() | findings.orphans.keys()
+        parents = {parent for links in findings.parents.values() for parent, _ in links}
+        self.rank_of = _ranks_of(images.digests, followers | parents | findings.protections.keys())
+        self.followers = {self.rank_of[digest] for digest in followers}
+        self.parents = {self.rank_of[digest] for digest in parents}
+        self.protections = {
+            self.rank_of[digest]: reasons for digest, reasons in findings.protections.items() if digest in self.rank_of
+        }
         self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
     def decide(self, rank: int) -> Decision:
         """The decision of the image of that rank, after its parents' (a parent's memoised in `decided`). Called for
         every image, most of which follow no parent and are no parent: their path is kept short."""
-        image = self.images.ordered[rank]
-        digest = image.image_digest
-        decided = self.decided.get(digest)
+        decided = self.decided.get(rank)
         if decided is not None:
             return decided
-        findings = self.findings
-        if digest not in self.followers:  # most images: their protections are the findings' own
-            protections: Sequence[Reason] = findings.protections.get(digest, ())
+        image = self.images.ordered[rank]
+        digest = image.image_digest
+        if rank not in self.followers:  # most images: their protections are the findings' own
+            protections: Sequence[Reason] = self.protections.get(rank, ())
             followed: Sequence[Reason] = ()
             removed_with: Sequence[Action] = ()
         elif digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so
-            self.decided[digest] = cycle = decision(image, "keep", [REFERENCE_CYCLE])
+            self.decided[rank] = cycle = decision(image, "keep", [REFERENCE_CYCLE])
             return cycle
         else:
             protections, followed, removed_with = self.follow_parents(digest)
-        marks = findings.marks.get(rank, ())
+        marks = self.findings.marks.get(rank, ())
         action, reasons = self.outcome(rank, protections, marks, followed, removed_with)
         if action == "delete" and self.quarantine is not None:
             action, quarantine_reason = self.quarantine_action(image, self.quarantine, marks)
@@ -139,8 +146,8 @@ class _Resolver:
             action,
             reasons,
         )
-        if digest in self.parents:
-            self.decided[digest] = decided
+        if rank in self.parents:
+            self.decided[rank] = decided
         return decided
 
     def quarantine_action(
@@ -174,7 +181,7 @@ class _Resolver:
         removed_with: list[Action] = []
         self.visiting.add(digest)
         for parent, kind in parents:
-            parent_action = self.decide(self.parent_ranks[parent]).action
+            parent_action = self.decide(self.rank_of[parent]).action
             if parent_action == "keep":
                 protections.append(self.parent_reason(parent, kind, parent_action))
             else:
