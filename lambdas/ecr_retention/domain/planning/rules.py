@@ -171,6 +171,17 @@ def _active_within(
     return list(compress(selected, map(within, map(images.last_activities.__getitem__, selected))))
 
 
+def _tag_ranks(
+    images: RepositoryImages, patterns: TagPatterns | None, present_elsewhere: Callable[[str], bool] | None
+) -> Iterable[int]:
+    """The ranks of the tags the patterns match (of every tag, without patterns) that `present_elsewhere` keeps (all,
+    when None); read beside the tags when nothing filters them, looked up otherwise."""
+    if present_elsewhere is None:
+        return images.rank_by_tag.values() if patterns is None else patterns.matching_ranks(images)
+    tags = images.rank_by_tag if patterns is None else patterns.matching(images)  # read lazily
+    return map(images.rank_by_tag.__getitem__, filter(present_elsewhere, tags))
+
+
 def _untagged(images: RepositoryImages) -> list[int]:
     return list(compress(range(len(images.ordered)), map(not_, map(_TAGS, images.ordered))))
 
@@ -205,13 +216,8 @@ class _RuleApplier:
             present_elsewhere = self.tags_in_other_repositories(selector.tag_in_repositories)
             if present_elsewhere is None and not unknown_means:
                 return []
-        if present_elsewhere is None:  # the tags' ranks as they are read
-            ranks = images.rank_by_tag.values() if patterns is None else patterns.matching_ranks(images)
-        else:
-            tags = images.rank_by_tag if patterns is None else patterns.matching(images)  # read lazily
-            ranks = map(images.rank_by_tag.__getitem__, filter(present_elsewhere, tags))
         # the images that carry any of the tags (an image with two of them once)
-        return sorted(set(ranks))
+        return sorted(set(_tag_ranks(images, patterns, present_elsewhere)))
 
     def tags_in_other_repositories(self, patterns: tuple[str, ...]) -> Callable[[str], bool] | None:
         """Whether a tag is present in the other repositories the patterns name, or None when a pattern names none
