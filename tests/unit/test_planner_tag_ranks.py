@@ -47,6 +47,8 @@ def test_a_tag_on_two_images_gives_the_rank_rank_by_tag_gives_it() -> None:
 
 def test_the_tags_and_ranks_by_first_character_are_aligned() -> None:
     images = _images([["a1"], ["b1", "a2"], ["a3"], []])
-    tags, ranks = images.tags_and_ranks_starting_with(("a", "z"))
-    assert [images.rank_by_tag[tag] for tag in tags] == list(ranks)
+    for first_characters in (("a", "z"), ("a", "b", "z"), ("z",)):
+        tags, ranks = map(list, images.tags_and_ranks_starting_with(first_characters))
+        assert [images.rank_by_tag[tag] for tag in tags] == ranks
+        assert set(tags) == {tag for tag in images.rank_by_tag if tag[:1] in first_characters}
     assert list(images.tags_starting_with(("a",))) == [tag for tag in images.rank_by_tag if tag.startswith("a")]

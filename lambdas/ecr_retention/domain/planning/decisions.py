@@ -103,16 +103,12 @@ class _Resolver:
         self.decided: dict[int, Decision] = {}  # the parents': their dependents read them; any other is decided once
         self.visiting: set[str] = set()
         # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents),
-        # the parents they follow, and the protected images, by rank: `decide` reads every image by rank, and finds
-        # what applies to it without hashing its digest (at 100,000 images, a cache miss per table read so).
+        # and the parents they follow, by rank: `decide` reads every image by rank (and the rules' findings so).
         followers = findings.parents.keys() | findings.orphans.keys()
         parents = {parent for links in findings.parents.values() for parent, _ in links}
-        self.rank_of = _ranks_of(images.digests, followers | parents | findings.protections.keys())
+        self.rank_of = _ranks_of(images.digests, followers | parents) if followers else {}
         self.followers = {self.rank_of[digest] for digest in followers}
         self.parents = {self.rank_of[digest] for digest in parents}
-        self.protections = {
-            self.rank_of[digest]: reasons for digest, reasons in findings.protections.items() if digest in self.rank_of
-        }
         self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
     def decide(self, rank: int) -> Decision:
@@ -124,7 +120,7 @@ class _Resolver:
         image = self.images.ordered[rank]
         digest = image.image_digest
         if rank not in self.followers:  # most images: their protections are the findings' own
-            protections: Sequence[Reason] = self.protections.get(rank, ())
+            protections: Sequence[Reason] = self.findings.protections.get(digest, ())
             followed: Sequence[Reason] = ()
             removed_with: Sequence[Action] = ()
         elif digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so

@@ -107,7 +107,9 @@ class RepositoryImages:
         """The repository's tags that start with one of the characters, and the rank of each (as rank_by_tag has
         it), in the same order: a tag's rank read without looking the tag up."""
         by_first = self._tags_by_first_character
-        entries = [by_first[first] for first in first_characters if first in by_first]
+        entries = list(filter(None, map(by_first.get, first_characters)))
+        if len(entries) < 2:  # most patterns start with one character
+            return entries[0] if entries else ((), ())
         return chain.from_iterable(tags for tags, _ in entries), chain.from_iterable(ranks for _, ranks in entries)
 
     @cached_property

@@ -52,13 +52,15 @@ class TagPatterns:
         """The ranks of the tags that `matching` reads, in its order, each read beside its tag (rank_by_tag's
         values) rather than looked up: at 100,000 images a lookup per tag is a cache miss."""
         rank_by_tag = images.rank_by_tag
-        named = (rank for rank in map(rank_by_tag.get, self.literals) if rank is not None)
+        named = map(rank_by_tag.__getitem__, filter(rank_by_tag.__contains__, self.literals))
         if self.fullmatch is None:
             return named
         if self.first_characters is None:
-            return chain(named, compress(rank_by_tag.values(), map(self.fullmatch, rank_by_tag)))
-        tags, ranks = images.tags_and_ranks_starting_with(self.first_characters)
-        return chain(named, compress(ranks, map(self.fullmatch, tags)))
+            wild = compress(rank_by_tag.values(), map(self.fullmatch, rank_by_tag))
+        else:
+            tags, ranks = images.tags_and_ranks_starting_with(self.first_characters)
+            wild = compress(ranks, map(self.fullmatch, tags))
+        return chain(named, wild) if self.literals else wild
 
     @classmethod
     def of(cls, patterns: tuple[str, ...] | None) -> TagPatterns | None:
