@@ -157,11 +157,12 @@ class DisplacedSlots:
 class Findings:
     """What rules and guards find; lists exist only for images something applies to.
 
-    The guards' findings are per digest (an in-use reference, a hold, an index's manifest name a digest). The rules'
-    are per rank: a rule selects ranks, and the decisions read every image in rank order, so a rank's entry is found
-    without hashing its digest, and the tables are filled and read in the order they lie in memory. At 100,000 images
-    the per-digest tables no longer fit in the processor's caches and cost a cache miss per lookup (the planner's CPU
-    per image was half as much again as at 10,000)."""
+    Protections and links are per digest (an in-use reference, a hold, an index's manifest name a digest; a keep
+    rule's few protections join them). What delete rules find is per rank: a rule selects ranks, and the decisions
+    read every image in rank order, so an entry is found without hashing a digest, in tables filled and read in the
+    order they lie in memory. Per digest, the tables of nearly every image of a repository of 100,000 (marks,
+    deletions) cost a cache miss a lookup: the planner's CPU per image was 1.5 to 1.8 times that at 10,000 images,
+    the instructions per image the same (measured with cachegrind and CPU time, issue 46)."""
 
     protections: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))
     marks: defaultdict[int, list[Reason]] = field(default_factory=lambda: defaultdict(list))  # by delete rules
