@@ -6,7 +6,9 @@ every deletion passes through the archive first (`_Resolver.quarantine_action`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timedelta
+from itertools import compress, count
 from operator import attrgetter
 
 from ecr_retention.domain.planning.explain import (
@@ -49,7 +51,7 @@ def decide(
 ) -> list[Decision]:
     """Every image's action and reasons, newest first."""
     resolver = _Resolver(images, findings, now, quarantine)
-    return [resolver.decide(image) for image in images.ordered]
+    return list(map(resolver.decide, range(len(images.ordered))))
 
 
 def limit_removals(decisions: list[Decision], max_delete_fraction: float) -> tuple[list[Decision], str | None]:
@@ -84,6 +86,11 @@ def restore_in_use(decisions: list[Decision], archived_in_use: set[str], *, rest
     ]
 
 
+def _ranks_of(digests: list[str], wanted: AbstractSet[str]) -> dict[str, int]:
+    """The rank of each wanted digest (of the digests by rank), found without a Python call per image."""
+    return dict(compress(zip(digests, count()), map(wanted.__contains__, digests))) if wanted else {}
+
+
 class _Resolver:
     def __init__(
         self, images: RepositoryImages, findings: Findings, now: datetime, quarantine: timedelta | None
@@ -93,35 +100,38 @@ class _Resolver:
         self.now = now
         self.quarantine = quarantine
         self.entering_quarantine: set[str] = set()  # archived instead of deleted
-        self.decided: dict[str, Decision] = {}  # the parents': their dependents read them; any other is decided once
+        self.decided: dict[int, Decision] = {}  # the parents': their dependents read them; any other is decided once
         self.visiting: set[str] = set()
         # The images that follow a parent (an index, a subject) or go as their absent subject went (follow_parents),
-        # and the parents they follow.
-        self.followers = findings.parents.keys() | findings.orphans.keys()
-        self.parents = {parent for links in findings.parents.values() for parent, _ in links}
+        # and the parents they follow, by rank: `decide` reads every image by rank (and the rules' findings so).
+        followers = findings.parents.keys() | findings.orphans.keys()
+        parents = {parent for links in findings.parents.values() for parent, _ in links}
+        self.rank_of = _ranks_of(images.digests, followers | parents) if followers else {}
+        self.followers = {self.rank_of[digest] for digest in followers}
+        self.parents = {self.rank_of[digest] for digest in parents}
         self.parent_reasons: dict[tuple[str, DependentKind, Action], Reason] = {}
 
-    def decide(self, image: ImageDetail) -> Decision:
-        """The image's decision, after its parents' (a parent's memoised in `decided`). Called for every image, most
-        of which follow no parent and are no parent: their path is kept short."""
-        digest = image.image_digest
-        decided = self.decided.get(digest)
+    def decide(self, rank: int) -> Decision:
+        """The decision of the image of that rank, after its parents' (a parent's memoised in `decided`). Called for
+        every image, most of which follow no parent and are no parent: their path is kept short."""
+        decided = self.decided.get(rank)
         if decided is not None:
             return decided
-        findings = self.findings
-        if digest not in self.followers:  # most images: their protections are the findings' own
-            protections: Sequence[Reason] = findings.protections.get(digest, ())
+        image = self.images.ordered[rank]
+        digest = image.image_digest
+        if rank not in self.followers:  # most images: their protections are the findings' own
+            protections: Sequence[Reason] = self.findings.protections.get(digest, ())
             followed: Sequence[Reason] = ()
             removed_with: Sequence[Action] = ()
         elif digest in self.visiting:  # a reference cycle cannot come from a real registry; keep and say so
-            self.decided[digest] = cycle = decision(image, "keep", [REFERENCE_CYCLE])
+            self.decided[rank] = cycle = decision(image, "keep", [REFERENCE_CYCLE])
             return cycle
         else:
             protections, followed, removed_with = self.follow_parents(digest)
-        marks = findings.marks.get(digest, ())
-        action, reasons = self.outcome(digest, protections, marks, followed, removed_with)
+        marks = self.findings.marks.get(rank, ())
+        action, reasons = self.outcome(rank, protections, marks, followed, removed_with)
         if action == "delete" and self.quarantine is not None:
-            action, quarantine_reason = self.quarantine_action(digest, self.quarantine, marks)
+            action, quarantine_reason = self.quarantine_action(image, self.quarantine, marks)
             reasons = (quarantine_reason, *reasons)
         tags = image.image_tags
         decided = _planned(
@@ -132,18 +142,19 @@ class _Resolver:
             action,
             reasons,
         )
-        if digest in self.parents:
-            self.decided[digest] = decided
+        if rank in self.parents:
+            self.decided[rank] = decided
         return decided
 
-    def quarantine_action(self, digest: str, quarantine: timedelta, marks: Sequence[Reason]) -> tuple[Action, Reason]:
+    def quarantine_action(
+        self, image: ImageDetail, quarantine: timedelta, marks: Sequence[Reason]
+    ) -> tuple[Action, Reason]:
         """A deletion under quarantine: an image not yet archived is archived instead; an archived one is deleted
         once archived longer than the quarantine, kept until then (and kept when ECR does not say since when).
         Dependents pass through it too: nothing is deleted that was not archived longer than the quarantine."""
-        image = self.images.by_digest[digest]
         marked_by = marks[0].rule if marks else None
         if image.image_status != "ARCHIVED":
-            self.entering_quarantine.add(digest)
+            self.entering_quarantine.add(image.image_digest)
             return "archive", quarantine_entry_reason(quarantine, marked_by)
         if image.last_archived_at is None:
             return "keep", quarantine_unknown_reason(marked_by)
@@ -166,7 +177,7 @@ class _Resolver:
         removed_with: list[Action] = []
         self.visiting.add(digest)
         for parent, kind in parents:
-            parent_action = self.decide(self.images.by_digest[parent]).action
+            parent_action = self.decide(self.rank_of[parent]).action
             if parent_action == "keep":
                 protections.append(self.parent_reason(parent, kind, parent_action))
             else:
@@ -195,7 +206,7 @@ class _Resolver:
 
     def outcome(
         self,
-        digest: str,
+        rank: int,
         protections: Sequence[Reason],
         marks: Sequence[Reason],
         followed: Sequence[Reason],
@@ -208,12 +219,12 @@ class _Resolver:
         protects or marks its keep_newest notes, or why nothing marks it."""
         findings = self.findings
         if protections:
-            return "keep", (*protections, *marks, *findings.notes.get(digest, ()))
+            return "keep", (*protections, *marks, *findings.notes.get(rank, ()))
         if removed_with:
             return "archive" if "archive" in removed_with else "delete", (*marks, *followed)
         if marks:
-            return "delete" if digest in findings.deleting else "archive", (*marks, *followed)
-        notes = findings.notes.get(digest)
+            return "delete" if rank in findings.deleting else "archive", (*marks, *followed)
+        notes = findings.notes.get(rank)
         if notes:
             return "keep", tuple(notes)
-        return "keep", (no_delete_rule_reason(findings.misses(digest), self.images.by_digest[digest], self.now),)
+        return "keep", (no_delete_rule_reason(findings.misses(rank), self.images.ordered[rank], self.now),)

@@ -168,11 +168,19 @@ def _link_index_children(images: RepositoryImages, findings: Findings) -> None:
 
 def _maybe_indexes(images: RepositoryImages) -> Iterator[ImageDetail]:
     """The images that may be indexes (is_index says which are), newest first: those of an index media type and those
-    the snapshot has a manifest of; found without a Python call per image."""
-    media_types = map(_MEDIA_TYPE, images.ordered)
-    indexes = set(compress(images.digests, map(INDEX_MEDIA_TYPES.__contains__, media_types)))
-    indexes.update(digest for digest in images.repository.manifests if digest in images.by_digest)
-    return compress(images.ordered, map(indexes.__contains__, images.digests))
+    the snapshot has a manifest of; found without a Python call per image, and by rank, without looking each image's
+    digest up, when every image the snapshot has a manifest of is of an index media type."""
+    ordered, by_digest, manifests = images.ordered, images.by_digest, images.repository.manifests
+    manifested = filter(None, map(by_digest.get, manifests))  # the images the snapshot has a manifest of
+    if all(map(INDEX_MEDIA_TYPES.__contains__, map(_MEDIA_TYPE, manifested))):  # the common case: by rank
+        return map(ordered.__getitem__, compress(range(len(ordered)), _of_index_media_type(ordered)))
+    indexes = set(compress(images.digests, _of_index_media_type(ordered)))
+    indexes.update(digest for digest in manifests if digest in by_digest)
+    return compress(ordered, map(indexes.__contains__, images.digests))
+
+
+def _of_index_media_type(images: Iterable[ImageDetail]) -> Iterator[bool]:
+    return map(INDEX_MEDIA_TYPES.__contains__, map(_MEDIA_TYPE, images))
 
 
 def _protect_possible_children(images: RepositoryImages, findings: Findings, unknown_indexes: list[str]) -> None:
@@ -206,9 +214,9 @@ def _maybe_referrers(images: RepositoryImages, cosign_tags: frozenset[str]) -> I
     ordered = images.ordered
     if not cosign_tags:
         return filter(_SUBJECT, ordered)
-    referrers = {images.digests[rank] for rank in _ranks_carrying(images, cosign_tags)}
-    referrers.update(map(_DIGEST, filter(_SUBJECT, ordered)))
-    return compress(ordered, map(referrers.__contains__, images.digests))
+    ranks = set(_ranks_carrying(images, cosign_tags))
+    ranks.update(compress(range(len(ordered)), map(_SUBJECT, ordered)))
+    return map(ordered.__getitem__, sorted(ranks))
 
 
 def _ranks_carrying(images: RepositoryImages, tags: Iterable[str]) -> Iterable[int]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import cached_property
-from itertools import chain
-from operator import attrgetter
+from itertools import chain, compress
+from operator import attrgetter, eq
 from typing import Literal
 
 from ecr_retention.domain.config import DeleteRule
@@ -23,14 +24,34 @@ from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 
 DependentKind = Literal["index-child", "referrer"]
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _TAGS = attrgetter("image_tags")
+_PUSHED_AT = attrgetter("image_pushed_at")
+_DIGEST = attrgetter("image_digest")
 
 
 def newest_first(images: Iterable[ImageDetail]) -> list[ImageDetail]:
-    """Push time descending, ties by digest ascending: the one order every "newest" count uses. One sort: the time
-    since the push is exact (a timedelta, not a float), and ascends as the push time descends."""
-    return sorted(images, key=lambda image: (_EPOCH - image.image_pushed_at, image.image_digest))
+    """Push time descending, ties by digest ascending: the one order every "newest" count uses.
+
+    Sorted by the push times themselves (no key object built per image, and a comparison reads two datetimes rather
+    than two tuples of a timedelta and a digest: at 100,000 images the sort took 0.37 us an image so, 0.25 us this
+    way, 0.13 us at 10,000 either way), then each run of images pushed at one instant (an index and its children, a
+    signature: few) is put in digest order. Sorting by time alone keeps a run in the order it came, so this is the
+    order of the (push time descending, digest ascending) key."""
+    ordered = sorted(images, key=_PUSHED_AT, reverse=True)
+    pushed = list(map(_PUSHED_AT, ordered))
+    first = last = -1  # the current run of ties: ordered[first - 1 : last + 1] (the image before its first tie too)
+    for tie in compress(range(1, len(pushed)), map(eq, pushed[1:], pushed)):  # pushed at its predecessor's instant
+        if tie != last + 1:
+            _in_digest_order(ordered, first - 1, last + 1)
+            first = tie
+        last = tie
+    _in_digest_order(ordered, first - 1, last + 1)
+    return ordered
+
+
+def _in_digest_order(ordered: list[ImageDetail], start: int, stop: int) -> None:
+    if stop > start >= 0:
+        ordered[start:stop] = sorted(ordered[start:stop], key=_DIGEST)
 
 
 @dataclass(frozen=True)
@@ -80,8 +101,16 @@ class RepositoryImages:
 
     def tags_starting_with(self, first_characters: Iterable[str]) -> Iterable[str]:
         """The repository's tags that start with one of the characters (rules.TagPatterns says why)."""
+        return self.tags_and_ranks_starting_with(first_characters)[0]
+
+    def tags_and_ranks_starting_with(self, first_characters: Iterable[str]) -> tuple[Iterable[str], Iterable[int]]:
+        """The repository's tags that start with one of the characters, and the rank of each (as rank_by_tag has
+        it), in the same order: a tag's rank read without looking the tag up."""
         by_first = self._tags_by_first_character
-        return chain.from_iterable(by_first.get(first, ()) for first in first_characters)
+        entries = list(filter(None, map(by_first.get, first_characters)))
+        if len(entries) < 2:  # most patterns start with one character
+            return entries[0] if entries else ((), ())
+        return chain.from_iterable(tags for tags, _ in entries), chain.from_iterable(ranks for _, ranks in entries)
 
     @cached_property
     def last_activities(self) -> list[datetime]:
@@ -89,10 +118,15 @@ class RepositoryImages:
         return [image.last_recorded_pull_time or image.image_pushed_at for image in self.ordered]
 
     @cached_property
-    def _tags_by_first_character(self) -> dict[str, list[str]]:
-        by_first: defaultdict[str, list[str]] = defaultdict(list)
-        for tag in self.rank_by_tag:
-            by_first[tag[:1]].append(tag)
+    def _tags_by_first_character(self) -> dict[str, tuple[list[str], list[int]]]:
+        """First character -> the tags that start with it and their ranks, in rank_by_tag's order."""
+        by_first: dict[str, tuple[list[str], list[int]]] = {}
+        for tag, rank in self.rank_by_tag.items():
+            entry = by_first.get(tag[:1])
+            if entry is None:
+                entry = by_first[tag[:1]] = ([], [])
+            entry[0].append(tag)
+            entry[1].append(rank)
         return by_first
 
     def images_of(self, ranks: Iterable[int]) -> list[ImageDetail]:
@@ -121,17 +155,24 @@ class DisplacedSlots:
 
 @dataclass
 class Findings:
-    """What rules and guards find, per digest; lists exist only for images something applies to."""
+    """What rules and guards find; lists exist only for images something applies to.
+
+    Protections and links are per digest (an in-use reference, a hold, an index's manifest name a digest; a keep
+    rule's few protections join them). What delete rules find is per rank: a rule selects ranks, and the decisions
+    read every image in rank order, so an entry is found without hashing a digest, in tables filled and read in the
+    order they lie in memory. Per digest, the tables of nearly every image of a repository of 100,000 (marks,
+    deletions) cost a cache miss a lookup: the planner's CPU per image was 1.5 to 1.8 times that at 10,000 images,
+    the instructions per image the same (measured with cachegrind and CPU time, issue 46)."""
 
     protections: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))
-    marks: defaultdict[str, list[Reason]] = field(default_factory=lambda: defaultdict(list))  # by delete rules
-    deleting: set[str] = field(default_factory=set)  # marked by a rule that deletes, not archives
-    notes: defaultdict[str, list[Reason]] = field(  # keep-newest: spared by a delete rule
+    marks: defaultdict[int, list[Reason]] = field(default_factory=lambda: defaultdict(list))  # by delete rules
+    deleting: set[int] = field(default_factory=set)  # marked by a rule that deletes, not archives
+    notes: defaultdict[int, list[Reason]] = field(  # keep-newest: spared by a delete rule
         default_factory=lambda: defaultdict(list)
     )
-    # Per delete rule, in the file's order: its name, and the images it selects but whose conditions fail. Read only
+    # Per delete rule, in the file's order: its name, and the ranks it selects but whose conditions fail. Read only
     # for the few kept images nothing else speaks for, so kept per rule, not per image.
-    unmet: list[tuple[str, DeleteRule, frozenset[str]]] = field(default_factory=list)
+    unmet: list[tuple[str, DeleteRule, AbstractSet[int]]] = field(default_factory=list)
     parents: defaultdict[str, list[tuple[str, DependentKind]]] = field(default_factory=lambda: defaultdict(list))
     orphans: dict[str, str] = field(default_factory=dict)  # OCI referrer -> its subject, absent from the repository
     displaced: list[DisplacedSlots] = field(default_factory=list)
@@ -141,6 +182,6 @@ class Findings:
     archived_in_use: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)  # about this repository, returned with its plan
 
-    def misses(self, digest: str) -> list[tuple[str, DeleteRule]]:
-        """The delete rules that select the image but do not mark it, in the file's order."""
-        return [(name, rule) for name, rule, digests in self.unmet if digest in digests]
+    def misses(self, rank: int) -> list[tuple[str, DeleteRule]]:
+        """The delete rules that select the image of that rank but do not mark it, in the file's order."""
+        return [(name, rule) for name, rule, ranks in self.unmet if rank in ranks]
