@@ -131,6 +131,7 @@ def evaluate_repository(
     lease_seconds: int = DEFAULT_LEASE_SECONDS,
     seconds_left: SecondsLeft = None,
     store_before_release: Callable[[RepositoryReport], object] | None = None,
+    lease_first: bool = False,
 ) -> RepositoryReport:
     """`seconds_left` (a Lambda's remaining time): no call starts when less than
     services.act.DEADLINE_MARGIN_SECONDS remain; what was not attempted is reported failed (DeadlineReached)
@@ -138,21 +139,43 @@ def evaluate_repository(
 
     With `leases`, the repository is read and planned without its lease; a plan that changes the registry (LeaseNeeded)
     takes the lease and is read and planned again under it before acting, and one whose lease another run holds is
-    reported busy, changed in nothing (docs/safety.md 12). A lease table that cannot be reached fails this repository
-    alone, unchanged; one that cannot release the lease after the evaluation leaves the report of what was done
-    intact, with a warning (the lease expires). `store_before_release`: where the report of an evaluation that took
-    the lease is stored before the lease is released (and again with the warning when it cannot be).
-    Any other failure fails this repository alone too (defects.py): a sweep goes on."""
+    reported busy, changed in nothing (docs/safety.md 12). `lease_first`: the evaluation is expected to act (a batch's
+    last evaluations did: services.run.ActingStreak), so it takes the lease before its first reading, which then is the
+    one under the lease (no second one); when the lease cannot be taken it goes on as without `lease_first`. A lease
+    table that cannot be reached fails this repository alone, unchanged; one that cannot release the lease after the
+    evaluation leaves the report of what was done intact, with a warning (the lease expires). `store_before_release`:
+    where the report of an evaluation that took the lease is stored before the lease is released (and again with the
+    warning when it cannot be). Any other failure fails this repository alone too (defects.py): a sweep goes on."""
     evaluate = partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left)
+    under_lease = partial(_under_lease, repository, inputs, registry, evaluate, lease_seconds, store_before_release)
+    leased = regional_name(repository, inputs.key)
+    if leases is not None and lease_first:
+        early = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
+        if early is None:
+            return under_lease(leases)
     first = _contained(repository, partial(evaluate, unleased=leases is not None))
     if not isinstance(first, LeaseNeeded) or leases is None:
         return first.report().model_copy(update={"region": registry.region})
     # The plan changes the registry: the lease first, then a new reading and plan under it, which sees what another
     # run did meanwhile, and acts (safety.md 12).
-    leased = regional_name(repository, inputs.key)
     refused = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
     if refused is not None:
         return refused.model_copy(update={"region": registry.region})
+    return under_lease(leases)
+
+
+def _under_lease(
+    repository: str,
+    inputs: RunInputs,
+    registry: Registry,
+    evaluate: Callable[[], Evaluation],
+    lease_seconds: int,
+    store_before_release: Callable[[RepositoryReport], object] | None,
+    leases: LeaseStore,
+) -> RepositoryReport:
+    """Read, plan and act while this run holds the repository's lease, then release it; the report of what was done is
+    stored before the lease is released (`store_before_release`)."""
+    leased = regional_name(repository, inputs.key)
     acted = _contained(repository, evaluate)
     report = acted.report().model_copy(update={"region": registry.region})
     if store_before_release is not None:
