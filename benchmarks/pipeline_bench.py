@@ -1,7 +1,8 @@
 """Pipeline benchmark: the API calls of a dry-run sweep against their minimum, and the sweep's wall time against a
 bare paginated DescribeImages listing of the same images, on moto's server in a process of its own.
 
-    make bench        (or: python benchmarks/pipeline_bench.py [--tree CHECKOUT] [--rounds 3] [--fraction 1.0])
+    make bench        (or: python benchmarks/pipeline_bench.py [--tree CHECKOUT] [--rounds 3] [--fraction 1.0]
+                                                          [--against CHECKOUT])
 
 The registry: 20 repositories of 1,000 images and one of 10,000, written straight into moto's backend (through the
 ECR API it would take minutes), with moto made to behave like ECR where a sweep depends on it (paging, the
@@ -13,7 +14,8 @@ Each sweep is `ecr-retention run --dry-run` (cli.main in a fresh process, the tr
 run_pipeline to its return; its page and sheet (store_page_and_sheet) are timed apart, so the ratio is printed with
 and without them. Each bare listing is a fresh process too. A counted sweep comes first (it also warms the server),
 then `--rounds` alternated rounds of listing and sweep; each ratio is a round's own pair, their median printed with
-the spread. The calls are counted by the server (every request it answered, retries included); the ratio must be
+the spread. `--against CHECKOUT` adds that checkout's sweep to each round, right after this one's, against the same
+listing (a before figure side by side on a busy machine). The calls are counted by the server (every request it answered, retries included); the ratio must be
 1.00: a sweep that makes more calls than the minimum is a defect. Prints figures; asserts nothing about time.
 """
 
@@ -246,11 +248,39 @@ def api_efficiency(registry: dict[str, int], calls: Counter[str], counted: dict[
     return total / least
 
 
+def without_page_and_sheet(swept: dict[str, Any]) -> float:
+    return float(swept["seconds"] - swept["page_and_sheet"])
+
+
+def print_against(
+    against: Path, listings: list[dict[str, Any]], sweeps: list[dict[str, Any]], others: list[dict[str, Any]]
+) -> None:
+    """The other checkout's sweeps beside this one's, each round's pair against the round's listing."""
+    print(f"{against}'s sweep in the same rounds, right after this checkout's:")
+    for label, runs in (("this checkout", sweeps), (str(against), others)):
+        with_page = [s["seconds"] / bare["seconds"] for s, bare in zip(runs, listings, strict=True)]
+        without = [without_page_and_sheet(s) / bare["seconds"] for s, bare in zip(runs, listings, strict=True)]
+        print(
+            f"  {label}: sweep / listing {Spread.of(with_page).show(2)}; without the page and sheet "
+            f"{Spread.of(without).show(2)}; CPU {Spread.of([s['cpu'] for s in runs]).show(2, ' s')}"
+        )
+    print(
+        "  this checkout's sweep / the other's, each round: "
+        + Spread.of([mine["seconds"] / other["seconds"] for mine, other in zip(sweeps, others, strict=True)]).show(2)
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_tree_argument(parser)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--fraction", type=float, default=1.0, help="scale the registry (0.1: 3,000 images)")
+    parser.add_argument(
+        "--against",
+        type=lambda text: Path(text).resolve(),
+        metavar="CHECKOUT",
+        help="also sweep with this checkout's code in each round, against the same listing",
+    )
     modes = parser.add_mutually_exclusive_group()
     for mode in ("--serve", "--listing", "--sweep"):
         modes.add_argument(mode, action="store_true", help=argparse.SUPPRESS)
@@ -274,18 +304,20 @@ def main() -> None:
             (scratch / "rules.yaml").write_text(RULES)
             counted = child(args, "--sweep", emulator.endpoint, scratch, args.tree)
             calls = emulator.served()
-            listings, sweeps = [], []
+            listings, sweeps, others = [], [], []
             for _ in range(args.rounds):
                 listings.append(child(args, "--listing", emulator.endpoint, scratch, args.tree))
                 sweeps.append(child(args, "--sweep", emulator.endpoint, scratch, args.tree))
+                if args.against is not None:
+                    others.append(child(args, "--sweep", emulator.endpoint, scratch, args.against))
     finally:
         emulator.stop()
     ratio_of_calls = api_efficiency(registry, calls, counted)
+    if args.against is not None:
+        print_against(args.against, listings, sweeps, others)
     label = size_label(sum(registry.values()))
     with_page = Spread.of([s["seconds"] / bare["seconds"] for s, bare in zip(sweeps, listings, strict=True)])
-    without = Spread.of(
-        [(s["seconds"] - s["page_and_sheet"]) / bare["seconds"] for s, bare in zip(sweeps, listings, strict=True)]
-    )
+    without = Spread.of([without_page_and_sheet(s) / bare["seconds"] for s, bare in zip(sweeps, listings, strict=True)])
     print(f"end to end against moto's server (its own process) over HTTP ({listings[0]['images']:,} images):")
     rows = [
         ("dry-run sweep, `ecr-retention run --dry-run`'s run_pipeline", [s["seconds"] for s in sweeps]),
