@@ -114,6 +114,8 @@ _set_private = _slot_writer("__pydantic_private__")
 
 def main_reason_of(action: Action, reasons: tuple[Reason, ...]) -> Reason:
     """The one reason a summary names for an action (a Decision's, or one side of a rules diff's change)."""
+    if len(reasons) == 1:  # most images: each rule below names the only reason, found without a scan
+        return reasons[0]
     if action == "restore":
         return _first_reason(reasons, "in-use") or reasons[0]
     if action in REMOVALS:  # a quarantine names the rule it stands in for, and what it does instead
