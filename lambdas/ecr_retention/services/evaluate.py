@@ -140,8 +140,8 @@ def evaluate_repository(
     With `leases`, the repository is read and planned without its lease; a plan that changes the registry (LeaseNeeded)
     takes the lease and is read and planned again under it before acting, and one whose lease another run holds is
     reported busy, changed in nothing (docs/safety.md 12). `lease_first`: the evaluation is expected to act (a batch's
-    last evaluations did: services.evaluate_step.ActingStreak), so it takes the lease before its first reading, which then is the
-    one under the lease (no second one); when the lease cannot be taken it goes on as without `lease_first`. A lease
+    last evaluations did: services.evaluate_step.ActingStreak), so it takes the lease before its first reading, which
+    then is the one under the lease (no second one); when the lease cannot be taken it goes on as without it. A lease
     table that cannot be reached fails this repository alone, unchanged; one that cannot release the lease after the
     evaluation leaves the report of what was done intact, with a warning (the lease expires). `store_before_release`:
     where the report of an evaluation that took the lease is stored before the lease is released (and again with the
