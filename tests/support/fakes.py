@@ -352,8 +352,10 @@ class RecordingNotifier:
 @dataclass
 class MemoryLeases:
     held: dict[str, str] = field(default_factory=dict)
+    taken: list[str] = field(default_factory=list)  # every lease asked for, in order, granted or not
 
     def acquire(self, repository: str, holder: str, seconds: int) -> bool:
+        self.taken.append(repository)
         if repository in self.held:  # held, by another run or another evaluation of this one (aws/dynamodb_lease.py)
             return False
         self.held[repository] = holder

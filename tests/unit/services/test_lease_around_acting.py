@@ -24,13 +24,11 @@ from support.fakes import MUTATING, FakeRegistry, MemoryLeases
 
 @dataclass
 class RecordingLeases(MemoryLeases):
-    """A lease table that records each acquire, and can run something as the lease is taken (another run's work)."""
+    """A lease table that can run something as the lease is taken (another run's work)."""
 
-    acquired: list[str] = field(default_factory=list)
     meanwhile: list[object] = field(default_factory=list)
 
     def acquire(self, repository: str, holder: str, seconds: int) -> bool:
-        self.acquired.append(repository)
         for work in self.meanwhile:
             work()  # type: ignore[operator]
         return super().acquire(repository, holder, seconds)
@@ -74,7 +72,7 @@ def test_an_evaluation_whose_plan_changes_nothing_takes_no_lease() -> None:
 
     report = evaluate(registry, inventory(manifest()), leases)
 
-    assert leases.acquired == []
+    assert leases.taken == []
     assert report.outcome == "ok"
     assert report.deleted == ()
     assert report.kept == 2
@@ -99,7 +97,7 @@ def test_a_dry_run_takes_no_lease_and_reports_what_it_would_delete() -> None:
 
     report = evaluate(registry, inventory(manifest(f"{HOST}/app:v2")), leases, dry_run=True)
 
-    assert leases.acquired == []
+    assert leases.taken == []
     assert {entry.image_digest for entry in report.deleted} == {images["v1"], images["v3"], images["old-untagged"]}
     assert registry.mutating_calls == []
 
@@ -112,7 +110,7 @@ def test_a_plan_that_deletes_takes_the_lease_once_and_releases_it() -> None:
 
     report = evaluate(registry, inventory(manifest(f"{HOST}/app:v2")), leases)
 
-    assert leases.acquired == ["app"]
+    assert leases.taken == ["app"]
     assert asked  # the deletions, every one asked while this run held the lease
     assert all(holder == "run-1" for _, holder in asked)
     assert leases.held == {}
@@ -137,7 +135,7 @@ def test_a_plan_that_only_restores_takes_the_lease() -> None:
 
     assert report.deleted == ()
     assert [entry.image_digest for entry in report.restored] == [images["v2"]]
-    assert leases.acquired == ["app"]
+    assert leases.taken == ["app"]
     assert asked == [("restore_images", "run-1")]
     assert leases.held == {}
 

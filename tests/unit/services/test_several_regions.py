@@ -95,18 +95,6 @@ def two_regions() -> tuple[FakeRegistry, FakeRegistry, MemoryBucket, dict[str, s
     return home, other, bucket, digests
 
 
-class NamedLeases(MemoryLeases):
-    """The lease table, remembering what each lease was named."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.taken: list[str] = []
-
-    def acquire(self, repository: str, holder: str, seconds: int) -> bool:
-        self.taken.append(repository)
-        return super().acquire(repository, holder, seconds)
-
-
 def adapters_of(home: FakeRegistry, other: FakeRegistry, bucket: MemoryBucket, **more: object) -> Adapters:
     return Adapters(
         registry=home, bucket=bucket, clock=lambda: NOW, renderers=RENDERERS, other_registries=(other,), **more
@@ -149,7 +137,7 @@ def test_the_cli_door_prunes_both_registries_each_by_its_own_rules() -> None:
 
 def test_the_workflow_door_gives_the_same_run_with_every_file_and_lease_apart() -> None:
     home, other, bucket, _ = two_regions()
-    leases = NamedLeases()
+    leases = MemoryLeases()
     adapters = adapters_of(home, other, bucket, leases=leases)
     config = parse_config(RULES)
 

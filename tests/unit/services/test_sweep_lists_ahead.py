@@ -126,23 +126,13 @@ def test_a_run_that_acts_lists_each_repository_right_before_it_plans_it() -> Non
 
 def test_a_dry_run_with_a_lease_table_lists_ahead_and_takes_no_lease() -> None:
     registry, bucket = registry_of()
-    leases = RecordedLeases()
+    leases = MemoryLeases()
 
     sweep(registry, bucket, leases=leases)
 
     assert registry.listed_by
     assert all(thread.startswith("listed-ahead") for _, thread in registry.listed_by)
     assert leases.taken == []
-
-
-class RecordedLeases(MemoryLeases):
-    def __init__(self) -> None:
-        super().__init__()
-        self.taken: list[str] = []
-
-    def acquire(self, repository: str, holder: str, seconds: int) -> bool:
-        self.taken.append(repository)
-        return super().acquire(repository, holder, seconds)
 
 
 def test_a_registry_listed_ahead_refuses_every_change_before_it_reaches_the_registry() -> None:
