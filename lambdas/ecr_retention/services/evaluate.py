@@ -147,8 +147,10 @@ def evaluate_repository(
     where the report of an evaluation that took the lease is stored before the lease is released (and again with the
     warning when it cannot be). Any other failure fails this repository alone too (defects.py): a sweep goes on."""
     evaluate = partial(_plan_and_act, repository, inputs, registry, cache, clock, seconds_left)
-    under_lease = partial(_under_lease, repository, inputs, registry, evaluate, lease_seconds, store_before_release)
     leased = regional_name(repository, inputs.key)
+    under_lease = partial(
+        _under_lease, repository, leased, inputs, registry, evaluate, lease_seconds, store_before_release
+    )
     if leases is not None and lease_first:
         early = _take_lease(leases, repository, leased, inputs.run_id, lease_seconds)
         if early is None:
@@ -166,6 +168,7 @@ def evaluate_repository(
 
 def _under_lease(
     repository: str,
+    leased: str,
     inputs: RunInputs,
     registry: Registry,
     evaluate: Callable[[], Evaluation],
@@ -174,8 +177,7 @@ def _under_lease(
     leases: LeaseStore,
 ) -> RepositoryReport:
     """Read, plan and act while this run holds the repository's lease, then release it; the report of what was done is
-    stored before the lease is released (`store_before_release`)."""
-    leased = regional_name(repository, inputs.key)
+    stored before the lease is released (`store_before_release`); `leased`: the lease's name (layout.regional_name)."""
     acted = _contained(repository, evaluate)
     report = acted.report().model_copy(update={"region": registry.region})
     if store_before_release is not None:
