@@ -5,9 +5,9 @@ that live until the work ends and form no reference cycles to speak of. Every fu
 and CPython starts one each time the long-lived heap grows by a quarter, so the collector made the work
 superlinear (at 100,000 images it was 45 % of the load and 35 % of the plan) while freeing nothing: the peak
 memory is the same with it off. So the CLI's commands and the bulk Lambda handlers run with it off, and it is
-back on afterwards, as it was; and every handler's imports load with it off (a sixth of a cold start went to it). What the first guarded call finds alive (the imports, the cold start) is frozen
-once, out of reach of every later collection; later calls freeze nothing, so the garbage of one Lambda invocation
-is never made permanent.
+back on afterwards, as it was; and every handler's imports load with it off (a sixth of a cold start went to it).
+What the first guarded call finds alive (the imports, the cold start) is frozen once, out of reach of every later
+collection; later calls freeze nothing, so the garbage of one Lambda invocation is never made permanent.
 """
 
 from __future__ import annotations
