@@ -42,7 +42,7 @@ def write_report(count: int, path: Path) -> None:
 def render(args: argparse.Namespace) -> None:
     """In a fresh process: load the stored report, render its page once (timed), write the page beside it."""
     from ecr_retention.domain.reporting.cost import StoragePrice
-    from ecr_retention.domain.reporting.report import RunReport
+    from ecr_retention.domain.reporting.run_report import RunReport
     from ecr_retention.report_page import render_page
 
     check_tree(args.tree)

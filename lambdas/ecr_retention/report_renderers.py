@@ -4,7 +4,7 @@ the report step's wiring and the CLI (run_adapters.py's Adapters), so the servic
 from __future__ import annotations
 
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.summary import failure_summary, render_summary
 from ecr_retention.services.report import Renderers
 

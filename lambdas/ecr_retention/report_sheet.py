@@ -22,7 +22,8 @@ from itertools import islice
 from operator import attrgetter
 
 from ecr_retention.domain.in_use.references import IN_USE_MISSING, MissingReference
-from ecr_retention.domain.reporting.report import EntryGroup, ImageEntry, RepositoryReport, RunReport, grouped_entries
+from ecr_retention.domain.reporting.report import EntryGroup, ImageEntry, RepositoryReport, grouped_entries
+from ecr_retention.domain.reporting.run_report import RunReport
 
 # `region` last: added with several Regions, after the columns consumers already read by position.
 COLUMNS = (

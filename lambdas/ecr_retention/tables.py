@@ -26,11 +26,11 @@ from ecr_retention.domain.reporting.report import (
     ENTRY_GROUPS,
     EntryGroup,
     ImageEntry,
-    RunReport,
     Verb,
     action_verb,
     grouped_entries,
 )
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.domain.reporting.summary import replica_text, summary_lines
 

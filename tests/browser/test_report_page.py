@@ -14,7 +14,8 @@ import pytest
 from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.manifest import Workload
 from ecr_retention.domain.reporting.cost import StoragePrice, run_cost
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunReport, region_totals_of
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunReport, region_totals_of
 from ecr_retention.report_page import render_page
 from ecr_retention_dev.browser import screenshot_page
 from support.chromium import skip_module_without_chromium

@@ -51,7 +51,7 @@ from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.registry.images import Snapshot
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS

@@ -136,7 +136,7 @@ for service in {services!r}:
 # The report step's page (Jinja2 and the templates, from the asset) and sheet, of an empty run.
 from datetime import UTC, datetime
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunFacts, run_report_of
+from ecr_retention.domain.reporting.run_report import RunFacts, run_report_of
 from ecr_retention.report_page import render_page
 from ecr_retention.report_sheet import render_sheet
 now = datetime.now(UTC)

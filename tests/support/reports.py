@@ -13,7 +13,7 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory.evidence import manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.images import Snapshot
-from ecr_retention.domain.reporting.report import RunReport, report_of_plan
+from ecr_retention.domain.reporting.run_report import RunReport, report_of_plan
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters
 from ecr_retention.services.run import run_pipeline

@@ -13,7 +13,7 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.commands import report_files
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.report_sheet import COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ import pytest
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Action, Decision, Plan, Reason, RepositoryPlan
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunFacts, RunReport, run_report_of
 from ecr_retention_dev.demo.registry import AwsWorkload, DemoRegistry, SeededImage
 from ecr_retention_dev.demo.verify import RegistryState, plan_without_source, planned_actions, verify
 from ecr_retention_dev.emulator.seeding import MotoEcr

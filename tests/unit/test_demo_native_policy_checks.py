@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 from ecr_retention.domain.in_use.references import MissingReference, Removal
 from ecr_retention.domain.inventory.manifest import Workload
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention_dev.demo.verify import Alert, alert_names, missing_reported
 from support.reports import dry_run_report
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 from ecr_retention.domain.holds.model import read_holds
 from ecr_retention.domain.holds.protection import ending_soon
-from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, run_report_of
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.domain.reporting.run_report import HoldEnding, RunFacts, run_report_of
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.report_page.checks import checks_of
 from support.builders import NOW, digest

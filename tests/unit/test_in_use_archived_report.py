@@ -8,7 +8,8 @@ import csv
 import io
 
 from ecr_retention.domain.planning.ledger import Ledger
-from ecr_retention.domain.reporting.report import RunReport, report_of_plan, repository_report
+from ecr_retention.domain.reporting.report import repository_report
+from ecr_retention.domain.reporting.run_report import RunReport, report_of_plan
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.handlers import observability
 from ecr_retention.report_page import render_page

@@ -185,7 +185,8 @@ def test_error_line_escapes_the_file_name(tmp_path: Path, capsys: pytest.Capture
 def test_run_report_table_prints_the_summary_line_by_line_with_each_value_escaped() -> None:
     from datetime import UTC, datetime
 
-    from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, run_report_of
+    from ecr_retention.domain.reporting.report import RepositoryReport
+    from ecr_retention.domain.reporting.run_report import RunFacts, run_report_of
     from ecr_retention.tables import render_run_report
 
     started = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

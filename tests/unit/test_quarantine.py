@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from ecr_retention.domain.planning.plan import Plan
-from ecr_retention.domain.reporting.report import RunReport, report_of_plan
+from ecr_retention.domain.reporting.run_report import RunReport, report_of_plan
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.report_sheet import render_sheet
 from ecr_retention.tables import render_plan_table

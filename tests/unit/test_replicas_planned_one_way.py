@@ -13,7 +13,7 @@ import pytest
 from ecr_retention.cli import main
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.services.run import run_pipeline
 from support.builders import ACCOUNT, NOW, replication_rule
 from support.fakes import FakeRegistry, MemoryBucket

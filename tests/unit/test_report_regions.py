@@ -13,7 +13,8 @@ import pytest
 from ecr_retention.domain.planning.plan import Reason, ReplicaRegistry
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunFacts, RunReport, run_report_of
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.handlers.observability import record_region_metrics
 from ecr_retention.report_page import render_page

@@ -11,7 +11,7 @@ from typing import Any
 from ecr_retention.aws.sns_notifier import SnsNotifier
 from ecr_retention.domain.inventory.manifest import read_inventory
 from ecr_retention.domain.planning import plan_registry
-from ecr_retention.domain.reporting.report import report_of_plan
+from ecr_retention.domain.reporting.run_report import report_of_plan
 from ecr_retention.domain.reporting.summary import failure_summary, render_summary
 from support.builders import HOST, NOW, config, digest, image, repository, snapshot
 

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ecr_retention.domain.reporting.report import RepositoryReport, RunFacts, run_report_of
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunFacts, run_report_of
 from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.tables import render_plan_table, render_run_report
 from support.builders import config, image, in_use, plan, repository, snapshot

@@ -24,7 +24,7 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.evidence import manifest_evidence
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
-from ecr_retention.domain.reporting.report import report_of_plan
+from ecr_retention.domain.reporting.run_report import report_of_plan
 from ecr_retention.loading import load_config, parse_now
 from ecr_retention.tables import plan_table_lines
 

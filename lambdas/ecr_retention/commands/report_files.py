@@ -16,7 +16,7 @@ from typing import Any
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.loading import InputPaths, check_not_an_input, check_replaceable, open_beside
 from ecr_retention.tables import printable
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import types
 import typing
@@ -178,6 +177,8 @@ def _unknown_key_message(model: type[BaseModel] | None, loc: tuple[int | str, ..
     if parent is None:
         return "unknown key"
     allowed = _keys(parent)
+    import difflib  # only for a message about an unknown key: no function's cold start pays for it
+
     close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
     return f"unknown key; {hint}allowed keys: {', '.join(allowed)}"

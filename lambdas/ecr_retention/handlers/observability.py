@@ -12,7 +12,7 @@ from aws_lambda_powertools.logging.utils import copy_config_to_registered_logger
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
 if TYPE_CHECKING:  # only the report function records a run's metrics, and imports its report
-    from ecr_retention.domain.reporting.report import RunReport
+    from ecr_retention.domain.reporting.run_report import RunReport
 
 SERVICE = "ecr-retention"
 NAMESPACE = "EcrRetention"

@@ -129,7 +129,9 @@ EKS_CLUSTERS_FILE = SizeLimit("eks clusters file", 1 * MiB)
 class EksClustersFile(BaseModel):
     """The collector's eksClusters as the Lambda asset ships them (infra.lambda_asset): {"eksClusters": [<arn>, ...]}."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # Built where a collector reads the file (CollectorSettings.from_environ), as the settings are: every other
+    # function imports this module and never reads it.
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     arns: tuple[EksClusterArn, ...] = Field(alias="eksClusters")
 

@@ -22,7 +22,6 @@ from ecr_retention.domain.reporting.report import (
     ImageEntry,
     QuarantineStage,
     RepositoryReport,
-    RunReport,
     action_verb,
     quarantine_entries,
     reaches_unwatched_registry,
@@ -30,8 +29,8 @@ from ecr_retention.domain.reporting.report import (
     replicating,
     run_entries,
     run_images,
-    run_in_use_archived,
 )
+from ecr_retention.domain.reporting.run_report import RunReport, run_in_use_archived
 from ecr_retention.domain.reporting.summary import repository_name
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.report_page.text import Line, Part, data, line, plural

@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from jinja2.environment import TemplateStream
 
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.report_page.rows import table_rows
 from ecr_retention.report_page.view import page_view_of
 

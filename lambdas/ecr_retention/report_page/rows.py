@@ -18,7 +18,7 @@ from itertools import islice
 from markupsafe import Markup, escape
 
 from ecr_retention.domain.registry.digests import short_digest
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.report_page.text import visible
 from ecr_retention.report_page.view import ReasonText, action_label, image_age, reason_text, reasons_of, table_entries

@@ -25,12 +25,11 @@ from ecr_retention.domain.reporting.report import (
     EntryGroup,
     ImageEntry,
     RepositoryReport,
-    RunReport,
-    RunTotals,
     Verb,
     action_verb,
     entries_in,
 )
+from ecr_retention.domain.reporting.run_report import RunReport, RunTotals
 from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.domain.reporting.summary import deletions_phrase, nothing_deleted, repository_namer
 from ecr_retention.report_page.charts import AgeChart, BarChart, age_chart, bytes_chart

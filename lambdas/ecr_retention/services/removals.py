@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.references import Removal
-from ecr_retention.domain.planning.plan import PlanModel
+from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.timestamps import UtcDatetime
 from ecr_retention.layout import ALERT_CLAIM_SUFFIX, removal_key, removals_prefix
 from ecr_retention.ports import Bucket, ClaimingBucket, StorageUnavailable

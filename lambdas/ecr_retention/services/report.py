@@ -12,7 +12,8 @@ from typing import TypeVar
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import ReportFormat, RunFacts, RunReport, run_report_of
+from ecr_retention.domain.reporting.report import ReportFormat
+from ecr_retention.domain.reporting.run_report import RunFacts, RunReport, run_report_of
 from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile
 from ecr_retention.layout import run_report_key
 from ecr_retention.ports import Bucket, Notifier, StorageUnavailable

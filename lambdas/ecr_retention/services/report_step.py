@@ -15,7 +15,8 @@ from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.outcomes import Trigger
-from ecr_retention.domain.reporting.report import HoldEnding, RepositoryReport, RunFacts, RunReport
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.domain.reporting.run_report import HoldEnding, RunFacts, RunReport
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.ports import Bucket, Registry, StorageUnavailable
 from ecr_retention.registries import Registries

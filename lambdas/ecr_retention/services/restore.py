@@ -24,7 +24,8 @@ from ecr_retention.domain.planning.ledger import NO_ANSWER, Answer
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
 from ecr_retention.domain.reporting.cost import RESTORE_PRICE_PER_GB
-from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.layout import run_report_key
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket, ManifestCache, Registry, RepositoryGone

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.reporting.outcomes import Trigger
-from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.listed_ahead import listed_ahead
 from ecr_retention.run_files import RunFiles

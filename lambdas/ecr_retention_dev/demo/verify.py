@@ -22,7 +22,7 @@ from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import plan_registry
 from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.registry.images import Snapshot
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention_dev.demo.registry import (
     DEPLOYED_KEPT,
     MIN_AGE,

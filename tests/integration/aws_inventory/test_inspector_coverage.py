@@ -20,7 +20,7 @@ from ecr_retention.aws.clients import CLIENT_CONFIG, MAX_ATTEMPTS
 from ecr_retention.aws.inspector_coverage import InspectorCoverage
 from ecr_retention.domain.inventory.manifest import manifest_json, parse_manifest
 from ecr_retention.domain.planning import plan_registry
-from ecr_retention.domain.reporting.report import report_of_plan
+from ecr_retention.domain.reporting.run_report import report_of_plan
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.services.aws_inventory import BucketManifestStore
 from ecr_retention.services.inspector_inventory import collect_inspector_coverage, export_inspector_coverage

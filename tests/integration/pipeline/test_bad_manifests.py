@@ -17,7 +17,7 @@ import pytest
 from moto import mock_aws
 
 from ecr_retention.domain.limits import IN_USE_MANIFEST
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.services.run import run_pipeline
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr

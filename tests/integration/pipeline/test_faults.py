@@ -14,7 +14,8 @@ import pytest
 from moto import mock_aws
 
 from ecr_retention.aws.clients import MAX_ATTEMPTS
-from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.services.run import run_pipeline
 from ecr_retention_dev.emulator.fidelity import EcrFidelity
 from ecr_retention_dev.emulator.seeding import MotoEcr

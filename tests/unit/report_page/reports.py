@@ -13,7 +13,8 @@ from ecr_retention.domain.planning.plan import Reason
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, RunFacts, RunReport, run_report_of
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunFacts, RunReport, run_report_of
 from support.builders import digest
 
 STARTED = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)

@@ -8,7 +8,7 @@ import pytest
 
 from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.planning.plan import ReplicaRegistry
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.report_page import render_page
 from tests.unit.report_page.dom import Element, parse
 from tests.unit.report_page.reports import (

@@ -9,7 +9,7 @@ import re
 from collections import Counter
 
 from ecr_retention.domain.reporting.cost import run_cost
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.report_page import render_page
 from support.reports import page_totals
 from tests.unit.report_page.dom import Element, document_order, parse

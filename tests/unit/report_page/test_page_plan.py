@@ -7,7 +7,7 @@ from datetime import timedelta
 from ecr_retention.domain.inventory.evidence import manifest_evidence
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import report_of_plan
+from ecr_retention.domain.reporting.run_report import report_of_plan
 from ecr_retention.report_page import render_page
 from support.builders import NOW, config, digest, image, in_use, index_manifest, plan, repository, snapshot
 from support.reports import page_totals

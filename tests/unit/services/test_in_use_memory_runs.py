@@ -12,7 +12,7 @@ import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory.manifest import parse_memory
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters

@@ -11,7 +11,7 @@ from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.in_use.references import Removal
 from ecr_retention.domain.inventory.manifest import read_inventory
 from ecr_retention.domain.registry.replication import RegistryReplication
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY, removal_key
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters

@@ -15,7 +15,7 @@ from unit.services.test_several_regions import HOME, OTHER, RULES, deleted, two_
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.ports import RepositoriesUnlistable
 from ecr_retention.report_page.checks import blocked_check

@@ -13,7 +13,7 @@ import pytest
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.summary import ReportFiles, StoredFile, console_url, render_summary
 from ecr_retention.layout import run_report_key
 from ecr_retention.ports import StorageUnavailable

@@ -11,7 +11,7 @@ import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.registry.replication import RegistryReplication, ReplicationConfiguration, RunReplication
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters

@@ -14,7 +14,7 @@ from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.in_use.references import Removal
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.reporting.cost import StoragePrice
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.summary import render_summary
 from ecr_retention.layout import removal_key
 from ecr_retention.report_page.view import page_view_of

@@ -13,7 +13,8 @@ import pytest
 from ecr_retention.domain.config import check_pruned_regions, parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.replication import ReplicationConfiguration, RunReplication
-from ecr_retention.domain.reporting.report import RepositoryReport, RunReport
+from ecr_retention.domain.reporting.report import RepositoryReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.layout import regional_name, replication_key, repository_report_key, repository_snapshot_key
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.registry.images import ImageDetail
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.listed_ahead import DryRunOnly, ListedAhead, listed_ahead
 from ecr_retention.ports import ImageManifest, Registry, RepositoryGone
 from ecr_retention.report_renderers import RENDERERS

@@ -12,7 +12,7 @@ import pytest
 
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters
 from ecr_retention.services.evaluate_step import run_work_item

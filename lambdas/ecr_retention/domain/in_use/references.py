@@ -30,7 +30,7 @@ from ecr_retention.domain.in_use.suspect_readings import suspect_readings
 from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.inspector import INSPECTOR_SOURCE, in_use_at, inspector_words
 from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest, Inventory, RememberedImage, Workload
-from ecr_retention.domain.planning.plan import PlanModel
+from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.registry.coordinates import InReachedReplica, RegistryCoordinates, reference_into
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.registry.images import ImageDetail

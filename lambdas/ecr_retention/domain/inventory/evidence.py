@@ -12,7 +12,7 @@ from ecr_retention.domain.config import Safety
 from ecr_retention.domain.in_use.index import expected_manifest_problem
 from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.manifest import InUseManifest, Inventory
-from ecr_retention.domain.planning.plan import PlanModel
+from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.timestamps import UtcDatetime
 
 

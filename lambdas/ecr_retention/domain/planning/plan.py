@@ -7,9 +7,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field, computed_field
 
+from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.planning.reasons import PROTECTION_ORDER, ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import UtcDatetime
@@ -21,10 +21,6 @@ Action = Literal["keep", "delete", "archive", "restore"]
 # deleted), waits there (archived, kept), and leaves it for good (deleted once archived longer than the quarantine).
 QuarantineStage = Literal["enters", "waits", "leaves"]
 REMOVALS: tuple[Action, ...] = ("delete", "archive")
-
-
-class PlanModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
 
 class Reason(PlanModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 
 # AWS bills storage per GB-month, where a GB is 2^30 bytes.
 BYTES_PER_GB = 1024**3

@@ -12,17 +12,8 @@ from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.planning.plan import ReplicaRegistry
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.escaping import printable
-from ecr_retention.domain.reporting.report import (
-    ImageEntry,
-    InUseArchived,
-    RepositoryReport,
-    RunReport,
-    RunTotals,
-    action_verb,
-    replicating,
-    run_entries,
-    run_in_use_archived,
-)
+from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, action_verb, replicating, run_entries
+from ecr_retention.domain.reporting.run_report import InUseArchived, RunReport, RunTotals, run_in_use_archived
 from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.domain.timestamps import format_timestamp
 

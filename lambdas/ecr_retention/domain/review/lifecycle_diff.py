@@ -12,7 +12,7 @@ from typing import Any
 from ecr_retention.domain.in_use.index import InUseIndex
 from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, PreviewActionType, evaluate
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy
-from ecr_retention.domain.planning.plan import PlanModel
+from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.timestamps import UtcDatetime
 

@@ -24,11 +24,11 @@ from ecr_retention.domain.planning.plan import (
     Action,
     Decision,
     Plan,
-    PlanModel,
     Reason,
     RepositoryPlan,
     main_reason_of,
 )
+from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.timestamps import UtcDatetime
 

@@ -15,7 +15,7 @@ import pytest
 
 from ecr_retention.aws.s3_bucket import S3Bucket
 from ecr_retention.domain.config import RetentionConfig, parse_config
-from ecr_retention.domain.reporting.report import RunReport
+from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.layout import IN_USE_MEMORY_KEY, memory_deletion_acknowledgement_key
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters
