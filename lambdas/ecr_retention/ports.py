@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         TaskDefinition,
     )
     from ecr_retention.domain.inventory.eks_clusters import EksCluster
-    from ecr_retention.domain.inventory.inspector import Coverage
+    from ecr_retention.domain.inventory.inspector_manifest import Coverage
     from ecr_retention.domain.inventory.kubernetes import Resource
     from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
     from ecr_retention.domain.registry.images import ImageDetail

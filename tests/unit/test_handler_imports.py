@@ -14,7 +14,14 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
   manifests' or the images' models, at its import or when its wiring is built; the renderers only in the report step's
   wiring;
 - the sentinel none of the planner (it restores and alerts, it plans nothing) nor the doctor's models (it diagnoses only
-  a policy just put); the tagger none of the plan's models.
+  a policy just put); the tagger none of the plan's models;
+- the sentinel not even the plan's models (its records of removals and in-use references share only their base,
+  domain/planning/plan_model.py); the evaluate step none of the run report's models (domain/reporting/run_report.py:
+  it builds and stores repository reports only) nor the manifests' evidence a run report holds;
+- what the collector builds Inspector's manifest from (domain/inventory/inspector_manifest.py) in the collector only:
+  the other functions read its entries (domain/inventory/inspector.py);
+- no function difflib (the words of an unknown key's message, domain/errors.py), and none builds the collector's
+  eksClusters file model at import (only a collector that reads the file does).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import pytest
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 NEVER_AT_IMPORT = (
     "jinja2",
+    "difflib",
     "ecr_retention.report_page",
     "ecr_retention.report_sheet",
     "ecr_retention.domain.doctor.checks",
@@ -36,6 +44,10 @@ NEVER_AT_IMPORT = (
     "ecr_retention.domain.doctor.templates",
 )
 REPORT_MODELS = "ecr_retention.domain.reporting.report"
+RUN_REPORT_MODELS = "ecr_retention.domain.reporting.run_report"
+MANIFEST_EVIDENCE = "ecr_retention.domain.inventory.evidence"
+PLAN_MODELS = "ecr_retention.domain.planning.plan"
+INSPECTOR_MANIFEST = "ecr_retention.domain.inventory.inspector_manifest"
 PLANNER = "ecr_retention.domain.planning.run"
 PLANS_NOTHING = ("push", "tagger", "collector")
 STEP_SERVICES = {
@@ -168,3 +180,52 @@ def test_the_tagger_loads_none_of_the_plans_models() -> None:
 
     assert "ecr_retention.services.act" in loaded
     assert "ecr_retention.domain.planning.plan" not in loaded
+
+
+def test_the_sentinel_loads_none_of_the_plans_models() -> None:
+    """Its records of removals and the in-use references it matches are camelCase models of the plan's base only."""
+    loaded = loaded_by("ecr_retention.handlers.sentinel")
+
+    assert "ecr_retention.domain.planning.plan_model" in loaded
+    assert PLAN_MODELS not in loaded
+
+
+def test_the_evaluate_step_loads_none_of_the_run_reports_models_at_import_or_with_its_wiring() -> None:
+    """It builds and stores repository reports; the run's report is the report step's (and the CLI's)."""
+    loaded = loaded_by(
+        "ecr_retention.handlers.evaluate", "from ecr_retention.handlers.wiring import evaluate_at_cold_start",
+        "evaluate_at_cold_start()",
+    )  # fmt: skip
+
+    assert REPORT_MODELS in loaded
+    assert [name for name in (RUN_REPORT_MODELS, MANIFEST_EVIDENCE) if name in loaded] == []
+
+
+def test_the_report_step_loads_the_run_reports_models() -> None:
+    loaded = loaded_by("ecr_retention.handlers.report")
+
+    assert RUN_REPORT_MODELS in loaded
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_no_handler_builds_the_eks_clusters_file_model_at_import(handler: str) -> None:
+    """Deferred (handlers/settings.py): built where a collector reads the file, by no other function."""
+    code = "\n".join(
+        (
+            f"import ecr_retention.handlers.{handler}",
+            "from ecr_retention.handlers.settings import EksClustersFile",
+            "print(EksClustersFile.__pydantic_complete__)",
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120, env=os.environ.copy()
+    )
+
+    assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("handler", [handler for handler in HANDLERS if handler != "collector"])
+def test_only_the_collector_loads_what_inspectors_manifest_is_built_from(handler: str) -> None:
+    loaded = loaded_by(f"ecr_retention.handlers.{handler}")
+
+    assert INSPECTOR_MANIFEST not in loaded

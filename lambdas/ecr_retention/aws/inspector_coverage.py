@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ecr_retention.aws.reading import read
-from ecr_retention.domain.inventory.inspector import Coverage, CoveredImage, CoveredRepository
+from ecr_retention.domain.inventory.inspector_manifest import Coverage, CoveredImage, CoveredRepository
 
 PAGE_SIZE = 200  # the most ListCoverage returns
 ECR_IMAGE = "AWS_ECR_CONTAINER_IMAGE"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from ecr_retention.clock import utc_now
-from ecr_retention.domain.inventory.inspector import build_inspector_manifest, coverage_gaps, inspector_name
+from ecr_retention.domain.inventory.inspector_manifest import build_inspector_manifest, coverage_gaps, inspector_name
 from ecr_retention.ports import CoverageReader, ManifestStore, ReadFailed
 from ecr_retention.services.aws_inventory import ManifestCollection, stored_collection
 

@@ -44,7 +44,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ecr_retention.domain.inventory.aws import inventory_name
-from ecr_retention.domain.inventory.inspector import inspector_name
+from ecr_retention.domain.inventory.inspector_manifest import inspector_name
 from ecr_retention_dev.emulator.manifests import DOCKER_MANIFEST, PushedImage, PushedIndex
 from ecr_retention_dev.emulator.seeding import MotoEcr
 from ecr_retention_dev.emulator.workloads import MotoWorkloads
