@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # infra/
 from ecr_retention.cdk import constants, lambda_asset
 
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
-# What the collector imports, besides its handler, when eksClusters lists a cluster (handlers.wiring.eks_clusters):
+# What the collector imports, besides its handler, when eksClusters lists a cluster (handlers.wiring.collector.eks_clusters):
 # measured apart, as the cold start of a collector that reads clusters.
 EKS_ADAPTER = "ecr_retention.aws.eks_clusters"
 MEASURED = (

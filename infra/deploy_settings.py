@@ -33,7 +33,7 @@ from ecr_retention.domain.errors import InputError, describe_validation_error
 from ecr_retention.domain.inventory.aws import RoleArn, account_of_role, inventory_name, one_role_per_account
 from ecr_retention.domain.inventory.clusters import ClusterId
 from ecr_retention.domain.inventory.eks_clusters import EksCluster, EksClusterArn
-from ecr_retention.domain.inventory.inspector import inspector_name
+from ecr_retention.domain.inventory.inspector_manifest import inspector_name
 from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.loading import known_regions
 

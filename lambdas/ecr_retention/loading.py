@@ -28,7 +28,7 @@ from ecr_retention.domain.timestamps import parse_timestamp
 from ecr_retention.layout import HOLDS_PREFIX, MEMORY_FILE
 
 # The CLI's inputs (a snapshot, manifests, holds) and the collector's spoke roles load their models when they are read:
-# the functions' cold start reads only the rules file and their settings with this module (handlers/wiring.py,
+# the functions' cold start reads only the rules file and their settings with this module (handlers/wiring/,
 # handlers/settings.py).
 if TYPE_CHECKING:
     from ecr_retention.domain.holds.model import Holds

@@ -1,6 +1,6 @@
 """What a run works through (ports.py): the adapters each workflow step's service (services/targets_step.py,
 evaluate_step.py, report_step.py) and the CLI's run (services/run.py) take; each function's wiring builds its own
-(handlers/wiring.py). Apart from the services, so that a step loads none of the others' modules."""
+(handlers/wiring/). Apart from the services, so that a step loads none of the others' modules."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Adapters:
-    """What a run works through (ports.py); the wiring builds each function's own (handlers/wiring.py)."""
+    """What a run works through (ports.py); the wiring builds each function's own (handlers/wiring/)."""
 
     registry: Registry  # the home Region's: the functions' own (the CLI's: the standard AWS configuration's)
     bucket: RunBucket

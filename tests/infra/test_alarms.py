@@ -16,8 +16,7 @@ from aws_cdk.assertions import Match, Template
 from ecr_retention.cdk import alarms
 from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.handlers import collector, observability
-from ecr_retention.handlers.settings import CollectorSettings
-from ecr_retention.handlers.wiring import CollectorWiring
+from ecr_retention.handlers.wiring.collector import CollectorSettings, CollectorWiring
 from ecr_retention.ports import AccountReaders, ReadFailed
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 

@@ -81,7 +81,7 @@ UNCHECKED_HASH = (1).to_bytes(4, "little")
 # Of what only some functions use, what each handler loads at import: asyncio only with Powertools' batch processor
 # (the push function's; the X-Ray SDK's wrapt is pinned below the releases that import it), each of the run's steps'
 # services only in its own step, the collector's only in the collector, kubernetes in none (only when eksClusters lists
-# a cluster, handlers.wiring.eks_clusters).
+# a cluster, handlers.wiring.collector.eks_clusters).
 STEPS = (
     "ecr_retention.services.targets_step",
     "ecr_retention.services.evaluate_step",

@@ -25,7 +25,7 @@ from ecr_retention.cdk.policy_sizes import PolicySize, check_policy_sizes, polic
 from ecr_retention.domain.config import parse_config
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.planning.run import first_matching_policy
-from ecr_retention.handlers.settings import CollectorSettings
+from ecr_retention.handlers.wiring.collector import CollectorSettings
 from support.iam_evaluation import Request, decide, glob_matches
 from support.infra_stacks import CONTEXT, build_app, function_role, role_statements, rules_file
 

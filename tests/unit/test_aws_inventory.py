@@ -28,7 +28,7 @@ from ecr_retention.domain.inventory.aws import (
     task_workload,
 )
 from ecr_retention.domain.inventory.manifest import read_inventory
-from ecr_retention.handlers.settings import CollectorSettings
+from ecr_retention.handlers.wiring.collector import CollectorSettings
 from ecr_retention.ports import AccountReaders, ReadFailed
 from ecr_retention.services.aws_inventory import (
     BucketManifestStore,

@@ -4,7 +4,7 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 
 - the doctor's checks load only when something is diagnosed (a repository's native policy in the evaluate step, the
   creation templates in the report step, a PutLifecyclePolicy in the sentinel), never at import;
-- the report step's page and sheet (Jinja2) only when the report step renders them (handlers/wiring.py);
+- the report step's page and sheet (Jinja2) only when the report step renders them (handlers/wiring/report.py);
 - the workflow's records (workflow.py) without the run report's models and what they hold (the planner's, the
   doctor's), so that the functions that only start or name runs (push, collector, tagger) build none of them;
 - the planner's models only in the functions that plan or report (the push function asks only which policy manages a
@@ -141,7 +141,7 @@ def test_a_workflow_step_loads_its_own_steps_service_and_no_function_loads_the_c
 
 def test_the_targets_step_loads_no_report_hold_manifest_or_image_model_at_import_or_with_its_wiring() -> None:
     loaded = loaded_by(
-        "ecr_retention.handlers.targets", "from ecr_retention.handlers.wiring import targets_at_cold_start",
+        "ecr_retention.handlers.targets", "from ecr_retention.handlers.wiring.targets import targets_at_cold_start",
         "targets_at_cold_start()",
     )  # fmt: skip
 
@@ -157,7 +157,9 @@ def test_only_the_report_steps_wiring_loads_the_renderers_and_the_creation_templ
     handler: str, wiring: str
 ) -> None:
     loaded = loaded_by(
-        f"ecr_retention.handlers.{handler}", f"from ecr_retention.handlers.wiring import {wiring}", f"{wiring}()"
+        f"ecr_retention.handlers.{handler}",
+        f"from ecr_retention.handlers.wiring.{handler} import {wiring}",
+        f"{wiring}()",
     )
 
     assert "ecr_retention.run_adapters" in loaded
@@ -193,7 +195,7 @@ def test_the_sentinel_loads_none_of_the_plans_models() -> None:
 def test_the_evaluate_step_loads_none_of_the_run_reports_models_at_import_or_with_its_wiring() -> None:
     """It builds and stores repository reports; the run's report is the report step's (and the CLI's)."""
     loaded = loaded_by(
-        "ecr_retention.handlers.evaluate", "from ecr_retention.handlers.wiring import evaluate_at_cold_start",
+        "ecr_retention.handlers.evaluate", "from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start",
         "evaluate_at_cold_start()",
     )  # fmt: skip
 
@@ -209,11 +211,11 @@ def test_the_report_step_loads_the_run_reports_models() -> None:
 
 @pytest.mark.parametrize("handler", HANDLERS)
 def test_no_handler_builds_the_eks_clusters_file_model_at_import(handler: str) -> None:
-    """Deferred (handlers/settings.py): built where a collector reads the file, by no other function."""
+    """Deferred (handlers/wiring/collector.py): built where a collector reads the file, by no other function."""
     code = "\n".join(
         (
             f"import ecr_retention.handlers.{handler}",
-            "from ecr_retention.handlers.settings import EksClustersFile",
+            "from ecr_retention.handlers.wiring.collector import EksClustersFile",
             "print(EksClustersFile.__pydantic_complete__)",
         )
     )

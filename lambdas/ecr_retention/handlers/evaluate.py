@@ -14,7 +14,8 @@ with imports_without_cyclic_gc():
     from ecr_retention.domain.reporting.report import RepositoryReport
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, tracer
-    from ecr_retention.handlers.wiring import RunWiring, evaluate_at_cold_start
+    from ecr_retention.handlers.wiring import RunWiring
+    from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start
     from ecr_retention.services.evaluate_step import run_batch_member, run_work_batch, run_work_item
     from ecr_retention.workflow import BatchEvaluated, BatchMember, RepositoryEvaluated, WorkBatch, WorkItem
 

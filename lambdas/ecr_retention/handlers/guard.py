@@ -14,7 +14,7 @@ from ecr_retention.domain.provenance import foreign_event
 from ecr_retention.domain.sentinel.guard_events import GuardCall
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.observability import logger, metrics
-from ecr_retention.handlers.wiring import SentinelWiring
+from ecr_retention.handlers.wiring.sentinel import SentinelWiring
 from ecr_retention.layout import GUARD_DELIVERY_KEY
 from ecr_retention.services.guard_alerts import alert_guard_call
 

@@ -12,7 +12,8 @@ with imports_without_cyclic_gc():
 
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
-    from ecr_retention.handlers.wiring import RunWiring, report_at_cold_start
+    from ecr_retention.handlers.wiring import RunWiring
+    from ecr_retention.handlers.wiring.report import report_at_cold_start
     from ecr_retention.services.report_step import finish_run
     from ecr_retention.workflow import RunRecord, RunReported
 

@@ -18,7 +18,7 @@ with imports_without_cyclic_gc():
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.guard import alert_guard_delivery, is_guard_delivery
     from ecr_retention.handlers.observability import logger, metrics, tracer
-    from ecr_retention.handlers.wiring import SentinelWiring, sentinel_at_cold_start
+    from ecr_retention.handlers.wiring.sentinel import SentinelWiring, sentinel_at_cold_start
     from ecr_retention.services.sentinel import watch
 
 

@@ -16,7 +16,7 @@ with imports_without_cyclic_gc():
 
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, tracer
-    from ecr_retention.handlers.wiring import TaggerWiring, tagger_at_cold_start
+    from ecr_retention.handlers.wiring.tagger import TaggerWiring, tagger_at_cold_start
     from ecr_retention.services.inventory import read_inventory_from_bucket
     from ecr_retention.services.tagger import tag_deployed_everywhere
     from ecr_retention.workflow import WireRecord, new_tag_run_id

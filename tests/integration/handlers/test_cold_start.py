@@ -88,7 +88,7 @@ def test_a_function_missing_a_variable_it_needs_fails_before_reading_its_event(
 
 def test_a_function_builds_its_wiring_once_per_cold_start(stack: Stack) -> None:
     from ecr_retention.handlers import evaluate
-    from ecr_retention.handlers.wiring import evaluate_at_cold_start
+    from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start
 
     item = {"runId": "r-1", "repository": "app", "trigger": "schedule", "dryRun": True}
     evaluate.lambda_handler(item, FakeContext())
