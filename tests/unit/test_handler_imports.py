@@ -20,6 +20,7 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
   it builds and stores repository reports only) nor the manifests' evidence a run report holds;
 - what the collector builds Inspector's manifest from (domain/inventory/inspector_manifest.py) in the collector only:
   the other functions read its entries (domain/inventory/inspector.py);
+- each function its own settings model and wiring (handlers/wiring/<function>.py), none of the six others';
 - no function difflib (the words of an unknown key's message, domain/errors.py), and none builds the collector's
   eksClusters file model at import (only a collector that reads the file does).
 """
@@ -231,3 +232,11 @@ def test_only_the_collector_loads_what_inspectors_manifest_is_built_from(handler
     loaded = loaded_by(f"ecr_retention.handlers.{handler}")
 
     assert INSPECTOR_MANIFEST not in loaded
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_each_function_loads_its_own_wiring_and_settings_model_only(handler: str) -> None:
+    loaded = loaded_by(f"ecr_retention.handlers.{handler}")
+
+    wirings = {name for name in loaded if name.startswith("ecr_retention.handlers.wiring.")}
+    assert wirings == {f"ecr_retention.handlers.wiring.{handler}"}

@@ -5,14 +5,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, computed_field
+from pydantic import BaseModel, Field
 
 from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.planning.reasons import PROTECTION_ORDER, ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import UtcDatetime
+
+if TYPE_CHECKING:
+    from ecr_retention.domain.planning.plan_document import PlanDocument
 
 # restore: an ARCHIVED image that an in-use manifest names goes back to standard storage. It removes nothing: it
 # is never a removal candidate, never counts toward max_delete_fraction, and survives a blocked run.
@@ -196,21 +199,7 @@ class Plan(PlanModel):
     def document(self) -> PlanDocument:
         """The plan as `plan --format json` writes it: each repository with its summary. The models are shared,
         not copied, so that pydantic's own encoder writes the document of a large plan."""
+        from ecr_retention.domain.planning.plan_document import PlanDocument, RepositoryPlanDocument
+
         repositories = tuple(RepositoryPlanDocument.model_construct(**dict(repo)) for repo in self.repositories)
         return PlanDocument.model_construct(**{**dict(self), "repositories": repositories})
-
-
-class RepositoryPlanDocument(RepositoryPlan):
-    """A repository's plan in the plan's JSON document: its fields, then its summary (last, as it always was). Only
-    the document adds the summary: a repository's plan stored or sent elsewhere (a worker's result) has none."""
-
-    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented form: mypy cannot type it
-    @property
-    def summary(self) -> RepositorySummary:
-        return super().summary
-
-
-class PlanDocument(Plan):
-    """The plan's JSON document (`Plan.document`): the plan, each repository with its summary."""
-
-    repositories: tuple[RepositoryPlanDocument, ...]
