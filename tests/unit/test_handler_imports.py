@@ -22,7 +22,7 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
   the other functions read its entries (domain/inventory/inspector.py);
 - each function its own settings model and wiring (handlers/wiring/<function>.py), none of the six others';
 - no function difflib (the words of an unknown key's message, domain/errors.py), and none builds the collector's
-  eksClusters file model at import (only a collector that reads the file does).
+  eksClusters file model at import (only a collector that reads the file does, when it reads its settings).
 """
 
 from __future__ import annotations

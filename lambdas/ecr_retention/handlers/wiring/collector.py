@@ -32,8 +32,8 @@ EKS_CLUSTERS_FILE = SizeLimit("eks clusters file", 1 * MiB)
 class EksClustersFile(BaseModel):
     """The collector's eksClusters as the Lambda asset ships them (infra.lambda_asset): {"eksClusters": [<arn>, ...]}."""
 
-    # Built where a collector reads the file (CollectorSettings.from_environ), as the settings are: every other
-    # function imports this module and never reads it.
+    # Built where a collector reads the file (CollectorSettings.from_environ), as the settings are: a collector
+    # without eksClusters (no file in its asset) never builds it.
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     arns: tuple[EksClusterArn, ...] = Field(alias="eksClusters")
