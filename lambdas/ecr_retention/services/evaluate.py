@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
 from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.models import Finding
-from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.in_use.references import (
     MissingReference,
     PulledReference,
@@ -49,6 +49,9 @@ from ecr_retention.services.act import SecondsLeft, act
 from ecr_retention.services.replicas import decided_by_sources, tell_deletions
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
+
+if TYPE_CHECKING:
+    from ecr_retention.services.inventory import HoldsReadAgain
 
 logger = logging.getLogger(__name__)
 
@@ -85,11 +88,11 @@ class RunInputs:
     others: tuple[PrunedRegistry, ...] = ()
     # The run's own files (runs/<runId>/), where a source tells the destinations it replicates to what it deletes.
     run_files: RunFiles | None = None
-    # A batch's inventory is minutes old when a later repository of it acts: given the holds it read, the holds of
-    # this repository (and of the replicas its deletions reach) read again right before a plan that removes acts, or
-    # None when they agree (services/inventory.py holds_changed_since). None: the inventory was read for this
-    # evaluation.
-    recheck_holds: Callable[[Holds], Holds | None] | None = None
+    # A batch's or a CLI run's inventory is minutes old when a later repository acts: given a repository and the holds
+    # it decided on, its holds (and those of the replicas its deletions reach) read again right before a plan that
+    # removes acts, or None when they agree (services/inventory.py holds_read_again). None: the inventory was read for
+    # this evaluation.
+    recheck_holds: HoldsReadAgain | None = None
     # The run's pulled references by repository, collected at the first evaluation that asks (pulled_into).
     _pulled: PulledOnce = field(default_factory=PulledOnce, init=False, repr=False, compare=False)
 
@@ -336,7 +339,7 @@ def _plan_before_acting(
     run, planned = _plan(registry, coordinates, snapshot, inputs, clock, replicated)
     if inputs.recheck_holds is None or inputs.dry_run or not removes(run, planned.plan):
         return run, planned
-    fresh = inputs.recheck_holds(inputs.inventory.holds)
+    fresh = inputs.recheck_holds(snapshot.repository_name, inputs.inventory.holds)
     if fresh is None:
         return run, planned
     again = replace(inputs, inventory=replace(inputs.inventory, holds=fresh))

@@ -19,12 +19,17 @@ from ecr_retention.ports import LeaseUnavailable, RunBucket, VersionedBucket
 from ecr_retention.run_files import MAX_BATCH_REPORTS_PART_BYTES, HeldReports, RunFiles, StoredReplication
 from ecr_retention.services.act import DEADLINE_MARGIN_SECONDS
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
-from ecr_retention.services.inventory import HeldRepository, holds_changed_since, holds_read_by, read_run_inventory
+from ecr_retention.services.inventory import (
+    HeldRepository,
+    HoldsReadAgain,
+    holds_read_again,
+    holds_read_by,
+    read_run_inventory,
+)
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.workflow import BatchMember, WorkBatch
 
 if TYPE_CHECKING:
-    from ecr_retention.domain.holds.model import Holds
     from ecr_retention.domain.inventory.manifest import Inventory
     from ecr_retention.run_adapters import Adapters
 
@@ -64,7 +69,8 @@ def run_work_item(
     stored = stored if stored is not None else files.load_replication()
     replication = stored.of(pruned.region)
     held_of = holds_read_by(pruned.region, repository, replication.replication_configuration)
-    reading, recheck_holds = _inventory_of(adapters.bucket, inventory, held_of)
+    read_again = holds_read_again(adapters.bucket, pruned.region, replication.replication_configuration)
+    reading, recheck_holds = _inventory_of(adapters.bucket, inventory, held_of, read_again)
     inputs = RunInputs(
         run_id=run_id,
         config=config,
@@ -107,14 +113,17 @@ def run_work_item(
 
 
 def _inventory_of(
-    bucket: VersionedBucket, batch: BatchInventory | None, held_of: Collection[HeldRepository]
-) -> tuple[Inventory, Callable[[Holds], Holds | None] | None]:
+    bucket: VersionedBucket,
+    batch: BatchInventory | None,
+    held_of: Collection[HeldRepository],
+    read_again: HoldsReadAgain,
+) -> tuple[Inventory, HoldsReadAgain | None]:
     """The inventory one evaluation decides on (read now, or its batch's reading), and how its holds are read again
     before it removes: a batch's reading made for an earlier repository is minutes old by then."""
     if batch is None:
         return read_run_inventory(bucket, of=held_of), None
     reading = batch()
-    return reading, partial(holds_changed_since, bucket, held_of) if batch.earlier else None
+    return reading, read_again if batch.earlier else None
 
 
 def changed_nothing(report: RepositoryReport) -> bool:

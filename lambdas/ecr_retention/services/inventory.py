@@ -75,6 +75,21 @@ def holds_read_by(region: str, repository: str, replication: ReplicationConfigur
     return {(region, repository), *((replica.region, repository) for replica in replication.deletion_reach(repository))}
 
 
+# How a repository reads its holds again right before it acts, given the holds its evaluation decided on: None when
+# they agree (holds_changed_since).
+HoldsReadAgain = Callable[[str, Holds], Holds | None]
+
+
+def holds_read_again(bucket: Bucket, region: str, replication: ReplicationConfiguration) -> HoldsReadAgain:
+    """How a repository of one Region's registry reads its holds again before it acts: its own and those of the
+    replicas its deletions reach (holds_read_by), compared with the reading its evaluation decided on."""
+
+    def again(repository: str, read: Holds) -> Holds | None:
+        return holds_changed_since(bucket, holds_read_by(region, repository, replication), read)
+
+    return again
+
+
 def holds_changed_since(bucket: Bucket, of: Collection[HeldRepository], read: Holds) -> Holds | None:
     """The holds of `of` read again now (one listing of each repository's own prefix, holds/<region>/<repository>/,
     and a read of each of its holds), when they differ from those an earlier reading (a batch's, minutes old) had under

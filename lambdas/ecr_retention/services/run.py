@@ -17,7 +17,7 @@ from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.listed_ahead import listed_ahead
 from ecr_retention.run_files import RunFiles
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
-from ecr_retention.services.inventory import read_run_inventory
+from ecr_retention.services.inventory import holds_read_again, read_run_inventory
 from ecr_retention.services.report import failure_published
 from ecr_retention.services.report_step import Evaluated, end_run, report_outputs
 from ecr_retention.services.snapshot import BucketManifestCache
@@ -76,7 +76,8 @@ def _cli_inputs(
     listings: Sequence[Listing],
 ) -> RunInputs:
     """What `run` evaluates one registry's repositories with: the run's inventory, the registry's replication rules
-    and listing, and the other registries."""
+    and listing, and the other registries. The inventory is read once, at the run's start, minutes before a later
+    repository acts: each repository whose plan removes reads its holds again first, as a batch's later ones do."""
     return RunInputs(
         run_id=run_id,
         config=config,
@@ -88,6 +89,9 @@ def _cli_inputs(
         key=listing.pruned.key,
         others=tuple(other.pruned for other in listings if other is not listing),
         run_files=RunFiles(adapters.bucket, run_id),
+        recheck_holds=holds_read_again(
+            adapters.bucket, listing.pruned.region, listing.replication.replication_configuration
+        ),
     )
 
 
