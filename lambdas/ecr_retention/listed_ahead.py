@@ -25,19 +25,22 @@ from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.ports import BatchOutcome, ImageId, ImageManifest, Registry, TagOutcome
 
-# Repositories listed at once, ahead of the one being planned: two keep ECR answering one page while this process
-# reads the other (a bare listing alternates the two), and hold at most two listings nobody has asked for yet.
-LISTINGS_AHEAD = 2
+# Repositories listed at once: two keep ECR answering one page while this process reads the other (a bare listing
+# alternates the two). Listings made ahead of the one being planned, at most: one more than those made at once, so
+# that while the sweep plans a repository it has just been given (a large one listed long), the next listing is
+# under way rather than both workers holding listings nobody has asked for yet.
+LISTINGS_AT_ONCE = 2
+LISTINGS_AHEAD = 3
 
 
 class ListedAhead:
     """A Registry whose DescribeImages of each repository of `order` is made by a worker thread ahead of the ask, at
-    most `ahead` repositories ahead; every other call, and DescribeImages of any other repository (or of one asked a
-    second time), is the port's, made when asked; what would change the registry is refused (DryRunOnly). Its methods
-    are called by one thread (the sweep's); an error of a listing made ahead is raised to the caller that asks for
-    it, as the port would have raised it. A listing made ahead that nobody asks for (its repository's evaluation
-    failed before it listed) holds one of the `ahead` places until the sweep ends: with every place held, the
-    repositories after are listed when asked, as without this class."""
+    most `ahead` repositories ahead (as many at a time as `workers` has threads); every other call, and DescribeImages
+    of any other repository (or of one asked a second time), is the port's, made when asked; what would change the
+    registry is refused (DryRunOnly). Its methods are called by one thread (the sweep's); an error of a listing made
+    ahead is raised to the caller that asks for it, as the port would have raised it. A listing made ahead that nobody
+    asks for (its repository's evaluation failed before it listed) holds one of the `ahead` places until the sweep
+    ends: with every place held, the repositories after are listed when asked, as without this class."""
 
     def __init__(self, port: Registry, order: Sequence[str], workers: ThreadPoolExecutor, ahead: int) -> None:
         self._port = port
@@ -108,15 +111,20 @@ class DryRunOnly(RuntimeError):
 
 @contextmanager
 def listed_ahead(
-    port: Registry, order: Sequence[str], *, dry_run: bool, ahead: int = LISTINGS_AHEAD
+    port: Registry,
+    order: Sequence[str],
+    *,
+    dry_run: bool,
+    ahead: int = LISTINGS_AHEAD,
+    at_once: int = LISTINGS_AT_ONCE,
 ) -> Iterator[Registry]:
     """The registry to evaluate the repositories of `order` through, in that order: their listings made ahead in a dry
-    run, the port itself in a run that acts. On the way out, a listing not yet begun is not begun (one under way ends,
-    dropped)."""
+    run (at most `ahead` of them, `at_once` at a time), the port itself in a run that acts. On the way out, a listing
+    not yet begun is not begun (one under way ends, dropped)."""
     if not dry_run or ahead < 1 or len(order) < 2:
         yield port
         return
-    workers = ThreadPoolExecutor(max_workers=ahead, thread_name_prefix="listed-ahead")
+    workers = ThreadPoolExecutor(max_workers=max(1, min(at_once, ahead)), thread_name_prefix="listed-ahead")
     try:
         yield ListedAhead(port, order, workers, ahead)
     finally:

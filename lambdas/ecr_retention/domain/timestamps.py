@@ -79,10 +79,6 @@ def _canonical_first(checked: CoreSchema) -> CoreSchema:
     )
 
 
-LeanUtcDatetime = Annotated[UtcDatetime, Lean(_canonical_first)]
-"""UtcDatetime for the images of a snapshot: the same values and refusals, the common form parsed without Python."""
-
-
 def _canonical_first_in_json(checked: CoreSchema) -> CoreSchema:
     """JSON read as _canonical_first reads it; Python objects by `checked` itself: the datetimes a report is built
     from go straight to it, and a refusal of the JSON, read again from its parsed objects (loading.validate_as), is
@@ -93,6 +89,10 @@ def _canonical_first_in_json(checked: CoreSchema) -> CoreSchema:
 PushedAt = Annotated[datetime, BeforeValidator(parse_timestamp)]
 """UtcDatetime as pydantic writes a datetime itself: for an aware datetime in UTC (what parse_timestamp returns) its
 text is format_timestamp's (`2026-11-30T06:00:00Z`, microseconds when there are any), written without a Python call."""
+LeanUtcDatetime = Annotated[PushedAt, Lean(_canonical_first)]
+"""UtcDatetime for the images of a snapshot: the same values and refusals, the common form parsed without Python, and
+written as PushedAt is, without a Python call (a snapshot's JSON holds a time or more for each of its images; each
+image's times are aware in UTC, what both ways of reading return)."""
 LeanPushedAt = Annotated[PushedAt, Lean(_canonical_first_in_json)]
 """PushedAt, read from JSON as LeanUtcDatetime reads it (without a Python call either), from Python objects as
 UtcDatetime is: a report's per-image push time (domain/reporting/report.py ImageEntry), of which a large run report

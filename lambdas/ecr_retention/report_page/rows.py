@@ -4,9 +4,11 @@ Jinja costs an escaped Markup object per cell (16 for a row), most of a second a
 view's (view.py: the age, the action's label, the reasons); this module writes the tags the template wrote.
 
 Each value is escaped exactly once, by markupsafe's escape, as the template's autoescaping would escape it; a value
-that many rows repeat (a repository, an action, an age, the reasons) is escaped once for all of them, and an image's
-own text (its digest, its tags, its size) only when it holds a character to escape. The rows come in chunks of many,
-each one Markup for the template to pass through, so that the page streams in pieces of a useful size."""
+that many rows repeat (a repository, an action, the reasons) is escaped once for all of them, and an image's own text
+(its digest, its tags) only when it holds a character to escape. An age and a size in words (`3d`, `19.1 MiB`) are
+digits, letters, a point and a space, which escaping leaves as they are: they are written as they are. The rows come
+in chunks of many, each one Markup for the template to pass through, so that the page streams in pieces of a useful
+size."""
 
 from __future__ import annotations
 
@@ -109,8 +111,8 @@ def image_rows(report: RunReport) -> Iterator[str]:
                 yield (
                     f'{shared.opening}{digest}{shared.acting}{age_seconds}" data-size="{"" if size is None else size}'
                     f'{shared.naming}{digest}">{short}</td>'
-                    f"<td>{escaped_text(visible(', '.join(entry.image_tags)))}</td><td>{escaped(age)}</td>"
-                    f"<td>{escaped_text(human_bytes(size))}</td>"
+                    f"<td>{escaped_text(visible(', '.join(entry.image_tags)))}</td><td>{age}</td>"
+                    f"<td>{human_bytes(size)}</td>"
                     f"<td>{shared.label or escaped(action_label(entry, action, dry_run))}</td>"
                     f"<td>{reasons_html(reasons_of(entry, action, text_of))}</td></tr>\n"
                 )

@@ -4,6 +4,7 @@ a review that has S3 read access only (`plan --bucket`, `diff --bucket`). domain
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -48,11 +49,11 @@ def keep_snapshot(
         run_id=run_id,
         repositories=(snapshot,),
     )
-    fields = _fields(swept)
+    written = WrittenSnapshot.of(swept)
     stored = repository_snapshot_key(snapshot.repository_name, key)
     try:
-        if not _kept_as_it_is(bucket, stored, swept, fields):
-            bucket.write(stored, _body(fields))
+        if not _kept_as_it_is(bucket, stored, swept, written):
+            bucket.write(stored, written.body)
     except StorageUnavailable as error:  # the write's (the comparison's read failing is a reason to write)
         return (f"its snapshot could not be kept for reviews (plan --bucket, diff --bucket): {error}",)
     return ()
@@ -68,14 +69,62 @@ def _body(fields: dict[str, Any]) -> bytes:
     return json.dumps(fields).encode()
 
 
-def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, fields: dict[str, Any]) -> bool:
+@dataclass(frozen=True)
+class WrittenSnapshot:
+    """A snapshot's kept object as keep_snapshot writes it (`body`: json.dumps of its `fields`), and `read_part`: the
+    body's bytes before `"readAt": ` (every field a review reads, and the ", " after the last), with which every object
+    written of the same repository, registry and replication begins, whenever and by whichever run it was read
+    (json.dumps writes a dict's items in order, joined by ", "); `last`: the names of the fields from readAt on. No
+    read_part for fields that do not end with readAt and what follows it (the stored object is then read as a
+    snapshot to compare)."""
+
+    fields: dict[str, Any]
+    body: bytes
+    read_part: bytes | None = None
+    last: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, swept: SweptRepository) -> WrittenSnapshot:
+        fields = _fields(swept)
+        body = _body(fields)
+        names = tuple(fields)
+        if "readAt" not in names[1:]:
+            return cls(fields, body)
+        last = names[names.index("readAt") :]
+        after_read = _body({name: fields[name] for name in last})  # {"readAt": ..., "runId": ...}
+        read_part = body[: len(body) - len(after_read) + 1]
+        if not (body.endswith(after_read[1:]) and read_part.endswith(b", ")):
+            return cls(fields, body)
+        return cls(fields, body, read_part, last)
+
+    def read_at_of(self, found: bytes) -> object | None:
+        """When the stored object `found` was read, if it is, byte for byte, these fields as keep_snapshot writes them
+        but for when and by which run (a string) it was read; None otherwise. The part a review reads is compared as
+        bytes, and only the few dozen after it are read as JSON: the answer reading the whole object as JSON gives,
+        without reading megabytes of images. (Bytes that json.dumps wrote hold no key twice: the strict reading,
+        parse_json, is for the others.)"""
+        if self.read_part is None or not found.startswith(self.read_part):
+            return None
+        after_read = found[len(self.read_part) :]
+        try:
+            found_last = json.loads(b"{" + after_read)
+        except (ValueError, RecursionError):
+            return None
+        if not isinstance(found_last.get("runId"), str) or "readAt" not in found_last:
+            return None
+        read_by = {name: self.fields[name] for name in self.last}
+        read_by.update(readAt=found_last["readAt"], runId=found_last["runId"])
+        return found_last["readAt"] if _body(read_by)[1:] == after_read else None
+
+
+def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, written: WrittenSnapshot) -> bool:
     """Whether the object at `key` holds this snapshot already, read by an earlier run less than
     SNAPSHOT_REWRITTEN_AFTER before: then a review reads the same repository from it. An object that is missing or
     cannot be read (unreadable, or its GET failed) is rewritten.
 
     The common case, the very bytes this snapshot is written as but for when and by which run it was read, is told
-    without reading the object as a snapshot; any other object is read as one (read_swept) and compared as this
-    snapshot would be written (an older writer's may differ in form only)."""
+    without reading the object as a snapshot (WrittenSnapshot.read_at_of); any other object is read as one
+    (read_swept) and compared as this snapshot would be written (an older writer's may differ in form only)."""
     source = f"s3://{bucket.name}/{key}"
     try:
         found = bucket.read(key, max_bytes=SNAPSHOT.max_bytes)
@@ -83,7 +132,7 @@ def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, fields: dic
         return False
     if found is None:
         return False
-    read_at = _written_as(found, fields)
+    read_at = written.read_at_of(found)
     if read_at is not None:
         return _read_recently(read_at, swept.read_at)
     try:
@@ -92,21 +141,7 @@ def _kept_as_it_is(bucket: Bucket, key: str, swept: SweptRepository, fields: dic
         return False
     if swept.read_at - kept.read_at >= SNAPSHOT_REWRITTEN_AFTER:
         return False
-    return _fields(kept.model_copy(update={"read_at": swept.read_at, "run_id": swept.run_id})) == fields
-
-
-def _written_as(found: bytes, fields: dict[str, Any]) -> object | None:
-    """When the stored object was read, if it is, byte for byte, these fields as keep_snapshot writes them but for
-    when and by which run (a string) it was read; None otherwise. (Bytes that json.dumps wrote hold no key twice: the
-    strict reading, parse_json, is for the others.)"""
-    try:
-        data = json.loads(found)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("runId"), str) or "readAt" not in data:
-        return None
-    read_at: object = data["readAt"]
-    return read_at if _body({**fields, "readAt": read_at, "runId": data["runId"]}) == found else None
+    return _fields(kept.model_copy(update={"read_at": swept.read_at, "run_id": swept.run_id})) == written.fields
 
 
 def _read_recently(stored_read_at: Any, read_at: datetime) -> bool:

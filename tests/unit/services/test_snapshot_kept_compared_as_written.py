@@ -17,7 +17,14 @@ from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.domain.registry.swept import SweptRepository
 from ecr_retention.layout import repository_snapshot_key
-from ecr_retention.services.swept import SNAPSHOT_REWRITTEN_AFTER, _fields, _kept_as_it_is, keep_snapshot, read_swept
+from ecr_retention.services.swept import (
+    SNAPSHOT_REWRITTEN_AFTER,
+    WrittenSnapshot,
+    _fields,
+    _kept_as_it_is,
+    keep_snapshot,
+    read_swept,
+)
 from support.builders import ACCOUNT, NOW, REGION
 from support.fakes import FakeRegistry, MemoryBucket
 
@@ -119,7 +126,7 @@ def test_the_stored_snapshot_is_kept_or_rewritten_as_reading_it_as_a_snapshot_de
     bucket.objects[KEY] = STORED[stored]()
     fresh = swept(NOW, "this-run")
 
-    assert _kept_as_it_is(bucket, KEY, fresh, _fields(fresh)) == as_a_snapshot(bucket, KEY, fresh)
+    assert _kept_as_it_is(bucket, KEY, fresh, WrittenSnapshot.of(fresh)) == as_a_snapshot(bucket, KEY, fresh)
 
 
 def test_a_snapshot_stored_by_another_writer_in_another_form_is_not_rewritten() -> None:
