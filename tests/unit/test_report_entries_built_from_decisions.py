@@ -17,7 +17,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from ecr_retention.domain.planning.plan import Decision, Reason
 from ecr_retention.domain.planning.reasons import ReasonKind
-from ecr_retention.domain.reporting.report import ImageEntry, report_of_plan
+from ecr_retention.domain.reporting.report import ImageEntry
+from ecr_retention.domain.reporting.run_report import report_of_plan
 from support.builders import config, image, in_use, plan, repository, snapshot
 
 ENTRIES = TypeAdapter(ImageEntry)
