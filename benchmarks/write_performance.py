@@ -116,7 +116,8 @@ DEFINITIONS = """How the figures are measured (the details below each benchmark'
   call of run_pipeline to its return; the bare listing is a fresh process paging DescribeImages over every
   repository. **API calls** are counted by the server (retries included).
 - **report step**: a fresh process imports the report handler and invokes `lambda_handler` once over a bucket of
-  repository reports on disk; time of the invocation, peak RSS of the process.
+  repository reports, a file per object in memory (/dev/shm: no disk's writeback in the writes, as with S3); time of
+  the invocation, peak RSS of the process.
 - **cold import**: benchmarks/asset_bench.py (the handlers imported from the bundled asset by the runtime's Python).
   **Its floor**: what a minimal handler on this stack cannot avoid, imported in the same rounds by the same interpreter
   from the same asset (boto3, pydantic's BaseModel, PyYAML, Powertools' Logger, Metrics and Tracer); the ratio is

@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import date, datetime
 from functools import cache
 from itertools import islice
 from operator import attrgetter
@@ -81,6 +81,26 @@ def pushed_at_cell(moment: datetime) -> str:
     return "%d-%02d-%02dT%02d:%02d:%02dZ" % fields  # noqa: UP031 - one C call; an f-string formats field by field
 
 
+# "HH:MM:SSZ", the end of every push time's cell, whatever its year; and each of its two-digit numbers as written.
+TIME_OF_DAY_LENGTH = len("00:00:00Z")
+TWO_DIGITS = tuple(f"{number:02d}" for number in range(60))
+
+
+def pushed_at_cells() -> Callable[[datetime], str]:
+    """pushed_at_cell for the push times of one sheet: a run's images were pushed on a few hundred days, so each day's
+    part of the cell (`2026-11-30T`) is written once, and the time of day after it from a table of two-digit numbers
+    (formatting the three numbers took most of a record's time)."""
+    days: dict[date, str] = {}
+
+    def cell(moment: datetime) -> str:
+        day = days.get(moment.date())
+        if day is None:
+            day = days[moment.date()] = pushed_at_cell(moment)[:-TIME_OF_DAY_LENGTH]
+        return f"{day}{TWO_DIGITS[moment.hour]}:{TWO_DIGITS[moment.minute]}:{TWO_DIGITS[moment.second]}Z"
+
+    return cell
+
+
 def csv_text(cells: Row) -> str:
     """Cells as the csv module writes them in a record of more than one cell, without the line end. Cells none of
     which holds a comma, a quote or a line break (what the module quotes) are written by the module as they are,
@@ -95,17 +115,23 @@ def csv_text(cells: Row) -> str:
 
 
 def image_record(
-    repository: str, action: str, entry: ImageEntry, reasons: ReasonText = reason_text, region: str = ""
+    repository: str,
+    action: str,
+    entry: ImageEntry,
+    reasons: ReasonText = reason_text,
+    region: str = "",
+    pushed_at: Callable[[datetime], str] = pushed_at_cell,
 ) -> str:
-    """One image's record, `repository` and `region` (its cell as written) guarded already. The push time, the action and the reason kinds need no
-    guard: they start with a digit or a letter. `reasons` writes the last three cells (a run repeats a few dozen
-    combinations of reasons over its images: the caller may write each once)."""
+    """One image's record, `repository` and `region` (its cell as written) guarded already. The push time, the action
+    and the reason kinds need no guard: they start with a digit or a letter. `reasons` writes the last three cells (a
+    run repeats a few dozen combinations of reasons over its images: the caller may write each once), `pushed_at` the
+    push time's (pushed_at_cells: each day's part once)."""
     size = entry.image_size_in_bytes
     cells = (
         repository,
         guarded(entry.image_digest),
         guarded(TAG_SEPARATOR.join(entry.image_tags)),
-        pushed_at_cell(entry.image_pushed_at),
+        pushed_at(entry.image_pushed_at),
         "" if size is None else guarded(str(size)),
         action,
     )
@@ -128,12 +154,12 @@ def records(report: RunReport) -> Iterator[str]:
     """The header's record, then the images': repositories by name (as the report lists them), then images newest
     first, ties by digest."""
     yield csv_text(COLUMNS) + LINE_END
-    reasons = cache(reason_text)
+    reasons, pushed_at = cache(reason_text), pushed_at_cells()
     for repo in report.repositories:
         repository = guarded(repo.repository_name)
         region = csv_text((guarded(report.region_of(repo) or ""), ""))[:-1]  # one cell, as csv writes it
         for action, entry in newest_first(repo):
-            yield image_record(repository, action, entry, reasons, region)
+            yield image_record(repository, action, entry, reasons, region, pushed_at)
     for found in report.in_use_missing:
         yield missing_record(found)
 

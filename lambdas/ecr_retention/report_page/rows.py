@@ -19,16 +19,27 @@ from itertools import islice
 
 from markupsafe import Markup, escape
 
-from ecr_retention.domain.registry.digests import short_digest
+from ecr_retention.domain.durations import humanize_seconds
+from ecr_retention.domain.registry.digests import DIGEST_ALGORITHM, SHORT_DIGEST_HEX, short_digest
+from ecr_retention.domain.reporting.report import ImageEntry
 from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.sizes import human_bytes
 from ecr_retention.report_page.text import visible
-from ecr_retention.report_page.view import ReasonText, action_label, image_age, reason_text, reasons_of, table_entries
+from ecr_retention.report_page.view import (
+    OUTCOME_ACTIONS,
+    ReasonText,
+    action_label,
+    reason_text,
+    reasons_of,
+    table_entries,
+)
 
 ROWS_PER_CHUNK = 500
 # What markupsafe's escape replaces (tests/unit/report_page/test_page_rows.py holds it to that): text without any
 # of them escapes to itself.
 HTML_SPECIAL = "&<>'\""
+# short_digest(digest, with_algorithm=True) of any digest: its first characters, however many its algorithm's name has.
+SHORT_DIGEST_LENGTH = len(DIGEST_ALGORITHM) + SHORT_DIGEST_HEX
 
 Escaped = Callable[[object], str]
 
@@ -55,10 +66,9 @@ def has_html_special(text: str) -> bool:
 def digest_cells(digest: str) -> tuple[str, str]:
     """The digest as its attributes write it, and its short form as its cell shows it. A digest (sha256:<hex>)
     holds nothing to escape or to show, nor then does its prefix, which is taken as it is."""
-    short = short_digest(digest, with_algorithm=True)
     if digest.isascii() and not has_html_special(digest):
-        return digest, short
-    return escaped_text(digest), escaped_text(visible(short))
+        return digest, digest[:SHORT_DIGEST_LENGTH]
+    return escaped_text(digest), escaped_text(visible(short_digest(digest, with_algorithm=True)))
 
 
 def reason_html(reason: ReasonText, escaped: Escaped) -> str:
@@ -87,16 +97,37 @@ def group_text(repository: str, region: str, label: str, shown: str, action: str
     )
 
 
+class ReasonsCell:
+    """The reasons' cell of an image's row. Most rows give one reason, of a few dozen a run repeats, and say nothing
+    of what became of a removal: each of those cells is written once, looked up by the reason's kind, rule and detail.
+    Any other row's reasons are worded by reasons_of, each distinct reason once."""
+
+    def __init__(self, escaped: Escaped) -> None:
+        self._escaped = escaped
+        self._text_of = cache(reason_text)
+        self._by_reason: dict[tuple[str, str | None, str], str] = {}
+        self.html = cache(self._html)
+
+    def __call__(self, entry: ImageEntry, action: str) -> str:
+        given = entry.reasons
+        if len(given) != 1 or action in OUTCOME_ACTIONS or entry.kind == "restore-failed":
+            return self.html(reasons_of(entry, action, self._text_of))
+        reason = given[0]
+        key = (reason.kind, reason.rule, reason.detail)
+        cell = self._by_reason.get(key)
+        if cell is None:
+            cell = self._by_reason[key] = self.html((self._text_of(*key),))
+        return cell
+
+    def _html(self, reasons: tuple[ReasonText, ...]) -> str:
+        return "".join(reason_html(reason, self._escaped) for reason in reasons)
+
+
 def image_rows(report: RunReport) -> Iterator[str]:
     """Each image's row as the template wrote it, ended by its line break, repository by repository in the table's
-    order."""
+    order. The age in words and the size are written as they are: neither holds a character to escape."""
     escaped: Escaped = cache(escaped_str)
-    text_of = cache(reason_text)
-
-    @cache
-    def reasons_html(reasons: tuple[ReasonText, ...]) -> str:
-        return "".join(reason_html(reason, escaped) for reason in reasons)
-
+    reasons_cell = ReasonsCell(escaped)
     dry_run = report.dry_run
     for repo in report.repositories:
         at = repo.evaluated_at or report.started_at
@@ -106,15 +137,15 @@ def image_rows(report: RunReport) -> Iterator[str]:
             shared = group_text(repository, region, label, escaped(action), action)
             for entry in entries:
                 digest, short = digest_cells(entry.image_digest)
-                age_seconds, age = image_age(at, entry)
+                age = max(0, int((at - entry.image_pushed_at).total_seconds()))  # at its evaluation, none below 0
                 size = entry.image_size_in_bytes
                 yield (
-                    f'{shared.opening}{digest}{shared.acting}{age_seconds}" data-size="{"" if size is None else size}'
+                    f'{shared.opening}{digest}{shared.acting}{age}" data-size="{"" if size is None else size}'
                     f'{shared.naming}{digest}">{short}</td>'
-                    f"<td>{escaped_text(visible(', '.join(entry.image_tags)))}</td><td>{age}</td>"
+                    f"<td>{escaped_text(visible(', '.join(entry.image_tags)))}</td><td>{humanize_seconds(age)}</td>"
                     f"<td>{human_bytes(size)}</td>"
                     f"<td>{shared.label or escaped(action_label(entry, action, dry_run))}</td>"
-                    f"<td>{reasons_html(reasons_of(entry, action, text_of))}</td></tr>\n"
+                    f"<td>{reasons_cell(entry, action)}</td></tr>\n"
                 )
 
 

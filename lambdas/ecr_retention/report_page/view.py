@@ -11,7 +11,7 @@ from itertools import starmap
 from operator import attrgetter
 from typing import NamedTuple
 
-from ecr_retention.domain.durations import humanize_age, humanize_seconds
+from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.reporting.cost import (
     ARCHIVE_DISCOUNT_ABOVE_TB,
     ARCHIVE_MINIMUM_DAYS,
@@ -40,6 +40,8 @@ from ecr_retention.report_page.text import visible
 TABLE_GROUPS: tuple[EntryGroup, ...] = ("delete", "archive", "failed", "cancelled", "restore", "restore-failed", "keep")
 # The table's filter knows one restore action: a failed restore is named in its action column ("restore failed").
 TABLE_ACTIONS: dict[EntryGroup, str] = {"restore-failed": "restore"}
+# The actions whose rows name what became of the removal before the plan's reasons.
+OUTCOME_ACTIONS = ("cancelled", "failed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,9 +295,7 @@ def reasons_of(entry: ImageEntry, action: str, text_of: ReasonTextOf = reason_te
         reasons: tuple[ReasonText, ...] = (text_of(given[0].kind, given[0].rule, given[0].detail),)
     else:
         reasons = tuple(starmap(text_of, map(_reason_fields, given)))
-    if (
-        action in ("cancelled", "failed") or entry.kind == "restore-failed" or not reasons
-    ):  # what became of the removal comes first
+    if action in OUTCOME_ACTIONS or entry.kind == "restore-failed" or not reasons:  # what became of the removal first
         detail = f"{entry.error_code}: {entry.detail}" if entry.error_code else entry.detail
         return (text_of(entry.kind, entry.rule, detail), *reasons)
     return reasons
@@ -308,12 +308,6 @@ def action_label(entry: ImageEntry, action: str, dry_run: bool) -> str:
     if entry.kind == "restore-failed":
         return "restore failed"
     return action_verb("restore", dry_run=True) if dry_run else action
-
-
-def image_age(at: datetime, entry: ImageEntry) -> tuple[int, str]:
-    """The image's age when its repository was evaluated, in whole seconds (none below 0) and in words."""
-    seconds = max(0, int((at - entry.image_pushed_at).total_seconds()))
-    return seconds, humanize_seconds(seconds)
 
 
 def table_entries(repo: RepositoryReport) -> Iterator[tuple[str, tuple[ImageEntry, ...]]]:

@@ -56,6 +56,8 @@ def creation_template_findings(registry: Registry) -> TemplateCheck:
     if isinstance(read, TemplateCheck):
         return read
     templates = read
+    if not templates:  # nothing to diagnose: a registry without templates loads no doctor
+        return TemplateCheck()
     # Imported here, when the report step diagnoses the templates it read (once per run): the doctor's checks are no
     # part of the other functions' cold starts.
     from ecr_retention.domain.doctor.templates import diagnose_templates

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.planning.reasons import PROTECTION_ORDER, ReasonKind
@@ -26,7 +28,14 @@ QuarantineStage = Literal["enters", "waits", "leaves"]
 REMOVALS: tuple[Action, ...] = ("delete", "archive")
 
 
-class Reason(PlanModel):
+@pydantic_dataclass(
+    frozen=True, slots=True, kw_only=True, config=ConfigDict(alias_generator=to_camel, populate_by_name=True)
+)
+class Reason:
+    """Why a plan decides what it does for an image: the reason's kind, the rule that gave it (if a rule did) and its
+    words. Validated as a model is, but held in slots: a plan and a run report hold one or more per image, and a
+    model's per-instance dict and set of the fields given were most of a reason's memory."""
+
     kind: ReasonKind
     rule: str | None = None
     detail: str
