@@ -24,7 +24,10 @@ what it built frozen, as every handler imports (gc_guard.imports_without_cyclic_
 over it in brackets: what the handler's own modules cost, without what the collector's absence saves the floor's part
 of its import. In every round the floor is imported beside each handler,
 in the same group of fresh processes (the order alternating from round to round), and each handler's ratio is the
-median of its per-round ratios, with their spread: `FIGURE cold_import_over_floor <largest median ratio> <its min>
+median of its per-round ratios, with their spread. Beside the floor in each group, for reference and not the goal:
+the floor defining one trivial model (the floor builds none, and a process's first model loads what pydantic imports
+only then), and each handler's ratio over it in a table of its own: how much of a ratio is pydantic's first model.
+The goal's figure: `FIGURE cold_import_over_floor <largest median ratio> <its min>
 <its max> <runs>`. `--against CHECKOUT` bundles that checkout's ecr_retention into a copy of this asset (the same
 wheels and rules file, compiled the same way) and imports its handlers in the same rounds: a before and after
 measured side by side. Then `-X importtime` in --profiles more fresh processes per handler says where the time goes (summed
@@ -84,11 +87,17 @@ FLOOR_WITH_CLIENT = FLOOR + "\nboto3.client('s3', region_name='us-east-1')"
 # For reference only, not the floor: the same with the cyclic collector off and what it built frozen, as each handler
 # imports (gc_guard.imports_without_cyclic_gc), so that a handler's ratio can be read without what that alone gives.
 FLOOR_COLLECTOR_OFF = "import gc\ngc.disable()\n" + FLOOR + "\ngc.freeze()\ngc.enable()"
+# For reference only, not the floor: the same defining one trivial model. The floor imports BaseModel but builds none;
+# the first model a process builds loads what pydantic imports only then (pydantic.fields and types, annotated_types,
+# its plugin loader with importlib.metadata), which every handler pays: each handler's ratio over this one says how much
+# of its ratio over the floor is that first model.
+FLOOR_WITH_MODEL = FLOOR + "\nclass First(BaseModel):\n    name: str"
 # What a floor is printed as.
 FLOOR_LABELS = {
     FLOOR: "floor",
     FLOOR_WITH_CLIENT: "floor + an S3 client",
     FLOOR_COLLECTOR_OFF: "floor, collector off",
+    FLOOR_WITH_MODEL: "floor + one model",
 }
 # The handler left out of the goal: a collector that reads eksClusters imports the kubernetes client, which the
 # issue's floor does not hold (its ratio is printed all the same).
@@ -172,45 +181,49 @@ def interpreter_start(python: str, asset: Path) -> float:
 class Rounds:
     """Every measurement of the interleaved rounds: each handler (and floor) from each asset, in seconds; each
     handler's ratio to the floor imported beside it, per round and asset, of the wall times and of the CPU times (less
-    sensitive to the other processes of a shared machine); the interpreter's bare starts."""
+    sensitive to the other processes of a shared machine); the same over the floor + one model imported beside it
+    (for reference); the interpreter's bare starts."""
 
     measured: dict[tuple[str, Path], Runs]
     ratios: dict[tuple[str, Path], tuple[float, ...]]
     cpu_ratios: dict[tuple[str, Path], tuple[float, ...]]
+    model_ratios: dict[tuple[str, Path], tuple[float, ...]]
+    model_cpu_ratios: dict[tuple[str, Path], tuple[float, ...]]
     starts: list[float]
 
 
 def interleaved_cold_imports(python: str, assets: Sequence[Path], runs: int) -> Rounds:
-    """Every handler from every asset, `runs` times, interleaved, the floor beside each (from the first asset, the
-    one with bytecode: every asset holds the same wheels); the floor creating a client once a round; and as many
-    bare interpreter starts."""
+    """Every handler from every asset, `runs` times, interleaved, the floor and the floor + one model beside each
+    (from the first asset, the one with bytecode: every asset holds the same wheels); the floor creating a client once
+    a round; and as many bare interpreter starts."""
     samples: dict[tuple[str, Path], list[tuple[float, float, int]]] = defaultdict(list)
-    ratios: dict[tuple[str, Path], list[float]] = defaultdict(list)
-    cpu_ratios: dict[tuple[str, Path], list[float]] = defaultdict(list)
+    over: dict[str, dict[tuple[str, Path], list[float]]] = {
+        name: defaultdict(list) for name in ("ratios", "cpu_ratios", "model_ratios", "model_cpu_ratios")
+    }
     starts = []
     for round_number in range(runs):
         starts.append(interpreter_start(python, assets[0]))
         samples[FLOOR_WITH_CLIENT, assets[0]].append(cold_import(python, assets[0], FLOOR_WITH_CLIENT))
         samples[FLOOR_COLLECTOR_OFF, assets[0]].append(cold_import(python, assets[0], FLOOR_COLLECTOR_OFF))
         for modules in MEASURED:
-            group = [(FLOOR, assets[0]), *((modules, asset) for asset in assets)]
+            group = [(FLOOR, assets[0]), (FLOOR_WITH_MODEL, assets[0]), *((modules, asset) for asset in assets)]
             walls, cpus = {}, {}
             for measured_name, asset in group if round_number % 2 == 0 else reversed(group):
                 samples[measured_name, asset].append(cold_import(python, asset, measured_name))
                 walls[measured_name, asset], cpus[measured_name, asset], _ = samples[measured_name, asset][-1]
             for asset in assets:
-                ratios[modules, asset].append(walls[modules, asset] / walls[FLOOR, assets[0]])
-                cpu_ratios[modules, asset].append(cpus[modules, asset] / cpus[FLOOR, assets[0]])
+                over["ratios"][modules, asset].append(walls[modules, asset] / walls[FLOOR, assets[0]])
+                over["cpu_ratios"][modules, asset].append(cpus[modules, asset] / cpus[FLOOR, assets[0]])
+                over["model_ratios"][modules, asset].append(walls[modules, asset] / walls[FLOOR_WITH_MODEL, assets[0]])
+                over["model_cpu_ratios"][modules, asset].append(
+                    cpus[modules, asset] / cpus[FLOOR_WITH_MODEL, assets[0]]
+                )
     measured = {
         key: Runs(tuple(s[0] for s in runs_), tuple(s[1] for s in runs_), max(s[2] for s in runs_))
         for key, runs_ in samples.items()
     }
-    return Rounds(
-        measured,
-        {key: tuple(values) for key, values in ratios.items()},
-        {key: tuple(values) for key, values in cpu_ratios.items()},
-        starts,
-    )
+    tuples = {name: {key: tuple(values) for key, values in by_key.items()} for name, by_key in over.items()}
+    return Rounds(measured, **tuples, starts=starts)
 
 
 def self_times_by_package(python: str, asset: Path, measured: str, profiles: int) -> dict[str, float]:
@@ -316,6 +329,15 @@ def ratio_line(rounds: Rounds, modules: str, asset: Path) -> str:
     return f"{shown} {median * 1000:4.0f} ms [{median / collector_off:4.2f}x]"
 
 
+def model_ratio_line(rounds: Rounds, modules: str, asset: Path) -> str:
+    """A handler's median wall-time ratio over the floor + one model imported beside it (min-max), and of the CPU
+    times."""
+    walls, cpus = rounds.model_ratios[modules, asset], rounds.model_cpu_ratios[modules, asset]
+    return (
+        f"{statistics.median(walls):4.2f}x ({min(walls):4.2f}-{max(walls):4.2f}), cpu {statistics.median(cpus):4.2f}x"
+    )
+
+
 def print_ratios(rounds: Rounds, compiled: Path, against: tuple[Path, str] | None) -> tuple[float, float, float]:
     """Each handler's import over the floor imported beside it, with bytecode (and the other checkout's, beside);
     returns the goal's figure: the largest median ratio of the wall times, with its spread."""
@@ -335,11 +357,25 @@ def print_ratios(rounds: Rounds, compiled: Path, against: tuple[Path, str] | Non
         f"  {'floor, collector off':<24} {collector_off.line()}  (for reference: the floor imported as the handlers "
         "import, the cyclic collector off; each handler's median import over its median below, in brackets)"
     )
+    with_model = rounds.measured[FLOOR_WITH_MODEL, compiled]
+    print(
+        f"  {'floor + one model':<24} {with_model.line()}  (for reference: the floor defining one trivial BaseModel, "
+        "imported beside each handler in every round; each handler's ratio over it in the second table)"
+    )
     print(f"  {'handler':<24} {'this checkout':<40}" + (f" {against[1]}" if against else ""))
     for modules in MEASURED:
         line = f"  {label_of(modules):<24} {ratio_line(rounds, modules, compiled):<40}"
         print(line + (f" {ratio_line(rounds, modules, against[0])}" if against else ""))
     print(f"  ({label_of(NOT_IN_THE_GOAL)}: not in the goal, its kubernetes client is no part of the floor)")
+    print(
+        "for reference, not the goal: each handler's import over the floor + one model imported beside it (what is "
+        "left once pydantic's own imports at a process's first model are counted in the floor); median of the "
+        "per-round ratios of the wall times (min-max), of the CPU times:"
+    )
+    print(f"  {'handler':<24} {'this checkout':<40}" + (f" {against[1]}" if against else ""))
+    for modules in MEASURED:
+        line = f"  {label_of(modules):<24} {model_ratio_line(rounds, modules, compiled):<40}"
+        print(line + (f" {model_ratio_line(rounds, modules, against[0])}" if against else ""))
     goal = [rounds.ratios[modules, compiled] for modules in MEASURED if modules != NOT_IN_THE_GOAL]
     largest = max(goal, key=statistics.median)
     return statistics.median(largest), min(largest), max(largest)
