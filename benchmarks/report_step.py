@@ -124,7 +124,8 @@ def write_inputs(count: int, directory: Path) -> None:
     """In a child: the bucket after a dry run's workers over `count` images, and the report step's input."""
     from ecr_retention.layout import targets_key
     from ecr_retention.run_files import RunFiles
-    from ecr_retention.workflow import RunRecord, WorkItem
+    from ecr_retention.run_records import RunRecord
+    from ecr_retention.workflow import WorkItem
     from support.reports import dry_run_report
 
     bucket = FileBucket(directory / "bucket")

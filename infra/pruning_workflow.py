@@ -2,7 +2,7 @@
 
 The targets step writes the run's work items to `runs/<runId>/targets.json`, the same items in batches
 (ecr_retention.workflow.WorkBatch, of workflow.repositories_per_batch) to `runs/<runId>/batches.json`, and returns a small
-record (ecr_retention.workflow.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket, batchesKey).
+record (ecr_retention.run_records.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket, batchesKey).
 The Map reads its items from batches.json (ItemReader), so the number of repositories never meets the 256 KB payload
 limit; each batch goes to the evaluate function as it is, one child execution and one invocation per batch (a child
 execution per repository made the orchestration cost more than the evaluations: docs/cost.md). The Map's results go
@@ -42,7 +42,7 @@ from ecr_retention.cdk.pipeline_function import PipelineFunction
 from ecr_retention.cdk.repository_scope import PrunedRegions
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.layout import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
-from ecr_retention.workflow import RUN_RECORD_FIELDS
+from ecr_retention.run_records import RUN_RECORD_FIELDS
 
 # The lease table's schema is the adapter's (ecr_retention.aws.dynamodb_lease); tests keep them equal.
 
@@ -387,7 +387,7 @@ class PruningWorkflow(Construct):
             "ReportRun",
             lambda_function=self.report.function,
             payload_response_only=True,
-            # The targets step's record (ecr_retention.workflow.RunRecord), field by field, so that anything else on
+            # The targets step's record (ecr_retention.run_records.RunRecord), field by field, so that anything else on
             # the state (the Map's caught error) never reaches a handler that refuses unknown fields.
             payload=sfn.TaskInput.from_object(
                 {field: sfn.JsonPath.string_at(f"$.{field}") for field in RUN_RECORD_FIELDS}

@@ -1,7 +1,7 @@
 """A run's own files, `runs/<runId>/`, in one place: what the targets step writes for the evaluations and the report
 step, and what they write for each other (keys: layout.py). One model each:
 
-- `targets.json`: the work items, `workflow.WorkItem`, written and read back as `workflow.WorkItems`;
+- `targets.json`: the work items, `workflow.WorkItem`, written and read back as `run_records.WorkItems`;
 - `replication.json`: every pruned registry's replication as the targets step read it, by Region
   (`RunReplication`), read once by each evaluation and once by the report step;
 - `deletions/<hash>.json`: what a source's evaluation deletes, told before it acts to the evaluations of the pruned
@@ -36,7 +36,7 @@ from ecr_retention.layout import (
 )
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket
-from ecr_retention.workflow import WorkBatch, WorkItem, WorkItems
+from ecr_retention.workflow import WorkBatch, WorkItem
 
 if TYPE_CHECKING:
     # The reports' models load where a report is read (repository_report_of, batch_reports_of): the targets step,
@@ -100,6 +100,10 @@ class RunFiles:
         if body is None:
             raise InputError(f"{self._where(key)}: the run's targets are missing")
         where = self._where(key)
+        # The targets and the report steps' model (run_records.py), loaded by both at their import: not the evaluate
+        # step's, which reads no targets.
+        from ecr_retention.run_records import WorkItems
+
         return tuple(validate_as(WorkItems, parse_json(body.decode("utf-8", errors="replace"), where), where).root)
 
     # --- replication.json

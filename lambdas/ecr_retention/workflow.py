@@ -1,10 +1,10 @@
-"""The records of the pruning workflow, one pydantic model each: what the state machine starts with, the Map's
-work items, the run record the targets step returns and the report step receives, and what the evaluate and
-report steps return. camelCase on the wire, as every event here. And the names of runs: the run ids (made here, for a
-sweep, a push and a tagger run, and read back here) and the executions' names.
+"""The records of the pruning workflow's Map, one pydantic model each: its work items and batches (what the
+evaluate step is given) and what the evaluate step returns; camelCase on the wire, as every event here (WireRecord).
+The run's own records (what starts a run, the run record the targets step returns and the report step receives, what
+the report step returns) are in run_records.py. And the names of runs: the run ids (made here, for a sweep, a push
+and a tagger run, and read back here) and the executions' names.
 
-Dependency-free (pydantic and the domain only): the CDK app reads the run record's fields from here
-(infra/pruning_workflow.py) without importing boto3 or Powertools."""
+Dependency-free (pydantic and the domain only): the CDK app may read it without importing boto3 or Powertools."""
 
 from __future__ import annotations
 
@@ -15,22 +15,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    AwareDatetime,
-    BaseModel,
-    ConfigDict,
-    Field,
-    NonNegativeInt,
-    RootModel,
-    StrictBool,
-    StringConstraints,
-    field_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, StringConstraints
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.replication import AwsRegion
-from ecr_retention.domain.reporting.outcomes import RepositoryOutcome, RunOutcome, Trigger
+from ecr_retention.domain.reporting.outcomes import RepositoryOutcome, Trigger
 
 RepositoryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]{1,255}$")]
 # Loose: the ids below, and whatever an operator gives a hand-started execution.
@@ -99,18 +89,6 @@ class WireRecord(BaseModel):
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
-
-
-class RunRequest(WireRecord):
-    """The state machine's input: `{"trigger": "schedule"}` from the schedule, or the pushed repositories (of the
-    home Region's registry, or of `region`'s, another Region the deployment prunes)."""
-
-    trigger: Literal["schedule", "push"] = "schedule"
-    repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=10_000)] | None = None
-    region: AwsRegion | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 class WorkItem(WireRecord):
@@ -203,34 +181,6 @@ class BatchMember(WireRecord):
         )
 
 
-class WorkItems(RootModel[list[WorkItem]]):
-    """A run's work items, as the targets step writes them to `runs/<runId>/targets.json` (each WorkItem.to_wire()) and
-    the report step reads them back."""
-
-
-class RunRecord(WireRecord):
-    """What the targets step hands the workflow, and the report step's input: small, whatever the number of
-    repositories (the work items are in the bucket, at targets_key)."""
-
-    run_id: RunId
-    trigger: Trigger
-    dry_run: StrictBool
-    started_at: AwareDatetime  # the targets step's clock, UTC
-    targets_key: str
-    count: NonNegativeInt
-    bucket: str | None = None  # the bucket targets_key is in; absent from a record written before it was added
-    # The Map's items (WorkBatch), beside targets_key in the bucket; None where no state machine reads them (the CLI).
-    batches_key: str | None = None
-
-    @field_serializer("started_at")
-    def _started_at(self, started_at: datetime) -> str:
-        return started_at.isoformat()  # "+00:00", as the record always said, rather than pydantic's "Z"
-
-
-# The report step's input is the targets step's record, field by field (infra/pruning_workflow.py).
-RUN_RECORD_FIELDS: tuple[str, ...] = tuple(field.alias or name for name, field in RunRecord.model_fields.items())
-
-
 class RepositoryEvaluated(WireRecord):
     """What the evaluate step returns for its repository (the Map writes it to its results)."""
 
@@ -244,11 +194,3 @@ class BatchEvaluated(WireRecord):
     """What the evaluate step returns for a batch: each repository it evaluated (the others stored no report)."""
 
     repositories: list[RepositoryEvaluated]
-
-
-class RunReported(WireRecord):
-    """What the report step returns, the execution's output."""
-
-    run_id: str
-    outcome: RunOutcome
-    report_url: str | None = Field(alias="reportKey")  # s3://bucket/reports/...: where the run report is

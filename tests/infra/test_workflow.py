@@ -18,8 +18,8 @@ from aws_cdk.assertions import Match, Template
 from ecr_retention.aws.dynamodb_lease import LEASE_TABLE_KEY, LEASE_TABLE_TTL_ATTRIBUTE
 from ecr_retention.cdk import constants
 from ecr_retention.cdk.stack import EcrRetentionStack
+from ecr_retention.run_records import RunRecord
 from ecr_retention.services.evaluate import DEFAULT_LEASE_SECONDS
-from ecr_retention.workflow import RunRecord
 from support.infra_stacks import CONTEXT, RULES, SharedStack, function_role
 
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")

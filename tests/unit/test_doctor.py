@@ -7,7 +7,8 @@ from datetime import timedelta
 from typing import Any
 
 from ecr_retention.domain.doctor.diagnosis import comparable_config, diagnose, diagnose_repository
-from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule, RepositoryDiagnosis
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
+from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount, RemoveRule
 from ecr_retention.domain.doctor.tag_kinds import is_mutable_tag
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.evaluation import evaluate

@@ -9,8 +9,9 @@ from datetime import timedelta
 from typing import Any
 
 from ecr_retention.domain.doctor.diagnosis import diagnose
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
 from ecr_retention.domain.doctor.fixes import intended_own_images
-from ecr_retention.domain.doctor.models import RepositoryDiagnosis, SplitRule
+from ecr_retention.domain.doctor.models import SplitRule
 from ecr_retention.domain.lifecycle.evaluation import LifecycleEvaluation, evaluate
 from ecr_retention.domain.lifecycle.matching import selects, tag_matches
 from ecr_retention.domain.lifecycle.parsing import parse_policy

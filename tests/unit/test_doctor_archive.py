@@ -8,7 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 from ecr_retention.domain.doctor.diagnosis import comparable_config, diagnose
-from ecr_retention.domain.doctor.models import Finding, KeepTags, RepositoryDiagnosis
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
+from ecr_retention.domain.doctor.models import Finding, KeepTags
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy

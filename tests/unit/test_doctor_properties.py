@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecr_retention.domain.doctor.diagnosis import comparable_config, diagnose
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
 from ecr_retention.domain.doctor.fixes import intended_own_images
-from ecr_retention.domain.doctor.models import RepositoryDiagnosis
 from ecr_retention.domain.doctor.tag_kinds import is_mutable_tag
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ecr_retention.domain.doctor.diagnosis import diagnose
-from ecr_retention.domain.doctor.models import RepositoryDiagnosis
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.preview import preview

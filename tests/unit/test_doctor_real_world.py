@@ -12,7 +12,8 @@ import pytest
 
 from ecr_retention.cli import main
 from ecr_retention.domain.doctor.diagnosis import diagnose
-from ecr_retention.domain.doctor.models import RepositoryDiagnosis, SplitRule
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
+from ecr_retention.domain.doctor.models import SplitRule
 from ecr_retention.domain.doctor.tag_kinds import TagKinds, is_mutable_tag
 from ecr_retention.domain.doctor.templates import diagnose_template
 from ecr_retention.domain.errors import InputError

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecr_retention.domain.doctor.models import KeepTags, TemplateFinding
+from ecr_retention.domain.doctor.models import KeepTags
+from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.doctor.templates import diagnose_template, diagnose_templates
 from ecr_retention.domain.registry.creation_templates import CreationTemplatesDocument, RepositoryCreationTemplate
 

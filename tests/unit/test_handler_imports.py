@@ -22,7 +22,11 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
   the other functions read its entries (domain/inventory/inspector.py);
 - each function its own settings model and wiring (handlers/wiring/<function>.py), none of the six others';
 - no function difflib (the words of an unknown key's message, domain/errors.py), and none builds the collector's
-  eksClusters file model at import (only a collector that reads the file does, when it reads its settings).
+  eksClusters file model at import (only a collector that reads the file does, when it reads its settings);
+- the evaluate step none of the run's own records (run_records.py: what starts a run, the run record, the targets
+  file's model, what the report step returns), at its import or with its wiring: it is given Map items only;
+- no function a repository's diagnosis (domain/doctor/diagnosis_model.py: built where a policy is diagnosed), and only
+  the report step a creation template's finding (domain/doctor/template_finding.py).
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ RUN_REPORT_MODELS = "ecr_retention.domain.reporting.run_report"
 MANIFEST_EVIDENCE = "ecr_retention.domain.inventory.evidence"
 PLAN_MODELS = "ecr_retention.domain.planning.plan"
 INSPECTOR_MANIFEST = "ecr_retention.domain.inventory.inspector_manifest"
+RUN_RECORDS = "ecr_retention.run_records"
+DIAGNOSIS_MODEL = "ecr_retention.domain.doctor.diagnosis_model"
+TEMPLATE_FINDING = "ecr_retention.domain.doctor.template_finding"
 PLANNER = "ecr_retention.domain.planning.run"
 PLANS_NOTHING = ("push", "tagger", "collector")
 STEP_SERVICES = {
@@ -240,3 +247,27 @@ def test_each_function_loads_its_own_wiring_and_settings_model_only(handler: str
 
     wirings = {name for name in loaded if name.startswith("ecr_retention.handlers.wiring.")}
     assert wirings == {f"ecr_retention.handlers.wiring.{handler}"}
+
+
+def test_the_evaluate_step_loads_none_of_the_runs_own_records_at_import_or_with_its_wiring() -> None:
+    """It is given the Map's items (workflow.py); the run's records are the targets and the report steps'."""
+    loaded = loaded_by(
+        "ecr_retention.handlers.evaluate", "from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start",
+        "evaluate_at_cold_start()",
+    )  # fmt: skip
+
+    assert "ecr_retention.workflow" in loaded
+    assert RUN_RECORDS not in loaded
+
+
+@pytest.mark.parametrize("handler", ["targets", "report", "push", "collector"])
+def test_the_functions_that_start_or_report_runs_load_the_runs_records(handler: str) -> None:
+    assert RUN_RECORDS in loaded_by(f"ecr_retention.handlers.{handler}")
+
+
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_no_function_loads_a_repositorys_diagnosis_and_only_the_report_step_a_templates_finding(handler: str) -> None:
+    loaded = loaded_by(f"ecr_retention.handlers.{handler}")
+
+    assert DIAGNOSIS_MODEL not in loaded
+    assert (TEMPLATE_FINDING in loaded) == (handler == "report")

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from ecr_retention.workflow import RUN_RECORD_FIELDS, RepositoryEvaluated, RunRecord, RunReported, WorkItem
+from ecr_retention.run_records import RUN_RECORD_FIELDS, RunRecord, RunReported
+from ecr_retention.workflow import RepositoryEvaluated, WorkItem
 
 STARTED = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 RECORD = RunRecord(

@@ -19,8 +19,10 @@ from ecr_retention.commands.lifecycle_preview import (
     warn,
 )
 from ecr_retention.domain.doctor.diagnosis import comparable_config, diagnose
-from ecr_retention.domain.doctor.models import SEVERITY_ORDER, RepositoryDiagnosis, TemplateFinding
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
+from ecr_retention.domain.doctor.models import SEVERITY_ORDER
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
+from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.doctor.templates import diagnose_template, template_policy
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.manifest import Inventory

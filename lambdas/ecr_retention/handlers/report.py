@@ -14,8 +14,8 @@ with imports_without_cyclic_gc():
     from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
     from ecr_retention.handlers.wiring import RunWiring
     from ecr_retention.handlers.wiring.report import report_at_cold_start
+    from ecr_retention.run_records import RunRecord, RunReported
     from ecr_retention.services.report_step import finish_run
-    from ecr_retention.workflow import RunRecord, RunReported
 
 
 @logger.inject_lambda_context(correlation_id_path="runId")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Literal
 
-from ecr_retention.domain.doctor.models import TemplateFinding
+from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.planning.plan import ReplicaRegistry

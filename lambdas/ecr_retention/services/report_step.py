@@ -21,12 +21,12 @@ from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.ports import Bucket, Registry, StorageUnavailable
 from ecr_retention.registries import Registries
 from ecr_retention.run_files import RunFiles, StoredReplication
+from ecr_retention.run_records import RunRecord
 from ecr_retention.services.in_use_check import CheckInputs, InUseCheck, check_in_use
 from ecr_retention.services.inventory import read_run_inventory
 from ecr_retention.services.memory import update_memory
 from ecr_retention.services.report import ReportOutputs, failure_published, report_run
 from ecr_retention.services.templates import each_registry_templates
-from ecr_retention.workflow import RunRecord
 
 if TYPE_CHECKING:
     from ecr_retention.run_adapters import Adapters

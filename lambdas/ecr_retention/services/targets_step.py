@@ -15,8 +15,9 @@ from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.ports import Registry, RepositoriesUnlistable
 from ecr_retention.registries import PrunedRegistry
 from ecr_retention.run_files import RunFiles
+from ecr_retention.run_records import RunRecord
 from ecr_retention.services.replication import read_replication
-from ecr_retention.workflow import RunRecord, WorkBatch, WorkItem, new_run_id, repositories_per_batch
+from ecr_retention.workflow import WorkBatch, WorkItem, new_run_id, repositories_per_batch
 
 if TYPE_CHECKING:
     from ecr_retention.domain.reporting.outcomes import Trigger

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from ecr_retention.defects import Defect, contain
-from ecr_retention.domain.doctor.models import TemplateFinding
+from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.ports import Registry, TemplatesUnreadable
 from ecr_retention.registries import Registries

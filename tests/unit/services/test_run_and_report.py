@@ -15,11 +15,11 @@ from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.report_renderers import RENDERERS
 from ecr_retention.run_adapters import Adapters
+from ecr_retention.run_records import RunRecord
 from ecr_retention.services.evaluate_step import run_work_item
 from ecr_retention.services.report_step import finish_run
 from ecr_retention.services.run import run_pipeline
 from ecr_retention.services.targets_step import start_run
-from ecr_retention.workflow import RunRecord
 from support.builders import ACCOUNT, NOW, REGION
 from support.collector_watch import watched
 from support.fakes import FakeRegistry, MemoryBucket, RecordingNotifier

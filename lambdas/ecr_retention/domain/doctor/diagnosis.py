@@ -9,8 +9,9 @@ from typing import Any
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.checks import run_checks
 from ecr_retention.domain.doctor.context import DoctorContext
+from ecr_retention.domain.doctor.diagnosis_model import RepositoryDiagnosis
 from ecr_retention.domain.doctor.fixes import merge_fixes
-from ecr_retention.domain.doctor.models import Finding, RepositoryDiagnosis
+from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.in_use.index import InUseIndex

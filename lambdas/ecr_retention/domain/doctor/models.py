@@ -1,8 +1,9 @@
-"""What the doctor reports: findings, the policy edit that fixes each, and one repository's diagnosis."""
+"""What the doctor reports: findings and the policy edit that fixes each. One repository's diagnosis is in
+diagnosis_model.py, a creation template's finding in template_finding.py."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -96,81 +97,3 @@ class Finding(DoctorModel):
     image_tags: tuple[str, ...] = ()
     in_use_by: tuple[Workload, ...] = ()
     policy_edit: PolicyEdit | None = None  # the change to the policy that fixes it; all are merged per repository
-
-
-class RepositoryDiagnosis(DoctorModel):
-    repository_name: str | None = None
-    findings: tuple[Finding, ...]
-    in_use_checked: bool = True  # False: no in-use manifest was given, so no image was checked against one
-    # Every policy edit of the findings applied together, re-checked until the doctor finds nothing left
-    # that a policy edit fixes. None when no finding has an edit, or when `fixed_policy_problem` says why not.
-    fixed_policy: dict[str, Any] | None = None
-    fixed_policy_problem: str | None = None
-    # What the doctor still finds with the fixed policy: findings that no policy edit can fix.
-    fixed_policy_findings: tuple[Finding, ...] = ()
-    # Registries where ECR repeats this policy's expiries (replication rules with deleteReplication).
-    expiries_replicate_to: tuple[str, ...] = ()
-
-    def count(self, severity: Severity) -> int:
-        return sum(1 for finding in self.findings if finding.severity == severity)
-
-    @property
-    def has_errors(self) -> bool:
-        return self.count("error") > 0
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        notes: tuple[str, ...] = () if self.in_use_checked else (IN_USE_SKIPPED,)
-        if self.expiries_replicate_to:
-            notes += (replicated_expiries_note(self.expiries_replicate_to),)
-        return notes
-
-    def to_json_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        for finding in (*data["findings"], *data["fixedPolicyFindings"]):
-            for key in ("imageTags", "inUseBy"):
-                if not finding[key]:
-                    del finding[key]
-        if not data["fixedPolicyFindings"]:
-            del data["fixedPolicyFindings"]
-        data["notes"] = list(self.notes)
-        data["summary"] = {severity + "s": self.count(severity) for severity in SEVERITY_ORDER}
-        return data
-
-
-def replicated_expiries_note(registries: tuple[str, ...]) -> str:
-    return (
-        f"this policy's expiries replicate to {', '.join(registries)} (deleteReplication): every image it expires "
-        "is deleted there too, so the in-use check counts the clusters that pull from there"
-    )
-
-
-IN_USE_SKIPPED = (
-    "in-use check skipped: no in-use manifest was given, so the doctor cannot tell whether the policy "
-    "would remove an image that runs in a cluster (pass --manifests DIR)"
-)
-
-
-def _unnamed(region: str | None) -> bool:
-    return region is None
-
-
-class TemplateFinding(Finding):
-    """A finding on a template's lifecycle policy: `prefix` names the template; `region` the Region of its registry
-    when the run prunes several (each Region's registry has its own templates), left out of one Region's report."""
-
-    prefix: str
-    applied_for: tuple[str, ...] = ()
-    region: str | None = Field(default=None, exclude_if=_unnamed)
-
-    @property
-    def template(self) -> str:
-        """How people name the template: `ROOT`, or with its Region when the run prunes several (`us-east-1:ROOT`)."""
-        return f"{self.region}:{self.prefix}" if self.region is not None else self.prefix
-
-    def to_json_dict(self) -> dict[str, Any]:
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        for key in ("imageTags", "inUseBy"):
-            if not data[key]:
-                del data[key]
-        return data

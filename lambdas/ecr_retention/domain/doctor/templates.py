@@ -9,8 +9,9 @@ from collections.abc import Iterable
 from ecr_retention.domain.doctor.checks.and_lists import check_and_lists_in_text
 from ecr_retention.domain.doctor.checks.self_naming import check_rules_naming_mutable_tags_in_text
 from ecr_retention.domain.doctor.checks.structural import check_count_over_shared_tags, check_mutable_tags_unprotected
-from ecr_retention.domain.doctor.models import SEVERITY_ORDER, Finding, TemplateFinding
+from ecr_retention.domain.doctor.models import SEVERITY_ORDER, Finding
 from ecr_retention.domain.doctor.tag_kinds import DEFAULT_TAG_KINDS, TagKinds
+from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.lifecycle.parsing import parse_policy
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy

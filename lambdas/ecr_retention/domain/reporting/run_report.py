@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from ecr_retention.domain.doctor.models import TemplateFinding
+from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.holds.model import Hold
 from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
