@@ -9,14 +9,8 @@ from functools import cache
 from itertools import repeat
 
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.planning.plan import (
-    Decision,
-    Plan,
-    QuarantineStage,
-    Reason,
-    RepositoryPlan,
-    RepositorySummary,
-)
+from ecr_retention.domain.planning.plan import Decision, Plan, QuarantineStage, RepositoryPlan, RepositorySummary
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.planning.tagging import TagReport
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.escaping import (

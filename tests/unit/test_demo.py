@@ -14,7 +14,8 @@ import pytest
 
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning import plan_registry
-from ecr_retention.domain.planning.plan import Action, Decision, Plan, Reason, RepositoryPlan
+from ecr_retention.domain.planning.plan import Action, Decision, Plan, RepositoryPlan
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
 from ecr_retention.domain.reporting.run_report import RunFacts, RunReport, run_report_of
 from ecr_retention_dev.demo.registry import AwsWorkload, DemoRegistry, SeededImage

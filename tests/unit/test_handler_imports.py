@@ -25,6 +25,9 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
   eksClusters file model at import (only a collector that reads the file does, when it reads its settings);
 - the evaluate step none of the run's own records (run_records.py: what starts a run, the run record, the targets
   file's model, what the report step returns), at its import or with its wiring: it is given Map items only;
+- the report step none of the plan's models (domain/planning/plan.py: Decision, RepositoryPlan, Plan) nor the ledger,
+  at its import, with its wiring or with its renderers: it reads repository reports, whose reasons and replica
+  registries are domain/planning/plan_parts.py;
 - no function a repository's diagnosis (domain/doctor/diagnosis_model.py: built where a policy is diagnosed), and only
   the report step a creation template's finding (domain/doctor/template_finding.py).
 """
@@ -271,3 +274,14 @@ def test_no_function_loads_a_repositorys_diagnosis_and_only_the_report_step_a_te
 
     assert DIAGNOSIS_MODEL not in loaded
     assert (TEMPLATE_FINDING in loaded) == (handler == "report")
+
+
+def test_the_report_step_loads_neither_the_plans_models_nor_the_ledger_with_its_wiring_and_renderers() -> None:
+    loaded = loaded_by(
+        "ecr_retention.handlers.report", "from ecr_retention.handlers.wiring.report import report_at_cold_start",
+        "report_at_cold_start()", "import ecr_retention.report_page.page, ecr_retention.report_sheet",
+    )  # fmt: skip
+
+    assert RENDERERS in loaded
+    assert "ecr_retention.domain.planning.plan_parts" in loaded
+    assert [name for name in (PLAN_MODELS, "ecr_retention.domain.planning.ledger") if name in loaded] == []

@@ -7,7 +7,8 @@ from typing import get_args
 
 import pytest
 
-from ecr_retention.domain.planning.plan import REMOVALS, Action, Reason, main_reason_of
+from ecr_retention.domain.planning.plan import REMOVALS, Action, main_reason_of
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.planning.reasons import PROTECTION_ORDER, ReasonKind
 
 

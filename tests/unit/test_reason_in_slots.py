@@ -12,7 +12,7 @@ import pickle
 import pytest
 from pydantic import ValidationError
 
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.reporting.report import RepositoryReport
 
 REASON = Reason(kind="delete-rule", rule="policies[0].rules[1]", detail="delete tags *.*, older than 30d")

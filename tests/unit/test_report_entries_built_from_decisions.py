@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from ecr_retention.domain.planning.plan import Decision, Reason
+from ecr_retention.domain.planning.plan import Decision
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.reporting.report import ImageEntry
 from ecr_retention.domain.reporting.run_report import report_of_plan

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from ecr_retention.domain.planning.plan import Reason, ReplicaRegistry
+from ecr_retention.domain.planning.plan_parts import Reason, ReplicaRegistry
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport

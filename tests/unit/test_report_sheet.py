@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 
 from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.manifest import Workload
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport
 from ecr_retention.domain.reporting.run_report import RunFacts, RunReport, run_report_of
 from ecr_retention.report_sheet import COLUMNS, csv_text, guarded, pushed_at_cell, render_sheet, sheet_bytes

@@ -14,7 +14,7 @@ from typing import Literal
 from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.durations import humanize_age
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
-from ecr_retention.domain.planning.plan import ReplicaRegistry
+from ecr_retention.domain.planning.plan_parts import ReplicaRegistry
 from ecr_retention.domain.planning.reasons import PROTECTING
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.report import (

@@ -43,7 +43,8 @@ from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.inventory.inspector import inspector_words
 from ecr_retention.domain.inventory.manifest import InUseManifest, manifest_json, manifest_key, parse_manifest
 from ecr_retention.domain.planning import plan_registry
-from ecr_retention.domain.planning.plan import Decision, Plan, Reason, ReplicaRegistry, RepositoryPlan
+from ecr_retention.domain.planning.plan import Decision, Plan, RepositoryPlan
+from ecr_retention.domain.planning.plan_parts import Reason, ReplicaRegistry
 from ecr_retention.domain.reporting.report import ImageEntry
 from ecr_retention.domain.reporting.run_report import RegionTotals, RunReport
 from ecr_retention.domain.reporting.summary import replica_text

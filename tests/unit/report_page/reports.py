@@ -9,7 +9,7 @@ from typing import Any
 from ecr_retention.domain.in_use.references import MissingReference, Removal
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.inventory.manifest import Workload
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.reporting.cost import StoragePrice

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from ecr_retention.domain.doctor.models import Finding
-from ecr_retention.domain.planning.plan import ReplicaRegistry
+from ecr_retention.domain.planning.plan_parts import ReplicaRegistry
 from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.report_page import render_page
 from tests.unit.report_page.dom import Element, parse

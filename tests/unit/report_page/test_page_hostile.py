@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.report_page import render_page
 from ecr_retention.report_page.text import visible
 from tests.unit.report_page.dom import parse

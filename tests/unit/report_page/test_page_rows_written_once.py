@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from markupsafe import escape
 
 from ecr_retention.domain.durations import humanize_seconds
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.report import ImageEntry

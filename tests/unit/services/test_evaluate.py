@@ -13,7 +13,7 @@ import pytest
 
 from ecr_retention.domain.config import RetentionConfig, parse_config
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.registry.replication import RegistryReplication
 from ecr_retention.ports import BatchOutcome, LeaseUnavailable
 from ecr_retention.services.act import RESTORE_BATCH, restore

@@ -25,7 +25,8 @@ from ecr_retention.domain.planning.explain import (
     subject_gone_reason,
     too_many_removals,
 )
-from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision, Reason
+from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.planning.repository import DependentKind, Findings, RepositoryImages
 from ecr_retention.domain.registry.images import ImageDetail
 

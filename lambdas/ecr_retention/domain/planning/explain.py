@@ -10,7 +10,8 @@ from ecr_retention.domain.config import DeleteRule, KeepRule, Selector
 from ecr_retention.domain.durations import format_duration, humanize_age
 from ecr_retention.domain.holds.protection import LiveHold
 from ecr_retention.domain.inventory.manifest import Workload
-from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision, Reason, ReplicaRegistry
+from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision
+from ecr_retention.domain.planning.plan_parts import Reason, ReplicaRegistry
 from ecr_retention.domain.planning.reasons import words_of
 from ecr_retention.domain.planning.repository import DependentKind, DisplacedSlots
 from ecr_retention.domain.registry.digests import short_digest

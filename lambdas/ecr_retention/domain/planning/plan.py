@@ -7,11 +7,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-from pydantic.dataclasses import dataclass as pydantic_dataclass
+from pydantic import BaseModel, Field
 
 from ecr_retention.domain.planning.plan_model import PlanModel
+from ecr_retention.domain.planning.plan_parts import Reason, ReplicaRegistry
 from ecr_retention.domain.planning.reasons import PROTECTION_ORDER, ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import UtcDatetime
@@ -26,19 +25,6 @@ Action = Literal["keep", "delete", "archive", "restore"]
 # deleted), waits there (archived, kept), and leaves it for good (deleted once archived longer than the quarantine).
 QuarantineStage = Literal["enters", "waits", "leaves"]
 REMOVALS: tuple[Action, ...] = ("delete", "archive")
-
-
-@pydantic_dataclass(
-    frozen=True, slots=True, kw_only=True, config=ConfigDict(alias_generator=to_camel, populate_by_name=True)
-)
-class Reason:
-    """Why a plan decides what it does for an image: the reason's kind, the rule that gave it (if a rule did) and its
-    words. Validated as a model is, but held in slots: a plan and a run report hold one or more per image, and a
-    model's per-instance dict and set of the fields given were most of a reason's memory."""
-
-    kind: ReasonKind
-    rule: str | None = None
-    detail: str
 
 
 class Decision(PlanModel):
@@ -147,19 +133,6 @@ class RepositorySummary(PlanModel):
     archived: int
     restored: int  # among the kept: in-use images restored from archive (or, in dry run, that would be)
     bytes_reclaimed: int
-
-
-class ReplicaRegistry(PlanModel):
-    """A registry that a repository's deletions reach through delete replication."""
-
-    registry_id: str
-    region: str
-    # The expected clusters (safety.clusters) whose manifests reference images of that registry: none means
-    # that what runs there is protected only by manifests nobody requires to be fresh, or by none.
-    expected_clusters: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        return f"{self.region} ({self.registry_id})"
 
 
 class RepositoryPlan(PlanModel):

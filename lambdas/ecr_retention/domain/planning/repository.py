@@ -19,7 +19,7 @@ from typing import Literal
 
 from ecr_retention.domain.config import DeleteRule
 from ecr_retention.domain.in_use.index import CLOCK_SKEW
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 
 DependentKind = Literal["index-child", "referrer"]

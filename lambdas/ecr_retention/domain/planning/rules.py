@@ -23,7 +23,7 @@ from ecr_retention.domain.planning.explain import (
     unknown_tag_source_warning,
 )
 from ecr_retention.domain.planning.other_tags import OtherRepositoryTags
-from ecr_retention.domain.planning.plan import Reason
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.planning.repository import DisplacedSlots, Findings, RepositoryImages
 
 

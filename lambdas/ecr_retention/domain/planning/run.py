@@ -25,7 +25,8 @@ from ecr_retention.domain.planning.explain import (
 from ecr_retention.domain.planning.guards import apply_guards, defer_to_sources, link_dependents
 from ecr_retention.domain.planning.managed import first_matching_policy
 from ecr_retention.domain.planning.other_tags import OtherRepositoryTags
-from ecr_retention.domain.planning.plan import Plan, ReplicaRegistry, RepositoryPlan
+from ecr_retention.domain.planning.plan import Plan, RepositoryPlan
+from ecr_retention.domain.planning.plan_parts import ReplicaRegistry
 from ecr_retention.domain.planning.replicas import Replicas, replicas_of_snapshots
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
 from ecr_retention.domain.planning.rules import PolicyRules, apply_rules, policy_rules

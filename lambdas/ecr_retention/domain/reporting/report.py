@@ -21,19 +21,17 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.in_use.references import MissingReference
-from ecr_retention.domain.planning.ledger import Ledger
-from ecr_retention.domain.planning.plan import (
-    Decision,
-    Reason,
-    ReplicaRegistry,
-    RepositoryPlan,
-)
 from ecr_retention.domain.planning.plan_model import PlanModel
+from ecr_retention.domain.planning.plan_parts import Reason, ReplicaRegistry
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.reporting.outcomes import RepositoryOutcome
 from ecr_retention.domain.timestamps import LeanPushedAt, UtcDatetime
 
 if TYPE_CHECKING:
+    # The plan's models and the ledger: a repository report is built from them (repository_report, in the evaluate
+    # step and the CLI), never in the report step, which reads reports and builds none of them at its cold start.
+    from ecr_retention.domain.planning.ledger import Ledger
+    from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
     from ecr_retention.domain.reporting.run_report import RunReport
 
 
@@ -222,6 +220,8 @@ def repository_report(
     """The repository's report: what the plan decided and, with a ledger, what became of it. Without one (a dry
     run), or for what the ledger did not attempt, the plan's actions are reported as taken: the same report a dry
     run stores and `ecr-retention plan` renders."""
+    from ecr_retention.domain.planning.ledger import Ledger  # loaded already where a plan was made (see TYPE_CHECKING)
+
     ledger = ledger or Ledger()
     restores = _restores(plan, ledger)
     return RepositoryReport(

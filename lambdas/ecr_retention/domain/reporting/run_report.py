@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from itertools import chain
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
@@ -21,7 +21,6 @@ from ecr_retention.domain.doctor.template_finding import TemplateFinding
 from ecr_retention.domain.holds.model import Hold
 from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
-from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.registry.coordinates import UNKNOWN_REGISTRY, RegistryCoordinates
 from ecr_retention.domain.reporting.outcomes import RunOutcome, Trigger
@@ -37,6 +36,9 @@ from ecr_retention.domain.reporting.report import (
     repository_warnings,
 )
 from ecr_retention.domain.timestamps import UtcDatetime
+
+if TYPE_CHECKING:
+    from ecr_retention.domain.planning.plan import Plan  # the CLI's (report_of_plan): the report step reads no plan
 
 
 class RunTotals(PlanModel):

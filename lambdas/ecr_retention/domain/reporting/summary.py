@@ -9,7 +9,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from ecr_retention.domain.durations import humanize_age
-from ecr_retention.domain.planning.plan import ReplicaRegistry
+from ecr_retention.domain.planning.plan_parts import ReplicaRegistry
 from ecr_retention.domain.registry.digests import short_digest
 from ecr_retention.domain.reporting.escaping import printable
 from ecr_retention.domain.reporting.report import ImageEntry, RepositoryReport, action_verb, replicating, run_entries

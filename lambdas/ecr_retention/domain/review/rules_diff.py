@@ -19,16 +19,9 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.patterns import matches_any
 from ecr_retention.domain.planning import plan_registry
-from ecr_retention.domain.planning.plan import (
-    REMOVALS,
-    Action,
-    Decision,
-    Plan,
-    Reason,
-    RepositoryPlan,
-    main_reason_of,
-)
+from ecr_retention.domain.planning.plan import REMOVALS, Action, Decision, Plan, RepositoryPlan, main_reason_of
 from ecr_retention.domain.planning.plan_model import PlanModel
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.registry.images import Snapshot
 from ecr_retention.domain.timestamps import UtcDatetime
 

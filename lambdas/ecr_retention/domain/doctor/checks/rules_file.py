@@ -13,7 +13,8 @@ from ecr_retention.domain.doctor.context import (
 )
 from ecr_retention.domain.doctor.models import Finding, KeepTags, RaiseCount
 from ecr_retention.domain.lifecycle.evaluation import PreviewActionType, RuleEvaluation
-from ecr_retention.domain.planning.plan import Decision, Reason, RepositoryPlan
+from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
+from ecr_retention.domain.planning.plan_parts import Reason
 from ecr_retention.domain.registry.images import ImageDetail
 
 PLAN_KEEPS_FIX = (
