@@ -181,6 +181,13 @@ API_CALL_PATTERN: dict[str, object] = {
 # that the sentinel tells them from the removals it watches (a BatchDeleteImage made as the break-glass role matches
 # both the API-call rule and the break-glass rule: one watch, one break-glass alert).
 GUARD_DELIVERY_KEY = "guard"
+
+
+def is_guard_delivery(event: object) -> bool:
+    """Whether an event the sentinel is given is such a delivery (handlers/guard.py alerts it)."""
+    return isinstance(event, dict) and set(event) == {GUARD_DELIVERY_KEY}
+
+
 BUCKET_GUARD_EVENT_NAMES = (
     "PutBucketPolicy",
     "DeleteBucketPolicy",

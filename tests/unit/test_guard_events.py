@@ -13,7 +13,8 @@ import pytest
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.sentinel.guard_events import SUBJECT_LIMIT, guard_body, guard_subject
 from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.guard import GuardDelivery, is_guard_delivery
+from ecr_retention.handlers.guard import GuardDelivery
+from ecr_retention.layout import is_guard_delivery
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "guards"
 

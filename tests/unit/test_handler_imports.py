@@ -28,6 +28,9 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 - the report step none of the plan's models (domain/planning/plan.py: Decision, RepositoryPlan, Plan) nor the ledger,
   at its import, with its wiring or with its renderers: it reads repository reports, whose reasons and replica
   registries are domain/planning/plan_parts.py;
+- the sentinel none of what alerts a guard delivery (handlers/guard.py, the guard events' models, their alerts), at its
+  import or with its wiring: it loads them when such a delivery comes (a change of the bucket's guards, the break-glass
+  role used: rare), and a cold start for a removal builds none of them;
 - no function a repository's diagnosis (domain/doctor/diagnosis_model.py: built where a policy is diagnosed), and only
   the report step a creation template's finding (domain/doctor/template_finding.py).
 """
@@ -285,3 +288,20 @@ def test_the_report_step_loads_neither_the_plans_models_nor_the_ledger_with_its_
     assert RENDERERS in loaded
     assert "ecr_retention.domain.planning.plan_parts" in loaded
     assert [name for name in (PLAN_MODELS, "ecr_retention.domain.planning.ledger") if name in loaded] == []
+
+
+GUARD_DELIVERY = (
+    "ecr_retention.handlers.guard",
+    "ecr_retention.domain.sentinel.guard_events",
+    "ecr_retention.services.guard_alerts",
+)
+
+
+def test_the_sentinel_loads_what_alerts_a_guard_delivery_only_when_one_comes() -> None:
+    loaded = loaded_by(
+        "ecr_retention.handlers.sentinel", "from ecr_retention.handlers.wiring.sentinel import sentinel_at_cold_start",
+        "sentinel_at_cold_start()",
+    )  # fmt: skip
+
+    assert "ecr_retention.services.sentinel" in loaded
+    assert [name for name in GUARD_DELIVERY if name in loaded] == []

@@ -1,6 +1,8 @@
 """The sentinel function's door for the guard rules (layout.py `GUARD_DELIVERY_KEY`): a change of the inventory bucket's
 own guards or a use of the break-glass role, delivered as `{"guard": <the EventBridge event>}`, becomes one alert
-(services/guard_alerts.py). handlers/sentinel.py routes such a delivery here."""
+(services/guard_alerts.py). handlers/sentinel.py routes such a delivery here (layout.is_guard_delivery), and imports
+this module only then: the guards change and the break-glass role is used rarely, so that a cold start for a removal
+builds none of the guard events' models."""
 
 from __future__ import annotations
 
@@ -28,10 +30,6 @@ class GuardDelivery(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     guard: GuardEvent = Field(alias=GUARD_DELIVERY_KEY)
-
-
-def is_guard_delivery(event: Any) -> bool:
-    return isinstance(event, dict) and set(event) == {GUARD_DELIVERY_KEY}
 
 
 def alert_guard_delivery(event: dict[str, Any], wiring: SentinelWiring) -> dict[str, Any]:

@@ -16,9 +16,9 @@ with imports_without_cyclic_gc():
 
     from ecr_retention.domain.sentinel.events import ApiCallDetail, ImageAction, Observed, PolicyExecution
     from ecr_retention.handlers.events import parse_event
-    from ecr_retention.handlers.guard import alert_guard_delivery, is_guard_delivery
     from ecr_retention.handlers.observability import logger, metrics, tracer
     from ecr_retention.handlers.wiring.sentinel import SentinelWiring, sentinel_at_cold_start
+    from ecr_retention.layout import is_guard_delivery
     from ecr_retention.services.sentinel import watch
 
 
@@ -60,6 +60,10 @@ def lambda_handler(
 ) -> dict[str, Any]:
     wiring = wiring or sentinel_at_cold_start()
     if is_guard_delivery(event):  # the bucket's own guards, the break-glass role (handlers/guard.py)
+        # Loaded here: a guard delivery is rare (the bucket's guards changed, the break-glass role used), and a cold
+        # start for a removal, the sentinel's daily work, builds none of its models.
+        from ecr_retention.handlers.guard import alert_guard_delivery
+
         return alert_guard_delivery(event, wiring)
     observed = parse_event(event, SentinelEvent, "sentinel event").observed()
     with logger.append_context_keys(correlation_id=observed.event_id):
