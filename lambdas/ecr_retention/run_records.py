@@ -1,6 +1,6 @@
-"""The run's own records of the pruning workflow: what starts a run (RunRequest: the state machine's input, from the
-schedule, the push function or the collector), what the targets step hands on and the report step receives
-(RunRecord, with the work items in the bucket: WorkItems), and what the report step returns (RunReported).
+"""The run's own records of the pruning workflow: what the targets step hands on and the report step receives
+(RunRecord, with the work items in the bucket: WorkItems), and what the report step returns (RunReported). What starts
+a run is in run_request.py.
 
 Apart from the Map's items and results (workflow.py) so that the evaluate step, the Map's worker, builds none of them
 at its cold start (tests/unit/test_handler_imports.py). Dependency-free as workflow.py: the CDK app reads the run
@@ -9,25 +9,11 @@ record's fields from here (infra/pruning_workflow.py)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, Field, NonNegativeInt, RootModel, StrictBool, field_serializer
 
-from ecr_retention.domain.registry.replication import AwsRegion
 from ecr_retention.domain.reporting.outcomes import RunOutcome, Trigger
-from ecr_retention.workflow import RepositoryName, RunId, WireRecord, WorkItem
-
-
-class RunRequest(WireRecord):
-    """The state machine's input: `{"trigger": "schedule"}` from the schedule, or the pushed repositories (of the
-    home Region's registry, or of `region`'s, another Region the deployment prunes)."""
-
-    trigger: Literal["schedule", "push"] = "schedule"
-    repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=10_000)] | None = None
-    region: AwsRegion | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+from ecr_retention.workflow import RunId, WireRecord, WorkItem
 
 
 class WorkItems(RootModel[list[WorkItem]]):

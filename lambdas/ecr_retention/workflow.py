@@ -1,7 +1,7 @@
 """The records of the pruning workflow's Map, one pydantic model each: its work items and batches (what the
-evaluate step is given) and what the evaluate step returns; camelCase on the wire, as every event here (WireRecord).
-The run's own records (what starts a run, the run record the targets step returns and the report step receives, what
-the report step returns) are in run_records.py. And the names of runs: the run ids (made here, for a sweep, a push
+evaluate step is given); camelCase on the wire, as every event here (WireRecord). What starts a run is in
+run_request.py, the run's own records (the run record the targets step returns and the report step receives, what the
+report step returns) in run_records.py, what the evaluate step returns in handlers/evaluate.py. And the names of runs: the run ids (made here, for a sweep, a push
 and a tagger run, and read back here) and the executions' names.
 
 Dependency-free (pydantic and the domain only): the CDK app may read it without importing boto3 or Powertools."""
@@ -15,12 +15,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.replication import AwsRegion
-from ecr_retention.domain.reporting.outcomes import RepositoryOutcome, Trigger
+from ecr_retention.domain.reporting.outcomes import Trigger
 
 RepositoryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._/-]{1,255}$")]
 # Loose: the ids below, and whatever an operator gives a hand-started execution.
@@ -179,18 +179,3 @@ class BatchMember(WireRecord):
             dry_run=self.dry_run,
             region=self.region,
         )
-
-
-class RepositoryEvaluated(WireRecord):
-    """What the evaluate step returns for its repository (the Map writes it to its results)."""
-
-    repository: str
-    outcome: RepositoryOutcome
-    deleted: NonNegativeInt
-    failed: NonNegativeInt
-
-
-class BatchEvaluated(WireRecord):
-    """What the evaluate step returns for a batch: each repository it evaluated (the others stored no report)."""
-
-    repositories: list[RepositoryEvaluated]

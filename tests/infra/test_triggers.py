@@ -20,7 +20,7 @@ from ecr_retention.cdk.stack import EcrRetentionStack
 from ecr_retention.handlers import collector
 from ecr_retention.handlers.events import parse_event
 from ecr_retention.handlers.wiring.collector import CollectorSettings
-from ecr_retention.run_records import RunRequest
+from ecr_retention.run_request import RunRequest
 from support.infra_stacks import CONTEXT, RULES, SharedStack, build_stack, rules_file
 
 ACCOUNT = "123456789012"

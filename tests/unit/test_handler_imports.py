@@ -23,8 +23,9 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 - each function its own settings model and wiring (handlers/wiring/<function>.py), none of the six others';
 - no function difflib (the words of an unknown key's message, domain/errors.py), and none builds the collector's
   eksClusters file model at import (only a collector that reads the file does, when it reads its settings);
-- the evaluate step none of the run's own records (run_records.py: what starts a run, the run record, the targets
-  file's model, what the report step returns), at its import or with its wiring: it is given Map items only;
+- the evaluate step none of the run's own records (run_records.py: the run record, the targets file's model, what the
+  report step returns), at its import or with its wiring: it is given Map items only; neither the evaluate nor the
+  report step what starts a run (run_request.py), and no other step what the evaluate step returns (handlers/evaluate.py);
 - the report step none of the plan's models (domain/planning/plan.py: Decision, RepositoryPlan, Plan) nor the ledger,
   at its import, with its wiring or with its renderers: it reads repository reports, whose reasons and replica
   registries are domain/planning/plan_parts.py;
@@ -60,6 +61,7 @@ MANIFEST_EVIDENCE = "ecr_retention.domain.inventory.evidence"
 PLAN_MODELS = "ecr_retention.domain.planning.plan"
 INSPECTOR_MANIFEST = "ecr_retention.domain.inventory.inspector_manifest"
 RUN_RECORDS = "ecr_retention.run_records"
+RUN_REQUEST = "ecr_retention.run_request"
 DIAGNOSIS_MODEL = "ecr_retention.domain.doctor.diagnosis_model"
 TEMPLATE_FINDING = "ecr_retention.domain.doctor.template_finding"
 PLANNER = "ecr_retention.domain.planning.run"
@@ -266,9 +268,14 @@ def test_the_evaluate_step_loads_none_of_the_runs_own_records_at_import_or_with_
     assert RUN_RECORDS not in loaded
 
 
-@pytest.mark.parametrize("handler", ["targets", "report", "push", "collector"])
-def test_the_functions_that_start_or_report_runs_load_the_runs_records(handler: str) -> None:
-    assert RUN_RECORDS in loaded_by(f"ecr_retention.handlers.{handler}")
+@pytest.mark.parametrize("handler", HANDLERS)
+def test_only_the_functions_that_start_runs_load_what_starts_one_and_only_the_targets_and_report_steps_a_runs_records(
+    handler: str,
+) -> None:
+    loaded = loaded_by(f"ecr_retention.handlers.{handler}")
+
+    assert (RUN_REQUEST in loaded) == (handler in ("targets", "push", "collector"))
+    assert (RUN_RECORDS in loaded) == (handler in ("targets", "report"))
 
 
 @pytest.mark.parametrize("handler", HANDLERS)

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
+from ecr_retention.handlers.evaluate import RepositoryEvaluated
 from ecr_retention.run_records import RUN_RECORD_FIELDS, RunRecord, RunReported
-from ecr_retention.workflow import RepositoryEvaluated, WorkItem
+from ecr_retention.workflow import WorkItem
 
 STARTED = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 RECORD = RunRecord(

@@ -19,7 +19,7 @@ with imports_without_cyclic_gc():
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, tracer
     from ecr_retention.handlers.wiring.collector import CollectorWiring, collector_at_cold_start
-    from ecr_retention.run_records import RunRequest
+    from ecr_retention.run_request import RunRequest
     from ecr_retention.services.aws_inventory import ManifestCollection, export_aws_inventory
     from ecr_retention.services.eks_inventory import export_eks_inventory
     from ecr_retention.services.inspector_inventory import export_inspector_coverage

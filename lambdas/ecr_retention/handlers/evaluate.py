@@ -10,14 +10,33 @@ from ecr_retention.gc_guard import cyclic_gc_off, imports_without_cyclic_gc
 
 with imports_without_cyclic_gc():
     from aws_lambda_powertools.utilities.typing import LambdaContext
+    from pydantic import NonNegativeInt
 
+    from ecr_retention.domain.reporting.outcomes import RepositoryOutcome
     from ecr_retention.domain.reporting.report import RepositoryReport
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, tracer
     from ecr_retention.handlers.wiring import RunWiring
     from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start
     from ecr_retention.services.evaluate_step import run_batch_member, run_work_batch, run_work_item
-    from ecr_retention.workflow import BatchEvaluated, BatchMember, RepositoryEvaluated, WorkBatch, WorkItem
+    from ecr_retention.workflow import BatchMember, WireRecord, WorkBatch, WorkItem
+
+
+# What the step returns, defined here as the other functions' outputs are in their handler modules (the Map writes them
+# to its results): no other function builds them.
+class RepositoryEvaluated(WireRecord):
+    """What the evaluate step returns for its repository (the Map writes it to its results)."""
+
+    repository: str
+    outcome: RepositoryOutcome
+    deleted: NonNegativeInt
+    failed: NonNegativeInt
+
+
+class BatchEvaluated(WireRecord):
+    """What the evaluate step returns for a batch: each repository it evaluated (the others stored no report)."""
+
+    repositories: list[RepositoryEvaluated]
 
 
 @logger.inject_lambda_context(correlation_id_path="runId")

@@ -20,7 +20,7 @@ with imports_without_cyclic_gc():
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, tracer
     from ecr_retention.handlers.wiring.push import PushWiring, push_at_cold_start
-    from ecr_retention.run_records import RunRequest
+    from ecr_retention.run_request import RunRequest
     from ecr_retention.workflow import RepositoryName, batch_execution_name
 
 

@@ -12,7 +12,7 @@ with imports_without_cyclic_gc():
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, tracer
     from ecr_retention.handlers.wiring.targets import TargetsWiring, targets_at_cold_start
-    from ecr_retention.run_records import RunRequest
+    from ecr_retention.run_request import RunRequest
     from ecr_retention.services.targets_step import start_run
 
 
