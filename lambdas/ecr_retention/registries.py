@@ -11,7 +11,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.planning.replicas import deciders_of
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.registry.replication import NO_REPLICATION, ReplicationConfiguration
 from ecr_retention.ports import Registry
@@ -122,6 +121,10 @@ def deciding_sources(
     """Of the run's other registries (their replication rules read), those whose rules decide the repository's replicas
     here (domain/planning/replicas.py `deciders_of`, as the offline reviews choose them), and the warning of a cycle of
     replication that this registry decides. The evaluation's and the sentinel's one answer."""
+    # Loaded here: the report step never asks, the sentinel only for a deletion of an in-use image in a deployment of
+    # several Regions, and the evaluation has the planner (which loads it) already.
+    from ecr_retention.domain.planning.replicas import deciders_of
+
     others = tuple(others)
     deciders = deciders_of(config, [here, *(other.coordinates for other in others)], here, repository)
     deciding = {(source.registry_id, source.region) for source in deciders.sources}

@@ -32,6 +32,9 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 - the sentinel none of what alerts a guard delivery (handlers/guard.py, the guard events' models, their alerts), at its
   import or with its wiring: it loads them when such a delivery comes (a change of the bucket's guards, the break-glass
   role used: rare), and a cold start for a removal builds none of them;
+- neither the report step nor the sentinel the planner's choice of the registries that decide a replica
+  (domain/planning/replicas.py): registries.deciding_sources loads it where it is asked, which the report step never
+  does and the sentinel only for a deletion of an in-use image in a deployment of several Regions;
 - no function a repository's diagnosis (domain/doctor/diagnosis_model.py: built where a policy is diagnosed), and only
   the report step a creation template's finding (domain/doctor/template_finding.py).
 """
@@ -312,3 +315,19 @@ def test_the_sentinel_loads_what_alerts_a_guard_delivery_only_when_one_comes() -
 
     assert "ecr_retention.services.sentinel" in loaded
     assert [name for name in GUARD_DELIVERY if name in loaded] == []
+
+
+@pytest.mark.parametrize(
+    ("handler", "wiring"), [("report", "report_at_cold_start"), ("sentinel", "sentinel_at_cold_start")]
+)
+def test_neither_the_report_step_nor_the_sentinel_loads_the_choice_of_deciding_registries(
+    handler: str, wiring: str
+) -> None:
+    loaded = loaded_by(
+        f"ecr_retention.handlers.{handler}",
+        f"from ecr_retention.handlers.wiring.{handler} import {wiring}",
+        f"{wiring}()",
+    )
+
+    assert "ecr_retention.registries" in loaded
+    assert "ecr_retention.domain.planning.replicas" not in loaded
