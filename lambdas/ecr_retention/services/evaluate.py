@@ -13,12 +13,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
-from typing import TYPE_CHECKING
 
 from ecr_retention.clock import utc_now
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.doctor.models import Finding
+from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.in_use.references import (
     MissingReference,
     PulledReference,
@@ -50,13 +50,13 @@ from ecr_retention.services.replicas import decided_by_sources, tell_deletions
 from ecr_retention.services.snapshot import referenced_tags, snapshot_repository
 from ecr_retention.services.swept import as_left, keep_snapshot
 
-if TYPE_CHECKING:
-    from ecr_retention.services.inventory import HoldsReadAgain
-
 logger = logging.getLogger(__name__)
 
 # Long enough for the largest repository's evaluation; an expired lease only lets a later run start.
 DEFAULT_LEASE_SECONDS = 15 * 60
+# How a repository reads its holds again right before it acts, given its name and the holds its evaluation decided
+# on: None when they agree (services/inventory.py holds_read_again).
+HoldsReadAgain = Callable[[str, Holds], Holds | None]
 
 
 @dataclass

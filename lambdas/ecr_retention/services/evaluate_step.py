@@ -18,14 +18,8 @@ from ecr_retention.layout import batch_begun_key, regional_name
 from ecr_retention.ports import LeaseUnavailable, RunBucket, VersionedBucket
 from ecr_retention.run_files import MAX_BATCH_REPORTS_PART_BYTES, HeldReports, RunFiles, StoredReplication
 from ecr_retention.services.act import DEADLINE_MARGIN_SECONDS
-from ecr_retention.services.evaluate import RunInputs, evaluate_repository
-from ecr_retention.services.inventory import (
-    HeldRepository,
-    HoldsReadAgain,
-    holds_read_again,
-    holds_read_by,
-    read_run_inventory,
-)
+from ecr_retention.services.evaluate import HoldsReadAgain, RunInputs, evaluate_repository
+from ecr_retention.services.inventory import HeldRepository, holds_read_again, holds_read_by, read_run_inventory
 from ecr_retention.services.snapshot import BucketManifestCache
 from ecr_retention.workflow import BatchMember, WorkBatch
 

@@ -75,14 +75,12 @@ def holds_read_by(region: str, repository: str, replication: ReplicationConfigur
     return {(region, repository), *((replica.region, repository) for replica in replication.deletion_reach(repository))}
 
 
-# How a repository reads its holds again right before it acts, given the holds its evaluation decided on: None when
-# they agree (holds_changed_since).
-HoldsReadAgain = Callable[[str, Holds], Holds | None]
-
-
-def holds_read_again(bucket: Bucket, region: str, replication: ReplicationConfiguration) -> HoldsReadAgain:
-    """How a repository of one Region's registry reads its holds again before it acts: its own and those of the
-    replicas its deletions reach (holds_read_by), compared with the reading its evaluation decided on."""
+def holds_read_again(
+    bucket: Bucket, region: str, replication: ReplicationConfiguration
+) -> Callable[[str, Holds], Holds | None]:
+    """How a repository of one Region's registry reads its holds again before it acts (services.evaluate.HoldsReadAgain):
+    its own and those of the replicas its deletions reach (holds_read_by), compared with the reading its evaluation
+    decided on."""
 
     def again(repository: str, read: Holds) -> Holds | None:
         return holds_changed_since(bucket, holds_read_by(region, repository, replication), read)
