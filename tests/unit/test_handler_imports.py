@@ -124,6 +124,16 @@ def loaded_by(module: str, *then: str) -> set[str]:
     return set(json.loads(done.stdout))
 
 
+def loaded_with_wiring(function: str, *then: str) -> set[str]:
+    """loaded_by the function's handler, then its wiring built as its first invocation builds it (and `then`)."""
+    return loaded_by(
+        f"ecr_retention.handlers.{function}",
+        f"from ecr_retention.handlers.wiring.{function} import {function}_at_cold_start",
+        f"{function}_at_cold_start()",
+        *then,
+    )
+
+
 @pytest.mark.parametrize("handler", HANDLERS)
 def test_no_handler_loads_the_doctors_checks_or_the_report_page_at_import(handler: str) -> None:
     loaded = loaded_by(f"ecr_retention.handlers.{handler}")
@@ -159,27 +169,16 @@ def test_a_workflow_step_loads_its_own_steps_service_and_no_function_loads_the_c
 
 
 def test_the_targets_step_loads_no_report_hold_manifest_or_image_model_at_import_or_with_its_wiring() -> None:
-    loaded = loaded_by(
-        "ecr_retention.handlers.targets", "from ecr_retention.handlers.wiring.targets import targets_at_cold_start",
-        "targets_at_cold_start()",
-    )  # fmt: skip
+    loaded = loaded_with_wiring("targets")
 
     assert "ecr_retention.run_adapters" in loaded  # the wiring was built
     assert [name for name in NOT_IN_THE_TARGETS_STEP if name in loaded] == []
     assert RENDERERS not in loaded
 
 
-@pytest.mark.parametrize(
-    ("handler", "wiring"), [("evaluate", "evaluate_at_cold_start"), ("report", "report_at_cold_start")]
-)
-def test_only_the_report_steps_wiring_loads_the_renderers_and_the_creation_templates_model(
-    handler: str, wiring: str
-) -> None:
-    loaded = loaded_by(
-        f"ecr_retention.handlers.{handler}",
-        f"from ecr_retention.handlers.wiring.{handler} import {wiring}",
-        f"{wiring}()",
-    )
+@pytest.mark.parametrize("handler", ["evaluate", "report"])
+def test_only_the_report_steps_wiring_loads_the_renderers_and_the_creation_templates_model(handler: str) -> None:
+    loaded = loaded_with_wiring(handler)
 
     assert "ecr_retention.run_adapters" in loaded
     assert (RENDERERS in loaded) == (handler == "report")
@@ -213,10 +212,7 @@ def test_the_sentinel_loads_none_of_the_plans_models() -> None:
 
 def test_the_evaluate_step_loads_none_of_the_run_reports_models_at_import_or_with_its_wiring() -> None:
     """It builds and stores repository reports; the run's report is the report step's (and the CLI's)."""
-    loaded = loaded_by(
-        "ecr_retention.handlers.evaluate", "from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start",
-        "evaluate_at_cold_start()",
-    )  # fmt: skip
+    loaded = loaded_with_wiring("evaluate")
 
     assert REPORT_MODELS in loaded
     assert [name for name in (RUN_REPORT_MODELS, MANIFEST_EVIDENCE) if name in loaded] == []
@@ -262,10 +258,7 @@ def test_each_function_loads_its_own_wiring_and_settings_model_only(handler: str
 
 def test_the_evaluate_step_loads_none_of_the_runs_own_records_at_import_or_with_its_wiring() -> None:
     """It is given the Map's items (workflow.py); the run's records are the targets and the report steps'."""
-    loaded = loaded_by(
-        "ecr_retention.handlers.evaluate", "from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start",
-        "evaluate_at_cold_start()",
-    )  # fmt: skip
+    loaded = loaded_with_wiring("evaluate")
 
     assert "ecr_retention.workflow" in loaded
     assert RUN_RECORDS not in loaded
@@ -290,10 +283,7 @@ def test_no_function_loads_a_repositorys_diagnosis_and_only_the_report_step_a_te
 
 
 def test_the_report_step_loads_neither_the_plans_models_nor_the_ledger_with_its_wiring_and_renderers() -> None:
-    loaded = loaded_by(
-        "ecr_retention.handlers.report", "from ecr_retention.handlers.wiring.report import report_at_cold_start",
-        "report_at_cold_start()", "import ecr_retention.report_page.page, ecr_retention.report_sheet",
-    )  # fmt: skip
+    loaded = loaded_with_wiring("report", "import ecr_retention.report_page.page, ecr_retention.report_sheet")
 
     assert RENDERERS in loaded
     assert "ecr_retention.domain.planning.plan_parts" in loaded
@@ -308,26 +298,15 @@ GUARD_DELIVERY = (
 
 
 def test_the_sentinel_loads_what_alerts_a_guard_delivery_only_when_one_comes() -> None:
-    loaded = loaded_by(
-        "ecr_retention.handlers.sentinel", "from ecr_retention.handlers.wiring.sentinel import sentinel_at_cold_start",
-        "sentinel_at_cold_start()",
-    )  # fmt: skip
+    loaded = loaded_with_wiring("sentinel")
 
     assert "ecr_retention.services.sentinel" in loaded
     assert [name for name in GUARD_DELIVERY if name in loaded] == []
 
 
-@pytest.mark.parametrize(
-    ("handler", "wiring"), [("report", "report_at_cold_start"), ("sentinel", "sentinel_at_cold_start")]
-)
-def test_neither_the_report_step_nor_the_sentinel_loads_the_choice_of_deciding_registries(
-    handler: str, wiring: str
-) -> None:
-    loaded = loaded_by(
-        f"ecr_retention.handlers.{handler}",
-        f"from ecr_retention.handlers.wiring.{handler} import {wiring}",
-        f"{wiring}()",
-    )
+@pytest.mark.parametrize("handler", ["report", "sentinel"])
+def test_neither_the_report_step_nor_the_sentinel_loads_the_choice_of_deciding_registries(handler: str) -> None:
+    loaded = loaded_with_wiring(handler)
 
     assert "ecr_retention.registries" in loaded
     assert "ecr_retention.domain.planning.replicas" not in loaded
