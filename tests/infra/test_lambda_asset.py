@@ -58,6 +58,8 @@ SHIPPED = {
     "registries.py",
     "run_adapters.py",
     "run_files.py",
+    "run_records.py",
+    "run_request.py",
     "workflow.py",
     "report_page",
     "report_renderers.py",
