@@ -20,7 +20,7 @@ from itertools import islice
 from markupsafe import Markup, escape
 
 from ecr_retention.domain.durations import humanize_seconds
-from ecr_retention.domain.registry.digests import DIGEST_ALGORITHM, SHORT_DIGEST_HEX, short_digest
+from ecr_retention.domain.registry.digests import SHORT_DIGEST_WITH_ALGORITHM, short_digest
 from ecr_retention.domain.reporting.report import ImageEntry
 from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.domain.reporting.sizes import human_bytes
@@ -38,8 +38,6 @@ ROWS_PER_CHUNK = 500
 # What markupsafe's escape replaces (tests/unit/report_page/test_page_rows.py holds it to that): text without any
 # of them escapes to itself.
 HTML_SPECIAL = "&<>'\""
-# short_digest(digest, with_algorithm=True) of any digest: its first characters, however many its algorithm's name has.
-SHORT_DIGEST_LENGTH = len(DIGEST_ALGORITHM) + SHORT_DIGEST_HEX
 
 Escaped = Callable[[object], str]
 
@@ -67,7 +65,7 @@ def digest_cells(digest: str) -> tuple[str, str]:
     """The digest as its attributes write it, and its short form as its cell shows it. A digest (sha256:<hex>)
     holds nothing to escape or to show, nor then does its prefix, which is taken as it is."""
     if digest.isascii() and not has_html_special(digest):
-        return digest, digest[:SHORT_DIGEST_LENGTH]
+        return digest, digest[:SHORT_DIGEST_WITH_ALGORITHM]
     return escaped_text(digest), escaped_text(visible(short_digest(digest, with_algorithm=True)))
 
 

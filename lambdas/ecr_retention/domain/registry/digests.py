@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 SHORT_DIGEST_HEX = 12
 DIGEST_ALGORITHM = "sha256:"
+# How long a short digest with its algorithm is (`sha256:1a2b3c4d5e6f`): a digest's first characters.
+SHORT_DIGEST_WITH_ALGORITHM = len(DIGEST_ALGORITHM) + SHORT_DIGEST_HEX
 
 
 def short_digest(digest: str, *, with_algorithm: bool = False) -> str:
@@ -15,7 +17,7 @@ def short_digest(digest: str, *, with_algorithm: bool = False) -> str:
     `sha256:1a2b3c4d5e6f` (with_algorithm) in the SNS summary and on the page, whose prose names images among other
     figures."""
     if with_algorithm:
-        return digest[: len(DIGEST_ALGORITHM) + SHORT_DIGEST_HEX]
+        return digest[:SHORT_DIGEST_WITH_ALGORITHM]
     return digest.split(":", 1)[-1][:SHORT_DIGEST_HEX]
 
 
