@@ -5,8 +5,11 @@ A sweep's time is its listing: DescribeImages, page after page, waits on ECR far
 returns takes. Planned one after the other, a repository's listing waited for the planning, the findings and the kept
 snapshot of the repository before it, and ECR waited for them too. `ListedAhead` is the registry a sweep evaluates
 through: worker threads list the next repositories of the sweep's order, each once, while the caller plans the
-current one, and the caller's own DescribeImages of a repository is answered by that listing. The calls are the same
-ones, each made once: only when they are made changes.
+current one, and the caller's own DescribeImages of a repository is answered by that listing. The worker that lists a
+repository reads its native lifecycle policy next (GetLifecyclePolicy, which the evaluation asks for once it has
+planned: services/evaluate.py lifecycle_findings): asked in turn, that small read waited behind the listings under way
+on ECR while the caller could do nothing else. The calls are the same ones, each made once: only when they are made
+changes.
 
 Only a dry run reads ahead: nothing is removed between a listing and its plan, and a dry run takes no lease (a reading
 without one changes nothing: docs/safety.md, 12). A run that acts reads each repository right before it plans it, as
@@ -19,6 +22,7 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.registry.images import ImageDetail
@@ -40,12 +44,16 @@ class ListedAhead:
     registry is refused (DryRunOnly). Its methods are called by one thread (the sweep's); an error of a listing made
     ahead is raised to the caller that asks for it, as the port would have raised it. A listing made ahead that nobody
     asks for (its repository's evaluation failed before it listed) holds one of the `ahead` places until the sweep
-    ends: with every place held, the repositories after are listed when asked, as without this class."""
+    ends: with every place held, the repositories after are listed when asked, as without this class. A listing made
+    ahead that succeeds is followed, on its worker, by the repository's lifecycle policy read (its outcome, a text,
+    None or an error, is the answer to the caller's lifecycle_policy of that repository, once); a listing that fails
+    reads none, and the caller's lifecycle_policy of that repository is the port's, as are the others'."""
 
     def __init__(self, port: Registry, order: Sequence[str], workers: ThreadPoolExecutor, ahead: int) -> None:
         self._port = port
         self._waiting = deque(dict.fromkeys(order))
-        self._listing: dict[str, Future[list[ImageDetail]]] = {}
+        self._listing: dict[str, Future[ReadAhead]] = {}
+        self._policies: dict[str, Future[str | None]] = {}
         self._workers = workers
         self._ahead = ahead
         self._list_more()
@@ -53,7 +61,17 @@ class ListedAhead:
     def _list_more(self) -> None:
         while self._waiting and len(self._listing) < self._ahead:
             repository = self._waiting.popleft()
-            self._listing[repository] = self._workers.submit(self._port.describe_images, repository)
+            self._listing[repository] = self._workers.submit(self._read_ahead, repository)
+
+    def _read_ahead(self, repository: str) -> ReadAhead:
+        """On a worker: the repository's images, then its lifecycle policy's outcome (an error kept for the caller)."""
+        images = self._port.describe_images(repository)
+        policy: Future[str | None] = Future()
+        try:
+            policy.set_result(self._port.lifecycle_policy(repository))
+        except Exception as error:  # the port's error, raised to the caller that asks for the policy
+            policy.set_exception(error)
+        return ReadAhead(images, policy)
 
     @property
     def registry_id(self) -> str:
@@ -66,7 +84,11 @@ class ListedAhead:
     def describe_images(self, repository: str) -> list[ImageDetail]:
         listed = self._listing.pop(repository, None)
         self._list_more()
-        return self._port.describe_images(repository) if listed is None else listed.result()
+        if listed is None:
+            return self._port.describe_images(repository)
+        read = listed.result()
+        self._policies[repository] = read.policy
+        return read.images
 
     def repository_names(self) -> list[str]:
         return self._port.repository_names()
@@ -83,7 +105,8 @@ class ListedAhead:
         return self._port.get_manifests(repository, digests, media_types)
 
     def lifecycle_policy(self, repository: str) -> str | None:
-        return self._port.lifecycle_policy(repository)
+        policy = self._policies.pop(repository, None)
+        return self._port.lifecycle_policy(repository) if policy is None else policy.result()
 
     def replication_configuration(self) -> ReplicationConfiguration:
         return self._port.replication_configuration()
@@ -103,6 +126,14 @@ class ListedAhead:
 
     def put_tag(self, repository: str, manifest: ImageManifest, tag: str) -> TagOutcome:
         raise DryRunOnly(f"a dry run tagged an image of {repository}")
+
+
+@dataclass(frozen=True)
+class ReadAhead:
+    """What a worker read of one repository: its images, and its lifecycle policy's outcome."""
+
+    images: list[ImageDetail]
+    policy: Future[str | None]
 
 
 class DryRunOnly(RuntimeError):
