@@ -8,8 +8,10 @@ through: worker threads list the next repositories of the sweep's order, each on
 current one, and the caller's own DescribeImages of a repository is answered by that listing. The worker that lists a
 repository reads its native lifecycle policy next (GetLifecyclePolicy, which the evaluation asks for once it has
 planned: services/evaluate.py lifecycle_findings): asked in turn, that small read waited behind the listings under way
-on ECR while the caller could do nothing else. The calls are the same ones, each made once: only when they are made
-changes.
+on ECR while the caller could do nothing else. The sweep evaluates the repositories as their listings end
+(`as_listed`): waiting in the order's turn for a large repository's listing left the small ones listed beside it idle
+and, with every place ahead held by them, nothing listed while the large one was planned. The calls are the same ones,
+each made once: only when they are made changes.
 
 Only a dry run reads ahead: nothing is removed between a listing and its plan, and a dry run takes no lease (a reading
 without one changes nothing: docs/safety.md, 12). A run that acts reads each repository right before it plans it, as
@@ -19,8 +21,8 @@ before (docs/safety.md, 6).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -51,7 +53,8 @@ class ListedAhead:
 
     def __init__(self, port: Registry, order: Sequence[str], workers: ThreadPoolExecutor, ahead: int) -> None:
         self._port = port
-        self._waiting = deque(dict.fromkeys(order))
+        self._order = tuple(dict.fromkeys(order))
+        self._waiting = deque(self._order)
         self._listing: dict[str, Future[ReadAhead]] = {}
         self._policies: dict[str, Future[str | None]] = {}
         self._workers = workers
@@ -72,6 +75,22 @@ class ListedAhead:
         except Exception as error:  # the port's error, raised to the caller that asks for the policy
             policy.set_exception(error)
         return ReadAhead(images, policy)
+
+    def as_listed(self) -> Iterator[str]:
+        """The repositories of the order, each once, as their listings made ahead end: the first of the order whose
+        listing has ended (or failed), waiting for one when none has; a repository with no listing made ahead (one
+        asked out of its turn, or left to be listed when asked) in its turn of the order. A sweep that evaluates in
+        this order plans the small repositories listed beside a large one while it is listed, instead of waiting for
+        it with every place ahead held, and plans the large one while the next listings are made."""
+        unevaluated = dict.fromkeys(self._order)
+        while unevaluated:
+            repository = next(iter(unevaluated))
+            if repository in self._listing:
+                listed = {future: name for name, future in self._listing.items() if name in unevaluated}
+                ended, _ = wait(listed, return_when=FIRST_COMPLETED)
+                repository = next(name for future, name in listed.items() if future in ended)
+            del unevaluated[repository]
+            yield repository
 
     @property
     def registry_id(self) -> str:
@@ -160,3 +179,9 @@ def listed_ahead(
         yield ListedAhead(port, order, workers, ahead)
     finally:
         workers.shutdown(wait=False, cancel_futures=True)
+
+
+def as_listed(registry: Registry, order: Sequence[str]) -> Iterable[str]:
+    """The order to evaluate `order`'s repositories in through `registry`: as their listings end when it lists them
+    ahead (ListedAhead.as_listed), `order` itself otherwise."""
+    return registry.as_listed() if isinstance(registry, ListedAhead) else order
