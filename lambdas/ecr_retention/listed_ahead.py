@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
+from ecr_retention.gc_guard import cyclic_gc_off
 from ecr_retention.ports import BatchOutcome, ImageId, ImageManifest, Registry, TagOutcome
 
 # Repositories listed at once: two keep ECR answering one page while this process reads the other (a bare listing
@@ -87,7 +88,10 @@ class ListedAhead:
             repository = next(iter(unevaluated))
             if repository in self._listing:
                 listed = {future: name for name, future in self._listing.items() if name in unevaluated}
-                ended, _ = wait(listed, return_when=FIRST_COMPLETED)
+                # Waited with the cyclic collector off, as an evaluation waited for its listing in its turn: the
+                # workers' listings, built meanwhile, are no garbage for the collector to walk (gc_guard).
+                with cyclic_gc_off():
+                    ended, _ = wait(listed, return_when=FIRST_COMPLETED)
                 repository = next(name for future, name in listed.items() if future in ended)
             del unevaluated[repository]
             yield repository
