@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from logging import ERROR, WARNING
+from typing import TYPE_CHECKING
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
@@ -53,7 +54,6 @@ from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.managed import managed_in
 from ecr_retention.domain.provenance import foreign_event
-from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
     ALERT_ATTRIBUTES,
     TAKING_FINDINGS,
@@ -89,6 +89,9 @@ from ecr_retention.services.removals import (
 )
 from ecr_retention.services.replication import read_replication
 from ecr_retention.services.snapshot import read_index_manifest, snapshot_repository
+
+if TYPE_CHECKING:  # read by the registry adapter when a removal is confirmed (a running image's: rare)
+    from ecr_retention.domain.registry.images import ImageDetail
 
 logger = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError, parse_strictly
 from ecr_retention.domain.inventory.clusters import ACCOUNT_PATTERN
-from ecr_retention.domain.registry.images import Digest
+from ecr_retention.domain.registry.digests import Digest
 from ecr_retention.domain.registry.replication import REGION_PATTERN, AwsRegion
 from ecr_retention.domain.timestamps import UtcDatetime, format_timestamp
 from ecr_retention.layout import HOLDS_PREFIX, hold_key

@@ -1,0 +1,24 @@
+"""What the evaluate step and the sentinel leave out of their cold start because their common invocation never uses it
+(issue 46, item 4; test_handler_imports.py holds the rest), each read in a fresh interpreter:
+
+- the sentinel none of the models of a registry's images (domain/registry/images.py: RepositorySnapshot, Snapshot, the
+  documents and the image model): a removal of an image nobody runs reads none; they load where images are read (the
+  ECR adapter, when a removal of a running image is confirmed) or a repository is snapshotted (services/snapshot.py,
+  when a policy just put is checked). What runs and what is held name a digest by domain/registry/digests.py's Digest.
+"""
+
+from __future__ import annotations
+
+from unit.test_handler_imports import loaded_with_wiring
+
+IMAGE_MODELS = "ecr_retention.domain.registry.images"
+
+
+def test_the_sentinel_loads_none_of_the_image_models_at_import_or_with_its_wiring() -> None:
+    loaded = loaded_with_wiring("sentinel")
+
+    assert "ecr_retention.services.snapshot" in loaded  # its manifest cache
+    assert "ecr_retention.domain.inventory.manifest" in loaded
+    assert "ecr_retention.domain.holds.model" in loaded
+    assert IMAGE_MODELS not in loaded
+
