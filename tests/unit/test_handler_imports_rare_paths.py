@@ -5,6 +5,8 @@
   documents and the image model): a removal of an image nobody runs reads none; they load where images are read (the
   ECR adapter, when a removal of a running image is confirmed) or a repository is snapshotted (services/snapshot.py,
   when a policy just put is checked). What runs and what is held name a digest by domain/registry/digests.py's Digest.
+- the sentinel none of what restores an image (services/act.py, the ledger, the removal order): it restores only an
+  archived image that runs (services/sentinel.py heal loads them then).
 """
 
 from __future__ import annotations
@@ -12,6 +14,11 @@ from __future__ import annotations
 from unit.test_handler_imports import loaded_with_wiring
 
 IMAGE_MODELS = "ecr_retention.domain.registry.images"
+RESTORING = (
+    "ecr_retention.services.act",
+    "ecr_retention.domain.planning.ledger",
+    "ecr_retention.domain.planning.removal_order",
+)
 
 
 def test_the_sentinel_loads_none_of_the_image_models_at_import_or_with_its_wiring() -> None:
@@ -22,3 +29,9 @@ def test_the_sentinel_loads_none_of_the_image_models_at_import_or_with_its_wirin
     assert "ecr_retention.domain.holds.model" in loaded
     assert IMAGE_MODELS not in loaded
 
+
+def test_the_sentinel_loads_what_restores_an_image_only_when_it_restores_one() -> None:
+    loaded = loaded_with_wiring("sentinel")
+
+    assert "ecr_retention.services.sentinel" in loaded
+    assert [name for name in RESTORING if name in loaded] == []
