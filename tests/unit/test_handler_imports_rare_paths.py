@@ -6,7 +6,10 @@
   ECR adapter, when a removal of a running image is confirmed) or a repository is snapshotted (services/snapshot.py,
   when a policy just put is checked). What runs and what is held name a digest by domain/registry/digests.py's Digest.
 - the sentinel none of what restores an image (services/act.py, the ledger, the removal order): it restores only an
-  archived image that runs (services/sentinel.py heal loads them then).
+  archived image that runs (services/sentinel.py heal loads them then);
+- the sentinel none of the models of the events that come through CloudTrail nor their union
+  (handlers/sentinel_events.py): it reads an ECR Image Action, its common event, by its own model, and loads the union
+  for another event or a refused one (test_sentinel_image_action_read_alone.py: read as the union reads it).
 """
 
 from __future__ import annotations
@@ -35,3 +38,10 @@ def test_the_sentinel_loads_what_restores_an_image_only_when_it_restores_one() -
 
     assert "ecr_retention.services.sentinel" in loaded
     assert [name for name in RESTORING if name in loaded] == []
+
+
+def test_the_sentinel_loads_the_union_of_its_events_only_for_an_event_that_is_no_image_action() -> None:
+    loaded = loaded_with_wiring("sentinel")
+
+    assert "ecr_retention.handlers.sentinel" in loaded
+    assert "ecr_retention.handlers.sentinel_events" not in loaded
