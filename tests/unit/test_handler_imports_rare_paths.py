@@ -7,9 +7,10 @@
   when a policy just put is checked). What runs and what is held name a digest by domain/registry/digests.py's Digest.
 - the sentinel none of what restores an image (services/act.py, the ledger, the removal order): it restores only an
   archived image that runs (services/sentinel.py heal loads them then);
-- the sentinel none of the models of the events that come through CloudTrail nor their union
-  (handlers/sentinel_events.py): it reads an ECR Image Action, its common event, by its own model, and loads the union
-  for another event or a refused one (test_sentinel_image_action_read_alone.py: read as the union reads it).
+- the sentinel none of the models of the events that come through CloudTrail (domain/sentinel/trail_events.py) nor
+  the union of every event (handlers/sentinel_events.py): it reads an ECR Image Action, its common event, by its own
+  model, and loads them for another event or a refused one (test_sentinel_image_action_read_alone.py: read as the union
+  reads it).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 from unit.test_handler_imports import loaded_with_wiring
 
 IMAGE_MODELS = "ecr_retention.domain.registry.images"
+CLOUDTRAIL_EVENTS = ("ecr_retention.handlers.sentinel_events", "ecr_retention.domain.sentinel.trail_events")
 RESTORING = (
     "ecr_retention.services.act",
     "ecr_retention.domain.planning.ledger",
@@ -44,4 +46,5 @@ def test_the_sentinel_loads_the_union_of_its_events_only_for_an_event_that_is_no
     loaded = loaded_with_wiring("sentinel")
 
     assert "ecr_retention.handlers.sentinel" in loaded
-    assert "ecr_retention.handlers.sentinel_events" not in loaded
+    assert "ecr_retention.domain.sentinel.events" in loaded
+    assert [name for name in CLOUDTRAIL_EVENTS if name in loaded] == []

@@ -11,7 +11,8 @@ from typing import Annotated, Literal
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import Field, RootModel
 
-from ecr_retention.domain.sentinel.events import ApiCallDetail, Observed, PolicyExecution
+from ecr_retention.domain.sentinel.events import Observed
+from ecr_retention.domain.sentinel.trail_events import ApiCallDetail, PolicyExecution
 from ecr_retention.handlers.sentinel import ImageActionEvent, observed_of
 
 

@@ -62,7 +62,7 @@ from ecr_retention.domain.sentinel.alert import (
     alert_subject,
     policy_alert,
 )
-from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.events import Observed
 from ecr_retention.domain.sentinel.held import HeldRemoval, held_body, held_lines, held_removals, held_subject
 from ecr_retention.layout import alert_claim_key
 from ecr_retention.ports import (
@@ -93,6 +93,7 @@ if TYPE_CHECKING:
     # restore answers: loaded with the restore itself (heal), for an archived image that runs.
     from ecr_retention.domain.planning.ledger import Answer
     from ecr_retention.domain.registry.images import ImageDetail
+    from ecr_retention.domain.sentinel.trail_events import LifecyclePolicyPut
 
 logger = logging.getLogger(__name__)
 
@@ -167,8 +168,9 @@ def watch(
     here = ports.registries.in_region(observed.region or ports.registry.region)
     if here is None:
         return not_pruned(observed, ports.registries)
-    if isinstance(observed.detail, LifecyclePolicyPut):
-        return check_new_policy(observed.detail, config=config, ports=ports, now=now, here=here)
+    put = observed.policy_put
+    if put is not None:
+        return check_new_policy(put, config=config, ports=ports, now=now, here=here)
     return watch_removals(observed, here, config=config, ports=ports, now=now, sleep=sleep)
 
 
