@@ -10,11 +10,15 @@
 - the sentinel none of the models of the events that come through CloudTrail (domain/sentinel/trail_events.py) nor
   the union of every event (handlers/sentinel_events.py): it reads an ECR Image Action, its common event, by its own
   model, and loads them for another event or a refused one (test_sentinel_image_action_read_alone.py: read as the union
-  reads it).
+  reads it);
+- neither the evaluate step nor the sentinel a hold as stored (domain/holds/stored.py: the strict model, its parsing,
+  what a malformed object becomes): they load it with the first hold object they read, and a run or an event that
+  finds none under holds/ (the common case) builds none of it.
 """
 
 from __future__ import annotations
 
+import pytest
 from unit.test_handler_imports import loaded_with_wiring
 
 IMAGE_MODELS = "ecr_retention.domain.registry.images"
@@ -48,3 +52,11 @@ def test_the_sentinel_loads_the_union_of_its_events_only_for_an_event_that_is_no
     assert "ecr_retention.handlers.sentinel" in loaded
     assert "ecr_retention.domain.sentinel.events" in loaded
     assert [name for name in CLOUDTRAIL_EVENTS if name in loaded] == []
+
+
+@pytest.mark.parametrize("handler", ["evaluate", "sentinel"])
+def test_a_hold_as_stored_loads_with_the_first_hold_object_read(handler: str) -> None:
+    loaded = loaded_with_wiring(handler)
+
+    assert "ecr_retention.domain.holds.model" in loaded
+    assert "ecr_retention.domain.holds.stored" not in loaded
