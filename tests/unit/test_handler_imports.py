@@ -4,7 +4,8 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 
 - the doctor's checks load only when something is diagnosed (a repository's native policy in the evaluate step, the
   creation templates in the report step, a PutLifecyclePolicy in the sentinel), never at import;
-- the report step's page and sheet (Jinja2) only when the report step renders them (handlers/wiring/report.py);
+- the report step's page and sheet (Jinja2) only when the report step renders them (handlers/wiring/report.py), and
+  the creation templates' model only where the registry's answer holds a template (aws/ecr_registry.py);
 - the workflow's records (workflow.py) without the run report's models and what they hold (the planner's, the
   doctor's), so that the functions that only start or name runs (push, collector, tagger) build none of them;
 - the planner's models only in the functions that plan or report (the push function asks only which policy manages a
@@ -177,13 +178,16 @@ def test_the_targets_step_loads_no_report_hold_manifest_or_image_model_at_import
 
 
 @pytest.mark.parametrize("handler", ["evaluate", "report"])
-def test_only_the_report_steps_wiring_loads_the_renderers_and_the_creation_templates_model(handler: str) -> None:
+def test_only_the_report_steps_wiring_loads_the_renderers_and_neither_the_creation_templates_model(
+    handler: str,
+) -> None:
     loaded = loaded_with_wiring(handler)
 
     assert "ecr_retention.run_adapters" in loaded
     assert (RENDERERS in loaded) == (handler == "report")
-    # Only the report step reads the creation templates (aws/ecr_registry.py loads their model where it reads them).
-    assert (CREATION_TEMPLATES in loaded) == (handler == "report")
+    # Only the report step reads the creation templates, and aws/ecr_registry.py loads their model where an answer
+    # holds one (tests/unit/test_creation_templates_model_loaded_when_read.py).
+    assert CREATION_TEMPLATES not in loaded
 
 
 def test_the_sentinel_loads_none_of_the_planner_nor_the_doctors_models() -> None:
