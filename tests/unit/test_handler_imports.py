@@ -33,6 +33,8 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 - the sentinel none of what alerts a guard delivery (handlers/guard.py, the guard events' models, their alerts), at its
   import or with its wiring: it loads them when such a delivery comes (a change of the bucket's guards, the break-glass
   role used: rare), and a cold start for a removal builds none of them;
+- the report step the sentinel's records of removals (services/removals.py) only where it reads them, for a repository
+  with an in-use reference the next pull cannot get;
 - neither the report step nor the sentinel the planner's choice of the registries that decide a replica
   (domain/planning/replicas.py): registries.deciding_sources loads it where it is asked, which the report step never
   does and the sentinel only for a deletion of an in-use image in a deployment of several Regions;
@@ -46,9 +48,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+TESTS = Path(__file__).resolve().parents[1]  # where support/ is
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 NEVER_AT_IMPORT = (
     "jinja2",
@@ -292,6 +296,32 @@ def test_the_report_step_loads_neither_the_plans_models_nor_the_ledger_with_its_
     assert RENDERERS in loaded
     assert "ecr_retention.domain.planning.plan_parts" in loaded
     assert [name for name in (PLAN_MODELS, "ecr_retention.domain.planning.ledger") if name in loaded] == []
+
+
+# What the report step uses only on a rare path, loaded there: the sentinel's records of removals and its alert claims
+# (services/removals.py), read only for a repository with an in-use reference the next pull cannot get
+# (services/in_use_check.py recorded_removals).
+NOT_IN_THE_REPORT_STEP = ("ecr_retention.services.removals",)
+
+
+def test_the_report_step_loads_what_it_uses_on_rare_paths_only_there_not_at_import_or_with_its_wiring() -> None:
+    loaded = loaded_with_wiring("report")
+
+    assert "ecr_retention.services.in_use_check" in loaded
+    assert [name for name in NOT_IN_THE_REPORT_STEP if name in loaded] == []
+
+
+def test_the_in_use_check_loads_the_removals_records_where_it_reads_them() -> None:
+    loaded = loaded_by(
+        "ecr_retention.services.in_use_check",
+        f"sys.path.insert(0, {str(TESTS)!r})",
+        "from support.fakes import MemoryBucket",
+        "from ecr_retention.services.in_use_check import recorded_removals",
+        "assert 'ecr_retention.services.removals' not in sys.modules",
+        "print(recorded_removals(MemoryBucket(name='inventory'), 'app', None), file=sys.stderr)",
+    )
+
+    assert "ecr_retention.services.removals" in loaded
 
 
 GUARD_DELIVERY = (
