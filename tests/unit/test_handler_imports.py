@@ -301,8 +301,12 @@ def test_the_report_step_loads_neither_the_plans_models_nor_the_ledger_with_its_
 # What the report step uses only on a rare path, loaded there: the sentinel's records of removals and its alert claims
 # (services/removals.py), read only for a repository with an in-use reference the next pull cannot get
 # (services/in_use_check.py recorded_removals); and what it never uses: Powertools' LambdaContext names the handler's
-# argument for type checking only.
-NOT_IN_THE_REPORT_STEP = ("ecr_retention.services.removals", "aws_lambda_powertools.utilities.typing")
+# argument for type checking only, and the Map's batches (workflow_batches.py) are the targets and evaluate steps'.
+NOT_IN_THE_REPORT_STEP = (
+    "ecr_retention.services.removals",
+    "aws_lambda_powertools.utilities.typing",
+    "ecr_retention.workflow_batches",
+)
 
 
 def test_the_report_step_loads_what_it_uses_on_rare_paths_only_there_not_at_import_or_with_its_wiring() -> None:
