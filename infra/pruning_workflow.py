@@ -1,9 +1,9 @@
 """The pruning workflow: targets -> Distributed Map (evaluate a batch of repositories per invocation) -> report.
 
 The targets step writes the run's work items to `runs/<runId>/targets.json`, the same items in batches
-(ecr_retention.workflow.WorkBatch, of workflow.repositories_per_batch) to `runs/<runId>/batches.json`, and returns a small
-record (ecr_retention.run_records.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count, bucket, batchesKey).
-The Map reads its items from batches.json (ItemReader), so the number of repositories never meets the 256 KB payload
+(ecr_retention.workflow_batches.WorkBatch, of workflow.repositories_per_batch) to `runs/<runId>/batches.json`, and
+returns a small record (ecr_retention.run_records.RunRecord: runId, trigger, dryRun, startedAt, targetsKey, count,
+bucket, batchesKey). The Map reads its items from batches.json (ItemReader), so the number of repositories never meets the 256 KB payload
 limit; each batch goes to the evaluate function as it is, one child execution and one invocation per batch (a child
 execution per repository made the orchestration cost more than the evaluations: docs/cost.md). The Map's results go
 to S3 (ResultWriter) and are discarded from the state, so the report step receives the targets step's record.

@@ -36,12 +36,14 @@ from ecr_retention.layout import (
 )
 from ecr_retention.loading import validate_as
 from ecr_retention.ports import Bucket
-from ecr_retention.workflow import WorkBatch, WorkItem
+from ecr_retention.workflow import WorkItem
 
 if TYPE_CHECKING:
     # The reports' models load where a report is read (repository_report_of, batch_reports_of): the targets step,
-    # which writes the run's files and reads none, loads none of them (issue 46: its cold start).
+    # which writes the run's files and reads none, loads none of them (issue 46: its cold start). The Map's batches
+    # are built by the targets step, which writes them here (write_batches): the report step builds none.
     from ecr_retention.domain.reporting.report import RepositoryReport
+    from ecr_retention.workflow_batches import WorkBatch
 
 # A run's work items: 10,000 repositories are about 1.5 MB.
 MAX_TARGETS_BYTES = 64 * 1024 * 1024

@@ -1,6 +1,7 @@
-"""The records of the pruning workflow's Map, one pydantic model each: its work items and batches (what the
-evaluate step is given); camelCase on the wire, as every event here (WireRecord). What starts a run is in
-run_request.py, the run's own records (the run record the targets step returns and the report step receives, what the
+"""The records of the pruning workflow's Map, one pydantic model each: its work items, and the size of its batches
+(the batches themselves, what the evaluate step is given, are in workflow_batches.py, so that the report step, which
+reads work items only, builds neither of their models); camelCase on the wire, as every event here (WireRecord). What
+starts a run is in run_request.py, the run's own records (the run record the targets step returns and the report step receives, what the
 report step returns) in run_records.py, what the evaluate step returns in handlers/evaluate.py. And the names of runs: the run ids (made here, for a sweep, a push
 and a tagger run, and read back here) and the executions' names.
 
@@ -13,9 +14,9 @@ import re
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
+from pydantic import BaseModel, ConfigDict, StrictBool, StringConstraints
 from pydantic.alias_generators import to_camel
 
 from ecr_retention.domain.errors import InputError
@@ -123,59 +124,3 @@ def repositories_per_batch(repositories: int, workers: int) -> int:
     MIN_REPOSITORIES_PER_BATCH to MAX_REPOSITORIES_PER_BATCH repositories."""
     wanted = -(-repositories // (BATCHES_PER_WORKER * max(workers, 1)))
     return max(MIN_REPOSITORIES_PER_BATCH, min(MAX_REPOSITORIES_PER_BATCH, wanted))
-
-
-class WorkBatch(WireRecord):
-    """One item of the workflow's Map: evaluate these repositories (of one registry) for this run, each on its own
-    (services.evaluate_step.run_work_batch). `region` is always on the wire (null: the home Region) so that the state machine's
-    fallback can pass it on to each repository's own invocation."""
-
-    run_id: RunId
-    trigger: Trigger
-    dry_run: StrictBool
-    region: AwsRegion | None
-    repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=MAX_REPOSITORIES_PER_BATCH)]
-
-    @classmethod
-    def of(cls, items: Iterable[WorkItem], size: int = MIN_REPOSITORIES_PER_BATCH) -> list[WorkBatch]:
-        """The items in batches of at most `size`, each of one registry, in the items' order."""
-        batches: list[WorkBatch] = []
-        for item in items:
-            last = batches[-1] if batches else None
-            if last is not None and last.region == item.region and len(last.repositories) < size:
-                batches[-1] = last.model_copy(update={"repositories": (*last.repositories, item.repository)})
-            else:
-                batches.append(
-                    cls(run_id=item.run_id, trigger=item.trigger, dry_run=item.dry_run, region=item.region,
-                        repositories=(item.repository,))
-                )  # fmt: skip
-        return batches
-
-    def items(self) -> list[WorkItem]:
-        return [
-            WorkItem(
-                run_id=self.run_id, repository=name, trigger=self.trigger, dry_run=self.dry_run, region=self.region
-            )
-            for name in self.repositories
-        ]
-
-
-class BatchMember(WireRecord):
-    """One repository of a batch whose invocation ended before it reported every repository (it crashed, timed out,
-    or stopped before its time ran out): evaluated in an invocation of its own unless its report is stored already."""
-
-    run_id: RunId
-    repository: RepositoryName
-    trigger: Trigger
-    dry_run: StrictBool
-    region: AwsRegion | None = None
-    after_batch: Literal[True]
-
-    def item(self) -> WorkItem:
-        return WorkItem(
-            run_id=self.run_id,
-            repository=self.repository,
-            trigger=self.trigger,
-            dry_run=self.dry_run,
-            region=self.region,
-        )

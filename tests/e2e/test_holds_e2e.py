@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ecr_retention.cli import main
-from ecr_retention.domain.holds.model import hold_json, parse_hold
+from ecr_retention.domain.holds.stored import hold_json, parse_hold
 from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention_dev.demo.agentless import serving_agentless_cluster

@@ -61,6 +61,7 @@ SHIPPED = {
     "run_records.py",
     "run_request.py",
     "workflow.py",
+    "workflow_batches.py",
     "report_page",
     "report_renderers.py",
     "report_sheet.py",

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ecr_retention.domain.planning.plan import Plan, RepositoryPlan
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, RepositorySnapshot, Snapshot
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES
+from ecr_retention.domain.registry.images import RepositorySnapshot, Snapshot
 
 State = dict[str, dict[str, dict[str, Any]]]  # repository -> digest -> describe-images detail
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES
+from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.ports import (
     BatchOutcome,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from ecr_retention.domain.holds.model import Hold, hold_json
+from ecr_retention.domain.holds.stored import Hold, hold_json
 from support.builders import ACCOUNT, NOW, REGION, digest
 
 

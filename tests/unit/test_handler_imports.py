@@ -4,7 +4,8 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 
 - the doctor's checks load only when something is diagnosed (a repository's native policy in the evaluate step, the
   creation templates in the report step, a PutLifecyclePolicy in the sentinel), never at import;
-- the report step's page and sheet (Jinja2) only when the report step renders them (handlers/wiring/report.py);
+- the report step's page and sheet (Jinja2) only when the report step renders them (handlers/wiring/report.py), and
+  the creation templates' model only where the registry's answer holds a template (aws/ecr_registry.py);
 - the workflow's records (workflow.py) without the run report's models and what they hold (the planner's, the
   doctor's), so that the functions that only start or name runs (push, collector, tagger) build none of them;
 - the planner's models only in the functions that plan or report (the push function asks only which policy manages a
@@ -32,6 +33,8 @@ benchmarks/asset_bench.py measures the time; this keeps the structure that gives
 - the sentinel none of what alerts a guard delivery (handlers/guard.py, the guard events' models, their alerts), at its
   import or with its wiring: it loads them when such a delivery comes (a change of the bucket's guards, the break-glass
   role used: rare), and a cold start for a removal builds none of them;
+- the report step the sentinel's records of removals (services/removals.py) only where it reads them, for a repository
+  with an in-use reference the next pull cannot get;
 - neither the report step nor the sentinel the planner's choice of the registries that decide a replica
   (domain/planning/replicas.py): registries.deciding_sources loads it where it is asked, which the report step never
   does and the sentinel only for a deletion of an in-use image in a deployment of several Regions;
@@ -45,9 +48,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+TESTS = Path(__file__).resolve().parents[1]  # where support/ is
 HANDLERS = ("targets", "evaluate", "report", "push", "tagger", "collector", "sentinel")
 NEVER_AT_IMPORT = (
     "jinja2",
@@ -177,13 +182,16 @@ def test_the_targets_step_loads_no_report_hold_manifest_or_image_model_at_import
 
 
 @pytest.mark.parametrize("handler", ["evaluate", "report"])
-def test_only_the_report_steps_wiring_loads_the_renderers_and_the_creation_templates_model(handler: str) -> None:
+def test_only_the_report_steps_wiring_loads_the_renderers_and_neither_the_creation_templates_model(
+    handler: str,
+) -> None:
     loaded = loaded_with_wiring(handler)
 
     assert "ecr_retention.run_adapters" in loaded
     assert (RENDERERS in loaded) == (handler == "report")
-    # Only the report step reads the creation templates (aws/ecr_registry.py loads their model where it reads them).
-    assert (CREATION_TEMPLATES in loaded) == (handler == "report")
+    # Only the report step reads the creation templates, and aws/ecr_registry.py loads their model where an answer
+    # holds one (tests/unit/test_creation_templates_model_loaded_when_read.py).
+    assert CREATION_TEMPLATES not in loaded
 
 
 def test_the_sentinel_loads_none_of_the_planner_nor_the_doctors_models() -> None:
@@ -288,6 +296,37 @@ def test_the_report_step_loads_neither_the_plans_models_nor_the_ledger_with_its_
     assert RENDERERS in loaded
     assert "ecr_retention.domain.planning.plan_parts" in loaded
     assert [name for name in (PLAN_MODELS, "ecr_retention.domain.planning.ledger") if name in loaded] == []
+
+
+# What the report step uses only on a rare path, loaded there: the sentinel's records of removals and its alert claims
+# (services/removals.py), read only for a repository with an in-use reference the next pull cannot get
+# (services/in_use_check.py recorded_removals); and what it never uses: Powertools' LambdaContext names the handler's
+# argument for type checking only, and the Map's batches (workflow_batches.py) are the targets and evaluate steps'.
+NOT_IN_THE_REPORT_STEP = (
+    "ecr_retention.services.removals",
+    "aws_lambda_powertools.utilities.typing",
+    "ecr_retention.workflow_batches",
+)
+
+
+def test_the_report_step_loads_what_it_uses_on_rare_paths_only_there_not_at_import_or_with_its_wiring() -> None:
+    loaded = loaded_with_wiring("report")
+
+    assert "ecr_retention.services.in_use_check" in loaded
+    assert [name for name in NOT_IN_THE_REPORT_STEP if name in loaded] == []
+
+
+def test_the_in_use_check_loads_the_removals_records_where_it_reads_them() -> None:
+    loaded = loaded_by(
+        "ecr_retention.services.in_use_check",
+        f"sys.path.insert(0, {str(TESTS)!r})",
+        "from support.fakes import MemoryBucket",
+        "from ecr_retention.services.in_use_check import recorded_removals",
+        "assert 'ecr_retention.services.removals' not in sys.modules",
+        "print(recorded_removals(MemoryBucket(name='inventory'), 'app', None), file=sys.stderr)",
+    )
+
+    assert "ecr_retention.services.removals" in loaded
 
 
 GUARD_DELIVERY = (

@@ -14,7 +14,8 @@ from ecr_retention.domain.inventory.manifest import InUseManifest
 from ecr_retention.domain.planning import guards
 from ecr_retention.domain.planning.plan import Plan
 from ecr_retention.domain.planning.repository import RepositoryImages
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES
+from ecr_retention.domain.registry.images import ImageDetail
 from support.builders import (
     HOST,
     NOW,

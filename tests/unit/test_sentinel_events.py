@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.sentinel.events import LifecyclePolicyPut
+from ecr_retention.domain.sentinel.trail_events import LifecyclePolicyPut
 from ecr_retention.handlers.events import parse_event
-from ecr_retention.handlers.sentinel import SentinelEvent
+from ecr_retention.handlers.sentinel_events import SentinelEvent
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sentinel"
 

@@ -1,4 +1,4 @@
-"""The Map's batches (ecr_retention.workflow.WorkBatch): the run's work items in order, of the size
+"""The Map's batches (ecr_retention.workflow_batches.WorkBatch): the run's work items in order, of the size
 repositories_per_batch gives a run and its Map's workers, never two registries in one; and what the evaluate step
 accepts on the wire."""
 
@@ -10,11 +10,10 @@ from pydantic import ValidationError
 from ecr_retention.workflow import (
     MAX_REPOSITORIES_PER_BATCH,
     MIN_REPOSITORIES_PER_BATCH,
-    BatchMember,
-    WorkBatch,
     WorkItem,
     repositories_per_batch,
 )
+from ecr_retention.workflow_batches import BatchMember, WorkBatch
 
 RUN = "20261130T030000Z-schedule-1a2b3c4d"
 

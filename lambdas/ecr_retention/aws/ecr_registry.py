@@ -231,8 +231,6 @@ class EcrRegistry:
         than this adapter's (the configured registry is not the credentials' account) is refused rather than read
         as this registry's templates. Every failure (AccessDenied, throttling after the retries, an answer this
         model cannot read) raises TemplatesUnreadable: the templates only inform the doctor."""
-        from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
-
         pages = self._ecr.get_paginator("describe_repository_creation_templates").paginate(
             PaginationConfig={"PageSize": PAGE_SIZE}
         )
@@ -245,10 +243,7 @@ class EcrRegistry:
                         f"DescribeRepositoryCreationTemplates answered for registry {answered}, not {self._registry_id}: "
                         "it reads the caller's own registry only"
                     )
-                templates.extend(
-                    RepositoryCreationTemplate.model_validate(template)
-                    for template in page.get("repositoryCreationTemplates", [])
-                )
+                templates.extend(_templates_read(page.get("repositoryCreationTemplates", [])))
         except ClientError as error:
             raise TemplatesUnreadable(
                 f"DescribeRepositoryCreationTemplates failed: {error_code(error)}: {error_message(error)}"
@@ -256,11 +251,6 @@ class EcrRegistry:
         except (BotoCoreError, ResponseParserError) as error:
             raise TemplatesUnreadable(
                 f"DescribeRepositoryCreationTemplates failed: {type(error).__name__}: {error}"
-            ) from error
-        except ValidationError as error:
-            raise TemplatesUnreadable(
-                f"DescribeRepositoryCreationTemplates answered a template this tool cannot read: "
-                f"{describe_validation_error(error, RepositoryCreationTemplate)}"
             ) from error
         return templates
 
@@ -457,6 +447,22 @@ class _OutcomeBuilder:
             unconfirmed=tuple(self.unconfirmed),
             already=tuple(self.already),
         )
+
+
+def _templates_read(answered: list[dict[str, Any]]) -> list[RepositoryCreationTemplate]:
+    """A page's repository creation templates, validated. A page without any builds none of their models: a registry
+    without templates (the report step reads them once a run) loads none of them."""
+    if not answered:
+        return []
+    from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
+
+    try:
+        return [RepositoryCreationTemplate.model_validate(template) for template in answered]
+    except ValidationError as error:
+        raise TemplatesUnreadable(
+            f"DescribeRepositoryCreationTemplates answered a template this tool cannot read: "
+            f"{describe_validation_error(error, RepositoryCreationTemplate)}"
+        ) from error
 
 
 def _answers(detail: ImageDetail, image_id: dict[str, str]) -> bool:

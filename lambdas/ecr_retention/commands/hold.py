@@ -14,8 +14,9 @@ from ecr_retention.commands.aws_session import AwsSession, aws_errors, bucket_na
 from ecr_retention.domain.config import DEFAULT_MAX_HOLD
 from ecr_retention.domain.durations import format_duration, parse_duration
 from ecr_retention.domain.errors import InputError
-from ecr_retention.domain.holds.model import Hold, Holds, hold_json
+from ecr_retention.domain.holds.model import Holds
 from ecr_retention.domain.holds.protection import ending_soon
+from ecr_retention.domain.holds.stored import Hold, hold_json
 from ecr_retention.domain.timestamps import format_timestamp, parse_timestamp
 from ecr_retention.loading import load_config
 from ecr_retention.tables import format_rows, printable

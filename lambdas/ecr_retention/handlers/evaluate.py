@@ -19,7 +19,8 @@ with imports_without_cyclic_gc():
     from ecr_retention.handlers.wiring import RunWiring
     from ecr_retention.handlers.wiring.evaluate import evaluate_at_cold_start
     from ecr_retention.services.evaluate_step import run_batch_member, run_work_batch, run_work_item
-    from ecr_retention.workflow import BatchMember, WireRecord, WorkBatch, WorkItem
+    from ecr_retention.workflow import WireRecord, WorkItem
+    from ecr_retention.workflow_batches import BatchMember, WorkBatch
 
 
 # What the step returns, defined here as the other functions' outputs are in their handler modules (the Map writes them

@@ -3,19 +3,20 @@ the run's metrics, with each expected cluster's manifest age."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecr_retention.gc_guard import cyclic_gc_off, imports_without_cyclic_gc
 
 with imports_without_cyclic_gc():
-    from aws_lambda_powertools.utilities.typing import LambdaContext
-
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, record_manifest_ages, record_run_metrics, tracer
     from ecr_retention.handlers.wiring import RunWiring
     from ecr_retention.handlers.wiring.report import report_at_cold_start
     from ecr_retention.run_records import RunRecord, RunReported
     from ecr_retention.services.report_step import finish_run
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext  # an annotation: the runtime passes its own
 
 
 @logger.inject_lambda_context(correlation_id_path="runId")

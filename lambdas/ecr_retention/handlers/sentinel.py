@@ -4,22 +4,28 @@ BatchDeleteImage (layout.py's patterns); services.sentinel.watch records, matche
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ecr_retention.gc_guard import imports_without_cyclic_gc
 
 with imports_without_cyclic_gc():
     from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.parser import parse
     from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
     from aws_lambda_powertools.utilities.typing import LambdaContext
-    from pydantic import Field, RootModel
+    from pydantic import Field
 
-    from ecr_retention.domain.sentinel.events import ApiCallDetail, ImageAction, Observed, PolicyExecution
+    from ecr_retention.domain.sentinel.events import ImageAction, Observed
     from ecr_retention.handlers.events import parse_event
     from ecr_retention.handlers.observability import logger, metrics, tracer
     from ecr_retention.handlers.wiring.sentinel import SentinelWiring, sentinel_at_cold_start
     from ecr_retention.layout import is_guard_delivery
     from ecr_retention.services.sentinel import watch
+
+if TYPE_CHECKING:
+    from ecr_retention.handlers.sentinel_events import ApiCallEvent, LifecycleActionEvent
+
+IMAGE_ACTION = "ECR Image Action"
 
 
 class ImageActionEvent(EventBridgeModel):
@@ -28,28 +34,22 @@ class ImageActionEvent(EventBridgeModel):
     detail: ImageAction
 
 
-class LifecycleActionEvent(EventBridgeModel):
-    source: Literal["aws.ecr"]
-    detail_type: Literal["AWS Service Event via CloudTrail"] = Field(alias="detail-type")
-    detail: PolicyExecution
+def observed_of(event: ImageActionEvent | LifecycleActionEvent | ApiCallEvent) -> Observed:
+    return Observed(event_id=event.id, time=event.time, detail=event.detail, region=event.region, account=event.account)
 
 
-class ApiCallEvent(EventBridgeModel):
-    source: Literal["aws.ecr"]
-    detail_type: Literal["AWS API Call via CloudTrail"] = Field(alias="detail-type")
-    detail: ApiCallDetail
+def observed_in(event: dict[str, Any]) -> Observed:
+    """The event as the sentinel acts on it. An ECR Image Action, its common event (one per removed tag), is read by
+    its own model, as the union of every event its rules match reads it; any other event, and one that model refuses,
+    by that union (handlers/sentinel_events.py, loaded then), which words a refusal as it always has."""
+    if isinstance(event, dict) and event.get("detail-type") == IMAGE_ACTION:
+        try:
+            return observed_of(parse(event=event, model=ImageActionEvent))
+        except (TypeError, ValueError):  # pydantic's ValidationError among them
+            pass  # refused: worded by the union below, as parse_event words any refusal
+    from ecr_retention.handlers.sentinel_events import SentinelEvent
 
-
-class SentinelEvent(
-    RootModel[Annotated[ImageActionEvent | LifecycleActionEvent | ApiCallEvent, Field(discriminator="detail_type")]]
-):
-    """Any event the sentinel's rules match, told apart by its detail-type (and within it, by action or call)."""
-
-    def observed(self) -> Observed:
-        event = self.root
-        return Observed(
-            event_id=event.id, time=event.time, detail=event.detail, region=event.region, account=event.account
-        )
+    return parse_event(event, SentinelEvent, "sentinel event").observed()
 
 
 @logger.inject_lambda_context
@@ -65,7 +65,7 @@ def lambda_handler(
         from ecr_retention.handlers.guard import alert_guard_delivery
 
         return alert_guard_delivery(event, wiring)
-    observed = parse_event(event, SentinelEvent, "sentinel event").observed()
+    observed = observed_in(event)
     with logger.append_context_keys(correlation_id=observed.event_id):
         watched = watch(observed, config=wiring.config, ports=wiring.ports, now=wiring.clock())
         metrics.add_metric(name="SentinelAlerts", unit=MetricUnit.Count, value=1 if watched.alerted else 0)

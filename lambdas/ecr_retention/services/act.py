@@ -28,13 +28,13 @@ from ecr_retention.domain.planning.ledger import (
 )
 from ecr_retention.domain.planning.removal_order import next_wave, removal_parents
 from ecr_retention.domain.registry.digests import short_digest
-from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 from ecr_retention.ports import BatchOutcome, ImageManifest, Registry, TagOutcome
 
 if TYPE_CHECKING:
     # The plan's models for type checking only: the sentinel's restores and the tagger's tags act on no plan, and
-    # their functions load none of the planner's models.
+    # their functions load none of the planner's models; nor do they load the models of a registry's images.
     from ecr_retention.domain.planning.plan import Decision, RepositoryPlan
+    from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from ecr_retention.services.act import DEADLINE_MARGIN_SECONDS
 from ecr_retention.services.evaluate import HoldsReadAgain, RunInputs, evaluate_repository
 from ecr_retention.services.inventory import HeldRepository, holds_read_again, holds_read_by, read_run_inventory
 from ecr_retention.services.snapshot import BucketManifestCache
-from ecr_retention.workflow import BatchMember, WorkBatch
+from ecr_retention.workflow_batches import BatchMember, WorkBatch
 
 if TYPE_CHECKING:
     from ecr_retention.domain.inventory.manifest import Inventory

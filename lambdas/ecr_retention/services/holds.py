@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, describe_validation_error
-from ecr_retention.domain.holds.model import MAX_HOLDS_PER_REPOSITORY, HeldImage, Hold, Holds, hold_json
+from ecr_retention.domain.holds.model import MAX_HOLDS_PER_REPOSITORY, HeldImage, Holds
+from ecr_retention.domain.holds.stored import Hold, hold_json
 from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.timestamps import format_timestamp
 from ecr_retention.layout import HOLDS_PREFIX

@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
@@ -34,7 +35,9 @@ from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.layout import regional_name
 from ecr_retention.ports import Bucket, ImagesUnreadable, Registry, RepositoryGone, StorageUnavailable
 from ecr_retention.registries import PrunedRegistry
-from ecr_retention.services.removals import RemovalsRead, read_removals
+
+if TYPE_CHECKING:
+    from ecr_retention.services.removals import RemovalsRead
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +201,10 @@ def recorded_removals(
     home Region's), newest first, and the warnings that name those that could not be listed or read, and those it did not
     write (ignored). The warnings name the repository with `region` when the run prunes several Regions
     (`eu-west-1:app`), else another Region's by its regional name (`us-east-1:app`)."""
+    # Loaded here, for a repository with an in-use reference the next pull cannot get: a run without one (most) builds
+    # none of the sentinel's records and claims (services/removals.py) at its cold start or after it.
+    from ecr_retention.services.removals import read_removals
+
     named = regional_name(repository, region if region is not None else key)
     try:
         read = read_removals(bucket, repository, sentinel=sentinel, key=key)

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from ecr_retention.domain.durations import format_duration
 from ecr_retention.domain.errors import InputError, parse_json
 from ecr_retention.domain.planning.ledger import NO_ANSWER, Answer
-from ecr_retention.domain.registry.digests import short_digest
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES, short_digest
+from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.reporting.cost import RESTORE_PRICE_PER_GB
 from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.domain.reporting.run_report import RunReport

@@ -39,6 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from logging import ERROR, WARNING
+from typing import TYPE_CHECKING
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.config import RetentionConfig
@@ -50,10 +51,8 @@ from ecr_retention.domain.in_use.references import (
     pulled_references,
 )
 from ecr_retention.domain.inventory.manifest import Inventory
-from ecr_retention.domain.planning.ledger import RESTORE_FAILURES, Answer
 from ecr_retention.domain.planning.managed import managed_in
 from ecr_retention.domain.provenance import foreign_event
-from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.sentinel.alert import (
     ALERT_ATTRIBUTES,
     TAKING_FINDINGS,
@@ -63,7 +62,7 @@ from ecr_retention.domain.sentinel.alert import (
     alert_subject,
     policy_alert,
 )
-from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.events import Observed
 from ecr_retention.domain.sentinel.held import HeldRemoval, held_body, held_lines, held_removals, held_subject
 from ecr_retention.layout import alert_claim_key
 from ecr_retention.ports import (
@@ -76,7 +75,6 @@ from ecr_retention.ports import (
     RepositoryGone,
 )
 from ecr_retention.registries import PrunedRegistry, Registries, deciding_sources
-from ecr_retention.services.act import restore
 from ecr_retention.services.inventory import read_inventory_from_bucket, read_inventory_with_holds
 from ecr_retention.services.removals import (
     AlertClaim,
@@ -89,6 +87,13 @@ from ecr_retention.services.removals import (
 )
 from ecr_retention.services.replication import read_replication
 from ecr_retention.services.snapshot import read_index_manifest, snapshot_repository
+
+if TYPE_CHECKING:
+    # The image models: read by the registry adapter when a removal is confirmed (a running image's: rare). What a
+    # restore answers: loaded with the restore itself (heal), for an archived image that runs.
+    from ecr_retention.domain.planning.ledger import Answer
+    from ecr_retention.domain.registry.images import ImageDetail
+    from ecr_retention.domain.sentinel.trail_events import LifecyclePolicyPut
 
 logger = logging.getLogger(__name__)
 
@@ -163,8 +168,9 @@ def watch(
     here = ports.registries.in_region(observed.region or ports.registry.region)
     if here is None:
         return not_pruned(observed, ports.registries)
-    if isinstance(observed.detail, LifecyclePolicyPut):
-        return check_new_policy(observed.detail, config=config, ports=ports, now=now, here=here)
+    put = observed.policy_put
+    if put is not None:
+        return check_new_policy(put, config=config, ports=ports, now=now, here=here)
     return watch_removals(observed, here, config=config, ports=ports, now=now, sleep=sleep)
 
 
@@ -554,6 +560,8 @@ def heal(item: Broken, config: RetentionConfig, here: PrunedRegistry) -> Broken:
     refusal = _not_restorable(config, repository, digest, here)
     if refusal is not None:
         return _restored(item, refusal)
+    from ecr_retention.services.act import restore  # an archived image that runs: rare, and a restore's ledger with it
+
     answer = restore(here.port, repository, [digest]).answer(digest)
     return _restored(item, restore_told(answer), restoring=answer.kind == "done")
 
@@ -566,6 +574,8 @@ def restore_told(answer: Answer) -> str:
     if answer.kind == "already":
         return "already ACTIVE or being restored"
     if answer.kind in ("gone", "unconfirmed"):
+        from ecr_retention.domain.planning.ledger import RESTORE_FAILURES  # loaded by the restore already
+
         code, detail = RESTORE_FAILURES[answer.kind]
         return f"not restored ({code}: {detail})"
     problem = f"{answer.failure[0]}: {answer.failure[1]}" if answer.failure is not None else "no answer"

@@ -12,20 +12,19 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.errors import InputError
 from ecr_retention.domain.patterns import matches_any
-from ecr_retention.domain.registry.images import (
-    INDEX_MEDIA_TYPES,
-    ImageDetail,
-    RepositorySnapshot,
-    Snapshot,
-    first_repeated_digest,
-)
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES
 from ecr_retention.layout import MANIFEST_CACHE_PREFIX
 from ecr_retention.ports import Bucket, ImagesUnreadable, ManifestCache, Registry, RepositoryGone, StorageUnavailable
+
+if TYPE_CHECKING:
+    # Loaded where a snapshot is made: the sentinel reads index manifests through the cache here at every removal of a
+    # running image, and snapshots a repository only to check a policy just put, so its cold start loads none of them.
+    from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot, Snapshot
 
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024  # ECR's own limit for one manifest
 # Sorted for a stable request; both index kinds, so ECR returns the index itself and not a platform child.
@@ -156,6 +155,8 @@ def snapshot_repository(
 ) -> RepositorySnapshot:
     """Raises ports.RepositoryGone when the repository does not exist. `read_uncached` false: the index manifests the
     cache holds, and no BatchGetImage (an index whose manifest is not there has unknown children)."""
+    from ecr_retention.domain.registry.images import RepositorySnapshot
+
     images = registry.describe_images(repository)
     _check_each_digest_once(repository, images)
     manifests = index_manifests(registry, repository, index_digests(images), cache, read_uncached=read_uncached)
@@ -166,6 +167,8 @@ def _check_each_digest_once(repository: str, images: Sequence[ImageDetail]) -> N
     """DescribeImages lists each image once; an answer listing a digest twice (a paginator repeating a page, a broken
     proxy) is not a registry this run can reason about: ImagesUnreadable, one line naming the repository and the
     digest, and the repository fails with nothing deleted in it (issue 43: pydantic's multi-line error before)."""
+    from ecr_retention.domain.registry.images import first_repeated_digest
+
     repeated = first_repeated_digest(images)
     if repeated is not None:
         raise ImagesUnreadable(
@@ -193,6 +196,8 @@ def snapshot_registry(
     """Read-only: DescribeRegistry (the replication rules), DescribeRepositories, DescribeImages and BatchGetImage
     for uncached indexes. Raises ReplicationUnreadable: a snapshot without its replication would plan deletions
     whose reach nobody knows as if they had none."""
+    from ecr_retention.domain.registry.images import Snapshot
+
     replication = registry.replication_configuration()
     names = select_repositories(registry.repository_names(), patterns)
     repositories = []

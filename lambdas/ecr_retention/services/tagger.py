@@ -12,7 +12,8 @@ from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.planning.ledger import IMMUTABLE_TAG, NO_ANSWER, Answer
 from ecr_retention.domain.planning.tagging import TagCandidate, TagEntry, TagReport, already_marked, select_for_tagging
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES
+from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.ports import Registry, RepositoryGone, TagStatus
 from ecr_retention.registries import Registries
 from ecr_retention.services import act

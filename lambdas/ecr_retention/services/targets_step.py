@@ -17,7 +17,8 @@ from ecr_retention.registries import PrunedRegistry
 from ecr_retention.run_files import RunFiles
 from ecr_retention.run_records import RunRecord
 from ecr_retention.services.replication import read_replication
-from ecr_retention.workflow import WorkBatch, WorkItem, new_run_id, repositories_per_batch
+from ecr_retention.workflow import WorkItem, new_run_id, repositories_per_batch
+from ecr_retention.workflow_batches import WorkBatch
 
 if TYPE_CHECKING:
     from ecr_retention.domain.reporting.outcomes import Trigger

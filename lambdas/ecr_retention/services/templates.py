@@ -10,12 +10,17 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING
 
 from ecr_retention.defects import Defect, contain
 from ecr_retention.domain.doctor.template_finding import TemplateFinding
-from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 from ecr_retention.ports import Registry, TemplatesUnreadable
 from ecr_retention.registries import Registries
+
+if TYPE_CHECKING:
+    # The templates' model: built where the registry's answer holds templates (aws/ecr_registry.py), so that a
+    # registry without any builds none of its three models.
+    from ecr_retention.domain.registry.creation_templates import RepositoryCreationTemplate
 
 logger = logging.getLogger(__name__)
 

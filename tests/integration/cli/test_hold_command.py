@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.config import RetentionConfig
-from ecr_retention.domain.holds.model import Hold, hold_json
+from ecr_retention.domain.holds.stored import Hold, hold_json
 from ecr_retention_dev.scenario import REGION
 from support.pipeline_harness import NOW, CliResult, Pipeline, run_cli, write_rules
 from support.realistic_registry import ACCOUNT, BUCKET

@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from ecr_retention.aws.dynamodb_lease import DynamoDbLeases
 from ecr_retention.domain.planning.plan import Decision, Plan
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES
 from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.services.evaluate_step import run_work_item
 from ecr_retention.services.report_step import finish_run

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecr_retention.domain.holds.model import hold_json
+from ecr_retention.domain.holds.stored import hold_json
 from ecr_retention.layout import HOLDS_PREFIX, IN_USE_MEMORY_KEY, IN_USE_PREFIX
 from ecr_retention.ports import StorageUnavailable
 from ecr_retention.services.evaluate_step import run_work_batch

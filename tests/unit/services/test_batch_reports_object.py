@@ -22,7 +22,7 @@ from ecr_retention.run_files import RunFiles
 from ecr_retention.services import evaluate_step
 from ecr_retention.services.evaluate_step import BATCH_RESERVE_SECONDS, BatchOutOfTime, run_batch_member, run_work_batch
 from ecr_retention.services.report_step import finish_run
-from ecr_retention.workflow import BatchMember
+from ecr_retention.workflow_batches import BatchMember
 from tests.unit.services.test_run_and_report import rules, run_workflow, seeded
 from tests.unit.services.test_work_batches_run import adapters_of, batches_of
 

@@ -17,7 +17,7 @@ from ecr_retention.run_adapters import Adapters
 from ecr_retention.run_files import RunFiles
 from ecr_retention.services.evaluate_step import first_invocation, run_batch_member, run_work_batch
 from ecr_retention.services.report_step import finish_run
-from ecr_retention.workflow import BatchMember
+from ecr_retention.workflow_batches import BatchMember
 from support.builders import NOW
 from support.fakes import MemoryLeases
 from tests.unit.services.test_run_and_report import rules, seeded

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecr_retention.domain.holds.model import Hold, hold_json
+from ecr_retention.domain.holds.stored import Hold, hold_json
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
 from ecr_retention.layout import HOLDS_PREFIX
 from ecr_retention.ports import StorageUnavailable

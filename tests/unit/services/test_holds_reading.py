@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ecr_retention.domain.holds.model import hold_json
+from ecr_retention.domain.holds.stored import hold_json
 from ecr_retention.services.inventory import read_holds_from_bucket
 from tests.support.builders import digest
 from tests.support.fakes import MemoryBucket

@@ -12,14 +12,8 @@ from typing import Any
 import pytest
 
 from ecr_retention.domain.in_use.references import Removal
-from ecr_retention.domain.sentinel.events import (
-    ImageArchived,
-    ImageDeleted,
-    ImagesBatchDeleted,
-    LifecyclePolicyPut,
-    Observed,
-    PolicyExecution,
-)
+from ecr_retention.domain.sentinel.events import ImageArchived, ImageDeleted, Observed
+from ecr_retention.domain.sentinel.trail_events import ImagesBatchDeleted, LifecyclePolicyPut, PolicyExecution
 from ecr_retention.layout import IN_USE_MEMORY_KEY, alert_claim_key, removal_key, removals_prefix
 from ecr_retention.ports import BatchOutcome, NotificationFailed
 from ecr_retention.services.removals import read_removals

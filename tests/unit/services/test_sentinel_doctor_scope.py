@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.events import Observed
+from ecr_retention.domain.sentinel.trail_events import LifecyclePolicyPut
 from ecr_retention.services.sentinel import SentinelPorts, watch
 from ecr_retention.services.snapshot import BucketManifestCache
 from tests.support.builders import HOST, NOW, config

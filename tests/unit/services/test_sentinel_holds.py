@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from ecr_retention.domain.holds.model import hold_json
+from ecr_retention.domain.holds.stored import hold_json
 from tests.support.builders import HOST, digest
 from tests.support.holds import a_hold
 from tests.unit.services.test_sentinel import World, archived, deleted, lifecycle

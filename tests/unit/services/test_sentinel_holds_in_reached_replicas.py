@@ -4,7 +4,7 @@ replication the replica stays, and nothing is alerted."""
 
 from __future__ import annotations
 
-from ecr_retention.domain.holds.model import hold_json
+from ecr_retention.domain.holds.stored import hold_json
 from tests.support.builders import ACCOUNT, digest, replication_rule
 from tests.support.holds import a_hold
 from tests.unit.services.test_sentinel import World, deleted

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from ecr_retention.domain.sentinel.events import ImagesBatchDeleted, LifecyclePolicyPut, Observed, PolicyExecution
+from ecr_retention.domain.sentinel.events import Observed
+from ecr_retention.domain.sentinel.trail_events import ImagesBatchDeleted, LifecyclePolicyPut, PolicyExecution
 from ecr_retention.services.removals import read_removals
 from ecr_retention.services.sentinel import watch
 from support.log_lines import warnings_of

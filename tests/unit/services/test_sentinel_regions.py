@@ -13,7 +13,8 @@ from ecr_retention.domain.config import RetentionConfig
 from ecr_retention.domain.in_use.references import MissingReference, Removal
 from ecr_retention.domain.inventory.manifest import Inventory
 from ecr_retention.domain.registry.replication import ReplicationConfiguration
-from ecr_retention.domain.sentinel.events import LifecyclePolicyPut, Observed
+from ecr_retention.domain.sentinel.events import Observed
+from ecr_retention.domain.sentinel.trail_events import LifecyclePolicyPut
 from ecr_retention.layout import alert_claim_key, removal_key, removals_prefix
 from ecr_retention.registries import Registries
 from ecr_retention.services.in_use_check import told_by_removals

@@ -16,7 +16,7 @@ from ecr_retention.services import evaluate_step
 from ecr_retention.services.evaluate_step import BATCH_RESERVE_SECONDS, BatchOutOfTime, run_batch_member, run_work_batch
 from ecr_retention.services.report_step import finish_run
 from ecr_retention.services.targets_step import start_run
-from ecr_retention.workflow import BatchMember, WorkBatch
+from ecr_retention.workflow_batches import BatchMember, WorkBatch
 from support.builders import NOW
 from tests.unit.services.test_run_and_report import rules, run_workflow, seeded
 

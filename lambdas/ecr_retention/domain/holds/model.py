@@ -2,7 +2,8 @@
 
 One object per hold in the inventory bucket (`holds/<region>/<repository>/<digest>.json`, layout.hold_key), written
 only by the roles the stack names as holders. A hold placed by tag records the digest the tag pointed to then: it
-holds that image, wherever the tag goes afterwards. Pure: read here, protected by in domain/holds/protection.py."""
+holds that image, wherever the tag goes afterwards. Pure: read here, protected by in domain/holds/protection.py; a
+hold as stored, and how one object is parsed, in domain/holds/stored.py, loaded where there is an object to read."""
 
 from __future__ import annotations
 
@@ -10,43 +11,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import PurePosixPath
-from typing import Annotated, Self
+from typing import TYPE_CHECKING
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    StrictInt,
-    StringConstraints,
-    ValidationError,
-    model_validator,
-)
-from pydantic.alias_generators import to_camel
-
-from ecr_retention.domain.errors import InputError, parse_strictly
-from ecr_retention.domain.inventory.clusters import ACCOUNT_PATTERN
-from ecr_retention.domain.registry.images import Digest
-from ecr_retention.domain.registry.replication import REGION_PATTERN, AwsRegion
-from ecr_retention.domain.timestamps import UtcDatetime, format_timestamp
+from ecr_retention.domain.errors import InputError
 from ecr_retention.layout import HOLDS_PREFIX, hold_key
 
-# ECR's repository name pattern (CreateRepository), up to 256 characters.
-REPOSITORY_PATTERN = r"^(?:[a-z0-9]+(?:[._-][a-z0-9]+)*/)*[a-z0-9]+(?:[._-][a-z0-9]+)*$"
-RepositoryName = Annotated[str, StringConstraints(pattern=REPOSITORY_PATTERN, min_length=2, max_length=256)]
-AccountId = Annotated[str, StringConstraints(pattern=f"^{ACCOUNT_PATTERN}$")]
-# ECR's tag pattern, up to 128 characters.
-TagName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")]
-Owner = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f]+$")]
-HoldReason = Annotated[str, StringConstraints(min_length=1, max_length=1000, pattern=r"^[^\x00-\x1f\x7f]+$")]
-
-
-def _supported_schema_version(version: int) -> int:
-    if version != 1:
-        raise ValueError(f"unsupported schemaVersion {version}; this release reads 1")
-    return version
-
-
-SchemaVersion = Annotated[StrictInt, AfterValidator(_supported_schema_version)]
+if TYPE_CHECKING:
+    from ecr_retention.domain.holds.stored import Hold, MalformedHold
 
 # How many holds one repository may have (the longest a hold lasts is the rules file's: config.DEFAULT_MAX_HOLD).
 MAX_HOLDS_PER_REPOSITORY = 50
@@ -68,54 +39,6 @@ class HeldImage:
 
     def __str__(self) -> str:
         return f"{self.repository}@{self.digest} in {self.region}"
-
-
-class Hold(BaseModel):
-    """One hold as stored: strict, as a manifest is, because it decides what must not be deleted."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid", strict=True)
-
-    schema_version: SchemaVersion
-    registry_id: AccountId
-    region: AwsRegion
-    repository: RepositoryName
-    digest: Digest
-    tag: TagName | None = None  # the tag it was placed by (the digest is the one it pointed to then)
-    owner: Owner
-    reason: HoldReason
-    created_at: UtcDatetime
-    until: UtcDatetime
-
-    @model_validator(mode="after")
-    def _ends_after_it_starts(self) -> Self:
-        if self.until <= self.created_at:
-            raise ValueError(f"until {format_timestamp(self.until)} is not after createdAt")
-        return self
-
-    @property
-    def image(self) -> HeldImage:
-        return HeldImage(self.region, self.repository, self.digest)
-
-    @property
-    def placed_on(self) -> str:
-        """The image as the hold was placed: `app:1.2 (sha256:...)` by tag, `app@sha256:...` by digest."""
-        if self.tag is None:
-            return f"{self.repository}@{self.digest}"
-        return f"{self.repository}:{self.tag} ({self.digest})"
-
-
-def hold_json(hold: Hold) -> bytes:
-    return hold.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8")
-
-
-@dataclass(frozen=True, slots=True)
-class MalformedHold:
-    """An object under holds/ that is no valid hold, but whose key (or body) names the image it holds: it keeps
-    protecting that image, with no end, until it is fixed or removed, and every run says so."""
-
-    source: str
-    images: tuple[HeldImage, ...]
-    problem: str
 
 
 @dataclass(frozen=True)
@@ -148,29 +71,10 @@ def held_image_of_key(key: str) -> HeldImage | None:
     if len(parts) < 3:
         return None
     region, *repository, digest = parts
+    from ecr_retention.domain.holds.stored import names_an_image  # a key to read: the hold models with it
+
     image = HeldImage(region, "/".join(repository), digest)
-    return image if _names_an_image(image) else None
-
-
-def _names_an_image(image: HeldImage) -> bool:
-    try:
-        _HeldImageShape(region=image.region, repository=image.repository, digest=image.digest)
-    except ValidationError:
-        return False
-    return True
-
-
-class _HeldImageShape(BaseModel):
-    model_config = ConfigDict(strict=True)
-
-    region: Annotated[str, StringConstraints(pattern=REGION_PATTERN)]
-    repository: RepositoryName
-    digest: Digest
-
-
-def parse_hold(source: str, raw: bytes | InputError) -> Hold:
-    """One hold, strictly; InputError("<source>: <problem>") when it cannot be trusted."""
-    return parse_strictly(source, raw, Hold, "a hold is a JSON object with repository, digest, owner, reason and until")
+    return image if names_an_image(image) else None
 
 
 def read_holds(documents: Iterable[HoldDocument]) -> Holds:
@@ -183,6 +87,8 @@ def read_holds(documents: Iterable[HoldDocument]) -> Holds:
     unreadable: dict[str, str] = {}
     sources: dict[HeldImage, str] = {}
     for source, key, raw in sorted(documents, key=lambda document: document[1]):
+        from ecr_retention.domain.holds.stored import MalformedHold, parse_hold  # an object to read: no hold, none
+
         keyed = held_image_of_key(key)
         try:
             hold = parse_hold(source, raw)

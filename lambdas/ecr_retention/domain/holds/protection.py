@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from ecr_retention.domain.durations import format_duration, humanize_age
-from ecr_retention.domain.holds.model import ENDING_SOON, HeldImage, Hold, Holds
+from ecr_retention.domain.holds.model import ENDING_SOON, HeldImage, Holds
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
 from ecr_retention.domain.timestamps import format_timestamp
+
+if TYPE_CHECKING:  # a hold as stored: loaded with the first hold object read (domain/holds/model.py read_holds)
+    from ecr_retention.domain.holds.stored import Hold
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from ecr_retention.domain.config import Safety
 from ecr_retention.domain.durations import format_duration, humanize_age
@@ -35,9 +36,11 @@ from ecr_retention.domain.registry.coordinates import (
     RegistryCoordinates,
     read_reference,
 )
-from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.replication import Replica
 from ecr_retention.layout import AWS_INVENTORY_NAME_PREFIX, INSPECTOR_NAME_PREFIX
+
+if TYPE_CHECKING:  # the models of a registry's images load where images are read: the sentinel reads few
+    from ecr_retention.domain.registry.images import ImageDetail
 
 # A manifest a few minutes ahead of our clock is clock skew; further ahead, it is not to be trusted.
 CLOCK_SKEW = timedelta(minutes=5)

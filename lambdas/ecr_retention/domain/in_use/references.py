@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, SerializationInfo, field_serializer
 
@@ -33,9 +33,11 @@ from ecr_retention.domain.inventory.manifest import InUseImage, InUseManifest, I
 from ecr_retention.domain.planning.plan_model import PlanModel
 from ecr_retention.domain.registry.coordinates import InReachedReplica, RegistryCoordinates, reference_into
 from ecr_retention.domain.registry.digests import short_digest
-from ecr_retention.domain.registry.images import ImageDetail
 from ecr_retention.domain.registry.references import ImageReference
 from ecr_retention.domain.timestamps import UtcDatetime
+
+if TYPE_CHECKING:  # the models of a registry's images load where images are read: the sentinel reads few
+    from ecr_retention.domain.registry.images import ImageDetail
 
 # The workloads a finding or an alert names before "and N more".
 MAX_WORKLOADS_NAMED = 3

@@ -30,7 +30,7 @@ from ecr_retention.domain.inventory.clusters import (
     ClusterText,
 )
 from ecr_retention.domain.inventory.clusters import ClusterName as ClusterName  # the manifest's, re-exported
-from ecr_retention.domain.registry.images import Digest
+from ecr_retention.domain.registry.digests import Digest
 from ecr_retention.domain.timestamps import UtcDatetime
 from ecr_retention.layout import IN_USE_PREFIX
 

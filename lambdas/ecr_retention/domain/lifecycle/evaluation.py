@@ -11,7 +11,8 @@ from typing import Any, Literal
 from ecr_retention.domain.lifecycle.matching import selects
 from ecr_retention.domain.lifecycle.policy import LifecyclePolicy, LifecycleRule
 from ecr_retention.domain.lifecycle.timing import age_reference, is_older_than, rank
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES
+from ecr_retention.domain.registry.images import ImageDetail
 
 PreviewActionType = Literal["EXPIRE", "TRANSITION"]
 

@@ -24,8 +24,8 @@ from ecr_retention.domain.planning.explain import (
     unknown_index_reason,
 )
 from ecr_retention.domain.planning.repository import Findings, RepositoryImages, newest_first
-from ecr_retention.domain.registry.digests import COSIGN_TAG, cosign_subject
-from ecr_retention.domain.registry.images import INDEX_MEDIA_TYPES, ImageDetail, is_index
+from ecr_retention.domain.registry.digests import COSIGN_TAG, INDEX_MEDIA_TYPES, cosign_subject
+from ecr_retention.domain.registry.images import ImageDetail, is_index
 
 # How the report names the drift check's findings (docs/aws-inventory.md).
 DRIFT_PREFIX = "drift: "

@@ -7,9 +7,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Collection, Container, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ecr_retention.domain.registry.digests import cosign_subject
-from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
+
+if TYPE_CHECKING:  # for type checking only: the sentinel's restores order no removals and load no image models
+    from ecr_retention.domain.registry.images import ImageDetail, RepositorySnapshot
 
 
 def removal_parents(snapshot: RepositorySnapshot, candidates: Sequence[str]) -> dict[str, set[str]]:

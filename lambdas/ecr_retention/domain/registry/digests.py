@@ -1,10 +1,24 @@
-"""How people read a digest: by its first 12 hex digits; and the digest cosign's tags name."""
+"""How people read a digest: by its first 12 hex digits; the digest cosign's tags name; what a digest is, and which
+media types make an image an index: what the models of what runs and of holds name without the models of a registry's
+images (images.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Annotated
 
+from pydantic import StringConstraints
+
+# A digest as a model reads it (`sha256:<hex>`).
+Digest = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")]
+
+INDEX_MEDIA_TYPES = frozenset(
+    {
+        "application/vnd.oci.image.index.v1+json",
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+    }
+)
 SHORT_DIGEST_HEX = 12
 DIGEST_ALGORITHM = "sha256:"
 # How long a short digest with its algorithm is (`sha256:1a2b3c4d5e6f`): a digest's first characters.

@@ -35,20 +35,12 @@ from pydantic_core import CoreSchema, core_schema
 
 from ecr_retention.domain.aws_shape import AWS_FIELDS, AwsShape, Lean
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
+from ecr_retention.domain.registry.digests import INDEX_MEDIA_TYPES, Digest
 from ecr_retention.domain.registry.replication import NO_REPLICATION, REGION_PATTERN, ReplicationConfiguration
 from ecr_retention.domain.timestamps import LeanUtcDatetime, UtcDatetime
 
-Digest = Annotated[str, StringConstraints(pattern=r"^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$")]
-
 _DIGEST = attrgetter("image_digest")
 _TAGS = attrgetter("image_tags")
-
-INDEX_MEDIA_TYPES = frozenset(
-    {
-        "application/vnd.oci.image.index.v1+json",
-        "application/vnd.docker.distribution.manifest.list.v2+json",
-    }
-)
 
 
 def _no_tags_when_null(value: Any) -> Any:

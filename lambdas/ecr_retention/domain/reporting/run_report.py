@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from ecr_retention.domain.doctor.template_finding import TemplateFinding
-from ecr_retention.domain.holds.model import Hold
+from ecr_retention.domain.holds.stored import Hold
 from ecr_retention.domain.in_use.references import MissingReference
 from ecr_retention.domain.inventory.evidence import ManifestEvidence
 from ecr_retention.domain.planning.plan_model import PlanModel
