@@ -14,7 +14,7 @@ from ecr_retention.domain.reporting.outcomes import Trigger
 from ecr_retention.domain.reporting.report import RepositoryReport
 from ecr_retention.domain.reporting.run_report import RunReport
 from ecr_retention.gc_guard import cyclic_gc_off
-from ecr_retention.listed_ahead import listed_ahead
+from ecr_retention.listed_ahead import as_listed, listed_ahead
 from ecr_retention.run_files import RunFiles
 from ecr_retention.services.evaluate import RunInputs, evaluate_repository
 from ecr_retention.services.inventory import holds_read_again, read_run_inventory
@@ -106,14 +106,13 @@ def _evaluate_registry(
     """The reports of one registry's repositories: each evaluated, or the Region's failure when it was not listed."""
     if listing.names is None:
         return [listing.failed()]
-    reports = []
+    reports = {}
     names = sweep_targets(config, listing.registry, patterns=patterns, repositories=listing.names)
     with listed_ahead(listing.registry, names, dry_run=inputs.dry_run) as registry:
-        for name in names:
+        # A dry run evaluates its repositories as their listings end; the reports stay in the sweep's order.
+        for name in as_listed(registry, names):
             with cyclic_gc_off():  # each evaluation and the report run as their Lambda steps run them
-                reports.append(
-                    evaluate_repository(
-                        name, inputs, registry=registry, cache=cache, leases=adapters.leases, clock=adapters.clock
-                    )
+                reports[name] = evaluate_repository(
+                    name, inputs, registry=registry, cache=cache, leases=adapters.leases, clock=adapters.clock
                 )
-    return reports
+    return [reports[name] for name in names]
