@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from ecr_retention.domain.planning.plan_model import PlanModel
+from ecr_retention.domain.planning.plan_model import PlanModel, slot_writer
 from ecr_retention.domain.planning.plan_parts import Reason, ReplicaRegistry
 from ecr_retention.domain.planning.reasons import PROTECTION_ORDER, ReasonKind
 from ecr_retention.domain.registry.coordinates import RegistryCoordinates
@@ -92,18 +91,12 @@ class Decision(PlanModel):
 _DECISION_FIELDS = set(Decision.model_fields)
 
 
-def _slot_writer(name: str) -> Callable[[BaseModel, Any], None]:
-    """The setter of one of the slots BaseModel declares (`__dict__` among them), called with no Python frame."""
-    setter: Callable[[BaseModel, Any], None] = vars(BaseModel)[name].__set__
-    return setter
-
-
 # What BaseModel.__setstate__ writes, without its Python frame and its state dict.
 _new_instance = object.__new__
-_set_instance_dict = _slot_writer("__dict__")
-_set_fields_set = _slot_writer("__pydantic_fields_set__")
-_set_extra = _slot_writer("__pydantic_extra__")
-_set_private = _slot_writer("__pydantic_private__")
+_set_instance_dict = slot_writer(BaseModel, "__dict__")
+_set_fields_set = slot_writer(BaseModel, "__pydantic_fields_set__")
+_set_extra = slot_writer(BaseModel, "__pydantic_extra__")
+_set_private = slot_writer(BaseModel, "__pydantic_private__")
 
 
 def main_reason_of(action: Action, reasons: tuple[Reason, ...]) -> Reason:

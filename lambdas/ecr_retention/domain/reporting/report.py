@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict
 
 from pydantic import ConfigDict, RootModel
 from pydantic.alias_generators import to_camel
@@ -21,7 +21,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from ecr_retention.domain.doctor.models import Finding
 from ecr_retention.domain.in_use.references import MissingReference
-from ecr_retention.domain.planning.plan_model import PlanModel
+from ecr_retention.domain.planning.plan_model import PlanModel, slot_writer
 from ecr_retention.domain.planning.plan_parts import Reason, ReplicaRegistry
 from ecr_retention.domain.planning.reasons import ReasonKind
 from ecr_retention.domain.reporting.outcomes import RepositoryOutcome
@@ -83,12 +83,6 @@ class ImageEntry:
         )
 
 
-def _entry_slot_writer(name: str) -> Callable[[ImageEntry, Any], None]:
-    """The setter of one of ImageEntry's slots, called with no Python frame (a frozen dataclass refuses setattr)."""
-    setter: Callable[[ImageEntry, Any], None] = vars(ImageEntry)[name].__set__
-    return setter
-
-
 def _planned_entry(decision: Decision, main: Reason) -> ImageEntry:
     """ImageEntry.from_decision(decision), built as unpickling would restore it, its slots written directly: the values
     are a validated decision's (its push time aware UTC already), and a report holds one entry per image (2.7 -> 1.0
@@ -107,15 +101,15 @@ def _planned_entry(decision: Decision, main: Reason) -> ImageEntry:
 
 
 _new_entry = object.__new__
-_set_entry_digest = _entry_slot_writer("image_digest")
-_set_entry_tags = _entry_slot_writer("image_tags")
-_set_entry_pushed_at = _entry_slot_writer("image_pushed_at")
-_set_entry_size = _entry_slot_writer("image_size_in_bytes")
-_set_entry_kind = _entry_slot_writer("kind")
-_set_entry_rule = _entry_slot_writer("rule")
-_set_entry_detail = _entry_slot_writer("detail")
-_set_entry_error_code = _entry_slot_writer("error_code")
-_set_entry_reasons = _entry_slot_writer("reasons")
+_set_entry_digest = slot_writer(ImageEntry, "image_digest")
+_set_entry_tags = slot_writer(ImageEntry, "image_tags")
+_set_entry_pushed_at = slot_writer(ImageEntry, "image_pushed_at")
+_set_entry_size = slot_writer(ImageEntry, "image_size_in_bytes")
+_set_entry_kind = slot_writer(ImageEntry, "kind")
+_set_entry_rule = slot_writer(ImageEntry, "rule")
+_set_entry_detail = slot_writer(ImageEntry, "detail")
+_set_entry_error_code = slot_writer(ImageEntry, "error_code")
+_set_entry_reasons = slot_writer(ImageEntry, "reasons")
 
 
 class RepositoryReport(PlanModel):
