@@ -6,8 +6,6 @@ Apart from the Map's items and results (workflow.py) so that the evaluate step, 
 at its cold start (tests/unit/test_handler_imports.py). Dependency-free as workflow.py: the CDK app reads the run
 record's fields from here (infra/pruning_workflow.py)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from pydantic import AwareDatetime, Field, NonNegativeInt, RootModel, StrictBool, field_serializer

@@ -3,8 +3,6 @@ function or the collector). Apart from the run's other records (run_records.py) 
 the evaluate nor the report step builds it at its cold start (tests/unit/test_handler_imports.py). Dependency-free as
 workflow.py."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import Field

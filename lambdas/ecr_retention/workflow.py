@@ -7,8 +7,6 @@ and a tagger run, and read back here) and the executions' names.
 
 Dependency-free (pydantic and the domain only): the CDK app may read it without importing boto3 or Powertools."""
 
-from __future__ import annotations
-
 import hashlib
 import re
 import uuid

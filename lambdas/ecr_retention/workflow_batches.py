@@ -3,8 +3,6 @@ given them, and a repository of a batch that ended early (BatchMember). Apart fr
 that the report step, which reads work items only, builds neither model at its cold start
 (tests/unit/test_handler_imports.py); their size is workflow.repositories_per_batch's."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Annotated, Literal
 
@@ -34,7 +32,7 @@ class WorkBatch(WireRecord):
     repositories: Annotated[tuple[RepositoryName, ...], Field(min_length=1, max_length=MAX_REPOSITORIES_PER_BATCH)]
 
     @classmethod
-    def of(cls, items: Iterable[WorkItem], size: int = MIN_REPOSITORIES_PER_BATCH) -> list[WorkBatch]:
+    def of(cls, items: Iterable[WorkItem], size: int = MIN_REPOSITORIES_PER_BATCH) -> "list[WorkBatch]":
         """The items in batches of at most `size`, each of one registry, in the items' order."""
         batches: list[WorkBatch] = []
         for item in items:

@@ -1,7 +1,5 @@
 """The base of every model read from an AWS answer."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

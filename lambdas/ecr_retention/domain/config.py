@@ -1,7 +1,5 @@
 """The rules file (`retention.yaml`): one pydantic model, validated at synth time and at run time."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable, Sequence
 from datetime import timedelta

@@ -3,8 +3,6 @@ account and region, written to `in-use/aws-<account>-<region>.json` in the inven
 EKS cluster it reads through the cluster's API (eksClusters), written to `in-use/<cluster name>.json`, and, with
 inspectorInUse, Amazon Inspector's coverage of this account's ECR, written to `in-use/inspector-<account>-<region>.json`."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Any
 

@@ -1,8 +1,6 @@
 """The Map's worker: evaluate a batch of repositories, each in its own guard (services.evaluate_step.run_work_batch), or one
 repository: a batch's that ended early (BatchMember), or a work item as the workflow sent them before batches."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any
 

@@ -4,8 +4,6 @@ own guards or a use of the break-glass role, delivered as `{"guard": <the EventB
 this module only then: the guards change and the break-glass role is used rarely, so that a cold start for a removal
 builds none of the guard events' models."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from aws_lambda_powertools.metrics import MetricUnit

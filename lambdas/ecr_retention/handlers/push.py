@@ -1,8 +1,6 @@
 """ECR pushes, debounced: the SQS queue delays each push event, and one batch starts one workflow run for
 the distinct repositories pushed to (a burst of pushes to one repository = one evaluation)."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Any, Literal, NamedTuple
 

@@ -2,8 +2,6 @@
 to ARCHIVE; a native lifecycle policy's PolicyExecutionEvent) and, with a trail, the API calls PutLifecyclePolicy and
 BatchDeleteImage (layout.py's patterns); services.sentinel.watch records, matches, heals and alerts."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any, Literal
 
 from ecr_retention.gc_guard import imports_without_cyclic_gc
@@ -34,7 +32,7 @@ class ImageActionEvent(EventBridgeModel):
     detail: ImageAction
 
 
-def observed_of(event: ImageActionEvent | LifecycleActionEvent | ApiCallEvent) -> Observed:
+def observed_of(event: "ImageActionEvent | LifecycleActionEvent | ApiCallEvent") -> Observed:
     return Observed(event_id=event.id, time=event.time, detail=event.detail, region=event.region, account=event.account)
 
 

@@ -4,8 +4,6 @@ PolicyExecutionEvent and, with a trail, an API call. The sentinel reads its comm
 own model (handlers/sentinel.py observed_in) and loads this module for any other event, or for one that model refuses,
 whose refusal the union words as it always has: a removal of an image builds none of these models."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel

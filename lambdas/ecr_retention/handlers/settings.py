@@ -1,8 +1,6 @@
 """What every function's settings share: read from the environment once per cold start and validated. Each
 function's own model is in its wiring module (handlers/wiring/), so that a function builds no other's."""
 
-from __future__ import annotations
-
 import json
 import os
 from collections.abc import Mapping

@@ -1,8 +1,6 @@
 """The tagger: on its schedule and whenever an in-use manifest lands, tag what runs in production (in every registry
 the deployment prunes), and publish each expected cluster's manifest age."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Any
 

@@ -15,8 +15,6 @@ event id, however often EventBridge or Lambda deliver it.
 The record informs, it protects nothing: a record that cannot be read is left out and named, never a failure.
 """
 
-from __future__ import annotations
-
 import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor

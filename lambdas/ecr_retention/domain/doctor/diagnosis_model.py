@@ -2,8 +2,6 @@
 diagnosed (diagnosis.py, the CLI's doctor), so that a function that only reads findings (the evaluate step's report
 holds them) builds none of it at its cold start (tests/unit/test_handler_imports.py)."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from ecr_retention.domain.doctor.models import SEVERITY_ORDER, DoctorModel, Finding, Severity

@@ -1,8 +1,6 @@
 """What the doctor reports: findings and the policy edit that fixes each. One repository's diagnosis is in
 diagnosis_model.py, a creation template's finding in template_finding.py."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

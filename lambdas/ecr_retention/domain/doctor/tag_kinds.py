@@ -3,8 +3,6 @@
 The doctor protects mutable tags: ECR expires images, not tags, so a mutable tag goes with the image it rides on.
 Telling the two apart is a heuristic; `TagKinds` carries the patterns a user adds to override it."""
 
-from __future__ import annotations
-
 import re
 
 from pydantic import BaseModel, ConfigDict

@@ -2,8 +2,6 @@
 a function that never checks creation templates (the evaluate step) builds none of it at its cold start
 (tests/unit/test_handler_imports.py)."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from pydantic import Field

@@ -3,8 +3,6 @@ how one object is parsed, and what a key must be to name an image; and what a ru
 valid hold (MalformedHold). Loaded where a hold object is read or written (domain/holds/model.py read_holds and
 held_image_of_key, the CLI's hold commands): a run or a sentinel event that finds no hold builds none of its models."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Annotated, Self
 

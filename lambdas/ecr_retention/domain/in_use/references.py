@@ -12,8 +12,6 @@ not missing (the next pull gets the new image), and an ARCHIVED image is not mis
 reported in use and archived, SPEC "Archived images").
 """
 
-from __future__ import annotations
-
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -67,7 +65,7 @@ class PulledReference:
         """What DescribeImages is asked for to see whether the next pull succeeds."""
         return {"imageDigest": self.digest} if self.digest is not None else {"imageTag": str(self.tag)}
 
-    def pulls(self, images: Iterable[ImageDetail]) -> ImageDetail | None:
+    def pulls(self, images: "Iterable[ImageDetail]") -> "ImageDetail | None":
         """The image the next pull gets among these, or None when none answers the reference."""
         for image in images:
             if self.digest is not None and image.image_digest == self.digest:
@@ -314,7 +312,7 @@ class MissingReference(PlanModel):
             workloads=self.in_use_by,
         )
 
-    def told_by(self, removals: Sequence[Removal]) -> MissingReference:
+    def told_by(self, removals: Sequence[Removal]) -> "MissingReference":
         """This finding with the latest recorded removal that names it (unchanged when none does)."""
         removed = last_removal(self.reference, removals)
         return self if removed is None else self.model_copy(update={"removed": removed})
@@ -354,7 +352,7 @@ def memory_notes(workloads: Sequence[Workload]) -> str:
 
 def missing_references(
     references: Iterable[PulledReference],
-    images: Sequence[ImageDetail] | None,
+    images: "Sequence[ImageDetail] | None",
     removals: Sequence[Removal] = (),
 ) -> tuple[MissingReference, ...]:
     """Which of one repository's references the next pull cannot get. `images`: the repository's images in every
@@ -393,7 +391,7 @@ class _Present:
     tags: frozenset[str]
 
     @classmethod
-    def of(cls, images: Sequence[ImageDetail]) -> _Present:
+    def of(cls, images: "Sequence[ImageDetail]") -> "_Present":
         return cls(
             frozenset(image.image_digest for image in images),
             frozenset(tag for image in images for tag in image.image_tags),

@@ -4,8 +4,6 @@ manifest), every other manifest that protected images, and every file under in-u
 Pure; the blocking reasons are the ones the planner blocks on (domain.in_use.index), worded the same.
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 
 from ecr_retention.domain.config import Safety

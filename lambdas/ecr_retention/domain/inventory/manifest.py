@@ -1,7 +1,5 @@
 """The in-use manifest: what runs in one cluster (`s3://<bucket>/in-use/<cluster>.json`)."""
 
-from __future__ import annotations
-
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace

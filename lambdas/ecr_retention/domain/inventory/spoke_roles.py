@@ -3,8 +3,6 @@
 A module of its own: the adapters import domain.inventory.aws (through ports), and a model built at import would
 be built in every function's cold start; only the collector's settings and the stack read this one."""
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ecr_retention.domain.inventory.collection import RoleArn, one_role_per_account

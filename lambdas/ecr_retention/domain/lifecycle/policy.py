@@ -1,8 +1,6 @@
 """The lifecycle policy model, with the constraints PutLifecyclePolicy enforces on each rule and
 across rules."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal, Self
 

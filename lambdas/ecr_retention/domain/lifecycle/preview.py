@@ -1,8 +1,6 @@
 """An evaluation as `aws ecr get-lifecycle-policy-preview` returns it, plus the referrers that ECR removes
 or archives with their subject (which AWS's preview does not list)."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any, Literal

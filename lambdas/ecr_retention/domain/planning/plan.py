@@ -1,7 +1,5 @@
 """A plan: for every image, keep, delete, archive or restore, with every reason."""
 
-from __future__ import annotations
-
 from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
@@ -43,7 +41,7 @@ class Decision(PlanModel):
         image_size_in_bytes: int | None,
         action: Action,
         reasons: tuple[Reason, ...],
-    ) -> Decision:
+    ) -> "Decision":
         """The planner's decision, from parts of a validated snapshot and reasons it built, not validated again (the
         push time is aware UTC already): the instance unpickling would restore from a validated decision's state,
         every field set, its slots written directly rather than through __setstate__. The decisions of a plan share
@@ -171,7 +169,7 @@ class Plan(PlanModel):
     def to_json_dict(self) -> dict[str, object]:
         return self.document().model_dump(mode="json", by_alias=True)
 
-    def document(self) -> PlanDocument:
+    def document(self) -> "PlanDocument":
         """The plan as `plan --format json` writes it: each repository with its summary. The models are shared,
         not copied, so that pydantic's own encoder writes the document of a large plan."""
         from ecr_retention.domain.planning.plan_document import PlanDocument, RepositoryPlanDocument

@@ -2,8 +2,6 @@
 summary. Apart from plan.py, so that the functions that plan or report a run (the evaluate and report steps) build
 neither model at their cold start: only the CLI writes the document."""
 
-from __future__ import annotations
-
 from pydantic import computed_field
 
 from ecr_retention.domain.planning.plan import Plan, RepositoryPlan, RepositorySummary

@@ -2,8 +2,6 @@
 camelCase on the wire, frozen. Apart from plan.py, so that a function that writes such a model without planning (the
 sentinel: its records of removals and in-use references) builds none of the plan's models at its cold start."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from typing import Any, TypeVar
 

@@ -3,8 +3,6 @@ deletions reach (ReplicaRegistry). Apart from the plan's own models (plan.py: De
 the report step, which reads repository reports and never a plan, builds none of those at its cold start
 (tests/unit/test_handler_imports.py)."""
 
-from __future__ import annotations
-
 from pydantic import ConfigDict
 from pydantic.alias_generators import to_camel
 from pydantic.dataclasses import dataclass as pydantic_dataclass

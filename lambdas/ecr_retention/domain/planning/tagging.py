@@ -2,8 +2,6 @@
 clusters and namespaces a `tagging` rule selects, and the tag each one gets: `<tag_prefix><unix seconds>`,
 once per image and prefix."""
 
-from __future__ import annotations
-
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field

@@ -7,8 +7,6 @@ begin with its prefix; the prefix `ROOT` applies to every repository that no oth
 changes a repository that exists already.
 """
 
-from __future__ import annotations
-
 from typing import Annotated
 
 from pydantic import Field, StringConstraints, field_validator

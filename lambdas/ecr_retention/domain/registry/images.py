@@ -9,8 +9,6 @@ before) do, as the differential tests prove. When they refuse, the twins validat
 it always has: the same first problem, in the same words, and the same count of the rest. No caller sees a twin:
 there is one image model, ImageDetail."""
 
-from __future__ import annotations
-
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -99,7 +97,7 @@ class ImageDetail:
         return self.last_recorded_pull_time or self.image_pushed_at
 
     @classmethod
-    def model_validate(cls, obj: Any) -> ImageDetail:
+    def model_validate(cls, obj: Any) -> "ImageDetail":
         try:
             image = _LEAN_IMAGE.validate_python(obj)
         except ValidationError:
@@ -113,7 +111,7 @@ class ImageDetail:
         dumped: dict[str, Any] = _LEAN_IMAGE.dump_python(self, **options)
         return dumped
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> ImageDetail:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> "ImageDetail":
         return replace(self, **(update or {}))
 
 
@@ -245,7 +243,7 @@ class Snapshot(_LeanDocument):
     repositories: tuple[RepositorySnapshot, ...] = ()
 
     @model_validator(mode="after")
-    def _names_are_unique(self) -> Snapshot:
+    def _names_are_unique(self) -> "Snapshot":
         counts = Counter(repo.repository_name for repo in self.repositories)
         duplicates = sorted(name for name, count in counts.items() if count > 1)
         if duplicates:
@@ -273,7 +271,7 @@ class RegistrySnapshots(_LeanDocument):
     registries: tuple[Snapshot, ...]
 
     @model_validator(mode="after")
-    def _one_registry_per_region(self) -> RegistrySnapshots:
+    def _one_registry_per_region(self) -> "RegistrySnapshots":
         if not self.registries:
             raise ValueError("a snapshot of several registries lists at least one")
         counts = Counter(registry.region for registry in self.registries)

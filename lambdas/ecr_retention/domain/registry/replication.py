@@ -5,8 +5,6 @@ destinations, and so does a native lifecycle expiry. An image that runs in such 
 on the source's copy: it must be protected here as if it ran from here (the specification's "Replicated deletions").
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -121,7 +119,7 @@ class RegistryReplication(AwsShape):
     problem: str | None = None
 
     @classmethod
-    def unreadable(cls, problem: str) -> RegistryReplication:
+    def unreadable(cls, problem: str) -> "RegistryReplication":
         return cls(problem=problem)
 
 

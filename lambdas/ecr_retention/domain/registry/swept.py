@@ -4,8 +4,6 @@
 One object per repository is the `ecr-retention snapshot` format with one repository (`plan --snapshot` reads it as
 it is), the registry's replication rules of that run, and when and by which run it was read."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime

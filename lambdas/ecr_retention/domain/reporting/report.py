@@ -8,8 +8,6 @@ run's own models (RunReport, its totals, RunFacts) are in run_report.py, so that
 stores repository reports only, builds none of them at its cold start.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from itertools import chain
@@ -58,12 +56,12 @@ class ImageEntry:
     @classmethod
     def from_decision(
         cls,
-        decision: Decision,
+        decision: "Decision",
         *,
         kind: ReasonKind | None = None,
         detail: str | None = None,
         error_code: str | None = None,
-    ) -> ImageEntry:
+    ) -> "ImageEntry":
         """The decision's image with its main reason, or with `kind`, `detail` and `error_code` given (what became of
         its removal, validated). Without them every value is the decision's own, validated already: the entry is
         then built without validating them again (_planned_entry)."""
@@ -83,7 +81,7 @@ class ImageEntry:
         )
 
 
-def _planned_entry(decision: Decision, main: Reason) -> ImageEntry:
+def _planned_entry(decision: "Decision", main: Reason) -> ImageEntry:
     """ImageEntry.from_decision(decision), built as unpickling would restore it, its slots written directly: the values
     are a validated decision's (its push time aware UTC already), and a report holds one entry per image (2.7 -> 1.0
     us an entry; tests/unit/test_report_entries_built_from_decisions.py holds it to the validated entry)."""
@@ -192,20 +190,20 @@ def _home_first(regions: Iterable[str], home: str | None) -> list[str]:
     return sorted(regions, key=lambda region: (region != home, region))
 
 
-def is_in_use_archived(decision: Decision) -> bool:
+def is_in_use_archived(decision: "Decision") -> bool:
     """An in-use image the plan found ARCHIVED: restored, or (safety.restore_in_use false) kept with the finding."""
     return decision.action == "restore" or any(r.kind == "in-use-archived" for r in decision.reasons)
 
 
-def kept_entries(decisions: Iterable[Decision]) -> tuple[ImageEntry, ...]:
+def kept_entries(decisions: "Iterable[Decision]") -> tuple[ImageEntry, ...]:
     return tuple(ImageEntry.from_decision(d) for d in decisions if d.action == "keep")
 
 
 def repository_report(
-    plan: RepositoryPlan,
+    plan: "RepositoryPlan",
     evaluated_at: datetime,
     blocked: Sequence[str],
-    ledger: Ledger | None = None,
+    ledger: "Ledger | None" = None,
     *,
     lifecycle_findings: Sequence[Finding] = (),
     warnings: Sequence[str] = (),
@@ -254,7 +252,7 @@ class _Restores(NamedTuple):
     warnings: tuple[str, ...]
 
 
-def _restores(plan: RepositoryPlan, ledger: Ledger) -> _Restores:
+def _restores(plan: "RepositoryPlan", ledger: "Ledger") -> _Restores:
     """The planned restores, those ECR refused moved to `failed`, each named in a warning."""
     planned = {d.image_digest: d for d in plan.images if d.action == "restore"}
     failed = _entries_of(planned, ledger.restore_failed, kind="restore-failed")
@@ -269,12 +267,12 @@ def _restores(plan: RepositoryPlan, ledger: Ledger) -> _Restores:
     return _Restores(restored, failed, warnings)
 
 
-def _removals(plan: RepositoryPlan, blocked: Sequence[str], ledger: Ledger) -> _Removals:
+def _removals(plan: "RepositoryPlan", blocked: Sequence[str], ledger: "Ledger") -> _Removals:
     """The report's removal fields: as planned, or, once the removals were attempted, as the ledger has them."""
     return _removals_done(plan, ledger) if ledger.removing else _planned_removals(plan, blocked)
 
 
-def _removals_done(plan: RepositoryPlan, ledger: Ledger) -> _Removals:
+def _removals_done(plan: "RepositoryPlan", ledger: "Ledger") -> _Removals:
     candidates = {d.image_digest: d for d in plan.images if d.removes}
     deleted, archived = _confirmed(candidates, ledger.deleted), _confirmed(candidates, ledger.archived)
     failed = _entries_of(candidates, ledger.failed, kind="delete-failed")
@@ -290,11 +288,11 @@ def _removals_done(plan: RepositoryPlan, ledger: Ledger) -> _Removals:
     }
 
 
-def _confirmed(candidates: Mapping[str, Decision], digests: Iterable[str]) -> tuple[ImageEntry, ...]:
+def _confirmed(candidates: "Mapping[str, Decision]", digests: Iterable[str]) -> tuple[ImageEntry, ...]:
     return tuple(ImageEntry.from_decision(candidates[d]) for d in digests)
 
 
-def _kept_as_planned(plan: RepositoryPlan) -> int:
+def _kept_as_planned(plan: "RepositoryPlan") -> int:
     return sum(1 for d in plan.images if not d.removes)
 
 
@@ -307,7 +305,7 @@ def _without_code(why: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:
 
 
 def _entries_of(
-    decisions: Mapping[str, Decision], what: Mapping[str, tuple[str | None, str]], *, kind: ReasonKind
+    decisions: "Mapping[str, Decision]", what: Mapping[str, tuple[str | None, str]], *, kind: ReasonKind
 ) -> tuple[ImageEntry, ...]:
     """An entry for each planned image that `what` says (code, detail) went otherwise than planned, by digest."""
     return tuple(
@@ -317,7 +315,7 @@ def _entries_of(
     )
 
 
-def _planned_removals(plan: RepositoryPlan, blocked: Sequence[str]) -> _Removals:
+def _planned_removals(plan: "RepositoryPlan", blocked: Sequence[str]) -> _Removals:
     outcome: RepositoryOutcome = (
         "unmanaged" if plan.policy is None else "blocked" if blocked else "skipped" if plan.skipped else "ok"
     )
@@ -371,14 +369,14 @@ def grouped_entries(
             yield group, entry
 
 
-def run_entries(report: RunReport, *groups: EntryGroup) -> Iterator[tuple[RepositoryReport, ImageEntry]]:
+def run_entries(report: "RunReport", *groups: EntryGroup) -> Iterator[tuple[RepositoryReport, ImageEntry]]:
     """Each entry of these groups with its repository, repository by repository (the report's order)."""
     for repo in report.repositories:
         for _, entry in grouped_entries(repo, groups):
             yield repo, entry
 
 
-def run_images(report: RunReport, *groups: EntryGroup) -> Iterator[ImageEntry]:
+def run_images(report: "RunReport", *groups: EntryGroup) -> Iterator[ImageEntry]:
     """run_entries without the repositories: each entry of these groups, repository by repository."""
     return chain.from_iterable(entries_in(repo, group) for repo in report.repositories for group in groups)
 

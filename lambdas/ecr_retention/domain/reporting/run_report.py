@@ -6,8 +6,6 @@ none of the run's models at its cold start; the report step and the CLI load the
 report.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -93,7 +91,7 @@ class HoldEnding(PlanModel):
     until: UtcDatetime
 
     @classmethod
-    def of(cls, hold: Hold, until: datetime) -> HoldEnding:
+    def of(cls, hold: Hold, until: datetime) -> "HoldEnding":
         return cls(
             region=hold.region,
             repository=hold.repository,
@@ -287,7 +285,7 @@ def run_report_of(facts: RunFacts, report_url: str | None = None) -> RunReport:
     )
 
 
-def report_of_plan(plan: Plan, *, run_id: str, manifests: Sequence[ManifestEvidence]) -> RunReport:
+def report_of_plan(plan: "Plan", *, run_id: str, manifests: Sequence[ManifestEvidence]) -> RunReport:
     """A plan as the report of the dry run it is (trigger cli), for the page and the sheet of `ecr-retention plan`."""
     return run_report_of(
         RunFacts(

@@ -3,8 +3,6 @@ by the lifecycle simulator on the same images and time; the images whose fate ch
 workloads that run them (the in-use manifests), so that a team keeping native policies in git reviews them as the
 rules file is reviewed."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any

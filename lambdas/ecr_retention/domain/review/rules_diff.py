@@ -7,8 +7,6 @@ blocked by stale manifests would keep every image on both sides and hide the cha
 Each side's fate carries the brake that holds a removal back in a run on these inputs today (`held_by`), so the diff
 states both figures: what the rules decide, and what happens now."""
 
-from __future__ import annotations
-
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal
@@ -139,7 +137,7 @@ class Tally(PlanModel):
     images: int = 0
     bytes: int = 0
 
-    def plus(self, change: ImageChange) -> Tally:
+    def plus(self, change: ImageChange) -> "Tally":
         return Tally(images=self.images + 1, bytes=self.bytes + (change.image_size_in_bytes or 0))
 
 

@@ -15,8 +15,6 @@ Sources (the fixtures under tests/fixtures/sentinel/ hold the documented example
   as EventBridge delivers it in `detail`; a call ECR refused carries `errorCode` and removed nothing.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
@@ -99,12 +97,12 @@ class Observed:
 
     event_id: str
     time: datetime
-    detail: RemovalDetail | LifecyclePolicyPut
+    detail: "RemovalDetail | LifecyclePolicyPut"
     region: str | None = None
     account: str | None = None
 
     @property
-    def policy_put(self) -> LifecyclePolicyPut | None:
+    def policy_put(self) -> "LifecyclePolicyPut | None":
         """The call that put a lifecycle policy, when the event is one (an event that came through CloudTrail: its
         models were loaded to read it)."""
         if isinstance(self.detail, ImageDeleted | ImageArchived):

@@ -13,8 +13,6 @@ Sources (the fixtures under tests/fixtures/guards/ and their SOURCES.md):
   (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-service-event-cloudtrail-management.html).
 """
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field

@@ -4,8 +4,6 @@ and, with a trail, the API calls PutLifecyclePolicy and BatchDeleteImage, as the
 cold start for one builds none of these models: an event that comes through CloudTrail loads them
 (handlers/sentinel_events.py)."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated, Literal
 

@@ -1,8 +1,6 @@
 """The AWS inventory collector's wiring (handlers/collector.py): its settings (the spoke roles, the eksClusters, the
 Regions it collects), the manifest store, its accounts, and the eksClusters' APIs."""
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,7 +83,7 @@ class CollectorSettings(BucketSettings):
         return tuple(dict.fromkeys(self.regions)) or (self.region,)
 
 
-def eks_clusters(accounts: CollectorAccounts) -> ClusterAccess:
+def eks_clusters(accounts: "CollectorAccounts") -> "ClusterAccess":
     # Imported here, only when a cluster is listed: the kubernetes client adds 70 ms to a cold start (with the
     # asset's bytecode; 0.3 s without).
     from ecr_retention.aws.eks_clusters import EksClusters
@@ -96,11 +94,11 @@ def eks_clusters(accounts: CollectorAccounts) -> ClusterAccess:
 @dataclass(frozen=True)
 class CollectorWiring:
     settings: CollectorSettings
-    store: ManifestStore
+    store: "ManifestStore"
     # Called once per invocation: assumed-role credentials last an hour, a warm container much longer.
-    accounts: Callable[[], CollectorAccounts]
+    accounts: "Callable[[], CollectorAccounts]"
     # Into the eksClusters' APIs, with the invocation's accounts: a spoke's assumed role signs its clusters' tokens.
-    clusters: Callable[[CollectorAccounts], ClusterAccess] = eks_clusters
+    clusters: "Callable[[CollectorAccounts], ClusterAccess]" = eks_clusters
 
 
 def collector_wiring(settings: CollectorSettings) -> CollectorWiring:

@@ -1,7 +1,5 @@
 """The evaluate step's wiring (handlers/evaluate.py): a run's, with the lease table."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from ecr_retention import layout

@@ -1,7 +1,5 @@
 """The push function's wiring (handlers/push.py): the workflow it starts runs of, and the rules file."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,10 +27,10 @@ class PushSettings(FunctionSettings):
 
 @dataclass(frozen=True)
 class PushWiring:
-    starter: StepFunctionsStarter
+    starter: "StepFunctionsStarter"
     region: str  # the home Region: a push there starts a run of the home registry; elsewhere, of that Region's
     # The rules: a push to a repository that no policy manages in its Region starts no run.
-    config: RetentionConfig
+    config: "RetentionConfig"
 
 
 def push_wiring(settings: PushSettings) -> PushWiring:

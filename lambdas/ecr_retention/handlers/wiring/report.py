@@ -1,8 +1,6 @@
 """The report step's wiring (handlers/report.py): a run's, with the report topic, the renderers and the sentinel's
 role."""
 
-from __future__ import annotations
-
 from pydantic import Field
 
 from ecr_retention import layout

@@ -1,7 +1,5 @@
 """The sentinel's wiring (handlers/sentinel.py, and the bucket's guards it alerts on: handlers/guard.py)."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -35,8 +33,8 @@ class SentinelWiring:
     registries it confirms with and restores in (each pruned Region's: an event's Region chooses), the bucket (what runs, the manifest cache, the record of removals),
     the report topic, and a clock."""
 
-    config: RetentionConfig
-    ports: SentinelPorts
+    config: "RetentionConfig"
+    ports: "SentinelPorts"
     clock: Callable[[], datetime] = utc_now
 
 

@@ -1,7 +1,5 @@
 """The tagger's wiring (handlers/tagger.py)."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,14 +25,14 @@ class TaggerWiring:
     (it tags in each), the bucket of in-use manifests, and a clock (it runs no pipeline run, so it needs none of a
     run's adapters)."""
 
-    config: RetentionConfig
-    registry: Registry
-    bucket: Bucket
+    config: "RetentionConfig"
+    registry: "Registry"
+    bucket: "Bucket"
     clock: Callable[[], datetime] = utc_now
-    other_registries: tuple[Registry, ...] = field(default=(), kw_only=True)
+    other_registries: "tuple[Registry, ...]" = field(default=(), kw_only=True)
 
     @property
-    def registries(self) -> Registries:
+    def registries(self) -> "Registries":
         from ecr_retention.registries import Registries
 
         return Registries.of(self.registry, self.other_registries)

@@ -1,7 +1,5 @@
 """The targets step's wiring (handlers/targets.py): a run's, and how many batches the workflow's Map runs at once."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 from pydantic import Field
