@@ -5,14 +5,14 @@ handler's import over its floor, and where the time goes; asserts nothing about 
 
     .venv/bin/python benchmarks/asset_bench.py [--runs 9] [--profiles 3] [--against CHECKOUT]
 
-Each import runs in `python<runtime> -I -S -B` (the interpreter itself, not a wrapper such as pyenv's shim) with
-only the variables Lambda sets (tracing on, as in a function), the asset first on sys.path and nothing written back
-(/var/task is read-only). The time is the `import` statement's, wall and CPU: the interpreter's own start (printed
-apart) comes on top. Every handler is imported --runs times from each asset, the runs interleaved (handler after
-handler, the two assets in alternating order) so that a busy moment of this shared machine weighs on every figure
-alike; each figure is the median of its runs, with their spread (min-max). The last line is the
-figure that docs/performance.md reports: `FIGURE cold_import_median_s <largest median> <its min> <its max> <runs>`,
-in seconds.
+Each import runs in `python<runtime> -I -S -B` (the interpreter itself, not a wrapper such as pyenv's shim) with only
+the variables Lambda sets and those the stack gives every function (tracing on, as in a function), the asset first on
+sys.path and nothing written back (/var/task is read-only). The time is the `import` statement's, wall and CPU: the
+interpreter's own start (printed apart) comes on top. Every handler is imported --runs times from each asset, the runs
+interleaved (handler after handler, the two assets in alternating order) so that a busy moment of this shared machine
+weighs on every figure alike; each figure is the median of its runs, with their spread (min-max). The last line is the
+figure that docs/performance.md reports: `FIGURE cold_import_median_s <largest median> <its min> <its max> <runs>`, in
+seconds.
 
 An absolute time is this machine's; the goal is a ratio (issue 46): each handler's import over its FLOOR, what a
 minimal handler on this stack cannot avoid, imported by the same interpreter from the same asset with its bytecode:
@@ -71,6 +71,7 @@ LAMBDA_ENVIRONMENT = {
     "AWS_LAMBDA_FUNCTION_NAME": "ecr-retention-bench",
     "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
     "AWS_LAMBDA_LOG_FORMAT": "JSON",
+    **constants.FUNCTION_ENVIRONMENT,  # as each function has it (the floor builds no model: it changes nothing there)
 }
 # The floor (see the docstring): the names and arguments handlers/observability.py gives its Logger, Tracer and
 # Metrics; boto3 and botocore's Config as ecr_retention.aws.clients imports them.

@@ -75,7 +75,7 @@ class PipelineFunction(Construct):
             logging_format=lambda_.LoggingFormat.JSON,
             application_log_level_v2=lambda_.ApplicationLogLevel.INFO,
             system_log_level_v2=lambda_.SystemLogLevel.WARN,
-            environment=dict(environment),
+            environment={**constants.FUNCTION_ENVIRONMENT, **environment},
             dead_letter_queue=dead_letter_queue,
             vpc=network.vpc if network else None,
             vpc_subnets=network.subnets if network else None,

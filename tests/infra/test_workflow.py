@@ -268,7 +268,9 @@ def test_each_function_gets_the_bucket_and_only_its_own_settings(
     ]
     variables = function["Properties"]["Environment"]["Variables"]
     assert variables["BUCKET_NAME"] == {"Ref": logical_id(stack, stack.inventory.bucket)}
-    assert set(variables) == {"BUCKET_NAME", *ENVIRONMENTS[handler]}
+    assert set(variables) == {"BUCKET_NAME", *constants.FUNCTION_ENVIRONMENT, *ENVIRONMENTS[handler]}
+    # Every function: pydantic searches no distribution's metadata for plugins (tests/unit/test_no_pydantic_plugins.py).
+    assert variables["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
     # No RULES_FILE: the rules file ships in the asset, where handlers.settings looks by default.
     expected = {
         "REGISTRY_ID": {"Ref": "AWS::AccountId"},
