@@ -100,6 +100,7 @@ class Counted:
     handler_calls: Counter[str] = field(default_factory=Counter)  # function -> AWS API calls its invocations made
     evaluations: int = 0
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # (service, operation) -> calls
+    change_writes: int = 0  # of the S3 PUT-class calls, those each changed repository makes (change_write)
     log_bytes_lambda: int = 0
     log_bytes_states: int = 0
     transitions: int = 0
@@ -121,10 +122,14 @@ def counting_calls(counted: Callable[[], Counted]) -> Iterator[None]:
     from botocore.client import BaseClient
 
     original = BaseClient._make_api_call
+    is_change_write = change_write_of_this_tree()
 
     def make_api_call(client: BaseClient, operation: str, parameters: dict[str, Any]) -> Any:
         if threading.current_thread() is not threading.main_thread():
-            counted().calls[client.meta.service_model.service_name, operation] += 1
+            service = client.meta.service_model.service_name
+            counted().calls[service, operation] += 1
+            if service == "s3" and is_change_write(operation, parameters):
+                counted().change_writes += 1
             handler = getattr(_where, "handler", None)
             if handler is not None:
                 counted().handler_calls[handler] += 1
@@ -137,6 +142,30 @@ def counting_calls(counted: Callable[[], Counted]) -> Iterator[None]:
         yield
     finally:
         BaseClient._make_api_call = original  # type: ignore[method-assign]
+
+
+def change_write_of_this_tree() -> Callable[[str, dict[str, Any]], bool]:
+    """Whether an S3 request is one of the PUT-class requests each repository that changed makes for what the product
+    promises, not for the orchestration: its own report object, stored before the next repository starts (a crash
+    never loses the record of what was deleted: docs/safety.md 36), its kept snapshot (what reviews read), its holds
+    listed again right before it acts (docs/safety.md 37), and, where the run prunes the replicas its deletions reach,
+    what it deletes told to their evaluations before it acts. A batch's reading of the inventory, its reports object
+    and its mark, and the run's own records are the orchestration's."""
+    from ecr_retention import layout
+
+    batch_reports = getattr(layout, "BATCH_REPORTS_PREFIX", "batch-")  # a checkout from before it was named (--tree)
+
+    def change_write(operation: str, parameters: dict[str, Any]) -> bool:
+        if operation == "PutObject":
+            key = str(parameters.get("Key", ""))
+            folder, _, name = key.rpartition("/")
+            in_run = key.startswith(layout.RUNS_PREFIX)
+            own_report = in_run and folder.endswith("/repositories") and not name.startswith(batch_reports)
+            told_to_replicas = in_run and folder.endswith("/deletions")
+            return key.startswith(layout.SNAPSHOTS_PREFIX) or own_report or told_to_replicas
+        return operation in {"ListObjects", "ListObjectsV2"} and getattr(_where, "reading_holds_again", False)
+
+    return change_write
 
 
 # --- the synthesized definition ---------------------------------------------------------------------------------
@@ -223,10 +252,36 @@ class Runner:
         patched = [module for module in (handler, service) if getattr(module, "run_work_item", None) is original]
         for module in patched:
             module.run_work_item = timed  # type: ignore[attr-defined]
+        undo_holds = self.marking_holds_read_again()
 
         def undo() -> None:
             for module in patched:
                 module.run_work_item = original  # type: ignore[attr-defined]
+            undo_holds()
+
+        return undo
+
+    @staticmethod
+    def marking_holds_read_again() -> Callable[[], None]:
+        """Marks the calls of a repository's holds listed again before it acts (services.inventory.holds_changed_since;
+        a checkout without it lists none)."""
+        import ecr_retention.services.inventory as inventory
+
+        original = getattr(inventory, "holds_changed_since", None)
+        if original is None:
+            return lambda: None
+
+        def marked(*args: Any, **kwargs: Any) -> Any:
+            _where.reading_holds_again = True
+            try:
+                return original(*args, **kwargs)
+            finally:
+                _where.reading_holds_again = False
+
+        inventory.holds_changed_since = marked
+
+        def undo() -> None:
+            inventory.holds_changed_since = original
 
         return undo
 
@@ -356,6 +411,7 @@ class Units:
     floor_gb_seconds: float
     s3_write_class: float
     s3_read_class: float
+    s3_change_writes: float  # of s3_write_class: those each changed repository makes (change_write_of_this_tree)
     logs_bytes: float
     sns_publishes: float
     kms_requests: float
@@ -436,6 +492,7 @@ def units_of(
         / 1024,
         s3_write_class=sum(n for operation, n in s3.items() if operation in S3_WRITE_CLASS),
         s3_read_class=sum(n for operation, n in s3.items() if operation not in S3_WRITE_CLASS),
+        s3_change_writes=counted.change_writes,
         logs_bytes=counted.log_bytes_lambda + counted.log_bytes_states,
         sns_publishes=publishes,
         kms_requests=publishes,
@@ -452,6 +509,15 @@ def ratio_of(units: Units, price: dict[str, float]) -> float:
     """A run's cost over its floor."""
     floor = units.floor_gb_seconds * price["lambda_gb_second_x86_64"]
     return sum(costs_of(units, price).values()) / floor if floor else math.inf
+
+
+# Part of the S3 line above it, printed apart: what the product's per-change guarantees cost (change_write_of_this_tree).
+CHANGE_WRITES_LABEL = "of S3: report, snapshot, holds"
+
+
+def change_writes_cost(units: Units, price: dict[str, float]) -> float:
+    """The PUT-class requests each changed repository makes for the product's guarantees (change_write_of_this_tree)."""
+    return units.s3_change_writes * price["s3_put_copy_post_list"]
 
 
 def costs_of(units: Units, price: dict[str, float]) -> dict[str, float]:
@@ -500,6 +566,12 @@ def print_costs(title: str, units: Units, prices: dict[str, Any], regions: list[
     print(f"    {'floor (evaluations compute)':<32}" + "".join(f"{floors[region]:>14.6f}" for region in regions))
     ratios = {region: totals[region] / floors[region] if floors[region] else math.inf for region in regions}
     print(f"    {'total / floor':<32}" + "".join(f"{ratios[region]:>13.2f}x" for region in regions))
+    writes = {region: change_writes_cost(units, prices["regions"][region]) for region in regions}
+    print(f"    {CHANGE_WRITES_LABEL:<32}" + "".join(f"{writes[region]:>14.6f}" for region in regions))
+    less = {
+        region: (totals[region] - writes[region]) / floors[region] if floors[region] else math.inf for region in regions
+    }
+    print(f"    {'total less those / floor':<32}" + "".join(f"{less[region]:>13.2f}x" for region in regions))
 
 
 @dataclass(frozen=True)
@@ -721,6 +793,11 @@ def main() -> None:
     steady_10k = at(10_000, steady, smaller_steady, 1)
     print(f"FIGURE next_sweep_10k_usd {sum(costs_of(steady_10k, prices['regions']['us-east-1']).values()):.4f}")
     print(f"FIGURE next_sweep_10k_cost_over_floor {ratio_of(steady_10k, prices['regions']['us-east-1']):.3f}")
+    east = prices["regions"]["us-east-1"]
+    less = (sum(costs_of(steady_10k, east).values()) - change_writes_cost(steady_10k, east)) / (
+        steady_10k.floor_gb_seconds * east["lambda_gb_second_x86_64"]
+    )
+    print(f"FIGURE next_sweep_10k_less_change_writes_over_floor {less:.3f}")
     print(f"FIGURE push_run_usd {push_cost:.6f}")
     # The Map's wall time: its evaluations' time (CPU here and the calls' latency, as the floor counts it) spread over
     # its workers; the targets and report steps add seconds.

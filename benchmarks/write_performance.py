@@ -97,6 +97,11 @@ OTHER_FIGURES = {
     "cli_import_s": ("cold import of ecr_retention.cli (interpreter start included)", " s", 3),
     "sweep_10k_usd": ("sweep of 10,000 repositories that each change, us-east-1 (docs/cost.md)", " USD", 4),
     "next_sweep_10k_usd": ("daily sweep of 10,000 repositories (10% pushed to), us-east-1", " USD", 4),
+    "next_sweep_10k_less_change_writes_over_floor": (
+        "the same, less each changed repository's report, snapshot and holds listed again (docs/cost.md) / its floor",
+        "x",
+        2,
+    ),
     "sweep_10k_map_minutes": ("the Map's time for 10,000 repositories on AWS, estimated: sweep", " min", 1),
     "next_sweep_10k_map_minutes": ("the Map's time for 10,000 repositories on AWS, estimated: daily sweep", " min", 1),
 }

@@ -1,0 +1,76 @@
+"""benchmarks/cost_bench.py prints apart the PUT-class S3 requests each changed repository makes for the product's
+guarantees (its own report, its snapshot, its holds listed again before it acts, what it deletes told to the
+replicas' evaluations) from the orchestration's own (docs/cost.md): the keys are told apart here, by the layout that
+writes them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from ecr_retention import layout
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+RUN = "20261205T031500Z-schedule-0a1b2c3d"
+
+
+@pytest.fixture
+def cost_bench() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import cost_bench
+
+        yield cost_bench
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+
+
+@pytest.fixture
+def change_write(cost_bench: ModuleType) -> Callable[[str, dict[str, Any]], bool]:
+    is_change_write: Callable[[str, dict[str, Any]], bool] = cost_bench.change_write_of_this_tree()
+    return is_change_write
+
+
+@pytest.mark.parametrize("key", ["us-east-1", None])
+def test_a_repositorys_own_report_snapshot_and_deletions_told_to_replicas_are_its_changes_writes(
+    change_write: Callable[[str, dict[str, Any]], bool], key: str | None
+) -> None:
+    for written in (
+        layout.repository_report_key(RUN, "team/app", key),
+        layout.repository_snapshot_key("team/app", key),
+        layout.replicated_deletions_key(RUN, "team/app", key),
+    ):
+        assert change_write("PutObject", {"Bucket": "inventory", "Key": written}), written
+
+
+def test_a_batchs_and_the_runs_own_objects_are_the_orchestrations(
+    change_write: Callable[[str, dict[str, Any]], bool],
+) -> None:
+    for written in (
+        layout.batch_reports_key(RUN, "team/app", part=2),
+        layout.batch_begun_key(RUN, "team/app"),
+        layout.targets_key(RUN),
+        layout.batches_key(RUN),
+        layout.replication_key(RUN),
+        layout.run_report_key(RUN, datetime(2026, 12, 5, 3, 15, tzinfo=UTC)),
+        layout.IN_USE_MEMORY_KEY,
+    ):
+        assert not change_write("PutObject", {"Bucket": "inventory", "Key": written}), written
+
+
+def test_only_a_listing_of_holds_read_again_before_acting_is_a_changes_write(
+    cost_bench: ModuleType, change_write: Callable[[str, dict[str, Any]], bool]
+) -> None:
+    listing = {"Bucket": "inventory", "Prefix": f"{layout.HOLDS_PREFIX}eu-west-1/team/app/"}
+    assert not change_write("ListObjectsV2", listing)  # a batch's reading of the inventory
+    cost_bench._where.reading_holds_again = True
+    try:
+        assert change_write("ListObjectsV2", listing)
+    finally:
+        cost_bench._where.reading_holds_again = False
