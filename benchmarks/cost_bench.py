@@ -100,7 +100,7 @@ class Counted:
     handler_calls: Counter[str] = field(default_factory=Counter)  # function -> AWS API calls its invocations made
     evaluations: int = 0
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)  # (service, operation) -> calls
-    change_writes: int = 0  # of the S3 PUT-class calls, those each changed repository makes (change_write)
+    purposes: Counter[str] = field(default_factory=Counter)  # S3 calls for the product's guarantees (purpose_of)
     log_bytes_lambda: int = 0
     log_bytes_states: int = 0
     transitions: int = 0
@@ -122,14 +122,15 @@ def counting_calls(counted: Callable[[], Counted]) -> Iterator[None]:
     from botocore.client import BaseClient
 
     original = BaseClient._make_api_call
-    is_change_write = change_write_of_this_tree()
+    purpose_of = purpose_of_this_tree()
 
     def make_api_call(client: BaseClient, operation: str, parameters: dict[str, Any]) -> Any:
         if threading.current_thread() is not threading.main_thread():
             service = client.meta.service_model.service_name
             counted().calls[service, operation] += 1
-            if service == "s3" and is_change_write(operation, parameters):
-                counted().change_writes += 1
+            purpose = purpose_of(operation, parameters) if service == "s3" else None
+            if purpose is not None:
+                counted().purposes[purpose] += 1
             handler = getattr(_where, "handler", None)
             if handler is not None:
                 counted().handler_calls[handler] += 1
@@ -144,28 +145,37 @@ def counting_calls(counted: Callable[[], Counted]) -> Iterator[None]:
         BaseClient._make_api_call = original  # type: ignore[method-assign]
 
 
-def change_write_of_this_tree() -> Callable[[str, dict[str, Any]], bool]:
-    """Whether an S3 request is one of the PUT-class requests each repository that changed makes for what the product
-    promises, not for the orchestration: its own report object, stored before the next repository starts (a crash
-    never loses the record of what was deleted: docs/safety.md 36), its kept snapshot (what reviews read), its holds
-    listed again right before it acts (docs/safety.md 37), and, where the run prunes the replicas its deletions reach,
-    what it deletes told to their evaluations before it acts. A batch's reading of the inventory, its reports object
-    and its mark, and the run's own records are the orchestration's."""
+# What an S3 request of a run is for, when it is for what the product promises rather than for the orchestration.
+CHANGE_WRITES = "each change's writes"
+SNAPSHOT_READS = "kept snapshots read"
+
+
+def purpose_of_this_tree() -> Callable[[str, dict[str, Any]], str | None]:
+    """CHANGE_WRITES: the PUT-class requests each repository that changed makes: its own report object, stored before
+    the next repository starts (a crash never loses the record of what was deleted: docs/safety.md 36), its kept
+    snapshot (what reviews read), its holds listed again right before it acts (docs/safety.md 37), and, where the run
+    prunes the replicas its deletions reach, what it deletes told to their evaluations before it acts.
+    SNAPSHOT_READS: each repository's kept snapshot, read by its evaluation so that it is written only when what a
+    review reads of it changed. None: the orchestration's (a batch's reading of the inventory, its reports object and
+    its mark, the run's own records, the report step's reading)."""
     from ecr_retention import layout
 
     batch_reports = getattr(layout, "BATCH_REPORTS_PREFIX", "batch-")  # a checkout from before it was named (--tree)
 
-    def change_write(operation: str, parameters: dict[str, Any]) -> bool:
+    def purpose_of(operation: str, parameters: dict[str, Any]) -> str | None:
+        key = str(parameters.get("Key", ""))
+        if operation == "GetObject":
+            return SNAPSHOT_READS if key.startswith(layout.SNAPSHOTS_PREFIX) else None
         if operation == "PutObject":
-            key = str(parameters.get("Key", ""))
             folder, _, name = key.rpartition("/")
             in_run = key.startswith(layout.RUNS_PREFIX)
             own_report = in_run and folder.endswith("/repositories") and not name.startswith(batch_reports)
             told_to_replicas = in_run and folder.endswith("/deletions")
-            return key.startswith(layout.SNAPSHOTS_PREFIX) or own_report or told_to_replicas
-        return operation in {"ListObjects", "ListObjectsV2"} and getattr(_where, "reading_holds_again", False)
+            return CHANGE_WRITES if key.startswith(layout.SNAPSHOTS_PREFIX) or own_report or told_to_replicas else None
+        listing_again = operation in {"ListObjects", "ListObjectsV2"} and getattr(_where, "reading_holds_again", False)
+        return CHANGE_WRITES if listing_again else None
 
-    return change_write
+    return purpose_of
 
 
 # --- the synthesized definition ---------------------------------------------------------------------------------
@@ -411,7 +421,8 @@ class Units:
     floor_gb_seconds: float
     s3_write_class: float
     s3_read_class: float
-    s3_change_writes: float  # of s3_write_class: those each changed repository makes (change_write_of_this_tree)
+    s3_change_writes: float  # of s3_write_class: CHANGE_WRITES (purpose_of_this_tree)
+    s3_snapshot_reads: float  # of s3_read_class: SNAPSHOT_READS
     logs_bytes: float
     sns_publishes: float
     kms_requests: float
@@ -492,7 +503,8 @@ def units_of(
         / 1024,
         s3_write_class=sum(n for operation, n in s3.items() if operation in S3_WRITE_CLASS),
         s3_read_class=sum(n for operation, n in s3.items() if operation not in S3_WRITE_CLASS),
-        s3_change_writes=counted.change_writes,
+        s3_change_writes=counted.purposes[CHANGE_WRITES],
+        s3_snapshot_reads=counted.purposes[SNAPSHOT_READS],
         logs_bytes=counted.log_bytes_lambda + counted.log_bytes_states,
         sns_publishes=publishes,
         kms_requests=publishes,
@@ -511,13 +523,19 @@ def ratio_of(units: Units, price: dict[str, float]) -> float:
     return sum(costs_of(units, price).values()) / floor if floor else math.inf
 
 
-# Part of the S3 line above it, printed apart: what the product's per-change guarantees cost (change_write_of_this_tree).
-CHANGE_WRITES_LABEL = "of S3: report, snapshot, holds"
+def guarantees_cost(units: Units, price: dict[str, float]) -> dict[str, float]:
+    """Parts of the S3 line, printed apart: what the product's guarantees cost (purpose_of_this_tree)."""
+    return {
+        CHANGE_WRITES: units.s3_change_writes * price["s3_put_copy_post_list"],
+        SNAPSHOT_READS: units.s3_snapshot_reads * price["s3_get_and_other"],
+    }
 
 
-def change_writes_cost(units: Units, price: dict[str, float]) -> float:
-    """The PUT-class requests each changed repository makes for the product's guarantees (change_write_of_this_tree)."""
-    return units.s3_change_writes * price["s3_put_copy_post_list"]
+def ratio_less_guarantees(units: Units, price: dict[str, float], *parts: str) -> float:
+    """The run's cost less the named parts of guarantees_cost, over its floor."""
+    floor = units.floor_gb_seconds * price["lambda_gb_second_x86_64"]
+    less = sum(costs_of(units, price).values()) - sum(guarantees_cost(units, price)[part] for part in parts)
+    return less / floor if floor else math.inf
 
 
 def costs_of(units: Units, price: dict[str, float]) -> dict[str, float]:
@@ -545,7 +563,8 @@ def print_units(label: str, units: Units) -> None:
         f"  {label}: {units.evaluations:,.0f} evaluations, {units.transitions:,.0f} state transitions "
         f"({units.child_executions:,.0f} child executions), {units.lambda_requests:,.0f} Lambda invocations, "
         f"{units.lambda_gb_seconds:,.2f} GB-s (floor {units.floor_gb_seconds:,.2f}), S3 {units.s3_write_class:,.0f} "
-        f"PUT/LIST + {units.s3_read_class:,.0f} GET, logs {units.logs_bytes / 1e6:,.2f} MB, "
+        f"PUT/LIST ({units.s3_change_writes:,.0f} {CHANGE_WRITES}) + {units.s3_read_class:,.0f} GET "
+        f"({units.s3_snapshot_reads:,.0f} {SNAPSHOT_READS}), logs {units.logs_bytes / 1e6:,.2f} MB, "
         f"DynamoDB {units.dynamodb_writes:,.0f} writes, {units.sns_publishes:,.0f} SNS, "
         f"wall {units.seconds:,.1f} s here"
     )
@@ -566,12 +585,15 @@ def print_costs(title: str, units: Units, prices: dict[str, Any], regions: list[
     print(f"    {'floor (evaluations compute)':<32}" + "".join(f"{floors[region]:>14.6f}" for region in regions))
     ratios = {region: totals[region] / floors[region] if floors[region] else math.inf for region in regions}
     print(f"    {'total / floor':<32}" + "".join(f"{ratios[region]:>13.2f}x" for region in regions))
-    writes = {region: change_writes_cost(units, prices["regions"][region]) for region in regions}
-    print(f"    {CHANGE_WRITES_LABEL:<32}" + "".join(f"{writes[region]:>14.6f}" for region in regions))
-    less = {
-        region: (totals[region] - writes[region]) / floors[region] if floors[region] else math.inf for region in regions
-    }
-    print(f"    {'total less those / floor':<32}" + "".join(f"{less[region]:>13.2f}x" for region in regions))
+    parts = {region: guarantees_cost(units, prices["regions"][region]) for region in regions}
+    for part in (CHANGE_WRITES, SNAPSHOT_READS):
+        print(f"    {'of S3: ' + part:<32}" + "".join(f"{parts[region][part]:>14.6f}" for region in regions))
+    for label, less in (
+        ("total less the first / floor", (CHANGE_WRITES,)),
+        ("total less both / floor", (CHANGE_WRITES, SNAPSHOT_READS)),
+    ):
+        ratios = {region: ratio_less_guarantees(units, prices["regions"][region], *less) for region in regions}
+        print(f"    {label:<32}" + "".join(f"{ratios[region]:>13.2f}x" for region in regions))
 
 
 @dataclass(frozen=True)
@@ -794,10 +816,10 @@ def main() -> None:
     print(f"FIGURE next_sweep_10k_usd {sum(costs_of(steady_10k, prices['regions']['us-east-1']).values()):.4f}")
     print(f"FIGURE next_sweep_10k_cost_over_floor {ratio_of(steady_10k, prices['regions']['us-east-1']):.3f}")
     east = prices["regions"]["us-east-1"]
-    less = (sum(costs_of(steady_10k, east).values()) - change_writes_cost(steady_10k, east)) / (
-        steady_10k.floor_gb_seconds * east["lambda_gb_second_x86_64"]
-    )
-    print(f"FIGURE next_sweep_10k_less_change_writes_over_floor {less:.3f}")
+    less_writes = ratio_less_guarantees(steady_10k, east, CHANGE_WRITES)
+    print(f"FIGURE next_sweep_10k_less_change_writes_over_floor {less_writes:.3f}")
+    orchestration = ratio_less_guarantees(steady_10k, east, CHANGE_WRITES, SNAPSHOT_READS)
+    print(f"FIGURE next_sweep_10k_less_guarantees_over_floor {orchestration:.3f}")
     print(f"FIGURE push_run_usd {push_cost:.6f}")
     # The Map's wall time: its evaluations' time (CPU here and the calls' latency, as the floor counts it) spread over
     # its workers; the targets and report steps add seconds.

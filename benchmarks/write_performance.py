@@ -102,6 +102,11 @@ OTHER_FIGURES = {
         "x",
         2,
     ),
+    "next_sweep_10k_less_guarantees_over_floor": (
+        "the same, less those and each repository's kept snapshot read: the orchestration / its floor",
+        "x",
+        2,
+    ),
     "sweep_10k_map_minutes": ("the Map's time for 10,000 repositories on AWS, estimated: sweep", " min", 1),
     "next_sweep_10k_map_minutes": ("the Map's time for 10,000 repositories on AWS, estimated: daily sweep", " min", 1),
 }

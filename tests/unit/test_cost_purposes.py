@@ -1,7 +1,7 @@
-"""benchmarks/cost_bench.py prints apart the PUT-class S3 requests each changed repository makes for the product's
-guarantees (its own report, its snapshot, its holds listed again before it acts, what it deletes told to the
-replicas' evaluations) from the orchestration's own (docs/cost.md): the keys are told apart here, by the layout that
-writes them."""
+"""benchmarks/cost_bench.py prints apart, of a run's S3 requests, those for what the product promises rather than for
+the orchestration (docs/cost.md): the PUT-class requests each changed repository makes (its own report, its snapshot,
+its holds listed again before it acts, what it deletes told to the replicas' evaluations) and each repository's kept
+snapshot read. The requests are told apart here, by the layout that names their keys."""
 
 from __future__ import annotations
 
@@ -33,7 +33,11 @@ def cost_bench() -> Iterator[ModuleType]:
 
 @pytest.fixture
 def change_write(cost_bench: ModuleType) -> Callable[[str, dict[str, Any]], bool]:
-    is_change_write: Callable[[str, dict[str, Any]], bool] = cost_bench.change_write_of_this_tree()
+    purpose_of = cost_bench.purpose_of_this_tree()
+
+    def is_change_write(operation: str, parameters: dict[str, Any]) -> bool:
+        return bool(purpose_of(operation, parameters) == cost_bench.CHANGE_WRITES)
+
     return is_change_write
 
 
@@ -74,3 +78,11 @@ def test_only_a_listing_of_holds_read_again_before_acting_is_a_changes_write(
         assert change_write("ListObjectsV2", listing)
     finally:
         cost_bench._where.reading_holds_again = False
+
+
+def test_a_kept_snapshot_read_is_told_apart_and_no_other_read_is(cost_bench: ModuleType) -> None:
+    purpose_of = cost_bench.purpose_of_this_tree()
+    snapshot = {"Bucket": "inventory", "Key": layout.repository_snapshot_key("team/app")}
+    assert purpose_of("GetObject", snapshot) == cost_bench.SNAPSHOT_READS
+    for read in (layout.repository_report_key(RUN, "team/app"), layout.IN_USE_MEMORY_KEY, layout.replication_key(RUN)):
+        assert purpose_of("GetObject", {"Bucket": "inventory", "Key": read}) is None, read
