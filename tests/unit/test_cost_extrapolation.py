@@ -5,26 +5,19 @@ so the fit itself is checked here, on units that follow a known model."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import fields
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from support.benchmark_scripts import benchmark_script
 
 
 @pytest.fixture
 def cost_bench() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import cost_bench
-
-        yield cost_bench
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    with benchmark_script("cost_bench") as module:
+        yield module
 
 
 def units_of(cost_bench: ModuleType, repositories: int, batches: int) -> object:

@@ -5,30 +5,23 @@ snapshot read. The requests are told apart here, by the layout that names their 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
 from ecr_retention import layout
+from support.benchmark_scripts import benchmark_script
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 RUN = "20261205T031500Z-schedule-0a1b2c3d"
 
 
 @pytest.fixture
 def cost_bench() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import cost_bench
-
-        yield cost_bench
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    with benchmark_script("cost_bench") as module:
+        yield module
 
 
 @pytest.fixture

@@ -3,25 +3,18 @@ lines, each goal beside its figure and verdict, "not measured" where no benchmar
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from support.benchmark_scripts import benchmark_script
 
 
 @pytest.fixture
 def write_performance() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import write_performance
-
-        yield write_performance
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    with benchmark_script("write_performance") as module:
+        yield module
 
 
 def test_figure_lines_are_read_and_left_out_of_the_details(write_performance: ModuleType) -> None:
