@@ -517,12 +517,6 @@ def units_of(
     )
 
 
-def ratio_of(units: Units, price: dict[str, float]) -> float:
-    """A run's cost over its floor."""
-    floor = units.floor_gb_seconds * price["lambda_gb_second_x86_64"]
-    return sum(costs_of(units, price).values()) / floor if floor else math.inf
-
-
 def guarantees_cost(units: Units, price: dict[str, float]) -> dict[str, float]:
     """Parts of the S3 line, printed apart: what the product's guarantees cost (purpose_of_this_tree)."""
     return {
@@ -531,11 +525,11 @@ def guarantees_cost(units: Units, price: dict[str, float]) -> dict[str, float]:
     }
 
 
-def ratio_less_guarantees(units: Units, price: dict[str, float], *parts: str) -> float:
-    """The run's cost less the named parts of guarantees_cost, over its floor."""
+def ratio_of(units: Units, price: dict[str, float], *less: str) -> float:
+    """A run's cost over its floor; less the named parts of guarantees_cost, if any."""
     floor = units.floor_gb_seconds * price["lambda_gb_second_x86_64"]
-    less = sum(costs_of(units, price).values()) - sum(guarantees_cost(units, price)[part] for part in parts)
-    return less / floor if floor else math.inf
+    cost = sum(costs_of(units, price).values()) - sum(guarantees_cost(units, price)[part] for part in less)
+    return cost / floor if floor else math.inf
 
 
 def costs_of(units: Units, price: dict[str, float]) -> dict[str, float]:
@@ -583,17 +577,19 @@ def print_costs(title: str, units: Units, prices: dict[str, Any], regions: list[
     }
     print(f"    {'total':<32}" + "".join(f"{totals[region]:>14.6f}" for region in regions))
     print(f"    {'floor (evaluations compute)':<32}" + "".join(f"{floors[region]:>14.6f}" for region in regions))
-    ratios = {region: totals[region] / floors[region] if floors[region] else math.inf for region in regions}
-    print(f"    {'total / floor':<32}" + "".join(f"{ratios[region]:>13.2f}x" for region in regions))
+    print_ratios("total / floor", units, prices, regions)
     parts = {region: guarantees_cost(units, prices["regions"][region]) for region in regions}
     for part in (CHANGE_WRITES, SNAPSHOT_READS):
         print(f"    {'of S3: ' + part:<32}" + "".join(f"{parts[region][part]:>14.6f}" for region in regions))
-    for label, less in (
-        ("total less the first / floor", (CHANGE_WRITES,)),
-        ("total less both / floor", (CHANGE_WRITES, SNAPSHOT_READS)),
-    ):
-        ratios = {region: ratio_less_guarantees(units, prices["regions"][region], *less) for region in regions}
-        print(f"    {label:<32}" + "".join(f"{ratios[region]:>13.2f}x" for region in regions))
+    print_ratios("total less the first / floor", units, prices, regions, CHANGE_WRITES)
+    print_ratios("total less both / floor", units, prices, regions, CHANGE_WRITES, SNAPSHOT_READS)
+
+
+def print_ratios(label: str, units: Units, prices: dict[str, Any], regions: list[str], *less: str) -> None:
+    print(
+        f"    {label:<32}"
+        + "".join(f"{ratio_of(units, prices['regions'][region], *less):>13.2f}x" for region in regions)
+    )
 
 
 @dataclass(frozen=True)
@@ -816,9 +812,9 @@ def main() -> None:
     print(f"FIGURE next_sweep_10k_usd {sum(costs_of(steady_10k, prices['regions']['us-east-1']).values()):.4f}")
     print(f"FIGURE next_sweep_10k_cost_over_floor {ratio_of(steady_10k, prices['regions']['us-east-1']):.3f}")
     east = prices["regions"]["us-east-1"]
-    less_writes = ratio_less_guarantees(steady_10k, east, CHANGE_WRITES)
+    less_writes = ratio_of(steady_10k, east, CHANGE_WRITES)
     print(f"FIGURE next_sweep_10k_less_change_writes_over_floor {less_writes:.3f}")
-    orchestration = ratio_less_guarantees(steady_10k, east, CHANGE_WRITES, SNAPSHOT_READS)
+    orchestration = ratio_of(steady_10k, east, CHANGE_WRITES, SNAPSHOT_READS)
     print(f"FIGURE next_sweep_10k_less_guarantees_over_floor {orchestration:.3f}")
     print(f"FIGURE push_run_usd {push_cost:.6f}")
     # The Map's wall time: its evaluations' time (CPU here and the calls' latency, as the floor counts it) spread over
